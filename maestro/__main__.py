@@ -1,0 +1,3 @@
+from maestro.cli import console_main
+
+console_main()

@@ -1,0 +1,150 @@
+"""Command-line entry: parse, dispatch to one command module, render, map errors to exits.
+
+Exit codes: 0 ok; 1 a user error, a wrong flag included (one line naming the fix);
+3 an unexpected error (details in a crash log); 130 interrupted. A command may return
+another code in its result (``wait`` says whether the run is still going, ``tokens
+--check`` fails over budget).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import traceback
+from datetime import datetime, timezone
+from importlib import import_module
+from pathlib import Path
+from typing import Sequence
+
+from maestro import __version__
+from maestro.cli.context import Context
+from maestro.cli.registry import COMMANDS, BY_NAME
+from maestro.cli.render import render_error, render_result
+from maestro.errors import MaestroError
+
+EXIT_USER = 1
+EXIT_INTERNAL = 3
+EXIT_INTERRUPTED = 130
+
+_TOP_EPILOG = """\
+examples:
+  maestro demo                      run a small goal offline, end to end
+  maestro plan --from plan.yaml     validate a plan and write .ai/MAESTRO.md
+  maestro run --detach && maestro wait
+  maestro status --json
+
+Run 'maestro COMMAND --help' for a command's options and examples."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with a one-line usage error that names the fix, exiting 1."""
+
+    help_hint = "maestro --help"
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(EXIT_USER, f"maestro: error: {message}. Fix: see '{self.help_hint}'.\n")
+
+
+def _selected_command(argv: Sequence[str]) -> str | None:
+    skip_next = False
+    for arg in argv:
+        if skip_next:
+            skip_next = False
+            continue
+        if arg in ("-C", "--project"):
+            skip_next = True
+            continue
+        if arg.startswith("-"):
+            continue
+        return arg if arg in BY_NAME else None
+    return None
+
+
+def build_parser(selected: str | None) -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="maestro",
+        description="Plan, challenge, run, review and report multi-agent work across "
+        "Claude Code, Gemini CLI and Codex CLI.",
+        epilog=_TOP_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"maestro {__version__}")
+    parser.add_argument("-C", "--project", metavar="DIR", help="run as if started in DIR")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for spec in COMMANDS:
+        kwargs: dict[str, object] = {"help": spec.summary, "description": spec.summary}
+        module = import_module(spec.module) if spec.name == selected else None
+        if module is not None:
+            kwargs["epilog"] = "examples:\n" + getattr(module, "EXAMPLES", "").rstrip()
+            kwargs["formatter_class"] = argparse.RawDescriptionHelpFormatter
+        child = sub.add_parser(spec.name, **kwargs)  # type: ignore[arg-type]
+        child.add_argument("--json", action="store_true", help="print a versioned JSON envelope")
+        if module is not None:
+            module.add_arguments(child)
+            child.set_defaults(_module=module)
+    return parser
+
+
+def _crash_log(exc: BaseException) -> Path | None:
+    from maestro.paths import user_state_dir
+
+    try:
+        folder = user_state_dir() / "crash"
+        folder.mkdir(parents=True, exist_ok=True)
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+        path = folder / f"crash-{stamp}.log"
+        path.write_text(
+            f"maestro {__version__}\nargv: {sys.argv!r}\n\n"
+            + "".join(traceback.format_exception(exc)),
+            encoding="utf-8",
+        )
+        return path
+    except OSError:
+        return None
+
+
+def main(argv: Sequence[str] | None = None, ctx: Context | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    ctx = ctx or Context()
+    selected = _selected_command(argv)
+    _Parser.help_hint = f"maestro {selected} --help" if selected else "maestro --help"
+    parser = build_parser(selected)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, --version, usage errors
+        return int(exc.code or 0)
+    if args.command is None:
+        parser.print_help(ctx.stdout)
+        return 0
+    ctx.json = bool(getattr(args, "json", False))
+    if args.project:
+        ctx.cwd = Path(args.project).expanduser().resolve()
+        ctx.env = {**ctx.env, "MAESTRO_PROJECT_DIR": str(ctx.cwd)}
+    try:
+        result = args._module.run(args, ctx)
+        render_result(result, ctx.json, ctx.stdout)
+        return result.exit_code
+    except MaestroError as error:
+        render_error(args.command, error, ctx.json, ctx.stdout, ctx.stderr)
+        return error.exit_code
+    except KeyboardInterrupt:
+        ctx.stderr.write("maestro: interrupted.\n")
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        return EXIT_USER
+    except Exception as exc:  # the one place unexpected errors are caught
+        path = _crash_log(exc)
+        where = f" Details: {path}" if path else ""
+        ctx.stderr.write(
+            f"maestro: internal error: {type(exc).__name__}: {exc}.{where} "
+            "Please report it with that file.\n"
+        )
+        return EXIT_INTERNAL
+
+
+def console_main() -> None:
+    try:
+        code = main()
+    except KeyboardInterrupt:
+        code = EXIT_INTERRUPTED
+    sys.exit(code)

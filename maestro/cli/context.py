@@ -1,0 +1,64 @@
+"""What a command gets: where it runs, its settings, and its streams."""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from maestro.config import Settings, load_settings
+from maestro.paths import ProjectPaths
+
+
+@dataclass
+class Context:
+    cwd: Path = field(default_factory=Path.cwd)
+    env: dict[str, str] = field(default_factory=lambda: dict(os.environ))
+    stdout: TextIO = field(default_factory=lambda: sys.stdout)
+    stderr: TextIO = field(default_factory=lambda: sys.stderr)
+    stdin: TextIO = field(default_factory=lambda: sys.stdin)
+    json: bool = False
+    _settings: Settings | None = None
+
+    @property
+    def settings(self) -> Settings:
+        if self._settings is None:
+            self._settings = load_settings(self.cwd, self.env)
+        return self._settings
+
+    @property
+    def paths(self) -> ProjectPaths:
+        return self.settings.paths
+
+    def interactive(self) -> bool:
+        try:
+            return self.stdin.isatty() and self.stdout.isatty()
+        except (AttributeError, ValueError):
+            return False
+
+    def confirm(self, question: str) -> bool:
+        """Ask yes/no on the terminal. Never asks when not interactive (returns False)."""
+        if not self.interactive():
+            return False
+        self.stdout.write(f"{question} [y/N] ")
+        self.stdout.flush()
+        answer = self.stdin.readline().strip().lower()
+        return answer in ("y", "yes")
+
+    def emit(self, line: str) -> None:
+        """Progress for humans while a command works; silent under --json."""
+        if not self.json:
+            self.stdout.write(line + "\n")
+            self.stdout.flush()
+
+
+@dataclass
+class Result:
+    """What every command returns; the renderer prints it as text or as a JSON envelope."""
+
+    command: str
+    data: dict[str, Any]
+    text: str
+    exit_code: int = 0

@@ -1,0 +1,60 @@
+"""The command registry: the one list of Maestro's commands.
+
+The parser, ``--help``, and the prompt contract's commands section are all generated from
+it, so a command added here shows up everywhere without editing those. Modules are
+imported only when their command runs, which keeps start-up fast.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class CommandSpec:
+    name: str
+    module: str
+    summary: str
+    syntax: str  # the executable form shown to agents; the source of truth for them
+    group: str  # plan | run | office | setup
+    # Capability a session needs to be shown this command in its system prompt
+    # (None: shown to every mode that may run shell commands).
+    capability: str | None = None
+
+
+COMMANDS: tuple[CommandSpec, ...] = (
+    CommandSpec("plan", "maestro.cli.plan", "Validate a plan (YAML/JSON) and write .ai/MAESTRO.md.",
+                "maestro plan --from <file|-> [--dry-run] [--yes]", "plan", "can_edit_tasks"),
+    CommandSpec("challenge", "maestro.cli.challenge", "Have other vendors' CLIs challenge the plan, read-only.",
+                "maestro challenge [--tool <cli> | --all] [--json]", "plan", "can_edit_tasks"),
+    CommandSpec("run", "maestro.cli.run", "Dispatch ready tasks to spoke CLIs, in parallel where the graph allows.",
+                "maestro run [<taskId>] [--detach] [--dry-run] [--json]", "run", "can_spawn_sessions"),
+    CommandSpec("wait", "maestro.cli.wait", "Block until the detached run reports something, then print it.",
+                "maestro wait [--timeout <seconds>] [--json]", "run", "can_spawn_sessions"),
+    CommandSpec("review", "maestro.cli.review", "Have another vendor review a finished task, read-only.",
+                "maestro review [<taskId>] [--tool <cli>] [--auto] [--json]", "run", "can_spawn_sessions"),
+    CommandSpec("status", "maestro.cli.status", "Show the goal, task table, blockers and next actions.",
+                "maestro status [--json]", "plan", "can_report_session_level"),
+    CommandSpec("report", "maestro.cli.report", "Write the walkthrough of a run: narrative, cost, timing, charts.",
+                "maestro report [--output <file>] [--brief] [--json]", "plan", "can_report_session_level"),
+    CommandSpec("prompt", "maestro.cli.prompt", "Print exactly what a task's spoke would receive, with its token count.",
+                "maestro prompt <taskId> [--tool <cli>] [--json]", "plan", "can_report_task_level"),
+    CommandSpec("agents", "maestro.cli.agents", "List, show and validate the agent personas.",
+                "maestro agents list|show <name>|validate|permissions [--json]", "plan", None),
+    CommandSpec("archive", "maestro.cli.archive", "Move the plan and log to .ai/archive/<UTC time>/.",
+                "maestro archive [--json]", "plan", "can_edit_tasks"),
+    CommandSpec("demo", "maestro.cli.demo", "Run a small real goal offline with the simulated spoke.",
+                "maestro demo [--keep] [--json]", "setup", None),
+    CommandSpec("config", "maestro.cli.config", "Show each effective setting and where it came from.",
+                "maestro config [--json]", "setup", None),
+    CommandSpec("install", "maestro.cli.install", "Install the slash commands, skills and stub into a host.",
+                "maestro install --host claude|gemini|codex|all [--scope project|user] [--dry-run]", "setup", None),
+    CommandSpec("uninstall", "maestro.cli.uninstall", "Remove what install wrote, restoring edited files.",
+                "maestro uninstall --host claude|gemini|codex|all [--scope project|user] [--dry-run]", "setup", None),
+    CommandSpec("doctor", "maestro.cli.doctor", "Check host CLIs, installs and known pitfalls, each with its fix.",
+                "maestro doctor [--json]", "setup", None),
+    CommandSpec("tokens", "maestro.cli.tokens", "Show the tokens Maestro adds to each host, against budgets.",
+                "maestro tokens [--check] [--json]", "setup", None),
+)
+
+BY_NAME = {spec.name: spec for spec in COMMANDS}

@@ -1,0 +1,31 @@
+"""The one renderer: text for people, a versioned JSON envelope for hubs and scripts."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, TextIO
+
+from maestro.cli.context import Result
+from maestro.errors import MaestroError
+
+JSON_FORMAT = 1
+
+
+def envelope(command: str, ok: bool, exit_code: int, **payload: Any) -> dict[str, Any]:
+    return {"maestro_format": JSON_FORMAT, "command": command, "ok": ok, "exit_code": exit_code, **payload}
+
+
+def render_result(result: Result, as_json: bool, out: TextIO) -> None:
+    if as_json:
+        body = envelope(result.command, result.exit_code == 0, result.exit_code, data=result.data)
+        out.write(json.dumps(body, indent=2, ensure_ascii=False, default=str) + "\n")
+    elif result.text:
+        out.write(result.text if result.text.endswith("\n") else result.text + "\n")
+    out.flush()
+
+
+def render_error(command: str, error: MaestroError, as_json: bool, out: TextIO, err: TextIO) -> None:
+    err.write(f"maestro: error: {error}\n")
+    if as_json:
+        body = envelope(command, False, error.exit_code, error=error.to_dict())
+        out.write(json.dumps(body, indent=2, ensure_ascii=False) + "\n")

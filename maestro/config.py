@@ -1,0 +1,231 @@
+"""Settings, resolved with one precedence: environment ``MAESTRO_*`` > project ``.env`` >
+project config file (``<state dir>/maestro.toml``) > defaults.
+
+Every effective value remembers where it came from, so ``maestro config`` can show it and
+an error can name it. The config file may also hold tables that are not single settings:
+``[agents.<name>]`` (model, temperature, max_turns, timeout_mins), ``[prices.<model>]``
+(dollars per million input/output tokens) and ``[budgets.<cli>]`` (budget, abort).
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from maestro.errors import ConfigError
+from maestro.paths import DEFAULT_STATE_DIR, ProjectPaths, find_project_root
+
+
+@dataclass(frozen=True)
+class Setting:
+    key: str
+    kind: str  # int | float | str | enum | bool | list
+    default: Any
+    help: str
+    choices: tuple[str, ...] = ()
+    minimum: float | None = None
+    maximum: float | None = None
+
+    @property
+    def env(self) -> str:
+        return "MAESTRO_" + self.key.upper()
+
+    def allowed(self) -> str:
+        if self.kind == "enum":
+            return "one of " + ", ".join(self.choices)
+        if self.kind == "bool":
+            return "true or false (also 1/0, yes/no, on/off)"
+        if self.kind == "list":
+            return "a comma-separated list of names"
+        if self.kind in ("int", "float"):
+            noun = "an integer" if self.kind == "int" else "a number"
+            if self.minimum is not None and self.maximum is not None:
+                return f"{noun} from {self.minimum:g} to {self.maximum:g}"
+            if self.minimum is not None:
+                return f"{noun} of at least {self.minimum:g}"
+            return noun
+        return "any text"
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("state_dir", "str", DEFAULT_STATE_DIR, "Folder (relative to the project) holding MAESTRO.md and the log."),
+    Setting("max_concurrent", "int", 3, "Most spokes running at once.", minimum=1, maximum=64),
+    Setting("stagger_delay", "float", 1.0, "Seconds between two spoke launches.", minimum=0, maximum=600),
+    Setting("agent_timeout", "float", None, "Wall-clock minutes per dispatch for every agent (overrides timeout_mins).", minimum=0.01, maximum=1440),
+    Setting("max_retries", "int", 2, "Retries per task after its first attempt.", minimum=0, maximum=10),
+    Setting("default_model", "str", None, "Model for every agent (overrides the agent's own)."),
+    Setting("writer_model", "str", None, "Model for technical-writer (wins over default_model)."),
+    Setting("default_temperature", "float", None, "Temperature for every agent.", minimum=0, maximum=1),
+    Setting("max_turns", "int", None, "Turn limit for every agent.", minimum=1, maximum=500),
+    Setting("disabled_agents", "list", (), "Agents that may not be planned or dispatched."),
+    Setting("validation_strictness", "enum", "normal", "strict: any unmet gate fails; normal: out-of-scope edits fail, unverified criteria warn; lenient: both warn.", choices=("strict", "normal", "lenient")),
+    Setting("log", "enum", "off", "Execution log verbosity in MAESTRO-LOG.md.", choices=("off", "summary", "detailed")),
+    Setting("auto_archive", "bool", False, "Archive plan and log when a run finishes with every task done."),
+    Setting("review_rounds", "int", 3, "Most review rounds per task before it needs a human.", minimum=1, maximum=20),
+    Setting("hub", "enum", None, "The CLI acting as hub (recorded as the plan's source).", choices=("claude", "gemini", "codex", "sim")),
+)
+
+SETTINGS_BY_KEY = {s.key: s for s in SETTINGS}
+TABLES = ("agents", "prices", "budgets")
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off"}
+
+
+@dataclass(frozen=True)
+class Value:
+    value: Any
+    source: str  # "environment" | ".env" | "<path to maestro.toml>" | "default"
+
+
+def _bad(setting: Setting, raw: Any, source: str) -> ConfigError:
+    where = f"in {source}" if source != "environment" else "in the environment"
+    name = setting.env if source in ("environment", ".env") else setting.key
+    return ConfigError(
+        f"setting {name}={raw!r} ({where}) is not valid: expected {setting.allowed()}.",
+        f"set {name} to {setting.allowed()}, or remove it to use the default.",
+    )
+
+
+def convert(setting: Setting, raw: Any, source: str) -> Any:
+    """Turn a raw value (text from env/.env, or a TOML value) into the setting's type."""
+    text = raw.strip() if isinstance(raw, str) else raw
+    if isinstance(text, str) and text == "" and setting.kind != "str":
+        return setting.default
+    try:
+        if setting.kind == "int":
+            if isinstance(text, bool) or (isinstance(text, float) and not text.is_integer()):
+                raise ValueError
+            value: Any = int(text)
+        elif setting.kind == "float":
+            if isinstance(text, bool):
+                raise ValueError
+            value = float(text)
+            if value != value or value in (float("inf"), float("-inf")):
+                raise ValueError
+        elif setting.kind == "bool":
+            if isinstance(text, bool):
+                value = text
+            elif str(text).lower() in _TRUE:
+                value = True
+            elif str(text).lower() in _FALSE:
+                value = False
+            else:
+                raise ValueError
+        elif setting.kind == "enum":
+            value = str(text).lower()
+            if value not in setting.choices:
+                raise ValueError
+        elif setting.kind == "list":
+            items = text if isinstance(text, list) else str(text).split(",")
+            value = tuple(str(i).strip() for i in items if str(i).strip())
+        else:
+            if not isinstance(text, str):
+                raise ValueError
+            value = text
+    except (TypeError, ValueError):
+        raise _bad(setting, raw, source) from None
+    if setting.kind in ("int", "float"):
+        if setting.minimum is not None and value < setting.minimum:
+            raise _bad(setting, raw, source)
+        if setting.maximum is not None and value > setting.maximum:
+            raise _bad(setting, raw, source)
+    return value
+
+
+@dataclass
+class Settings:
+    paths: ProjectPaths
+    values: dict[str, Value]
+    tables: dict[str, dict[str, Any]] = field(default_factory=dict)
+    config_file: Path | None = None
+
+    def __getattr__(self, key: str) -> Any:
+        values = self.__dict__.get("values", {})
+        if key in values:
+            return values[key].value
+        raise AttributeError(key)
+
+    def source(self, key: str) -> str:
+        return self.values[key].source
+
+    def table(self, name: str) -> dict[str, Any]:
+        return self.tables.get(name, {})
+
+    def as_rows(self) -> list[dict[str, Any]]:
+        rows = []
+        for setting in SETTINGS:
+            val = self.values[setting.key]
+            shown = list(val.value) if isinstance(val.value, tuple) else val.value
+            rows.append({"key": setting.key, "env": setting.env, "value": shown, "source": val.source, "allowed": setting.allowed()})
+        return rows
+
+
+def _read_dotenv(path: Path) -> dict[str, str]:
+    if not path.is_file():
+        return {}
+    from dotenv import dotenv_values
+
+    try:
+        values = dotenv_values(path)
+    except (UnicodeDecodeError, OSError) as exc:
+        raise ConfigError(f"cannot read {path}: {exc}.", "fix or remove the .env file.") from None
+    return {k: v for k, v in values.items() if k.startswith("MAESTRO_") and v is not None}
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        return {}
+    try:
+        with path.open("rb") as handle:
+            return tomllib.load(handle)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path} is not valid TOML ({exc}).", "correct the syntax or delete the file.") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read {path}: {exc}.", "check the file's permissions.") from None
+
+
+def load_settings(cwd: Path | None = None, env: dict[str, str] | None = None) -> Settings:
+    env = dict(os.environ) if env is None else env
+    root = find_project_root(cwd, env)
+    dotenv = _read_dotenv(root / ".env")
+
+    def layered(setting: Setting, file_values: dict[str, Any], file_source: str) -> Value:
+        if setting.env in env:
+            return Value(convert(setting, env[setting.env], "environment"), "environment")
+        if setting.env in dotenv:
+            return Value(convert(setting, dotenv[setting.env], ".env"), ".env")
+        if setting.key in file_values:
+            return Value(convert(setting, file_values[setting.key], file_source), file_source)
+        return Value(setting.default, "default")
+
+    state = layered(SETTINGS_BY_KEY["state_dir"], {}, "")
+    paths = ProjectPaths(root, state.value)
+    config_path = paths.config_file
+    data = _read_toml(config_path)
+    source = str(config_path.relative_to(root)) if config_path.is_relative_to(root) else str(config_path)
+    if "state_dir" in data:
+        raise ConfigError(
+            f"state_dir cannot be set in {source}: that file lives inside the state dir.",
+            "set MAESTRO_STATE_DIR in the environment or in .env instead.",
+        )
+    unknown = sorted(k for k in data if k not in SETTINGS_BY_KEY and k not in TABLES)
+    if unknown:
+        known = ", ".join(s.key for s in SETTINGS)
+        raise ConfigError(
+            f"unknown setting {unknown[0]!r} in {source}.",
+            f"use one of: {known}; or the tables [agents.NAME], [prices.MODEL], [budgets.CLI].",
+        )
+    values = {"state_dir": state}
+    for setting in SETTINGS[1:]:
+        values[setting.key] = layered(setting, data, source)
+    tables = {}
+    for name in TABLES:
+        table = data.get(name, {})
+        if not isinstance(table, dict):
+            raise ConfigError(f"[{name}] in {source} must be a table.", f"write it as [{name}.NAME] sections.")
+        tables[name] = table
+    return Settings(paths=paths, values=values, tables=tables, config_file=config_path)

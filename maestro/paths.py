@@ -1,0 +1,99 @@
+"""Every filesystem location Maestro uses, from one place, overridable by environment.
+
+Project files live under the state dir (default ``.ai``) of the project root. The project
+root is ``$MAESTRO_PROJECT_DIR`` if set, else the nearest ancestor of the working
+directory holding the state dir or a ``.git``, else the working directory.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+DEFAULT_STATE_DIR = ".ai"
+
+
+def find_project_root(cwd: Path | None = None, env: dict[str, str] | None = None) -> Path:
+    env = os.environ if env is None else env
+    if env.get("MAESTRO_PROJECT_DIR"):
+        return Path(env["MAESTRO_PROJECT_DIR"]).expanduser().resolve()
+    start = (cwd or Path.cwd()).resolve()
+    state = env.get("MAESTRO_STATE_DIR") or DEFAULT_STATE_DIR
+    for folder in (start, *start.parents):
+        if (folder / state / "MAESTRO.md").is_file() or (folder / ".git").exists():
+            return folder
+    return start
+
+
+@dataclass(frozen=True)
+class ProjectPaths:
+    """Locations inside one project."""
+
+    root: Path
+    state_dir_name: str = DEFAULT_STATE_DIR
+
+    @property
+    def state_dir(self) -> Path:
+        path = Path(self.state_dir_name)
+        return path if path.is_absolute() else self.root / path
+
+    @property
+    def plan(self) -> Path:
+        return self.state_dir / "MAESTRO.md"
+
+    @property
+    def log(self) -> Path:
+        return self.state_dir / "MAESTRO-LOG.md"
+
+    @property
+    def config_file(self) -> Path:
+        return self.state_dir / "maestro.toml"
+
+    @property
+    def dotenv(self) -> Path:
+        return self.root / ".env"
+
+    @property
+    def machine_dir(self) -> Path:
+        """Machine state: runs, sessions, mail, locks, caches."""
+        return self.state_dir / "maestro"
+
+    @property
+    def runs_dir(self) -> Path:
+        return self.machine_dir / "runs"
+
+    @property
+    def cache_dir(self) -> Path:
+        return self.machine_dir / "cache"
+
+    @property
+    def archive_dir(self) -> Path:
+        return self.state_dir / "archive"
+
+    @property
+    def project_agents_dir(self) -> Path:
+        return self.state_dir / "agents"
+
+    @property
+    def install_manifest(self) -> Path:
+        return self.machine_dir / "install-manifest.json"
+
+
+def user_home(env: dict[str, str] | None = None) -> Path:
+    env = os.environ if env is None else env
+    return Path(env.get("HOME") or Path.home()).expanduser()
+
+
+def user_state_dir(env: dict[str, str] | None = None) -> Path:
+    """Per-user state (crash logs, user-scope install manifest)."""
+    env = os.environ if env is None else env
+    if env.get("MAESTRO_HOME"):
+        return Path(env["MAESTRO_HOME"]).expanduser()
+    base = env.get("XDG_STATE_HOME") or str(user_home(env) / ".local" / "state")
+    return Path(base) / "maestro"
+
+
+def codex_home(env: dict[str, str] | None = None) -> Path:
+    env = os.environ if env is None else env
+    return Path(env.get("CODEX_HOME") or user_home(env) / ".codex").expanduser()

@@ -1,0 +1,181 @@
+"""The plan held in `.ai/MAESTRO.md`, as plain data.
+
+Equality compares content only: the ``layout`` each object carries (where its text came
+from, pieces of a person's text the model does not hold, field order, line endings) is
+excluded, so ``parse(render(plan)) == plan`` is a statement about content.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+FORMAT_VERSION = 1
+STATUSES = ("pending", "running", "done", "failed", "blocked")
+SPECIALISTS = ("code", "review", "test", "research")
+TOOLS = ("claude", "gemini", "codex", "sim")
+RISKS = ("low", "medium", "high")
+REVIEW_STATES = ("approved", "changes-requested", "flagged", "needs-human")
+VERDICTS = ("approve", "request-changes", "flag")
+SEVERITIES = ("critical", "major", "minor", "note")
+CHALLENGE_CATEGORIES = (
+    ("assumptions", "Assumption issues"),
+    ("missing_dependencies", "Missing dependencies"),
+    ("scope", "Scope concerns"),
+    ("alternatives", "Alternative approaches"),
+)
+TASK_ID = re.compile(r"^[0-9]+(?:\.[0-9]+)*$")
+
+
+def task_sort_key(task_id: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in task_id.split("."))
+
+
+@dataclass
+class Usage:
+    """Tokens one or more dispatches used, as the CLI reported them."""
+
+    input: int = 0
+    output: int = 0
+    cached: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.input + self.output
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(self.input + other.input, self.output + other.output, self.cached + other.cached)
+
+    def is_zero(self) -> bool:
+        return not (self.input or self.output or self.cached)
+
+
+@dataclass
+class Receipt:
+    """Evidence of what a task really did, taken by the engine after the spoke returned."""
+
+    diff_stat: str = ""  # e.g. "2 files changed, 30 insertions(+), 2 deletions(-)"
+    files_changed: list[str] = field(default_factory=list)
+    validation: str | None = None
+    validation_exit: int | None = None
+    commit: str | None = None  # HEAD of the working tree when the task finished
+    diff_sha: str | None = None  # sha256 of the task's diff text (review: unchanged-diff check)
+
+
+@dataclass
+class Task:
+    id: str
+    title: str
+    status: str = "pending"
+    specialist: str | None = None
+    agent: str | None = None
+    tool: str | None = None
+    depends: list[str] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+    criteria: list[str] = field(default_factory=list)
+    validation: str | None = None
+    risk: str | None = None
+    # Filled by the run:
+    result: str | None = None
+    attempts: int = 0
+    usage: Usage = field(default_factory=Usage)
+    cost: float | None = None
+    cost_estimated: bool = False
+    started: str | None = None  # ISO 8601 UTC, e.g. 2026-11-21T12:00:00Z
+    finished: str | None = None
+    session: str | None = None  # the spoke CLI's session id
+    pid: int | None = None  # engine process running the task (while running)
+    run_id: str | None = None
+    receipt: Receipt | None = None
+    review: str | None = None  # one of REVIEW_STATES
+    downstream_context: str | None = None
+    layout: Any = field(default=None, compare=False, repr=False)
+
+
+@dataclass
+class Finding:
+    text: str
+    task: str | None = None  # task id the finding concerns, if it names one
+    severity: str | None = None  # reviews: one of SEVERITIES
+
+
+@dataclass
+class Challenge:
+    id: str
+    challenger: str  # cli name
+    time: str  # ISO 8601 UTC
+    parsed: bool = True
+    findings: dict[str, list[Finding]] = field(default_factory=dict)  # category key -> items
+    usage: Usage = field(default_factory=Usage)
+    cost: float | None = None
+    cost_estimated: bool = False
+    raw: str | None = None  # the answer verbatim when it could not be parsed
+    layout: Any = field(default=None, compare=False, repr=False)
+
+
+@dataclass
+class Review:
+    id: str
+    task: str
+    reviewer: str  # cli name
+    round: int
+    time: str
+    verdict: str | None  # one of VERDICTS, None when the answer was malformed
+    findings: list[Finding] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+    cost: float | None = None
+    cost_estimated: bool = False
+    diff_sha: str | None = None
+    outcome: str | None = None  # accepted | revising | blocked | needs-human | format-failure
+    layout: Any = field(default=None, compare=False, repr=False)
+
+
+@dataclass
+class LogEntry:
+    """One row of the plan's own `## Execution Log` summary table."""
+
+    time: str
+    task: str
+    tool: str
+    action: str
+    outcome: str
+    tokens: int | None = None
+    cost: str | None = None
+
+
+@dataclass
+class Source:
+    hub: str
+    time: str  # "YYYY-MM-DD HH:MM UTC"
+
+
+@dataclass
+class Plan:
+    goal: str
+    tasks: list[Task] = field(default_factory=list)
+    challenges: list[Challenge] = field(default_factory=list)
+    reviews: list[Review] = field(default_factory=list)
+    log: list[LogEntry] = field(default_factory=list)
+    source: Source | None = None
+    title: str = "Maestro Orchestration"
+    format_version: int = FORMAT_VERSION
+    layout: Any = field(default=None, compare=False, repr=False)
+
+    def task(self, task_id: str) -> Task:
+        for task in self.tasks:
+            if task.id == task_id:
+                return task
+        from maestro.errors import NotFound
+
+        known = ", ".join(t.id for t in self.tasks) or "none"
+        raise NotFound(f"no Task {task_id} in the plan.", f"use one of the task ids: {known}.")
+
+    def find(self, task_id: str) -> Task | None:
+        return next((t for t in self.tasks if t.id == task_id), None)
+
+    def counts(self) -> dict[str, int]:
+        counts = {status: 0 for status in STATUSES}
+        for task in self.tasks:
+            counts[task.status] = counts.get(task.status, 0) + 1
+        return counts

@@ -1,0 +1,92 @@
+"""Shared fixtures. Every test runs under a temporary HOME with no MAESTRO_* settings
+inherited from the machine; the session fails loudly if the real HOME's host folders
+changed while the tests ran."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from maestro.cli import main
+from maestro.cli.context import Context
+
+REAL_HOME = Path(os.environ.get("HOME", str(Path.home())))
+GUARDED = [".claude", ".gemini", ".codex", ".agents", ".local/state/maestro", ".claude.json"]
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+SAMPLES = Path(__file__).resolve().parent / "fixtures" / "host-samples"
+
+
+def _snapshot() -> dict[str, object]:
+    snap: dict[str, object] = {}
+    for name in GUARDED:
+        path = REAL_HOME / name
+        if path.is_dir():
+            snap[name] = sorted(
+                (str(p.relative_to(path)), p.stat().st_mtime_ns) for p in path.rglob("*") if p.is_file()
+            )
+        elif path.exists():
+            snap[name] = path.stat().st_mtime_ns
+        else:
+            snap[name] = None
+    return snap
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _real_home_untouched():
+    before = _snapshot()
+    yield
+    after = _snapshot()
+    changed = [name for name in GUARDED if before[name] != after[name]]
+    assert not changed, f"tests touched the real HOME ({REAL_HOME}): {changed}"
+
+
+@pytest.fixture(autouse=True)
+def temp_home(tmp_path_factory, monkeypatch):
+    home = tmp_path_factory.mktemp("home")
+    for key in list(os.environ):
+        if key.startswith("MAESTRO_") or key in ("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT"):
+            monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("CODEX_HOME", str(home / ".codex"))
+    monkeypatch.setenv("GIT_AUTHOR_NAME", "Test")
+    monkeypatch.setenv("GIT_AUTHOR_EMAIL", "test@example.invalid")
+    monkeypatch.setenv("GIT_COMMITTER_NAME", "Test")
+    monkeypatch.setenv("GIT_COMMITTER_EMAIL", "test@example.invalid")
+    return home
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch) -> Path:
+    """An empty git repository as the working directory."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", "-b", "main", str(root)], check=True)
+    monkeypatch.chdir(root)
+    return root
+
+
+@dataclass
+class CliResult:
+    code: int
+    out: str
+    err: str
+
+
+@pytest.fixture
+def cli():
+    """Run `maestro ...` in-process: cli("status", "--json") -> CliResult."""
+
+    def run(*argv: str, stdin: str = "") -> CliResult:
+        out, err = io.StringIO(), io.StringIO()
+        ctx = Context(cwd=Path.cwd(), env=dict(os.environ), stdout=out, stderr=err, stdin=io.StringIO(stdin))
+        code = main(list(argv), ctx)
+        return CliResult(code, out.getvalue(), err.getvalue())
+
+    return run

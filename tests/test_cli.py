@@ -1,0 +1,97 @@
+import json
+
+from maestro import __version__
+from maestro.cli.registry import COMMANDS
+
+
+def test_version(cli, capsys):
+    assert cli("--version").code == 0
+    assert __version__ in capsys.readouterr().out
+
+
+def test_help_lists_every_command(cli, capsys):
+    assert cli("--help").code == 0
+    out = capsys.readouterr().out
+    for spec in COMMANDS:
+        assert spec.name in out
+
+
+def test_each_command_has_help_with_examples(cli, capsys):
+    for spec in COMMANDS:
+        assert cli(spec.name, "--help").code == 0, spec.name
+        out = capsys.readouterr().out
+        assert "examples:" in out and f"maestro {spec.name}" in out, spec.name
+
+
+def test_wrong_flag_is_one_line_exit_1(cli, capsys):
+    assert cli("config", "--bogus").code == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "maestro config --help" in err
+
+
+def test_unknown_command_exit_1(cli, capsys):
+    assert cli("nosuch").code == 1
+    assert "Fix:" in capsys.readouterr().err
+
+
+def test_config_bad_value_names_setting_source_and_allowed(cli, project, monkeypatch):
+    monkeypatch.setenv("MAESTRO_LOG", "loud")
+    res = cli("config")
+    assert res.code == 1
+    assert "MAESTRO_LOG" in res.err and "environment" in res.err and "off, summary, detailed" in res.err
+    assert "Traceback" not in res.err
+
+
+def test_config_precedence_env_dotenv_file_default(cli, project, monkeypatch):
+    (project / ".ai").mkdir()
+    (project / ".ai" / "maestro.toml").write_text("max_concurrent = 5\nmax_retries = 4\nlog = 'summary'\n")
+    (project / ".env").write_text("MAESTRO_MAX_RETRIES=1\nMAESTRO_LOG=detailed\n")
+    monkeypatch.setenv("MAESTRO_LOG", "off")
+    res = cli("config", "--json")
+    assert res.code == 0
+    body = json.loads(res.out)
+    assert body["maestro_format"] == 1 and body["ok"] is True
+    rows = {r["key"]: r for r in body["data"]["settings"]}
+    assert rows["max_concurrent"]["value"] == 5 and rows["max_concurrent"]["source"].endswith("maestro.toml")
+    assert rows["max_retries"]["value"] == 1 and rows["max_retries"]["source"] == ".env"
+    assert rows["log"]["value"] == "off" and rows["log"]["source"] == "environment"
+    assert rows["stagger_delay"]["source"] == "default"
+
+
+def test_config_file_bad_value_names_file(cli, project):
+    (project / ".ai").mkdir()
+    (project / ".ai" / "maestro.toml").write_text("validation_strictness = 'harsh'\n")
+    res = cli("config")
+    assert res.code == 1 and "maestro.toml" in res.err and "strict, normal, lenient" in res.err
+
+
+def test_json_error_envelope(cli, project, monkeypatch):
+    monkeypatch.setenv("MAESTRO_MAX_CONCURRENT", "0")
+    res = cli("config", "--json")
+    assert res.code == 1
+    body = json.loads(res.out)
+    assert body["ok"] is False and body["error"]["type"] == "ConfigError"
+
+
+def test_unexpected_error_exits_3_with_log(cli, project, monkeypatch, temp_home):
+    import maestro.cli.config as cmd
+
+    def boom(args, ctx):
+        raise RuntimeError("kaboom")
+
+    monkeypatch.setattr(cmd, "run", boom)
+    res = cli("config")
+    assert res.code == 3
+    assert "kaboom" in res.err and "crash-" in res.err and "Traceback" not in res.err
+    logs = list((temp_home / ".local" / "state" / "maestro" / "crash").glob("crash-*.log"))
+    assert logs and "RuntimeError" in logs[0].read_text()
+
+
+def test_ctrl_c_exits_130(cli, project, monkeypatch):
+    import maestro.cli.config as cmd
+
+    def interrupted(args, ctx):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cmd, "run", interrupted)
+    assert cli("config").code == 130
