@@ -1,0 +1,255 @@
+"""The plan's dependency graph: pure functions on ``list[Task]``.
+
+Everything here is linear or close to it in the number of tasks and dependencies, so a
+2000-task plan validates in milliseconds; transitive questions (ancestors, file
+conflicts) use one bitset per task, built once in topological order.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Iterable, Sequence
+
+from maestro.errors import NotFound, PlanError
+from maestro.state.model import Task
+
+
+def _ids(tasks: Sequence[Task]) -> dict[str, int]:
+    return {task.id: index for index, task in enumerate(tasks)}
+
+
+def validate(tasks: Sequence[Task]) -> None:
+    """Raise ``PlanError`` for a duplicate id, a self or unknown dependency, or a cycle."""
+    seen: set[str] = set()
+    for task in tasks:
+        if task.id in seen:
+            raise PlanError(
+                f"Task {task.id} appears twice.",
+                "give one of them another id; ids must be unique.",
+            )
+        seen.add(task.id)
+    for task in tasks:
+        for dep in task.depends:
+            if dep == task.id:
+                raise PlanError(
+                    f"Task {task.id} depends on itself.",
+                    f"remove {dep} from Task {task.id}'s depends.",
+                )
+            if dep not in seen:
+                known = ", ".join(t.id for t in tasks)
+                raise PlanError(
+                    f"Task {task.id} depends on {dep}, which is not in the plan.",
+                    f"remove {dep} from Task {task.id}'s depends, or add a Task {dep} "
+                    f"(existing ids: {known}).",
+                )
+    cycle = find_cycle(tasks)
+    if cycle:
+        path = " -> ".join(cycle)
+        raise PlanError(
+            f"the tasks depend on each other in a cycle: {path} (each depends on the next).",
+            f"remove one of these dependencies so the work can start ({path}).",
+        )
+
+
+def find_cycle(tasks: Sequence[Task]) -> list[str] | None:
+    """The first cycle found, as ids with the start repeated at the end, or None.
+
+    Each id depends on the next: ``["1", "3", "2", "1"]`` means Task 1 depends on 3,
+    3 on 2 and 2 on 1.
+    Dependencies on unknown ids are ignored here (``validate`` reports them).
+    Iterative depth-first search, so deep chains cannot hit the recursion limit.
+    """
+    index = _ids(tasks)
+    deps = [[index[d] for d in task.depends if d in index] for task in tasks]
+    state = [0] * len(tasks)  # 0 unvisited, 1 on the current path, 2 finished
+    for start in range(len(tasks)):
+        if state[start]:
+            continue
+        path: list[int] = [start]
+        cursors: list[int] = [0]
+        state[start] = 1
+        while path:
+            node = path[-1]
+            if cursors[-1] < len(deps[node]):
+                nxt = deps[node][cursors[-1]]
+                cursors[-1] += 1
+                if state[nxt] == 1:
+                    loop = path[path.index(nxt):]
+                    # Start at the task that comes first in the plan, so the same
+                    # cycle is always named the same way.
+                    first = loop.index(min(loop))
+                    loop = loop[first:] + loop[:first]
+                    return [tasks[i].id for i in loop + loop[:1]]
+                if state[nxt] == 0:
+                    state[nxt] = 1
+                    path.append(nxt)
+                    cursors.append(0)
+            else:
+                state[node] = 2
+                path.pop()
+                cursors.pop()
+    return None
+
+
+def topological_order(tasks: Sequence[Task]) -> list[Task]:
+    """Tasks with every dependency before its dependents, stable with the plan's order."""
+    return [tasks[i] for level in _levels(tasks) for i in level]
+
+
+def _levels(tasks: Sequence[Task]) -> list[list[int]]:
+    index = _ids(tasks)
+    dependents: list[list[int]] = [[] for _ in tasks]
+    missing = [0] * len(tasks)
+    for i, task in enumerate(tasks):
+        for dep in dict.fromkeys(task.depends):
+            if dep in index:
+                dependents[index[dep]].append(i)
+                missing[i] += 1
+    level = [i for i in range(len(tasks)) if missing[i] == 0]
+    levels: list[list[int]] = []
+    placed = 0
+    while level:
+        levels.append(level)
+        placed += len(level)
+        following: list[int] = []
+        for i in level:
+            for j in dependents[i]:
+                missing[j] -= 1
+                if missing[j] == 0:
+                    following.append(j)
+        level = sorted(following)
+    if placed != len(tasks):
+        validate(tasks)  # raises with the cycle's path
+    return levels
+
+
+def waves(tasks: Sequence[Task]) -> list[list[str]]:
+    """Groups of task ids that can run together: wave n needs only waves before it."""
+    return [[tasks[i].id for i in level] for level in _levels(tasks)]
+
+
+def ready(tasks: Sequence[Task]) -> list[Task]:
+    """Pending tasks whose dependencies are all done, in plan order."""
+    status = {task.id: task.status for task in tasks}
+    return [
+        task
+        for task in tasks
+        if task.status == "pending" and all(status.get(dep) == "done" for dep in task.depends)
+    ]
+
+
+def critical_path(tasks: Sequence[Task], durations: dict[str, float]) -> tuple[float, list[str]]:
+    """The longest chain of dependent work: (total duration, ids from first to last).
+
+    A task missing from ``durations`` counts as 0. Ties go to the chain met first in plan
+    order, so the answer is deterministic.
+    """
+    if not tasks:
+        return 0.0, []
+    index = _ids(tasks)
+    finish = [0.0] * len(tasks)
+    via: list[int | None] = [None] * len(tasks)
+    for i in (i for level in _levels(tasks) for i in level):
+        best: int | None = None
+        for dep in tasks[i].depends:
+            j = index.get(dep)
+            if j is not None and (best is None or finish[j] > finish[best]):
+                best = j
+        start = finish[best] if best is not None else 0.0
+        finish[i] = start + float(durations.get(tasks[i].id, 0.0))
+        via[i] = best
+    end = max(range(len(tasks)), key=lambda i: (finish[i], -i))
+    chain: list[str] = []
+    node: int | None = end
+    while node is not None:
+        chain.append(tasks[node].id)
+        node = via[node]
+    return finish[end], chain[::-1]
+
+
+def _ancestor_bits(tasks: Sequence[Task]) -> list[int]:
+    """Bit j of entry i is set when task j is a (transitive) dependency of task i."""
+    index = _ids(tasks)
+    bits = [0] * len(tasks)
+    for i in (i for level in _levels(tasks) for i in level):
+        mask = 0
+        for dep in tasks[i].depends:
+            j = index.get(dep)
+            if j is not None:
+                mask |= bits[j] | (1 << j)
+        bits[i] = mask
+    return bits
+
+
+def _position(tasks: Sequence[Task], task_id: str) -> int:
+    for i, task in enumerate(tasks):
+        if task.id == task_id:
+            return i
+    known = ", ".join(t.id for t in tasks) or "none"
+    raise NotFound(f"no Task {task_id} in the plan.", f"use one of the task ids: {known}.")
+
+
+def ancestors(tasks: Sequence[Task], task_id: str) -> list[str]:
+    """Ids of every task ``task_id`` waits for, directly or not, in plan order."""
+    mask = _ancestor_bits(tasks)[_position(tasks, task_id)]
+    return [task.id for j, task in enumerate(tasks) if mask >> j & 1]
+
+
+def descendants(tasks: Sequence[Task], task_id: str) -> list[str]:
+    """Ids of every task that waits for ``task_id``, directly or not, in plan order."""
+    target = _position(tasks, task_id)
+    bits = _ancestor_bits(tasks)
+    return [task.id for j, task in enumerate(tasks) if bits[j] >> target & 1]
+
+
+def normalize_file(path: str) -> str:
+    """One spelling per file: ``./src//a.py`` and ``src/a.py`` are the same file."""
+    text = path.strip().replace("\\", "/")
+    trailing = text.endswith("/")
+    norm = posixpath.normpath(text) if text else text
+    return norm + "/" if trailing and norm not in ("/", ".") else norm
+
+
+def _owners(tasks: Sequence[Task]) -> dict[str, list[int]]:
+    owners: dict[str, list[int]] = {}
+    for i, task in enumerate(tasks):
+        for raw in task.files:
+            path = normalize_file(raw)
+            if path:
+                entry = owners.setdefault(path.rstrip("/") or "/", [])
+                if not entry or entry[-1] != i:
+                    entry.append(i)
+    return owners
+
+
+def _parents(path: str) -> Iterable[str]:
+    while "/" in path.strip("/"):
+        path = path.rsplit("/", 1)[0]
+        yield path
+
+
+def file_conflicts(tasks: Sequence[Task]) -> list[tuple[str, str, str]]:
+    """(task a, task b, file) for two tasks that own the same file (or one owns a folder
+    holding the other's file) and could run at the same time, i.e. neither depends on the
+    other, even transitively. Task a comes first in plan order; sorted by plan order."""
+    owners = _owners(tasks)
+    bits = _ancestor_bits(tasks)
+    found: dict[tuple[int, int], str] = {}
+
+    def check(a: int, b: int, path: str) -> None:
+        if a == b:
+            return
+        a, b = min(a, b), max(a, b)
+        if bits[a] >> b & 1 or bits[b] >> a & 1:
+            return
+        found.setdefault((a, b), path)
+
+    for path, owning in owners.items():
+        for x in range(len(owning)):
+            for y in range(x + 1, len(owning)):
+                check(owning[x], owning[y], path)
+        for parent in _parents(path):
+            for a in owners.get(parent, ()):
+                for b in owning:
+                    check(a, b, path)
+    return [(tasks[a].id, tasks[b].id, path) for (a, b), path in sorted(found.items())]
