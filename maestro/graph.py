@@ -195,6 +195,19 @@ def ancestors(tasks: Sequence[Task], task_id: str) -> list[str]:
     return [task.id for j, task in enumerate(tasks) if mask >> j & 1]
 
 
+def ancestors_of_any(tasks: Sequence[Task], task_ids: Iterable[str]) -> set[str]:
+    """Ids of every task that any of ``task_ids`` waits for, directly or not."""
+    index = _ids(tasks)
+    wanted = [index[t] for t in task_ids if t in index]
+    if not wanted:
+        return set()
+    bits = _ancestor_bits(tasks)
+    mask = 0
+    for i in wanted:
+        mask |= bits[i]
+    return {task.id for j, task in enumerate(tasks) if mask >> j & 1}
+
+
 def descendants(tasks: Sequence[Task], task_id: str) -> list[str]:
     """Ids of every task that waits for ``task_id``, directly or not, in plan order."""
     target = _position(tasks, task_id)

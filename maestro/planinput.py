@@ -1,0 +1,25 @@
+"""The plan a hub produces (JSON Schema), its loading, and the static AAVSR checks.
+
+The parts live in ``maestro.planning``; this module is the one name callers import.
+"""
+
+from __future__ import annotations
+
+from maestro.planning.aavsr import CHECKS, LEVELS, AavsrFinding, aavsr, errors, path_problem
+from maestro.planning.loading import load, parse_text, to_plan
+from maestro.planning.schema import INPUT_VERSION, SCHEMA, check
+
+__all__ = [
+    "CHECKS",
+    "INPUT_VERSION",
+    "LEVELS",
+    "SCHEMA",
+    "AavsrFinding",
+    "aavsr",
+    "check",
+    "errors",
+    "load",
+    "parse_text",
+    "path_problem",
+    "to_plan",
+]

@@ -1,0 +1,89 @@
+"""Reading a hub's plan (YAML or JSON) into a ``Plan``: syntax, schema, then graph."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from maestro import clock, graph
+from maestro.errors import PlanError
+from maestro.planning.schema import check
+from maestro.state.model import Plan, Source, Task
+
+_SHAPE_FIX = "see the expected shape with `maestro plan --schema`"
+
+
+def parse_text(text: str, name: str = "plan input") -> Any:
+    """YAML or JSON text -> data. JSON is tried first when the text looks like JSON, for
+    its clearer messages; YAML (safe loader) otherwise."""
+    text = text.lstrip("\ufeff")
+    if not text.strip():
+        raise PlanError(f"{name} is empty.", f"give a plan in YAML or JSON; {_SHAPE_FIX}.")
+    if text.lstrip()[:1] in "{[":
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise PlanError(
+                f"not valid JSON: {exc.msg} (column {exc.colno}).",
+                "correct the JSON syntax at that line, or write the plan as YAML.",
+                file=name,
+                line=exc.lineno,
+            ) from None
+    import yaml
+
+    try:
+        return yaml.safe_load(text)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else None
+        problem = exc.problem or exc.context or "syntax error"
+        raise PlanError(
+            f"not valid YAML: {problem}.",
+            "correct the YAML at that line (indent with spaces; quote text holding ': ' or '#').",
+            file=name,
+            line=line,
+        ) from None
+    except yaml.YAMLError as exc:
+        raise PlanError(f"{name} is not valid YAML: {exc}.", f"correct the YAML; {_SHAPE_FIX}.") from None
+
+
+def _text(value: Any) -> str:
+    return str(value).strip()
+
+
+def to_plan(data: dict[str, Any]) -> Plan:
+    """Schema-valid data -> Plan. Ids given as numbers become text ("1")."""
+    tasks = [
+        Task(
+            id=_text(item["id"]),
+            title=_text(item["title"]),
+            specialist=item.get("specialist"),
+            agent=item.get("agent"),
+            tool=item.get("tool"),
+            depends=[_text(d) for d in item.get("depends", [])],
+            files=[_text(f) for f in item.get("files", [])],
+            criteria=[_text(c) for c in item.get("criteria", [])],
+            validation=_text(item["validation"]) if item.get("validation") else None,
+            risk=item.get("risk"),
+        )
+        for item in data["tasks"]
+    ]
+    hub = data.get("hub")
+    source = Source(hub, clock.stamp()) if hub else None
+    return Plan(goal=data["goal"].strip(), tasks=tasks, source=source)
+
+
+def load(text: str, *, name: str = "plan input") -> Plan:
+    """Parse, check against the schema and the dependency graph, and convert.
+
+    Every problem is a one-line ``PlanError``. The returned plan's ``source`` is the
+    input's ``hub`` stamped now, or None when the input names no hub.
+    """
+    data = parse_text(text, name)
+    check(data, name)
+    plan = to_plan(data)
+    try:
+        graph.validate(plan.tasks)
+    except PlanError as exc:
+        raise PlanError(f"{name}: {exc.message}", exc.fix) from None
+    return plan
