@@ -18,7 +18,8 @@ class CommandSpec:
     syntax: str  # the executable form shown to agents; the source of truth for them
     group: str  # plan | run | office | setup
     # Capability a session needs to be shown this command in its system prompt
-    # (None: shown to every mode that may run shell commands).
+    # (None: shown to every mode that may run shell commands; "can_configure": only to
+    # sessions a person started, never to a dispatched spoke).
     capability: str | None = None
 
 
@@ -44,17 +45,17 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec("archive", "maestro.cli.archive", "Move the plan and log to .ai/archive/<UTC time>/.",
                 "maestro archive [--json]", "plan", "can_edit_tasks"),
     CommandSpec("demo", "maestro.cli.demo", "Run a small real goal offline with the simulated spoke.",
-                "maestro demo [--keep] [--json]", "setup", None),
+                "maestro demo [--keep] [--json]", "setup", "can_configure"),
     CommandSpec("config", "maestro.cli.config", "Show each effective setting and where it came from.",
-                "maestro config [--json]", "setup", None),
+                "maestro config [--json]", "setup", "can_configure"),
     CommandSpec("install", "maestro.cli.install", "Install the slash commands, skills and stub into a host.",
-                "maestro install --host claude|gemini|codex|all [--scope project|user] [--dry-run]", "setup", None),
+                "maestro install --host claude|gemini|codex|all [--scope project|user] [--dry-run]", "setup", "can_configure"),
     CommandSpec("uninstall", "maestro.cli.uninstall", "Remove what install wrote, restoring edited files.",
-                "maestro uninstall --host claude|gemini|codex|all [--scope project|user] [--dry-run]", "setup", None),
+                "maestro uninstall --host claude|gemini|codex|all [--scope project|user] [--dry-run]", "setup", "can_configure"),
     CommandSpec("doctor", "maestro.cli.doctor", "Check host CLIs, installs and known pitfalls, each with its fix.",
-                "maestro doctor [--json]", "setup", None),
+                "maestro doctor [--json]", "setup", "can_configure"),
     CommandSpec("tokens", "maestro.cli.tokens", "Show the tokens Maestro adds to each host, against budgets.",
-                "maestro tokens [--check] [--json]", "setup", None),
+                "maestro tokens [--check] [--json]", "setup", "can_configure"),
 )
 
 BY_NAME = {spec.name: spec for spec in COMMANDS}
