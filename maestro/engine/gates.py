@@ -1,0 +1,133 @@
+"""Quality gates on a spoke's result (design notes, "Quality Gates").
+
+- format: the answer holds a valid Result Submission (``parse_result().problems`` empty);
+- criteria: every success criterion of the task is marked verified (``- [x]``) in the
+  submission's Verification list, and the spoke did not report failed/blocked;
+- scope: the files the dispatch really changed (from git, see receipts.py) are inside
+  the task's ``Files``;
+- integration: the task's validation command, run by Maestro, exits 0.
+
+``validation_strictness`` decides what an unmet gate does: strict, any unmet gate fails;
+normal, out-of-scope edits fail and unverified criteria only warn; lenient, both warn.
+A malformed answer and a failing validation command fail at every level: there is no
+result to accept.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+PASS, WARN, FAIL, SKIP = "pass", "warn", "fail", "skipped"
+
+
+@dataclass
+class GateResult:
+    gate: str  # format | criteria | scope | integration
+    level: str  # pass | warn | fail | skipped
+    detail: str = ""
+    paths: list[str] = field(default_factory=list)  # scope: the out-of-scope paths
+
+    @property
+    def failed(self) -> bool:
+        return self.level == FAIL
+
+    def line(self) -> str:
+        return f"{self.gate}: {self.level}" + (f" ({self.detail})" if self.detail else "")
+
+
+def format_gate(parsed: Any) -> GateResult:
+    problems = list(getattr(parsed, "problems", []) or [])
+    if problems:
+        return GateResult("format", FAIL, "; ".join(problems))
+    return GateResult("format", PASS)
+
+
+_WORD = re.compile(r"[a-z0-9]+")
+_STOP = {"the", "a", "an", "and", "or", "of", "to", "in", "is", "are", "be", "for", "with", "it", "its", "on"}
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in _WORD.findall(text.lower()) if w not in _STOP}
+
+
+def match_criteria(criteria: Sequence[str], verification: Sequence[tuple[bool, str]]) -> list[tuple[str, bool | None]]:
+    """Pair each criterion with the Verification line that names it.
+
+    A spoke writes ``- [x] <criterion> - how it was verified``, rarely word for word, so a
+    line names a criterion when it holds at least 60% of the criterion's words (stop words
+    aside). Each line is used once, best match first. Returns (criterion, checked) with
+    checked None when no line names it.
+    """
+    scored = []
+    for ci, criterion in enumerate(criteria):
+        want = _words(criterion)
+        for vi, (_, text) in enumerate(verification):
+            if want:
+                score = len(want & _words(text)) / len(want)
+            else:
+                score = 1.0 if criterion.strip().lower() in text.lower() else 0.0
+            if score >= 0.6:
+                scored.append((score, ci, vi))
+    scored.sort(key=lambda item: (-item[0], item[1], item[2]))
+    taken_c: dict[int, bool] = {}
+    taken_v: set[int] = set()
+    for _, ci, vi in scored:
+        if ci in taken_c or vi in taken_v:
+            continue
+        taken_c[ci] = bool(verification[vi][0])
+        taken_v.add(vi)
+    return [(criterion, taken_c.get(ci)) for ci, criterion in enumerate(criteria)]
+
+
+def criteria_gate(criteria: Sequence[str], parsed: Any, strictness: str) -> GateResult:
+    submission = getattr(parsed, "submission", None)
+    status = (getattr(submission, "status", "") or "").strip().lower()
+    verification = list(getattr(submission, "verification", []) or [])
+    if status in ("failed", "blocked"):
+        issues = getattr(submission, "issues", "") or ""
+        issues_text = issues if isinstance(issues, str) else "; ".join(map(str, issues))
+        detail = f"the spoke reported status {status}" + (f": {' '.join(issues_text.split())}" if issues_text.strip() else "")
+        return GateResult("criteria", FAIL, detail)
+    pairs = match_criteria(criteria, verification)
+    unmet = [c for c, checked in pairs if not checked]
+    problems = []
+    if unmet:
+        missing = [c for c, checked in pairs if checked is None]
+        unchecked = [c for c, checked in pairs if checked is False]
+        if unchecked:
+            problems.append("not verified: " + "; ".join(unchecked))
+        if missing:
+            problems.append("not reported: " + "; ".join(missing))
+    if status == "partial":
+        problems.insert(0, "the spoke reported status partial")
+    if not problems:
+        return GateResult("criteria", PASS, f"{len(pairs)} of {len(pairs)} verified" if pairs else "no criteria")
+    return GateResult("criteria", FAIL if strictness == "strict" else WARN, "; ".join(problems))
+
+
+def scope_gate(out_of_scope: Sequence[str], ambiguous: Sequence[str], strictness: str, *, checked: bool) -> GateResult:
+    """``out_of_scope``: paths this dispatch changed outside its Files; ``ambiguous``:
+    unowned paths changed while other tasks ran too (cannot be pinned on this one)."""
+    if not checked:
+        return GateResult("scope", SKIP, "not a git repository: file changes cannot be measured")
+    if out_of_scope:
+        level = WARN if strictness == "lenient" else FAIL
+        return GateResult("scope", level, "changed outside its Files: " + ", ".join(out_of_scope), list(out_of_scope))
+    if ambiguous:
+        return GateResult(
+            "scope", WARN, "unowned files changed while other tasks ran too: " + ", ".join(ambiguous), list(ambiguous)
+        )
+    return GateResult("scope", PASS)
+
+
+def integration_gate(command: str | None, exit_code: int | None, *, timed_out: bool = False, output: str = "") -> GateResult:
+    if not command:
+        return GateResult("integration", SKIP, "no validation command")
+    if timed_out:
+        return GateResult("integration", FAIL, f"`{command}` timed out")
+    if exit_code == 0:
+        return GateResult("integration", PASS, f"`{command}` exited 0")
+    tail = " ".join(output.split())[-200:]
+    return GateResult("integration", FAIL, f"`{command}` exited {exit_code}" + (f": {tail}" if tail else ""))

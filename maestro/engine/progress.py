@@ -1,0 +1,200 @@
+"""Showing a run as it goes: one plain line per event, or a live table on a terminal.
+
+Both views read the same events the engine appends to ``events.jsonl``; `describe` is
+also what `maestro wait` prints.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+# Events that end a `maestro wait`: something a hub has to look at.
+WAKE_KINDS = ("task_done", "task_failed", "task_blocked", "decision", "run_ended")
+
+
+def _tokens(n: Any) -> str:
+    return f"{int(n or 0):,} tokens"
+
+
+def _money(cost: Any, estimated: Any = False) -> str:
+    if cost is None:
+        return ""
+    return f"{'~' if estimated else ''}${float(cost):.4f}"
+
+
+def _secs(s: Any) -> str:
+    s = float(s or 0)
+    if s < 60:
+        return f"{s:.1f}s"
+    minutes, sec = divmod(int(round(s)), 60)
+    return f"{minutes}m{sec:02d}s" if minutes < 60 else f"{minutes // 60}h{minutes % 60:02d}m"
+
+
+def describe(event: dict[str, Any]) -> str:
+    """One line for one event."""
+    kind = event.get("kind", "?")
+    task = event.get("task")
+    if kind == "run_started":
+        scope = f"task {event['only']}" if event.get("only") else f"{event.get('pending', 0)} pending tasks"
+        return (f"run {event.get('run_id')} started: {scope}, up to {event.get('max_concurrent')} at once"
+                + (f", budget {event['budget_tokens']:,} tokens" if event.get("budget_tokens") else ""))
+    if kind == "task_started":
+        return (f"task {task} started: {event.get('tool')} ({event.get('agent')}), attempt {event.get('attempt')}"
+                + (" [simulated]" if event.get("simulated") else ""))
+    if kind == "task_retry":
+        how = "with more context" if event.get("action") == "retry_with_context" else f"in {_secs(event.get('delay_s'))}"
+        return f"task {task} retry {how}: {event.get('reason')}"
+    if kind == "task_done":
+        parts = [str(event.get("tool")), _tokens(event.get("tokens")), _money(event.get("cost"), event.get("cost_estimated")),
+                 _secs(event.get("duration_s"))]
+        warn = event.get("warnings") or []
+        text = f"task {task} done: " + ", ".join(p for p in parts if p)
+        return text + (f" (warnings: {'; '.join(warn)})" if warn else "")
+    if kind == "task_failed":
+        return f"task {task} failed: {event.get('reason')}" + (f" Fix: {event['fix']}" if event.get("fix") else "")
+    if kind == "task_blocked":
+        return f"task {task} blocked: {event.get('reason')}"
+    if kind == "task_pending":
+        return f"task {task} left pending: {event.get('reason')}"
+    if kind == "decision":
+        options = "; ".join(f"{o['option']}) {o['label'].lower()}: {o['command']}" for o in event.get("options", []))
+        return f"decision needed on task {task} ({event.get('status')}): {options}"
+    if kind == "budget":
+        return (f"task {task} {event.get('level')} budget level on {event.get('tool')}: "
+                f"{_tokens(event.get('tokens'))} (budget {int(event.get('budget') or 0):,}, abort {int(event.get('abort') or 0):,})")
+    if kind == "recovered":
+        return f"task {task} recovered from a stopped run ({event.get('previous_run')}): back to pending"
+    if kind == "review":
+        return f"task {task} review: {event.get('outcome')}"
+    if kind == "run_ended":
+        counts = event.get("counts") or {}
+        summary = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
+        money = _money(event.get("cost"), event.get("cost_estimated"))
+        tail = ", ".join(p for p in (_tokens(event.get("tokens")), money, _secs(event.get("duration_s"))) if p)
+        text = f"run {event.get('run_id')} {event.get('status')}: {summary or 'nothing to do'}; {tail}"
+        return text + (f". {event['message']}" if event.get("message") else "")
+    details = {k: v for k, v in event.items() if k not in ("v", "seq", "time", "kind")}
+    return f"{kind}: {details}"
+
+
+class PlainProgress:
+    """One line per event, with the time: for logs, pipes and detached runs."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self._lock = threading.Lock()
+
+    def handle(self, event: dict[str, Any]) -> None:
+        stamp = str(event.get("time", ""))[11:19]
+        with self._lock:
+            self.out.write(f"{stamp} {describe(event)}\n")
+            self.out.flush()
+
+    def tick(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+@dataclass
+class _Row:
+    id: str
+    title: str
+    status: str = "pending"
+    tool: str = ""
+    started: float | None = None
+    elapsed: float = 0.0
+    tokens: int = 0
+    note: str = ""
+
+
+class LiveProgress:
+    """A table redrawn in place (plain ANSI: cursor up, clear line) on a terminal."""
+
+    def __init__(self, out: TextIO, tasks: list[tuple[str, str]], run_id: str) -> None:
+        self.out = out
+        self.run_id = run_id
+        self.rows = {tid: _Row(tid, title) for tid, title in tasks}
+        self.order = [tid for tid, _ in tasks]
+        self.tokens = 0
+        self.started = time.monotonic()
+        self._drawn = 0
+        self._lock = threading.Lock()
+        self._footer = ""
+
+    def handle(self, event: dict[str, Any]) -> None:
+        with self._lock:
+            row = self.rows.get(str(event.get("task")))
+            kind = event.get("kind")
+            if row is not None:
+                if kind == "task_started":
+                    row.status, row.tool, row.started = "running", str(event.get("tool") or ""), time.monotonic()
+                    row.note = f"attempt {event.get('attempt')}"
+                elif kind == "task_retry":
+                    row.note = "retrying"
+                elif kind in ("task_done", "task_failed", "task_blocked", "task_pending"):
+                    row.status = kind.removeprefix("task_")
+                    if row.started is not None:
+                        row.elapsed = time.monotonic() - row.started
+                        row.started = None
+                    row.note = "" if kind == "task_done" else str(event.get("reason") or "")[:60]
+                if kind == "task_done":
+                    row.tokens += int(event.get("tokens") or 0)
+                    self.tokens += int(event.get("tokens") or 0)
+            if kind == "run_ended":
+                self._footer = describe(event)
+            self._draw()
+
+    def tick(self) -> None:
+        with self._lock:
+            self._draw()
+
+    def close(self) -> None:
+        with self._lock:
+            self._draw()
+
+    def _draw(self) -> None:
+        now = time.monotonic()
+        lines = [f"run {self.run_id}  {_secs(now - self.started)}  {self.tokens:,} tokens"]
+        for tid in self.order:
+            row = self.rows[tid]
+            elapsed = now - row.started if row.started is not None else row.elapsed
+            shown = _secs(elapsed) if (row.started is not None or row.elapsed) else ""
+            lines.append(
+                f"  {row.id:>5}  {row.status:<8} {row.tool:<7} {shown:>7} {row.tokens:>9,}  "
+                f"{row.title[:40]:<40} {row.note}"
+            )
+        if self._footer:
+            lines.append(self._footer)
+        text = ""
+        if self._drawn:
+            text += f"\x1b[{self._drawn}F"
+        text += "".join(f"\x1b[2K{line}\n" for line in lines)
+        self.out.write(text)
+        self.out.flush()
+        self._drawn = len(lines)
+
+
+class Silent:
+    def handle(self, event: dict[str, Any]) -> None:
+        pass
+
+    def tick(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def choose(out: TextIO, *, quiet: bool, tasks: list[tuple[str, str]], run_id: str) -> Any:
+    if quiet:
+        return Silent()
+    try:
+        tty = out.isatty()
+    except (AttributeError, ValueError):
+        tty = False
+    return LiveProgress(out, tasks, run_id) if tty else PlainProgress(out)

@@ -1,0 +1,282 @@
+"""One run on disk: its folder, its event stream, the project's run lock, detaching.
+
+``.ai/maestro/runs/<run-id>/`` holds:
+
+- ``run.json``: what the run is (format version, pid, started, options, final status);
+- ``events.jsonl``: one JSON object per line, appended as things happen (the stream
+  `maestro wait` follows);
+- ``engine.log``: the detached engine's own output (plain progress lines);
+- ``wait-cursor.json``: how far `maestro wait` has shown the events;
+- ``<task>-<attempt>.prompt.md`` / ``.output.txt``: full prompts and raw outputs, at
+  log level ``detailed`` only.
+
+``.ai/maestro/runs/latest`` names the newest run. ``.ai/maestro/run.lock`` is held (flock)
+by the one engine working on the project; it holds that engine's run id and pid.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import secrets
+import subprocess
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+from maestro import clock
+from maestro.errors import MaestroError, NotFound
+from maestro.fsutil import atomic_write
+from maestro.paths import ProjectPaths
+
+FORMAT_VERSION = 1
+LATEST = "latest"
+
+
+def new_run_id() -> str:
+    """Sortable by start time, unique when two runs start in the same second."""
+    return f"{clock.folder_stamp()}-{secrets.token_hex(2)}"
+
+
+def pid_alive(pid: int | None) -> bool:
+    """True for a live process; a zombie (exited, not yet reaped) counts as dead."""
+    if not pid or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    # The state letter follows the parenthesised command name, which may hold spaces.
+    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
+
+
+class EventLog:
+    """Append-only JSON lines. Each event is written with one ``write`` on an O_APPEND
+    descriptor, so a reader never sees half an event followed by another one."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        self._seq = 0
+        if path.exists():
+            self._seq = sum(1 for _ in read_events(path)[0])
+
+    def emit(self, kind: str, **data: Any) -> dict[str, Any]:
+        with self._lock:
+            self._seq += 1
+            event = {"v": FORMAT_VERSION, "seq": self._seq, "time": clock.iso(), "kind": kind}
+            event.update({k: v for k, v in data.items() if v is not None})
+            line = (json.dumps(event, ensure_ascii=False, default=str) + "\n").encode("utf-8")
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                os.write(fd, line)
+            finally:
+                os.close(fd)
+            return event
+
+
+def read_events(path: Path, offset: int = 0) -> tuple[list[dict[str, Any]], int]:
+    """Complete events from byte ``offset``; returns them and the offset after the last."""
+    try:
+        with path.open("rb") as handle:
+            handle.seek(offset)
+            data = handle.read()
+    except FileNotFoundError:
+        return [], offset
+    end = data.rfind(b"\n")
+    if end < 0:
+        return [], offset
+    events = []
+    for raw in data[: end + 1].splitlines():
+        if not raw.strip():
+            continue
+        try:
+            event = json.loads(raw)
+        except ValueError:
+            continue  # a line damaged by hand; skipping it loses only that line
+        if isinstance(event, dict):
+            events.append(event)
+    return events, offset + end + 1
+
+
+@dataclass(frozen=True)
+class RunDir:
+    paths: ProjectPaths
+    run_id: str
+
+    @property
+    def path(self) -> Path:
+        return self.paths.runs_dir / self.run_id
+
+    @property
+    def events_path(self) -> Path:
+        return self.path / "events.jsonl"
+
+    @property
+    def meta_path(self) -> Path:
+        return self.path / "run.json"
+
+    @property
+    def output_path(self) -> Path:
+        return self.path / "engine.log"
+
+    @property
+    def cursor_path(self) -> Path:
+        return self.path / "wait-cursor.json"
+
+    def artifact(self, task_id: str, attempt: int, suffix: str) -> Path:
+        return self.path / f"task-{task_id}-attempt-{attempt}.{suffix}"
+
+    def create(self, **meta: Any) -> RunDir:
+        self.path.mkdir(parents=True, exist_ok=True)
+        self.write_meta(format_version=FORMAT_VERSION, run_id=self.run_id, created=clock.iso(), **meta)
+        atomic_write(self.paths.runs_dir / LATEST, self.run_id + "\n")
+        return self
+
+    def read_meta(self) -> dict[str, Any]:
+        try:
+            data = json.loads(self.meta_path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return {}
+        except ValueError:
+            raise MaestroError(
+                f"{self.meta_path} is not valid JSON.", "delete that run folder; it is only a record.",
+                file=self.meta_path,
+            ) from None
+        version = data.get("format_version", FORMAT_VERSION)
+        if isinstance(version, int) and version > FORMAT_VERSION:
+            raise MaestroError(
+                f"run {self.run_id} was written by a newer Maestro (format {version}).",
+                "upgrade Maestro to follow it.",
+            )
+        return data
+
+    def write_meta(self, **fields: Any) -> None:
+        meta = self.read_meta() if self.meta_path.exists() else {}
+        meta.update(fields)
+        atomic_write(self.meta_path, json.dumps(meta, indent=2, ensure_ascii=False, default=str) + "\n")
+
+    def events(self) -> EventLog:
+        return EventLog(self.events_path)
+
+
+def latest_run(paths: ProjectPaths) -> RunDir:
+    pointer = paths.runs_dir / LATEST
+    try:
+        run_id = pointer.read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        run_id = ""
+    if not run_id or not (paths.runs_dir / run_id).is_dir():
+        raise NotFound("no run has been started in this project.", "start one with `maestro run --detach`.")
+    return RunDir(paths, run_id)
+
+
+def find_run(paths: ProjectPaths, run_id: str | None) -> RunDir:
+    if run_id is None:
+        return latest_run(paths)
+    run = RunDir(paths, run_id)
+    if not run.path.is_dir():
+        known = sorted(p.name for p in paths.runs_dir.iterdir() if p.is_dir()) if paths.runs_dir.is_dir() else []
+        hint = f"known runs: {', '.join(known[-5:])}." if known else "start one with `maestro run --detach`."
+        raise NotFound(f"no run {run_id} in this project.", hint)
+    return run
+
+
+class RunLock:
+    """The project's one-engine-at-a-time lock (non-blocking flock on run.lock)."""
+
+    def __init__(self, paths: ProjectPaths) -> None:
+        self.path = paths.machine_dir / "run.lock"
+        self._fd: int | None = None
+
+    def holder(self) -> dict[str, Any] | None:
+        """Who holds the lock (run id, pid), or None when nobody does."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return _read_holder(self.path)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            return None
+        finally:
+            os.close(fd)
+
+    def acquire(self, run_id: str) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise busy_error(_read_holder(self.path)) from None
+        # The lock file is never replaced (that would drop the lock), so it is written
+        # in place: it is machine state, not a user's file.
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, json.dumps({"run_id": run_id, "pid": os.getpid()}).encode(), 0)
+        self._fd = fd
+
+    def release(self) -> None:
+        if self._fd is not None:
+            with contextlib.suppress(OSError):
+                os.ftruncate(self._fd, 0)
+                fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None
+
+    @contextlib.contextmanager
+    def held(self, run_id: str) -> Iterator[None]:
+        self.acquire(run_id)
+        try:
+            yield
+        finally:
+            self.release()
+
+
+def _read_holder(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8") or "{}")
+    except (OSError, ValueError):
+        data = {}
+    return data if isinstance(data, dict) else {}
+
+
+def busy_error(holder: dict[str, Any] | None) -> MaestroError:
+    holder = holder or {}
+    who = f"run {holder.get('run_id', '?')} (pid {holder.get('pid', '?')})"
+    return MaestroError(
+        f"another Maestro run is in progress in this project: {who}.",
+        "follow it with `maestro wait`, or stop it with `maestro run --abort`.",
+    )
+
+
+def spawn_detached(argv: list[str], *, cwd: Path, env: dict[str, str], output: Path) -> int:
+    """Start ``argv`` in its own session, detached from our terminal, output to a file.
+
+    Not the spoke process runner: that one waits for its child under a timeout, while a
+    detached engine must outlive the command that started it.
+    """
+    output.parent.mkdir(parents=True, exist_ok=True)
+    with output.open("ab") as log:
+        proc = subprocess.Popen(  # noqa: S603 - argv list, no shell
+            argv,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            close_fds=True,
+        )
+    return proc.pid

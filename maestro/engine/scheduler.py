@@ -1,0 +1,224 @@
+"""Eager DAG scheduling: a job starts the moment its dependencies are done.
+
+Not batch waves: a wave-based runner waits for the slowest task of a wave before starting
+anything of the next one; here each completion immediately frees its dependants. Limits:
+at most ``max_concurrent`` jobs at once, at least ``stagger_delay`` seconds between two
+launches (providers rate-limit bursts), and never two running jobs that own the same
+file (they share one working tree).
+
+The scheduler knows nothing about spokes or plans: it is given jobs and a ``run_one``
+function (blocking, called in a worker thread) that returns an `Outcome`. The engine
+injects the dispatch pipeline; the benchmark injects sleeps.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+from maestro.engine.ownership import overlapping
+from maestro.errors import MaestroError
+
+FINAL = ("done", "failed", "blocked")
+# How often the loop wakes with nothing to do, to notice a stop request (Ctrl-C, SIGTERM,
+# `maestro run --abort`). Completions wake it at once; this only bounds stop latency.
+_IDLE_WAKE_S = 0.25
+
+
+@dataclass(frozen=True)
+class Job:
+    id: str
+    depends: tuple[str, ...] = ()
+    files: tuple[str, ...] = ()
+
+
+@dataclass
+class Outcome:
+    """What became of one job. ``pending`` means it did not run (refused or stopped)."""
+
+    status: str  # done | failed | blocked | pending
+    note: str = ""
+    stop_run: str | None = None  # set to stop launching anything else, with the reason
+
+
+@dataclass
+class Timing:
+    started: float
+    finished: float | None = None
+
+
+@dataclass
+class Report:
+    outcomes: dict[str, Outcome] = field(default_factory=dict)
+    timings: dict[str, Timing] = field(default_factory=dict)
+    stopped: str | None = None  # why the run stopped early, if it did
+    waiting: dict[str, list[str]] = field(default_factory=dict)  # never ran: blocking deps
+    peak_concurrency: int = 0
+
+    @property
+    def wall_s(self) -> float:
+        if not self.timings:
+            return 0.0
+        start = min(t.started for t in self.timings.values())
+        end = max((t.finished or t.started) for t in self.timings.values())
+        return end - start
+
+
+def _ranks(jobs: dict[str, Job]) -> dict[str, int]:
+    """Length of the longest chain of dependants below each job (itself included).
+
+    Launching the job with the longest tail first keeps the critical path moving when
+    more jobs are ready than slots are free.
+    """
+    children: dict[str, list[str]] = {jid: [] for jid in jobs}
+    for job in jobs.values():
+        for dep in job.depends:
+            if dep in children:
+                children[dep].append(job.id)
+    rank: dict[str, int] = {}
+
+    def visit(jid: str, trail: frozenset[str]) -> int:
+        if jid in rank:
+            return rank[jid]
+        if jid in trail:  # a cycle: graph.validate refuses those before we get here
+            return 1
+        value = 1 + max((visit(c, trail | {jid}) for c in children[jid]), default=0)
+        rank[jid] = value
+        return value
+
+    for jid in jobs:
+        visit(jid, frozenset())
+    return rank
+
+
+class Scheduler:
+    def __init__(
+        self,
+        jobs: Iterable[Job],
+        run_one: Callable[[str], Outcome],
+        *,
+        max_concurrent: int,
+        stagger_delay: float = 0.0,
+        done: Iterable[str] = (),
+        may_launch: Callable[[str], str | None] | None = None,
+        on_idle: Callable[[], None] | None = None,
+        order: Callable[[str], object] | None = None,
+    ) -> None:
+        self.jobs = {job.id: job for job in jobs}
+        self.run_one = run_one
+        self.max_concurrent = max(1, int(max_concurrent))
+        self.stagger_delay = max(0.0, float(stagger_delay))
+        self.done = set(done)
+        self.may_launch = may_launch
+        self.on_idle = on_idle
+        self._order = order or (lambda jid: jid)
+        self._rank = _ranks(self.jobs)
+        self._stop_reason: str | None = None
+        self._stop_lock = threading.Lock()
+
+    def request_stop(self, reason: str) -> None:
+        """Launch nothing more; jobs already running finish. Safe from any thread."""
+        with self._stop_lock:
+            if self._stop_reason is None:
+                self._stop_reason = reason
+
+    @property
+    def stopping(self) -> str | None:
+        return self._stop_reason
+
+    def _ready(self, pending: list[str], running: dict[str, Job]) -> list[str]:
+        busy_files = [f for job in running.values() for f in job.files]
+        ready = []
+        for jid in pending:
+            job = self.jobs[jid]
+            if not all(dep in self.done for dep in job.depends):
+                continue
+            if busy_files and overlapping(job.files, busy_files):
+                continue
+            ready.append(jid)
+        ready.sort(key=lambda jid: (-self._rank[jid], self._order(jid)))
+        return ready
+
+    def run(self) -> Report:
+        report = Report()
+        pending = sorted(self.jobs, key=self._order)
+        running: dict[str, Job] = {}
+        finished: queue.Queue[tuple[str, Outcome | BaseException]] = queue.Queue()
+        last_launch: float | None = None
+        crash: BaseException | None = None
+
+        def work(jid: str) -> None:
+            try:
+                result: Outcome | BaseException = self.run_one(jid)
+            except MaestroError as exc:
+                result = Outcome("failed", str(exc))
+            except BaseException as exc:  # re-raised in the main thread after a drain
+                result = exc
+            finished.put((jid, result))
+
+        pool = ThreadPoolExecutor(max_workers=self.max_concurrent, thread_name_prefix="maestro-task")
+        try:
+            while True:
+                wait_s = _IDLE_WAKE_S
+                while self._stop_reason is None and len(running) < self.max_concurrent:
+                    ready = self._ready(pending, running)
+                    if not ready:
+                        break
+                    now = time.monotonic()
+                    if last_launch is not None and now - last_launch < self.stagger_delay:
+                        wait_s = min(wait_s, self.stagger_delay - (now - last_launch))
+                        break
+                    jid = ready[0]
+                    refusal = self.may_launch(jid) if self.may_launch else None
+                    if refusal:
+                        self.request_stop(refusal)
+                        break
+                    pending.remove(jid)
+                    running[jid] = self.jobs[jid]
+                    report.timings[jid] = Timing(started=time.monotonic())
+                    report.peak_concurrency = max(report.peak_concurrency, len(running))
+                    last_launch = report.timings[jid].started
+                    pool.submit(work, jid)
+                if not running:
+                    launchable = self._stop_reason is None and self._ready(pending, running)
+                    if not launchable:
+                        break
+                try:
+                    items = [finished.get(timeout=max(0.0, wait_s))]
+                except queue.Empty:
+                    if self.on_idle:
+                        self.on_idle()
+                    continue
+                except KeyboardInterrupt:
+                    self.request_stop("interrupted")
+                    continue
+                while True:  # several may have finished together
+                    try:
+                        items.append(finished.get_nowait())
+                    except queue.Empty:
+                        break
+                for jid, result in items:
+                    running.pop(jid, None)
+                    report.timings[jid].finished = time.monotonic()
+                    if isinstance(result, BaseException):
+                        crash = crash or result
+                        self.request_stop(f"internal error in task {jid}")
+                        result = Outcome("failed", f"internal error: {result}")
+                    report.outcomes[jid] = result
+                    if result.status == "done":
+                        self.done.add(jid)
+                    if result.stop_run:
+                        self.request_stop(result.stop_run)
+        finally:
+            pool.shutdown(wait=True)
+        if crash is not None:
+            raise crash
+        report.stopped = self._stop_reason
+        for jid in pending:
+            blockers = [d for d in self.jobs[jid].depends if d not in self.done]
+            report.waiting[jid] = blockers
+        return report

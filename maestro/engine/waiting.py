@@ -1,0 +1,172 @@
+"""`maestro wait`: block until a run reports something, without polling its files.
+
+The run's folder is watched with inotify (watchdog); the engine process is watched with
+a pidfd, so a run killed without a chance to say so (SIGKILL, power loss) ends the wait
+too. Events already shown are remembered in ``wait-cursor.json``, per run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import select
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from maestro.engine.progress import WAKE_KINDS
+from maestro.engine.runs import RunDir, RunLock, pid_alive, read_events
+from maestro.fsutil import atomic_write
+
+EXIT_ENDED = 0
+EXIT_RUNNING = 10
+EXIT_TIMEOUT = 11
+# Where a pidfd is not available, how often the engine's liveness is re-checked.
+_LIVENESS_RECHECK_S = 2.0
+
+
+@dataclass
+class WaitResult:
+    run_id: str
+    state: str  # ended | running | timeout
+    events: list[dict[str, Any]] = field(default_factory=list)
+    ended: dict[str, Any] | None = None
+
+    @property
+    def exit_code(self) -> int:
+        return {"ended": EXIT_ENDED, "running": EXIT_RUNNING}.get(self.state, EXIT_TIMEOUT)
+
+
+def read_cursor(run: RunDir) -> int:
+    try:
+        data = json.loads(run.cursor_path.read_text(encoding="utf-8"))
+        return max(0, int(data.get("offset", 0)))
+    except (FileNotFoundError, ValueError, TypeError, AttributeError):
+        return 0
+
+
+def write_cursor(run: RunDir, offset: int) -> None:
+    atomic_write(run.cursor_path, json.dumps({"offset": offset}) + "\n")
+
+
+def engine_alive(run: RunDir) -> bool:
+    """Is an engine still working on ``run``? The lock names the run it serves; a run
+    that was just detached may not hold it yet, and then its process must be alive."""
+    holder = RunLock(run.paths).holder()
+    if holder and holder.get("run_id") == run.run_id:
+        return True
+    meta = run.read_meta()
+    return meta.get("state") == "starting" and pid_alive(meta.get("pid"))
+
+
+def ended_event(events: list[dict[str, Any]]) -> dict[str, Any] | None:
+    return next((e for e in reversed(events) if e.get("kind") == "run_ended"), None)
+
+
+def last_run_ended(run: RunDir) -> dict[str, Any] | None:
+    return ended_event(read_events(run.events_path)[0])
+
+
+class _Wakeup:
+    """Set when the run folder changes or the engine process exits."""
+
+    def __init__(self, run: RunDir) -> None:
+        self.run = run
+        self.event = threading.Event()
+        self._observer: Any = None
+        self._pidfd: int | None = None
+        self._stop_r, self._stop_w = os.pipe()
+
+    def __enter__(self) -> _Wakeup:
+        from watchdog.events import FileSystemEventHandler
+        from watchdog.observers import Observer
+
+        wake = self.event
+
+        class Handler(FileSystemEventHandler):
+            def on_any_event(self, event: Any) -> None:  # noqa: D401 - watchdog hook
+                wake.set()
+
+        self._observer = Observer()
+        self._observer.schedule(Handler(), str(self.run.path), recursive=False)
+        self._observer.daemon = True
+        self._observer.start()
+        pid = self.run.read_meta().get("pid")
+        if isinstance(pid, int) and pid > 0 and hasattr(os, "pidfd_open"):
+            with contextlib.suppress(OSError):
+                self._pidfd = os.pidfd_open(pid)
+                threading.Thread(target=self._watch_pid, daemon=True).start()
+        return self
+
+    def _watch_pid(self) -> None:
+        assert self._pidfd is not None
+        ready, _, _ = select.select([self._pidfd, self._stop_r], [], [])
+        if self._pidfd in ready:
+            self.event.set()
+
+    @property
+    def watches_pid(self) -> bool:
+        return self._pidfd is not None
+
+    def __exit__(self, *exc: object) -> None:
+        os.write(self._stop_w, b"x")
+        if self._observer is not None:
+            self._observer.stop()
+            self._observer.join(timeout=2)
+        for fd in (self._pidfd, self._stop_r, self._stop_w):
+            if fd is not None:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+
+
+def wait_for(run: RunDir, timeout_s: float | None) -> WaitResult:
+    """Return the events not shown yet, once one of them needs attention (a task
+    finished, failed or was blocked, a decision is needed, the run ended), or when
+    ``timeout_s`` passes (None: no limit)."""
+    offset = read_cursor(run)
+    collected: list[dict[str, Any]] = []
+    deadline = None if timeout_s is None else time.monotonic() + timeout_s
+    with _Wakeup(run) as wakeup:
+        while True:
+            wakeup.event.clear()
+            events, offset = read_events(run.events_path, offset)
+            collected.extend(events)
+            end = ended_event(collected)
+            if end is not None:
+                write_cursor(run, offset)
+                return WaitResult(run.run_id, "ended", collected, end)
+            if any(e.get("kind") in WAKE_KINDS for e in collected):
+                write_cursor(run, offset)
+                return WaitResult(run.run_id, "running", collected)
+            if not engine_alive(run):
+                # One last read: the engine may have written its last words and exited
+                # between the read above and the liveness check.
+                events, offset = read_events(run.events_path, offset)
+                collected.extend(events)
+                end = ended_event(collected)
+                if end is None:
+                    end = _died(run)
+                    collected.append(end)
+                    offset = read_events(run.events_path, offset)[1]  # past our own line
+                write_cursor(run, offset)
+                return WaitResult(run.run_id, "ended", collected, end)
+            remaining = None if deadline is None else deadline - time.monotonic()
+            if remaining is not None and remaining <= 0:
+                write_cursor(run, offset)
+                return WaitResult(run.run_id, "timeout", collected)
+            step = remaining if wakeup.watches_pid else min(remaining or _LIVENESS_RECHECK_S, _LIVENESS_RECHECK_S)
+            wakeup.event.wait(step)
+
+
+def _died(run: RunDir) -> dict[str, Any]:
+    """Record, once, that the run's engine stopped without ending the run."""
+    meta = run.read_meta()
+    message = (
+        f"the engine (pid {meta.get('pid', '?')}) stopped without finishing the run; "
+        "run `maestro run` to recover its tasks and continue."
+    )
+    event = run.events().emit("run_ended", run_id=run.run_id, status="died", message=message)
+    run.write_meta(state="died")
+    return event

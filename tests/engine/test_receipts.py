@@ -1,0 +1,120 @@
+import subprocess
+
+import pytest
+
+from maestro.engine.receipts import GitTree, Observer
+
+
+def git(root, *args):
+    subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
+
+
+@pytest.fixture
+def repo(project):
+    (project / "src").mkdir()
+    (project / "src" / "a.py").write_text("a = 1\n")
+    (project / "README.md").write_text("hello\n")
+    git(project, "add", "-A")
+    git(project, "commit", "-q", "-m", "init")
+    return project
+
+
+def make(repo, owners):
+    return Observer(GitTree(repo, exclude=[".ai"]), lambda tid: owners.get(tid, []))
+
+
+def test_owned_edit_and_untracked_file_are_the_tasks(repo):
+    obs = make(repo, {"1": ["src/a.py", "src/new.py"]})
+    obs.begin("spoke", "1")
+    (repo / "src" / "a.py").write_text("a = 2\n")
+    (repo / "src" / "new.py").write_text("b = 1\n")
+    changes = obs.end("spoke", "1")
+    assert changes.owned == {"src/a.py", "src/new.py"} and not changes.out_of_scope
+    receipt = obs.receipt("1", validation="true", validation_exit=0)
+    assert receipt.files_changed == ["src/a.py", "src/new.py"]
+    assert "2 files changed" in receipt.diff_stat
+    assert receipt.commit and len(receipt.diff_sha) == 64
+    # The user's index and HEAD are untouched.
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True).stdout
+    assert " M src/a.py" in status and "?? src/new.py" in status
+
+
+def test_out_of_scope_edit_by_the_only_running_task(repo):
+    obs = make(repo, {"1": ["src/a.py"]})
+    obs.begin("spoke", "1")
+    (repo / "README.md").write_text("changed\n")
+    changes = obs.end("spoke", "1")
+    assert changes.out_of_scope == {"README.md"}
+
+
+def test_concurrent_tasks_attributed_by_ownership_and_unowned_is_ambiguous(repo):
+    obs = make(repo, {"1": ["src/a.py"], "2": ["docs/"]})
+    obs.begin("spoke", "1")
+    obs.begin("spoke", "2")
+    (repo / "src" / "a.py").write_text("a = 3\n")
+    (repo / "docs").mkdir()
+    (repo / "docs" / "x.md").write_text("x\n")
+    (repo / "README.md").write_text("who?\n")
+    one = obs.end("spoke", "1")
+    two = obs.end("spoke", "2")
+    assert one.owned == {"src/a.py"} and two.owned == {"docs/x.md"}
+    assert one.ambiguous == {"README.md"} == two.ambiguous
+    assert not one.out_of_scope and not two.out_of_scope
+
+
+def test_state_dir_and_caches_are_not_measured(repo):
+    obs = make(repo, {"1": ["src/a.py"]})
+    obs.begin("spoke", "1")
+    (repo / ".ai").mkdir()
+    (repo / ".ai" / "MAESTRO.md").write_text("plan\n")
+    (repo / "src" / "__pycache__").mkdir()
+    (repo / "src" / "__pycache__" / "a.cpython-311.pyc").write_bytes(b"\0")
+    changes = obs.end("spoke", "1")
+    assert not changes.owned and not changes.out_of_scope
+
+
+def test_changes_while_nothing_runs_are_unattributed(repo):
+    obs = make(repo, {"1": ["src/a.py"]})
+    obs.begin("spoke", "1")
+    obs.end("spoke", "1")
+    (repo / "README.md").write_text("a person\n")
+    obs.begin("spoke", "1")
+    obs.end("spoke", "1")
+    assert obs.unattributed == {"README.md"} and not obs.tasks["1"].out_of_scope
+
+
+def test_validation_writes_are_not_blamed_on_a_spoke(repo):
+    obs = make(repo, {"1": ["src/a.py"], "2": ["docs/"]})
+    obs.begin("spoke", "2")
+    obs.begin("validate", "1")
+    (repo / "report.xml").write_text("<x/>")
+    obs.end("validate", "1")
+    two = obs.end("spoke", "2")
+    assert not two.out_of_scope and two.ambiguous == {"report.xml"}
+
+
+def test_not_a_repository(tmp_path):
+    obs = Observer(GitTree(tmp_path), lambda tid: [])
+    assert not obs.enabled
+    obs.begin("spoke", "1")
+    assert obs.end("spoke", "1").files == []
+    assert obs.receipt("1", validation=None, validation_exit=None).commit is None
+
+
+def test_project_in_a_subfolder_of_the_repository(repo):
+    sub = repo / "pkg"
+    sub.mkdir()
+    obs = Observer(GitTree(sub), lambda tid: ["mod.py"])
+    obs.begin("spoke", "1")
+    (sub / "mod.py").write_text("x = 1\n")
+    (repo / "README.md").write_text("outside the project\n")
+    assert obs.end("spoke", "1").owned == {"mod.py"}
+
+
+def test_empty_repository_without_commits(project):
+    obs = make(project, {"1": ["a.txt"]})
+    obs.begin("spoke", "1")
+    (project / "a.txt").write_text("a\n")
+    obs.end("spoke", "1")
+    receipt = obs.receipt("1", validation=None, validation_exit=None)
+    assert receipt.commit is None and receipt.files_changed == ["a.txt"]

@@ -1,0 +1,125 @@
+import threading
+import time
+
+import pytest
+
+from maestro.engine.scheduler import Job, Outcome, Scheduler
+
+
+class Recorder:
+    """A run_one that sleeps per job and records start/end and concurrency."""
+
+    def __init__(self, durations, outcomes=None):
+        self.durations = durations
+        self.outcomes = outcomes or {}
+        self.lock = threading.Lock()
+        self.running: set[str] = set()
+        self.peak = 0
+        self.times: dict[str, tuple[float, float]] = {}
+        self.overlaps: list[tuple[str, str]] = []
+
+    def __call__(self, jid):
+        start = time.monotonic()
+        with self.lock:
+            for other in self.running:
+                self.overlaps.append((jid, other))
+            self.running.add(jid)
+            self.peak = max(self.peak, len(self.running))
+        time.sleep(self.durations.get(jid, 0.0))
+        with self.lock:
+            self.running.discard(jid)
+            self.times[jid] = (start, time.monotonic())
+        return self.outcomes.get(jid, Outcome("done"))
+
+
+def test_eager_start_does_not_wait_for_the_slowest_of_a_wave():
+    # 1 (slow) and 2 (fast) are both ready; 3 depends on 2 only. Waves would start 3
+    # after 1 finished; eager scheduling starts it as soon as 2 is done.
+    jobs = [Job("1"), Job("2"), Job("3", ("2",))]
+    rec = Recorder({"1": 0.4, "2": 0.05, "3": 0.05})
+    report = Scheduler(jobs, rec, max_concurrent=3).run()
+    assert all(o.status == "done" for o in report.outcomes.values())
+    assert rec.times["3"][0] < rec.times["1"][1] - 0.2
+
+
+def test_dependencies_finish_before_dependants_start():
+    jobs = [Job("1"), Job("2", ("1",)), Job("3", ("1",)), Job("4", ("2", "3"))]
+    rec = Recorder({j.id: 0.02 for j in jobs})
+    Scheduler(jobs, rec, max_concurrent=4).run()
+    for job in jobs:
+        for dep in job.depends:
+            assert rec.times[dep][1] <= rec.times[job.id][0]
+
+
+@pytest.mark.parametrize("cap", [1, 2, 3])
+def test_never_more_than_max_concurrent(cap):
+    jobs = [Job(str(i)) for i in range(8)]
+    rec = Recorder({j.id: 0.03 for j in jobs})
+    report = Scheduler(jobs, rec, max_concurrent=cap).run()
+    assert rec.peak == cap == report.peak_concurrency
+
+
+def test_two_jobs_owning_the_same_file_never_overlap():
+    jobs = [Job("1", files=("src/a.py",)), Job("2", files=("src/",)), Job("3", files=("docs/x.md",))]
+    rec = Recorder({"1": 0.1, "2": 0.1, "3": 0.1})
+    Scheduler(jobs, rec, max_concurrent=3).run()
+    pairs = {frozenset(p) for p in rec.overlaps}
+    assert frozenset(("1", "2")) not in pairs
+    assert frozenset(("1", "3")) in pairs or frozenset(("2", "3")) in pairs
+
+
+def test_stagger_spaces_launches():
+    jobs = [Job(str(i)) for i in range(3)]
+    rec = Recorder({})
+    Scheduler(jobs, rec, max_concurrent=3, stagger_delay=0.1).run()
+    starts = sorted(t[0] for t in rec.times.values())
+    assert starts[1] - starts[0] >= 0.095 and starts[2] - starts[1] >= 0.095
+
+
+def test_failed_job_leaves_dependants_waiting():
+    jobs = [Job("1"), Job("2", ("1",)), Job("3")]
+    rec = Recorder({}, {"1": Outcome("failed", "boom")})
+    report = Scheduler(jobs, rec, max_concurrent=2).run()
+    assert report.outcomes["1"].status == "failed"
+    assert "2" not in report.outcomes and report.waiting == {"2": ["1"]}
+    assert report.outcomes["3"].status == "done"
+
+
+def test_refusal_stops_launching_and_keeps_the_rest_pending():
+    jobs = [Job(str(i)) for i in range(5)]
+    launched = []
+
+    def may_launch(jid):
+        return "budget reached" if len(launched) >= 2 else launched.append(jid)
+
+    report = Scheduler(jobs, Recorder({}), max_concurrent=1, may_launch=may_launch).run()
+    assert report.stopped == "budget reached"
+    assert len(report.outcomes) == 2 and len(report.waiting) == 3
+
+
+def test_stop_run_outcome_stops_launching():
+    jobs = [Job("1"), Job("2"), Job("3")]
+    rec = Recorder({}, {"1": Outcome("failed", stop_run="abort requested")})
+    report = Scheduler(jobs, rec, max_concurrent=1).run()
+    assert report.stopped == "abort requested" and set(report.outcomes) == {"1"}
+
+
+def test_unexpected_exception_is_raised_after_running_jobs_finish():
+    jobs = [Job("1"), Job("2")]
+    finished = []
+
+    def run_one(jid):
+        if jid == "1":
+            raise RuntimeError("bug")
+        time.sleep(0.1)
+        finished.append(jid)
+        return Outcome("done")
+
+    with pytest.raises(RuntimeError):
+        Scheduler(jobs, run_one, max_concurrent=2).run()
+    assert finished == ["2"]
+
+
+def test_already_done_dependencies_count():
+    report = Scheduler([Job("2", ("1",))], Recorder({}), max_concurrent=1, done={"1"}).run()
+    assert report.outcomes["2"].status == "done"
