@@ -208,6 +208,16 @@ def ancestors_of_any(tasks: Sequence[Task], task_ids: Iterable[str]) -> set[str]
     return {task.id for j, task in enumerate(tasks) if mask >> j & 1}
 
 
+def descendants_of(tasks: Sequence[Task], task_ids: Iterable[str]) -> dict[str, list[str]]:
+    """For each of ``task_ids``: the ids that wait for it, in plan order (one pass)."""
+    bits = _ancestor_bits(tasks)
+    out: dict[str, list[str]] = {}
+    for task_id in task_ids:
+        target = _position(tasks, task_id)
+        out[task_id] = [task.id for j, task in enumerate(tasks) if bits[j] >> target & 1]
+    return out
+
+
 def descendants(tasks: Sequence[Task], task_id: str) -> list[str]:
     """Ids of every task that waits for ``task_id``, directly or not, in plan order."""
     target = _position(tasks, task_id)

@@ -181,3 +181,10 @@ def test_random_dags_agree_with_brute_force():
         assert all(order[d] < order[t.id] for d in t.depends)
     for a, b, _ in graph.file_conflicts(tasks):
         assert a not in reach(b) and b not in reach(a)
+
+
+def test_descendants_of_and_ancestors_of_any():
+    tasks = plan("1", "2:1", "3:2", "4", "5:3,4")
+    assert graph.descendants_of(tasks, ["1", "4"]) == {"1": ["2", "3", "5"], "4": ["5"]}
+    assert graph.ancestors_of_any(tasks, ["3", "4"]) == {"1", "2"}
+    assert graph.ancestors_of_any(tasks, []) == set()
