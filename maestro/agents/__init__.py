@@ -1,0 +1,1 @@
+"""Agent personas: the catalog, tiers, overrides and the least-privilege check."""

@@ -1,0 +1,82 @@
+"""`maestro prompt TASK_ID [--tool CLI]`: exactly what the task's spoke would receive."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from maestro.cli.context import Context, Result
+from maestro.errors import MaestroError, NotFound
+
+EXAMPLES = """\
+  maestro prompt 3
+  maestro prompt 3 --tool gemini
+  maestro prompt 2.1 --json"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("task_id", help="the task's id, as in '### Task 3:'")
+    parser.add_argument("--tool", choices=("claude", "gemini", "codex", "sim"), help="the spoke CLI (default: the task's Tool)")
+
+
+def enforced_by(tool: str, tier: str) -> tuple[bool, str]:
+    """Whether the spoke CLI enforces ``tier`` itself, and why we think so."""
+    try:
+        from maestro.spokes.registry import get_spoke
+    except ImportError:
+        return False, "no spoke adapter available: the prompt carries the restrictions"
+    if get_spoke(tool).enforces(tier):
+        return True, f"{tool} enforces {tier} with its own flags"
+    return False, f"{tool} cannot enforce {tier}: the prompt carries the restrictions"
+
+
+def _plan(ctx: Context) -> Any:
+    from maestro.state.store import PlanStore
+
+    store = PlanStore(ctx.paths)
+    if not store.exists():
+        raise NotFound(f"no plan at {ctx.paths.plan}.", "write one with 'maestro plan --from FILE'.")
+    return store.load()
+
+
+def run(args: argparse.Namespace, ctx: Context) -> Result:
+    from maestro.agents.catalog import load_catalog
+    from maestro.prompts.delegation import build_delegation
+    from maestro.tokens import count_tokens
+
+    plan = _plan(ctx)
+    task = plan.task(args.task_id)
+    tool = args.tool or task.tool or ctx.settings.hub
+    if not tool:
+        raise MaestroError(f"Task {task.id} names no Tool and no hub is set.", "pass --tool claude|gemini|codex.")
+    catalog = load_catalog(ctx.settings)
+    agent = catalog.resolve(catalog.for_task(task).name, tool)
+    enforced, why = enforced_by(tool, agent.tier)
+    delegation = build_delegation(plan, task, agent, project_root=ctx.paths.root, tool=tool, enforced_by_cli=enforced)
+    tokens = {"system": count_tokens(delegation.system), "prompt": count_tokens(delegation.prompt)}
+    tokens["total"] = tokens["system"] + tokens["prompt"]
+    model = agent.model or "the CLI's default"
+    text = "\n".join(
+        [
+            f"Task {task.id} -> {agent.name} ({agent.tier}) on {tool}; model: {model}; {why}.",
+            f"=== system prompt ({tokens['system']} tokens) ===",
+            delegation.system.rstrip("\n"),
+            f"=== task prompt ({tokens['prompt']} tokens) ===",
+            delegation.prompt.rstrip("\n"),
+            f"=== total: {tokens['total']} tokens (cl100k) ===",
+        ]
+    )
+    data = {
+        "task": task.id,
+        "agent": agent.name,
+        "tier": agent.tier,
+        "tool": tool,
+        "model": agent.model,
+        "max_turns": agent.max_turns,
+        "timeout_mins": agent.timeout_mins,
+        "enforced_by_cli": enforced,
+        "system": delegation.system,
+        "prompt": delegation.prompt,
+        "tokens": tokens,
+    }
+    return Result("prompt", data, text)

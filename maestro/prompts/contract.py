@@ -1,0 +1,139 @@
+"""The XML prompt contract: one renderer for every CLI.
+
+``render_system_prompt`` gives a session its identity, capabilities, workflow and the
+commands it may run; ``render_task_prompt`` gives it the work. The XML is structured
+text for the model, not a runtime format, but it is always well-formed: every value is
+escaped, so task text can hold ``<``, ``&`` and quotes.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+from xml.sax.saxutils import escape, quoteattr
+
+from maestro.prompts.manifest import CAPABILITIES, Manifest, is_coordinated
+from maestro.prompts.workflows import IDENTITY, phases
+
+VERSION = "3.0"
+# Characters XML 1.0 cannot carry even escaped (control codes other than tab/newline/CR).
+_ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+
+def _clean(value: Any) -> str:
+    return _ILLEGAL.sub("\ufffd", str(value))
+
+
+@dataclass
+class TaskContext:
+    """The work a session is given: tasks, the goal, and finished tasks to build on."""
+
+    tasks: Sequence[Any] = ()
+    goal: str | None = None
+    references: Sequence[Any] = ()  # finished tasks whose downstream context applies
+    project_root: Path | str | None = None
+    directive: str | None = None  # the coordinator's initial instruction, if any
+    extra: dict[str, str] = field(default_factory=dict)  # more session facts, rendered in order
+
+
+def _attrs(values: dict[str, Any]) -> str:
+    return "".join(f" {key}={quoteattr(_clean(value))}" for key, value in values.items() if value is not None)
+
+
+def _leaf(indent: int, tag: str, text: str | None = None, **attrs: Any) -> str:
+    pad = "  " * indent
+    if text is None:
+        return f"{pad}<{tag}{_attrs(attrs)} />"
+    return f"{pad}<{tag}{_attrs(attrs)}>{escape(_clean(text))}</{tag}>"
+
+
+def _open(manifest: Manifest, tag: str) -> str:
+    return f"<{tag}{_attrs({'mode': manifest.mode, 'strategy': manifest.strategy, 'version': VERSION})}>"
+
+
+def enabled_commands(manifest: Manifest, commands: Sequence[Any] | None = None) -> list[Any]:
+    """The registry's commands this session may run: its capability must be enabled
+    (a command without one needs only the ability to run commands)."""
+    if commands is None:
+        from maestro.cli.registry import COMMANDS
+
+        commands = COMMANDS
+    caps = manifest.capabilities
+    return [spec for spec in commands if caps.get(spec.capability or "can_run_commands", False)]
+
+
+def render_system_prompt(manifest: Manifest, *, commands: Sequence[Any] | None = None) -> str:
+    lines = [_open(manifest, "maestro_system_prompt"), "  <identity>"]
+    lines.append(_leaf(2, "profile", manifest.mode))
+    if manifest.agent:
+        lines.append(_leaf(2, "agent", manifest.agent))
+    lines += [_leaf(2, "instruction", IDENTITY[manifest.mode]), "  </identity>", "  <capabilities>"]
+    for name in CAPABILITIES:
+        lines.append(_leaf(2, "capability", name=name, enabled=str(manifest.capabilities[name]).lower()))
+    lines += ["  </capabilities>", "  <workflow>"]
+    for name, text in phases(manifest.mode, manifest.strategy or ""):
+        lines.append(_leaf(2, "phase", text, name=name))
+    lines.append("  </workflow>")
+    shown = enabled_commands(manifest, commands)
+    if shown:
+        lines.append("  <commands>")
+        groups: dict[str, list[Any]] = {}
+        for spec in shown:
+            groups.setdefault(spec.group, []).append(spec)
+        for group, specs in groups.items():
+            lines.append(f"    <group{_attrs({'name': group})}>")
+            for spec in specs:
+                lines.append(_leaf(3, "command", name=spec.name, syntax=spec.syntax, description=spec.summary))
+            lines.append("    </group>")
+        lines.append("  </commands>")
+    else:
+        lines.append(_leaf(1, "commands", "none: report through your final answer"))
+    lines.append("</maestro_system_prompt>")
+    return "\n".join(lines) + "\n"
+
+
+def _task_lines(task: Any, root: Path | None) -> list[str]:
+    lines = [
+        f"    <item{_attrs({'id': task.id, 'status': task.status, 'specialist': task.specialist, 'agent': task.agent, 'risk': task.risk})}>",
+        _leaf(3, "title", task.title),
+    ]
+    for dep in task.depends:
+        lines.append(_leaf(3, "depends_on", str(dep)))
+    for name in task.files:
+        path = str(root / name) if root is not None else name
+        lines.append(_leaf(3, "file", path))
+    for criterion in task.criteria:
+        lines.append(_leaf(3, "criterion", criterion))
+    if task.validation:
+        lines.append(_leaf(3, "validation", task.validation))
+    lines.append("    </item>")
+    return lines
+
+
+def render_task_prompt(manifest: Manifest, task_ctx: TaskContext) -> str:
+    root = Path(task_ctx.project_root) if task_ctx.project_root is not None else None
+    lines = [_open(manifest, "maestro_task_prompt"), "  <task>"]
+    if task_ctx.goal:
+        lines.append(_leaf(2, "goal", task_ctx.goal))
+    for task in task_ctx.tasks:
+        lines += _task_lines(task, root)
+    lines += ["  </task>", "  <session_context>"]
+    session = {
+        "session_id": manifest.session_id,
+        "run_id": manifest.run_id,
+        "coordinator_session_id": manifest.coordinator_session_id if is_coordinated(manifest.mode) else None,
+        "project_root": str(root) if root is not None else None,
+        "directive": task_ctx.directive,
+        **task_ctx.extra,
+    }
+    for key, value in session.items():
+        if value is not None:
+            lines.append(_leaf(2, key, str(value)))
+    lines += ["  </session_context>", "  <reference_task_context>"]
+    for ref in task_ctx.references:
+        text = ref.downstream_context or "Downstream Context missing: verify this task's output before relying on it."
+        lines.append(_leaf(2, "reference_task", text, id=ref.id, title=ref.title, status=ref.status, agent=ref.agent))
+    lines += ["  </reference_task_context>", "</maestro_task_prompt>"]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,110 @@
+"""The protocol files in ``protocols/``, filled in for the spoke CLI that will read them.
+
+Persona frontmatter names tools the Gemini way; a spoke on another CLI sees its own tool
+names, so a rule like "write files only with your write tool" names the real tool.
+"""
+
+from __future__ import annotations
+
+import re
+
+from maestro.agents.tiers import WEB_TOOLS, can_shell, can_write
+
+# What each ability is called on each CLI. Codex reads files through shell commands,
+# so on codex "no shell" means "no shell command that changes anything".
+VOCABULARY: dict[str, dict[str, str]] = {
+    "claude": {
+        "read": "Read, Glob and Grep",
+        "write": "Write and Edit",
+        "shell": "Bash",
+        "web": "WebSearch",
+        "no_shell": "run shell commands (Bash)",
+    },
+    "gemini": {
+        "read": "read_file, glob and grep_search",
+        "write": "write_file and replace",
+        "shell": "run_shell_command",
+        "web": "google_web_search",
+        "no_shell": "run shell commands (run_shell_command)",
+    },
+    "codex": {
+        "read": "read-only shell commands such as cat, ls, rg and git show",
+        "write": "apply_patch",
+        "shell": "shell commands",
+        "web": "web_search",
+        "no_shell": "run shell commands that change anything or start programs (builds, tests, installs); "
+        "read-only commands for reading files are allowed",
+    },
+}
+# The persona's own tool names, for spokes without a vocabulary of their own (sim).
+DEFAULT_VOCABULARY = {
+    "read": "read_file, glob and search_file_content",
+    "write": "write_file and replace",
+    "shell": "run_shell_command",
+    "web": "google_web_search",
+    "no_shell": "run shell commands (run_shell_command)",
+}
+
+_PLACEHOLDER = re.compile(r"\{\{\s*([a-z_]+)\s*\}\}")
+
+
+def vocabulary(cli: str | None) -> dict[str, str]:
+    return VOCABULARY.get(cli or "", DEFAULT_VOCABULARY)
+
+
+def render(name: str, values: dict[str, str]) -> str:
+    """Read ``protocols/<name>`` and fill its ``{{key}}`` placeholders."""
+    from maestro.resources import read_text
+
+    text = read_text("protocols", name)
+
+    def fill(match: re.Match[str]) -> str:
+        key = match.group(1)
+        if key not in values:
+            raise KeyError(f"protocols/{name} uses {{{{{key}}}}}, which has no value")
+        return values[key]
+
+    return _PLACEHOLDER.sub(fill, text).strip()
+
+
+def _file_values(cli: str | None) -> dict[str, str]:
+    words = vocabulary(cli)
+    return {"write_tools": words["write"], "shell_tool": words["shell"]}
+
+
+def base_protocol(cli: str | None) -> str:
+    return render("agent-base-protocol.md", _file_values(cli))
+
+
+def filesystem_protocol(cli: str | None) -> str:
+    return render("filesystem-safety-protocol.md", _file_values(cli))
+
+
+def file_writing_rules(cli: str | None) -> str:
+    return render("file-writing-rules.md", _file_values(cli))
+
+
+def tool_restrictions(tier: str, tools: list[str], cli: str | None) -> str:
+    words = vocabulary(cli)
+    allowed = [f"read and search files ({words['read']})"]
+    denied = []
+    if can_write(tier):
+        allowed.append(f"create and edit files ({words['write']})")
+    else:
+        denied.append("create, modify or delete any file")
+    if can_shell(tier):
+        allowed.append(f"run shell commands ({words['shell']})")
+    else:
+        denied.append(words["no_shell"])
+    if set(tools) & set(WEB_TOOLS):
+        allowed.append(f"search the web ({words['web']})")
+    else:
+        denied.append(f"search or fetch from the web ({words['web']})")
+    return render(
+        "tool-restrictions.md",
+        {
+            "tier": tier,
+            "allowed": "\n".join(f"- {line}" for line in allowed),
+            "denied": "\n".join(f"- {line}" for line in denied),
+        },
+    )
