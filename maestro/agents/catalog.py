@@ -150,7 +150,7 @@ class Scan:
         return [v for v in self.violations if v.level == "error"]
 
 
-def _display(path: Path, root: Path) -> str:
+def display_path(path: Path, root: Path) -> str:
     return str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
 
 
@@ -170,7 +170,7 @@ def scan_agents(settings: Settings) -> Scan:
     folder = settings.paths.project_agents_dir
     if folder.is_dir():
         for path in sorted(folder.glob("*.md")):
-            source = _display(path, settings.paths.root)
+            source = display_path(path, settings.paths.root)
             try:
                 text = path.read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError) as exc:
@@ -275,7 +275,7 @@ def agent_name_for(task: Any) -> str:
 
 def _agent_tables(settings: Settings, agents: dict[str, Agent]) -> dict[str, dict[str, Any]]:
     """Validate and convert the config's [agents.NAME] tables."""
-    where = _display(settings.config_file, settings.paths.root) if settings.config_file else "the config file"
+    where = display_path(settings.config_file, settings.paths.root) if settings.config_file else "the config file"
     tables: dict[str, dict[str, Any]] = {}
     for name, table in settings.table("agents").items():
         if name not in agents:

@@ -110,7 +110,7 @@ def _show(ctx: Context, name: str, tool: str | None) -> Result:
 
 
 def _validate(ctx: Context) -> Result:
-    from maestro.agents.catalog import Catalog, scan_agents
+    from maestro.agents.catalog import Catalog, display_path, scan_agents
     from maestro.agents.schema import Violation
 
     scan = scan_agents(ctx.settings)
@@ -119,7 +119,8 @@ def _validate(ctx: Context) -> Result:
         Catalog(scan.agents, ctx.settings)
     except ConfigError as error:
         # Overrides and disabled names are part of the catalog: report them here too.
-        where = error.file or str(ctx.settings.config_file or "settings")
+        config = ctx.settings.config_file
+        where = error.file or (display_path(config, ctx.settings.paths.root) if config else "settings")
         violations.append(Violation(where, "(overrides)", str(error)))
     errors = [v for v in violations if v.level == "error"]
     lines = [v.line() for v in violations]

@@ -1,0 +1,238 @@
+from __future__ import annotations
+
+import re
+import warnings
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from maestro.cli import registry
+from maestro.cli.registry import COMMANDS, CommandSpec
+from maestro.errors import MaestroError
+from maestro.prompts.contract import TaskContext, enabled_commands, render_system_prompt, render_task_prompt
+from maestro.prompts.manifest import (
+    CAPABILITIES,
+    MODES,
+    STRATEGIES,
+    Manifest,
+    ManifestDeprecationWarning,
+    family,
+    load_manifest,
+    strategies_for,
+)
+from maestro.state.model import Task
+
+from .conftest import ROOT, sample_plan
+
+VALID = [(mode, strategy) for mode in MODES for strategy in strategies_for(mode)]
+INVALID = [(mode, strategy) for mode in MODES for fam, names in STRATEGIES.items() if fam != family(mode) for strategy in names]
+
+
+def manifest_for(mode: str, strategy: str) -> Manifest:
+    coordinated = mode.startswith("coordinated-")
+    return Manifest(
+        mode=mode,
+        strategy=strategy,
+        session_id="sess-child",
+        run_id="run-1",
+        coordinator_session_id="sess-parent" if coordinated else None,
+    )
+
+
+def task_context(mode: str) -> TaskContext:
+    plan = sample_plan()
+    if family(mode) == "coordinate":
+        return TaskContext(goal=plan.goal, tasks=plan.tasks[2:], references=plan.tasks[:2], project_root=ROOT)
+    return TaskContext(tasks=[plan.task("3")], references=plan.tasks[:2], project_root=ROOT, directive="Keep the public API unchanged.")
+
+
+@pytest.mark.parametrize("mode, strategy", VALID)
+def test_system_prompt_snapshot(mode, strategy, xml_snapshot, pinned_commands):
+    assert render_system_prompt(manifest_for(mode, strategy)) == xml_snapshot
+
+
+@pytest.mark.parametrize("mode, strategy", VALID)
+def test_task_prompt_snapshot(mode, strategy, xml_snapshot):
+    assert render_task_prompt(manifest_for(mode, strategy), task_context(mode)) == xml_snapshot
+
+
+@pytest.mark.parametrize("mode, strategy", VALID)
+def test_rendered_prompts_are_well_formed_xml(mode, strategy):
+    manifest = manifest_for(mode, strategy)
+    system = ET.fromstring(render_system_prompt(manifest))
+    assert (system.tag, system.get("mode"), system.get("strategy"), system.get("version")) == (
+        "maestro_system_prompt",
+        mode,
+        strategy,
+        "3.0",
+    )
+    assert system.findtext("identity/profile") == mode
+    task = ET.fromstring(render_task_prompt(manifest, task_context(mode)))
+    assert [child.tag for child in task] == ["task", "session_context", "reference_task_context"]
+
+
+@pytest.mark.parametrize("mode, strategy", INVALID)
+def test_a_strategy_invalid_for_its_mode_never_renders(mode, strategy):
+    with pytest.raises(MaestroError) as info:
+        render_system_prompt(Manifest(mode=mode, strategy=strategy))
+    assert f"strategy {strategy!r} is not valid for mode {mode}" in str(info.value)
+    assert ", ".join(strategies_for(mode)) in str(info.value)
+
+
+def test_unknown_mode_and_default_strategy():
+    with pytest.raises(MaestroError, match="unknown mode 'boss'"):
+        Manifest(mode="boss")
+    assert Manifest(mode="worker").strategy == "simple"
+    assert Manifest(mode="coordinated-coordinator").strategy == "default"
+
+
+def test_each_mode_has_its_own_identity_and_workflow():
+    identities, workflows = set(), set()
+    for mode in MODES:
+        root = ET.fromstring(render_system_prompt(Manifest(mode=mode)))
+        identities.add(root.findtext("identity/instruction"))
+        workflows.add(tuple(p.get("name") for p in root.find("workflow")))
+    assert len(identities) == 4
+    coordinator = ("analyze", "decompose", "spawn", "monitor", "recover", "verify", "complete")
+    assert coordinator in workflows and coordinator + ("report_to_parent",) in workflows
+    assert ("init", "execute", "complete") in workflows
+
+
+def test_coordinated_worker_reports_to_its_coordinator_without_conditionals():
+    worker = render_system_prompt(Manifest(mode="worker"))
+    coordinated = render_system_prompt(Manifest(mode="coordinated-worker"))
+    assert "coordinator" not in worker.split("<workflow>")[1]
+    assert "report the blocker to your coordinator" in coordinated
+    assert " if " not in coordinated.split("<workflow>")[1].lower()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_commands_are_the_registry_entries_the_capabilities_allow(mode):
+    manifest = Manifest(mode=mode)
+    root = ET.fromstring(render_system_prompt(manifest))
+    shown = {c.get("name"): c.get("syntax") for c in root.iter("command")}
+    expected = {
+        spec.name: spec.syntax
+        for spec in COMMANDS
+        if manifest.capabilities[spec.capability or "can_run_commands"]
+    }
+    assert shown == expected
+    if family(mode) == "coordinate":
+        assert {"plan", "run", "wait", "review"} <= set(shown)
+    else:
+        assert not {"plan", "run", "wait"} & set(shown)
+    assert ("install" in shown) == (not mode.startswith("coordinated-"))
+
+
+def test_every_registry_capability_is_in_the_vector():
+    assert {spec.capability for spec in COMMANDS if spec.capability} <= set(CAPABILITIES)
+
+
+def test_a_command_added_to_the_registry_appears_without_renderer_changes(monkeypatch):
+    extra = CommandSpec("mail", "maestro.cli.mail", "Send a message.", 'maestro mail send --to <id> "<text>"', "office", "can_report_task_level")
+    monkeypatch.setattr(registry, "COMMANDS", COMMANDS + (extra,))
+    text = render_system_prompt(Manifest(mode="coordinated-worker"))
+    group = ET.fromstring(text).find("commands/group[@name='office']")
+    assert group is not None
+    assert group.find("command").get("syntax") == 'maestro mail send --to <id> "<text>"'
+    restricted = Manifest(mode="coordinated-worker", restrict=("can_report_task_level",))
+    assert "mail" not in [spec.name for spec in enabled_commands(restricted)]
+
+
+@pytest.mark.parametrize("mode", ["coordinator", "coordinated-coordinator"])
+def test_workflow_names_only_commands_it_lists(mode):
+    text = render_system_prompt(Manifest(mode=mode))
+    workflow = text.split("<workflow>")[1].split("</workflow>")[0]
+    listed = {c.get("name") for c in ET.fromstring(text).iter("command")}
+    named = set(re.findall(r"`maestro (\w+)", workflow))
+    assert named and named <= listed
+
+
+def test_capabilities_are_derived_once_from_the_manifest():
+    coordinator = Manifest(mode="coordinator").capabilities
+    assert coordinator["can_spawn_sessions"] and coordinator["can_edit_tasks"] and not coordinator["can_use_queue"]
+    queue = Manifest(mode="worker", strategy="queue").capabilities
+    assert queue["can_use_queue"] and not queue["can_spawn_sessions"]
+    assert not Manifest(mode="worker", strategy="tree").capabilities["can_use_queue"]
+    assert list(coordinator) == list(CAPABILITIES)
+
+
+def test_no_shell_means_no_commands_and_coordinators_need_one():
+    manifest = Manifest(mode="coordinated-worker", shell=False)
+    assert not any(manifest.capabilities.values())
+    assert "<commands>none: report through your final answer</commands>" in render_system_prompt(manifest)
+    with pytest.raises(MaestroError, match="needs to run commands"):
+        Manifest(mode="coordinator", shell=False)
+    with pytest.raises(MaestroError, match="unknown capability"):
+        Manifest(mode="worker", restrict=("can_fly",))
+
+
+@pytest.mark.parametrize(
+    "data, mode",
+    [
+        ({"mode": "execute"}, "worker"),
+        ({"mode": "coordinate"}, "coordinator"),
+        ({"mode": "execute", "coordinatorSessionId": "s1"}, "coordinated-worker"),
+        ({"mode": "coordinate", "coordinator_session_id": "s1"}, "coordinated-coordinator"),
+        ({"role": "worker"}, "worker"),
+        ({"role": "orchestrator"}, "coordinator"),
+        ({"role": "worker", "coordinator_session_id": "s1"}, "coordinated-worker"),
+        ({"role": "orchestrator", "coordinatorSessionId": "s1", "orchestratorStrategy": "dag"}, "coordinated-coordinator"),
+    ],
+)
+def test_deprecated_names_map_with_a_warning(data, mode):
+    with pytest.warns(ManifestDeprecationWarning) as caught:
+        manifest = load_manifest(data)
+    assert manifest.mode == mode
+    assert manifest.warnings and all("deprecated" in w for w in manifest.warnings)
+    assert [str(w.message) for w in caught] == list(manifest.warnings)
+    if "orchestratorStrategy" in data:
+        assert manifest.strategy == "dag"
+
+
+def test_current_names_load_without_warnings():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        manifest = load_manifest({"mode": "coordinated-worker", "strategy": "tree", "coordinator_session_id": "s1"})
+    assert (manifest.mode, manifest.strategy, manifest.warnings) == ("coordinated-worker", "tree", ())
+
+
+@pytest.mark.parametrize(
+    "data, needle",
+    [
+        ({"role": "manager"}, "unknown role"),
+        ({"role": "worker", "mode": "coordinator"}, "contradicts"),
+        ({"mode": "worker", "colour": "red"}, "unknown manifest key 'colour'"),
+        ({}, "has no mode"),
+        ({"mode": "execute", "strategy": "dag"}, "not valid for mode worker"),
+    ],
+)
+def test_bad_manifests_are_errors(data, needle):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(MaestroError, match=needle):
+            load_manifest(data)
+
+
+def test_xml_escaping_round_trips_hostile_text():
+    hostile = "Fix <&\"> and 'quotes' in a </task> tag\x01"
+    task = Task("7", hostile, criteria=[hostile], files=["a&b<c>.py"], validation='test "$x" < in && echo ok')
+    ref = Task("1", hostile, status="done", agent="coder", downstream_context=hostile)
+    manifest = Manifest(mode="coordinated-worker", coordinator_session_id='s"<1>')
+    text = render_task_prompt(manifest, TaskContext(tasks=[task], references=[ref], directive=hostile))
+    assert "<&\">" not in text
+    root = ET.fromstring(text)
+    clean = hostile.replace("\x01", "\ufffd")
+    assert root.findtext("task/item/title") == clean
+    assert root.findtext("task/item/criterion") == clean
+    assert root.findtext("task/item/file") == "a&b<c>.py"
+    assert root.findtext("task/item/validation") == 'test "$x" < in && echo ok'
+    assert root.find("reference_task_context/reference_task").get("title") == clean
+    assert root.findtext("reference_task_context/reference_task") == clean
+    assert root.findtext("session_context/coordinator_session_id") == 's"<1>'
+
+
+def test_reference_without_context_shows_the_gap():
+    plan = sample_plan()
+    text = render_task_prompt(Manifest(mode="worker"), TaskContext(tasks=[plan.task("3")], references=[plan.task("2")]))
+    assert "Downstream Context missing" in text
