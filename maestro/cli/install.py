@@ -1,0 +1,53 @@
+"""`maestro install`: the slash commands (or Codex skill) and the stub into a host."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+from maestro.cli.context import Context, Result
+from maestro.install.hosts import FORMS, HOSTS, SCOPES
+
+if TYPE_CHECKING:
+    from maestro.install.operations import Request, Where
+
+EXAMPLES = """\
+  maestro install --host claude                  commands and stub into this project
+  maestro install --host all --scope user        into your home folder, for every project
+  maestro install --host codex --dry-run         show what would change; write nothing
+  maestro install --host gemini --as extension   a Gemini CLI extension (~/.gemini/extensions)
+  maestro install --host claude --as plugin      a Claude Code plugin for --plugin-dir"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--host", required=True, choices=[*HOSTS, "all"], help="the host CLI (all: the three)")
+    parser.add_argument("--scope", choices=SCOPES, help="project (default for files) or user")
+    parser.add_argument("--as", dest="form", choices=FORMS, default="files",
+                        help="files (default), plugin (claude) or extension (gemini)")
+    parser.add_argument("--dry-run", action="store_true", help="print what would change; write nothing")
+
+
+def where(ctx: Context) -> Where:
+    from maestro.install.operations import Where
+
+    paths = ctx.paths
+    folder = paths.state_dir_name if not paths.state_dir.is_absolute() else ".ai"
+    return Where(paths.root, paths.install_manifest, ctx.env, folder)
+
+
+def request(args: argparse.Namespace) -> Request:
+    from maestro.install.operations import Request, expand_hosts
+    from maestro.install.targets import check_form, default_scope
+
+    hosts = expand_hosts(args.host)
+    for host in hosts:
+        check_form(host, args.form, args.scope or default_scope(args.form))
+    return Request(hosts, args.form, args.scope, args.dry_run)
+
+
+def run(args: argparse.Namespace, ctx: Context) -> Result:
+    from maestro.install import invocation, operations
+
+    req = request(args)
+    report = operations.install(req, where(ctx), invocation.resolve())
+    return Result("install", report.to_data(), operations.to_text(report), report.exit_code)

@@ -1,0 +1,235 @@
+"""One class per host CLI: where its files go and how each canonical source looks there.
+
+HOSTS.md section 3 is the source of these facts (verified against the real CLIs):
+
+- Claude Code: ``.claude/commands/maestro/<verb>.md`` is ``/maestro:<verb>``; CLAUDE.md;
+  HTML comments in CLAUDE.md are not shown to the model; a command's description is
+  listed to the model every session unless ``disable-model-invocation`` is set.
+- Gemini CLI: ``.gemini/commands/maestro/<verb>.toml`` is ``/maestro:<verb>``; GEMINI.md;
+  command descriptions are not listed to the model; ``.agents/skills`` are.
+- Codex CLI: no custom commands; ``$maestro <verb>`` injects the ``maestro`` skill from
+  ``.agents/skills`` or ``$CODEX_HOME/skills``; AGENTS.md.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from maestro import __version__
+from maestro.errors import InstallError
+from maestro.install import text
+from maestro.install.sources import ROUTER_SKILL, VERBS, CommandSource, load_commands, load_skill
+from maestro.paths import codex_home, user_home
+
+SCOPES = ("project", "user")
+FORMS = ("files", "plugin", "extension")
+PLUGIN_NAME = "maestro"
+DESCRIPTION = "Hub-and-spoke orchestration of Claude Code, Gemini CLI and Codex CLI."
+
+
+@dataclass(frozen=True)
+class RenderOptions:
+    invocation: str  # shell words that run this Maestro (see invocation.resolve)
+    state_dir: str = ".ai"
+    version: str = __version__
+
+
+@dataclass(frozen=True)
+class RenderedFile:
+    path: str  # POSIX path relative to the install root
+    content: str
+
+
+@dataclass(frozen=True)
+class Listed:
+    """Something a host lists to its model in every session."""
+
+    kind: str  # commands | skills | agents
+    name: str
+    text: str  # what the model reads, e.g. "- maestro:plan: Plan a goal ..."
+
+
+def _yaml_scalar(value: str) -> str:
+    import yaml
+
+    dumped: str = yaml.safe_dump(value, default_flow_style=True, allow_unicode=True, width=1 << 20)
+    return dumped.removesuffix("\n...\n").rstrip("\n")
+
+
+def _toml_string(value: str, *, multiline: bool = False) -> str:
+    if multiline and "'''" not in value:
+        return "'''\n" + value + "'''"  # literal: no escapes; the first newline is dropped
+    return json.dumps(value, ensure_ascii=False)  # a JSON string is a TOML basic string
+
+
+def _json_file(path: str, data: dict[str, str]) -> RenderedFile:
+    return RenderedFile(path, json.dumps(data, indent=2) + "\n")
+
+
+class Host:
+    name = ""
+    title = ""
+    instruction_file = ""
+    project_prefix = ""  # where the host's files live inside a project
+    verb_template = "/maestro:{verb}"
+    arguments = "$ARGUMENTS"
+    strips_comments = False  # does the model see HTML comments of the instruction file?
+
+    def user_root(self, env: dict[str, str]) -> Path:
+        raise NotImplementedError
+
+    def prefix(self, scope: str) -> str:
+        return self.project_prefix if scope == "project" else ""
+
+    def invoke(self, verb: str) -> str:
+        return self.verb_template.format(verb=verb)
+
+    def body(self, source: CommandSource, opts: RenderOptions) -> str:
+        return text.render_body(source.body, host=self.name, verb_template=self.verb_template,
+                                arguments=self.arguments, invocation=opts.invocation, state=opts.state_dir)
+
+    def stub(self, opts: RenderOptions) -> str:
+        """What the stub block says: the host's own syntax and the two state files."""
+        verbs = self.verb_template.format(verb="|".join(VERBS))
+        state = opts.state_dir.rstrip("/")
+        return f"{verbs}. State {state}/MAESTRO.md, log {state}/MAESTRO-LOG.md\n"
+
+    command_suffix = ".md"
+
+    def command_file(self, source: CommandSource, opts: RenderOptions) -> str:
+        raise NotImplementedError
+
+    def commands(self, folder: str, opts: RenderOptions) -> list[RenderedFile]:
+        """One command file per verb in ``folder`` (a prefix ending in '/')."""
+        return [RenderedFile(f"{folder}{c.verb}{self.command_suffix}", self.command_file(c, opts)) for c in load_commands()]
+
+    def files(self, scope: str, opts: RenderOptions) -> list[RenderedFile]:
+        return self.commands(self.prefix(scope) + "commands/maestro/", opts)
+
+    forms: tuple[str, ...] = ("files",)
+
+    def form_files(self, form: str, scope: str, opts: RenderOptions) -> list[RenderedFile]:
+        """The files of one install form: ``files`` (every host), a plugin or an extension."""
+        return self.files(scope, opts)
+
+    def expanded(self, verb: str, opts: RenderOptions) -> str:
+        """What the model receives when the user invokes ``verb``."""
+        return self.body(next(c for c in load_commands() if c.verb == verb), opts)
+
+    def listed(self, opts: RenderOptions) -> list[Listed]:
+        return []
+
+
+class ClaudeHost(Host):
+    name = "claude"
+    title = "Claude Code"
+    instruction_file = "CLAUDE.md"
+    project_prefix = ".claude/"
+    # The model never sees HTML comments in CLAUDE.md (verified with 2.1.197), so the
+    # block's markers cost nothing there.
+    strips_comments = True
+
+    def user_root(self, env: dict[str, str]) -> Path:
+        return user_home(env) / ".claude"
+
+    def command_file(self, source: CommandSource, opts: RenderOptions) -> str:
+        lines = ["---", f"description: {_yaml_scalar(source.description)}"]
+        if source.argument_hint:
+            lines.append(f"argument-hint: {_yaml_scalar(source.argument_hint)}")
+        # Pre-approve Maestro's own CLI so a run's wait loop does not ask every time.
+        lines.append(f"allowed-tools: {_yaml_scalar(f'Bash({opts.invocation}:*)')}")
+        # Not listed to the model every session (it would cost each description's
+        # tokens); the user invokes the command, the stub tells the model it exists.
+        lines.append("disable-model-invocation: true")
+        return "\n".join([*lines, "---", ""]) + self.body(source, opts)
+
+    forms = ("files", "plugin")
+
+    def form_files(self, form: str, scope: str, opts: RenderOptions) -> list[RenderedFile]:
+        return self.plugin_files(opts) if form == "plugin" else self.files(scope, opts)
+
+    def plugin_files(self, opts: RenderOptions) -> list[RenderedFile]:
+        manifest = {"name": PLUGIN_NAME, "version": opts.version, "description": DESCRIPTION}
+        return [_json_file(".claude-plugin/plugin.json", manifest), *self.commands("commands/", opts)]
+
+
+class GeminiHost(Host):
+    name = "gemini"
+    title = "Gemini CLI"
+    instruction_file = "GEMINI.md"
+    project_prefix = ".gemini/"
+    arguments = "{{args}}"
+    command_suffix = ".toml"
+
+    def user_root(self, env: dict[str, str]) -> Path:
+        return user_home(env) / ".gemini"
+
+    def command_file(self, source: CommandSource, opts: RenderOptions) -> str:
+        prompt = self.body(source, opts)
+        for injection in ("!{", "@{"):
+            if injection in prompt:
+                # Gemini would run or inline these; a command must never do so unasked.
+                raise InstallError(
+                    f"commands/{source.verb}.md contains {injection!r}, which Gemini CLI treats as an injection.",
+                    "reword the command source.",
+                )
+        return (f"description = {_toml_string(source.description)}\n"
+                f"prompt = {_toml_string(prompt, multiline=True)}\n")
+
+    forms = ("files", "extension")
+
+    def form_files(self, form: str, scope: str, opts: RenderOptions) -> list[RenderedFile]:
+        return self.extension_files(opts) if form == "extension" else self.files(scope, opts)
+
+    def extension_files(self, opts: RenderOptions) -> list[RenderedFile]:
+        manifest = {"name": PLUGIN_NAME, "version": opts.version, "description": DESCRIPTION,
+                    "contextFileName": self.instruction_file}
+        return [
+            _json_file("gemini-extension.json", manifest),
+            # The extension's own context file: wholly Maestro's, so no markers.
+            RenderedFile(self.instruction_file, self.stub(opts)),
+            *self.commands("commands/maestro/", opts),
+        ]
+
+
+class CodexHost(Host):
+    name = "codex"
+    title = "Codex CLI"
+    instruction_file = "AGENTS.md"
+    project_prefix = ".agents/"
+    verb_template = "$maestro {verb}"
+    arguments = "<arguments>"
+
+    def user_root(self, env: dict[str, str]) -> Path:
+        return codex_home(env)
+
+    def router(self, opts: RenderOptions) -> str:
+        source = load_skill(ROUTER_SKILL)
+        header = f"---\nname: {source.name}\ndescription: {_yaml_scalar(source.description)}\n---\n"
+        return header + text.pin_invocation(source.body, opts.invocation)
+
+    def files(self, scope: str, opts: RenderOptions) -> list[RenderedFile]:
+        folder = self.prefix(scope) + f"skills/{ROUTER_SKILL}/"
+        files = [RenderedFile(folder + "SKILL.md", self.router(opts))]
+        files += [RenderedFile(f"{folder}verbs/{c.verb}.md", self.body(c, opts)) for c in load_commands()]
+        return files
+
+    def expanded(self, verb: str, opts: RenderOptions) -> str:
+        # `$maestro <verb>` injects the router; the model then reads the verb's file.
+        return self.router(opts) + super().expanded(verb, opts)
+
+    def listed(self, opts: RenderOptions) -> list[Listed]:
+        source = load_skill(ROUTER_SKILL)
+        return [Listed("skills", source.name, f"- {source.name}: {source.description} (file: r1/{source.name}/SKILL.md)")]
+
+
+HOSTS: dict[str, Host] = {h.name: h for h in (ClaudeHost(), GeminiHost(), CodexHost())}
+
+
+def get_host(name: str) -> Host:
+    try:
+        return HOSTS[name]
+    except KeyError:
+        raise InstallError(f"unknown host {name!r}.", f"use one of: {', '.join(HOSTS)}, all.") from None

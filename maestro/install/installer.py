@@ -1,0 +1,214 @@
+"""Install and uninstall as a plan of per-file actions, then its application.
+
+Planning reads only; applying writes. ``--dry-run`` prints the plan and stops. A plan
+says one verb per file:
+
+- create: the file is new;             identical: already exactly this;
+- update: Maestro's unmodified file (hash as recorded), or the user's instruction file
+  getting its block;
+- skip: Maestro wrote it but the user changed it since: kept as it is, listed;
+- conflict: a file Maestro did not write is in the way: left alone, exit 1;
+- remove: uninstall (or upgrade) deletes Maestro's unmodified file or block;
+- missing: uninstall finds it already gone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from maestro import __version__
+from maestro.errors import InstallError
+from maestro.fsutil import atomic_write
+from maestro.install import block
+from maestro.install.manifest import FileRecord, Install, Manifest, sha256
+from maestro.install.safepath import inside
+from maestro.install.targets import Target
+
+ENCODING = ("utf-8", "surrogateescape")  # any bytes survive a read-modify-write
+
+
+@dataclass
+class Action:
+    verb: str
+    rel: str  # relative to the target's root
+    real: Path
+    kind: str = "file"  # file | block
+    data: bytes | None = None  # what to write; None with delete or nothing to do
+    delete: bool = False
+    note: str = ""
+
+    @property
+    def writes(self) -> bool:
+        return self.data is not None or self.delete
+
+
+@dataclass
+class Plan:
+    target: Target
+    actions: list[Action]
+    record: Install | None  # the manifest entry once applied (None: drop it)
+    prune: list[str] = field(default_factory=list)  # folders to remove if empty, deepest first
+
+    @property
+    def conflicts(self) -> list[Action]:
+        return [a for a in self.actions if a.verb == "conflict"]
+
+    @property
+    def skipped(self) -> list[Action]:
+        return [a for a in self.actions if a.verb == "skip"]
+
+
+def read_text(path: Path) -> str:
+    return path.read_bytes().decode(*ENCODING)
+
+
+def block_hash(found: block.Block) -> str:
+    return sha256(found.text.replace("\r\n", "\n"))
+
+
+def _newer(found: block.Block, shown: str) -> InstallError:
+    return InstallError(
+        f"{shown} holds a Maestro {found.host} block v{found.version}, written by a newer Maestro "
+        f"(this one, {__version__}, writes v{block.FORMAT}); refusing to change it.",
+        "upgrade Maestro (pipx upgrade maestro-orchestra, or pip install -U maestro-orchestra) and run "
+        "this again, or delete the block by hand.",
+    )
+
+
+def _missing_dirs(root: Path, rel: str) -> list[str]:
+    parts = rel.split("/")[:-1]
+    missing = []
+    for depth in range(1, len(parts) + 1):
+        folder = "/".join(parts[:depth])
+        if not (root / folder).exists():
+            missing.append(folder)
+    return missing
+
+
+def _file_action(target: Target, rel: str, content: str, previous: Install | None) -> Action:
+    real = inside(target.root, rel)
+    data = content.encode("utf-8")
+    if real.is_dir():
+        return Action("conflict", rel, real, note="a folder is in the way")
+    if not real.exists():
+        return Action("create", rel, real, data=data)
+    current = real.read_bytes()
+    if current == data:
+        return Action("identical", rel, real)
+    record = previous.file(rel) if previous else None
+    if record is None:
+        return Action("conflict", rel, real, note="not written by Maestro; move it away to install")
+    if record.sha256 != sha256(current):
+        return Action("skip", rel, real, note="changed since Maestro wrote it; kept yours")
+    return Action("update", rel, real, data=data)
+
+
+def _block_action(target: Target, rel: str, previous: Install | None, shown: str) -> Action:
+    real = inside(target.root, rel)
+    exists = real.exists()
+    original = read_text(real) if exists else ""
+    found = block.find(original, target.host.name, where=shown)
+    if found is not None and found.version > block.FORMAT:
+        raise _newer(found, shown)
+    new = block.splice(original, target.host.name, target.stub_body, where=shown)
+    if new == original:
+        return Action("identical", rel, real, kind="block")
+    record = previous.block(rel) if previous else None
+    if found is not None and record is not None and record.sha256 != block_hash(found):
+        return Action("skip", rel, real, kind="block", note="Maestro block edited by hand; kept yours")
+    return Action("create" if not exists else "update", rel, real, kind="block", data=new.encode(*ENCODING))
+
+
+def plan_install(target: Target, manifest: Manifest, *, invocation: str, shown: dict[str, str]) -> Plan:
+    """``shown`` maps a relative path to how it is printed (filled in here)."""
+    previous = manifest.get(target.host.name, target.form)
+    actions: list[Action] = []
+    new_dirs: list[str] = []
+    rendered = {f.path for f in target.files}
+    for item in target.files:
+        action = _file_action(target, item.path, item.content, previous)
+        actions.append(action)
+        if action.verb == "create":
+            new_dirs += _missing_dirs(target.root, item.path)
+    for old in previous.files if previous else []:
+        if old.path not in rendered:  # a file an older Maestro installed and this one does not
+            actions.append(_uninstall_file(target, old))
+    if target.stub_file:
+        action = _block_action(target, target.stub_file, previous, shown.get(target.stub_file, target.stub_file))
+        actions.append(action)
+    record = Install(target.host.name, target.form, target.scope, target.root_record, __version__, invocation,
+                     dirs=sorted(set(new_dirs) | set(previous.dirs if previous else [])))
+    for action in actions:
+        if action.verb in ("conflict", "remove", "missing"):
+            continue
+        old = (previous.block(action.rel) if action.kind == "block" else previous.file(action.rel)) if previous else None
+        if action.verb == "skip" and old is not None:
+            (record.blocks if action.kind == "block" else record.files).append(old)
+        elif action.kind == "block":
+            text = action.data.decode(*ENCODING) if action.data is not None else read_text(action.real)
+            found = block.find(text, target.host.name)
+            assert found is not None
+            created = old.created if old else action.verb == "create"
+            record.blocks.append(FileRecord(action.rel, block_hash(found), created))
+        else:
+            content = next(f.content for f in target.files if f.path == action.rel)
+            record.files.append(FileRecord(action.rel, sha256(content)))
+    return Plan(target, actions, record)
+
+
+def _uninstall_file(target: Target, record: FileRecord) -> Action:
+    real = inside(target.root, record.path)
+    if not real.exists():
+        return Action("missing", record.path, real)
+    if real.is_dir() or sha256(real.read_bytes()) != record.sha256:
+        return Action("skip", record.path, real, note="changed since Maestro wrote it; kept yours")
+    return Action("remove", record.path, real, delete=True)
+
+
+def _uninstall_block(target: Target, rel: str, record: FileRecord | None, shown: str) -> Action | None:
+    real = inside(target.root, rel)
+    if not real.exists():
+        return Action("missing", rel, real, kind="block") if record else None
+    text = read_text(real)
+    found = block.find(text, target.host.name, where=shown)
+    if found is None:
+        return Action("missing", rel, real, kind="block") if record else None
+    if found.version > block.FORMAT:
+        raise _newer(found, shown)
+    pristine = found.body == target.stub_body
+    if not pristine and (record is None or record.sha256 != block_hash(found)):
+        return Action("skip", rel, real, kind="block", note="Maestro block edited by hand; kept yours")
+    rest = block.remove(text, target.host.name)
+    if rest == "" and record is not None and record.created:
+        return Action("remove", rel, real, kind="block", delete=True, note="the file did not exist before")
+    return Action("remove", rel, real, kind="block", data=rest.encode(*ENCODING))
+
+
+def plan_uninstall(target: Target, manifest: Manifest, *, shown: dict[str, str]) -> Plan:
+    previous = manifest.get(target.host.name, target.form)
+    actions = [_uninstall_file(target, record) for record in previous.files] if previous else []
+    if target.stub_file:
+        record = previous.block(target.stub_file) if previous else None
+        action = _uninstall_block(target, target.stub_file, record, shown.get(target.stub_file, target.stub_file))
+        if action is not None:
+            actions.append(action)
+    prune = sorted(previous.dirs, key=lambda d: d.count("/"), reverse=True) if previous else []
+    return Plan(target, actions, None, prune)
+
+
+def apply(plan: Plan, manifest: Manifest) -> None:
+    for action in plan.actions:
+        if action.delete:
+            action.real.unlink(missing_ok=True)
+        elif action.data is not None:
+            atomic_write(action.real, action.data)
+    for folder in plan.prune:
+        try:
+            inside(plan.target.root, folder).rmdir()  # only ever an empty folder Maestro created
+        except (OSError, InstallError):
+            pass
+    if plan.record is not None and (plan.record.files or plan.record.blocks):
+        manifest.put(plan.record)
+    else:
+        manifest.drop(plan.target.host.name, plan.target.form)

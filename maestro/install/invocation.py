@@ -1,0 +1,71 @@
+"""How the installed command files run Maestro, whatever environment it lives in.
+
+A host's shell tool runs commands with the host's PATH, which need not contain the
+virtualenv, pipx venv or ``~/.local/bin`` Maestro was installed into. So the command
+files never say a bare ``maestro``: install time finds a command line that runs *this*
+Maestro from a shell with only the system PATH, and renders it into every file.
+
+Candidates, first that works wins:
+1. the ``maestro`` script next to the running interpreter (venv, pipx);
+2. the ``maestro`` script in the interpreter's user scripts folder (``pip install --user``);
+3. ``<python> -P -m maestro`` (``-P``: the current folder cannot shadow the package);
+4. the same with ``PYTHONPATH`` set, for a source checkout that was never installed.
+Each candidate is proved by running ``<candidate> --version`` from ``/`` with the system
+PATH and no ``PYTHONPATH``, expecting this version.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+import sysconfig
+from functools import lru_cache
+from pathlib import Path
+
+from maestro import __version__
+from maestro.errors import InstallError, MaestroError
+
+SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
+
+
+def candidates() -> list[list[str]]:
+    found: list[list[str]] = []
+    folders = [sysconfig.get_path("scripts"), sysconfig.get_path("scripts", f"{os.name}_user")]
+    for folder in dict.fromkeys(f for f in folders if f):
+        script = Path(folder) / "maestro"
+        if script.is_file() and os.access(script, os.X_OK):
+            found.append([str(script)])
+    module = [sys.executable, "-P", "-m", "maestro"]
+    found.append(module)
+    import maestro
+
+    source = str(Path(maestro.__file__).resolve().parent.parent)
+    found.append(["env", f"PYTHONPATH={source}", *module])
+    return found
+
+
+def runs(argv: list[str], *, shell_path: str = SYSTEM_PATH) -> bool:
+    """Does ``argv --version`` print this Maestro's version from a bare shell?"""
+    from maestro.spokes.process import run_process
+
+    env = {"PATH": shell_path, "HOME": os.environ.get("HOME", "/"), "LANG": "C.UTF-8"}
+    try:
+        outcome = run_process([*argv, "--version"], cwd="/", env=env, timeout_s=60, grace_s=1.0)
+    except MaestroError:
+        return False
+    return outcome.exit_code == 0 and outcome.stdout.strip() == f"maestro {__version__}"
+
+
+@lru_cache(maxsize=1)
+def resolve() -> str:
+    """The shell words that run this Maestro, proved to work without the caller's PATH."""
+    tried = candidates()
+    for argv in tried:
+        if runs(argv):
+            return shlex.join(argv)
+    raise InstallError(
+        "found no way to run this Maestro from a shell without the current PATH "
+        f"(tried: {'; '.join(shlex.join(a) for a in tried)}).",
+        "install Maestro with pipx or pip (installers/install.sh does), then run `maestro install` again.",
+    )

@@ -1,0 +1,178 @@
+"""`maestro install` and `maestro uninstall` over one or more hosts: build the targets,
+plan every file under the manifest's lock, refuse before writing anything if a plan
+cannot be made, then apply (unless it is a dry run) and save the manifest."""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+from maestro.fsutil import file_lock
+from maestro.install import installer, manifest as manifests
+from maestro.install.hosts import HOSTS, RenderOptions
+from maestro.install.installer import Plan
+from maestro.install.targets import Target, build, default_scope, manifest_path, shown
+
+
+@dataclass
+class Request:
+    hosts: list[str]
+    form: str = "files"
+    scope: str | None = None
+    dry_run: bool = False
+
+    @property
+    def effective_scope(self) -> str:
+        return self.scope or default_scope(self.form)
+
+
+@dataclass
+class Where:
+    """The places an operation needs, from the CLI context."""
+
+    project_root: Path
+    project_manifest: Path
+    env: dict[str, str]
+    state_dir: str = ".ai"
+
+
+@dataclass
+class Report:
+    operation: str  # install | uninstall
+    request: Request
+    plans: list[Plan]
+    manifest: Path
+    where: Where
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if any(p.conflicts for p in self.plans) else 0
+
+    def shown(self, plan: Plan, rel: str) -> str:
+        return shown(plan.target.root / rel, self.where.project_root, self.where.env)
+
+    def to_data(self) -> dict[str, Any]:
+        return {
+            "operation": self.operation,
+            "dry_run": self.request.dry_run,
+            "scope": self.request.effective_scope,
+            "manifest": str(self.manifest),
+            "installs": [
+                {
+                    "host": p.target.host.name,
+                    "form": p.target.form,
+                    "root": str(p.target.root),
+                    "actions": [
+                        {"verb": a.verb, "path": self.shown(p, a.rel), "kind": a.kind, "note": a.note}
+                        for a in p.actions
+                    ],
+                }
+                for p in self.plans
+            ],
+            "conflicts": sum(len(p.conflicts) for p in self.plans),
+            "modified": [self.shown(p, a.rel) for p in self.plans for a in p.skipped],
+        }
+
+
+def expand_hosts(host: str) -> list[str]:
+    return list(HOSTS) if host == "all" else [host]
+
+
+@contextlib.contextmanager
+def _locked(path: Path, dry_run: bool) -> Iterator[None]:
+    if dry_run:  # a dry run writes nothing, not even a lock file
+        yield
+        return
+    with file_lock(path.with_name(path.name + ".lock")):
+        yield
+
+
+def _targets(request: Request, where: Where, opts: RenderOptions) -> list[Target]:
+    return [
+        build(host, request.form, request.effective_scope, project_root=where.project_root, env=where.env, opts=opts)
+        for host in request.hosts
+    ]
+
+
+def _shown_map(target: Target, where: Where) -> dict[str, str]:
+    rel = target.stub_file
+    return {rel: shown(target.root / rel, where.project_root, where.env)} if rel else {}
+
+
+def install(request: Request, where: Where, invocation: str) -> Report:
+    opts = RenderOptions(invocation=invocation, state_dir=where.state_dir)
+    path = manifest_path(request.effective_scope, where.project_manifest, where.env)
+    with _locked(path, request.dry_run):
+        manifest = manifests.load(path)
+        targets = _targets(request, where, opts)
+        plans = [installer.plan_install(t, manifest, invocation=invocation, shown=_shown_map(t, where)) for t in targets]
+        if not request.dry_run:
+            for plan in plans:
+                installer.apply(plan, manifest)
+            manifest.save()
+    return Report("install", request, plans, path, where)
+
+
+def uninstall(request: Request, where: Where, invocation: str) -> Report:
+    opts = RenderOptions(invocation=invocation, state_dir=where.state_dir)
+    path = manifest_path(request.effective_scope, where.project_manifest, where.env)
+    with _locked(path, request.dry_run):
+        manifest = manifests.load(path)
+        targets = _targets(request, where, opts)
+        plans = [installer.plan_uninstall(t, manifest, shown=_shown_map(t, where)) for t in targets]
+        if not request.dry_run:
+            for plan in plans:
+                installer.apply(plan, manifest)
+            manifest.save()
+    if not request.dry_run and not manifest.installs:
+        _tidy(path, where)
+    return Report("uninstall", request, plans, path, where)
+
+
+def _tidy(path: Path, where: Where) -> None:
+    """With nothing left installed, take the lock file and empty state folders away too."""
+    path.with_name(path.name + ".lock").unlink(missing_ok=True)
+    folder = path.parent
+    stop = where.project_root if folder.is_relative_to(where.project_root) else folder.parent
+    while folder != stop and folder.is_relative_to(stop):
+        try:
+            folder.rmdir()
+        except OSError:
+            break
+        folder = folder.parent
+
+
+def _next_step(plan: Plan, root_shown: str) -> str:
+    host = plan.target.host
+    if plan.target.form == "plugin":
+        return f"Start Claude Code with the plugin: claude --plugin-dir {root_shown}  (then {host.invoke('plan')} <goal>)"
+    return f"In {host.title}: {host.invoke('plan')} <goal>, then {host.invoke('status')}."
+
+
+def to_text(report: Report) -> str:
+    lines: list[str] = []
+    width = max((len(a.verb) for p in report.plans for a in p.actions), default=6)
+    for plan in report.plans:
+        lines.append(f"{plan.target.label}:")
+        if not plan.actions:
+            lines.append("  nothing installed here")
+        for action in plan.actions:
+            where = report.shown(plan, action.rel)
+            extra = "  [Maestro block]" if action.kind == "block" else ""
+            note = f"  ({action.note})" if action.note else ""
+            lines.append(f"  {action.verb:<{width}}  {where}{extra}{note}")
+    conflicts = sum(len(p.conflicts) for p in report.plans)
+    skipped = [report.shown(p, a.rel) for p in report.plans for a in p.skipped]
+    if skipped:
+        lines.append(f"Kept {len(skipped)} file(s) changed since Maestro wrote them: {', '.join(skipped)}.")
+    if conflicts:
+        lines.append(f"{conflicts} file(s) not written by Maestro are in the way and were left alone. "
+                     "Fix: move them away (or merge them by hand), then run this again.")
+    if report.request.dry_run:
+        lines.append("Dry run: nothing was written.")
+    elif report.operation == "install" and not conflicts:
+        for plan in report.plans:
+            lines.append(_next_step(plan, shown(plan.target.root, report.where.project_root, report.where.env)))
+    return "\n".join(lines)

@@ -1,0 +1,75 @@
+"""The canonical sources: ``commands/<verb>.md`` and ``skills/<name>/SKILL.md``.
+
+A command source is Markdown with frontmatter (``description``, ``argument-hint``) and a
+body written once for every host. The body may use:
+
+- ``$ARGUMENTS``: the user's arguments (each host's own placeholder is put in its place);
+- ``$HUB``: the host's CLI name (``claude``, ``gemini``, ``codex``);
+- ``/maestro:<verb>``: another Maestro command (Codex gets ``$maestro <verb>``);
+- ``maestro <subcommand>``: a Maestro CLI call (pinned to the installed executable);
+- lines starting with a host tag such as ``[claude] `` or ``[gemini,codex] ``: kept,
+  without the tag, only for those hosts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from maestro import resources
+from maestro.errors import InstallError
+
+VERBS = ("plan", "challenge", "run", "review", "status", "report")
+# Token budgets of the rendered command bodies (design notes, "Token Budget").
+BUDGETS = {"plan": 800, "challenge": 400, "run": 500, "review": 300, "status": 200, "report": 300}
+STUB_BUDGET = 50
+ON_DEMAND_SKILLS = ("maestro-decompose", "maestro-route", "maestro-validate-result", "maestro-recover")
+ROUTER_SKILL = "maestro"  # Codex has no custom commands: `$maestro <verb>` is one skill
+
+
+@dataclass(frozen=True)
+class CommandSource:
+    verb: str
+    description: str
+    argument_hint: str | None
+    body: str
+
+
+@dataclass(frozen=True)
+class SkillSource:
+    name: str
+    description: str
+    body: str
+
+
+def split_frontmatter(text: str, origin: str) -> tuple[dict[str, str], str]:
+    """(frontmatter, body) of a source file; the body starts after the closing ``---``."""
+    import yaml
+
+    if not text.startswith("---\n"):
+        raise InstallError(f"{origin} has no frontmatter.", "start it with a '---' block holding description:.")
+    head, sep, body = text[4:].partition("\n---\n")
+    if not sep:
+        raise InstallError(f"{origin}: its frontmatter is not closed.", "end the block with a '---' line.")
+    try:
+        meta = yaml.safe_load(head) or {}
+    except yaml.YAMLError as error:
+        raise InstallError(f"{origin}: its frontmatter is not valid YAML ({error}).", "fix the YAML.") from None
+    if not isinstance(meta, dict) or not isinstance(meta.get("description"), str):
+        raise InstallError(f"{origin}: its frontmatter has no description.", "add description: <one line>.")
+    return {str(k): str(v) for k, v in meta.items()}, body
+
+
+def load_command(verb: str) -> CommandSource:
+    origin = f"commands/{verb}.md"
+    meta, body = split_frontmatter(resources.read_text("commands", f"{verb}.md"), origin)
+    return CommandSource(verb, meta["description"], meta.get("argument-hint"), body)
+
+
+def load_commands() -> list[CommandSource]:
+    return [load_command(verb) for verb in VERBS]
+
+
+def load_skill(name: str) -> SkillSource:
+    origin = f"skills/{name}/SKILL.md"
+    meta, body = split_frontmatter(resources.read_text("skills", name, "SKILL.md"), origin)
+    return SkillSource(meta.get("name", name), meta["description"], body)

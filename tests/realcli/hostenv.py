@@ -1,0 +1,101 @@
+"""Environments for running the real host CLIs against the fake model server (HOSTS.md
+section 4): a fresh HOME per case, the base URL pointed at the loopback server, and every
+background call (updates, telemetry, error reports) switched off."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+PINNED = {"claude": "2.1.197", "gemini": "0.61.0", "codex": "0.169.0"}
+NPM_PACKAGES = {
+    "claude": "@anthropic-ai/claude-code",
+    "gemini": "@google/gemini-cli",
+    "codex": "@openai/codex",
+}
+
+
+def cli_dir() -> Path | None:
+    """The npm prefix holding the pinned CLIs: $MAESTRO_REALCLI_DIR/node_modules/.bin."""
+    base = os.environ.get("MAESTRO_REALCLI_DIR")
+    if not base:
+        return None
+    folder = Path(base) / "node_modules" / ".bin"
+    return folder if folder.is_dir() else None
+
+
+def executable(name: str) -> Path | None:
+    folder = cli_dir()
+    path = folder / name if folder else None
+    return path if path and path.exists() else None
+
+
+def base_env(home: Path, path_dirs: list[str]) -> dict[str, str]:
+    keep = {k: os.environ[k] for k in ("LANG", "TERM", "TMPDIR") if k in os.environ}
+    return {**keep, "HOME": str(home), "PATH": os.pathsep.join(path_dirs), "NO_COLOR": "1"}
+
+
+def claude_env(home: Path, url: str, path_dirs: list[str]) -> dict[str, str]:
+    return {
+        **base_env(home, path_dirs),
+        "ANTHROPIC_BASE_URL": url,
+        "ANTHROPIC_API_KEY": "sk-fake",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "DISABLE_AUTOUPDATER": "1",
+        "DISABLE_TELEMETRY": "1",
+        "DISABLE_ERROR_REPORTING": "1",
+        "CLAUDE_CODE_MAX_RETRIES": "0",
+        # The suite may run as root (containers); the Bash tool still needs no bypass.
+        "IS_SANDBOX": "1",
+    }
+
+
+def gemini_env(home: Path, url: str, path_dirs: list[str]) -> dict[str, str]:
+    settings = {
+        "security": {"auth": {"selectedType": "gemini-api-key"}},
+        "privacy": {"usageStatisticsEnabled": False},
+        "telemetry": {"enabled": False},
+        "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
+    }
+    folder = home / ".gemini"
+    folder.mkdir(parents=True, exist_ok=True)
+    if not (folder / "settings.json").exists():
+        (folder / "settings.json").write_text(json.dumps(settings))
+    return {**base_env(home, path_dirs), "GOOGLE_GEMINI_BASE_URL": url, "GEMINI_API_KEY": "fake-key"}
+
+
+def codex_env(home: Path, url: str, path_dirs: list[str]) -> dict[str, str]:
+    codex_home = home / ".codex"
+    codex_home.mkdir(parents=True, exist_ok=True)
+    config = codex_home / "config.toml"
+    if not config.exists():
+        config.write_text(
+            'model = "gpt-5.5"\nmodel_provider = "fake"\ncheck_for_update_on_startup = false\n\n'
+            "[model_providers.fake]\n"
+            f'name = "Fake"\nbase_url = "{url}/v1"\nenv_key = "FAKE_API_KEY"\nwire_api = "responses"\n'
+            "request_max_retries = 0\nstream_max_retries = 0\n\n"
+            "[analytics]\nenabled = false\n\n[features]\nplugins = false\n"
+        )
+    return {**base_env(home, path_dirs), "CODEX_HOME": str(codex_home), "FAKE_API_KEY": "fake-key"}
+
+
+@dataclass
+class Outcome:
+    code: int
+    stdout: str
+    stderr: str
+
+
+def run(argv: list[str], *, cwd: Path, env: dict[str, str], timeout: float = 90) -> Outcome:
+    proc = subprocess.run(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, capture_output=True,
+                          text=True, timeout=timeout)
+    return Outcome(proc.returncode, proc.stdout, proc.stderr)
+
+
+def node_dir() -> str:
+    node = shutil.which("node")
+    return str(Path(node).parent) if node else "/usr/bin"
