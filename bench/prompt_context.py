@@ -15,11 +15,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from maestro.agents.catalog import Catalog, scan_agents  # noqa: E402
-from maestro.config import load_settings  # noqa: E402
-from maestro.prompts.delegation import build_delegation, context_chain  # noqa: E402
-from maestro.state.model import Plan, Task  # noqa: E402
-from maestro.tokens import count_tokens  # noqa: E402
+from maestro.agents.catalog import Catalog, scan_agents
+from maestro.config import load_settings
+from maestro.prompts.delegation import build_delegation, context_chain
+from maestro.state.model import Plan, Task
+from maestro.tokens import count_tokens
 
 ROOT = Path("/work/billing")
 MID_TASK = "14"
@@ -56,8 +56,10 @@ def downstream(interface: str, pattern: str, integration: str, warning: str, fil
             f"- Key Interfaces Introduced: {interface}",
             f"- Patterns Established: {pattern}",
             f"- Integration Points: {integration}; files: {made}",
-            "- Assumptions: the project's settings module provides database and provider credentials; "
-            "the test database is created per session by the existing fixtures",
+            (
+                "- Assumptions: the project's settings module provides database and provider credentials; "
+                "the test database is created per session by the existing fixtures"
+            ),
             f"- Warnings: {warning}",
         ]
     )

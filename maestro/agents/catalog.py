@@ -13,9 +13,10 @@ Precedence for each value, most specific first:
 from __future__ import annotations
 
 import difflib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from maestro.agents.schema import Violation, validate_body, validate_frontmatter
 from maestro.agents.tiers import tier_of
@@ -114,7 +115,7 @@ def parse_agent(text: str, source: str, *, expected_name: str, origin: str) -> t
         return None, [Violation(source, "(frontmatter)", f"is not valid YAML{where}: {getattr(exc, 'problem', exc)}")]
     if not text.lstrip().startswith("---"):
         return None, [Violation(source, "(frontmatter)", "missing: the file must start with a '---' YAML block")]
-    meta = post.metadata
+    meta: Any = post.metadata
     found = validate_frontmatter(meta, source)
     if isinstance(meta, dict) and meta.get("name") != expected_name and "name" not in {v.key for v in found}:
         found.append(Violation(source, "name", f"{meta.get('name')!r} must match the file name {expected_name!r}"))

@@ -7,7 +7,7 @@ an agent is dispatched with cannot drift from the tools it was given.
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 READ_TOOLS = ("read_file", "glob", "search_file_content")
 WRITE_TOOLS = ("write_file", "replace")

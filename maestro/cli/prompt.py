@@ -30,6 +30,17 @@ def enforced_by(tool: str, tier: str) -> tuple[bool, str]:
     return False, f"{tool} cannot enforce {tier}: the prompt carries the restrictions"
 
 
+def _routed(ctx: Context, plan: Any, task: Any) -> str:
+    """The CLI `maestro run` would pick for a task without a Tool."""
+    try:
+        from maestro.engine.routing import route
+        from maestro.spokes.registry import detect_available
+    except ImportError:
+        raise MaestroError(f"Task {task.id} names no Tool.", "pass --tool claude|gemini|codex.") from None
+    hub = ctx.settings.hub or (plan.source.hub if plan.source else None)
+    return route(task.specialist, detect_available(ctx.env), hub)
+
+
 def _plan(ctx: Context) -> Any:
     from maestro.state.store import PlanStore
 
@@ -46,9 +57,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
 
     plan = _plan(ctx)
     task = plan.task(args.task_id)
-    tool = args.tool or task.tool or ctx.settings.hub
-    if not tool:
-        raise MaestroError(f"Task {task.id} names no Tool and no hub is set.", "pass --tool claude|gemini|codex.")
+    tool = args.tool or task.tool or _routed(ctx, plan, task)
     catalog = load_catalog(ctx.settings)
     agent = catalog.resolve(catalog.for_task(task).name, tool)
     enforced, why = enforced_by(tool, agent.tier)

@@ -9,9 +9,10 @@ escaped, so task text can hold ``<``, ``&`` and quotes.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
 from maestro.prompts.manifest import CAPABILITIES, Manifest, is_coordinated

@@ -9,8 +9,9 @@ the coordinated variant when the manifest names a coordinator session.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from maestro.errors import MaestroError
 

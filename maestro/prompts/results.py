@@ -113,9 +113,9 @@ def _sections(blocks: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
         if kind == "heading":
             title = _inline_text(node).strip().strip("*_:").strip().lower()
             name = _SECTIONS.get(title)
-            current = [] if name else None
+            current = None
             if name:
-                found[name] = current  # a later occurrence replaces an echoed template
+                current = found[name] = []  # a later occurrence replaces an echoed template
             continue
         if kind == "thematic_break":
             current = None
@@ -243,7 +243,7 @@ def parse_result(text: str) -> ParsedResult:
     problems: list[str] = []
     submission = _parse_submission(sections, problems)
     handoff = _parse_handoff(sections, problems)
-    if submission and handoff and submission.status and handoff.status in _AGREES:
-        if submission.status not in _AGREES[handoff.status]:
-            problems.append(f"## Status says {submission.status} but the Task Report says {handoff.status}")
+    agrees = _AGREES.get(handoff.status or "") if handoff else None
+    if submission and submission.status and agrees and submission.status not in agrees:
+        problems.append(f"## Status says {submission.status} but the Task Report says {handoff.status}")  # type: ignore[union-attr]  # agrees implies handoff
     return ParsedResult(submission, handoff, problems)

@@ -99,13 +99,17 @@ def _coordinator(strategy: str, coordinated: bool) -> list[Phase]:
         ("spawn", "Start the run with `maestro run --detach`; Maestro dispatches each task once its dependencies are done."),
         (
             "monitor",
-            "Follow the run with `maestro wait`: it blocks until a task finishes, fails or is blocked. React "
-            "to each event, then wait again. Do not poll.",
+            (
+                "Follow the run with `maestro wait`: it blocks until a task finishes, fails or is blocked. "
+                "React to each event, then wait again. Do not poll."
+            ),
         ),
         (
             "recover",
-            "For a failed or blocked task choose one: clarify and retry it (`maestro run` with its id), "
-            "reassign it to another agent or CLI by re-planning, mark it blocked and continue, or stop.",
+            (
+                "For a failed or blocked task choose one: clarify and retry it (`maestro run` with its id), "
+                "reassign it to another agent or CLI by re-planning, mark it blocked and continue, or stop."
+            ),
         ),
         ("verify", "Have another vendor review finished work with `maestro review`, and check each criterion against the result."),
         ("complete", "Close with `maestro report`: the outcome, the cost, and what remains."),
@@ -114,8 +118,10 @@ def _coordinator(strategy: str, coordinated: bool) -> list[Phase]:
         phases.append(
             (
                 "report_to_parent",
-                "Report to your parent coordinator at each milestone, at once when blocked, and with the "
-                "final outcome from the report.",
+                (
+                    "Report to your parent coordinator at each milestone, at once when blocked, and with "
+                    "the final outcome from the report."
+                ),
             )
         )
     return phases

@@ -2,7 +2,13 @@ from __future__ import annotations
 
 import pytest
 
-from maestro.agents.catalog import SPECIALIST_DEFAULTS, Catalog, agent_name_for, load_catalog, scan_agents
+from maestro.agents.catalog import (
+    SPECIALIST_DEFAULTS,
+    Catalog,
+    agent_name_for,
+    load_catalog,
+    scan_agents,
+)
 from maestro.agents.schema import BODY_SECTIONS
 from maestro.agents.tiers import ROSTER, TIER_TOOLS, tier_of
 from maestro.errors import ConfigError, MaestroError, NotFound

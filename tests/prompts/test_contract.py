@@ -9,7 +9,12 @@ import pytest
 from maestro.cli import registry
 from maestro.cli.registry import COMMANDS, CommandSpec
 from maestro.errors import MaestroError
-from maestro.prompts.contract import TaskContext, enabled_commands, render_system_prompt, render_task_prompt
+from maestro.prompts.contract import (
+    TaskContext,
+    enabled_commands,
+    render_system_prompt,
+    render_task_prompt,
+)
 from maestro.prompts.manifest import (
     CAPABILITIES,
     MODES,
