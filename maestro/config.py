@@ -56,6 +56,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("stagger_delay", "float", 1.0, "Seconds between two spoke launches.", minimum=0, maximum=600),
     Setting("agent_timeout", "float", None, "Wall-clock minutes per dispatch for every agent (overrides timeout_mins).", minimum=0.01, maximum=1440),
     Setting("max_retries", "int", 2, "Retries per task after its first attempt.", minimum=0, maximum=10),
+    Setting("retry_backoff", "float", 2.0, "Seconds before retrying a transient failure (rate limit, 5xx, network); doubles each retry.", minimum=0, maximum=600),
     Setting("default_model", "str", None, "Model for every agent (overrides the agent's own)."),
     Setting("writer_model", "str", None, "Model for technical-writer (wins over default_model)."),
     Setting("default_temperature", "float", None, "Temperature for every agent.", minimum=0, maximum=1),

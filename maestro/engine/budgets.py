@@ -25,8 +25,9 @@ the run stops with a message.
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from maestro.errors import ConfigError
 

@@ -16,8 +16,9 @@ result to accept.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 PASS, WARN, FAIL, SKIP = "pass", "warn", "fail", "skipped"
 

@@ -11,7 +11,8 @@
 ``max_retries`` (retries after the first attempt) caps the ladder. Some failures skip
 it: a scope violation fails at once (retrying would edit the same files again); auth, a
 flag the CLI rejects and an untrusted folder fail at once with their fix (retrying cannot
-help); a dispatch stopped over its token abort threshold blocks at once.
+help); a dispatch stopped over its token abort threshold blocks at once, and so does a
+task that fails an AAVSR check right before its dispatch (it is never sent).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ GATE = "gate"
 SCOPE = "scope"
 FATAL = "fatal"
 OVER_BUDGET = "over_budget"
+PRECONDITION = "precondition"  # AAVSR refused the dispatch
 
 NEEDS_DECOMPOSITION = "needs decomposition"
 
@@ -85,6 +87,8 @@ def next_step(
         return Step("fail", failure.reason)
     if failure.kind == OVER_BUDGET:
         return Step("block", f"{NEEDS_DECOMPOSITION}: {failure.reason}")
+    if failure.kind == PRECONDITION:
+        return Step("block", f"not dispatched: {failure.reason}")
     retries_left = attempts <= max_retries
     if failure.kind == TRANSIENT:
         if retries_left:

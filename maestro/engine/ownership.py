@@ -7,8 +7,8 @@ POSIX paths relative to the project root, without a leading ``./``.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from fnmatch import fnmatchcase
-from typing import Iterable
 
 from maestro.graph import normalize_file
 

@@ -29,7 +29,7 @@ def _secs(s: Any) -> str:
     s = float(s or 0)
     if s < 60:
         return f"{s:.1f}s"
-    minutes, sec = divmod(int(round(s)), 60)
+    minutes, sec = divmod(round(s), 60)
     return f"{minutes}m{sec:02d}s" if minutes < 60 else f"{minutes // 60}h{minutes % 60:02d}m"
 
 
@@ -88,6 +88,8 @@ class PlainProgress:
         self._lock = threading.Lock()
 
     def handle(self, event: dict[str, Any]) -> None:
+        if event.get("kind") == "run_ended":
+            return  # the command's own result prints the summary
         stamp = str(event.get("time", ""))[11:19]
         with self._lock:
             self.out.write(f"{stamp} {describe(event)}\n")

@@ -31,9 +31,10 @@ import hashlib
 import os
 import shutil
 import threading
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from maestro.engine.ownership import owned_by_any
 from maestro.errors import MaestroError

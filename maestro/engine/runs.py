@@ -23,9 +23,10 @@ import os
 import secrets
 import subprocess
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from maestro import clock
 from maestro.errors import MaestroError, NotFound
@@ -269,7 +270,7 @@ def spawn_detached(argv: list[str], *, cwd: Path, env: dict[str, str], output: P
     """
     output.parent.mkdir(parents=True, exist_ok=True)
     with output.open("ab") as log:
-        proc = subprocess.Popen(  # noqa: S603 - argv list, no shell
+        proc = subprocess.Popen(
             argv,
             cwd=cwd,
             env=env,

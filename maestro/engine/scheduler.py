@@ -16,9 +16,9 @@ from __future__ import annotations
 import queue
 import threading
 import time
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
 
 from maestro.engine.ownership import overlapping
 from maestro.errors import MaestroError
@@ -156,7 +156,7 @@ class Scheduler:
                 result: Outcome | BaseException = self.run_one(jid)
             except MaestroError as exc:
                 result = Outcome("failed", str(exc))
-            except BaseException as exc:  # re-raised in the main thread after a drain
+            except BaseException as exc:  # noqa: BLE001 - re-raised in the main thread once running jobs finish
                 result = exc
             finished.put((jid, result))
 

@@ -79,14 +79,14 @@ class _Wakeup:
         self._pidfd: int | None = None
         self._stop_r, self._stop_w = os.pipe()
 
-    def __enter__(self) -> _Wakeup:
+    def __enter__(self) -> _Wakeup:  # noqa: PYI034 - a private helper, never subclassed
         from watchdog.events import FileSystemEventHandler
         from watchdog.observers import Observer
 
         wake = self.event
 
         class Handler(FileSystemEventHandler):
-            def on_any_event(self, event: Any) -> None:  # noqa: D401 - watchdog hook
+            def on_any_event(self, event: Any) -> None:
                 wake.set()
 
         self._observer = Observer()
@@ -146,6 +146,8 @@ def wait_for(run: RunDir, timeout_s: float | None) -> WaitResult:
                 events, offset = read_events(run.events_path, offset)
                 collected.extend(events)
                 end = ended_event(collected)
+                if end is None and not collected:
+                    end = last_run_ended(run)  # ended before; shown by an earlier wait
                 if end is None:
                     end = _died(run)
                     collected.append(end)

@@ -35,7 +35,7 @@ def test_owned_edit_and_untracked_file_are_the_tasks(repo):
     assert "2 files changed" in receipt.diff_stat
     assert receipt.commit and len(receipt.diff_sha) == 64
     # The user's index and HEAD are untouched.
-    status = subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True).stdout
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True, check=True).stdout
     assert " M src/a.py" in status and "?? src/new.py" in status
 
 

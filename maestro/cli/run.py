@@ -1,0 +1,162 @@
+"""`maestro run [TASK_ID]`: dispatch ready tasks to spoke CLIs (see maestro.engine)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+from typing import Any
+
+from maestro.cli.context import Context, Result
+from maestro.errors import MaestroError
+
+EXAMPLES = """\
+  maestro run                         run every ready task, in parallel where the graph allows
+  maestro run 3                       run Task 3 only (its dependencies must be done)
+  maestro run --detach                start in the background; follow with `maestro wait`
+  maestro run --dry-run               each ready task's CLI, argv and prompt size; sends nothing
+  maestro run --budget-tokens 200000 --log summary
+  maestro run 3 --clarify "sessions are stored in Redis"   option 1: clarify and retry
+  maestro run 3 --tool gemini         option 2: reassign Task 3 to another CLI
+  maestro run --abort                 option 4: stop the run in progress (nothing new starts)
+  maestro run --tool sim              simulate the whole run offline
+
+exit codes: 0 every task the run started is done; 1 an error (one line with its fix);
+2 the run ended with a task failed or blocked, or stopped early (budget, --abort)."""
+
+TOOLS = ("claude", "gemini", "codex", "sim")
+LOG_LEVELS = ("off", "summary", "detailed")
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text.replace(",", "").replace("_", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of tokens") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError("the token budget must be above 0")
+    return value
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("task_id", nargs="?", metavar="TASK_ID", help="run only this task")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--detach", action="store_true", help="run in the background and print the run id")
+    mode.add_argument("--dry-run", action="store_true", help="show what would be dispatched; send nothing")
+    mode.add_argument("--abort", action="store_true", help="stop the run in progress: running tasks finish")
+    parser.add_argument("--tool", choices=TOOLS, help="dispatch to this CLI (this run; reassigns TASK_ID)")
+    parser.add_argument("--agent", metavar="NAME", help="with TASK_ID: reassign it to this agent")
+    parser.add_argument("--clarify", metavar="TEXT", help="with TASK_ID: add this clarification to its prompt")
+    parser.add_argument("--budget-tokens", type=_positive, metavar="N",
+                        help="refuse new dispatches once the run has used N tokens")
+    parser.add_argument("--log", choices=LOG_LEVELS, help="execution log verbosity for this run")
+    parser.add_argument("--review", action="store_true", help="have another vendor review each task that passes its gates")
+    parser.add_argument("--run-id", help=argparse.SUPPRESS)  # set for the detached engine
+
+
+def _options(args: argparse.Namespace) -> Any:
+    from maestro.engine.dispatch import RunOptions
+
+    if (args.agent or args.clarify) and not args.task_id:
+        flag = "--agent" if args.agent else "--clarify"
+        raise MaestroError(f"{flag} needs a TASK_ID: it changes one task.", f"run `maestro run <TASK_ID> {flag} ...`.")
+    return RunOptions(task_id=args.task_id, tool=args.tool, agent=args.agent, clarify=args.clarify,
+                      budget_tokens=args.budget_tokens, log=args.log, review=args.review, run_id=args.run_id)
+
+
+def _forwarded(args: argparse.Namespace) -> list[str]:
+    argv = [args.task_id] if args.task_id else []
+    for flag in ("tool", "agent", "clarify", "budget_tokens", "log"):
+        value = getattr(args, flag)
+        if value is not None:
+            argv += ["--" + flag.replace("_", "-"), str(value)]
+    return argv + (["--review"] if args.review else [])
+
+
+def _abort(ctx: Context) -> Result:
+    from maestro.engine.runs import RunLock
+
+    holder = RunLock(ctx.paths).holder()
+    if not holder or not holder.get("pid"):
+        raise MaestroError("no run is in progress in this project.", "nothing to abort; `maestro status` shows the plan.")
+    pid, run_id = int(holder["pid"]), holder.get("run_id")
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        raise MaestroError(f"run {run_id} (pid {pid}) has already stopped.", "run `maestro run` to continue the plan.") from None
+    text = (f"asked run {run_id} (pid {pid}) to stop: running tasks finish, nothing new starts. "
+            "Follow it with `maestro wait`.")
+    return Result("run", {"aborted": run_id, "pid": pid}, text)
+
+
+def _detach(args: argparse.Namespace, ctx: Context) -> Result:
+    from maestro.engine.runner import open_store
+    from maestro.engine.runs import RunDir, RunLock, busy_error, new_run_id, spawn_detached
+
+    paths = ctx.paths
+    open_store(paths)
+    holder = RunLock(paths).holder()
+    if holder:
+        raise busy_error(holder)
+    run = RunDir(paths, new_run_id()).create(state="starting", detached=True)
+    argv = [sys.executable, "-m", "maestro", "run", "--run-id", run.run_id, *_forwarded(args)]
+    env = {**ctx.env, "MAESTRO_PROJECT_DIR": str(paths.root)}
+    pid = spawn_detached(argv, cwd=paths.root, env=env, output=run.output_path)
+    run.write_meta(pid=pid)
+    shown = run.output_path.relative_to(paths.root) if run.output_path.is_relative_to(paths.root) else run.output_path
+    text = (f"run {run.run_id} started in the background (pid {pid}).\n"
+            f"Follow it with `maestro wait` (repeat until it exits 0); engine output: {shown}")
+    return Result("run", {"run_id": run.run_id, "pid": pid, "detached": True, "output": str(run.output_path)}, text)
+
+
+def _dry_run(options: Any, ctx: Context) -> Result:
+    from maestro.agents.catalog import load_catalog
+    from maestro.engine import preview
+    from maestro.engine.runner import open_store
+    from maestro.spokes.registry import detect_available, get_spoke
+
+    settings = ctx.settings
+    plan = open_store(ctx.paths).load()
+    rows = preview.preview(plan, settings=settings, options=options, installed=detect_available(ctx.env),
+                           spoke_for=lambda name: get_spoke(name, settings), catalog=load_catalog(settings))
+    return Result("run", {"dry_run": True, "tasks": rows}, preview.render(rows))
+
+
+def _review_hook(ctx: Context) -> Any:
+    try:
+        from maestro.engine.review import review_task
+    except ImportError:
+        raise MaestroError("--review is not available: this Maestro has no review module.",
+                           "run without --review, then `maestro review <TASK_ID>`.") from None
+    return lambda task_id: review_task(ctx, task_id, auto=True)
+
+
+def render_summary(summary: Any) -> str:
+    from maestro.engine.progress import describe
+
+    lines = [describe({"kind": "run_ended", **summary.to_dict()})]
+    for task in summary.tasks:
+        lines.append(f"  Task {task['id']:<5} {task['status']:<8} {task['tool'] or '-':<7} "
+                     f"{task['tokens']:>9,} tokens  {task['title']}")
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace, ctx: Context) -> Result:
+    if args.abort:
+        return _abort(ctx)
+    options = _options(args)
+    if args.dry_run:
+        return _dry_run(options, ctx)
+    from maestro.spokes.base import refuse_if_inside_spoke
+
+    refuse_if_inside_spoke(ctx.env)
+    if args.detach:
+        return _detach(args, ctx)
+    from maestro.engine.runner import Engine
+
+    engine = Engine(ctx.settings, env=ctx.env, options=options, out=ctx.stdout, quiet=ctx.json,
+                    review=_review_hook(ctx) if options.review else None,
+                    backoff_s=ctx.settings.retry_backoff)
+    summary = engine.run()
+    return Result("run", summary.to_dict(), render_summary(summary), exit_code=summary.exit_code)

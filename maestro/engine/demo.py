@@ -1,0 +1,180 @@
+"""`maestro demo`: a small real goal, planned and run end to end, offline.
+
+A temporary git project gets a goal (a tiny Python text-utilities package: its package
+file, two functions in their own modules, their tests, a usage page and a review) as six
+tasks in a diamond of dependencies. The plan goes through `maestro plan --from` exactly
+as a hub's would, then the engine runs it with the simulated spoke, up to three tasks at
+once, and `maestro status` shows the result. No account, no network.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import shlex
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from maestro.errors import MaestroError
+
+GOAL = "Add a tiny text-utilities package (textkit) with slugify and word counting, tested and documented"
+SIM_DELAY_S = 0.6  # long enough to see three tasks running at once, short enough for a demo
+
+
+def plan_yaml(python: str) -> str:
+    py = shlex.quote(python)
+    return f"""\
+version: 1
+goal: {GOAL}
+hub: sim
+tasks:
+  - id: 1
+    title: Create the textkit package
+    specialist: code
+    tool: sim
+    files: [textkit/__init__.py]
+    criteria: ["python -c 'import textkit' exits 0"]
+    validation: {py} -c "import textkit"
+  - id: 2
+    title: Implement slugify in textkit/slug.py
+    specialist: code
+    tool: sim
+    depends: [1]
+    files: [textkit/slug.py]
+    criteria: ["textkit/slug.py compiles with py_compile"]
+    validation: {py} -m py_compile textkit/slug.py
+  - id: 3
+    title: Implement word counting in textkit/count.py
+    specialist: code
+    tool: sim
+    depends: [1]
+    files: [textkit/count.py]
+    criteria: ["textkit/count.py compiles with py_compile"]
+    validation: {py} -m py_compile textkit/count.py
+  - id: 4
+    title: Write tests for slugify and word counting
+    specialist: test
+    tool: sim
+    depends: [2, 3]
+    files: [tests/test_textkit.py]
+    criteria: ["every test function in tests/test_textkit.py passes"]
+    validation: {py} -c "import runpy; ns = runpy.run_path('tests/test_textkit.py'); [f() for n, f in sorted(ns.items()) if n.startswith('test_')]"
+  - id: 5
+    title: Document textkit usage in docs/usage.md
+    specialist: code
+    agent: technical-writer
+    tool: sim
+    depends: [2, 3]
+    files: [docs/usage.md]
+    criteria: ["docs/usage.md exists and is not empty"]
+    validation: test -s docs/usage.md
+  - id: 6
+    title: Review the textkit package
+    specialist: review
+    tool: sim
+    depends: [4, 5]
+    criteria: ["the review lists each defect found in textkit with its file"]
+"""
+
+
+def _git(root: Path, *args: str) -> None:
+    from maestro.spokes.process import run_process
+
+    out = run_process(["git", "-c", "user.name=Maestro demo", "-c", "user.email=demo@maestro.invalid", *args],
+                      cwd=root, timeout_s=60)
+    if out.exit_code != 0:
+        raise MaestroError(f"`git {args[0]}` failed in the demo project: {out.stderr.strip()[:200]}",
+                           "check that git works: `git --version`.")
+
+
+def create_project(root: Path) -> Path:
+    """A fresh git project with a README and .gitignore, committed; the plan input beside."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "README.md").write_text("# textkit\n\nSmall text utilities (a Maestro demo project).\n", encoding="utf-8")
+    (root / ".gitignore").write_text("__pycache__/\n*.pyc\n", encoding="utf-8")
+    _git(root, "init", "-q", "-b", "main")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "-m", "Start the textkit project")
+    plan_input = root.parent / "plan.yaml"
+    plan_input.write_text(plan_yaml(sys.executable), encoding="utf-8")
+    return plan_input
+
+
+@dataclass
+class DemoOutcome:
+    project: Path
+    kept: bool
+    summary: Any
+    status_text: str
+    report: Path | None
+    report_note: str | None
+
+
+def _context(root: Path, env: dict[str, str], out: TextIO, as_json: bool) -> Any:
+    from maestro.cli.context import Context
+
+    clean = {k: v for k, v in env.items() if not k.startswith("MAESTRO_")}
+    clean.update({
+        "MAESTRO_PROJECT_DIR": str(root),
+        "MAESTRO_STAGGER_DELAY": "0.1",
+        "MAESTRO_MAX_CONCURRENT": "3",
+        "MAESTRO_LOG": "summary",
+        "MAESTRO_RETRY_BACKOFF": "0",
+    })
+    return Context(cwd=root, env=clean, stdout=out, stderr=out, stdin=io.StringIO(), json=as_json)
+
+
+def _command(ctx: Any, *argv: str) -> str:
+    """Run a maestro command in-process for the demo project and return its text."""
+    from maestro.cli import main
+
+    buffer = io.StringIO()
+    sub = type(ctx)(cwd=ctx.cwd, env=ctx.env, stdout=buffer, stderr=buffer, stdin=io.StringIO())
+    code = main(list(argv), sub)
+    if code != 0:
+        raise MaestroError(f"`maestro {' '.join(argv[:2])}` failed in the demo project: {buffer.getvalue().strip()[:300]}",
+                           "report this with the output above.")
+    return buffer.getvalue()
+
+
+def _report(paths: Any, keep: bool) -> tuple[Path | None, str | None]:
+    try:
+        from maestro.engine.report import write_report
+    except ImportError:
+        return None, "no report: this Maestro has no report module."
+    output = None
+    if not keep:
+        # The project is deleted at the end; the report is kept outside it.
+        handle, name = tempfile.mkstemp(prefix="maestro-demo-report-", suffix=".md")
+        os.close(handle)
+        output = Path(name)
+    return write_report(paths, output), None
+
+
+def run_demo(env: dict[str, str], out: TextIO, *, keep: bool, as_json: bool) -> DemoOutcome:
+    from maestro.engine.dispatch import RunOptions
+    from maestro.engine.runner import Engine
+    from maestro.spokes.base import refuse_if_inside_spoke
+
+    refuse_if_inside_spoke(env)
+    base = Path(tempfile.mkdtemp(prefix="maestro-demo-"))
+    root = base / "textkit"
+    try:
+        plan_input = create_project(root)
+        ctx = _context(root, env, out, as_json)
+        if not as_json:
+            out.write(f"demo project: {root}\ngoal: {GOAL}\n\n")
+        _command(ctx, "plan", "--from", str(plan_input), "--yes")
+        engine = Engine(ctx.settings, env=ctx.env, options=RunOptions(), out=out, quiet=as_json,
+                        sim_delay_s=SIM_DELAY_S, backoff_s=0.0)
+        summary = engine.run()
+        status_text = _command(ctx, "status")
+        report, note = _report(ctx.paths, keep)
+        return DemoOutcome(root, keep, summary, status_text, report, note)
+    finally:
+        if not keep:
+            shutil.rmtree(base, ignore_errors=True)

@@ -1,0 +1,431 @@
+"""One task through the pipeline, attempt after attempt, until the ladder says stop.
+
+Per attempt: re-read the task, route it to a CLI, re-run AAVSR, build the delegation
+prompt, mark the task running, call the spoke (under the agent's timeout and the CLI's
+token abort threshold), measure the files it changed, parse its answer, run the gates,
+account tokens and cost, and write one log row. Then the retry ladder decides: done,
+retry, retry with more context, fail or block. Every change of the task goes through
+``PlanStore.edit()``.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from maestro import clock
+from maestro.engine import gates as gate_checks
+from maestro.engine import ladder
+from maestro.engine.budgets import RunBudget, limits_for
+from maestro.engine.receipts import Observer
+from maestro.engine.routing import choose
+from maestro.engine.runs import RunDir
+from maestro.engine.scheduler import Outcome
+from maestro.errors import SpokeError
+from maestro.state.model import Receipt, Task, Usage
+
+# Retry context: how much of each relevant file the next prompt gets.
+_FILE_CHARS = 6_000
+_CONTEXT_CHARS = 24_000
+
+
+@dataclass
+class RunOptions:
+    task_id: str | None = None
+    tool: str | None = None  # force this CLI (reassign; `--tool sim`)
+    agent: str | None = None  # force this agent (only with task_id)
+    clarify: str | None = None  # the user's clarification (only with task_id)
+    budget_tokens: int | None = None
+    log: str | None = None  # off | summary | detailed, overrides the setting
+    review: bool = False
+    run_id: str | None = None
+
+
+@dataclass
+class Shared:
+    """What every task of one run shares."""
+
+    paths: Any
+    settings: Any
+    store: Any
+    log: Any  # ExecutionLog
+    run: RunDir
+    emit: Callable[..., dict[str, Any]]
+    observer: Observer
+    budget: RunBudget
+    catalog: Any
+    installed: dict[str, Any]
+    options: RunOptions
+    spoke_for: Callable[[str], Any]
+    hub: str | None
+    env: dict[str, str]
+    backoff_s: float
+    stopping: Callable[[], str | None] = lambda: None
+    review: Callable[[str], Any] | None = None
+    sim_delay_s: float | None = None
+
+
+@dataclass
+class Attempt:
+    """The evidence of one attempt."""
+
+    tool: str
+    agent: str = ""
+    result: Any = None  # SpokeResult
+    parsed: Any = None  # ParsedResult
+    gates: list[gate_checks.GateResult] = field(default_factory=list)
+    failure: ladder.Failure | None = None
+    validation_exit: int | None = None
+    validation_output: str = ""
+    level: str = "ok"  # the dispatch's budget level: ok | over | yellow | red
+    timeout_s: float = 600.0  # the agent's timeout; also bounds the validation command
+    skipped: str | None = None  # the task was not ours to run (changed by hand)
+
+
+def make_request(task: Task, delegation: Any, resolved: Any, *, root: Path, abort_tokens: int | None,
+                 scratch: Path, env_extra: dict[str, str] | None = None, sim_delay_s: float | None = None) -> Any:
+    """The spoke request for a task: the agent's model, turns, tier and timeout, the
+    task's declared files (folders and globs are for ownership, not deliverables)."""
+    from maestro.engine.ownership import is_glob
+    from maestro.spokes.base import DispatchRequest
+
+    return DispatchRequest(
+        prompt=delegation.prompt,
+        system_prompt=delegation.system,
+        model=resolved.model,
+        max_turns=resolved.max_turns,
+        tier=resolved.tier,
+        cwd=root,
+        timeout_s=float(resolved.timeout_mins) * 60.0,
+        task_id=task.id,
+        files=[root / f for f in task.files if not is_glob(f) and not f.endswith("/")],
+        abort_tokens=abort_tokens,
+        env_extra=env_extra or {},
+        title=task.title,
+        scratch_dir=scratch,
+        sim_delay_s=sim_delay_s,
+    )
+
+
+def _warnings(gates: list[gate_checks.GateResult]) -> list[str]:
+    return [g.line() for g in gates if g.level == gate_checks.WARN]
+
+
+class TaskRunner:
+    def __init__(self, shared: Shared) -> None:
+        self.s = shared
+        self._validation_lock = threading.Lock()
+
+    # -- the ladder -------------------------------------------------------------------
+    def run(self, task_id: str) -> Outcome:
+        extra = self._clarification(task_id)
+        attempts = transient = 0
+        began = time.monotonic()
+        while True:
+            if attempts:
+                refusal = self.s.budget.refusal() or self.s.stopping()
+                if refusal:
+                    return self._leave_pending(task_id, refusal)
+            attempt = self.attempt(task_id, extra, retry=attempts > 0)
+            if attempt.skipped:
+                return Outcome("pending", attempt.skipped)
+            attempts += 1
+            if attempt.failure is None:
+                return self._finish_done(task_id, attempt, time.monotonic() - began)
+            step = ladder.next_step(
+                attempt.failure, attempts=attempts, max_retries=self.s.settings.max_retries,
+                transient_retries=transient, backoff_s=self.s.backoff_s,
+            )
+            if step.action in ("retry", "retry_with_context"):
+                self.s.emit("task_retry", task=task_id, action=step.action, reason=step.reason,
+                            delay_s=step.delay_s or None, attempt=attempts + 1)
+                if step.action == "retry":
+                    transient += 1
+                    if self._sleep(step.delay_s):
+                        return self._leave_pending(task_id, self.s.stopping() or "stopped")
+                else:
+                    extra = self._expanded_context(task_id, attempt, extra)
+                continue
+            status = "failed" if step.action == "fail" else "blocked"
+            return self._finish_unsuccessful(task_id, status, step.reason, attempt.failure)
+
+    def _sleep(self, seconds: float) -> bool:
+        """Back off; True when the run is asked to stop meanwhile."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            if self.s.stopping():
+                return True
+            time.sleep(min(0.1, max(0.0, deadline - time.monotonic())))
+        return bool(self.s.stopping())
+
+    def _clarification(self, task_id: str) -> str | None:
+        opts = self.s.options
+        if opts.clarify and opts.task_id == task_id:
+            return f"Clarification from the user for this task:\n{opts.clarify.strip()}"
+        return None
+
+    # -- one attempt -----------------------------------------------------------------------
+    def attempt(self, task_id: str, extra: str | None, *, retry: bool) -> Attempt:
+        from maestro import planinput
+        from maestro.prompts.delegation import build_delegation
+
+        s = self.s
+        stored = s.store.load()
+        current = stored.task(task_id)
+        if current.status not in ("pending", "running"):
+            return Attempt(tool=current.tool or "-", skipped=f"Task {task_id} is {current.status} in the plan now; not run.")
+        # The loaded plan may be shared (parse cache): overrides go on a copy of the task.
+        task = replace(current)
+        plan = replace(stored, tasks=[task if t.id == task_id else t for t in stored.tasks])
+        opts = s.options
+        forced = opts.task_id == task_id
+        tool = choose(task.tool, task.specialist, s.installed, s.hub, opts.tool)
+        if forced and opts.agent:
+            task.agent = opts.agent
+        task.tool = tool
+        attempt = Attempt(tool=tool)
+        problems = [f for f in planinput.aavsr(plan, catalog=s.catalog, available=s.installed, paths=s.paths)
+                    if f.task == task_id and f.level == "error"]
+        if problems:
+            first = problems[0]
+            reason = f"AAVSR {first.check}: {first.why}" + (f" (+{len(problems) - 1} more)" if len(problems) > 1 else "")
+            attempt.failure = ladder.Failure(ladder.PRECONDITION, reason, first.remedy)
+            return attempt
+        agent = s.catalog.for_task(task)
+        resolved = s.catalog.resolve(agent.name, tool)
+        attempt.agent = agent.name
+        spoke = s.spoke_for(tool)
+        delegation = build_delegation(plan, task, resolved, project_root=s.paths.root, tool=tool,
+                                      enforced_by_cli=spoke.enforces(resolved.tier), extra_context=extra)
+        limits = limits_for(tool, s.settings.table("budgets"))
+        number = self._mark_running(task_id, tool, agent.name if (forced and opts.agent) else None)
+        s.emit("task_started", task=task_id, title=task.title, tool=tool, agent=agent.name, attempt=number,
+               simulated=bool(getattr(spoke, "simulated", False)) or None)
+        request = make_request(task, delegation, resolved, root=s.paths.root, abort_tokens=limits.abort,
+                               scratch=s.run.path / "scratch" / f"task-{task.id}-attempt-{number}",
+                               env_extra={"MAESTRO_RUN_ID": s.run.run_id, "MAESTRO_TASK_ID": task.id},
+                               sim_delay_s=s.sim_delay_s)
+        attempt.timeout_s = request.timeout_s
+        detailed = s.log.verbosity == "detailed"
+        if detailed:
+            s.run.artifact(task_id, number, "prompt.md").write_text(
+                f"<!-- system prompt -->\n{delegation.system}\n<!-- prompt -->\n{delegation.prompt}", encoding="utf-8")
+        s.observer.begin("spoke", task_id)
+        try:
+            result = spoke.dispatch(request, base_env=s.env, on_start=lambda pid: self._spoke_started(task_id, pid))
+        except SpokeError as exc:
+            attempt.failure = ladder.Failure(ladder.FATAL, exc.message, exc.fix)
+            s.observer.end("spoke", task_id)
+            self._account(task_id, attempt, number, retry)
+            return attempt
+        finally:
+            (s.run.path / f"spoke-{task_id}.pid").unlink(missing_ok=True)
+        changes = s.observer.end("spoke", task_id)
+        attempt.result = result
+        if detailed:
+            s.run.artifact(task_id, number, "output.txt").write_text(
+                f"argv: {result.argv}\nexit: {result.exit_code}\n\n--- stdout ---\n{result.stdout}\n"
+                f"--- stderr ---\n{result.stderr}\n--- final text ---\n{result.text}\n", encoding="utf-8")
+        attempt.failure = ladder.spoke_failure(result, tool)
+        if attempt.failure is None:
+            self._gates(task, attempt, changes)
+        attempt.level = limits.level(result.usage.total)
+        if attempt.level != "ok":
+            s.emit("budget", task=task_id, tool=tool, tokens=result.usage.total, level=attempt.level,
+                   budget=limits.budget, abort=limits.abort)
+        self._account(task_id, attempt, number, retry)
+        return attempt
+
+    def _spoke_started(self, task_id: str, pid: int) -> None:
+        # Recorded so a later run can stop a spoke this engine left behind when it died.
+        if pid != os.getpid():
+            (self.s.run.path / f"spoke-{task_id}.pid").write_text(f"{pid}\n", encoding="utf-8")
+
+    # -- gates ----------------------------------------------------------------------------------
+    def _gates(self, task: Task, attempt: Attempt, changes: Any) -> None:
+        from maestro.prompts.results import parse_result
+
+        s = self.s
+        strictness = s.settings.validation_strictness
+        parsed = parse_result(attempt.result.text or "")
+        attempt.parsed = parsed
+        fmt = gate_checks.format_gate(parsed)
+        attempt.gates.append(fmt)
+        if fmt.failed:
+            attempt.failure = ladder.Failure(
+                ladder.GATE, f"format gate: {fmt.detail}",
+                context=f"Your answer could not be read: {fmt.detail}. End your answer with the Result "
+                "Submission and the Handoff Report exactly in the Output Format given above.")
+            return
+        attempt.gates.append(gate_checks.criteria_gate(task.criteria, parsed, strictness))
+        attempt.gates.append(gate_checks.scope_gate(sorted(changes.out_of_scope), sorted(changes.ambiguous),
+                                                    strictness, checked=s.observer.enabled))
+        attempt.gates.append(self._integration(task, attempt))
+        failed = [g for g in attempt.gates if g.failed]
+        scope = next((g for g in failed if g.gate == "scope"), None)
+        if scope is not None:
+            attempt.failure = ladder.Failure(ladder.SCOPE, f"scope gate: {scope.detail}",
+                                             "revert or re-plan those edits, then run the task again.")
+        elif failed:
+            attempt.failure = ladder.Failure(ladder.GATE, "; ".join(f"{g.gate} gate: {g.detail}" for g in failed),
+                                             context="\n".join(f"- The {g.gate} gate failed: {g.detail}" for g in failed))
+
+    def _integration(self, task: Task, attempt: Attempt) -> gate_checks.GateResult:
+        if not task.validation:
+            return gate_checks.integration_gate(None, None)
+        from maestro.spokes.process import run_process
+
+        s = self.s
+        env = dict(s.env)
+        env.update({"MAESTRO_RUN_ID": s.run.run_id, "MAESTRO_TASK_ID": task.id})
+        s.observer.begin("validate", task.id)
+        try:
+            # A person's command from the plan, which may use pipes or &&: run by sh.
+            out = run_process(["/bin/sh", "-c", task.validation], cwd=s.paths.root, env=env, timeout_s=attempt.timeout_s)
+        finally:
+            s.observer.end("validate", task.id)
+        attempt.validation_exit = out.exit_code
+        output = (out.stdout + "\n" + out.stderr).strip()
+        attempt.validation_output = output
+        return gate_checks.integration_gate(task.validation, out.exit_code, timed_out=out.timed_out, output=output)
+
+    def _expanded_context(self, task_id: str, attempt: Attempt, previous: str | None) -> str:
+        """Ladder rung 2: the failure, the validation output, and the task's files now."""
+        task = self.s.store.load().task(task_id)
+        root: Path = self.s.paths.root
+        parts = [previous] if previous and previous.startswith("Clarification") else []
+        parts.append("What failed:\n" + (attempt.failure.context if attempt.failure and attempt.failure.context
+                                         else attempt.failure.reason if attempt.failure else "unknown"))
+        output = attempt.validation_output
+        if output:
+            parts.append(f"Output of `{task.validation}` (last lines):\n" + output[-3_000:])
+        budget = _CONTEXT_CHARS
+        for name in task.files:
+            path = root / name
+            if not path.is_file() or budget <= 0:
+                continue
+            try:
+                text = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+            cut = text[: min(_FILE_CHARS, budget)]
+            budget -= len(cut)
+            more = "" if len(cut) == len(text) else f"\n[... {len(text) - len(cut)} more characters]"
+            parts.append(f"Current content of {name}:\n```\n{cut}{more}\n```")
+        return "\n\n".join(parts)
+
+    # -- accounting -------------------------------------------------------------------------
+    def _account(self, task_id: str, attempt: Attempt, number: int, retry: bool) -> None:
+        """Tokens and cost into the plan (every attempt counts) and one log row."""
+        from maestro.logfile import LogRow
+
+        s = self.s
+        result = attempt.result
+        usage = result.usage if result is not None else Usage()
+        cost = result.cost if result is not None else None
+        s.budget.add(usage.total)
+        with s.store.edit() as plan:
+            task = plan.task(task_id)
+            task.usage = task.usage + usage
+            if cost is not None:
+                task.cost = round((task.cost or 0.0) + cost, 6)
+                task.cost_estimated = task.cost_estimated or bool(result.cost_estimated)
+            if result is not None and result.session_id:
+                task.session = result.session_id
+        notes = [f"attempt {number}"]
+        if attempt.level != "ok":
+            limits = limits_for(attempt.tool, s.settings.table("budgets"))
+            line = {"over": limits.budget, "yellow": limits.yellow, "red": limits.abort}[attempt.level]
+            label = {"over": "⚠️ over budget", "yellow": "⚠️ yellow", "red": "🛑 red"}[attempt.level]
+            notes.append(f"{label} ({usage.total:,} > {line:,})")
+        if result is not None and result.simulated:
+            notes.append("simulated")
+        notes += _warnings(attempt.gates)
+        outcome = "✅" if attempt.failure is None else (attempt.failure.reason[:120])
+        s.log.append(LogRow(
+            time=clock.iso(), actor="Hub", action="Retry" if retry else "Dispatch", target=f"Task {task_id}",
+            tokens=usage.total if result is not None else None,
+            duration_s=result.duration_s if result is not None else None,
+            outcome=outcome, notes="; ".join(notes), tool=attempt.tool, failed=attempt.failure is not None,
+            retry=retry, cost=cost, cost_estimated=bool(result and result.cost_estimated), task=task_id,
+        ))
+
+    # -- state transitions -------------------------------------------------------------
+    def _mark_running(self, task_id: str, tool: str, agent: str | None) -> int:
+        s = self.s
+        with s.store.edit() as plan:
+            task = plan.task(task_id)
+            task.status = "running"
+            task.attempts += 1
+            task.tool = tool
+            if agent:
+                task.agent = agent
+            task.pid = os.getpid()
+            task.run_id = s.run.run_id
+            if task.started is None or task.finished is not None:
+                task.started = clock.iso()
+                task.finished = None
+            return task.attempts
+
+    def _leave_pending(self, task_id: str, reason: str) -> Outcome:
+        with self.s.store.edit() as plan:
+            task = plan.task(task_id)
+            task.status = "pending"
+            task.pid = None
+        self.s.emit("task_pending", task=task_id, reason=reason)
+        return Outcome("pending", reason, stop_run=reason)
+
+    def _finish_done(self, task_id: str, attempt: Attempt, duration: float) -> Outcome:
+        s = self.s
+        receipt = s.observer.receipt(task_id, validation=self._validation_of(task_id),
+                                     validation_exit=attempt.validation_exit)
+        submission = attempt.parsed.submission if attempt.parsed else None
+        handoff = attempt.parsed.handoff if attempt.parsed else None
+        warnings = _warnings(attempt.gates)
+        with s.store.edit() as plan:
+            task = plan.task(task_id)
+            task.status = "done"
+            summary = " ".join((submission.summary if submission else "").split()) or "done"
+            task.result = summary + (f" (warnings: {'; '.join(warnings)})" if warnings else "")
+            task.finished = clock.iso()
+            task.receipt = receipt
+            task.pid = None
+            if handoff is not None and handoff.downstream_context.strip():
+                task.downstream_context = handoff.downstream_context.strip()
+            tokens, cost, estimated = task.usage.total, task.cost, task.cost_estimated
+        s.emit("task_done", task=task_id, tool=attempt.tool, tokens=tokens, cost=cost,
+               cost_estimated=estimated or None, duration_s=round(duration, 3), warnings=warnings or None,
+               files=receipt.files_changed or None, validation_exit=receipt.validation_exit)
+        if s.options.review and s.review is not None:
+            s.review(task_id)
+            status = s.store.load().task(task_id).status
+            if status != "done":
+                return Outcome(status, f"review: {status}")
+        return Outcome("done")
+
+    def _validation_of(self, task_id: str) -> str | None:
+        return self.s.store.load().task(task_id).validation
+
+    def _finish_unsuccessful(self, task_id: str, status: str, reason: str, failure: ladder.Failure) -> Outcome:
+        s = self.s
+        receipt: Receipt | None = None
+        if task_id in s.observer.tasks:
+            receipt = s.observer.receipt(task_id, validation=self._validation_of(task_id), validation_exit=None)
+        fix = failure.fix
+        options = ladder.decision_options(task_id)
+        with s.store.edit() as plan:
+            task = plan.task(task_id)
+            task.status = status
+            task.result = reason + (f" Fix: {fix}" if fix else "") + " " + ladder.decision_text(task_id)
+            task.finished = clock.iso()
+            task.pid = None
+            if receipt is not None and (receipt.files_changed or task.receipt is None):
+                task.receipt = receipt
+        s.emit(f"task_{status}", task=task_id, reason=reason, fix=fix)
+        s.emit("decision", task=task_id, status=status, reason=reason, options=options)
+        return Outcome(status, reason)

@@ -1,0 +1,102 @@
+"""`maestro run --dry-run`: what each ready task would be sent, and to whom.
+
+Per ready task: the CLI the routing picks, the agent, the argv exactly as the spoke
+adapter builds it with the prompt text elided, and the prompt's token count (cl100k).
+Nothing is dispatched and nothing is written.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from maestro.engine.budgets import limits_for
+from maestro.engine.dispatch import RunOptions, make_request
+from maestro.engine.routing import choose
+from maestro.engine.runner import select_tasks
+from maestro.tokens import count_tokens
+
+# An argv element this long, or spanning lines, is prompt text (or a system prompt).
+_ELIDE_AT = 120
+
+
+def elide(argv: list[str]) -> list[str]:
+    shown = []
+    for arg in argv:
+        if len(arg) > _ELIDE_AT or "\n" in arg:
+            shown.append(f"<{count_tokens(arg):,} tokens elided>")
+        else:
+            shown.append(arg)
+    return shown
+
+
+def preview(plan: Any, *, settings: Any, options: RunOptions, installed: dict[str, Any], spoke_for: Any,
+            catalog: Any) -> list[dict[str, Any]]:
+    from maestro import graph, planinput
+    from maestro.prompts.delegation import build_delegation
+
+    paths = settings.paths
+    hub = settings.hub or (plan.source.hub if plan.source else None)
+    if options.task_id:
+        candidates = select_tasks(plan, options.task_id)
+    else:
+        candidates = graph.ready(plan.tasks)
+    findings = planinput.aavsr(plan, catalog=catalog, available=installed, paths=paths)
+    rows = []
+    for original in candidates:
+        task = replace(original)
+        if options.task_id == task.id and options.agent:
+            task.agent = options.agent
+        tool = choose(task.tool, task.specialist, installed, hub, options.tool)
+        task.tool = tool
+        agent = catalog.for_task(task)
+        resolved = catalog.resolve(agent.name, tool)
+        spoke = spoke_for(tool)
+        view = replace(plan, tasks=[task if t.id == task.id else t for t in plan.tasks])
+        extra = f"Clarification from the user for this task:\n{options.clarify}" if options.clarify else None
+        delegation = build_delegation(view, task, resolved, project_root=paths.root, tool=tool,
+                                      enforced_by_cli=spoke.enforces(resolved.tier), extra_context=extra)
+        request = make_request(task, delegation, resolved, root=paths.root,
+                               abort_tokens=limits_for(tool, settings.table("budgets")).abort,
+                               scratch=paths.runs_dir / "dry-run" / f"task-{task.id}")
+        argv = spoke.build_argv(request)
+        errors = [f"{f.check}: {f.why}" for f in findings if f.task == task.id and f.level == "error"]
+        rows.append({
+            "task": task.id,
+            "title": task.title,
+            "tool": tool,
+            "installed": tool in installed,
+            "agent": agent.name,
+            "tier": resolved.tier,
+            "model": resolved.model,
+            "timeout_s": request.timeout_s,
+            "argv": elide(argv),
+            "prompt_tokens": count_tokens(delegation.prompt),
+            "system_tokens": count_tokens(delegation.system),
+            "aavsr_errors": errors,
+        })
+    return rows
+
+
+def render(rows: list[dict[str, Any]]) -> str:
+    if not rows:
+        return "dry run: no task is ready to run (nothing pending with its dependencies done)."
+    lines = [f"dry run: {len(rows)} ready task(s); nothing dispatched."]
+    for row in rows:
+        total = row["prompt_tokens"] + row["system_tokens"]
+        lines.append(
+            f"\nTask {row['task']}: {row['title']}\n"
+            f"  cli: {row['tool']}{'' if row['installed'] else ' (NOT INSTALLED)'}   agent: {row['agent']} "
+            f"({row['tier']})   model: {row['model'] or 'CLI default'}   timeout: {row['timeout_s']:g}s\n"
+            f"  prompt: {row['prompt_tokens']:,} tokens + system {row['system_tokens']:,} = {total:,} tokens\n"
+            f"  argv: {' '.join(_quote(a) for a in row['argv'])}"
+        )
+        for error in row["aavsr_errors"]:
+            lines.append(f"  AAVSR error (would block the dispatch): {error}")
+    return "\n".join(lines)
+
+
+def _quote(arg: str) -> str:
+    import shlex
+
+    return arg if arg.startswith("<") and arg.endswith(" elided>") else shlex.quote(arg)

@@ -1,0 +1,98 @@
+"""Picking up after an engine that died (crash, SIGKILL, a closed laptop).
+
+Called by a new run right after it took the project's run lock. Holding that lock proves
+no other engine works on this project, so every task still marked ``running`` was left
+by a dead one: it goes back to ``pending`` (its attempt stays counted), a log row and a
+``recovered`` event say so, and the next scheduling pass runs it again. Done tasks are
+never touched, so they never run twice.
+
+A real spoke runs in its own process group and can outlive the engine that started it.
+The engine records each spoke's pid in the run folder; recovery stops such a leftover,
+but only after checking, in ``/proc/<pid>/environ``, that the process really is that
+run's spoke for that task (a pid can be reused).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from maestro import clock
+from maestro.engine.runs import pid_alive
+from maestro.paths import ProjectPaths
+
+
+@dataclass
+class Recovered:
+    task: str
+    previous_run: str | None
+    attempts: int
+    stopped_spoke: int | None = None
+
+
+def _is_spoke_of(pid: int, run_id: str, task_id: str) -> bool:
+    try:
+        raw = open(f"/proc/{pid}/environ", "rb").read()  # noqa: SIM115 - short read
+    except OSError:
+        return False
+    env = dict(item.split(b"=", 1) for item in raw.split(b"\0") if b"=" in item)
+    return env.get(b"MAESTRO_RUN_ID") == run_id.encode() and env.get(b"MAESTRO_TASK_ID") == task_id.encode()
+
+
+def stop_leftover_spoke(paths: ProjectPaths, run_id: str | None, task_id: str, grace_s: float = 3.0) -> int | None:
+    if not run_id:
+        return None
+    record = paths.runs_dir / run_id / f"spoke-{task_id}.pid"
+    try:
+        pid = int(record.read_text().strip())
+    except (OSError, ValueError):
+        return None
+    if pid == os.getpid() or not pid_alive(pid) or not _is_spoke_of(pid, run_id, task_id):
+        record.unlink(missing_ok=True)
+        return None
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace_s
+    while time.monotonic() < deadline and pid_alive(pid):
+        time.sleep(0.05)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        if pid_alive(pid):
+            os.killpg(pid, signal.SIGKILL)
+    record.unlink(missing_ok=True)
+    return pid
+
+
+def recover(store: Any, paths: ProjectPaths, emit: Callable[..., Any], log: Any) -> list[Recovered]:
+    """Tasks left running by a dead engine back to pending. The caller holds the run lock."""
+    from maestro.logfile import LogRow
+
+    plan = store.load()
+    if not any(t.status == "running" for t in plan.tasks):
+        return []
+    found: list[Recovered] = []
+    with store.edit() as plan:
+        for task in plan.tasks:
+            if task.status != "running":
+                continue
+            found.append(Recovered(task.id, task.run_id, task.attempts))
+            task.status = "pending"
+            task.pid = None
+            task.result = (
+                f"Recovered: run {task.run_id or '?'} stopped while attempt {task.attempts} was running; "
+                "back to pending."
+            )
+    for item in found:
+        item.stopped_spoke = stop_leftover_spoke(paths, item.previous_run, item.task)
+        emit("recovered", task=item.task, previous_run=item.previous_run, attempts=item.attempts,
+             stopped_spoke=item.stopped_spoke)
+        note = f"attempt {item.attempts} of run {item.previous_run or '?'} was cut off"
+        if item.stopped_spoke:
+            note += f"; its leftover spoke (pid {item.stopped_spoke}) was stopped"
+        log.append(LogRow(time=clock.iso(), actor="Hub", action="Recover", target=f"Task {item.task}",
+                          tokens=None, duration_s=None, outcome="back to pending", notes=note, task=item.task))
+    return found

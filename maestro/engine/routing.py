@@ -1,0 +1,52 @@
+"""Which CLI runs a task.
+
+1. ``maestro run --tool CLI`` (this run only; also how a task is reassigned);
+2. the task's own ``Tool`` (the plan's explicit choice, design decision DR-6);
+3. otherwise the routing rule: the specialist's preferred CLI among those installed,
+   skipping the hub (the CLI the plan was made in) whenever another one is installed, so
+   the work gets a second vendor's eyes:
+
+   - code, test: codex, claude, gemini (codex's workspace-write sandbox is the strongest
+     enforcement for writing work);
+   - review, research: gemini, claude, codex (read-only by default headless, and a large
+     context for reading a codebase).
+
+``sim`` is never chosen by the rule: only by ``--tool sim``, a task's ``Tool: sim``, or
+the demo.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Container
+
+from maestro.errors import SpokeError
+
+PREFERENCES: dict[str, tuple[str, ...]] = {
+    "code": ("codex", "claude", "gemini"),
+    "test": ("codex", "claude", "gemini"),
+    "review": ("gemini", "claude", "codex"),
+    "research": ("gemini", "claude", "codex"),
+}
+INSTALL_HINT = (
+    "install a spoke CLI (npm install -g @openai/codex, @anthropic-ai/claude-code or "
+    "@google/gemini-cli), or simulate the run with `maestro run --tool sim`."
+)
+
+
+def route(specialist: str | None, installed: Container[str], hub: str | None) -> str:
+    """The rule above, for a task without a Tool."""
+    order = PREFERENCES.get(specialist or "code", PREFERENCES["code"])
+    candidates = [cli for cli in order if cli in installed]
+    if not candidates:
+        raise SpokeError("no spoke CLI is installed (claude, gemini or codex).", INSTALL_HINT)
+    others = [cli for cli in candidates if cli != hub]
+    return (others or candidates)[0]
+
+
+def choose(task_tool: str | None, specialist: str | None, installed: Container[str], hub: str | None,
+           override: str | None = None) -> str:
+    if override:
+        return override
+    if task_tool:
+        return task_tool
+    return route(specialist, installed, hub)

@@ -1,0 +1,283 @@
+"""`maestro run`: one engine working through the plan.
+
+Take the project's run lock (one engine per project), recover tasks a dead engine left
+running, pick the tasks to run (every pending task, or the one named), and hand them to
+the eager scheduler with the dispatch pipeline as its ``run_one``. The run ends when
+nothing more can start; its events (``events.jsonl``) and its final line say why.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+from maestro import clock
+from maestro.engine import progress as progress_views
+from maestro.engine.budgets import RunBudget
+from maestro.engine.dispatch import RunOptions, Shared, TaskRunner
+from maestro.engine.receipts import GitTree, Observer
+from maestro.engine.resume import recover
+from maestro.engine.runs import RunDir, RunLock, new_run_id
+from maestro.engine.scheduler import Job, Report, Scheduler
+from maestro.errors import MaestroError, NotFound
+from maestro.state.model import STATUSES, task_sort_key
+
+EXIT_INCOMPLETE = 2
+DEFAULT_BACKOFF_S = 2.0
+
+
+@dataclass
+class RunSummary:
+    run_id: str
+    status: str  # finished | incomplete | stopped | aborted
+    counts: dict[str, int]
+    tokens: int
+    cost: float | None
+    cost_estimated: bool
+    duration_s: float
+    message: str
+    tasks: list[dict[str, Any]] = field(default_factory=list)
+    recovered: list[str] = field(default_factory=list)
+    peak_concurrency: int = 0
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.status == "finished" else EXIT_INCOMPLETE
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items()}
+
+
+def open_store(paths: Any) -> Any:
+    from maestro.state.store import PlanStore
+
+    store = PlanStore(paths)
+    if not store.exists():
+        raise NotFound(f"no plan at {paths.plan}.", "write one with `maestro plan --from plan.yaml` (or try `maestro demo`).")
+    return store
+
+
+def select_tasks(plan: Any, task_id: str | None, plan_file: str = ".ai/MAESTRO.md") -> list[Any]:
+    """The tasks this run may start: every pending task, or the one named (which must be
+    runnable now: not done, its dependencies done)."""
+    if task_id is None:
+        return [t for t in plan.tasks if t.status == "pending"]
+    task = plan.task(task_id)
+    if task.status == "done":
+        raise MaestroError(
+            f"Task {task_id} is done already; Maestro never runs a done task twice.",
+            f"to redo it, set its Status to pending in {plan_file} and run `maestro run {task_id}`.",
+        )
+    waiting = [plan.find(d) for d in task.depends]
+    unmet = [d for d in waiting if d is not None and d.status != "done"]
+    if unmet:
+        listed = ", ".join(f"Task {d.id} ({d.status})" for d in unmet)
+        first = unmet[0].id
+        raise MaestroError(
+            f"Task {task_id} cannot run yet: it depends on {listed}.",
+            f"run `maestro run` to work through the plan in order, or `maestro run {first}` first.",
+        )
+    return [task]
+
+
+class Engine:
+    def __init__(
+        self,
+        settings: Any,
+        *,
+        env: dict[str, str],
+        options: RunOptions,
+        out: TextIO,
+        quiet: bool = False,
+        spoke_for: Callable[[str], Any] | None = None,
+        installed: dict[str, Any] | None = None,
+        review: Callable[[str], Any] | None = None,
+        sim_delay_s: float | None = None,
+        backoff_s: float | None = None,
+    ) -> None:
+        self.settings = settings
+        self.paths = settings.paths
+        self.env = env
+        self.options = options
+        self.out = out
+        self.quiet = quiet
+        self._spoke_for = spoke_for
+        self._installed = installed
+        self.review = review
+        self.sim_delay_s = sim_delay_s
+        self.backoff_s = DEFAULT_BACKOFF_S if backoff_s is None else backoff_s
+        self.scheduler: Scheduler | None = None
+
+    # -- pieces ------------------------------------------------------------------------
+    def _shown(self, path: Any) -> str:
+        return str(path.relative_to(self.paths.root)) if path.is_relative_to(self.paths.root) else str(path)
+
+    def spoke_for(self, name: str) -> Any:
+        if self._spoke_for is not None:
+            return self._spoke_for(name)
+        from maestro.spokes.registry import get_spoke
+
+        return get_spoke(name, self.settings)
+
+    def installed(self) -> dict[str, Any]:
+        if self._installed is None:
+            from maestro.spokes.registry import detect_available
+
+            self._installed = detect_available(self.env)
+        return self._installed
+
+    def _observer(self, owners: dict[str, list[str]]) -> Observer:
+        state = self.paths.state_dir
+        exclude = []
+        if state.is_relative_to(self.paths.root):
+            exclude.append(str(state.relative_to(self.paths.root)) + "/**")
+        return Observer(GitTree(self.paths.root, exclude=exclude), lambda tid: owners.get(tid, []))
+
+    # -- the run -------------------------------------------------------------------------
+    def run(self) -> RunSummary:
+        from maestro.spokes.base import refuse_if_inside_spoke
+
+        refuse_if_inside_spoke(self.env)
+        store = open_store(self.paths)
+        run_id = self.options.run_id or new_run_id()
+        lock = RunLock(self.paths)
+        lock.acquire(run_id)
+        try:
+            run = RunDir(self.paths, run_id)
+            meta = {"pid": os.getpid(), "state": "running", "started": clock.iso(),
+                    "options": {k: v for k, v in self.options.__dict__.items() if v not in (None, False)}}
+            if run.meta_path.exists():
+                run.write_meta(**meta)
+            else:
+                run.create(**meta)
+            events = run.events()
+            try:
+                return self._run(store, run, events)
+            except MaestroError as exc:
+                events.emit("run_ended", run_id=run_id, status="error", message=str(exc))
+                run.write_meta(state="ended", finished=clock.iso(), status="error")
+                raise
+        finally:
+            lock.release()
+
+    def _run(self, store: Any, run: RunDir, events: Any) -> RunSummary:
+        from maestro import graph
+        from maestro.agents.catalog import load_catalog
+        from maestro.logfile import ExecutionLog
+
+        opts = self.options
+        started = time.monotonic()
+        log = ExecutionLog(self.paths, opts.log or self.settings.log)
+        plan = store.load()
+        view = progress_views.choose(self.out, quiet=self.quiet, run_id=run.run_id,
+                                     tasks=[(t.id, t.title) for t in plan.tasks])
+
+        def emit(kind: str, **data: Any) -> dict[str, Any]:
+            event = events.emit(kind, **data)
+            view.handle(event)
+            return event
+
+        recovered = recover(store, self.paths, emit, log)
+        plan = store.load()
+        graph.validate(plan.tasks)
+        selected = select_tasks(plan, opts.task_id, self._shown(self.paths.plan))
+        if opts.task_id and selected[0].status in ("failed", "blocked"):
+            with store.edit() as editable:
+                editable.task(opts.task_id).status = "pending"
+        catalog = load_catalog(self.settings)
+        owners = {t.id: list(t.files) for t in plan.tasks}
+        budget = RunBudget(opts.budget_tokens)
+        hub = self.settings.hub or (plan.source.hub if plan.source else None)
+        if selected:
+            log.start_session(plan.goal, run_id=run.run_id, hub=hub)
+        shared = Shared(
+            paths=self.paths, settings=self.settings, store=store, log=log, run=run, emit=emit,
+            observer=self._observer(owners), budget=budget, catalog=catalog,
+            installed=self.installed(), options=opts, spoke_for=self.spoke_for, hub=hub,
+            env=self.env, backoff_s=self.backoff_s, review=self.review if opts.review else None,
+            sim_delay_s=self.sim_delay_s,
+        )
+        runner = TaskRunner(shared)
+        jobs = [Job(t.id, tuple(t.depends), tuple(t.files)) for t in selected]
+        done = {t.id for t in plan.tasks if t.status == "done"}
+        scheduler = Scheduler(
+            jobs, runner.run, max_concurrent=self.settings.max_concurrent,
+            stagger_delay=self.settings.stagger_delay, done=done,
+            may_launch=lambda jid: budget.refusal(), on_idle=view.tick, order=task_sort_key,
+        )
+        self.scheduler = scheduler
+        shared.stopping = lambda: scheduler.stopping
+        emit("run_started", run_id=run.run_id, pid=os.getpid(), pending=len(jobs), only=opts.task_id,
+             max_concurrent=self.settings.max_concurrent, budget_tokens=opts.budget_tokens,
+             recovered=[r.task for r in recovered] or None)
+        with _abort_on_sigterm(scheduler):
+            report = scheduler.run()
+        summary = self._summary(store, run, report, budget, started, [r.task for r in recovered])
+        emit("run_ended", run_id=run.run_id, status=summary.status, counts=summary.counts, tokens=summary.tokens,
+             cost=summary.cost, cost_estimated=summary.cost_estimated or None, duration_s=summary.duration_s,
+             message=summary.message)
+        view.close()
+        run.write_meta(state="ended", finished=clock.iso(), status=summary.status)
+        return summary
+
+    def _summary(self, store: Any, run: RunDir, report: Report, budget: RunBudget, started: float,
+                 recovered: list[str]) -> RunSummary:
+        plan = store.load()
+        counts = {status: 0 for status in STATUSES}
+        for task in plan.tasks:
+            counts[task.status] = counts.get(task.status, 0) + 1
+        ran = [plan.task(jid) for jid in sorted(report.outcomes, key=task_sort_key)]
+        tokens = budget.spent
+        costs = [t.cost for t in ran if t.cost is not None]
+        unsuccessful = [t for t in ran if t.status in ("failed", "blocked")]
+        if report.stopped and report.stopped.startswith("run token budget"):
+            status, message = "stopped", report.stopped
+        elif report.stopped:
+            status = "aborted"
+            left = len(report.waiting)
+            message = f"{report.stopped}: running tasks finished, {left} task(s) left pending. Run `maestro run` to continue."
+        elif unsuccessful:
+            status = "incomplete"
+            waiting = [jid for jid in report.waiting]
+            parts = [f"Task {t.id} {t.status}: {(t.result or '').split(' Options:')[0]}" for t in unsuccessful]
+            if waiting:
+                parts.append(f"waiting on them: Task {', '.join(waiting)}")
+            message = "; ".join(parts) + ". See `maestro status` for the options."
+        elif report.waiting:
+            status = "incomplete"
+            message = "; ".join(f"Task {jid} waits for Task {', '.join(deps)}" for jid, deps in report.waiting.items())
+        else:
+            status = "finished"
+            message = "every task it ran is done." if ran else "nothing to run: no pending task is ready."
+        return RunSummary(
+            run_id=run.run_id, status=status, counts=counts, tokens=tokens,
+            cost=round(sum(costs), 6) if costs else None, cost_estimated=any(t.cost_estimated for t in ran),
+            duration_s=round(time.monotonic() - started, 3), message=message,
+            tasks=[{"id": t.id, "title": t.title, "status": t.status, "tool": t.tool, "attempts": t.attempts,
+                    "tokens": t.usage.total, "cost": t.cost, "result": t.result} for t in ran],
+            recovered=recovered, peak_concurrency=report.peak_concurrency,
+        )
+
+
+class _abort_on_sigterm:
+    """SIGTERM (`maestro run --abort`) stops launching; running tasks finish."""
+
+    def __init__(self, scheduler: Scheduler) -> None:
+        self.scheduler = scheduler
+        self.previous: Any = None
+
+    def __enter__(self) -> None:
+        if threading.current_thread() is threading.main_thread():
+            self.previous = signal.signal(signal.SIGTERM, self._handle)
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        self.scheduler.request_stop("aborted by `maestro run --abort`")
+
+    def __exit__(self, *exc: object) -> None:
+        if self.previous is not None:
+            signal.signal(signal.SIGTERM, self.previous)
