@@ -1,0 +1,131 @@
+"""Everything a report says, gathered once; Markdown and JSON are two views of it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Mapping
+
+from maestro import clock
+from maestro.engine.report import collect, mermaid, story
+from maestro.state.model import Plan, Usage
+
+
+@dataclass
+class Report:
+    plan: Plan
+    has_plan: bool
+    has_log: bool
+    sources: list[str]
+    generated: str
+    sessions: int
+    rows: int
+    figures: list[collect.TaskFigures]
+    clis: list[collect.CliFigures]
+    checks: list[collect.BudgetCheck]
+    timing: collect.Timing
+    usage: Usage | None  # None when only the log's totals are known
+    tokens: int
+    money: collect.Money
+    log_steps: list[tuple[str, list[str]]]
+    plan_steps: list[str]
+    resolutions: list[str]
+    recommendations: list[str]
+    flowchart: str
+    gantt: str | None
+    bars: list[mermaid.Bar]
+    budgets: dict[str, collect.Limits] = field(default_factory=dict)
+    missing: list[str] = field(default_factory=list)
+
+
+def _bars(plan: Plan, figures: list[collect.TaskFigures], dispatches: list[collect.Dispatch]) -> list[mermaid.Bar]:
+    bars: list[mermaid.Bar] = []
+    if dispatches:
+        for item in dispatches:
+            if item.end is None or item.start is None:
+                continue
+            row = item.row
+            section = f"Task {row.task}" if row.task else row.action
+            label = f"{story.tool_name(row.tool)} {row.action.lower()}" + (" (retry)" if row.retry and
+                                                                             not row.action.lower().startswith("retry") else "")
+            bars.append(mermaid.Bar(section, label, item.start, item.end, "crit" if row.failed else "done"))
+    else:
+        now = clock.utc_now()
+        for fig in figures:
+            if fig.started is None:
+                continue
+            task = fig.task
+            tag = {"done": "done", "running": "active"}.get(task.status, "crit")
+            label = f"{story.tool_name(task.tool)}, {task.attempts or 1} attempt(s)"
+            bars.append(mermaid.Bar(f"Task {task.id}", label, fig.started, fig.finished or now, tag))
+    # Sections in order of their first bar; bars in time order within a section.
+    first: dict[str, datetime] = {}
+    for bar in bars:
+        first[bar.section] = min(first.get(bar.section, bar.start), bar.start)
+    return sorted(bars, key=lambda b: (first[b.section], b.section, b.start))
+
+
+def build_report(
+    plan: Plan | None,
+    log: Any,
+    *,
+    budgets: Mapping[str, Any] | None = None,
+    max_concurrent: int | None = None,
+    sources: list[str] | None = None,
+) -> Report:
+    """``plan`` from PlanStore.load() (None: no plan file), ``log`` from ExecutionLog.read()
+    (None or empty: logging was off)."""
+    budgets = budgets or {}
+    has_plan = plan is not None
+    has_log = bool(log and log.sessions)
+    missing: list[str] = []
+    if plan is None:
+        goal = log.sessions[-1].goal if has_log else "-"
+        plan = Plan(goal=goal)
+        missing.append("No plan file: task states, reviews and challenges are unknown; the report is built "
+                       "from the log alone.")
+    if not has_log:
+        missing.append("No execution log (logging was off, MAESTRO_LOG=off): the narrative, timeline and budget "
+                       "checks below come from the plan's own fields (each task's start, finish, attempts and "
+                       "totals), so single dispatches, failed attempts and per-dispatch tokens are not shown.")
+    dispatches = collect.place_rows(log) if has_log else []
+    figures = collect.task_figures(plan)
+    clis = collect.cli_figures(plan, dispatches)
+    checks = collect.budget_checks(plan, dispatches, budgets)
+    timing = collect.timing(plan, figures, dispatches)
+    usage: Usage | None
+    usage, money = collect.total_money(plan)
+    tokens = usage.total
+    if not has_plan and dispatches:
+        usage, money = None, collect.Money()
+        tokens = sum(d.row.tokens or 0 for d in dispatches)
+        for item in dispatches:
+            money.add(item.row.cost, item.row.cost_estimated)
+    bars = _bars(plan, figures, dispatches)
+    tools = sorted({c.tool for c in clis if c.tool})
+    return Report(
+        plan=plan,
+        has_plan=has_plan,
+        has_log=has_log,
+        sources=sources or [],
+        generated=clock.stamp(),
+        sessions=len(log.sessions) if has_log else 0,
+        rows=len(log.rows()) if has_log else 0,
+        figures=figures,
+        clis=clis,
+        checks=checks,
+        timing=timing,
+        usage=usage,
+        tokens=tokens,
+        money=money,
+        log_steps=story.narrative(log) if has_log else [],
+        plan_steps=story.plan_narrative(plan, figures),
+        resolutions=story.resolutions(plan, dispatches),
+        recommendations=story.recommendations(plan, figures, clis, checks, dispatches,
+                                              has_log=has_log, max_concurrent=max_concurrent),
+        flowchart=mermaid.flowchart(plan.tasks),
+        gantt=mermaid.gantt(bars) if bars else None,
+        bars=bars,
+        budgets={tool: collect.limits_for(tool, budgets) for tool in tools},
+        missing=missing,
+    )
