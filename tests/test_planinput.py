@@ -11,32 +11,7 @@ from maestro.errors import MaestroError, NotFound, PlanError
 from maestro.paths import ProjectPaths
 from maestro.state.model import Plan, Task
 
-GOOD = """\
-goal: Add user authentication
-hub: claude
-tasks:
-  - id: 1
-    title: Add the login endpoint
-    specialist: code
-    agent: coder
-    tool: gemini
-    files: [src/auth.py]
-    criteria: ["pytest tests/test_auth.py passes"]
-    validation: pytest tests/test_auth.py
-  - id: "1.1"
-    title: Test the login endpoint
-    specialist: test
-    depends: [1]
-    files: [tests/test_auth.py]
-    criteria: ["tests cover a wrong password (401)"]
-    validation: pytest tests/test_auth.py
-  - id: 2
-    title: Review the login endpoint
-    specialist: review
-    depends: [1, "1.1"]
-    criteria: ["findings listed with severities"]
-    risk: low
-"""
+GOOD = (Path(__file__).resolve().parent / "fixtures" / "plan-inputs" / "auth.yaml").read_text()
 
 
 def load_error(text):
@@ -59,11 +34,21 @@ def test_load_yaml_converts_to_plan():
     plan = planinput.load(GOOD)
     assert isinstance(plan, Plan)
     assert plan.goal == "Add user authentication"
-    assert [t.id for t in plan.tasks] == ["1", "1.1", "2"]
+    assert [t.id for t in plan.tasks] == ["1", "2", "3"]
     first = plan.tasks[0]
-    assert (first.specialist, first.agent, first.tool, first.status) == ("code", "coder", "gemini", "pending")
-    assert plan.tasks[2].depends == ["1", "1.1"]
+    assert (first.specialist, first.agent, first.tool, first.status) == ("code", "coder", None, "pending")
+    assert first.files == ["src/auth.py"] and first.validation == "pytest tests/test_auth.py"
+    assert plan.tasks[2].depends == ["1", "2"]
     assert plan.source.hub == "claude"
+
+
+def test_dotted_ids_as_text_and_numbers():
+    plan = planinput.load(
+        "goal: g\ntasks:\n  - {id: 1, title: a, specialist: code}\n"
+        "  - {id: '1.1', title: b, specialist: code, depends: [1]}\n"
+        "  - {id: 2, title: c, specialist: code, depends: ['1.1', 1]}"
+    )
+    assert [t.id for t in plan.tasks] == ["1", "1.1", "2"] and plan.tasks[2].depends == ["1.1", "1"]
 
 
 def test_load_json_same_as_yaml():

@@ -219,7 +219,7 @@ _RISKS = (
      "say exactly what is removed in its criteria"),
     ("a deploy or release", re.compile(r"\b(deploy\w*|release|publish|production|prod)\b", re.I),
      "keep the deploy itself for a person after review"),
-    ("secrets", re.compile(r"\b(secrets?|credentials?|passwords?|api[ _-]?keys?|private key)\b|(^|/)\.env\b|\.pem\b|id_rsa", re.I),
+    ("secrets", re.compile(r"\b(secrets?|credentials?|api[ _-]?keys?|private key)\b|(^|/)\.env\b|\.pem\b|id_rsa", re.I),
      "keep secret values out of the plan and of files a spoke writes"),
 )
 _DESTRUCTIVE = re.compile(

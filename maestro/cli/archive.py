@@ -1,0 +1,95 @@
+"""`maestro archive`: move the plan and the log to `.ai/archive/<UTC time>/`."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+from pathlib import Path
+from typing import Iterator
+
+from maestro import clock
+from maestro.cli.context import Context, Result
+from maestro.cli.status import pid_alive, shown_path
+from maestro.errors import MaestroError, NotFound, PlanError, StateConflict
+from maestro.fsutil import file_lock
+from maestro.paths import ProjectPaths
+
+EXAMPLES = """\
+  maestro archive                 move .ai/MAESTRO.md and .ai/MAESTRO-LOG.md away
+  maestro archive --dry-run       say what would move
+  maestro archive --json"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--dry-run", action="store_true", help="say what would move; move nothing")
+
+
+@contextlib.contextmanager
+def _locked(paths: ProjectPaths) -> Iterator[None]:
+    """Hold the plan's and the log's locks, so no writer is between reading and writing."""
+    from maestro.logfile import lock_path
+    from maestro.state.store import PlanStore
+
+    with file_lock(PlanStore(paths).lock_path), file_lock(lock_path(paths)):
+        yield
+
+
+def _check_no_live_run(paths: ProjectPaths) -> None:
+    from maestro.state.store import PlanStore
+
+    store = PlanStore(paths)
+    if not store.exists():
+        return
+    try:
+        plan = store.load()
+    except MaestroError:  # a broken plan may still be archived; nothing can be running it
+        return
+    busy = [t for t in plan.tasks if t.status == "running" and pid_alive(t.pid)]
+    if busy:
+        raise StateConflict(
+            f"Task {busy[0].id} is running (process {busy[0].pid}); archiving now would pull the plan from under it.",
+            "wait for the run to finish (`maestro wait`), then archive.",
+        )
+
+
+def _new_folder(base: Path) -> Path:
+    """A fresh folder named for now; a second archive in the same second gets -2, -3..."""
+    stamp = clock.folder_stamp()
+    for n in range(1, 1000):
+        folder = base / (stamp if n == 1 else f"{stamp}-{n}")
+        try:
+            folder.mkdir(parents=True)
+        except FileExistsError:
+            continue
+        return folder
+    raise PlanError(f"too many archives named {stamp} in {base}.", "wait a second and run it again.")
+
+
+def run(args: argparse.Namespace, ctx: Context) -> Result:
+    paths = ctx.paths
+    present = [p for p in (paths.plan, paths.log) if p.is_file()]
+    if not present:
+        raise NotFound(
+            f"nothing to archive: neither {shown_path(paths)} nor {shown_path(paths, 'log')} exists.",
+            "make a plan first with `maestro plan --from plan.yaml`.",
+        )
+    _check_no_live_run(paths)
+    names = [shown_path(paths, "plan" if p == paths.plan else "log") for p in present]
+    if args.dry_run:
+        where = shown_path(paths, "archive_dir") + "/" + clock.folder_stamp() + "/"
+        data = {"moved": [], "would_move": names, "folder": where, "dry_run": True}
+        return Result("archive", data, f"Dry run: would move {' and '.join(names)} to {where}")
+    with _locked(paths):
+        present = [p for p in (paths.plan, paths.log) if p.is_file()]
+        if not present:
+            raise NotFound("nothing to archive: the files were moved meanwhile.", "check `maestro status`.")
+        folder = _new_folder(paths.archive_dir)
+        moved = []
+        for path in present:
+            # Same file system (both under the state dir), so each move is one rename.
+            os.replace(path, folder / path.name)
+            moved.append(shown_path(paths, "plan" if path == paths.plan else "log"))
+    shown = str(folder.relative_to(paths.root)) + "/" if folder.is_relative_to(paths.root) else str(folder)
+    data = {"moved": moved, "folder": shown, "dry_run": False}
+    return Result("archive", data, f"Archived {' and '.join(moved)} to {shown}")

@@ -1,0 +1,224 @@
+"""`maestro plan`: validate a hub's plan (YAML or JSON) and write `.ai/MAESTRO.md`.
+
+The hub decides the decomposition; this command checks it (schema, dependency graph,
+AAVSR), shows it, and writes it only when asked to (``--yes`` or a yes at the prompt).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import fields
+from pathlib import Path
+from typing import Any
+
+from maestro import clock, graph
+from maestro.cli.context import Context, Result
+from maestro.cli.status import pid_alive, shown_path, task_data, task_rows
+from maestro.errors import MaestroError, NotFound, PlanError, StateConflict
+from maestro.state.model import TOOLS, Plan, Source, Task
+
+EXAMPLES = """\
+  maestro plan --schema > plan.schema.json      the shape a hub's plan must have
+  maestro plan --from plan.yaml                 check it, show it, ask before writing
+  maestro plan --from plan.yaml --yes           check and write .ai/MAESTRO.md
+  cat plan.json | maestro plan --from - --hub claude --yes --json
+  maestro plan --from plan.yaml --dry-run       check only, write nothing
+
+Re-planning over an existing plan keeps the status and results of the tasks whose id
+and title are unchanged."""
+
+# Task fields the run fills; re-planning carries them over for unchanged tasks.
+RUN_FIELDS = tuple(
+    f.name for f in fields(Task)
+    if f.name not in ("id", "title", "specialist", "agent", "tool", "depends", "files",
+                      "criteria", "validation", "risk", "layout")
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--from", dest="source", metavar="FILE", help="plan in YAML or JSON; '-' reads stdin")
+    source.add_argument("--schema", action="store_true", help="print the JSON Schema of the plan input")
+    parser.add_argument("--hub", choices=TOOLS, help="the CLI that made the plan (default: the input's hub, then MAESTRO_HUB)")
+    parser.add_argument("--dry-run", action="store_true", help="check and show the plan; write nothing")
+    parser.add_argument("-y", "--yes", action="store_true", help="write without asking")
+
+
+def run(args: argparse.Namespace, ctx: Context) -> Result:
+    from maestro import planinput
+
+    if args.schema:
+        return Result("plan", {"schema": planinput.SCHEMA}, json.dumps(planinput.SCHEMA, indent=2))
+    if not args.source:
+        raise PlanError(
+            "no plan given.",
+            "pipe the hub's plan with `maestro plan --from -` or name a file: `maestro plan --from plan.yaml` "
+            "(its shape: `maestro plan --schema`).",
+        )
+    text, name = _read_input(args.source, ctx)
+    plan = planinput.load(text, name=name)
+    plan.source = Source(_hub(plan, args, ctx), clock.stamp())
+    findings = planinput.aavsr(plan, catalog=_catalog(ctx), available=_available(plan), paths=ctx.paths)
+    from maestro.state.store import PlanStore
+
+    store = PlanStore(ctx.paths)
+    existing = store.exists()
+    kept = _carry_over(plan, store) if existing else []
+    errors = planinput.errors(findings)
+    data: dict[str, Any] = {
+        "goal": plan.goal,
+        "hub": plan.source.hub,
+        "path": shown_path(ctx.paths),
+        "tasks": [task_data(t) for t in plan.tasks],
+        "waves": graph.waves(plan.tasks),
+        "findings": [f.to_dict() for f in findings],
+        "errors": len(errors),
+        "warnings": len(findings) - len(errors),
+        "kept": kept,
+        "dry_run": bool(args.dry_run),
+        "written": False,
+    }
+    shown = _show(plan, findings, kept, data)
+    target = data["path"]
+    if errors:
+        first = errors[0]
+        return _refuse(ctx, data, shown, f"{target} not written: {len(errors)} AAVSR error"
+                       f"{'s' if len(errors) > 1 else ''} (first: Task {first.task} {first.check}: {first.why})",
+                       "correct the plan input as the remedies say and run again.")
+    if args.dry_run:
+        return Result("plan", data, shown + f"\n\nDry run: {target} not written.")
+    if not args.yes:
+        if ctx.json or not ctx.interactive():
+            return _refuse(ctx, data, shown, f"{target} not written: no --yes, and no terminal to ask on",
+                           f"run again with --yes to write it (or --dry-run to only check).")
+        ctx.emit(shown + "\n")
+        if not ctx.confirm(f"Write {target}?"):
+            return Result("plan", data, f"Not written: {target} is unchanged.")
+        shown = ""
+    store.create(plan, replace=existing)
+    data["written"] = True
+    done = f"Wrote {target}: {len(plan.tasks)} tasks. Next: `maestro status`, `maestro challenge` or `maestro run`."
+    return Result("plan", data, f"{shown}\n\n{done}" if shown else done)
+
+
+def _read_input(source: str, ctx: Context) -> tuple[str, str]:
+    if source == "-":
+        return ctx.stdin.read(), "stdin"
+    path = Path(source).expanduser()
+    path = path if path.is_absolute() else ctx.cwd / path
+    try:
+        return path.read_bytes().decode("utf-8"), source
+    except FileNotFoundError:
+        raise NotFound(f"plan input {source} does not exist.", "check the path, or pipe the plan with `--from -`.") from None
+    except IsADirectoryError:
+        raise PlanError(f"plan input {source} is a folder.", "name the YAML or JSON file inside it.") from None
+    except UnicodeDecodeError:
+        raise PlanError(f"plan input {source} is not UTF-8 text.", "save it as UTF-8 YAML or JSON.") from None
+    except OSError as exc:
+        raise PlanError(f"cannot read plan input {source}: {exc.strerror}.", "check its permissions.") from None
+
+
+def _hub(plan: Plan, args: argparse.Namespace, ctx: Context) -> str:
+    given = plan.source.hub if plan.source else None
+    if given and args.hub and given != args.hub:
+        raise PlanError(
+            f"the plan input says hub: {given} but --hub says {args.hub}.",
+            "drop one of them, or make them agree.",
+        )
+    return args.hub or given or ctx.settings.hub or "unknown"
+
+
+def _catalog(ctx: Context) -> Any:
+    """The agents catalog, so unknown or disabled agents are errors. Skipped only when this
+    installation has no catalog module at all."""
+    try:
+        from maestro.agents.catalog import load_catalog
+    except ImportError:
+        return None
+    return load_catalog(ctx.settings)
+
+
+def _available(plan: Plan) -> Any:
+    """Installed spoke CLIs, looked up only when a task names a tool."""
+    if not any(t.tool for t in plan.tasks):
+        return None
+    try:
+        from maestro.spokes.registry import detect_available
+    except ImportError:
+        return None
+    return detect_available()
+
+
+def _carry_over(plan: Plan, store: Any) -> list[dict[str, str]]:
+    """Copy run fields from the current plan's tasks whose id and title are unchanged.
+
+    Refuses while a run is going: its engine would write into a plan that is gone.
+    """
+    try:
+        old = store.load()
+    except PlanError as exc:
+        raise PlanError(
+            f"the current plan cannot be read, so re-planning could lose it: {exc.message}",
+            f"repair it ({exc.fix or 'see the line named'}), or move it away with `maestro archive`.",
+            file=exc.file,
+            line=exc.line,
+        ) from None
+    busy = [t for t in old.tasks if t.status == "running" and pid_alive(t.pid)]
+    if busy:
+        raise StateConflict(
+            f"Task {busy[0].id} of the current plan is running (process {busy[0].pid}).",
+            "wait for the run to finish (`maestro wait`) before re-planning.",
+        )
+    previous = {t.id: t for t in old.tasks}
+    kept = []
+    for task in plan.tasks:
+        before = previous.get(task.id)
+        if before is None or before.title != task.title:
+            continue
+        for name in RUN_FIELDS:
+            setattr(task, name, getattr(before, name))
+        if task.status == "running":  # its process is gone (checked above)
+            task.status, task.pid = "pending", None
+        kept.append({"id": task.id, "status": task.status})
+    kept_ids = {k["id"] for k in kept}
+    plan.reviews = [r for r in old.reviews if r.task in kept_ids]
+    if old.goal.strip() == plan.goal.strip():
+        plan.challenges = old.challenges
+        plan.log = old.log
+    return kept
+
+
+def _show(plan: Plan, findings: list[Any], kept: list[dict[str, str]], data: dict[str, Any]) -> str:
+    waves = data["waves"]
+    lines = [
+        f"Goal: {plan.goal}",
+        f"Plan: {len(plan.tasks)} tasks in {len(waves)} wave{'s' if len(waves) != 1 else ''}, "
+        f"hub {data['hub']}",
+        "",
+        *task_rows(plan.tasks, with_status=False),
+        "",
+        "Waves: " + " | ".join(", ".join(w) for w in waves),
+    ]
+    if findings:
+        lines += ["", f"AAVSR: {data['errors']} error{'s' if data['errors'] != 1 else ''}, "
+                      f"{data['warnings']} warning{'s' if data['warnings'] != 1 else ''}"]
+        for f in findings:
+            where = f"Task {f.task}" if f.task else "plan"
+            lines.append(f"  {f.level:<7}  {where}  {f.check}: {f.why}")
+            lines.append(f"           remedy: {f.remedy}")
+    else:
+        lines += ["", "AAVSR: every task passes (Atomic, Authority, Verifiable, Scope, Risk)."]
+    if kept:
+        lines += ["", "Kept from the current plan (same id and title): "
+                      + ", ".join(f"Task {k['id']} ({k['status']})" for k in kept)]
+    return "\n".join(lines)
+
+
+def _refuse(ctx: Context, data: dict[str, Any], shown: str, problem: str, fix: str) -> Result:
+    """Nothing written: the plan and findings go to stdout (or the JSON envelope), and one
+    line naming the fix to stderr; exit 1."""
+    error = MaestroError(problem + ".", fix)
+    data["error"] = error.to_dict()
+    ctx.stderr.write(f"maestro: error: {error}\n")
+    return Result("plan", data, shown, exit_code=1)

@@ -1,0 +1,220 @@
+import io
+import json
+import os
+from pathlib import Path
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from maestro.cli import main
+from maestro.cli.context import Context
+from maestro.state.store import PlanStore
+from maestro.paths import ProjectPaths
+
+GOOD = (Path(__file__).resolve().parents[1] / "fixtures" / "plan-inputs" / "auth.yaml").read_text()
+
+
+@pytest.fixture
+def plan_path(project):
+    return project / ".ai" / "MAESTRO.md"
+
+
+def store(project):
+    return PlanStore(ProjectPaths(project))
+
+
+def assert_refused(res, plan_path, *words):
+    assert res.code == 1
+    lines = [line for line in res.err.splitlines() if line]
+    assert len(lines) == 1 and lines[0].startswith("maestro: error:") and "Fix:" in lines[0], res.err
+    assert "Traceback" not in res.err + res.out
+    for word in words:
+        assert word in lines[0], (word, lines[0])
+    assert not plan_path.exists()
+
+
+def test_schema_prints_valid_json_schema(cli, project):
+    res = cli("plan", "--schema")
+    assert res.code == 0
+    schema = json.loads(res.out)
+    Draft202012Validator.check_schema(schema)
+    assert schema["properties"]["tasks"]["items"]["additionalProperties"] is False
+    assert set(schema["properties"]["tasks"]["items"]["properties"]) >= {
+        "id", "title", "specialist", "agent", "tool", "depends", "files", "criteria", "validation", "risk"
+    }
+
+
+def test_schema_json_envelope(cli, project):
+    body = json.loads(cli("plan", "--schema", "--json").out)
+    assert body["ok"] and body["data"]["schema"]["title"] == "Maestro plan input"
+
+
+def test_from_file_with_yes_writes_the_plan(cli, project, plan_path, monkeypatch):
+    monkeypatch.setenv("MAESTRO_FAKE_NOW", "2026-11-21T12:00:00Z")
+    (project / "plan.yaml").write_text(GOOD)
+    res = cli("plan", "--from", "plan.yaml", "--yes")
+    assert res.code == 0, res.err
+    assert "Wrote .ai/MAESTRO.md: 3 tasks" in res.out
+    assert "Add the login endpoint" in res.out and "code/coder" in res.out
+    plan = store(project).load()
+    assert plan.goal == "Add user authentication"
+    assert [t.id for t in plan.tasks] == ["1", "2", "3"]
+    assert plan.tasks[2].depends == ["1", "2"]
+    assert (plan.source.hub, plan.source.time) == ("claude", "2026-11-21 12:00 UTC")
+
+
+def test_from_stdin_json_with_hub_flag(cli, project, plan_path):
+    import yaml
+
+    data = yaml.safe_load(GOOD)
+    del data["hub"]
+    res = cli("plan", "--from", "-", "--hub", "gemini", "--yes", "--json", stdin=json.dumps(data))
+    assert res.code == 0, res.err
+    body = json.loads(res.out)
+    assert body["ok"] and body["data"]["written"] is True and body["data"]["hub"] == "gemini"
+    assert body["data"]["waves"] == [["1"], ["2"], ["3"]]
+    assert store(project).load().source.hub == "gemini"
+
+
+def test_hub_from_setting_and_conflicting_hubs(cli, project, plan_path, monkeypatch):
+    monkeypatch.setenv("MAESTRO_HUB", "codex")
+    no_hub = GOOD.replace("hub: claude\n", "")
+    assert cli("plan", "--from", "-", "--yes", stdin=no_hub).code == 0
+    assert store(project).load().source.hub == "codex"
+    res = cli("plan", "--from", "-", "--hub", "gemini", "--dry-run", stdin=GOOD)
+    assert res.code == 1 and "hub: claude but --hub says gemini" in res.err
+
+
+def test_dry_run_writes_nothing(cli, project, plan_path):
+    res = cli("plan", "--from", "-", "--dry-run", stdin=GOOD)
+    assert res.code == 0 and "Dry run" in res.out
+    assert not plan_path.exists() and not (project / ".ai").exists()
+
+
+def test_non_interactive_without_yes_refuses(cli, project, plan_path):
+    res = cli("plan", "--from", "-", stdin=GOOD)
+    assert_refused(res, plan_path, "--yes")
+    assert "Add the login endpoint" in res.out  # the plan is still shown
+
+
+def test_non_interactive_json_refusal_has_structured_data(cli, project, plan_path):
+    res = cli("plan", "--from", "-", "--json", stdin=GOOD)
+    assert res.code == 1
+    body = json.loads(res.out)
+    assert body["ok"] is False and body["data"]["written"] is False and "--yes" in body["data"]["error"]["fix"]
+    assert not plan_path.exists()
+
+
+class _Tty(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def _interactive(answer):
+    out, err = _Tty(), io.StringIO()
+    ctx = Context(cwd=Path.cwd(), env=dict(os.environ), stdout=out, stderr=err, stdin=_Tty(answer))
+    return ctx, out
+
+
+def test_interactive_yes_writes(project, plan_path):
+    (project / "plan.yaml").write_text(GOOD)
+    ctx, out = _interactive("y\n")
+    assert main(["plan", "--from", "plan.yaml"], ctx) == 0
+    text = out.getvalue()
+    assert text.index("Add the login endpoint") < text.index("Write .ai/MAESTRO.md? [y/N]")
+    assert plan_path.exists()
+
+
+def test_interactive_no_writes_nothing(project, plan_path):
+    (project / "plan.yaml").write_text(GOOD)
+    ctx, out = _interactive("n\n")
+    assert main(["plan", "--from", "plan.yaml"], ctx) == 0
+    assert "Not written" in out.getvalue() and not plan_path.exists()
+
+
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("goal: x\ntasks:\n  - id: 1\n    title: [oops\n", ["not valid YAML", "stdin:5"]),
+        ("goal: x\ntasks:\n  - {id: 1, title: t, specialist: coding}", ["tasks[0].specialist", "'code'"]),
+        ("goal: x\ntasks:\n  - {id: 1, title: t, specialist: code, owner: me}", ["unknown key 'owner'"]),
+        ("goal: x\ntasks:\n  - {id: 1, title: a, specialist: code, depends: [3]}\n"
+         "  - {id: 2, title: b, specialist: code, depends: [1]}\n"
+         "  - {id: 3, title: c, specialist: code, depends: [2]}", ["1 -> 3 -> 2 -> 1"]),
+        ("goal: x\ntasks:\n  - {id: 1, title: t, specialist: code, depends: [7]}", ["depends on 7"]),
+        ("", ["empty"]),
+    ],
+)
+def test_bad_input_is_one_line_error_and_writes_nothing(cli, project, plan_path, text, words):
+    assert_refused(cli("plan", "--from", "-", "--yes", stdin=text), plan_path, *words)
+
+
+def test_missing_file(cli, project, plan_path):
+    assert_refused(cli("plan", "--from", "nope.yaml", "--yes"), plan_path, "nope.yaml does not exist")
+
+
+def test_no_source_given(cli, project, plan_path):
+    assert_refused(cli("plan", "--yes"), plan_path, "--from")
+
+
+def test_path_escape_is_refused_with_findings(cli, project, plan_path, tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (project / "link").symlink_to(outside)
+    for bad in ("../escape.py", "/etc/passwd", "link/evil.py"):
+        res = cli("plan", "--from", "-", "--yes", stdin=GOOD.replace("files: [src/auth.py]", f"files: [{bad}]"))
+        assert_refused(res, plan_path, "AAVSR error", "Scope")
+        assert "remedy: use a path inside the project" in res.out
+
+
+def test_findings_in_json(cli, project, plan_path):
+    risky = GOOD.replace("Add the login endpoint", "Add the login endpoint and write the docs")
+    res = cli("plan", "--from", "-", "--dry-run", "--json", stdin=risky.replace("    validation: pytest tests/test_auth.py\n  - id: 2", "  - id: 2", 1))
+    body = json.loads(res.out)
+    assert res.code == 1 and body["ok"] is False
+    findings = body["data"]["findings"]
+    assert {"check": "Atomic", "task": "1", "level": "warning"}.items() <= findings[0].items()
+    assert any(f["check"] == "Verifiable" and f["level"] == "error" and f["task"] == "1" for f in findings)
+    assert body["data"]["errors"] == 1
+
+
+def test_warnings_do_not_block(cli, project, plan_path):
+    res = cli("plan", "--from", "-", "--yes", stdin=GOOD.replace("Add the login endpoint", "Add login and write docs"))
+    assert res.code == 0 and "AAVSR: 0 errors, 1 warning" in res.out and plan_path.exists()
+
+
+def test_unknown_agent_is_an_error(cli, project, plan_path):
+    res = cli("plan", "--from", "-", "--yes", stdin=GOOD.replace("agent: coder", "agent: codr"))
+    assert_refused(res, plan_path, "Authority")
+    assert "coder" in res.out
+
+
+def test_replan_keeps_run_fields_of_unchanged_tasks(cli, project, plan_path):
+    assert cli("plan", "--from", "-", "--yes", stdin=GOOD).code == 0
+    with store(project).edit() as plan:
+        plan.tasks[0].status, plan.tasks[0].result, plan.tasks[0].attempts = "done", "login added", 1
+        plan.tasks[0].usage.input, plan.tasks[0].cost = 1200, 0.05
+        plan.tasks[1].status, plan.tasks[1].result = "failed", "tests did not run"
+    changed = GOOD.replace("Test the login endpoint", "Test login and logout")
+    res = cli("plan", "--from", "-", "--yes", stdin=changed)
+    assert res.code == 0, res.err
+    assert "Kept from the current plan (same id and title): Task 1 (done), Task 3 (pending)" in res.out
+    plan = store(project).load()
+    first, second = plan.tasks[0], plan.tasks[1]
+    assert (first.status, first.result, first.attempts, first.usage.input, first.cost) == ("done", "login added", 1, 1200, 0.05)
+    assert (second.status, second.result, second.title) == ("pending", None, "Test login and logout")
+
+
+def test_replan_over_broken_plan_is_refused_and_keeps_it(cli, project, plan_path):
+    plan_path.parent.mkdir()
+    plan_path.write_text("# Maestro Orchestration\n\n## Tasks\n\n### Task 1: x\n- **Status:** weird\n")
+    before = plan_path.read_bytes()
+    res = cli("plan", "--from", "-", "--yes", stdin=GOOD)
+    assert res.code == 1 and "maestro archive" in res.err
+    assert plan_path.read_bytes() == before
+
+
+def test_help_has_examples(cli, project, capsys):
+    assert cli("plan", "--help").code == 0
+    out = capsys.readouterr().out
+    assert "maestro plan --from plan.yaml --yes" in out and "--schema" in out
