@@ -24,6 +24,8 @@ EXAMPLES = """\
   maestro plan --from plan.yaml --yes           check and write .ai/MAESTRO.md
   cat plan.json | maestro plan --from - --hub claude --yes --json
   maestro plan --from plan.yaml --dry-run       check only, write nothing
+  maestro plan "Add user authentication" --hub claude --dry-run
+                                                ask a CLI (read-only) to decompose the goal
 
 Re-planning over an existing plan keeps the status and results of the tasks whose id
 and title are unchanged."""
@@ -37,10 +39,12 @@ RUN_FIELDS = tuple(
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("goal", nargs="?", help="a goal to have the --hub CLI decompose (instead of --from)")
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--from", dest="source", metavar="FILE", help="plan in YAML or JSON; '-' reads stdin")
     source.add_argument("--schema", action="store_true", help="print the JSON Schema of the plan input")
-    parser.add_argument("--hub", choices=TOOLS, help="the CLI that made the plan (default: the input's hub, then MAESTRO_HUB)")
+    parser.add_argument("--hub", choices=TOOLS, help="the CLI that made the plan, or that is asked to make it "
+                        "(default: the input's hub, then MAESTRO_HUB)")
     parser.add_argument("--dry-run", action="store_true", help="check and show the plan; write nothing")
     parser.add_argument("-y", "--yes", action="store_true", help="write without asking")
 
@@ -49,17 +53,28 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
     from maestro import planinput
 
     if args.schema:
+        if args.goal:
+            raise PlanError("--schema takes no goal.", "run `maestro plan --schema` on its own.")
         return Result("plan", {"schema": planinput.SCHEMA}, json.dumps(planinput.SCHEMA, indent=2))
-    if not args.source:
+    catalog = _catalog(ctx)
+    answer = None
+    if args.goal and args.source:
+        raise PlanError("give either a goal or --from, not both.",
+                        "`maestro plan --from FILE` checks a plan; `maestro plan \"goal\" --hub CLI` asks a CLI for one.")
+    if args.goal:
+        answer = _ask(args, ctx, catalog)
+        plan = answer.plan
+    elif args.source:
+        text, name = _read_input(args.source, ctx)
+        plan = planinput.load(text, name=name)
+    else:
         raise PlanError(
             "no plan given.",
             "pipe the hub's plan with `maestro plan --from -` or name a file: `maestro plan --from plan.yaml` "
-            "(its shape: `maestro plan --schema`).",
+            "(its shape: `maestro plan --schema`); or ask a CLI: `maestro plan \"goal\" --hub claude`.",
         )
-    text, name = _read_input(args.source, ctx)
-    plan = planinput.load(text, name=name)
     plan.source = Source(_hub(plan, args, ctx), clock.stamp())
-    findings = planinput.aavsr(plan, catalog=_catalog(ctx), available=_available(plan), paths=ctx.paths)
+    findings = planinput.aavsr(plan, catalog=catalog, available=_available(plan, ctx), paths=ctx.paths)
     from maestro.state.store import PlanStore
 
     store = PlanStore(ctx.paths)
@@ -79,6 +94,8 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
         "dry_run": bool(args.dry_run),
         "written": False,
     }
+    if answer is not None:
+        data["asked"] = answer.to_dict()
     shown = _show(plan, findings, kept, data)
     target = data["path"]
     if errors:
@@ -100,6 +117,22 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
     data["written"] = True
     done = f"Wrote {target}: {len(plan.tasks)} tasks. Next: `maestro status`, `maestro challenge` or `maestro run`."
     return Result("plan", data, f"{shown}\n\n{done}" if shown else done)
+
+
+def _ask(args: argparse.Namespace, ctx: Context, catalog: Any) -> Any:
+    from maestro.planning.ask import ask
+
+    tool = args.hub or ctx.settings.hub
+    if not tool:
+        raise PlanError(
+            "no CLI named to plan the goal.",
+            f"add --hub with one of {', '.join(TOOLS)} (or set MAESTRO_HUB).",
+        )
+    from maestro.spokes.registry import detect_available
+
+    installed = sorted(detect_available(ctx.env))
+    return ask(args.goal, tool, settings=ctx.settings, env=ctx.env, catalog=catalog,
+               installed=installed, emit=ctx.emit)
 
 
 def _read_input(source: str, ctx: Context) -> tuple[str, str]:
@@ -139,7 +172,7 @@ def _catalog(ctx: Context) -> Any:
     return load_catalog(ctx.settings)
 
 
-def _available(plan: Plan) -> Any:
+def _available(plan: Plan, ctx: Context) -> Any:
     """Installed spoke CLIs, looked up only when a task names a tool."""
     if not any(t.tool for t in plan.tasks):
         return None
@@ -147,7 +180,7 @@ def _available(plan: Plan) -> Any:
         from maestro.spokes.registry import detect_available
     except ImportError:
         return None
-    return detect_available()
+    return detect_available(ctx.env)
 
 
 def _carry_over(plan: Plan, store: Any) -> list[dict[str, str]]:

@@ -218,3 +218,54 @@ def test_help_has_examples(cli, project, capsys):
     assert cli("plan", "--help").code == 0
     out = capsys.readouterr().out
     assert "maestro plan --from plan.yaml --yes" in out and "--schema" in out
+
+
+# The direct form: ask a CLI for the decomposition --------------------------------------
+
+
+def _answer(body):
+    return "Here is the plan.\n\n```json\n" + body + "\n```\n"
+
+
+def test_goal_with_hub_asks_the_cli_and_checks_its_answer(cli, project, plan_path, fake_clis):
+    import yaml
+
+    data = yaml.safe_load(GOOD)
+    data["goal"] = "a paraphrase"
+    data["hub"] = "gemini"
+    fake_clis.script("claude", [{"text": _answer(json.dumps(data))}])
+    res = cli("plan", "Add user authentication", "--hub", "claude", "--yes", "--json")
+    assert res.code == 0, res.err
+    body = json.loads(res.out)["data"]
+    assert body["written"] is True and body["hub"] == "claude" and body["asked"]["tool"] == "claude"
+    plan = store(project).load()
+    assert plan.goal == "Add user authentication" and plan.source.hub == "claude"
+    assert [t.title for t in plan.tasks][0] == "Add the login endpoint"
+    (call,) = fake_clis.runs("claude")
+    argv = " ".join(call["argv"])
+    assert "Add user authentication" in argv and '"additionalProperties": false' in argv
+    assert "coder" in argv  # the agents it may name
+
+
+def test_goal_answer_that_fails_the_schema_is_kept_for_fixing(cli, project, plan_path, fake_clis):
+    fake_clis.script("claude", [{"text": _answer('{"goal": "g", "tasks": [{"id": 1, "title": "t", "specialist": "coding"}]}')}])
+    res = cli("plan", "Add user authentication", "--hub", "claude", "--yes")
+    assert_refused(res, plan_path, "claude's plan", "tasks[0].specialist", "maestro plan --from .ai/maestro/plans/")
+    kept = list((project / ".ai" / "maestro" / "plans").glob("*-claude.txt"))
+    assert len(kept) == 1 and '"coding"' in kept[0].read_text()
+
+
+def test_goal_with_cli_failure_is_one_line(cli, project, plan_path, fake_clis):
+    fake_clis.script("claude", [{"http": 401}])
+    res = cli("plan", "Add user authentication", "--hub", "claude", "--yes")
+    assert_refused(res, plan_path, "claude could not plan the goal (auth)", "log in to claude")
+
+
+def test_goal_with_missing_cli(cli, project, plan_path, fake_clis):
+    fake_clis.uninstall("codex")
+    assert_refused(cli("plan", "Add auth", "--hub", "codex", "--yes"), plan_path, "not installed")
+
+
+def test_goal_needs_a_hub_and_excludes_from(cli, project, plan_path):
+    assert_refused(cli("plan", "Add auth", "--yes"), plan_path, "--hub")
+    assert_refused(cli("plan", "Add auth", "--from", "x.yaml"), plan_path, "not both")
