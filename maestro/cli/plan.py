@@ -85,7 +85,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
         "goal": plan.goal,
         "hub": plan.source.hub,
         "path": shown_path(ctx.paths),
-        "tasks": [task_data(t) for t in plan.tasks],
+        "tasks": [task_data(t, full=True) for t in plan.tasks],
         "waves": graph.waves(plan.tasks),
         "findings": [f.to_dict() for f in findings],
         "errors": len(errors),

@@ -39,7 +39,7 @@ def no_plan(paths: ProjectPaths) -> NotFound:
     return NotFound(
         f"no plan yet: {shown_path(paths)} does not exist.",
         "write one with `maestro plan --from plan.yaml` (its shape: `maestro plan --schema`), "
-        "or run /maestro:plan \"<goal>\" in Claude Code or Gemini CLI ($maestro-plan in Codex).",
+        "or run /maestro:plan \"<goal>\" in Claude Code or Gemini CLI ($maestro plan in Codex).",
     )
 
 
@@ -99,8 +99,10 @@ def task_rows(tasks: Sequence[Task], *, with_status: bool) -> list[str]:
     return table(headers, rows)
 
 
-def task_data(task: Task) -> dict[str, Any]:
-    return {
+def task_data(task: Task, *, full: bool = False) -> dict[str, Any]:
+    """A task for the JSON envelope. Status keeps it to what progress needs (the plan file
+    has the rest), which also keeps `status --json` fast on big plans."""
+    data: dict[str, Any] = {
         "id": task.id,
         "title": task.title,
         "status": task.status,
@@ -109,18 +111,15 @@ def task_data(task: Task) -> dict[str, Any]:
         "tool": task.tool,
         "depends": task.depends,
         "files": task.files,
-        "criteria": task.criteria,
-        "validation": task.validation,
-        "risk": task.risk,
         "result": task.result,
         "attempts": task.attempts,
-        "tokens": {"input": task.usage.input, "output": task.usage.output, "cached": task.usage.cached},
+        "tokens": task.usage.total,
         "cost": task.cost,
-        "cost_estimated": task.cost_estimated,
-        "started": task.started,
-        "finished": task.finished,
         "review": task.review,
     }
+    if full:
+        data.update(criteria=task.criteria, validation=task.validation, risk=task.risk)
+    return data
 
 
 def blockers(plan: Plan) -> list[dict[str, Any]]:
