@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from maestro.cli.context import Context, Result
@@ -31,7 +32,9 @@ def where(ctx: Context) -> Where:
     from maestro.install.operations import Where
 
     paths = ctx.paths
-    folder = paths.state_dir_name if not paths.state_dir.is_absolute() else ".ai"
+    # The files name the state folder as the project sees it; an absolute one (rare)
+    # would put a machine's path into them, so they keep the default name then.
+    folder = paths.state_dir_name if not Path(paths.state_dir_name).is_absolute() else ".ai"
     return Where(paths.root, paths.install_manifest, ctx.env, folder)
 
 

@@ -30,8 +30,8 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
     if not args.name:
         rows = [(s.name, s.description, count_tokens(s.body)) for s in map(load_skill, ON_DEMAND_SKILLS)]
         lines = [f"{name:<24} {tokens:>4} tokens  {description}" for name, description, tokens in rows]
-        data = {"skills": [{"name": n, "description": d, "tokens": t} for n, d, t in rows]}
-        return Result("skill", data, "\n".join(lines))
+        listing = {"skills": [{"name": n, "description": d, "tokens": t} for n, d, t in rows]}
+        return Result("skill", listing, "\n".join(lines))
     name = args.name if args.name.startswith("maestro-") else f"maestro-{args.name}"
     if name not in ON_DEMAND_SKILLS:
         raise NotFound(f"there is no Maestro skill {args.name!r}.", f"use one of: {', '.join(ON_DEMAND_SKILLS)}.")

@@ -22,8 +22,8 @@ from maestro.errors import InstallError
 
 FORMAT = 1
 END = "<!-- /Maestro -->"
-_BEGIN = re.compile(r"^<!-- Maestro (?P<host>[a-z]+) v(?P<version>\d+) -->(?=\r?\n|\Z)", re.M)
-_END = re.compile(r"^<!-- /Maestro -->(?=\r?\n|\Z)", re.M)
+_BEGIN = re.compile(r"^<!-- Maestro (?P<host>[a-z]+) v(?P<version>\d+) -->(?=\r?\n|\Z)", re.MULTILINE)
+_END = re.compile(r"^<!-- /Maestro -->(?=\r?\n|\Z)", re.MULTILINE)
 
 
 def begin_marker(host: str, version: int = FORMAT) -> str:

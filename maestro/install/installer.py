@@ -124,7 +124,8 @@ def plan_install(target: Target, manifest: Manifest, *, invocation: str, shown: 
     """``shown`` maps a relative path to how it is printed (filled in here)."""
     previous = manifest.get(target.host.name, target.form)
     actions: list[Action] = []
-    new_dirs: list[str] = []
+    # A plugin or extension folder is wholly Maestro's: uninstall takes it away too.
+    new_dirs: list[str] = ["."] if not target.root.exists() else []
     rendered = {f.path for f in target.files}
     for item in target.files:
         action = _file_action(target, item.path, item.content, previous)
@@ -140,21 +141,28 @@ def plan_install(target: Target, manifest: Manifest, *, invocation: str, shown: 
     record = Install(target.host.name, target.form, target.scope, target.root_record, __version__, invocation,
                      dirs=sorted(set(new_dirs) | set(previous.dirs if previous else [])))
     for action in actions:
-        if action.verb in ("conflict", "remove", "missing"):
-            continue
-        old = (previous.block(action.rel) if action.kind == "block" else previous.file(action.rel)) if previous else None
-        if action.verb == "skip" and old is not None:
-            (record.blocks if action.kind == "block" else record.files).append(old)
-        elif action.kind == "block":
-            text = action.data.decode(*ENCODING) if action.data is not None else read_text(action.real)
-            found = block.find(text, target.host.name)
-            assert found is not None
-            created = old.created if old else action.verb == "create"
-            record.blocks.append(FileRecord(action.rel, block_hash(found), created))
-        else:
-            content = next(f.content for f in target.files if f.path == action.rel)
-            record.files.append(FileRecord(action.rel, sha256(content)))
+        _record(record, action, target, previous)
     return Plan(target, actions, record)
+
+
+def _record(record: Install, action: Action, target: Target, previous: Install | None) -> None:
+    """What the manifest keeps of one action: the hash of what is now Maestro's."""
+    if action.verb in ("conflict", "remove", "missing"):
+        return
+    blocks = action.kind == "block"
+    before = (previous.block(action.rel) if blocks else previous.file(action.rel)) if previous else None
+    if action.verb == "skip":
+        if before is not None:  # still Maestro's to account for, with the hash it wrote
+            (record.blocks if blocks else record.files).append(before)
+    elif blocks:
+        text = action.data.decode(*ENCODING) if action.data is not None else read_text(action.real)
+        found = block.find(text, target.host.name)
+        assert found is not None  # it was just spliced or found identical
+        created = before.created if before else action.verb == "create"
+        record.blocks.append(FileRecord(action.rel, block_hash(found), created))
+    else:
+        content = next(f.content for f in target.files if f.path == action.rel)
+        record.files.append(FileRecord(action.rel, sha256(content)))
 
 
 def _uninstall_file(target: Target, record: FileRecord) -> Action:
@@ -193,7 +201,8 @@ def plan_uninstall(target: Target, manifest: Manifest, *, shown: dict[str, str])
         action = _uninstall_block(target, target.stub_file, record, shown.get(target.stub_file, target.stub_file))
         if action is not None:
             actions.append(action)
-    prune = sorted(previous.dirs, key=lambda d: d.count("/"), reverse=True) if previous else []
+    # Deepest first, the root itself (".") last.
+    prune = sorted(previous.dirs, key=lambda d: -1 if d == "." else d.count("/"), reverse=True) if previous else []
     return Plan(target, actions, None, prune)
 
 

@@ -6,7 +6,8 @@ files never say a bare ``maestro``: install time finds a command line that runs 
 Maestro from a shell with only the system PATH, and renders it into every file.
 
 Candidates, first that works wins:
-1. the ``maestro`` script next to the running interpreter (venv, pipx);
+1. the ``maestro`` script next to the running interpreter (venv, pipx; pipx's link in
+   ``~/.local/bin`` first, being shorter);
 2. the ``maestro`` script in the interpreter's user scripts folder (``pip install --user``);
 3. ``<python> -P -m maestro`` (``-P``: the current folder cannot shadow the package);
 4. the same with ``PYTHONPATH`` set, for a source checkout that was never installed.
@@ -29,13 +30,20 @@ from maestro.errors import InstallError, MaestroError
 SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
 
 
+def _script(folder: str | None) -> Path | None:
+    script = Path(folder) / "maestro" if folder else None
+    return script if script and script.is_file() and os.access(script, os.X_OK) else None
+
+
 def candidates() -> list[list[str]]:
+    own = _script(sysconfig.get_path("scripts"))
+    user = _script(sysconfig.get_path("scripts", f"{os.name}_user"))
     found: list[list[str]] = []
-    folders = [sysconfig.get_path("scripts"), sysconfig.get_path("scripts", f"{os.name}_user")]
-    for folder in dict.fromkeys(f for f in folders if f):
-        script = Path(folder) / "maestro"
-        if script.is_file() and os.access(script, os.X_OK):
-            found.append([str(script)])
+    if own and user and user.resolve() == own.resolve():
+        # pipx links ~/.local/bin/maestro to its venv's script: the same program, and a
+        # shorter path costs fewer tokens in every command file.
+        found.append([str(user)])
+    found += [[str(script)] for script in dict.fromkeys(s for s in (own, user) if s)]
     module = [sys.executable, "-P", "-m", "maestro"]
     found.append(module)
     import maestro

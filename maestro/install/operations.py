@@ -5,12 +5,14 @@ cannot be made, then apply (unless it is a dry run) and save the manifest."""
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from maestro.fsutil import file_lock
-from maestro.install import installer, manifest as manifests
+from maestro.install import installer
+from maestro.install import manifest as manifests
 from maestro.install.hosts import HOSTS, RenderOptions
 from maestro.install.installer import Plan
 from maestro.install.targets import Target, build, default_scope, manifest_path, shown

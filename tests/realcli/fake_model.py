@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any, Self
 
 DEFAULT_TEXT = "FAKE-REPLY: hello from the fake model server."
 
@@ -52,7 +53,7 @@ class FakeModel:
         host, port = self._server.server_address[:2]
         return f"http://{host}:{port}"
 
-    def __enter__(self) -> "FakeModel":
+    def __enter__(self) -> Self:
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         threading.Thread(target=self._server.serve_forever, daemon=True).start()
         return self
@@ -76,17 +77,17 @@ def _handler(model: FakeModel) -> type[BaseHTTPRequestHandler]:
         def log_message(self, *args: object) -> None:  # keep test output clean
             pass
 
-        def do_HEAD(self) -> None:  # noqa: N802 (http.server's naming)
+        def do_HEAD(self) -> None:
             model.requests.append(Request("HEAD", self.path, None))
             self.send_response(200)
             self.send_header("Content-Length", "0")
             self.end_headers()
 
-        def do_GET(self) -> None:  # noqa: N802
+        def do_GET(self) -> None:
             model.requests.append(Request("GET", self.path, None))
             self._json(404, {"error": {"message": "not found"}})
 
-        def do_POST(self) -> None:  # noqa: N802
+        def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length) if length else b""
             try:

@@ -91,7 +91,7 @@ class Outcome:
 
 
 def run(argv: list[str], *, cwd: Path, env: dict[str, str], timeout: float = 90) -> Outcome:
-    proc = subprocess.run(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, capture_output=True,
+    proc = subprocess.run(argv, check=False, cwd=cwd, env=env, stdin=subprocess.DEVNULL, capture_output=True,
                           text=True, timeout=timeout)
     return Outcome(proc.returncode, proc.stdout, proc.stderr)
 

@@ -1,0 +1,253 @@
+"""`maestro doctor`: the host CLIs, Maestro's installs in them, and known pitfalls.
+
+Every finding says what was seen and, when something is wrong, the fix. Levels: ok,
+info, warn (works, but watch out), fail (something will not work; exit 1).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from maestro import __version__
+from maestro.errors import InstallError
+from maestro.install import block, invocation
+from maestro.install import manifest as manifests
+from maestro.install.hosts import HOSTS
+from maestro.install.installer import block_hash, read_text
+from maestro.install.manifest import sha256
+from maestro.install.safepath import inside
+from maestro.install.targets import MANIFEST_NAME, root_for
+from maestro.paths import user_home, user_state_dir
+
+CODEX_SKILLS_SINCE = (0, 117)  # older codex: custom prompts, --full-auto, no `$skill`
+LEVELS = ("ok", "info", "warn", "fail")
+
+
+@dataclass
+class Check:
+    area: str  # hosts | installs | pitfalls
+    name: str
+    level: str
+    detail: str
+    fix: str | None = None
+
+
+@dataclass
+class Situation:
+    """What doctor looks at; tests build one by hand."""
+
+    project_root: Path
+    project_manifest: Path
+    env: dict[str, str]
+    available: dict[str, Any]  # name -> Availability(name, path, version)
+    euid: int
+
+
+def version_tuple(text: str | None) -> tuple[int, ...] | None:
+    match = re.search(r"(\d+)\.(\d+)(?:\.(\d+))?", text or "")
+    return tuple(int(g) for g in match.groups() if g is not None) if match else None
+
+
+def host_checks(s: Situation) -> list[Check]:
+    from maestro.spokes.registry import get_spoke
+
+    checks = []
+    for name, host in HOSTS.items():
+        found = s.available.get(name)
+        if found is None or not found.path:
+            checks.append(Check("hosts", name, "info", f"{host.title} ({name}) is not on PATH.",
+                                f"to use it as hub or spoke: {get_spoke(name).install_hint}"))
+        else:
+            version = found.version or "version unknown"
+            checks.append(Check("hosts", name, "ok", f"{host.title} {version} at {found.path}"))
+    return checks
+
+
+def _install_checks(scope: str, path: Path, s: Situation) -> list[Check]:
+    try:
+        manifest = manifests.load(path)
+    except InstallError as error:
+        return [Check("installs", f"{scope} manifest", "fail", error.message, error.fix)]
+    checks = []
+    for item in manifest.installs:
+        host = HOSTS[item.host]
+        root = root_for(host, item.form, item.scope, s.project_root, s.env)
+        label = f"{item.host} ({item.scope}" + ("" if item.form == "files" else f", {item.form}") + ")"
+        modified, missing = [], []
+        for record in item.files:
+            try:
+                real = inside(root, record.path)
+            except InstallError as error:
+                checks.append(Check("installs", label, "fail", error.message, error.fix))
+                continue
+            if not real.is_file():
+                missing.append(record.path)
+            elif sha256(real.read_bytes()) != record.sha256:
+                modified.append(record.path)
+        for record in item.blocks:
+            real = root / record.path
+            found = block.find(read_text(real), item.host) if real.is_file() else None
+            if found is None:
+                missing.append(f"{record.path} (Maestro block)")
+            elif block_hash(found) != record.sha256:
+                modified.append(f"{record.path} (Maestro block)")
+        where = f"{len(item.files)} files in {root}"
+        reinstall = f"maestro install --host {item.host}" + (f" --scope {item.scope}" if item.form == "files" else f" --as {item.form}")
+        if missing:
+            checks.append(Check("installs", label, "warn", f"{where}; missing: {', '.join(missing)}.",
+                                f"run `{reinstall}` to put them back."))
+        if modified:
+            checks.append(Check("installs", label, "warn", f"{where}; changed by hand: {', '.join(modified)}.",
+                                "install and uninstall keep these; delete them and reinstall to get Maestro's version."))
+        if item.invocation and not invocation.runs(shlex.split(item.invocation)):
+            checks.append(Check("installs", label, "fail",
+                                f"its commands run `{item.invocation}`, which no longer runs this Maestro.",
+                                f"run `{reinstall}` with the Maestro you use now."))
+        elif item.maestro != __version__:
+            checks.append(Check("installs", label, "warn", f"written by Maestro {item.maestro}; this is {__version__}.",
+                                f"run `{reinstall}` to update the files."))
+        elif not missing and not modified:
+            checks.append(Check("installs", label, "ok", f"{where}, as installed."))
+    keys = {(i.host, i.form) for i in manifest.installs}
+    if ("gemini", "files") in keys and ("gemini", "extension") in keys and scope == "user":
+        checks.append(Check("installs", "gemini", "warn",
+                            "both ~/.gemini/commands/maestro and the maestro extension define /maestro:* commands.",
+                            "keep one: maestro uninstall --host gemini --scope user, or --as extension."))
+    return checks
+
+
+def install_checks(s: Situation) -> list[Check]:
+    checks = _install_checks("project", s.project_manifest, s)
+    checks += _install_checks("user", user_state_dir(s.env) / MANIFEST_NAME, s)
+    if not checks:
+        checks.append(Check("installs", "maestro", "info", "Maestro is not installed into any host here.",
+                            "maestro install --host claude|gemini|codex|all [--scope user]"))
+    return checks
+
+
+def _json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _bypass_as_root(s: Situation) -> Check | None:
+    if s.euid != 0 or s.env.get("IS_SANDBOX") == "1":
+        return None
+    files = [user_home(s.env) / ".claude" / "settings.json", s.project_root / ".claude" / "settings.json",
+             s.project_root / ".claude" / "settings.local.json"]
+    for path in files:
+        data = _json(path)
+        mode = data.get("permissions", {}).get("defaultMode") if isinstance(data, dict) else None
+        if mode == "bypassPermissions":
+            return Check("pitfalls", "claude as root", "fail",
+                         f"running as root with permissions.defaultMode bypassPermissions ({path}): Claude Code "
+                         "refuses bypassPermissions as root and exits 1.",
+                         "set defaultMode to acceptEdits (Maestro's claude spokes use acceptEdits with "
+                         "--allowedTools), run as a normal user, or set IS_SANDBOX=1 in a throwaway container.")
+    return None
+
+
+def gemini_trusted(s: Situation) -> bool | None:
+    """Gemini CLI's folder-trust decision for the project (its own rules, 0.61)."""
+    flag = s.env.get("GEMINI_CLI_TRUST_WORKSPACE")
+    if flag in ("true", "false"):
+        return flag == "true"
+    settings = _json(user_home(s.env) / ".gemini" / "settings.json")
+    enabled = (((settings or {}).get("security") or {}).get("folderTrust") or {}).get("enabled", True)
+    if enabled is False:
+        return True
+    rules_path = Path(s.env.get("GEMINI_CLI_TRUSTED_FOLDERS_PATH") or user_home(s.env) / ".gemini" / "trustedFolders.json")
+    rules = _json(rules_path)
+    where = s.project_root.resolve()
+    best: tuple[int, str] | None = None
+    for rule, level in (rules or {}).items() if isinstance(rules, dict) else ():
+        folder = Path(rule).parent if level == "TRUST_PARENT" else Path(rule)
+        folder = folder.expanduser().resolve()
+        if (where == folder or folder in where.parents) and (best is None or len(rule) > best[0]):
+            best = (len(rule), level)
+    if best is None:
+        return None
+    return best[1] in ("TRUST_FOLDER", "TRUST_PARENT")
+
+
+def _gemini_trust(s: Situation) -> Check | None:
+    if "gemini" not in s.available or gemini_trusted(s):
+        return None
+    return Check("pitfalls", "gemini folder trust", "warn",
+                 f"Gemini CLI does not trust {s.project_root}: headless `gemini -p` exits 55 here and an "
+                 "interactive session asks first (Maestro's gemini spokes pass --skip-trust).",
+                 "run `gemini` in this folder once and trust it, add it to ~/.gemini/trustedFolders.json as "
+                 "TRUST_FOLDER, or export GEMINI_CLI_TRUST_WORKSPACE=true.")
+
+
+def _old_codex(s: Situation) -> Check | None:
+    found = s.available.get("codex")
+    version = version_tuple(found.version if found else None)
+    if found is None or version is None or version[:2] >= CODEX_SKILLS_SINCE:
+        return None
+    return Check("pitfalls", "old codex", "fail",
+                 f"codex {found.version} predates 0.117: it still needs --full-auto (Maestro passes --sandbox) "
+                 "and has no skills, so `$maestro` does not work.",
+                 "upgrade: npm install -g @openai/codex@latest")
+
+
+def _inside_claude(s: Situation) -> Check | None:
+    if not (s.env.get("CLAUDECODE") or s.env.get("CLAUDE_CODE_ENTRYPOINT")):
+        return None
+    return Check("pitfalls", "CLAUDECODE set", "warn",
+                 "this shell runs inside Claude Code (CLAUDECODE / CLAUDE_CODE_ENTRYPOINT set): a `claude` "
+                 "started from here refuses or hangs. Maestro drops both for its spokes.",
+                 "for a claude you start by hand: env -u CLAUDECODE -u CLAUDE_CODE_ENTRYPOINT claude ...")
+
+
+def _inside_spoke(s: Situation) -> Check | None:
+    if s.env.get("MAESTRO_SPOKE") != "1":
+        return None
+    return Check("pitfalls", "inside a spoke", "info",
+                 "MAESTRO_SPOKE=1: this shell belongs to a task Maestro dispatched; `maestro run` refuses here.",
+                 "run Maestro from the hub session, not from a spoke.")
+
+
+PITFALLS: tuple[Callable[[Situation], Check | None], ...] = (_bypass_as_root, _gemini_trust, _old_codex,
+                                                              _inside_claude, _inside_spoke)
+
+
+def examine(s: Situation) -> list[Check]:
+    checks = host_checks(s) + install_checks(s)
+    found = [c for c in (p(s) for p in PITFALLS) if c is not None]
+    return checks + (found or [Check("pitfalls", "pitfalls", "ok", "none of the known pitfalls found.")])
+
+
+def situation(project_root: Path, project_manifest: Path, env: dict[str, str]) -> Situation:
+    from maestro.spokes.registry import detect_available
+
+    available = {k: v for k, v in detect_available(env).items() if k in HOSTS}
+    return Situation(project_root, project_manifest, env, available, os.geteuid())
+
+
+def to_data(checks: list[Check]) -> dict[str, Any]:
+    return {"checks": [asdict(c) for c in checks], "failed": sum(c.level == "fail" for c in checks),
+            "warnings": sum(c.level == "warn" for c in checks)}
+
+
+def to_text(checks: list[Check]) -> str:
+    lines = []
+    for area in ("hosts", "installs", "pitfalls"):
+        lines.append(f"{area}:")
+        for check in (c for c in checks if c.area == area):
+            lines.append(f"  [{check.level}] {check.name}: {check.detail}")
+            if check.fix and check.level != "ok":
+                lines.append(f"         fix: {check.fix}")
+    failed = sum(c.level == "fail" for c in checks)
+    warned = sum(c.level == "warn" for c in checks)
+    lines.append(f"{failed} problem(s), {warned} warning(s).")
+    return "\n".join(lines)

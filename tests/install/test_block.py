@@ -1,0 +1,85 @@
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from maestro.errors import InstallError
+from maestro.install import block
+
+BODY = "/maestro:plan|status. State .ai/MAESTRO.md, log .ai/MAESTRO-LOG.md\n"
+
+
+def test_render_is_markers_around_the_body():
+    assert block.render("claude", BODY) == (
+        "<!-- Maestro claude v1 -->\n/maestro:plan|status. State .ai/MAESTRO.md, log .ai/MAESTRO-LOG.md\n"
+        "<!-- /Maestro -->"
+    )
+
+
+@pytest.mark.parametrize("original", [
+    "", "no newline at the end", "ends with a newline\n", "two\n\n", "crlf\r\nfile\r\n",
+    "crlf without final newline\r\nlast", "lone cr at the end\r", "\n", "\ufeffBOM first line\n",
+])
+def test_remove_undoes_splice_exactly(original):
+    spliced = block.splice(original, "claude", BODY)
+    assert block.find(spliced, "claude") is not None
+    assert block.remove(spliced, "claude") == original
+
+
+def test_block_uses_the_files_line_endings():
+    spliced = block.splice("a\r\nb\r\n", "gemini", BODY)
+    assert spliced == "a\r\nb\r\n\r\n<!-- Maestro gemini v1 -->\r\n" + BODY.rstrip("\n") + "\r\n<!-- /Maestro -->\r\n"
+
+
+def test_a_file_without_final_newline_gets_the_block_on_the_next_line():
+    assert block.splice("last line", "codex", BODY).startswith("last line\n<!-- Maestro codex v1 -->\n")
+
+
+def test_splice_replaces_an_existing_block_in_place():
+    text = "top\n\n" + block.render("claude", "old text\n") + "\nbottom\n"
+    spliced = block.splice(text, "claude", BODY)
+    assert spliced == "top\n\n" + block.render("claude", BODY) + "\nbottom\n"
+    assert block.splice(spliced, "claude", BODY) == spliced
+
+
+def test_other_hosts_and_other_tools_blocks_are_left_alone():
+    foreign = ("# Project\n<!-- SPECKIT START -->\nspec-kit things\n<!-- SPECKIT END -->\n\n"
+               + block.render("codex", "codex stub\n") + "\n")
+    spliced = block.splice(foreign, "claude", BODY)
+    assert spliced.startswith(foreign)
+    assert block.find(spliced, "codex").body == "codex stub\n"
+    assert block.remove(spliced, "claude") == foreign
+
+
+def test_body_and_version_are_read_back():
+    found = block.find("x\r\n" + block.render("claude", BODY, "\r\n") + "\r\n", "claude")
+    assert found.version == 1 and found.body == BODY and found.eol == "\r\n"
+
+
+def test_a_newer_version_is_reported_not_rewritten():
+    text = "<!-- Maestro claude v7 -->\nfuture\n<!-- /Maestro -->\n"
+    assert block.find(text, "claude").version == 7
+
+
+def test_markers_must_be_whole_lines():
+    text = "see `<!-- Maestro claude v1 -->` in the docs\n"
+    assert block.find(text, "claude") is None
+
+
+def test_an_unclosed_block_names_its_line():
+    with pytest.raises(InstallError, match="line 2 has no end marker"):
+        block.find("x\n<!-- Maestro claude v1 -->\ntext\n", "claude", where="CLAUDE.md")
+
+
+def test_two_blocks_for_one_host_are_refused():
+    text = block.render("claude", "a\n") + "\n" + block.render("claude", "b\n") + "\n"
+    with pytest.raises(InstallError, match="more than one"):
+        block.find(text, "claude")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(["a", " ", "\n", "\r", "é", "#"]), max_size=40),
+       st.sampled_from(["claude", "gemini", "codex"]))
+def test_round_trip_for_any_text(original, host):
+    spliced = block.splice(original, host, BODY)
+    assert block.remove(spliced, host) == original
+    assert block.splice(spliced, host, BODY) == spliced

@@ -1,0 +1,149 @@
+"""`maestro doctor`: hosts, installs and pitfalls, each finding with its fix."""
+
+import json
+import stat
+from pathlib import Path
+
+import pytest
+
+from maestro.install import doctor
+from maestro.spokes.registry import Availability
+
+PINNED = {"claude": "2.1.197", "gemini": "0.61.0", "codex": "0.169.0"}
+
+
+def situation(tmp_path, env=None, available=None, euid=1000):
+    root = tmp_path / "proj"
+    root.mkdir(exist_ok=True)
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    env = {"HOME": str(home), "XDG_STATE_HOME": str(home / ".local/state"), **(env or {})}
+    if available is None:
+        available = {n: Availability(n, f"/usr/bin/{n}", v) for n, v in PINNED.items()}
+    return doctor.Situation(root, root / ".ai/maestro/install-manifest.json", env, available, euid)
+
+
+def pitfalls(s):
+    return {c.name: c for c in doctor.examine(s) if c.area == "pitfalls" and c.level != "ok"}
+
+
+def trust(s, rules):
+    path = Path(s.env["HOME"]) / ".gemini/trustedFolders.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(rules))
+
+
+def test_clean_machine_has_no_pitfalls(tmp_path):
+    s = situation(tmp_path, env={"GEMINI_CLI_TRUST_WORKSPACE": "true"})
+    assert pitfalls(s) == {}
+
+
+def test_hosts_are_listed_with_versions_or_install_hints(tmp_path):
+    s = situation(tmp_path, available={"claude": Availability("claude", "/x/claude", "2.1.197")})
+    hosts = {c.name: c for c in doctor.examine(s) if c.area == "hosts"}
+    assert hosts["claude"].level == "ok" and "2.1.197" in hosts["claude"].detail
+    assert hosts["codex"].level == "info" and hosts["codex"].fix == "to use it as hub or spoke: npm install -g @openai/codex"
+
+
+def test_root_with_bypass_permissions(tmp_path):
+    s = situation(tmp_path, euid=0, env={"GEMINI_CLI_TRUST_WORKSPACE": "true"})
+    settings = Path(s.env["HOME"]) / ".claude/settings.json"
+    settings.parent.mkdir(parents=True)
+    settings.write_text(json.dumps({"permissions": {"defaultMode": "bypassPermissions"}}))
+    found = pitfalls(s)["claude as root"]
+    assert found.level == "fail" and "acceptEdits" in found.fix and "IS_SANDBOX=1" in found.fix
+    assert "claude as root" not in pitfalls(situation(tmp_path, euid=1000))
+    assert "claude as root" not in pitfalls(situation(tmp_path, euid=0, env={"IS_SANDBOX": "1"}))
+
+
+@pytest.mark.parametrize("rules, env, trusted", [
+    (None, {}, False),
+    (None, {"GEMINI_CLI_TRUST_WORKSPACE": "true"}, True),
+    ({"{root}": "TRUST_FOLDER"}, {}, True),
+    ({"{root}/child": "TRUST_PARENT"}, {}, True),
+    ({"{parent}": "TRUST_FOLDER", "{root}": "DO_NOT_TRUST"}, {}, False),
+    ({"{root}": "TRUST_FOLDER"}, {"GEMINI_CLI_TRUST_WORKSPACE": "false"}, False),
+])
+def test_gemini_folder_trust(tmp_path, rules, env, trusted):
+    s = situation(tmp_path, env=env)
+    if rules:
+        trust(s, {k.format(root=s.project_root, parent=s.project_root.parent): v for k, v in rules.items()})
+    found = pitfalls(s).get("gemini folder trust")
+    assert (found is None) == trusted
+    if found:
+        assert "exits 55" in found.detail and "GEMINI_CLI_TRUST_WORKSPACE=true" in found.fix
+
+
+def test_folder_trust_switched_off_in_settings(tmp_path):
+    s = situation(tmp_path)
+    settings = Path(s.env["HOME"]) / ".gemini/settings.json"
+    settings.parent.mkdir(parents=True)
+    settings.write_text(json.dumps({"security": {"folderTrust": {"enabled": False}}}))
+    assert "gemini folder trust" not in pitfalls(s)
+
+
+def test_no_gemini_no_trust_warning(tmp_path):
+    s = situation(tmp_path, available={})
+    assert "gemini folder trust" not in pitfalls(s)
+
+
+@pytest.mark.parametrize("version, old", [("0.110.0", True), ("codex-cli 0.116.9", True), ("0.117.0", False),
+                                          ("0.169.0", False), (None, False)])
+def test_old_codex(tmp_path, version, old):
+    s = situation(tmp_path, env={"GEMINI_CLI_TRUST_WORKSPACE": "true"},
+                  available={"codex": Availability("codex", "/x/codex", version)})
+    found = pitfalls(s).get("old codex")
+    assert (found is not None) == old
+    if found:
+        assert "--full-auto" in found.detail and "@openai/codex@latest" in found.fix
+
+
+def test_claudecode_set(tmp_path):
+    found = pitfalls(situation(tmp_path, env={"CLAUDECODE": "1"}))["CLAUDECODE set"]
+    assert "env -u CLAUDECODE" in found.fix
+
+
+def fake_bin(tmp_path, versions):
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    for name, version in versions.items():
+        exe = folder / name
+        exe.write_text(f"#!/bin/sh\necho '{version}'\n")
+        exe.chmod(exe.stat().st_mode | stat.S_IXUSR)
+    return folder
+
+
+def test_doctor_command_reports_installs_and_exit_code(cli, project, tmp_path, monkeypatch):
+    folder = fake_bin(tmp_path, {"claude": "2.1.197 (Claude Code)", "gemini": "0.61.0", "codex": "codex-cli 0.110.0"})
+    monkeypatch.setenv("PATH", f"{folder}:/usr/bin:/bin")
+    monkeypatch.setenv("GEMINI_CLI_TRUST_WORKSPACE", "true")
+    assert cli("install", "--host", "claude").code == 0
+    (project / ".claude/commands/maestro/run.md").write_text("edited\n")
+    res = cli("doctor", "--json")
+    data = json.loads(res.out)["data"]
+    checks = {(c["area"], c["name"], c["level"]) for c in data["checks"]}
+    assert ("hosts", "claude", "ok") in checks and ("pitfalls", "old codex", "fail") in checks
+    installs = [c for c in data["checks"] if c["area"] == "installs"]
+    assert any(c["level"] == "warn" and "run.md" in c["detail"] for c in installs)
+    assert res.code == 1  # the old codex is a problem
+    text = cli("doctor").out
+    assert "claude (project)" in text and "fix: upgrade: npm install -g @openai/codex@latest" in text
+
+
+def test_doctor_finds_a_stale_invocation(cli, project, tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", f"{fake_bin(tmp_path, {})}:/usr/bin:/bin")
+    assert cli("install", "--host", "codex").code == 0
+    path = project / ".ai/maestro/install-manifest.json"
+    data = json.loads(path.read_text())
+    data["installs"][0]["invocation"] = "/gone/venv/bin/maestro"
+    path.write_text(json.dumps(data))
+    res = cli("doctor", "--json")
+    stale = [c for c in json.loads(res.out)["data"]["checks"] if "no longer runs" in c["detail"]]
+    assert stale and stale[0]["fix"] == "run `maestro install --host codex --scope project` with the Maestro you use now."
+    assert res.code == 1
+
+
+def test_doctor_with_nothing_installed(cli, project, tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", f"{fake_bin(tmp_path, {})}:/usr/bin:/bin")
+    res = cli("doctor")
+    assert "Maestro is not installed into any host here." in res.out

@@ -1,0 +1,105 @@
+"""Every file each host gets, as a snapshot (tests/install/__snapshots__/test_render/),
+plus the properties every rendering must have."""
+
+import json
+import shlex
+import tomllib
+
+import pytest
+import yaml
+
+from maestro.install import block
+from maestro.install.hosts import HOSTS, RenderOptions
+from maestro.install.sources import VERBS, load_commands
+
+from .conftest import FIXED_INVOCATION
+
+OPTS = RenderOptions(invocation=shlex.join([FIXED_INVOCATION]), version="0.1.0")
+FORMS = [(host, form, scope) for host, h in HOSTS.items() for form in h.forms
+         for scope in (("project", "user") if form == "files" else ("user",))]
+CASES = [(host, form, scope, f.path) for host, form, scope in FORMS
+         for f in HOSTS[host].form_files(form, scope, OPTS)]
+
+
+def rendered(host, form, scope, path):
+    return next(f.content for f in HOSTS[host].form_files(form, scope, OPTS) if f.path == path)
+
+
+@pytest.mark.parametrize("host, form, scope, path", CASES, ids=["-".join(c).replace("/", "__") for c in CASES])
+def test_rendered_file(text_snapshot, host, form, scope, path):
+    assert rendered(host, form, scope, path) == text_snapshot
+
+
+@pytest.mark.parametrize("host", list(HOSTS))
+def test_stub_block(text_snapshot, host):
+    assert block.render(host, HOSTS[host].stub(OPTS)) + "\n" == text_snapshot
+
+
+def test_file_layout_per_host():
+    claude = [f.path for f in HOSTS["claude"].files("project", OPTS)]
+    gemini = [f.path for f in HOSTS["gemini"].files("user", OPTS)]
+    codex = [f.path for f in HOSTS["codex"].files("project", OPTS)]
+    assert claude == [f".claude/commands/maestro/{v}.md" for v in VERBS]
+    assert gemini == [f"commands/maestro/{v}.toml" for v in VERBS]
+    assert codex == [".agents/skills/maestro/SKILL.md", *[f".agents/skills/maestro/verbs/{v}.md" for v in VERBS]]
+
+
+@pytest.mark.parametrize("verb", VERBS)
+def test_claude_command_frontmatter(verb):
+    text = rendered("claude", "files", "project", f".claude/commands/maestro/{verb}.md")
+    head, body = text.removeprefix("---\n").split("\n---\n", 1)
+    meta = yaml.safe_load(head)
+    assert meta["description"] and meta["disable-model-invocation"] is True
+    assert meta["allowed-tools"] == f"Bash({shlex.join([FIXED_INVOCATION])}:*)"
+    assert "{{args}}" not in body and "$HUB" not in body
+    if verb != "status":
+        assert "$ARGUMENTS" in body and meta["argument-hint"]
+
+
+@pytest.mark.parametrize("verb", VERBS)
+def test_gemini_command_is_toml_with_args_and_no_shell_injection(verb):
+    data = tomllib.loads(rendered("gemini", "files", "project", f".gemini/commands/maestro/{verb}.toml"))
+    assert set(data) == {"description", "prompt"}
+    assert "!{" not in data["prompt"] and "@{" not in data["prompt"] and "$ARGUMENTS" not in data["prompt"]
+    assert ("{{args}}" in data["prompt"]) == (verb != "status")
+
+
+def test_gemini_prompt_survives_toml_exactly():
+    host = HOSTS["gemini"]
+    for source in load_commands():
+        data = tomllib.loads(host.command_file(source, OPTS))
+        assert data["prompt"] == host.body(source, OPTS)
+
+
+def test_codex_router_and_verbs():
+    router = rendered("codex", "files", "user", "skills/maestro/SKILL.md")
+    meta = yaml.safe_load(router.split("---\n")[1])
+    assert meta["name"] == "maestro" and "$maestro" in meta["description"]
+    for verb in VERBS:
+        body = rendered("codex", "files", "user", f"skills/maestro/verbs/{verb}.md")
+        assert "/maestro:" not in body and "$ARGUMENTS" not in body
+
+
+def test_every_maestro_call_is_pinned():
+    for host, form, scope, path in CASES:
+        content = rendered(host, form, scope, path)
+        for line in content.splitlines():
+            for word in ("maestro plan", "maestro run", "maestro wait", "maestro status", "maestro skill"):
+                at = line.find(word)
+                while at != -1:
+                    assert line[at - 1] in "$/" or line[:at].endswith(FIXED_INVOCATION), (path, line)
+                    at = line.find(word, at + 1)
+
+
+def test_plugin_and_extension_manifests():
+    plugin = json.loads(rendered("claude", "plugin", "user", ".claude-plugin/plugin.json"))
+    assert plugin == {"name": "maestro", "version": "0.1.0", "description": plugin["description"]}
+    ext = json.loads(rendered("gemini", "extension", "user", "gemini-extension.json"))
+    assert ext["name"] == "maestro" and ext["version"] == "0.1.0" and ext["contextFileName"] == "GEMINI.md"
+    assert rendered("gemini", "extension", "user", "GEMINI.md") == HOSTS["gemini"].stub(OPTS)
+
+
+def test_plan_passes_the_hub_of_each_host():
+    for host in HOSTS:
+        expanded = HOSTS[host].expanded("plan", OPTS)
+        assert f"--hub {host} --dry-run" in expanded and f"--hub {host} --yes" in expanded
