@@ -15,6 +15,9 @@ import pytest
 from maestro.cli import main
 from maestro.cli.context import Context
 
+# Fake claude/gemini/codex executables on PATH: the `fake_clis` fixture (tests/fakes/README.md).
+pytest_plugins = ["tests.fakes.plugin"]
+
 REAL_HOME = Path(os.environ.get("HOME", str(Path.home())))
 GUARDED = [".claude", ".gemini", ".codex", ".agents", ".local/state/maestro", ".claude.json"]
 SHARED = Path(__file__).resolve().parents[2] / "shared"

@@ -1,0 +1,26 @@
+"""Spokes: one adapter per external CLI behind one interface, one process runner, the
+offline sim spoke, availability and prices. See docs/architecture.md, "spokes"."""
+
+from maestro.spokes.base import (
+    ERROR_KINDS,
+    DispatchRequest,
+    Spoke,
+    SpokeResult,
+    refuse_if_inside_spoke,
+)
+from maestro.spokes.process import ProcessOutcome, run_process
+from maestro.spokes.registry import SPOKE_NAMES, Availability, detect_available, get_spoke
+
+__all__ = [
+    "ERROR_KINDS",
+    "SPOKE_NAMES",
+    "Availability",
+    "DispatchRequest",
+    "ProcessOutcome",
+    "Spoke",
+    "SpokeResult",
+    "detect_available",
+    "get_spoke",
+    "refuse_if_inside_spoke",
+    "run_process",
+]

@@ -1,0 +1,343 @@
+"""The one interface every spoke adapter implements, and the types it speaks.
+
+A spoke is a host CLI (claude, gemini, codex) run headless for one task, or the offline
+``sim`` spoke. The engine builds a ``DispatchRequest``, asks the registry for a ``Spoke``
+and calls ``dispatch``; it gets back one ``SpokeResult`` whatever the CLI printed.
+
+Token counts mean the same thing for every CLI:
+
+- ``usage.input``: prompt tokens the model processed fresh (Claude's cache writes count
+  here: they are new input, billed above the input price);
+- ``usage.cached``: prompt tokens served from the provider's prompt cache;
+- ``usage.output``: generated tokens, thinking/reasoning included.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from maestro.agents.tiers import TIERS
+from maestro.errors import MaestroError, SpokeError
+from maestro.spokes.process import ExecutableNotFound, ProcessOutcome, run_process
+from maestro.state.model import Usage
+
+ERROR_KINDS = (
+    "auth",
+    "rate_limit",
+    "turn_limit",
+    "timeout",
+    "bad_flag",
+    "untrusted_folder",
+    "server",
+    "network",
+    "over_budget",
+    "other",
+)
+TRANSIENT_KINDS = frozenset({"rate_limit", "server", "network", "timeout"})
+
+# Variables a nested host reads to decide it runs inside another session: a spoke that
+# inherits them refuses to start or hangs (HOSTS.md, "Nested Claude").
+NESTED_HOST_VARS = ("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT")
+SPOKE_MARKER = "MAESTRO_SPOKE"
+
+Runner = Callable[..., ProcessOutcome]
+
+
+def refuse_if_inside_spoke(env: Mapping[str, str] | None = None) -> None:
+    """Raise if this process is a spoke Maestro started: a spoke does one task, it never
+    starts a run of its own (that would dispatch the plan again from inside a worker)."""
+    env = os.environ if env is None else env
+    if env.get(SPOKE_MARKER) == "1":
+        raise MaestroError(
+            f"maestro cannot start a run inside a spoke ({SPOKE_MARKER}=1 is set: this "
+            "session was dispatched by Maestro to do one task).",
+            "finish your task and report it in your Result Submission; the hub runs the plan.",
+        )
+
+
+@dataclass
+class DispatchRequest:
+    """One task for one spoke. ``files`` are the task's deliverables as absolute paths
+    (the sim spoke writes them; real CLIs learn them from the prompt)."""
+
+    prompt: str
+    system_prompt: str | None = None
+    model: str | None = None
+    max_turns: int | None = None
+    tier: str = "full"
+    cwd: Path = field(default_factory=Path.cwd)
+    timeout_s: float = 600.0
+    resume_session: str | None = None
+    task_id: str | None = None
+    files: list[Path] = field(default_factory=list)
+    abort_tokens: int | None = None
+    env_extra: dict[str, str] = field(default_factory=dict)
+    # The task's title, for the sim spoke's texts (real CLIs read it in the prompt).
+    title: str | None = None
+    # A folder for files the CLI needs for this dispatch (Gemini's policy file). The
+    # engine passes the run's folder; without one, dispatch() makes a temporary folder.
+    scratch_dir: Path | None = None
+    # Seconds the sim spoke waits before answering (else env MAESTRO_SIM_DELAY).
+    sim_delay_s: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.tier not in TIERS:
+            raise SpokeError(
+                f"unknown tool tier {self.tier!r} for a dispatch.",
+                f"use one of: {', '.join(TIERS)}.",
+            )
+        self.cwd = Path(self.cwd)
+        self.files = [Path(f) for f in self.files]
+        if self.scratch_dir is not None:
+            self.scratch_dir = Path(self.scratch_dir)
+
+
+@dataclass
+class SpokeResult:
+    tool: str
+    text: str = ""
+    success: bool = False
+    error_kind: str | None = None
+    error: str | None = None
+    usage: Usage = field(default_factory=Usage)
+    cost: float | None = None
+    cost_estimated: bool = False
+    duration_s: float = 0.0
+    session_id: str | None = None
+    exit_code: int | None = None
+    timed_out: bool = False
+    soft_success: bool = False
+    simulated: bool = False
+    argv: list[str] = field(default_factory=list)
+    stdout: str = ""
+    stderr: str = ""
+    aborted_over_budget: bool = False
+    # Tool calls the CLI refused under the tier's permissions: [{"tool": .., "input": ..}].
+    permission_denials: list[dict[str, Any]] = field(default_factory=list)
+    # The model(s) the CLI reported using, comma-separated (router models included).
+    model: str | None = None
+
+    @property
+    def transient(self) -> bool:
+        """Worth an immediate retry: the same request may well succeed next time."""
+        return not self.success and self.error_kind in TRANSIENT_KINDS
+
+
+def fail(tool: str, kind: str, message: str, **fields: Any) -> SpokeResult:
+    return SpokeResult(tool=tool, success=False, error_kind=kind, error=message, **fields)
+
+
+class UsageTally:
+    """Running token count of a streaming dispatch. Events that repeat a message's usage
+    replace that message's entry (``set``); a final total replaces everything (``final``)."""
+
+    def __init__(self) -> None:
+        self.parts: dict[str, Usage] = {}
+
+    def set(self, key: str, usage: Usage) -> None:
+        self.parts[key] = usage
+
+    def add(self, usage: Usage) -> None:
+        self.parts[f"#{len(self.parts)}"] = usage
+
+    def final(self, usage: Usage) -> None:
+        self.parts = {"final": usage}
+
+    @property
+    def usage(self) -> Usage:
+        total = Usage()
+        for part in self.parts.values():
+            total = total + part
+        return total
+
+
+def safe_positional(prompt: str) -> str:
+    """A prompt that starts with '-' would be read as an option (and a lone '-' as
+    "read stdin"); a leading newline keeps it a value without changing what it says."""
+    return "\n" + prompt if prompt.startswith("-") else prompt
+
+
+def inline_system(req: DispatchRequest) -> str:
+    """The prompt for a CLI with no flag for extra system instructions."""
+    if not req.system_prompt:
+        return req.prompt
+    return f"{req.system_prompt.rstrip()}\n\n{req.prompt}"
+
+
+class Spoke:
+    """One external CLI (or the sim). Subclasses set the class attributes and implement
+    ``build_argv``, ``read_result`` and ``diagnose``; streaming CLIs also ``watch``."""
+
+    name: str = ""
+    executable: str | None = None
+    install_hint: str = ""
+    supports_resume: bool = False
+    simulated: bool = False
+
+    def __init__(self, settings: Any = None) -> None:
+        # Settings give the price table overrides; None means the built-in prices.
+        self.settings = settings
+
+    # -- what the CLI can guarantee -------------------------------------------------
+    # Tiers the CLI's flags cannot fully enforce (each adapter says why).
+    unenforced_tiers: tuple[str, ...] = ()
+
+    def enforces(self, tier: str) -> bool:
+        """True only where the CLI's own flags fully enforce ``tier``; elsewhere the
+        delegation prompt's restriction block has to carry it."""
+        return tier not in self.unenforced_tiers
+
+    # -- building the call ------------------------------------------------------------
+    def build_argv(self, req: DispatchRequest) -> list[str]:
+        raise NotImplementedError
+
+    def refuse_resume(self, req: DispatchRequest) -> None:
+        if req.resume_session and not self.supports_resume:
+            raise SpokeError(
+                f"the {self.name} spoke cannot resume a session by id.",
+                "dispatch the task afresh, or to a CLI that resumes (claude).",
+            )
+
+    def spoke_env(self, req: DispatchRequest, base_env: dict[str, str] | None = None) -> dict[str, str]:
+        """The caller's environment minus nested-host markers, plus the spoke marker."""
+        env = dict(os.environ if base_env is None else base_env)
+        for key in NESTED_HOST_VARS:
+            env.pop(key, None)
+        env[SPOKE_MARKER] = "1"
+        env.update(req.env_extra)
+        return env
+
+    def prepare(self, req: DispatchRequest) -> None:
+        """Write files the argv refers to (into ``req.scratch_dir``)."""
+
+    def watch(self, event: dict[str, Any], tally: UsageTally) -> None:
+        """Update ``tally`` from one streamed JSON event (CLIs that stream usage)."""
+
+    # -- reading the output -------------------------------------------------------------
+    def read_result(self, outcome: ProcessOutcome, req: DispatchRequest | None) -> SpokeResult | None:
+        """The CLI's structurally complete answer (success or reported error), else None."""
+        raise NotImplementedError
+
+    def diagnose(self, outcome: ProcessOutcome, req: DispatchRequest | None) -> SpokeResult:
+        """No complete answer: say why from the exit code, stderr and partial stdout."""
+        raise NotImplementedError
+
+    def parse(self, outcome: ProcessOutcome, req: DispatchRequest | None = None) -> SpokeResult:
+        result = self.read_result(outcome, req)
+        if result is None:
+            if outcome.timed_out:
+                limit = f" of {req.timeout_s:g}s" if req else ""
+                result = fail(self.name, "timeout", f"{self.name} gave no complete result within the time limit{limit}; it was stopped.")
+            else:
+                result = self.diagnose(outcome, req)
+        elif outcome.timed_out and result.success:
+            # The notes' exit-124 soft success: the answer was complete, only the CLI's
+            # shutdown overran the time limit.
+            result.soft_success = True
+        if outcome.aborted:
+            threshold = req.abort_tokens if req else None
+            result.success = False
+            result.error_kind = "over_budget"
+            result.aborted_over_budget = True
+            result.error = (
+                f"{self.name} was stopped at {result.usage.total:,} tokens, over its abort "
+                f"threshold of {threshold:,} tokens." if threshold else f"{self.name} was stopped over its token budget."
+            )
+        result.tool = self.name
+        result.duration_s = outcome.duration_s
+        result.exit_code = outcome.exit_code
+        result.timed_out = outcome.timed_out
+        result.stdout = outcome.stdout
+        result.stderr = outcome.stderr
+        result.simulated = self.simulated
+        if result.cost is None and not self.simulated:
+            model = result.model or (req.model if req else None)
+            result.cost = self.price({model: result.usage})
+            result.cost_estimated = result.cost is not None
+        return result
+
+    def price(self, by_model: dict[str | None, Usage]) -> float | None:
+        """Estimated dollars for the usage of each model, from the price table."""
+        from maestro.spokes.pricing import estimate_cost
+
+        total = 0.0
+        for model, usage in by_model.items():
+            part = estimate_cost(model, usage, self.settings, tool=self.name)
+            if part is None:
+                return None
+            total += part
+        return round(total, 6)
+
+    # -- running ------------------------------------------------------------------------
+    def stream_watcher(self, req: DispatchRequest) -> tuple[UsageTally, Callable[[str], bool]] | None:
+        """A per-line callback that stops the process once usage passes ``abort_tokens``."""
+        if not req.abort_tokens:
+            return None
+        from maestro.spokes.jsonout import load_json_object
+
+        tally = UsageTally()
+        limit = req.abort_tokens
+
+        def on_line(line: str) -> bool:
+            event = load_json_object(line)
+            if event is not None:
+                self.watch(event, tally)
+            return tally.usage.total > limit
+
+        return tally, on_line
+
+    @contextlib.contextmanager
+    def scratch(self, req: DispatchRequest) -> Iterator[DispatchRequest]:
+        if req.scratch_dir is not None:
+            req.scratch_dir.mkdir(parents=True, exist_ok=True)
+            yield req
+            return
+        folder = tempfile.mkdtemp(prefix=f"maestro-{self.name}-")
+        try:
+            yield replace(req, scratch_dir=Path(folder))
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    def dispatch(
+        self,
+        req: DispatchRequest,
+        *,
+        runner: Runner = run_process,
+        base_env: dict[str, str] | None = None,
+        on_start: Callable[[int], None] | None = None,
+    ) -> SpokeResult:
+        """Run ``req`` and read its result. ``runner`` is the process seam tests may swap;
+        ``on_start`` gets the pid of the process doing the work."""
+        return self.execute(req, self.spoke_env(req, base_env), runner, on_start)
+
+    def execute(self, req: DispatchRequest, env: dict[str, str], runner: Runner, on_start: Callable[[int], None] | None) -> SpokeResult:
+        with self.scratch(req) as run_req:
+            self.prepare(run_req)
+            argv = self.build_argv(run_req)
+            watcher = self.stream_watcher(run_req)
+            try:
+                outcome = runner(
+                    argv,
+                    cwd=run_req.cwd,
+                    env=env,
+                    timeout_s=run_req.timeout_s,
+                    on_stdout_line=watcher[1] if watcher else None,
+                    on_start=on_start,
+                )
+            except ExecutableNotFound:
+                raise SpokeError(
+                    f"the {self.name} CLI ({self.executable}) is not installed or not on PATH.",
+                    f"install it with `{self.install_hint}`, or plan the task for another CLI.",
+                ) from None
+        result = self.parse(outcome, run_req)
+        if watcher and result.usage.total < watcher[0].usage.total:
+            result.usage = watcher[0].usage
+        result.argv = argv
+        return result

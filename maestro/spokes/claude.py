@@ -1,0 +1,149 @@
+"""Claude Code as a spoke: ``claude -p <prompt> --output-format json`` (HOSTS.md)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from maestro.spokes.base import (
+    DispatchRequest,
+    Spoke,
+    SpokeResult,
+    UsageTally,
+    fail,
+    safe_positional,
+)
+from maestro.spokes.jsonout import (
+    as_int,
+    first_line,
+    garbled,
+    http_kind,
+    json_events,
+    last_line,
+    load_json_object,
+    message_kind,
+)
+from maestro.spokes.process import ProcessOutcome
+from maestro.state.model import Usage
+
+READ = ("Read", "Grep", "Glob")
+SHELL = ("Bash",)
+WRITE = ("Edit", "Write", "NotebookEdit")
+
+# allowed, disallowed, accept edits. Never bypassPermissions: it exits 1 as root.
+TIER_TOOLS: dict[str, tuple[tuple[str, ...], tuple[str, ...], bool]] = {
+    "read-only": (READ, SHELL + WRITE, False),
+    "read+shell": (READ + SHELL, WRITE, False),
+    "read+write": (READ + WRITE, SHELL, True),
+    "full": (READ + WRITE + SHELL, (), True),
+}
+
+_BAD_FLAG = ("error: option", "unknown option", "error: unknown", "requires --verbose", "cannot be used with root", "error: missing required argument", "is invalid. allowed choices")
+
+
+def claude_usage(usage: dict[str, Any] | None) -> Usage:
+    usage = usage or {}
+    return Usage(
+        input=as_int(usage.get("input_tokens")) + as_int(usage.get("cache_creation_input_tokens")),
+        output=as_int(usage.get("output_tokens")),
+        cached=as_int(usage.get("cache_read_input_tokens")),
+    )
+
+
+class ClaudeSpoke(Spoke):
+    name = "claude"
+    executable = "claude"
+    install_hint = "npm install -g @anthropic-ai/claude-code"
+    supports_resume = True
+
+    # read+shell allows Bash, and Bash can write files: the flags cannot stop that.
+    unenforced_tiers = ("read+shell",)
+
+    def build_argv(self, req: DispatchRequest) -> list[str]:
+        argv = [self.executable or self.name, "-p", safe_positional(req.prompt)]
+        # stream-json lets Maestro read usage while the session runs (budget abort).
+        argv += ["--output-format", "stream-json", "--verbose"] if req.abort_tokens else ["--output-format", "json"]
+        if req.model:
+            argv += ["--model", req.model]
+        if req.max_turns:
+            argv += ["--max-turns", str(req.max_turns)]
+        if req.system_prompt:
+            argv += ["--append-system-prompt", req.system_prompt]
+        argv += ["--resume", req.resume_session] if req.resume_session else ["--no-session-persistence"]
+        allowed, disallowed, accept_edits = TIER_TOOLS[req.tier]
+        argv += ["--allowedTools", ",".join(allowed)]
+        if disallowed:
+            argv += ["--disallowedTools", ",".join(disallowed)]
+        if accept_edits:
+            argv += ["--permission-mode", "acceptEdits"]
+        return argv
+
+    def watch(self, event: dict[str, Any], tally: UsageTally) -> None:
+        if event.get("type") == "assistant":
+            message = event.get("message") or {}
+            # One API message arrives as several events, each repeating its usage so far.
+            tally.set(str(message.get("id") or len(tally.parts)), claude_usage(message.get("usage")))
+        elif event.get("type") == "result":
+            tally.final(claude_usage(event.get("usage")))
+
+    def _result_object(self, stdout: str) -> dict[str, Any] | None:
+        whole = load_json_object(stdout)
+        if whole is not None and whole.get("type") == "result":
+            return whole
+        for event in reversed(json_events(stdout)):
+            if event.get("type") == "result":
+                return event
+        return None
+
+    def read_result(self, outcome: ProcessOutcome, req: DispatchRequest | None) -> SpokeResult | None:
+        data = self._result_object(outcome.stdout)
+        if data is None:
+            return None
+        raw = data.get("result")
+        text = raw if isinstance(raw, str) else ""
+        usage = claude_usage(data.get("usage"))
+        models = [m for m in (data.get("modelUsage") or {}) if isinstance(m, str)]
+        cost = data.get("total_cost_usd")
+        result = SpokeResult(
+            tool=self.name,
+            text=text,
+            usage=usage,
+            cost=float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) else None,
+            session_id=data.get("session_id"),
+            model=",".join(models) or None,
+            permission_denials=[
+                {"tool": d.get("tool_name"), "input": d.get("tool_input")}
+                for d in data.get("permission_denials") or []
+                if isinstance(d, dict)
+            ],
+        )
+        turns = as_int(data.get("num_turns"))
+        if data.get("is_error") is False and turns > 0:
+            result.success = True
+            return result
+        result.error_kind, result.error = self._classify(data, text, turns)
+        return result
+
+    def _classify(self, data: dict[str, Any], text: str, turns: int) -> tuple[str, str]:
+        subtype = str(data.get("subtype") or "")
+        errors = "; ".join(str(e) for e in data.get("errors") or [])
+        if subtype == "error_max_turns" or data.get("terminal_reason") == "max_turns":
+            return "turn_limit", f"claude stopped at its turn limit after {turns} turns: {errors or 'no result'}."
+        status = data.get("api_error_status")
+        detail = first_line(text) or errors or subtype
+        if isinstance(status, int):
+            kind = http_kind(status) or "other"
+            return kind, f"claude's API call failed with HTTP {status}: {detail}"
+        if data.get("is_error") is False and turns == 0:
+            # An unknown slash command ends at once, exit 0, with no turn taken.
+            return "other", f"claude ran no turn: {detail or 'empty result'}"
+        return message_kind(f"{text} {errors}") or "other", f"claude reported an error ({subtype or 'is_error'}): {detail}"
+
+    def diagnose(self, outcome: ProcessOutcome, req: DispatchRequest | None) -> SpokeResult:
+        stderr = outcome.stderr
+        lowered = stderr.lower()
+        if any(marker in lowered for marker in _BAD_FLAG):
+            return fail(self.name, "bad_flag", f"claude rejected its command line: {first_line(stderr)}")
+        kind = message_kind(last_line(stderr)) if stderr.strip() else None
+        if kind in ("auth", "network", "rate_limit", "server"):
+            return fail(self.name, kind, f"claude failed before answering: {last_line(stderr)}")
+        return fail(self.name, "other", garbled(self.name, outcome.stdout, outcome.exit_code, stderr))

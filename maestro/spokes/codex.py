@@ -1,0 +1,133 @@
+"""Codex CLI as a spoke: ``codex exec --json --skip-git-repo-check --sandbox ...`` (HOSTS.md).
+
+Never ``--full-auto`` (removed, exit 2) and never ``-a`` (``codex exec`` rejects it): the
+sandbox is the enforcement, and approval stays ``never`` in exec mode.
+
+Project instructions: the spoke keeps loading AGENTS.md (no ``-c project_doc_max_bytes=0``),
+as the Claude and Gemini spokes load CLAUDE.md and GEMINI.md. It carries the project's
+conventions and build/test commands a worker needs; Maestro's own stub block in it cannot
+make the spoke re-dispatch, because ``maestro run`` refuses to start under MAESTRO_SPOKE=1.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from typing import Any
+
+from maestro.paths import codex_home
+from maestro.spokes.base import (
+    DispatchRequest,
+    Spoke,
+    SpokeResult,
+    UsageTally,
+    fail,
+    inline_system,
+    safe_positional,
+)
+from maestro.spokes.jsonout import (
+    as_int,
+    first_line,
+    garbled,
+    inner_message,
+    json_events,
+    last_line,
+    message_kind,
+)
+from maestro.spokes.process import ProcessOutcome
+from maestro.state.model import Usage
+
+SANDBOX = {
+    "read-only": "read-only",  # shell commands may read, nothing may write
+    "read+shell": "read-only",
+    "read+write": "workspace-write",  # writes in the workdir and tmp; the shell comes with it
+    "full": "workspace-write",
+}
+
+
+def codex_usage(usage: dict[str, Any] | None) -> Usage:
+    usage = usage or {}
+    cached = as_int(usage.get("cached_input_tokens"))
+    # OpenAI counts cached tokens inside input_tokens, reasoning inside output_tokens.
+    return Usage(input=max(0, as_int(usage.get("input_tokens")) - cached), output=as_int(usage.get("output_tokens")), cached=cached)
+
+
+def configured_model(env: dict[str, str] | None = None) -> str | None:
+    """The model codex uses when none is passed: ``model`` in $CODEX_HOME/config.toml."""
+    try:
+        with (codex_home(env if env is not None else dict(os.environ)) / "config.toml").open("rb") as handle:
+            model = tomllib.load(handle).get("model")
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+        return None
+    return model if isinstance(model, str) else None
+
+
+class CodexSpoke(Spoke):
+    name = "codex"
+    executable = "codex"
+    install_hint = "npm install -g @openai/codex"
+
+    # workspace-write grants the shell along with writes: read+write cannot exclude it.
+    unenforced_tiers = ("read+write",)
+
+    def build_argv(self, req: DispatchRequest) -> list[str]:
+        self.refuse_resume(req)
+        argv = [self.executable or self.name, "exec", "--json", "--skip-git-repo-check", "--sandbox", SANDBOX[req.tier]]
+        if req.model:
+            argv += ["-m", req.model]
+        # --ephemeral: no session files, as claude's --no-session-persistence. No flag
+        # limits turns or appends a system prompt, so the system part leads the prompt.
+        argv += ["-C", str(req.cwd), "--ephemeral", safe_positional(inline_system(req))]
+        return argv
+
+    def watch(self, event: dict[str, Any], tally: UsageTally) -> None:
+        if event.get("type") == "turn.completed":
+            tally.add(codex_usage(event.get("usage")))
+
+    def read_result(self, outcome: ProcessOutcome, req: DispatchRequest | None) -> SpokeResult | None:
+        events = json_events(outcome.stdout)
+        session = next((e.get("thread_id") for e in events if e.get("type") == "thread.started"), None)
+        usage = Usage()
+        messages: list[str] = []
+        errors: list[str] = []
+        completed = failed = False
+        for event in events:
+            kind = event.get("type")
+            raw = event.get("item")
+            item = raw if isinstance(raw, dict) else {}
+            if kind == "item.completed" and item.get("type") == "agent_message":
+                messages.append(str(item.get("text") or ""))
+            elif kind == "turn.completed":
+                completed = True
+                usage = usage + codex_usage(event.get("usage"))
+            elif kind == "turn.failed":
+                failed = True
+                errors.append(str((event.get("error") or {}).get("message") or "turn failed"))
+            elif kind == "error":
+                errors.append(str(event.get("message") or "error"))
+        model = (req.model if req else None) or configured_model()
+        if failed or (errors and not completed):
+            message = errors[-1] if errors else "turn failed"
+            kind = message_kind(message) or "other"
+            return fail(self.name, kind, f"codex turn failed: {first_line(inner_message(message))}", session_id=session, usage=usage, model=model)
+        if not completed:
+            return None
+        result = SpokeResult(tool=self.name, usage=usage, session_id=session, model=model)
+        if not messages:
+            result.error_kind, result.error = "other", "codex finished its turn without a final message."
+            return result
+        result.text, result.success = messages[-1], True
+        return result
+
+    def diagnose(self, outcome: ProcessOutcome, req: DispatchRequest | None) -> SpokeResult:
+        stderr = outcome.stderr
+        if outcome.exit_code == 2:
+            # clap's usage error: "error: unexpected argument '--full-auto' found".
+            line = next((ln.strip() for ln in stderr.splitlines() if ln.strip().startswith("error:")), first_line(stderr))
+            return fail(self.name, "bad_flag", f"codex rejected its command line: {line}")
+        if "Not inside a trusted directory" in stderr:
+            return fail(self.name, "untrusted_folder", f"codex refused the folder: {last_line(stderr)}")
+        kind = message_kind(last_line(stderr)) if stderr.strip() else None
+        if kind in ("auth", "network", "rate_limit", "server"):
+            return fail(self.name, kind, f"codex failed before answering: {last_line(stderr)}")
+        return fail(self.name, "other", garbled(self.name, outcome.stdout, outcome.exit_code, stderr))

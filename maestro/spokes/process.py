@@ -1,0 +1,225 @@
+"""The one process runner every external CLI call goes through.
+
+None of the host CLIs has a wall-clock timeout of its own, ``codex exec`` reads stdin to
+EOF (an open pipe hangs it forever) and an agent's shell tool may leave children behind.
+So every call here: an argv list (never a shell string), stdin at /dev/null, its own
+process group, a deadline enforced by Maestro (SIGTERM to the group, then SIGKILL after
+a grace period), stdout and stderr drained by threads so neither pipe can fill up and
+block the child, and leftovers of the group cleaned up once the CLI itself has exited.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from maestro.errors import SpokeError
+
+DEFAULT_GRACE_S = 3.0
+_CHUNK = 1 << 16
+
+
+@dataclass
+class ProcessOutcome:
+    stdout: str
+    stderr: str
+    exit_code: int | None  # negative: killed by that signal
+    timed_out: bool
+    duration_s: float
+    aborted: bool = False  # on_stdout_line asked to stop (over budget)
+    pid: int | None = None
+
+
+class ExecutableNotFound(SpokeError):
+    """argv[0] is not on PATH. Spoke adapters turn it into an install hint."""
+
+    def __init__(self, executable: str) -> None:
+        super().__init__(
+            f"executable {executable!r} was not found on PATH.",
+            f"install {executable} or add its folder to PATH.",
+        )
+        self.executable = executable
+
+
+def _resolve(executable: str, env: dict[str, str]) -> str:
+    if os.sep in executable:
+        if os.access(executable, os.X_OK):
+            return executable
+        raise ExecutableNotFound(executable)
+    found = shutil.which(executable, path=env.get("PATH", os.defpath))
+    if found is None:
+        raise ExecutableNotFound(executable)
+    return found
+
+
+def _live_member(pgid: int) -> bool:
+    """Whether a process of group ``pgid`` is still running. Killed members stay zombies
+    until their new parent reaps them, which a container's init may do only every second
+    or two: they count as gone. Without /proc, any member counts."""
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return True
+    for entry in os.scandir(proc):
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = Path(entry.path, "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if len(fields) > 2 and fields[2] == str(pgid) and fields[0] not in ("Z", "X"):
+            return True
+    return False
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return _live_member(pgid)
+
+
+def _signal_group(pgid: int, sig: int) -> None:
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _stop_group(proc: subprocess.Popen[bytes], pgid: int, grace_s: float) -> None:
+    """SIGTERM the whole group, give it ``grace_s`` to go, then SIGKILL what is left."""
+    _signal_group(pgid, signal.SIGTERM)
+    deadline = time.monotonic() + grace_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None and not _group_alive(pgid):
+            break
+        time.sleep(0.02)
+    if proc.poll() is None or _group_alive(pgid):
+        _signal_group(pgid, signal.SIGKILL)
+    proc.wait()
+
+
+def _drain_lines(
+    pipe: IO[bytes],
+    sink: list[bytes],
+    on_line: Callable[[str], bool] | None,
+    abort: threading.Event,
+    wake: threading.Event,
+    errors: list[BaseException],
+) -> None:
+    for raw in iter(pipe.readline, b""):
+        sink.append(raw)
+        if on_line is None or abort.is_set():
+            continue
+        try:
+            stop = on_line(raw.decode("utf-8", "replace").rstrip("\r\n"))
+        except Exception as exc:  # noqa: BLE001 - surfaced after the process is cleaned up
+            errors.append(exc)
+            on_line = None
+            continue
+        if stop:
+            abort.set()
+            wake.set()
+    pipe.close()
+
+
+def _drain(pipe: IO[bytes], sink: list[bytes]) -> None:
+    sink.extend(iter(lambda: pipe.read1(_CHUNK), b""))  # type: ignore[attr-defined]  # a BufferedReader
+    pipe.close()
+
+
+def run_process(
+    argv: list[str],
+    *,
+    cwd: Path | str,
+    env: dict[str, str] | None = None,
+    timeout_s: float,
+    on_stdout_line: Callable[[str], bool] | None = None,
+    on_start: Callable[[int], None] | None = None,
+    grace_s: float = DEFAULT_GRACE_S,
+) -> ProcessOutcome:
+    """Run ``argv`` to completion or to its deadline and return what it printed.
+
+    ``on_stdout_line`` sees every stdout line as it arrives; returning True stops the
+    process (the outcome says ``aborted``). ``on_start`` gets the pid once it runs.
+    """
+    env = dict(os.environ if env is None else env)
+    cwd = Path(cwd)
+    if not cwd.is_dir():
+        raise SpokeError(f"working directory {cwd} does not exist.", "create it or dispatch from the project root.")
+    executable = _resolve(argv[0], env)
+    started = time.monotonic()
+    try:
+        proc = subprocess.Popen(
+            [executable, *argv[1:]],
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+    except OSError as exc:
+        raise SpokeError(f"cannot start {argv[0]}: {exc.strerror or exc}.", f"check that {executable} is an executable program.") from None
+    pgid = proc.pid  # start_new_session makes the child its own group leader
+    if on_start is not None:
+        on_start(proc.pid)
+
+    out: list[bytes] = []
+    err: list[bytes] = []
+    abort = threading.Event()
+    wake = threading.Event()
+    callback_errors: list[BaseException] = []
+    assert proc.stdout is not None and proc.stderr is not None
+    readers = [
+        threading.Thread(target=_drain_lines, args=(proc.stdout, out, on_stdout_line, abort, wake, callback_errors), daemon=True),
+        threading.Thread(target=_drain, args=(proc.stderr, err), daemon=True),
+    ]
+
+    def _await_exit() -> None:
+        proc.wait()
+        wake.set()
+
+    waiter = threading.Thread(target=_await_exit, daemon=True)
+    for thread in (*readers, waiter):
+        thread.start()
+
+    deadline = started + timeout_s
+    timed_out = False
+    while proc.poll() is None and not abort.is_set():
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            timed_out = True
+            break
+        wake.wait(remaining)
+        wake.clear()
+    if proc.poll() is None:
+        _stop_group(proc, pgid, grace_s)
+    duration = time.monotonic() - started
+    if _group_alive(pgid):
+        # The CLI exited but something it started (an agent's background command) is
+        # still in its group, holding the pipes open: it belongs to this dispatch.
+        _stop_group(proc, pgid, grace_s)
+    for thread in readers:
+        thread.join(timeout=grace_s + 2.0)
+    if callback_errors:
+        raise callback_errors[0]
+    return ProcessOutcome(
+        stdout=b"".join(out).decode("utf-8", "replace"),
+        stderr=b"".join(err).decode("utf-8", "replace"),
+        exit_code=proc.returncode,
+        timed_out=timed_out,
+        duration_s=duration,
+        aborted=abort.is_set(),
+        pid=proc.pid,
+    )

@@ -1,0 +1,89 @@
+"""The spoke registry: the one list of CLIs Maestro can dispatch to, and which of them are
+installed. Commands and the engine ask here and never branch on a CLI's name."""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import shutil
+import tempfile
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from maestro.errors import MaestroError, NotFound
+from maestro.spokes.base import Spoke
+from maestro.spokes.claude import ClaudeSpoke
+from maestro.spokes.codex import CodexSpoke
+from maestro.spokes.gemini import GeminiSpoke
+from maestro.spokes.process import run_process
+from maestro.spokes.sim import SimSpoke
+
+SPOKES: dict[str, type[Spoke]] = {
+    "claude": ClaudeSpoke,
+    "gemini": GeminiSpoke,
+    "codex": CodexSpoke,
+    "sim": SimSpoke,
+}
+SPOKE_NAMES: tuple[str, ...] = tuple(SPOKES)
+VERSION_TIMEOUT_S = 15.0
+_VERSION = re.compile(r"\d+\.\d+(?:\.\d+)?(?:[-+.][0-9A-Za-z.]+)?")
+
+
+@dataclass(frozen=True)
+class Availability:
+    name: str
+    path: str | None  # None for the built-in sim spoke
+    version: str | None  # None when `--version` failed or printed no version
+
+
+def get_spoke(name: str, settings: Any = None) -> Spoke:
+    """The adapter for ``name``; ``settings`` supply price overrides."""
+    cls = SPOKES.get(name)
+    if cls is None:
+        close = difflib.get_close_matches(name, SPOKE_NAMES, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise NotFound(f"unknown spoke CLI {name!r}{hint}.", f"use one of: {', '.join(SPOKE_NAMES)}.")
+    return cls(settings)
+
+
+_cache: dict[str, dict[str, Availability]] = {}
+_lock = threading.Lock()
+
+
+def reset_availability_cache() -> None:
+    with _lock:
+        _cache.clear()
+
+
+def _version(path: str, env: dict[str, str]) -> str | None:
+    try:
+        outcome = run_process([path, "--version"], cwd=tempfile.gettempdir(), env=env, timeout_s=VERSION_TIMEOUT_S, grace_s=1.0)
+    except MaestroError:
+        return None
+    if outcome.timed_out or outcome.exit_code != 0:
+        return None
+    match = _VERSION.search(outcome.stdout) or _VERSION.search(outcome.stderr)
+    return match.group(0) if match else None
+
+
+def detect_available(env: dict[str, str] | None = None) -> dict[str, Availability]:
+    """The spoke CLIs on PATH with their versions (sim always), found once per process
+    for a given PATH: each lookup runs ``<cli> --version`` through the process runner."""
+    env = dict(os.environ if env is None else env)
+    key = env.get("PATH", os.defpath)
+    with _lock:
+        if key in _cache:
+            return dict(_cache[key])
+    found: dict[str, Availability] = {}
+    for name, cls in SPOKES.items():
+        if cls.executable is None:
+            found[name] = Availability(name, None, None)
+            continue
+        path = shutil.which(cls.executable, path=key)
+        if path is not None:
+            found[name] = Availability(name, path, _version(path, env))
+    with _lock:
+        _cache[key] = found
+    return dict(found)

@@ -1,0 +1,1 @@
+"""Fake claude, gemini and codex executables for tests (see README.md here)."""

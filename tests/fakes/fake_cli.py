@@ -1,0 +1,272 @@
+"""The program behind the fake ``claude``, ``gemini`` and ``codex`` executables.
+
+Each call takes the next step of its CLI's script (one step per invocation, counted in
+a state file under a lock, so parallel dispatches each get their own step), records how
+it was called, and prints a genuine host sample edited as the step asks. See README.md.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import time
+import tomllib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from fake_args import PARSERS, Opts, Rejected
+from fake_render import compact, render
+from samples import read_sample
+
+VERSIONS = {"claude": "2.1.197 (Claude Code)", "gemini": "0.61.0", "codex": "codex-cli 0.169.0"}
+GARBAGE = "<html><body><h1>502 Bad Gateway</h1></body></html>\nthis is not JSON {\"type\": \"res\n"
+MARKERS = ("MAESTRO_SPOKE", "CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "GEMINI_CLI_TRUST_WORKSPACE", "IS_SANDBOX")
+
+
+@contextlib.contextmanager
+def locked(state: Path) -> Iterator[None]:
+    with open(state / ".lock", "a+") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+
+
+def next_step(state: Path, cli: str) -> tuple[int, dict[str, Any]]:
+    with locked(state):
+        counter = state / f"{cli}.count"
+        index = int(counter.read_text() or 0) if counter.exists() else 0
+        counter.write_text(str(index + 1))
+        script_file = state / f"{cli}.script.json"
+        script = json.loads(script_file.read_text()) if script_file.exists() else []
+        if index < len(script):
+            return index, script[index]
+        default_file = state / f"{cli}.default.json"
+        return index, json.loads(default_file.read_text()) if default_file.exists() else {}
+
+
+def record(state: Path, cli: str, entry: dict[str, Any]) -> None:
+    with locked(state), open(state / f"{cli}.calls.jsonl", "a", encoding="utf-8") as handle:
+        handle.write(json.dumps(entry) + "\n")
+
+
+def stdin_is_devnull() -> bool:
+    try:
+        mine, null = os.fstat(0), os.stat(os.devnull)
+    except OSError:
+        return False
+    return stat.S_ISCHR(mine.st_mode) and mine.st_rdev == null.st_rdev
+
+
+def mode_of(cli: str, opts: Opts) -> str:
+    if cli == "codex":
+        return "json" if "--json" in opts.flags else "text"
+    return opts.get("--output-format", "text") or "text"
+
+
+def in_git(folder: Path) -> bool:
+    return any((p / ".git").exists() for p in (folder, *folder.parents))
+
+
+def precheck(cli: str, opts: Opts, workdir: Path) -> tuple[str, int] | None:
+    """The real CLI's refusals that come before any model call."""
+    if cli == "claude":
+        if "--print" not in opts.flags:
+            return "fake claude: only headless `claude -p` is scripted\n", 2
+        if opts.get("--output-format") == "stream-json" and "--verbose" not in opts.flags:
+            return read_sample("claude_stream_no_verbose").stderr, 1
+        bypass = opts.get("--permission-mode") == "bypassPermissions" or "--dangerously-skip-permissions" in opts.flags
+        if bypass and os.getuid() == 0 and os.environ.get("IS_SANDBOX") != "1":
+            return read_sample("claude_bypass_as_root").stderr, 1
+        if not opts.positional:
+            return "Error: Input must be provided either through stdin or as a prompt argument when using --print\n", 1
+    elif cli == "gemini":
+        if opts.get("--prompt") is None:
+            return "fake gemini: only headless `gemini -p` is scripted\n", 2
+        if "--skip-trust" not in opts.flags and os.environ.get("GEMINI_CLI_TRUST_WORKSPACE") != "true":
+            return read_sample("gemini_no_trust_env").stderr, 55
+    else:
+        if "--skip-git-repo-check" not in opts.flags and not in_git(workdir):
+            return read_sample("codex_no_git").stderr.replace("Reading additional input from stdin...\n", ""), 1
+        if not opts.positional:
+            return "No prompt provided. Either specify one as an argument or pipe the prompt into stdin.\n", 1
+    return None
+
+
+def policy_denials(opts: Opts) -> tuple[set[str], list[dict[str, Any]]]:
+    denied: set[str] = set()
+    seen = []
+    for path in opts.all("--policy"):
+        entry: dict[str, Any] = {"path": path, "text": None, "rules": []}
+        try:
+            entry["text"] = Path(path).read_text(encoding="utf-8")
+            entry["rules"] = tomllib.loads(entry["text"]).get("rule", [])
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            entry["error"] = str(exc)
+        for rule in entry["rules"]:
+            names = rule.get("toolName", [])
+            if rule.get("decision") == "deny":
+                denied.update([names] if isinstance(names, str) else names)
+        seen.append(entry)
+    return denied, seen
+
+
+def write_refusal(cli: str, opts: Opts, path: Path, workdir: Path, denied: set[str]) -> str | None:
+    """Why the real CLI, under these flags, would not let the model write ``path``."""
+    inside = path.resolve().is_relative_to(workdir.resolve())
+    if cli == "claude":
+        split = lambda name: {t.strip() for v in opts.all(name) for t in v.replace(" ", ",").split(",") if t.strip()}
+        if {"Write", "Edit"} & split("--disallowedTools"):
+            return "Write is in --disallowedTools"
+        if not inside:
+            return "outside the working directory"
+        mode = opts.get("--permission-mode")
+        if mode in ("acceptEdits", "bypassPermissions") or {"Write", "Edit"} & split("--allowedTools"):
+            return None
+        return "Write needs permission and -p cannot ask"
+    if cli == "gemini":
+        mode = opts.get("--approval-mode") or ("yolo" if "--yolo" in opts.flags else "default")
+        if mode not in ("yolo", "auto_edit"):
+            return "write_file is not offered headless without yolo or auto_edit"
+        if "write_file" in denied:
+            return "write_file is denied by the --policy file"
+        return None if inside else "outside the workspace"
+    sandbox = "danger-full-access" if "--dangerously-bypass-approvals-and-sandbox" in opts.flags else opts.get("--sandbox", "read-only")
+    if sandbox == "read-only":
+        return "the read-only sandbox blocks writes"
+    if sandbox == "workspace-write" and not (inside or str(path.resolve()).startswith("/tmp/")):
+        return "outside the workspace-write sandbox"
+    return None
+
+
+def do_writes(cli: str, opts: Opts, step: dict[str, Any], workdir: Path, denied: set[str]) -> list[dict[str, Any]]:
+    wanted = step.get("write") or []
+    done = []
+    for spec in [wanted] if isinstance(wanted, dict) else wanted:
+        path = Path(spec["path"])
+        path = path if path.is_absolute() else workdir / path
+        reason = None if step.get("force") else write_refusal(cli, opts, path, workdir, denied)
+        if reason is None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(spec.get("content", ""), encoding="utf-8")
+        done.append({"path": str(path), "written": reason is None, "refused": reason})
+    return done
+
+
+def spawn_child(spec: dict[str, Any]) -> int:
+    code = "import signal, sys, time\n"
+    if spec.get("ignore_term", True):
+        code += "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+    code += "time.sleep(float(sys.argv[1]))\n"
+    child = subprocess.Popen([sys.executable, "-c", code, str(spec.get("sleep", 120))], stdin=subprocess.DEVNULL)
+    return child.pid
+
+
+def emit(lines: list[str], stderr: str, step: dict[str, Any], cli: str, mode: str) -> None:
+    stream = step.get("stream")
+    if stderr:
+        sys.stderr.write(stderr)
+        sys.stderr.flush()
+    if step.get("truncate"):
+        whole = "".join(lines)
+        lines = [whole[: max(1, len(whole) // 2)]]
+    # Claude's stream-json and Codex's JSONL carry events mid-run; Gemini's carry no usage
+    # before its final result, so a Gemini stream step only takes its time.
+    if stream and ((cli == "claude" and mode == "stream-json") or (cli == "codex" and mode == "json")):
+        keep = 2 if cli == "codex" else 1  # the answer and its closing event(s) come last
+        head, tail = lines[:-keep], lines[-keep:]
+        for line in head:
+            sys.stdout.write(line)
+        sys.stdout.flush()
+        for index in range(int(stream.get("events", 5))):
+            sys.stdout.write(compact(progress_event(cli, index, stream)) + "\n")
+            sys.stdout.flush()
+            time.sleep(float(stream.get("interval", 0.05)))
+        lines = tail
+    elif stream:
+        time.sleep(int(stream.get("events", 5)) * float(stream.get("interval", 0.05)))
+    for line in lines:
+        sys.stdout.write(line)
+    sys.stdout.flush()
+
+
+def progress_event(cli: str, index: int, stream: dict[str, Any]) -> dict[str, Any]:
+    """One mid-run event; Claude's carry the usage of their API message."""
+    if cli == "claude":
+        usage = {"input_tokens": stream.get("input", 1000), "output_tokens": stream.get("output", 100), "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+        message = {"id": f"msg_stream_{index}", "type": "message", "role": "assistant", "model": "claude-opus-4-8", "content": [{"type": "text", "text": f"working, step {index}"}], "usage": usage}
+        return {"type": "assistant", "message": message, "parent_tool_use_id": None, "session_id": "fake-stream"}
+    item = {"id": f"item_s{index}", "type": "command_execution", "command": f"/bin/bash -lc 'echo step {index}'", "aggregated_output": f"step {index}", "exit_code": 0, "status": "completed"}
+    return {"type": "item.completed", "item": item}
+
+
+def main(cli: str) -> int:
+    state_dir = os.environ.get("FAKE_CLI_STATE")
+    if not state_dir:
+        sys.stderr.write(f"fake {cli}: FAKE_CLI_STATE is not set (use the fake_clis fixture)\n")
+        return 3
+    state = Path(state_dir)
+    args = sys.argv[1:]
+    entry: dict[str, Any] = {
+        "cli": cli,
+        "argv": args,
+        "cwd": os.getcwd(),
+        "pid": os.getpid(),
+        "pgid": os.getpgid(0),
+        "stdin_devnull": stdin_is_devnull(),
+        "env": {k: v for k, v in os.environ.items() if k in MARKERS or k.startswith(("MAESTRO_", "FAKE_ENV_"))},
+        "time": time.time(),
+    }
+    if args in (["--version"], ["-v"], ["-V"]):
+        version = state / f"{cli}.version"
+        print(version.read_text().strip() if version.exists() else VERSIONS[cli])
+        record(state, cli, {**entry, "version": True})
+        return 0
+    try:
+        opts = PARSERS[cli](args)
+    except Rejected as rejected:
+        record(state, cli, {**entry, "rejected": rejected.stderr.splitlines()[0]})
+        sys.stderr.write(rejected.stderr)
+        return rejected.code
+    workdir = Path(opts.get("--cd") or os.getcwd())
+    if cli == "codex" and not sys.stdin.isatty():
+        # Like the real codex exec: read stdin to EOF (an open pipe hangs here).
+        sys.stderr.write("Reading additional input from stdin...\n")
+        sys.stderr.flush()
+        sys.stdin.read()
+    refusal = precheck(cli, opts, workdir)
+    if refusal is not None:
+        record(state, cli, {**entry, "rejected": refusal[0].splitlines()[0] if refusal[0] else ""})
+        sys.stderr.write(refusal[0])
+        return refusal[1]
+    index, step = next_step(state, cli)
+    if step.get("ignore_term"):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    denied, policies = policy_denials(opts)
+    writes = do_writes(cli, opts, step, workdir, denied)
+    entry.update(step=index, writes=writes, policies=policies, mode=mode_of(cli, opts))
+    if step.get("child"):
+        entry["child_pid"] = spawn_child(step["child"] if isinstance(step["child"], dict) else {})
+    record(state, cli, entry)
+    time.sleep(float(step.get("sleep", 3600 if step.get("hang") else 0)))
+    mode = mode_of(cli, opts)
+    if "stdout" in step or "stderr" in step:
+        lines, stderr, code = [step.get("stdout", "")], step.get("stderr", ""), int(step.get("exit", 0))
+    elif step.get("garbage"):
+        lines, stderr, code = [GARBAGE], step.get("stderr", ""), int(step.get("exit", 0))
+    else:
+        denials = [{"tool_name": "Write", "tool_use_id": f"toolu_fake_{i}", "tool_input": {"file_path": w["path"]}} for i, w in enumerate(writes) if not w["written"]]
+        if cli == "claude" and denials:
+            step = {**step, "denials": denials}
+        lines, stderr, code = render(cli, mode, step, opts.get("--model") or "gemini-2.5-flash")
+        last = opts.get("--output-last-message")
+        if cli == "codex" and last:
+            Path(last).write_text(step.get("text", "FAKE-REPLY: hello from the fake model server."), encoding="utf-8")
+    emit(lines, stderr, step, cli, mode)
+    time.sleep(float(step.get("sleep_after", 0)))
+    return code

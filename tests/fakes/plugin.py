@@ -1,0 +1,98 @@
+"""pytest plugin: the ``fake_clis`` fixture puts fake ``claude``, ``gemini`` and ``codex``
+executables first on PATH, scripted per test. See tests/fakes/README.md."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+FAKES = Path(__file__).resolve().parent
+CLIS = ("claude", "gemini", "codex")
+
+
+class FakeClis:
+    """Script, inspect and remove the fake CLIs of one test."""
+
+    def __init__(self, root: Path) -> None:
+        self.bin_dir = root / "bin"
+        self.state_dir = root / "state"
+        self.bin_dir.mkdir(parents=True)
+        self.state_dir.mkdir(parents=True)
+        for name in CLIS:
+            self.install(name)
+
+    def path(self, name: str) -> Path:
+        return self.bin_dir / name
+
+    def install(self, name: str) -> None:
+        """(Re)create the fake ``name`` executable."""
+        exe = self.path(name)
+        # -I -S: the fake needs only the standard library and starts faster without site.
+        exe.write_text(
+            f"#!{sys.executable} -IS\n"
+            "import sys\n"
+            f"sys.path.insert(0, {str(FAKES)!r})\n"
+            "from fake_cli import main\n"
+            f"sys.exit(main({name!r}))\n",
+            encoding="utf-8",
+        )
+        exe.chmod(exe.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+
+    def uninstall(self, name: str) -> None:
+        """Make ``name`` missing from PATH, as on a machine without that CLI."""
+        self.path(name).unlink(missing_ok=True)
+
+    def script(self, name: str, steps: list[dict[str, Any]]) -> None:
+        """Steps consumed one per invocation of ``name``, in order (calls are counted
+        from this point). After the last step, calls get the default step."""
+        (self.state_dir / f"{name}.script.json").write_text(json.dumps(steps), encoding="utf-8")
+        (self.state_dir / f"{name}.count").write_text("0", encoding="utf-8")
+
+    def default(self, name: str, step: dict[str, Any]) -> None:
+        """The step for calls beyond the script (initially {}: the success sample)."""
+        (self.state_dir / f"{name}.default.json").write_text(json.dumps(step), encoding="utf-8")
+
+    def version(self, name: str, text: str) -> None:
+        """What ``name --version`` prints."""
+        (self.state_dir / f"{name}.version").write_text(text, encoding="utf-8")
+
+    def calls(self, name: str) -> list[dict[str, Any]]:
+        """One record per invocation: argv (without the program), cwd, pid, pgid,
+        stdin_devnull, env markers, step index, writes, policies, child_pid, rejected."""
+        log = self.state_dir / f"{name}.calls.jsonl"
+        if not log.exists():
+            return []
+        return [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+    def runs(self, name: str) -> list[dict[str, Any]]:
+        """Calls that ran a step (not ``--version``, not refused at the command line)."""
+        return [c for c in self.calls(name) if "step" in c]
+
+
+def _path_without_real_clis(path: str) -> list[str]:
+    """PATH entries that hold none of the real CLIs, so an uninstalled fake is missing."""
+    kept = []
+    for entry in path.split(os.pathsep):
+        if entry and not any(shutil.which(name, path=entry) for name in CLIS):
+            kept.append(entry)
+    return kept
+
+
+@pytest.fixture
+def fake_clis(tmp_path_factory, monkeypatch) -> FakeClis:
+    from maestro.spokes.registry import reset_availability_cache
+
+    fakes = FakeClis(tmp_path_factory.mktemp("fake-clis"))
+    entries = [str(fakes.bin_dir), *_path_without_real_clis(os.environ.get("PATH", os.defpath))]
+    monkeypatch.setenv("PATH", os.pathsep.join(entries))
+    monkeypatch.setenv("FAKE_CLI_STATE", str(fakes.state_dir))
+    reset_availability_cache()
+    yield fakes
+    reset_availability_cache()

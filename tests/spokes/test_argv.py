@@ -1,0 +1,146 @@
+"""The exact command line each adapter builds, per tool tier, and what each CLI enforces."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from maestro.errors import SpokeError
+from maestro.spokes import DispatchRequest, get_spoke
+from maestro.spokes.gemini import policy_toml
+
+CWD = Path("/work/proj")
+SCRATCH = Path("/work/proj/.ai/maestro/runs/r1/scratch")
+
+
+def req(tier: str, **kw) -> DispatchRequest:
+    return DispatchRequest(prompt="Do the task.", tier=tier, cwd=CWD, scratch_dir=SCRATCH, **kw)
+
+
+CLAUDE = ["claude", "-p", "Do the task.", "--output-format", "json", "--no-session-persistence"]
+
+
+@pytest.mark.parametrize(
+    ("tier", "tail"),
+    [
+        ("read-only", ["--allowedTools", "Read,Grep,Glob", "--disallowedTools", "Bash,Edit,Write,NotebookEdit"]),
+        ("read+shell", ["--allowedTools", "Read,Grep,Glob,Bash", "--disallowedTools", "Edit,Write,NotebookEdit"]),
+        ("read+write", ["--allowedTools", "Read,Grep,Glob,Edit,Write,NotebookEdit", "--disallowedTools", "Bash", "--permission-mode", "acceptEdits"]),
+        ("full", ["--allowedTools", "Read,Grep,Glob,Edit,Write,NotebookEdit,Bash", "--permission-mode", "acceptEdits"]),
+    ],
+)
+def test_claude_argv_per_tier(tier, tail):
+    assert get_spoke("claude").build_argv(req(tier)) == CLAUDE + tail
+
+
+GEMINI = ["gemini", "-p", "Do the task.", "-o", "json", "--skip-trust"]
+
+
+@pytest.mark.parametrize(
+    ("tier", "tail"),
+    [
+        ("read-only", ["--policy", str(SCRATCH / "gemini-policy-read-only.toml")]),
+        ("read+shell", ["--approval-mode", "yolo", "--policy", str(SCRATCH / "gemini-policy-read-shell.toml")]),
+        ("read+write", ["--approval-mode", "auto_edit", "--policy", str(SCRATCH / "gemini-policy-read-write.toml")]),
+        ("full", ["--approval-mode", "yolo"]),
+    ],
+)
+def test_gemini_argv_per_tier(tier, tail):
+    assert get_spoke("gemini").build_argv(req(tier)) == GEMINI + tail
+
+
+@pytest.mark.parametrize(
+    ("tier", "denied"),
+    [
+        ("read-only", ["run_shell_command", "write_file", "replace", "save_memory"]),
+        ("read+shell", ["write_file", "replace", "save_memory"]),
+        ("read+write", ["run_shell_command", "save_memory"]),
+    ],
+)
+def test_gemini_policy_is_policy_engine_toml(tier, denied):
+    rules = tomllib.loads(policy_toml(tier))["rule"]
+    assert rules == [
+        {
+            "toolName": denied,
+            "decision": "deny",
+            "priority": 999,
+            "denyMessage": f"Maestro dispatched this task with tool tier {tier}: this tool is not allowed.",
+        }
+    ]
+    assert policy_toml("full") == ""
+
+
+def test_gemini_prepare_writes_the_policy_file_named_in_argv(tmp_path):
+    spoke = get_spoke("gemini")
+    request = DispatchRequest(prompt="x", tier="read+write", cwd=tmp_path, scratch_dir=tmp_path / "scratch")
+    spoke.prepare(request)
+    path = Path(spoke.build_argv(request)[-1])
+    assert path.parent == tmp_path / "scratch"
+    assert tomllib.loads(path.read_text())["rule"][0]["toolName"] == ["run_shell_command", "save_memory"]
+
+
+CODEX_HEAD = ["codex", "exec", "--json", "--skip-git-repo-check", "--sandbox"]
+
+
+@pytest.mark.parametrize(
+    ("tier", "sandbox"),
+    [("read-only", "read-only"), ("read+shell", "read-only"), ("read+write", "workspace-write"), ("full", "workspace-write")],
+)
+def test_codex_argv_per_tier(tier, sandbox):
+    argv = get_spoke("codex").build_argv(req(tier))
+    assert argv == CODEX_HEAD + [sandbox, "-C", str(CWD), "--ephemeral", "Do the task."]
+    assert "--full-auto" not in argv and "-a" not in argv
+
+
+@pytest.mark.parametrize(
+    ("cli", "expected"),
+    [
+        ("claude", {"read-only": True, "read+shell": False, "read+write": True, "full": True}),
+        ("gemini", {"read-only": True, "read+shell": False, "read+write": True, "full": True}),
+        ("codex", {"read-only": True, "read+shell": True, "read+write": False, "full": True}),
+        ("sim", {"read-only": True, "read+shell": True, "read+write": True, "full": True}),
+    ],
+)
+def test_enforces(cli, expected):
+    spoke = get_spoke(cli)
+    assert {tier: spoke.enforces(tier) for tier in expected} == expected
+
+
+def test_claude_options():
+    argv = get_spoke("claude").build_argv(
+        req("read-only", model="sonnet", max_turns=7, system_prompt="Be brief.", resume_session="abc-123", abort_tokens=5000)
+    )
+    assert argv[:6] == ["claude", "-p", "Do the task.", "--output-format", "stream-json", "--verbose"]
+    assert argv[6:14] == ["--model", "sonnet", "--max-turns", "7", "--append-system-prompt", "Be brief.", "--resume", "abc-123"]
+    assert "--no-session-persistence" not in argv
+    assert "bypassPermissions" not in argv and "--dangerously-skip-permissions" not in argv
+
+
+def test_gemini_and_codex_carry_the_system_prompt_in_the_prompt():
+    gem = get_spoke("gemini").build_argv(req("full", system_prompt="SYSTEM RULES", model="gemini-2.5-pro", abort_tokens=10))
+    assert gem[:7] == ["gemini", "-p", "SYSTEM RULES\n\nDo the task.", "-o", "stream-json", "--skip-trust", "-m"]
+    cod = get_spoke("codex").build_argv(req("full", system_prompt="SYSTEM RULES", model="gpt-5.5"))
+    assert cod[5:8] == ["workspace-write", "-m", "gpt-5.5"]
+    assert cod[-1] == "SYSTEM RULES\n\nDo the task."
+
+
+def test_a_prompt_starting_with_a_dash_stays_a_value():
+    for cli in ("claude", "gemini", "codex"):
+        argv = get_spoke(cli).build_argv(DispatchRequest(prompt="--help me", cwd=CWD, scratch_dir=SCRATCH))
+        assert "\n--help me" in argv and "--help me" not in argv
+
+
+@pytest.mark.parametrize("cli", ["gemini", "codex"])
+def test_resume_needs_a_spoke_that_supports_it(cli):
+    spoke = get_spoke(cli)
+    assert not spoke.supports_resume
+    with pytest.raises(SpokeError, match="cannot resume"):
+        spoke.build_argv(req("full", resume_session="abc"))
+    assert get_spoke("claude").supports_resume
+
+
+def test_unknown_tier_is_refused():
+    with pytest.raises(SpokeError, match="unknown tool tier 'root'"):
+        DispatchRequest(prompt="x", tier="root")

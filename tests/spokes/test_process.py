@@ -1,0 +1,153 @@
+"""The one process runner: stdin, process groups, deadlines, large outputs, aborts."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from maestro.errors import SpokeError
+from maestro.spokes import DispatchRequest, get_spoke, run_process
+from maestro.spokes.process import ExecutableNotFound
+
+PY = sys.executable
+
+
+def alive(pid: int) -> bool:
+    """Running (a zombie waiting for its reaper counts as gone)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state not in ("Z", "X")
+
+
+def gone_soon(pid: int, within: float = 3.0) -> bool:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if not alive(pid):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_captures_output_exit_code_and_duration(tmp_path):
+    out = run_process([PY, "-c", "import sys; print('out'); print('err', file=sys.stderr); sys.exit(3)"], cwd=tmp_path, timeout_s=30)
+    assert (out.stdout, out.stderr, out.exit_code, out.timed_out, out.aborted) == ("out\n", "err\n", 3, False, False)
+    assert 0 < out.duration_s < 30
+
+
+def test_stdin_is_dev_null(tmp_path):
+    code = "import os, stat; s = os.fstat(0); print(stat.S_ISCHR(s.st_mode) and s.st_rdev == os.stat(os.devnull).st_rdev)"
+    assert run_process([PY, "-c", code], cwd=tmp_path, timeout_s=30).stdout == "True\n"
+    # Reading stdin ends at once instead of hanging like `codex exec` on an open pipe.
+    assert run_process([PY, "-c", "import sys; print(len(sys.stdin.read()))"], cwd=tmp_path, timeout_s=10).stdout == "0\n"
+
+
+def test_own_process_group_and_on_start(tmp_path):
+    seen = []
+    out = run_process([PY, "-c", "import os; print(os.getpgid(0) == os.getpid())"], cwd=tmp_path, timeout_s=30, on_start=seen.append)
+    assert out.stdout == "True\n"
+    assert seen == [out.pid]
+
+
+def test_large_output_on_both_pipes_does_not_deadlock(tmp_path):
+    code = (
+        "import sys\n"
+        "chunk = 'y' * 1023 + '\\n'\n"
+        "for _ in range(12 * 1024):\n"
+        "    sys.stdout.write(chunk); sys.stderr.write(chunk)\n"
+    )
+    lines = []
+    out = run_process([PY, "-c", code], cwd=tmp_path, timeout_s=60, on_stdout_line=lambda line: lines.append(len(line)) and False)
+    assert not out.timed_out and out.exit_code == 0
+    assert len(out.stdout) == len(out.stderr) == 12 * 1024 * 1024
+    assert len(lines) == 12 * 1024 and set(lines) == {1023}
+
+
+def test_timeout_stops_a_process_that_ignores_sigterm(tmp_path):
+    code = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('started', flush=True); time.sleep(60)"
+    started = time.monotonic()
+    out = run_process([PY, "-c", code], cwd=tmp_path, timeout_s=1.0, grace_s=0.5)
+    assert out.timed_out and out.exit_code == -9
+    assert out.stdout == "started\n"
+    assert time.monotonic() - started < 10
+    assert not alive(out.pid)
+
+
+def test_timeout_kills_the_whole_process_group(fake_clis, project):
+    # The fake claude ignores SIGTERM, and so does the child it starts: only a SIGKILL to
+    # the group ends both.
+    fake_clis.script("claude", [{"child": {"ignore_term": True, "sleep": 120}, "ignore_term": True, "hang": True}])
+    out = run_process(["claude", "-p", "x", "--output-format", "json"], cwd=project, timeout_s=1.5, grace_s=0.5)
+    call = fake_clis.runs("claude")[0]
+    assert out.timed_out
+    assert gone_soon(call["pid"]) and gone_soon(call["child_pid"])
+
+
+def test_a_background_child_left_behind_is_cleaned_up(fake_clis, project):
+    fake_clis.script("claude", [{"child": {"ignore_term": False, "sleep": 120}, "text": "done"}])
+    started = time.monotonic()
+    result = get_spoke("claude").dispatch(DispatchRequest(prompt="x", cwd=project, timeout_s=60))
+    assert result.success and result.text == "done"
+    assert time.monotonic() - started < 20  # not the child's 120 s, nor the 60 s deadline
+    assert gone_soon(fake_clis.runs("claude")[0]["child_pid"])
+
+
+def test_on_stdout_line_can_abort(tmp_path):
+    code = "import time\nfor i in range(100):\n    print(i, flush=True); time.sleep(0.05)\n"
+    seen = []
+
+    def watch(line: str) -> bool:
+        seen.append(line)
+        return line == "3"
+
+    out = run_process([PY, "-c", code], cwd=tmp_path, timeout_s=30, on_stdout_line=watch, grace_s=0.5)
+    assert out.aborted and not out.timed_out
+    assert seen[:4] == ["0", "1", "2", "3"] and len(seen) < 20
+    assert out.duration_s < 5
+
+
+def test_an_error_in_the_line_callback_surfaces(tmp_path):
+    def broken(line: str) -> bool:
+        raise ValueError("bad watcher")
+
+    with pytest.raises(ValueError, match="bad watcher"):
+        run_process([PY, "-c", "print(1)"], cwd=tmp_path, timeout_s=30, on_stdout_line=broken)
+
+
+def test_missing_executable(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(ExecutableNotFound, match="'nope-cli' was not found on PATH"):
+        run_process(["nope-cli", "--version"], cwd=tmp_path, timeout_s=5)
+
+
+@pytest.mark.parametrize(
+    ("cli", "hint"),
+    [
+        ("claude", "npm install -g @anthropic-ai/claude-code"),
+        ("gemini", "npm install -g @google/gemini-cli"),
+        ("codex", "npm install -g @openai/codex"),
+    ],
+)
+def test_missing_cli_names_its_install_command(fake_clis, project, cli, hint):
+    fake_clis.uninstall(cli)
+    with pytest.raises(SpokeError) as caught:
+        get_spoke(cli).dispatch(DispatchRequest(prompt="x", cwd=project, timeout_s=10))
+    message = str(caught.value)
+    assert f"the {cli} CLI ({cli}) is not installed or not on PATH" in message
+    assert f"`{hint}`" in message and "\n" not in message
+
+
+def test_missing_working_directory(tmp_path):
+    with pytest.raises(SpokeError, match="does not exist"):
+        run_process([PY, "-c", "pass"], cwd=tmp_path / "gone", timeout_s=5)
+
+
+def test_not_executable(tmp_path):
+    script = tmp_path / "tool"
+    script.write_text("#!/bin/sh\necho hi\n")
+    with pytest.raises(SpokeError):
+        run_process([str(script)], cwd=tmp_path, timeout_s=5)
