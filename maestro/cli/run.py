@@ -125,11 +125,11 @@ def _dry_run(options: Any, ctx: Context) -> Result:
 
 def _review_hook(ctx: Context) -> Any:
     try:
-        from maestro.engine.review import review_task
+        from maestro.engine.review import review_in_run
     except ImportError:
         raise MaestroError("--review is not available: this Maestro has no review module.",
                            "run without --review, then `maestro review <TASK_ID>`.") from None
-    return lambda task_id: review_task(ctx, task_id, auto=True)
+    return lambda task_id, revise=None: review_in_run(ctx, task_id, revise=revise)
 
 
 def render_summary(summary: Any) -> str:

@@ -44,6 +44,10 @@ class RunOptions:
     log: str | None = None  # off | summary | detailed, overrides the setting
     review: bool = False
     run_id: str | None = None
+    # A reviewer's findings for TASK_ID's author, and the author's session to resume where
+    # its CLI can (`maestro review` sends them; see maestro/engine/review).
+    revision: str | None = None
+    resume_session: str | None = None
 
 
 @dataclass
@@ -66,7 +70,7 @@ class Shared:
     env: dict[str, str]
     backoff_s: float
     stopping: Callable[[], str | None] = lambda: None
-    review: Callable[[str], Any] | None = None
+    review: Callable[..., Any] | None = None  # review(task_id, revise=TaskRunner.revise)
     sim_delay_s: float | None = None
 
 
@@ -122,8 +126,11 @@ class TaskRunner:
         self._validation_lock = threading.Lock()
 
     # -- the ladder -------------------------------------------------------------------
-    def run(self, task_id: str) -> Outcome:
-        extra = self._clarification(task_id)
+    def run(self, task_id: str, *, extra: str | None = None, resume_session: str | None = None,
+            review: bool = True) -> Outcome:
+        extra = extra or self._clarification(task_id)
+        if resume_session is None and self.s.options.task_id == task_id:
+            resume_session = self.s.options.resume_session
         attempts = transient = 0
         began = time.monotonic()
         while True:
@@ -131,12 +138,13 @@ class TaskRunner:
                 refusal = self.s.budget.refusal() or self.s.stopping()
                 if refusal:
                     return self._leave_pending(task_id, refusal)
-            attempt = self.attempt(task_id, extra, retry=attempts > 0)
+            attempt = self.attempt(task_id, extra, retry=attempts > 0,
+                                   resume_session=None if attempts else resume_session)
             if attempt.skipped:
                 return Outcome("pending", attempt.skipped)
             attempts += 1
             if attempt.failure is None:
-                return self._finish_done(task_id, attempt, time.monotonic() - began)
+                return self._finish_done(task_id, attempt, time.monotonic() - began, review=review)
             step = ladder.next_step(
                 attempt.failure, attempts=attempts, max_retries=self.s.settings.max_retries,
                 transient_retries=transient, backoff_s=self.s.backoff_s,
@@ -165,12 +173,23 @@ class TaskRunner:
 
     def _clarification(self, task_id: str) -> str | None:
         opts = self.s.options
-        if opts.clarify and opts.task_id == task_id:
-            return f"Clarification from the user for this task:\n{opts.clarify.strip()}"
-        return None
+        if opts.task_id != task_id:
+            return None
+        parts = [f"Clarification from the user for this task:\n{opts.clarify.strip()}"] if opts.clarify else []
+        if opts.revision:
+            parts.append(opts.revision.strip())
+        return "\n\n".join(parts) or None
+
+    def revise(self, task_id: str, context: str, resume_session: str | None) -> str:
+        """Send a review round's findings back to the task's author: the task runs the whole
+        pipeline again (gates, receipts, ladder) without a review of its own (the review loop
+        reviews it next). Returns the task's status afterwards."""
+        with self.s.store.edit() as plan:
+            plan.task(task_id).status = "pending"
+        return self.run(task_id, extra=context, resume_session=resume_session, review=False).status
 
     # -- one attempt -----------------------------------------------------------------------
-    def attempt(self, task_id: str, extra: str | None, *, retry: bool) -> Attempt:
+    def attempt(self, task_id: str, extra: str | None, *, retry: bool, resume_session: str | None = None) -> Attempt:
         from maestro import planinput
         from maestro.prompts.delegation import build_delegation
 
@@ -210,6 +229,8 @@ class TaskRunner:
                                scratch=s.run.path / "scratch" / f"task-{task.id}-attempt-{number}",
                                env_extra={"MAESTRO_RUN_ID": s.run.run_id, "MAESTRO_TASK_ID": task.id},
                                sim_delay_s=s.sim_delay_s)
+        if resume_session and spoke.supports_resume:
+            request.resume_session = resume_session
         attempt.timeout_s = request.timeout_s
         detailed = s.log.verbosity == "detailed"
         if detailed:
@@ -298,7 +319,8 @@ class TaskRunner:
         """Ladder rung 2: the failure, the validation output, and the task's files now."""
         task = self.s.store.load().task(task_id)
         root: Path = self.s.paths.root
-        parts = [previous] if previous and previous.startswith("Clarification") else []
+        # What the user or a reviewer said stays in every later attempt's prompt.
+        parts = [previous] if previous and previous.startswith(("Clarification", "Review findings")) else []
         parts.append("What failed:\n" + (attempt.failure.context if attempt.failure and attempt.failure.context
                                          else attempt.failure.reason if attempt.failure else "unknown"))
         output = attempt.validation_output
@@ -380,7 +402,7 @@ class TaskRunner:
         self.s.emit("task_pending", task=task_id, reason=reason)
         return Outcome("pending", reason, stop_run=reason)
 
-    def _finish_done(self, task_id: str, attempt: Attempt, duration: float) -> Outcome:
+    def _finish_done(self, task_id: str, attempt: Attempt, duration: float, *, review: bool = True) -> Outcome:
         s = self.s
         receipt = s.observer.receipt(task_id, validation=self._validation_of(task_id),
                                      validation_exit=attempt.validation_exit)
@@ -401,8 +423,8 @@ class TaskRunner:
         s.emit("task_done", task=task_id, tool=attempt.tool, tokens=tokens, cost=cost,
                cost_estimated=estimated or None, duration_s=round(duration, 3), warnings=warnings or None,
                files=receipt.files_changed or None, validation_exit=receipt.validation_exit)
-        if s.options.review and s.review is not None:
-            s.review(task_id)
+        if review and s.options.review and s.review is not None:
+            s.review(task_id, revise=self.revise)
             status = s.store.load().task(task_id).status
             if status != "done":
                 return Outcome(status, f"review: {status}")

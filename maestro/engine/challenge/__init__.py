@@ -1,0 +1,178 @@
+"""`maestro challenge`: other vendors' CLIs challenge the plan before work starts.
+
+The plan summary and a recon of the project go to one challenger (another vendor than the
+plan's hub) or, with ``every``, to every other installed CLI at once. Challengers always
+run read-only, enforced by each CLI's own flags (the spokes' "read-only" tier). Each answer
+is parsed into the notes' four categories and recorded under ``## Challenges`` with its
+challenger, time, tokens and cost; an answer that does not parse is kept verbatim and
+flagged, never dropped.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from maestro import clock
+from maestro.engine.challenge.answer import ParsedChallenge, parse_challenge
+from maestro.engine.challenge.prompt import SYSTEM, build_prompt
+from maestro.engine.challenge.recon import recon
+from maestro.engine.challenge.vendors import choose
+from maestro.errors import MaestroError, NotFound, PlanError
+from maestro.state.model import Challenge, Plan
+from maestro.tokens import count_tokens
+
+DEFAULT_TIMEOUT_S = 600.0
+
+
+@dataclass
+class ChallengeAnswer:
+    tool: str
+    ok: bool
+    result: Any = None  # SpokeResult, None when the CLI could not be started
+    parsed: ParsedChallenge | None = None
+    challenge: Challenge | None = None  # as recorded in the plan
+    error: str | None = None
+
+
+@dataclass
+class ChallengeOutcome:
+    hub: str | None
+    answers: list[ChallengeAnswer] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    prompt_tokens: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return any(answer.ok for answer in self.answers)
+
+
+def timeout_s(settings: Any) -> float:
+    minutes = getattr(settings, "agent_timeout", None)
+    return float(minutes) * 60 if minutes else DEFAULT_TIMEOUT_S
+
+
+def load_plan(paths: Any) -> Plan:
+    from maestro.state.store import PlanStore
+
+    store = PlanStore(paths)
+    if not store.exists():
+        raise NotFound(
+            f"there is no plan at {paths.plan}.",
+            "write one first with `maestro plan --from plan.yaml` (or `--from -`).",
+        )
+    return store.load()
+
+
+def next_id(prefix: str, existing: list[str]) -> str:
+    numbers = [int(i[len(prefix):]) for i in existing if i.startswith(prefix) and i[len(prefix):].isdigit()]
+    return f"{prefix}{max(numbers, default=0) + 1}"
+
+
+def _ask(tool: str, request: Any, settings: Any, env: dict[str, str]) -> ChallengeAnswer:
+    from maestro.spokes.registry import get_spoke
+
+    try:
+        result = get_spoke(tool, settings).dispatch(request, base_env=env)
+    except MaestroError as error:
+        return ChallengeAnswer(tool, ok=False, error=str(error))
+    if not result.success:
+        return ChallengeAnswer(tool, ok=False, result=result, error=result.error or "the CLI reported a failure")
+    return ChallengeAnswer(tool, ok=True, result=result)
+
+
+def run_challenge(
+    ctx: Any,
+    *,
+    tool: str | None = None,
+    every: bool = False,
+) -> ChallengeOutcome:
+    from maestro.spokes.base import DispatchRequest
+    from maestro.spokes.registry import detect_available
+
+    settings = ctx.settings
+    paths = settings.paths
+    plan = load_plan(paths)
+    if not plan.tasks:
+        raise PlanError("the plan has no tasks to challenge.", "add tasks with `maestro plan --from FILE`.")
+    hub = plan.source.hub if plan.source else getattr(settings, "hub", None)
+    choice = choose(hub, detect_available(ctx.env), role="challenger", tool=tool, every=every)
+    prompt = build_prompt(plan, recon(paths.root, plan))
+    outcome = ChallengeOutcome(hub=hub, notes=list(choice.notes), prompt_tokens=count_tokens(SYSTEM + prompt))
+    request = DispatchRequest(
+        prompt=prompt,
+        system_prompt=SYSTEM,
+        tier="read-only",
+        cwd=paths.root,
+        timeout_s=timeout_s(settings),
+        max_turns=getattr(settings, "max_turns", None),
+        title="Challenge the plan",
+    )
+    for name in choice.tools:
+        ctx.emit(f"asking {name} to challenge the plan (read-only)...")
+    with ThreadPoolExecutor(max_workers=len(choice.tools)) as pool:
+        answers = list(pool.map(lambda name: _ask(name, request, settings, dict(ctx.env)), choice.tools))
+    outcome.answers = answers
+    _record(paths, answers)
+    _log(settings, answers, plan.goal)
+    _keep_detail(settings, prompt, answers)
+    return outcome
+
+
+def _record(paths: Any, answers: list[ChallengeAnswer]) -> None:
+    from maestro.state.store import PlanStore
+
+    if not any(a.ok for a in answers):
+        return
+    with PlanStore(paths).edit() as plan:
+        known = [task.id for task in plan.tasks]
+        for answer in answers:
+            if not answer.ok:
+                continue
+            result = answer.result
+            parsed = parse_challenge(result.text, known)
+            answer.parsed = parsed
+            challenge = Challenge(
+                id=next_id("C", [c.id for c in plan.challenges]),
+                challenger=answer.tool,
+                time=clock.iso(),
+                parsed=parsed.parsed,
+                findings=parsed.findings,
+                usage=result.usage,
+                cost=result.cost,
+                cost_estimated=result.cost_estimated,
+                raw=None if parsed.parsed else result.text,
+            )
+            plan.challenges.append(challenge)
+            answer.challenge = challenge
+
+
+def _log(settings: Any, answers: list[ChallengeAnswer], goal: str) -> None:
+    from maestro.engine.review.record import log_row
+
+    for answer in answers:
+        result = answer.result
+        if answer.ok and answer.parsed is not None:
+            note = (
+                f"{answer.parsed.count()} findings" if answer.parsed.parsed
+                else "answer did not parse: kept verbatim"
+            )
+        else:
+            note = answer.error or "failed"
+        log_row(settings, action="Challenge", tool=answer.tool, role="challenge", result=result,
+                ok=answer.ok, notes=f"{answer.challenge.id}: {note}" if answer.challenge else note,
+                goal=goal)
+
+
+def _keep_detail(settings: Any, prompt: str, answers: list[ChallengeAnswer]) -> None:
+    """At log level detailed, the full prompt and answers go next to the runs."""
+    if getattr(settings, "log", "off") != "detailed":
+        return
+    from maestro.fsutil import atomic_write
+
+    folder = settings.paths.runs_dir / f"challenge-{clock.folder_stamp()}"
+    atomic_write(folder / "prompt.md", f"# System\n\n{SYSTEM}\n\n# Prompt\n\n{prompt}")
+    for answer in answers:
+        text = answer.result.stdout if answer.result is not None else (answer.error or "")
+        atomic_write(folder / f"{answer.tool}.output.txt", text)

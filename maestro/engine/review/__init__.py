@@ -1,0 +1,323 @@
+"""`maestro review`: another vendor reviews a finished task before it is accepted.
+
+Per round: the task's validation command must pass (no reviewer tokens are spent on work
+that fails its own check); the diff of the task's files must differ from the last one a
+reviewer judged; a CLI of another vendor than the author reviews it read-only; the verdict
+comes only from the answer's final ``maestro-review`` block; the round policy
+(``rounds.py``) decides what follows. "request-changes" sends the findings back to the
+author through the run engine's dispatch path (its session resumed where the CLI can), and
+the task is reviewed again, up to ``settings.review_rounds`` rounds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from maestro import clock
+from maestro.engine.challenge import next_id, timeout_s
+from maestro.engine.challenge.vendors import choose
+from maestro.engine.review import diff as task_diff
+from maestro.engine.review.prompt import SYSTEM, build_prompt, revision_context
+from maestro.engine.review.record import log_row
+from maestro.engine.review.rounds import current_cycle, decide
+from maestro.engine.review.verdict import parse_review
+from maestro.errors import MaestroError
+from maestro.state.model import Review
+
+# revise(task_id, context, resume_session) -> the task's status after the revision.
+Revise = Callable[[str, str, str | None], str]
+VALIDATION_TAIL = 2_000
+FINAL = ("accepted", "blocked", "needs-human")
+
+
+@dataclass
+class ReviewOutcome:
+    task: str
+    outcome: str  # accepted | blocked | needs-human | format-failure | awaiting-acceptance |
+    #               validation-failed | unchanged | reviewer-failed | revision-failed
+    message: str
+    reviewer: str | None = None
+    reviews: list[Review] = field(default_factory=list)  # recorded by this call
+    notes: list[str] = field(default_factory=list)
+    validation: dict[str, Any] | None = None
+    fix: str | None = None
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.outcome == "accepted" else 1
+
+
+def _store(paths: Any) -> Any:
+    from maestro.state.store import PlanStore
+
+    return PlanStore(paths)
+
+
+def _check(ctx: Any, task: Any) -> dict[str, Any] | None:
+    """Run the task's validation command (None when it has none)."""
+    if not task.validation:
+        return None
+    from maestro.spokes.process import run_process
+
+    settings = ctx.settings
+    # A person's command from the plan, which may use pipes or &&: run by sh, as the engine does.
+    out = run_process(["/bin/sh", "-c", task.validation], cwd=settings.paths.root, env=dict(ctx.env),
+                      timeout_s=max(60.0, timeout_s(settings)))
+    output = (out.stdout + "\n" + out.stderr).strip()
+    return {"command": task.validation, "exit": out.exit_code, "timed_out": out.timed_out,
+            "passed": out.exit_code == 0 and not out.timed_out, "output": output[-VALIDATION_TAIL:]}
+
+
+def _validation_note(check: dict[str, Any] | None) -> str:
+    if check is None:
+        return "The task has no validation command; nothing was run."
+    return f"`{check['command']}` exited 0: it passes."
+
+
+def _reviewable(task: Any) -> None:
+    if task.status == "done" or (task.status == "blocked" and task.review in ("flagged", "needs-human")):
+        return
+    raise MaestroError(
+        f"Task {task.id} is {task.status}: only finished work can be reviewed.",
+        f"run it first with `maestro run {task.id}`.",
+    )
+
+
+def _engine_revise(ctx: Any) -> Revise:
+    """A revision outside a run: the run engine runs the one task with the findings."""
+
+    def revise(task_id: str, context: str, session: str | None) -> str:
+        import io
+
+        from maestro.engine.dispatch import RunOptions
+        from maestro.engine.runner import Engine
+
+        with _store(ctx.paths).edit() as plan:
+            plan.task(task_id).status = "pending"
+        options = RunOptions(task_id=task_id, revision=context, resume_session=session)
+        out = io.StringIO() if ctx.json else ctx.stdout
+        Engine(ctx.settings, env=dict(ctx.env), options=options, out=out, quiet=True).run()
+        return str(_store(ctx.paths).load().task(task_id).status)
+
+    return revise
+
+
+def review_task(
+    ctx: Any,
+    task_id: str,
+    *,
+    tool: str | None = None,
+    auto: bool = True,
+    revise: Revise | None = None,
+) -> ReviewOutcome:
+    """Review Task ``task_id`` until the round policy ends it (see the module doc).
+
+    ``revise`` re-dispatches the task to its author with the findings; the run engine
+    passes its own, outside a run the engine is started for the one task.
+    """
+    revise = revise or _engine_revise(ctx)
+    made: list[Review] = []
+    retry_note = ""
+    while True:
+        outcome = _round(ctx, task_id, tool=tool, auto=auto, made=made, retry_note=retry_note)
+        if outcome.outcome != "revising" and outcome.outcome != "format-retry":
+            outcome.reviews = made
+            return outcome
+        if outcome.outcome == "format-retry":
+            retry_note = outcome.message
+            continue
+        retry_note = ""
+        last = made[-1]
+        task = _store(ctx.paths).load().task(task_id)
+        session = task.session if _resumes(task.tool) else None
+        ctx.emit(f"Task {task_id}: sending {len(last.findings)} finding(s) back to {task.tool}"
+                 + (" (resuming its session)" if session else "") + "...")
+        status = revise(task_id, revision_context(last), session)
+        if status != "done":
+            return ReviewOutcome(task_id, "revision-failed",
+                                 f"Task {task_id}'s revision ended {status}; see `maestro status`.",
+                                 last.reviewer, made, fix=f"see the options in `maestro status`, then "
+                                 f"`maestro review {task_id}` once it is done.")
+
+
+def review_in_run(ctx: Any, task_id: str, *, revise: Revise | None = None) -> ReviewOutcome:
+    """``maestro run --review``'s hook: like ``review_task(auto=True)``, but a review that
+    cannot happen (no reviewer CLI, a git error) leaves the task blocked, needing a human,
+    with the reason, instead of ending the task's job with an error while the plan says done."""
+    try:
+        return review_task(ctx, task_id, auto=True, revise=revise)
+    except MaestroError as error:
+        with _store(ctx.paths).edit() as plan:
+            task = plan.task(task_id)
+            _apply(task, "needs-human")
+            task.result = f"{task.result or 'done'} (not reviewed: {error.message})"
+        log_row(ctx.settings, action="Review", tool=None, role="review", result=None, ok=False, task=task_id,
+                notes=f"not reviewed: {error}")
+        return ReviewOutcome(task_id, "needs-human", f"Task {task_id} was not reviewed: {error.message}",
+                             fix=error.fix)
+
+
+def _resumes(tool: str | None) -> bool:
+    from maestro.spokes.registry import get_spoke
+
+    try:
+        return bool(tool and get_spoke(tool).supports_resume)
+    except MaestroError:
+        return False
+
+
+def _round(ctx: Any, task_id: str, *, tool: str | None, auto: bool, made: list[Review],
+           retry_note: str) -> ReviewOutcome:
+    from maestro.spokes.base import DispatchRequest
+    from maestro.spokes.registry import detect_available, get_spoke
+
+    settings = ctx.settings
+    store = _store(settings.paths)
+    plan = store.load()
+    task = plan.task(task_id)
+    _reviewable(task)
+    reviews = [r for r in plan.reviews if r.task == task_id]
+    check = _check(ctx, task)
+    if check is not None and not check["passed"]:
+        log_row(settings, action="Review", tool=None, role="validation", result=None, ok=False, task=task_id,
+                notes=f"`{task.validation}` exited {check['exit']}: no review")
+        return ReviewOutcome(task_id, "validation-failed",
+                             f"Task {task_id}'s validation `{task.validation}` exited {check['exit']}"
+                             f"{' (timed out)' if check['timed_out'] else ''}: no reviewer was asked.",
+                             validation=check,
+                             fix=f"fix the work (e.g. `maestro run {task_id} --clarify \"...\"` after setting it "
+                                 "pending) until the check passes, then review again.")
+    diff_text = task_diff.task_diff(settings.paths.root, task)
+    sha = task_diff.diff_sha(diff_text)
+    judged = [r for r in reviews if r.verdict is not None]
+    if judged and judged[-1].diff_sha == sha:
+        return _unchanged(ctx, task, judged[-1], auto, made)
+    choice = choose(task.tool, detect_available(ctx.env), role="reviewer", tool=tool)
+    reviewer = choice.tools[0]
+    cycle = current_cycle(plan.reviews, task_id)
+    round_no = len(cycle) + 1
+    prompt = build_prompt(task, task_diff.clip(diff_text), _validation_note(check), cycle)
+    if retry_note:
+        prompt += f"\nYour previous answer could not be read: {retry_note}. End with the block exactly as shown.\n"
+    ctx.emit(f"Task {task_id}: review round {round_no} by {reviewer} (read-only)...")
+    request = DispatchRequest(prompt=prompt, system_prompt=SYSTEM, tier="read-only", cwd=settings.paths.root,
+                              timeout_s=timeout_s(settings), max_turns=getattr(settings, "max_turns", None),
+                              task_id=task_id, title=f"Review Task {task_id}")
+    result = get_spoke(reviewer, settings).dispatch(request, base_env=dict(ctx.env))
+    if not result.success:
+        log_row(settings, action="Review", tool=reviewer, role="review", result=result, ok=False, task=task_id,
+                notes=result.error or "failed")
+        return ReviewOutcome(task_id, "reviewer-failed", f"the reviewer {reviewer} failed: {result.error}",
+                             reviewer, notes=choice.notes, validation=check,
+                             fix="fix the cause above, or pick another reviewer with --tool.")
+    parsed = parse_review(result.text, task_id)
+    after = task_diff.diff_sha(task_diff.task_diff(settings.paths.root, task))
+    if after != sha:
+        parsed.verdict = None
+        parsed.problems.append("the reviewer changed the task's files; a reviewer reports, it does not edit")
+    earlier = [f for r in cycle for f in r.findings]
+    decision = decide(parsed.verdict, parsed.findings, round_no=round_no,
+                      max_rounds=settings.review_rounds, earlier=earlier)
+    outcome = decision.outcome
+    awaiting = outcome == "accepted" and not auto
+    review = Review(
+        id="", task=task_id, reviewer=reviewer, round=round_no, time=clock.iso(), verdict=parsed.verdict,
+        findings=parsed.findings, usage=result.usage, cost=result.cost, cost_estimated=result.cost_estimated,
+        diff_sha=sha, outcome=None if awaiting else outcome,
+    )
+    with store.edit() as editable:
+        review.id = next_id("R", [r.id for r in editable.reviews])
+        editable.reviews.append(review)
+        _apply(editable.task(task_id), None if awaiting else outcome)
+    made.append(review)
+    summary = parsed.verdict or "format failure: " + "; ".join(parsed.problems)
+    log_row(settings, action="Review", tool=reviewer, role="review", result=result, ok=parsed.verdict is not None,
+            task=task_id, notes=f"{review.id} round {round_no}: {summary} -> {review.outcome or 'awaiting acceptance'}")
+    base = ReviewOutcome(task_id, outcome, decision.reason, reviewer, notes=choice.notes, validation=check)
+    if outcome == "format-failure":
+        # Recorded, never accepted; the next round asks again (the cap bounds the cost).
+        base.outcome = "format-retry"
+        base.message = "; ".join(parsed.problems)
+    elif awaiting:
+        return _accept(ctx, task_id, review, base)
+    return _described(base, review)
+
+
+def _apply(task: Any, outcome: str | None) -> None:
+    """The task's state after a round's decision (None: waiting for the person's yes)."""
+    if outcome == "accepted":
+        task.review = "approved"
+        task.status = "done"
+    elif outcome == "revising":
+        task.review = "changes-requested"
+    elif outcome == "blocked":
+        task.review = "flagged"
+        task.status = "blocked"
+    elif outcome == "needs-human":
+        task.review = "needs-human"
+        task.status = "blocked"
+
+
+def _described(outcome: ReviewOutcome, review: Review) -> ReviewOutcome:
+    words = {
+        "accepted": f"Task {review.task} is accepted ({outcome.message}).",
+        "revising": f"{review.reviewer} requested changes to Task {review.task} (round {review.round}).",
+        "blocked": f"{review.reviewer} flagged Task {review.task}: it is blocked with the findings.",
+        "needs-human": f"Task {review.task} needs a human: {outcome.message}.",
+    }
+    if outcome.outcome in words:
+        outcome.message = words[outcome.outcome]
+    if outcome.outcome in ("blocked", "needs-human"):
+        outcome.fix = (f"read the findings under ## Reviews ({review.id}), fix the work, and run "
+                       f"`maestro review {review.task}` again.")
+    return outcome
+
+
+def _accept(ctx: Any, task_id: str, review: Review, base: ReviewOutcome) -> ReviewOutcome:
+    """Without --auto a person says yes on a terminal; elsewhere the approval waits."""
+    question = f"{review.reviewer} approved Task {task_id} (round {review.round}). Accept it?"
+    if not ctx.interactive():
+        base.outcome = "awaiting-acceptance"
+        base.message = f"{review.reviewer} approved Task {task_id}, and accepting it needs your yes."
+        base.fix = (f"run `maestro review {task_id} --auto` to accept it (the approval {review.id} is kept: "
+                    "no new review is run).")
+        return base
+    accepted = ctx.confirm(question)
+    outcome = "accepted" if accepted else "needs-human"
+    with _store(ctx.paths).edit() as plan:
+        stored = next(r for r in plan.reviews if r.id == review.id)
+        stored.outcome = outcome
+        _apply(plan.task(task_id), outcome)
+    review.outcome = outcome
+    base.outcome = outcome
+    base.message = "accepted by you" if accepted else "you did not accept the approval"
+    return _described(base, review)
+
+
+def _unchanged(ctx: Any, task: Any, last: Review, auto: bool, made: list[Review]) -> ReviewOutcome:
+    """The diff is the one ``last`` judged: never reviewed again."""
+    if last.verdict is not None and last.outcome is None:
+        # An approval waiting for the person's yes: accept it now without a new review.
+        base = ReviewOutcome(task.id, "accepted", "approved earlier", last.reviewer)
+        if auto:
+            with _store(ctx.paths).edit() as plan:
+                next(r for r in plan.reviews if r.id == last.id).outcome = "accepted"
+                _apply(plan.task(task.id), "accepted")
+            last.outcome = "accepted"
+            return _described(base, last)
+        return _accept(ctx, task.id, last, base)
+    if made:
+        # Inside a review loop: the author's revision changed nothing.
+        with _store(ctx.paths).edit() as plan:
+            _apply(plan.task(task.id), "needs-human")
+        return ReviewOutcome(task.id, "needs-human",
+                             f"Task {task.id}'s revision left its diff unchanged; another review would repeat "
+                             f"{last.id}. A person decides.", last.reviewer,
+                             fix=f"read {last.id}'s findings under ## Reviews, fix the work, then review again.")
+    return ReviewOutcome(
+        task.id, "unchanged",
+        f"Task {task.id}'s diff is unchanged since review {last.id} (round {last.round}, {last.verdict} -> "
+        f"{last.outcome}): it is not reviewed again.", last.reviewer,
+        fix=f"change the work first (or read {last.id}'s findings under ## Reviews in the plan).",
+    )
