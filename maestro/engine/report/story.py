@@ -9,7 +9,6 @@ from typing import Any
 from maestro.engine.ladder import NEEDS_DECOMPOSITION
 from maestro.engine.report.collect import BudgetCheck, CliFigures, Dispatch, TaskFigures
 from maestro.logfile import TOOL_SHORT
-from maestro.logfile import _duration_cell as duration_cell  # the log's own "1m 05s" form
 from maestro.state.model import Plan, Review
 
 _TRANSIENT = re.compile(r"rate.?limit|timeout|timed out|network|server|transient|\b5\d\d\b|\b429\b", re.I)
@@ -20,7 +19,15 @@ def tokens_text(tokens: int | None) -> str:
 
 
 def duration_text(seconds: float | None) -> str:
-    return "-" if seconds is None else duration_cell(seconds)
+    """45s, 1m 05s, 2h 03m: the forms the log uses."""
+    if seconds is None:
+        return "-"
+    whole = int(round(seconds))
+    if whole >= 3600:
+        return f"{whole // 3600}h {whole % 3600 // 60:02d}m"
+    if whole >= 60:
+        return f"{whole // 60}m {whole % 60:02d}s"
+    return f"{whole}s"
 
 
 def money_text(cost: float | None, estimated: bool) -> str:
