@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from maestro import clock
 from maestro.cli.context import Context, Result

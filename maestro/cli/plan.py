@@ -108,7 +108,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
     if not args.yes:
         if ctx.json or not ctx.interactive():
             return _refuse(ctx, data, shown, f"{target} not written: no --yes, and no terminal to ask on",
-                           f"run again with --yes to write it (or --dry-run to only check).")
+                           "run again with --yes to write it (or --dry-run to only check).")
         ctx.emit(shown + "\n")
         if not ctx.confirm(f"Write {target}?"):
             return Result("plan", data, f"Not written: {target} is unchanged.")
@@ -224,18 +224,19 @@ def _carry_over(plan: Plan, store: Any) -> list[dict[str, str]]:
 
 def _show(plan: Plan, findings: list[Any], kept: list[dict[str, str]], data: dict[str, Any]) -> str:
     waves = data["waves"]
+    plural = "s" if len(waves) != 1 else ""
     lines = [
         f"Goal: {plan.goal}",
-        f"Plan: {len(plan.tasks)} tasks in {len(waves)} wave{'s' if len(waves) != 1 else ''}, "
-        f"hub {data['hub']}",
+        f"Plan: {len(plan.tasks)} tasks in {len(waves)} wave{plural}, hub {data['hub']}",
         "",
         *task_rows(plan.tasks, with_status=False),
         "",
         "Waves: " + " | ".join(", ".join(w) for w in waves),
     ]
     if findings:
-        lines += ["", f"AAVSR: {data['errors']} error{'s' if data['errors'] != 1 else ''}, "
-                      f"{data['warnings']} warning{'s' if data['warnings'] != 1 else ''}"]
+        errors, warnings = data["errors"], data["warnings"]
+        counts = f"{errors} error{'s' if errors != 1 else ''}, {warnings} warning{'s' if warnings != 1 else ''}"
+        lines += ["", f"AAVSR: {counts}"]
         for f in findings:
             where = f"Task {f.task}" if f.task else "plan"
             lines.append(f"  {f.level:<7}  {where}  {f.check}: {f.why}")

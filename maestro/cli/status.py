@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from maestro import graph
 from maestro.cli.context import Context, Result
@@ -71,8 +72,7 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     widths = [len(h) for h in headers]
     for row in rows:
         for i, cell in enumerate(row):
-            if len(cell) > widths[i]:
-                widths[i] = len(cell)
+            widths[i] = max(widths[i], len(cell))
     last = len(headers) - 1
 
     def line(cells: Sequence[str]) -> str:

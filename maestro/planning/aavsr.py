@@ -7,9 +7,10 @@ dispatching a task: the engine re-runs these before each dispatch); warnings are
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import asdict, dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any, Container
+from typing import Any
 
 from maestro import graph
 from maestro.errors import MaestroError
@@ -49,7 +50,7 @@ _VERBS = (
     "optimi[sz]e|design|research|investigate|audit|publish|release|install|upgrade|convert|"
     "extract|wire|hook up|expose|validate|verify|benchmark|profile|clean up|split|merge"
 )
-_JOINED = re.compile(rf"(?:\b(?:and|then|plus|also)\s+(?:then\s+|also\s+)?|&\s*|;\s*)({_VERBS})\b", re.I)
+_JOINED = re.compile(rf"(?:\b(?:and|then|plus|also)\s+(?:then\s+|also\s+)?|&\s*|;\s*)({_VERBS})\b", re.IGNORECASE)
 
 
 def _atomic(task: Task) -> list[tuple[str, str, str]]:
@@ -99,7 +100,7 @@ def _agents_with(catalog: Any, tiers: tuple[str, ...]) -> list[str]:
     return names
 
 
-def _authority(task: Task, catalog: Any, available: Container[str] | None) -> list[tuple[str, str, str]]:
+def _authority(task: Task, catalog: Any, available: Collection[str] | None) -> list[tuple[str, str, str]]:
     found = []
     if catalog is not None:
         try:
@@ -125,7 +126,7 @@ def _authority(task: Task, catalog: Any, available: Container[str] | None) -> li
                     "warning",
                 ))
     if task.tool and task.tool != "sim" and available is not None and task.tool not in available:
-        installed = ", ".join(sorted(str(name) for name in available)) or "none"  # type: ignore[attr-defined]
+        installed = ", ".join(sorted(str(name) for name in available)) or "none"
         found.append((
             f"tool {task.tool} is not installed (not found on PATH).",
             f"{_install_hint(task.tool)}, or assign an installed tool ({installed}).",
@@ -138,9 +139,9 @@ def _authority(task: Task, catalog: Any, available: Container[str] | None) -> li
 
 _VAGUE = re.compile(
     r"\b(works?|working|good|better|properly|correctly|clean|nice|as expected|appropriate(ly)?|robust|well)\b",
-    re.I,
+    re.IGNORECASE,
 )
-_CONCRETE = re.compile(r"[0-9/`.()=<>]|\b(pass(es)?|exit|returns?|raises?|prints?|shows?|contains?|test)\b", re.I)
+_CONCRETE = re.compile(r"[0-9/`.()=<>]|\b(pass(es)?|exit|returns?|raises?|prints?|shows?|contains?|test)\b", re.IGNORECASE)
 
 
 def _verifiable(task: Task) -> list[tuple[str, str, str]]:
@@ -213,20 +214,20 @@ def _scope(task: Task, paths: ProjectPaths | None) -> list[tuple[str, str, str]]
 # Risk -----------------------------------------------------------------------------------
 
 _RISKS = (
-    ("a migration", re.compile(r"\bmigrat\w*|\balembic\b|\bschema change", re.I),
+    ("a migration", re.compile(r"\bmigrat\w*|\balembic\b|\bschema change", re.IGNORECASE),
      "write the rollback step in its criteria"),
-    ("deleting data or files", re.compile(r"\b(delete|drop|truncate|purge|wipe|destroy)\b|\brm -rf\b", re.I),
+    ("deleting data or files", re.compile(r"\b(delete|drop|truncate|purge|wipe|destroy)\b|\brm -rf\b", re.IGNORECASE),
      "say exactly what is removed in its criteria"),
-    ("a deploy or release", re.compile(r"\b(deploy\w*|release|publish|production|prod)\b", re.I),
+    ("a deploy or release", re.compile(r"\b(deploy\w*|release|publish|production|prod)\b", re.IGNORECASE),
      "keep the deploy itself for a person after review"),
-    ("secrets", re.compile(r"\b(secrets?|credentials?|api[ _-]?keys?|private key)\b|(^|/)\.env\b|\.pem\b|id_rsa", re.I),
+    ("secrets", re.compile(r"\b(secrets?|credentials?|api[ _-]?keys?|private key)\b|(^|/)\.env\b|\.pem\b|id_rsa", re.IGNORECASE),
      "keep secret values out of the plan and of files a spoke writes"),
 )
 _DESTRUCTIVE = re.compile(
     r"\brm\s+-\w*[rf]|\bgit\s+(push|reset\s+--hard|clean\s+-\w*f)|\b(drop|truncate)\s+(table|database)\b"
     r"|\bkubectl\s+(apply|delete)|\bterraform\s+(apply|destroy)|\b(npm|twine|cargo|gem)\s+publish\b"
     r"|\|\s*(ba)?sh\b",
-    re.I,
+    re.IGNORECASE,
 )
 
 
@@ -262,7 +263,7 @@ def aavsr(
     plan: Plan,
     *,
     catalog: Any = None,
-    available: Container[str] | None = None,
+    available: Collection[str] | None = None,
     paths: ProjectPaths | None = None,
 ) -> list[AavsrFinding]:
     """Run the five checks on every task, in plan order.

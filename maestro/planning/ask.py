@@ -27,7 +27,7 @@ SYSTEM = (
     "project to ground the plan; do not change any file. Answer with the plan only: one "
     "```json fenced block holding one JSON object that follows the schema you are given."
 )
-_FENCE = re.compile(r"```[ \t]*(json|ya?ml)?[ \t]*\r?\n(.*?)```", re.S | re.I)
+_FENCE = re.compile(r"```[ \t]*(json|ya?ml)?[ \t]*\r?\n(.*?)```", re.DOTALL | re.IGNORECASE)
 
 
 @dataclass
@@ -83,8 +83,8 @@ def build_prompt(goal: str, *, catalog: Any, installed: list[str]) -> str:
         parts += ["", f"CLIs installed for `tool`: {', '.join(installed)}."]
     parts += [
         "",
-        "Answer with the plan only, as one ```json block holding an object that follows this "
-        "JSON Schema (paths in `files` relative to the project root):",
+        ("Answer with the plan only, as one ```json block holding an object that follows this "
+         "JSON Schema (paths in `files` relative to the project root):"),
         "```json",
         json.dumps(SCHEMA, indent=1),
         "```",
@@ -103,7 +103,7 @@ def _fix_for(kind: str | None, tool: str) -> str:
         return f"log in to {tool} once interactively, then run this again."
     if kind in ("rate_limit", "server", "network", "timeout"):
         return "try again in a while, or ask another CLI with --hub."
-    return f"ask another CLI with --hub, or write the plan yourself and pipe it: `maestro plan --from -`."
+    return "ask another CLI with --hub, or write the plan yourself and pipe it: `maestro plan --from -`."
 
 
 def ask(goal: str, tool: str, *, settings: Any, env: dict[str, str], catalog: Any,

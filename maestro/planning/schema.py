@@ -162,7 +162,7 @@ def _describe(error: Any) -> tuple[str, str]:
         return f"unknown key '{name}'", f"{hint}remove it or use one of: {', '.join(allowed)}"
     if kind == "type":
         wanted = error.validator_value if isinstance(error.validator_value, list) else [error.validator_value]
-        names = " or ".join(_TYPE_NAMES.get(w, w) for w in wanted)
+        names = " or ".join(_TYPE_NAMES.get(str(w), str(w)) for w in wanted)
         if key in ("id", "depends") and isinstance(value, float):
             return (
                 f"task id {value!r} was read as a decimal number",
@@ -187,7 +187,7 @@ def _describe(error: Any) -> tuple[str, str]:
         )
     if kind == "pattern":
         if key in ("id", "depends"):
-            return f"{value!r} is not a task id", f"use a number like 1 or a dotted number like \"2.1\""
+            return f"{value!r} is not a task id", "use a number like 1 or a dotted number like \"2.1\""
         if key == "agent":
             return f"{value!r} is not an agent name", "use a lowercase name like coder (see `maestro agents list`)"
         return "must be one non-empty line", f"write it on one line, e.g. {example}"

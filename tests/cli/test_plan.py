@@ -8,8 +8,8 @@ from jsonschema import Draft202012Validator
 
 from maestro.cli import main
 from maestro.cli.context import Context
-from maestro.state.store import PlanStore
 from maestro.paths import ProjectPaths
+from maestro.state.store import PlanStore
 
 GOOD = (Path(__file__).resolve().parents[1] / "fixtures" / "plan-inputs" / "auth.yaml").read_text()
 
@@ -138,9 +138,9 @@ def test_interactive_no_writes_nothing(project, plan_path):
         ("goal: x\ntasks:\n  - id: 1\n    title: [oops\n", ["not valid YAML", "stdin:5"]),
         ("goal: x\ntasks:\n  - {id: 1, title: t, specialist: coding}", ["tasks[0].specialist", "'code'"]),
         ("goal: x\ntasks:\n  - {id: 1, title: t, specialist: code, owner: me}", ["unknown key 'owner'"]),
-        ("goal: x\ntasks:\n  - {id: 1, title: a, specialist: code, depends: [3]}\n"
-         "  - {id: 2, title: b, specialist: code, depends: [1]}\n"
-         "  - {id: 3, title: c, specialist: code, depends: [2]}", ["1 -> 3 -> 2 -> 1"]),
+        (("goal: x\ntasks:\n  - {id: 1, title: a, specialist: code, depends: [3]}\n"
+          "  - {id: 2, title: b, specialist: code, depends: [1]}\n"
+          "  - {id: 3, title: c, specialist: code, depends: [2]}"), ["1 -> 3 -> 2 -> 1"]),
         ("goal: x\ntasks:\n  - {id: 1, title: t, specialist: code, depends: [7]}", ["depends on 7"]),
         ("", ["empty"]),
     ],
@@ -240,7 +240,7 @@ def test_goal_with_hub_asks_the_cli_and_checks_its_answer(cli, project, plan_pat
     assert body["written"] is True and body["hub"] == "claude" and body["asked"]["tool"] == "claude"
     plan = store(project).load()
     assert plan.goal == "Add user authentication" and plan.source.hub == "claude"
-    assert [t.title for t in plan.tasks][0] == "Add the login endpoint"
+    assert plan.tasks[0].title == "Add the login endpoint"
     (call,) = fake_clis.runs("claude")
     argv = " ".join(call["argv"])
     assert "Add user authentication" in argv and '"additionalProperties": false' in argv

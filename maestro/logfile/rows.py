@@ -1,0 +1,259 @@
+"""One row of the execution log: its eight cells, written and read back.
+
+Every ``LogRow`` field can be read back from the cells: the Target names the tool
+(``Gemini (Task 1)``) and the task (``Task 1``), the Tokens cell carries the cost (``~$``
+when estimated), a failed row's Outcome starts with ❌, and a retry's Action is ``Retry``
+or ends in ``(retry)``. That is what lets every append recompute the totals from the rows.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from maestro.errors import MaestroError
+
+LOG_FORMAT = 1
+VERBOSITIES = ("off", "summary", "detailed")
+TITLE = "# Maestro Execution Log"
+MARKER = f"<!-- maestro-log-format: {LOG_FORMAT} -->"
+COLUMNS = ("Time", "Actor", "Action", "Target", "Tokens", "Duration", "Outcome", "Notes")
+TOTAL_COLUMNS = ("Tool", "Dispatches", "Tokens", "Failures", "Retries")
+SESSION_PREFIX = "## Session: "
+TOTALS_HEADING = "## Totals"
+FAILED = "❌"
+
+# How a tool is named in a row's Target, and in the Totals table.
+TOOL_SHORT = {"claude": "Claude", "gemini": "Gemini", "codex": "Codex", "sim": "Sim", "subagent": "Subagent"}
+TOOL_LONG = {
+    "claude": "Claude Code",
+    "gemini": "Gemini CLI",
+    "codex": "Codex CLI",
+    "sim": "Simulated",
+    "subagent": "Subagents",
+}
+_SHORT_TO_TOOL = {v.lower(): k for k, v in TOOL_SHORT.items()} | {k: k for k in TOOL_SHORT}
+LONG_TO_TOOL = {v.lower(): k for k, v in TOOL_LONG.items()}
+MARKER_RE = re.compile(r"^<!--\s*maestro-log-format:\s*(\d+)\s*-->$")
+_TASK_RE = re.compile(r"\bTask (\d+(?:\.\d+)*)\b")
+_TARGET_RE = re.compile(r"^(\S+) \((.*)\)$")
+_TOKENS_RE = re.compile(r"^([\d,]+)(?: \((~?)\$([\d.]+)\))?$")
+_DURATION_RE = re.compile(r"^(?:(\d+)h ?)?(?:(\d+)m ?)?(?:(\d+(?:\.\d+)?)s)?$")
+SEPARATOR_RE = re.compile(r"^:?-+:?$")
+
+
+class LogFormatError(MaestroError):
+    """The log file holds something its reader cannot take apart."""
+
+
+@dataclass
+class LogRow:
+    time: str  # HH:MM:SS (an ISO time is shortened to it)
+    actor: str
+    action: str
+    target: str
+    tokens: int | None
+    duration_s: float | None
+    outcome: str
+    notes: str = ""
+    tool: str | None = None  # set: the row is one dispatch of that CLI, counted in Totals
+    failed: bool = False
+    retry: bool = False
+    cost: float | None = None
+    cost_estimated: bool = False
+    task: str | None = None
+
+
+@dataclass
+class ToolTotals:
+    tool: str  # cli name ("gemini"), or the label as written when it names no known CLI
+    dispatches: int = 0
+    tokens: int = 0
+    failures: int = 0
+    retries: int = 0
+
+    @property
+    def label(self) -> str:
+        return TOOL_LONG.get(self.tool, self.tool)
+
+
+def compute_totals(rows: list[LogRow]) -> list[ToolTotals]:
+    """Per tool, in order of first appearance: a row with a tool is one dispatch."""
+    by_tool: dict[str, ToolTotals] = {}
+    for row in rows:
+        if not row.tool:
+            continue
+        entry = by_tool.setdefault(row.tool, ToolTotals(row.tool))
+        entry.dispatches += 1
+        entry.tokens += row.tokens or 0
+        entry.failures += int(row.failed)
+        entry.retries += int(row.retry)
+    return list(by_tool.values())
+
+
+def grand_total(totals: list[ToolTotals]) -> ToolTotals:
+    return ToolTotals(
+        "Total",
+        sum(t.dispatches for t in totals),
+        sum(t.tokens for t in totals),
+        sum(t.failures for t in totals),
+        sum(t.retries for t in totals),
+    )
+
+
+# Cells ----------------------------------------------------------------------------------
+
+
+def escape(text: str) -> str:
+    """A table cell on one line: ``\\`` and ``|`` escaped, newlines as ``<br>``."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", "<br>").strip()
+
+
+def split_row(line: str) -> list[str]:
+    """``| a | b\\|c |`` -> ``["a", "b|c"]``: cells unescaped and stripped."""
+    body = line.strip()
+    body = body.removeprefix("|")
+    cells: list[str] = []
+    current: list[str] = []
+    i = 0
+    while i < len(body):
+        char = body[i]
+        if char == "\\" and i + 1 < len(body) and body[i + 1] in "\\|":
+            current.append(body[i + 1])
+            i += 2
+            continue
+        if char == "|":
+            cells.append("".join(current))
+            current = []
+        else:
+            current.append(char)
+        i += 1
+    if "".join(current).strip():
+        cells.append("".join(current))
+    return [cell.strip().replace("<br>", "\n") for cell in cells]
+
+
+def table_line(cells: list[str]) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
+def separator_line(columns: tuple[str, ...]) -> str:
+    return "|" + "|".join("-" * (len(name) + 2) for name in columns) + "|"
+
+
+def _time_cell(time: str) -> str:
+    match = re.search(r"T(\d\d:\d\d:\d\d)", time)
+    return match.group(1) if match else time
+
+
+def _money(cost: float) -> str:
+    text = f"{cost:.4f}".rstrip("0")
+    return text + "0" * (2 - len(text.split(".")[1]))
+
+
+def _tokens_cell(row: LogRow) -> str:
+    if row.tokens is None and row.cost is None:
+        return "-"
+    text = f"{row.tokens or 0:,}"
+    if row.cost is not None:
+        text += f" ({'~' if row.cost_estimated else ''}${_money(row.cost)})"
+    return text
+
+
+def _duration_cell(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    whole = round(seconds)
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours}h {minutes:02d}m {secs:02d}s"
+    if minutes:
+        return f"{minutes}m {secs:02d}s"
+    return f"{secs}s"
+
+
+def _target_cell(row: LogRow) -> str:
+    target = row.target.strip()
+    if row.task and not re.search(rf"\bTask {re.escape(row.task)}\b", target):
+        target = f"{target}, Task {row.task}" if target else f"Task {row.task}"
+    if row.tool:
+        name = TOOL_SHORT.get(row.tool, row.tool)
+        return f"{name} ({target})" if target else name
+    return target or "-"
+
+
+def render_row(row: LogRow) -> str:
+    action = row.action
+    if row.retry and not action.lower().startswith("retry"):
+        action += " (retry)"
+    outcome = row.outcome.strip()
+    if row.failed and not outcome.startswith(FAILED):
+        outcome = f"{FAILED} {outcome}" if outcome else FAILED
+    cells = [
+        _time_cell(row.time),
+        row.actor,
+        action,
+        _target_cell(row),
+        _tokens_cell(row),
+        _duration_cell(row.duration_s),
+        outcome or "-",
+        row.notes,
+    ]
+    return table_line([escape(cell) for cell in cells])
+
+
+def _parse_duration(cell: str) -> float | None:
+    match = _DURATION_RE.match(cell.replace(" ", ""))
+    if cell in ("-", "") or not match or not any(match.groups()):
+        return None
+    hours, minutes, seconds = match.groups()
+    return int(hours or 0) * 3600 + int(minutes or 0) * 60 + float(seconds or 0)
+
+
+def parse_row(cells: list[str], *, file: str | None = None, line: int | None = None) -> LogRow:
+    if len(cells) != len(COLUMNS):
+        raise LogFormatError(
+            f"a log row has {len(cells)} cells, expected {len(COLUMNS)} ({', '.join(COLUMNS)}).",
+            "repair the row (escape a '|' inside a cell as '\\|'), or move the log away with `maestro archive`.",
+            file=file,
+            line=line,
+        )
+    time, actor, action, target_cell, tokens_cell, duration_cell, outcome, notes = cells
+    retry = action.lower().startswith("retry") or action.endswith(" (retry)")
+    action = action.removesuffix(" (retry)")
+    tool = None
+    target = "" if target_cell == "-" else target_cell
+    match = _TARGET_RE.match(target_cell)
+    if match and match.group(1).lower() in _SHORT_TO_TOOL:
+        tool, target = _SHORT_TO_TOOL[match.group(1).lower()], match.group(2)
+    elif target_cell.lower() in _SHORT_TO_TOOL:
+        tool, target = _SHORT_TO_TOOL[target_cell.lower()], ""
+    task_match = _TASK_RE.search(target)
+    tokens = cost = None
+    estimated = False
+    token_match = _TOKENS_RE.match(tokens_cell)
+    if token_match:
+        tokens = int(token_match.group(1).replace(",", ""))
+        if token_match.group(3):
+            cost, estimated = float(token_match.group(3)), token_match.group(2) == "~"
+    failed = outcome.startswith(FAILED)
+    if outcome.startswith(FAILED + " "):
+        outcome = outcome[len(FAILED) + 1:]
+    return LogRow(
+        time=time,
+        actor=actor,
+        action=action,
+        target=target,
+        tokens=tokens,
+        duration_s=_parse_duration(duration_cell),
+        outcome="" if outcome == "-" else outcome,
+        notes=notes,
+        tool=tool,
+        failed=failed,
+        retry=retry,
+        cost=cost,
+        cost_estimated=estimated,
+        task=task_match.group(1) if task_match else None,
+    )
