@@ -7,27 +7,15 @@ import re
 import subprocess
 
 import pytest
-from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
 from maestro.engine.report.mermaid import check
+from tests.cli.test_review import PLAN as REVIEW_PLAN
 from tests.cli.test_review import submission
-from tests.engine.test_report import diagrams
+from tests.engine.test_report import MarkdownSnapshot, diagrams
 
-PLAN = """\
-goal: Add a word-count command
-hub: claude
-tasks:
-  - {id: 1, title: Count words in a file, specialist: code, tool: codex, files: [src/wc.py],
-     criteria: ["count_words returns the number of words"], validation: "test -f src/wc.py"}
-  - {id: 2, title: Document wc, specialist: code, tool: gemini, depends: [1], files: [docs/wc.md],
-     criteria: ["docs/wc.md explains wc"], validation: "test -f docs/wc.md"}
-"""
+# Task 1 by codex, Task 2 (depending on it) by gemini.
+PLAN = REVIEW_PLAN.replace("tool: codex, depends", "tool: gemini, depends")
 FAKE_NOW = "2026-11-21T12:00:00Z"
-
-
-class MarkdownSnapshot(SingleFileSnapshotExtension):
-    _write_mode = WriteMode.TEXT
-    file_extension = "md"
 
 
 def normalized(markdown: str) -> str:
