@@ -74,6 +74,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
             "(its shape: `maestro plan --schema`); or ask a CLI: `maestro plan \"goal\" --hub claude`.",
         )
     plan.source = Source(_hub(plan, args, ctx), clock.stamp())
+    _relative_files(plan, ctx.paths.root)
     findings = planinput.aavsr(plan, catalog=catalog, available=_available(plan, ctx), paths=ctx.paths)
     from maestro.state.store import PlanStore
 
@@ -133,6 +134,18 @@ def _ask(args: argparse.Namespace, ctx: Context, catalog: Any) -> Any:
     installed = sorted(detect_available(ctx.env))
     return ask(args.goal, tool, settings=ctx.settings, env=ctx.env, catalog=catalog,
                installed=installed, emit=ctx.emit)
+
+
+def _relative_files(plan: Plan, root: Path) -> None:
+    """Absolute paths inside the project become relative: the scope gate compares the
+    files a task owns with the relative paths git reports. Paths outside stay as given,
+    for AAVSR to refuse."""
+    base = root.resolve()
+    for task in plan.tasks:
+        for n, raw in enumerate(task.files):
+            path = Path(raw)
+            if path.is_absolute() and ".." not in path.parts and path.resolve().is_relative_to(base):
+                task.files[n] = path.resolve().relative_to(base).as_posix() + ("/" if raw.endswith("/") else "")
 
 
 def _read_input(source: str, ctx: Context) -> tuple[str, str]:

@@ -269,3 +269,9 @@ def test_goal_with_missing_cli(cli, project, plan_path, fake_clis):
 def test_goal_needs_a_hub_and_excludes_from(cli, project, plan_path):
     assert_refused(cli("plan", "Add auth", "--yes"), plan_path, "--hub")
     assert_refused(cli("plan", "Add auth", "--from", "x.yaml"), plan_path, "not both")
+
+
+def test_absolute_paths_inside_the_project_become_relative(cli, project, plan_path):
+    res = cli("plan", "--from", "-", "--yes", stdin=GOOD.replace("files: [src/auth.py]", f"files: [{project}/src/auth.py]"))
+    assert res.code == 0, res.err
+    assert store(project).load().tasks[0].files == ["src/auth.py"]
