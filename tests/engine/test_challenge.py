@@ -1,10 +1,15 @@
-"""`maestro challenge`: parsing answers, choosing challengers, dispatching, recording."""
+"""`maestro challenge` pieces: parsing answers, choosing the challenger, the recon context
+(the command is tested end to end in tests/cli/test_challenge.py)."""
 
 from __future__ import annotations
 
 import pytest
 
 from maestro.engine.challenge.answer import category_of, parse_challenge, split_task
+from maestro.engine.challenge.recon import compact_tree, recon
+from maestro.engine.challenge.vendors import choose
+from maestro.errors import SpokeError
+from maestro.state.model import Plan, Task
 
 KNOWN = {"1", "2", "3", "3.1"}
 
@@ -88,3 +93,71 @@ def test_category_headings(heading, key):
 )
 def test_task_references(text, task, rest):
     assert split_task(text, KNOWN) == (task, rest)
+
+
+# ---- choosing the challenger ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("hub", "installed", "expected"),
+    [
+        ("claude", {"claude", "gemini", "codex"}, ["gemini"]),
+        ("gemini", {"claude", "gemini", "codex"}, ["codex"]),
+        ("codex", {"claude", "gemini", "codex"}, ["gemini"]),
+        ("claude", {"claude", "codex"}, ["codex"]),  # the next one when the first is missing
+        ("codex", {"codex", "claude", "sim"}, ["claude"]),
+        (None, {"codex", "claude"}, ["codex"]),
+    ],
+)
+def test_default_challenger_is_another_vendor(hub, installed, expected):
+    choice = choose(hub, installed, role="challenger")
+    assert choice.tools == expected and choice.notes == []
+
+
+def test_every_other_vendor_with_all():
+    assert choose("claude", {"claude", "gemini", "codex"}, role="challenger", every=True).tools == ["gemini", "codex"]
+    assert choose("gemini", {"gemini"}, role="challenger", every=True).tools == ["gemini"]
+
+
+def test_same_vendor_only_when_nothing_else_is_installed_and_says_so():
+    choice = choose("claude", {"claude", "sim"}, role="reviewer")
+    assert choice.tools == ["claude"]
+    assert "only claude is installed" in choice.notes[0] and "npm install -g @google/gemini-cli" in choice.notes[0]
+
+
+def test_named_tool_must_be_installed_and_none_at_all_is_an_error():
+    with pytest.raises(SpokeError, match="codex CLI is not installed") as caught:
+        choose("claude", {"claude", "gemini"}, role="challenger", tool="codex")
+    assert "npm install -g @openai/codex" in caught.value.fix and "claude, gemini installed" in caught.value.fix
+    assert choose("claude", {"claude"}, role="challenger", tool="claude").notes[0].startswith("claude is the same vendor")
+    with pytest.raises(SpokeError, match="no spoke CLI is installed"):
+        choose("claude", {"sim"}, role="challenger")
+
+
+# ---- recon ------------------------------------------------------------------------------
+
+
+def test_compact_tree_folds_large_folders():
+    paths = ["README.md", *(f"src/m{i:02d}.py" for i in range(20)), "tests/test_a.py"]
+    tree = compact_tree(paths).splitlines()
+    assert tree[0] == "./ README.md"
+    assert tree[1].startswith("src/ (20 files: m00.py, m01.py,") and tree[1].endswith(", ...)")
+    assert tree[2] == "tests/ test_a.py"
+
+
+def test_recon_shows_key_files_and_stays_within_its_token_cap(project, monkeypatch):
+    from maestro.engine.challenge import recon as recon_module
+    from maestro.tokens import count_tokens
+
+    (project / "README.md").write_text("# Project\n" + "word " * 50 + "\n", encoding="utf-8")
+    (project / "big.txt").write_text("token " * 20000, encoding="utf-8")
+    (project / "ignored.log").write_text("x", encoding="utf-8")
+    (project / ".gitignore").write_text("*.log\n", encoding="utf-8")
+    plan = Plan(goal="g", tasks=[Task("1", "t", files=["big.txt", "src/new.py"])])
+    monkeypatch.setattr(recon_module, "FILE_MAX_LINES", 100_000)
+    text = recon(project, plan)
+    assert "`README.md`:\n```\n# Project" in text
+    assert "ignored.log" not in text  # git's view: ignored files are not listed
+    assert "Files the plan names that do not exist yet: src/new.py" in text
+    assert "Not shown (read them yourself if they matter): big.txt" in text
+    assert count_tokens(text) <= recon_module.TOKEN_CAP

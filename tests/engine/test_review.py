@@ -1,12 +1,17 @@
-"""`maestro review`: the verdict block, the round policy, the review flow."""
+"""`maestro review` pieces: the verdict block, the round policy, the task's diff (the flow
+itself is tested end to end in tests/cli/test_review.py)."""
 
 from __future__ import annotations
 
+import subprocess
+
 import pytest
 
+from maestro.engine.review.diff import clip, diff_sha, task_diff
 from maestro.engine.review.rounds import current_cycle, decide, same_finding
 from maestro.engine.review.verdict import FORMAT_SPEC, parse_review
-from maestro.state.model import Finding, Review
+from maestro.state.model import Finding, Receipt, Review, Task
+
 
 # ---- review verdict block -------------------------------------------------------------
 
@@ -109,3 +114,54 @@ def test_current_cycle_starts_after_last_terminal_outcome():
     assert [r.id for r in current_cycle(reviews, "1")] == ["R4"]
     assert [r.id for r in current_cycle(reviews, "2")] == ["R3"]
     assert current_cycle(reviews, "3") == []
+
+
+# ---- the task's diff ----------------------------------------------------------------------
+
+
+def _git(root, *args):
+    subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
+
+
+def test_diff_covers_changed_and_new_task_files_only(project):
+    (project / "a.py").write_text("one\n", encoding="utf-8")
+    (project / "other.py").write_text("x\n", encoding="utf-8")
+    _git(project, "add", ".")
+    _git(project, "commit", "-q", "-m", "start")
+    (project / "a.py").write_text("one\ntwo\n", encoding="utf-8")
+    (project / "other.py").write_text("changed by someone else\n", encoding="utf-8")
+    (project / "b.py").write_text("new file\n", encoding="utf-8")
+    task = Task("1", "t", files=["a.py"], receipt=Receipt(files_changed=["b.py"]))
+    text = task_diff(project, task)
+    assert "+two" in text and "+new file" in text and "b/b.py" in text
+    assert "other.py" not in text
+    assert diff_sha(text) == diff_sha(task_diff(project, task))  # stable fingerprint
+    (project / "a.py").write_text("one\ntwo\nthree\n", encoding="utf-8")
+    assert diff_sha(task_diff(project, task)) != diff_sha(text)
+
+
+def test_diff_is_taken_from_the_commit_the_task_ran_on(project):
+    (project / "a.py").write_text("one\n", encoding="utf-8")
+    _git(project, "add", ".")
+    _git(project, "commit", "-q", "-m", "start")
+    base = subprocess.run(["git", "rev-parse", "HEAD"], cwd=project, capture_output=True, text=True).stdout.strip()
+    (project / "a.py").write_text("one\ntwo\n", encoding="utf-8")
+    _git(project, "commit", "-q", "-am", "a person committed the task's work")
+    task = Task("1", "t", files=["a.py"], receipt=Receipt(commit=base))
+    assert "+two" in task_diff(project, task)
+
+
+def test_diff_without_commits_or_without_git(project, tmp_path):
+    (project / "a.py").write_text("fresh\n", encoding="utf-8")
+    task = Task("1", "t", files=["a.py"])
+    assert "+fresh" in task_diff(project, task)
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / "a.py").write_text("no git here\n", encoding="utf-8")
+    assert "+no git here" in task_diff(plain, task)
+    assert task_diff(plain, Task("2", "t")) == ""
+
+
+def test_huge_diffs_are_clipped_with_a_note():
+    text = clip("x" * 100, limit=10)
+    assert text.startswith("x" * 10) and "diff cut at 10 of 100 characters" in text

@@ -17,7 +17,7 @@ from typing import Any
 from maestro import clock
 from maestro.engine.challenge.answer import ParsedChallenge, parse_challenge
 from maestro.engine.challenge.prompt import SYSTEM, build_prompt
-from maestro.engine.challenge.recon import recon
+from maestro.engine.challenge.recon import recon as project_recon
 from maestro.engine.challenge.vendors import choose
 from maestro.errors import MaestroError, NotFound, PlanError
 from maestro.state.model import Challenge, Plan
@@ -98,7 +98,7 @@ def run_challenge(
         raise PlanError("the plan has no tasks to challenge.", "add tasks with `maestro plan --from FILE`.")
     hub = plan.source.hub if plan.source else getattr(settings, "hub", None)
     choice = choose(hub, detect_available(ctx.env), role="challenger", tool=tool, every=every)
-    prompt = build_prompt(plan, recon(paths.root, plan))
+    prompt = build_prompt(plan, project_recon(paths.root, plan))
     outcome = ChallengeOutcome(hub=hub, notes=list(choice.notes), prompt_tokens=count_tokens(SYSTEM + prompt))
     request = DispatchRequest(
         prompt=prompt,

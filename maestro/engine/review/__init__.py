@@ -11,13 +11,13 @@ the task is reviewed again, up to ``settings.review_rounds`` rounds.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from maestro import clock
 from maestro.engine.challenge import next_id, timeout_s
 from maestro.engine.challenge.vendors import choose
 from maestro.engine.review import diff as task_diff
+from maestro.engine.review.outcome import ReviewOutcome, accept, apply, described, plan_store, unchanged
 from maestro.engine.review.prompt import SYSTEM, build_prompt, revision_context
 from maestro.engine.review.record import log_row
 from maestro.engine.review.rounds import current_cycle, decide
@@ -28,30 +28,6 @@ from maestro.state.model import Review
 # revise(task_id, context, resume_session) -> the task's status after the revision.
 Revise = Callable[[str, str, str | None], str]
 VALIDATION_TAIL = 2_000
-FINAL = ("accepted", "blocked", "needs-human")
-
-
-@dataclass
-class ReviewOutcome:
-    task: str
-    outcome: str  # accepted | blocked | needs-human | format-failure | awaiting-acceptance |
-    #               validation-failed | unchanged | reviewer-failed | revision-failed
-    message: str
-    reviewer: str | None = None
-    reviews: list[Review] = field(default_factory=list)  # recorded by this call
-    notes: list[str] = field(default_factory=list)
-    validation: dict[str, Any] | None = None
-    fix: str | None = None
-
-    @property
-    def exit_code(self) -> int:
-        return 0 if self.outcome == "accepted" else 1
-
-
-def _store(paths: Any) -> Any:
-    from maestro.state.store import PlanStore
-
-    return PlanStore(paths)
 
 
 def _check(ctx: Any, task: Any) -> dict[str, Any] | None:
@@ -93,12 +69,12 @@ def _engine_revise(ctx: Any) -> Revise:
         from maestro.engine.dispatch import RunOptions
         from maestro.engine.runner import Engine
 
-        with _store(ctx.paths).edit() as plan:
+        with plan_store(ctx.paths).edit() as plan:
             plan.task(task_id).status = "pending"
         options = RunOptions(task_id=task_id, revision=context, resume_session=session)
         out = io.StringIO() if ctx.json else ctx.stdout
         Engine(ctx.settings, env=dict(ctx.env), options=options, out=out, quiet=True).run()
-        return str(_store(ctx.paths).load().task(task_id).status)
+        return str(plan_store(ctx.paths).load().task(task_id).status)
 
     return revise
 
@@ -129,7 +105,7 @@ def review_task(
             continue
         retry_note = ""
         last = made[-1]
-        task = _store(ctx.paths).load().task(task_id)
+        task = plan_store(ctx.paths).load().task(task_id)
         session = task.session if _resumes(task.tool) else None
         ctx.emit(f"Task {task_id}: sending {len(last.findings)} finding(s) back to {task.tool}"
                  + (" (resuming its session)" if session else "") + "...")
@@ -148,9 +124,9 @@ def review_in_run(ctx: Any, task_id: str, *, revise: Revise | None = None) -> Re
     try:
         return review_task(ctx, task_id, auto=True, revise=revise)
     except MaestroError as error:
-        with _store(ctx.paths).edit() as plan:
+        with plan_store(ctx.paths).edit() as plan:
             task = plan.task(task_id)
-            _apply(task, "needs-human")
+            apply(task, "needs-human")
             task.result = f"{task.result or 'done'} (not reviewed: {error.message})"
         log_row(ctx.settings, action="Review", tool=None, role="review", result=None, ok=False, task=task_id,
                 notes=f"not reviewed: {error}")
@@ -173,8 +149,8 @@ def _round(ctx: Any, task_id: str, *, tool: str | None, auto: bool, made: list[R
     from maestro.spokes.registry import detect_available, get_spoke
 
     settings = ctx.settings
-    store = _store(settings.paths)
-    plan = store.load()
+    plans = plan_store(settings.paths)
+    plan = plans.load()
     task = plan.task(task_id)
     _reviewable(task)
     reviews = [r for r in plan.reviews if r.task == task_id]
@@ -192,7 +168,7 @@ def _round(ctx: Any, task_id: str, *, tool: str | None, auto: bool, made: list[R
     sha = task_diff.diff_sha(diff_text)
     judged = [r for r in reviews if r.verdict is not None]
     if judged and judged[-1].diff_sha == sha:
-        return _unchanged(ctx, task, judged[-1], auto, made)
+        return unchanged(ctx, task, judged[-1], auto, made)
     choice = choose(task.tool, detect_available(ctx.env), role="reviewer", tool=tool)
     reviewer = choice.tools[0]
     cycle = current_cycle(plan.reviews, task_id)
@@ -226,10 +202,10 @@ def _round(ctx: Any, task_id: str, *, tool: str | None, auto: bool, made: list[R
         findings=parsed.findings, usage=result.usage, cost=result.cost, cost_estimated=result.cost_estimated,
         diff_sha=sha, outcome=None if awaiting else outcome,
     )
-    with store.edit() as editable:
+    with plans.edit() as editable:
         review.id = next_id("R", [r.id for r in editable.reviews])
         editable.reviews.append(review)
-        _apply(editable.task(task_id), None if awaiting else outcome)
+        apply(editable.task(task_id), None if awaiting else outcome)
     made.append(review)
     summary = parsed.verdict or "format failure: " + "; ".join(parsed.problems)
     log_row(settings, action="Review", tool=reviewer, role="review", result=result, ok=parsed.verdict is not None,
@@ -240,84 +216,5 @@ def _round(ctx: Any, task_id: str, *, tool: str | None, auto: bool, made: list[R
         base.outcome = "format-retry"
         base.message = "; ".join(parsed.problems)
     elif awaiting:
-        return _accept(ctx, task_id, review, base)
-    return _described(base, review)
-
-
-def _apply(task: Any, outcome: str | None) -> None:
-    """The task's state after a round's decision (None: waiting for the person's yes)."""
-    if outcome == "accepted":
-        task.review = "approved"
-        task.status = "done"
-    elif outcome == "revising":
-        task.review = "changes-requested"
-    elif outcome == "blocked":
-        task.review = "flagged"
-        task.status = "blocked"
-    elif outcome == "needs-human":
-        task.review = "needs-human"
-        task.status = "blocked"
-
-
-def _described(outcome: ReviewOutcome, review: Review) -> ReviewOutcome:
-    words = {
-        "accepted": f"Task {review.task} is accepted ({outcome.message}).",
-        "revising": f"{review.reviewer} requested changes to Task {review.task} (round {review.round}).",
-        "blocked": f"{review.reviewer} flagged Task {review.task}: it is blocked with the findings.",
-        "needs-human": f"Task {review.task} needs a human: {outcome.message}.",
-    }
-    if outcome.outcome in words:
-        outcome.message = words[outcome.outcome]
-    if outcome.outcome in ("blocked", "needs-human"):
-        outcome.fix = (f"read the findings under ## Reviews ({review.id}), fix the work, and run "
-                       f"`maestro review {review.task}` again.")
-    return outcome
-
-
-def _accept(ctx: Any, task_id: str, review: Review, base: ReviewOutcome) -> ReviewOutcome:
-    """Without --auto a person says yes on a terminal; elsewhere the approval waits."""
-    question = f"{review.reviewer} approved Task {task_id} (round {review.round}). Accept it?"
-    if not ctx.interactive():
-        base.outcome = "awaiting-acceptance"
-        base.message = f"{review.reviewer} approved Task {task_id}, and accepting it needs your yes."
-        base.fix = (f"run `maestro review {task_id} --auto` to accept it (the approval {review.id} is kept: "
-                    "no new review is run).")
-        return base
-    accepted = ctx.confirm(question)
-    outcome = "accepted" if accepted else "needs-human"
-    with _store(ctx.paths).edit() as plan:
-        stored = next(r for r in plan.reviews if r.id == review.id)
-        stored.outcome = outcome
-        _apply(plan.task(task_id), outcome)
-    review.outcome = outcome
-    base.outcome = outcome
-    base.message = "accepted by you" if accepted else "you did not accept the approval"
-    return _described(base, review)
-
-
-def _unchanged(ctx: Any, task: Any, last: Review, auto: bool, made: list[Review]) -> ReviewOutcome:
-    """The diff is the one ``last`` judged: never reviewed again."""
-    if last.verdict is not None and last.outcome is None:
-        # An approval waiting for the person's yes: accept it now without a new review.
-        base = ReviewOutcome(task.id, "accepted", "approved earlier", last.reviewer)
-        if auto:
-            with _store(ctx.paths).edit() as plan:
-                next(r for r in plan.reviews if r.id == last.id).outcome = "accepted"
-                _apply(plan.task(task.id), "accepted")
-            last.outcome = "accepted"
-            return _described(base, last)
-        return _accept(ctx, task.id, last, base)
-    if made:
-        # Inside a review loop: the author's revision changed nothing.
-        with _store(ctx.paths).edit() as plan:
-            _apply(plan.task(task.id), "needs-human")
-        return ReviewOutcome(task.id, "needs-human",
-                             f"Task {task.id}'s revision left its diff unchanged; another review would repeat "
-                             f"{last.id}. A person decides.", last.reviewer,
-                             fix=f"read {last.id}'s findings under ## Reviews, fix the work, then review again.")
-    return ReviewOutcome(
-        task.id, "unchanged",
-        f"Task {task.id}'s diff is unchanged since review {last.id} (round {last.round}, {last.verdict} -> "
-        f"{last.outcome}): it is not reviewed again.", last.reviewer,
-        fix=f"change the work first (or read {last.id}'s findings under ## Reviews in the plan).",
-    )
+        return accept(ctx, task_id, review, base)
+    return described(base, review)
