@@ -131,7 +131,7 @@ def _handler(model: FakeModel) -> type[BaseHTTPRequestHandler]:
         # -- Anthropic Messages ---------------------------------------------------
         def _anthropic(self, body: Any) -> None:
             answer = model.reply("anthropic", body) if _has_user_turn(body) else DEFAULT_TEXT
-            if isinstance(answer, ToolCall) and _anthropic_tool_result_seen(body):
+            if isinstance(answer, ToolCall) and _anthropic_last_command(body) == answer.command:
                 answer = "done: " + _anthropic_last_tool_result(body)[:2000]
             usage = {"input_tokens": 100, "output_tokens": 7}
             if isinstance(answer, ToolCall):
@@ -167,7 +167,7 @@ def _handler(model: FakeModel) -> type[BaseHTTPRequestHandler]:
 
         def _gemini_stream(self, body: Any) -> None:
             answer = model.reply("gemini", body)
-            if isinstance(answer, ToolCall) and _gemini_tool_result_seen(body):
+            if isinstance(answer, ToolCall) and _gemini_last_command(body) == answer.command:
                 answer = "done: " + _gemini_last_tool_result(body)[:2000]
             if isinstance(answer, ToolCall):
                 part: dict[str, Any] = {"functionCall": {"name": "run_shell_command",
@@ -181,7 +181,7 @@ def _handler(model: FakeModel) -> type[BaseHTTPRequestHandler]:
         # -- OpenAI Responses -----------------------------------------------------
         def _openai(self, body: Any) -> None:
             answer = model.reply("openai", body)
-            if isinstance(answer, ToolCall) and _openai_tool_result_seen(body):
+            if isinstance(answer, ToolCall) and _openai_last_command(body) == answer.command:
                 answer = "done: " + _openai_last_tool_result(body)[:2000]
             if isinstance(answer, ToolCall):
                 item: dict[str, Any] = {"type": "function_call", "id": "fc_fake1", "call_id": "call_fake1",
@@ -222,7 +222,13 @@ def _anthropic_blocks(body: Any) -> list[dict[str, Any]]:
     return blocks
 
 
-def _anthropic_tool_result_seen(body: Any) -> bool:
+def _anthropic_last_command(body: Any) -> str | None:
+    """The command of the last tool call already answered: asked again, the fake ends."""
+    calls = [b for b in _anthropic_blocks(body) if b.get("type") == "tool_use"]
+    return (calls[-1].get("input") or {}).get("command") if calls and _anthropic_has_result(body) else None
+
+
+def _anthropic_has_result(body: Any) -> bool:
     return any(b.get("type") == "tool_result" for b in _anthropic_blocks(body))
 
 
@@ -238,8 +244,10 @@ def _gemini_parts(body: Any) -> list[dict[str, Any]]:
     return [p for c in body.get("contents") or [] for p in c.get("parts") or [] if isinstance(p, dict)]
 
 
-def _gemini_tool_result_seen(body: Any) -> bool:
-    return any("functionResponse" in p for p in _gemini_parts(body))
+def _gemini_last_command(body: Any) -> str | None:
+    calls = [p["functionCall"] for p in _gemini_parts(body) if "functionCall" in p]
+    answered = any("functionResponse" in p for p in _gemini_parts(body))
+    return (calls[-1].get("args") or {}).get("command") if calls and answered else None
 
 
 def _gemini_last_tool_result(body: Any) -> str:
@@ -252,8 +260,15 @@ def _openai_items(body: Any) -> list[dict[str, Any]]:
     return [i for i in items or [] if isinstance(i, dict)]
 
 
-def _openai_tool_result_seen(body: Any) -> bool:
-    return any(i.get("type") == "function_call_output" for i in _openai_items(body))
+def _openai_last_command(body: Any) -> str | None:
+    calls = [i for i in _openai_items(body) if i.get("type") == "function_call"]
+    answered = any(i.get("type") == "function_call_output" for i in _openai_items(body))
+    if not calls or not answered:
+        return None
+    try:
+        return json.loads(calls[-1].get("arguments") or "{}").get("cmd")
+    except ValueError:
+        return None
 
 
 def _openai_last_tool_result(body: Any) -> str:

@@ -19,9 +19,13 @@ NPM_PACKAGES = {
 }
 
 
+# Read at import: the suite's autouse fixture clears MAESTRO_* from each test's environment.
+REALCLI_DIR = os.environ.get("MAESTRO_REALCLI_DIR")
+
+
 def cli_dir() -> Path | None:
     """The npm prefix holding the pinned CLIs: $MAESTRO_REALCLI_DIR/node_modules/.bin."""
-    base = os.environ.get("MAESTRO_REALCLI_DIR")
+    base = REALCLI_DIR
     if not base:
         return None
     folder = Path(base) / "node_modules" / ".bin"

@@ -1,0 +1,151 @@
+"""The real host CLIs load what `maestro install` wrote (HOSTS.md section 4).
+
+Runs only with the pinned CLIs installed (see README, "Real host tests"):
+    npm install --prefix DIR @anthropic-ai/claude-code@2.1.197 @google/gemini-cli@0.61.0 @openai/codex@0.169.0
+    MAESTRO_REALCLI_DIR=DIR python -m pytest -m realcli
+Each case gets a fresh HOME and a loopback fake model server; the fake answers the
+expanded command by asking the host's own shell tool to run the `maestro status`
+command line the installed file names, so a pass also proves that line runs from the
+host's shell, whose PATH lacks Maestro's environment.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from maestro.install import invocation
+
+from . import hostenv
+from .fake_model import FakeModel, ToolCall
+
+pytestmark = pytest.mark.realcli
+
+PLAN = """\
+goal: Add user authentication
+hub: claude
+tasks:
+  - {id: 1, title: Add the login endpoint, specialist: code, tool: sim, files: [src/auth.py],
+     criteria: ["pytest passes"], validation: pytest}
+"""
+STATUS_BODY = "and present it briefly"  # a phrase of commands/status.md
+
+
+def needs(name: str) -> Path:
+    exe = hostenv.executable(name)
+    if exe is None:
+        pytest.skip(f"{name} not installed: set MAESTRO_REALCLI_DIR to an npm prefix holding the pinned CLIs")
+    version = hostenv.run([str(exe), "--version"], cwd=Path("/"), env={"PATH": hostenv.node_dir() + ":/usr/bin:/bin",
+                                                                       "HOME": "/tmp"}).stdout
+    if hostenv.PINNED[name] not in version:
+        pytest.skip(f"{name} is {version.strip()!r}, these tests pin {hostenv.PINNED[name]}")
+    return exe
+
+
+def shell_path() -> list[str]:
+    """The host's PATH: its own folder, node, the system; not Maestro's venv."""
+    return [str(hostenv.cli_dir()), hostenv.node_dir(), "/usr/bin", "/bin"]
+
+
+def status_command() -> str:
+    return f"{invocation.resolve()} status --json"
+
+
+def run_status(api: str, body: object) -> str | ToolCall:
+    """Answer the expanded command by running the status command line it names."""
+    text = json.dumps(body)
+    match = re.search(r"Run `([^`]*status --json)`", text.replace("\\n", "\n"))
+    return ToolCall(match.group(1)) if match and STATUS_BODY in text else "no maestro command in the prompt"
+
+
+@pytest.fixture
+def planned(cli, project):
+    assert cli("plan", "--from", "-", "--yes", stdin=PLAN).code == 0
+    return project
+
+
+def test_claude_expands_the_installed_command_and_runs_maestro(cli, planned, temp_home):
+    claude = needs("claude")
+    assert cli("install", "--host", "claude").code == 0
+    with FakeModel(reply=run_status) as fake:
+        env = hostenv.claude_env(temp_home, fake.url, shell_path())
+        out = hostenv.run([str(claude), "-p", "/maestro:status", "--output-format", "json"], cwd=planned, env=env)
+        assert out.code == 0, out.stderr
+        result = json.loads(out.stdout)
+        assert fake.seen(STATUS_BODY) and fake.seen(status_command())
+        assert "Add user authentication" in result["result"]  # maestro's own answer, through Claude's Bash
+        assert result["permission_denials"] == []  # allowed-tools pre-approved the call
+        tools = {tool["name"] for tool in fake.model_requests()[0].body["tools"]}
+        assert {"Agent", "Read", "Bash"} <= tools  # allowed-tools adds permission, removes no tool
+        fake.requests.clear()
+        hello = hostenv.run([str(claude), "-p", "hello", "--output-format", "json"], cwd=planned, env=env)
+        assert hello.code == 0
+        assert fake.seen("/maestro:plan|challenge|run|review|status|report")  # the stub
+        assert not fake.seen("<!-- Maestro claude")  # Claude hides the markers
+        assert not fake.seen("Show the Maestro plan's goal")  # descriptions are not listed
+
+
+def test_claude_plugin_dir(cli, planned, temp_home):
+    claude = needs("claude")
+    assert cli("install", "--host", "claude", "--as", "plugin").code == 0
+    plugin = temp_home / ".local/state/maestro/claude-plugin"
+    with FakeModel() as fake:
+        env = hostenv.claude_env(temp_home, fake.url, shell_path())
+        out = hostenv.run([str(claude), "-p", "/maestro:status", "--output-format", "json", "--plugin-dir", str(plugin)],
+                          cwd=planned, env=env)
+        assert out.code == 0, out.stderr
+        assert json.loads(out.stdout)["num_turns"] > 0 and fake.seen(STATUS_BODY)
+
+
+def test_gemini_expands_the_installed_command_and_runs_maestro(cli, planned, temp_home):
+    gemini = needs("gemini")
+    assert cli("install", "--host", "gemini").code == 0
+    with FakeModel(reply=run_status) as fake:
+        env = hostenv.gemini_env(temp_home, fake.url, shell_path())
+        argv = [str(gemini), "-p", "/maestro:status", "-o", "json", "--skip-trust", "-m", "gemini-2.5-flash", "-y"]
+        out = hostenv.run(argv, cwd=planned, env=env)
+        assert out.code == 0, out.stderr[-2000:]
+        assert fake.seen(STATUS_BODY) and fake.seen(status_command())
+        assert "Add user authentication" in json.loads(out.stdout)["response"]
+        assert fake.seen("<!-- Maestro gemini v1 -->")  # GEMINI.md stub, markers included
+        assert not fake.seen("Show the Maestro plan's goal")  # command descriptions are not listed
+
+
+def test_gemini_extension(cli, planned, temp_home):
+    gemini = needs("gemini")
+    assert cli("install", "--host", "gemini", "--as", "extension").code == 0
+    with FakeModel() as fake:
+        env = hostenv.gemini_env(temp_home, fake.url, shell_path())
+        argv = [str(gemini), "-p", "/maestro:status", "-o", "json", "--skip-trust", "-m", "gemini-2.5-flash"]
+        out = hostenv.run(argv, cwd=planned, env=env)
+        assert out.code == 0, out.stderr[-2000:]
+        assert fake.seen(STATUS_BODY)
+        assert fake.seen("/maestro:plan|challenge|run|review|status|report. State")  # the extension's context
+
+
+def test_codex_injects_the_skill_and_runs_maestro(cli, planned, temp_home):
+    codex = needs("codex")
+    assert cli("install", "--host", "codex").code == 0
+    verb_file = planned / ".agents/skills/maestro/verbs/status.md"
+
+    def reply(api: str, body: object) -> str | ToolCall:
+        text = json.dumps(body)
+        if "<name>maestro</name>" not in text:
+            return "the skill was not injected"
+        if STATUS_BODY not in text:
+            return ToolCall(f"cat {verb_file}")  # the router says: follow verbs/<verb>.md
+        return run_status(api, body)
+
+    with FakeModel(reply=reply) as fake:
+        env = hostenv.codex_env(temp_home, fake.url, shell_path())
+        argv = [str(codex), "exec", "--json", "--skip-git-repo-check", "--sandbox", "workspace-write", "$maestro status"]
+        out = hostenv.run(argv, cwd=planned, env=env)
+        assert out.code == 0, out.stderr[-2000:]
+        assert fake.seen("<name>maestro</name>") and fake.seen("verbs/<verb>.md")
+        messages = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
+        texts = [m["item"].get("text", "") for m in messages if m.get("type") == "item.completed"]
+        assert any("Add user authentication" in t for t in texts), texts
+        assert fake.seen("$maestro plan|challenge|run|review|status|report")  # AGENTS.md stub
