@@ -30,7 +30,7 @@ SHELL = ("Bash",)
 WRITE = ("Edit", "Write", "NotebookEdit")
 
 # allowed, disallowed, accept edits. Never bypassPermissions: it exits 1 as root.
-TIER_TOOLS: dict[str, tuple[tuple[str, ...], tuple[str, ...], bool]] = {
+CLAUDE_TIERS: dict[str, tuple[tuple[str, ...], tuple[str, ...], bool]] = {
     "read-only": (READ, SHELL + WRITE, False),
     "read+shell": (READ + SHELL, WRITE, False),
     "read+write": (READ + WRITE, SHELL, True),
@@ -69,7 +69,7 @@ class ClaudeSpoke(Spoke):
         if req.system_prompt:
             argv += ["--append-system-prompt", req.system_prompt]
         argv += ["--resume", req.resume_session] if req.resume_session else ["--no-session-persistence"]
-        allowed, disallowed, accept_edits = TIER_TOOLS[req.tier]
+        allowed, disallowed, accept_edits = CLAUDE_TIERS[req.tier]
         argv += ["--allowedTools", ",".join(allowed)]
         if disallowed:
             argv += ["--disallowedTools", ",".join(disallowed)]

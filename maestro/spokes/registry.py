@@ -27,7 +27,7 @@ SPOKES: dict[str, type[Spoke]] = {
     "sim": SimSpoke,
 }
 SPOKE_NAMES: tuple[str, ...] = tuple(SPOKES)
-VERSION_TIMEOUT_S = 15.0
+VERSION_TIMEOUT_S = 10.0
 _VERSION = re.compile(r"\d+\.\d+(?:\.\d+)?(?:[-+.][0-9A-Za-z.]+)?")
 
 

@@ -1,0 +1,128 @@
+"""Error kinds from outputs the samples do not cover: exit codes, wordings, streams."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from maestro.spokes import get_spoke
+from maestro.spokes.process import ProcessOutcome
+
+
+def parse(cli: str, stdout: str = "", stderr: str = "", code: int | None = 1, timed_out: bool = False, aborted: bool = False):
+    return get_spoke(cli).parse(ProcessOutcome(stdout, stderr, code, timed_out, 0.5, aborted))
+
+
+@pytest.mark.parametrize(
+    ("code", "kind"),
+    [(41, "auth"), (42, "other"), (44, "other"), (52, "other"), (53, "turn_limit"), (54, "other"), (55, "untrusted_folder"),
+     (130, "other"), (145, "auth"), (147, "auth"), (173, "rate_limit"), (244, "server"), (247, "server"), (144, "other"), (7, "other")],
+)
+def test_gemini_exit_codes(code, kind):
+    result = parse("gemini", stderr="Warning: Basic terminal detected\nsomething went wrong\n", code=code)
+    assert (result.success, result.error_kind) == (False, kind)
+    assert result.error.startswith("gemini ")
+
+
+def test_gemini_error_code_wins_over_the_exit_code():
+    stderr = 'trace\n{\n  "session_id": "s",\n  "error": {"type": "Error", "message": "quota exceeded", "code": 429}\n}\n'
+    result = parse("gemini", stderr=stderr, code=1)
+    assert (result.error_kind, result.session_id) == ("rate_limit", "s")
+    assert result.error == "gemini failed (HTTP 429): quota exceeded"
+
+
+def test_gemini_stream_error_result():
+    events = [
+        {"type": "init", "session_id": "abc", "model": "auto"},
+        {"type": "result", "status": "error", "error": {"type": "unknown", "message": '[API Error: {"error":{"code":503,"message":"overloaded"}}]'}, "stats": {}},
+    ]
+    result = parse("gemini", stdout="\n".join(json.dumps(e) for e in events) + "\n", code=247)
+    assert (result.error_kind, result.session_id, result.transient) == ("server", "abc", True)
+    assert result.error == "gemini failed (HTTP 503): overloaded"
+
+
+@pytest.mark.parametrize(
+    ("message", "kind"),
+    [
+        ("unexpected status 403 Forbidden: no access", "auth"),
+        ("exceeded retry limit, last status: 429 Too Many Requests", "rate_limit"),
+        ("unexpected status 502 Bad Gateway", "server"),
+        ("stream disconnected before completion: error sending request", "network"),
+        ("You've hit your usage limit. Try again later.", "rate_limit"),
+        ("model refused the request", "other"),
+    ],
+)
+def test_codex_turn_failures(message, kind):
+    events = [{"type": "thread.started", "thread_id": "t1"}, {"type": "turn.started"}, {"type": "error", "message": message},
+              {"type": "turn.failed", "error": {"message": message}}]
+    result = parse("codex", stdout="\n".join(json.dumps(e) for e in events), code=1)
+    assert (result.success, result.error_kind, result.session_id) == (False, kind, "t1")
+
+
+def test_codex_turn_without_a_final_message():
+    events = [{"type": "thread.started", "thread_id": "t1"}, {"type": "turn.completed", "usage": {"input_tokens": 10, "output_tokens": 2}}]
+    result = parse("codex", stdout="\n".join(json.dumps(e) for e in events), code=0)
+    assert (result.success, result.error_kind) == (False, "other")
+    assert result.error == "codex finished its turn without a final message."
+    assert (result.usage.input, result.usage.output) == (10, 2)
+
+
+def test_codex_reconnect_errors_before_a_completed_turn_are_not_failures():
+    events = [{"type": "error", "message": "Reconnecting... 1/5"},
+              {"type": "item.completed", "item": {"type": "agent_message", "text": "done"}},
+              {"type": "turn.completed", "usage": {"input_tokens": 10, "cached_input_tokens": 4, "output_tokens": 2}}]
+    result = parse("codex", stdout="\n".join(json.dumps(e) for e in events), code=0)
+    assert result.success and result.text == "done"
+    assert (result.usage.input, result.usage.cached) == (6, 4)
+
+
+def claude_result(**fields):
+    base = {"type": "result", "subtype": "success", "is_error": True, "num_turns": 1, "result": "", "session_id": "s",
+            "total_cost_usd": 0, "usage": {"input_tokens": 0, "output_tokens": 0}}
+    return json.dumps({**base, **fields})
+
+
+@pytest.mark.parametrize(
+    ("fields", "kind"),
+    [
+        ({"api_error_status": 429, "result": "API Error: 429 rate limited"}, "rate_limit"),
+        ({"api_error_status": 529, "result": "API Error: 529 overloaded"}, "server"),
+        ({"api_error_status": 403, "result": "API Error: 403"}, "auth"),
+        ({"api_error_status": None, "result": "API Error: Connection error."}, "network"),
+        ({"api_error_status": None, "result": "Invalid API key · Please run /login"}, "auth"),
+        ({"subtype": "error_during_execution", "result": "it broke"}, "other"),
+    ],
+)
+def test_claude_error_results(fields, kind):
+    assert parse("claude", stdout=claude_result(**fields)).error_kind == kind
+
+
+def test_claude_cache_tokens():
+    usage = {"input_tokens": 10, "cache_creation_input_tokens": 2000, "cache_read_input_tokens": 50000, "output_tokens": 300}
+    result = parse("claude", stdout=claude_result(is_error=False, result="ok", usage=usage, total_cost_usd=0.12), code=0)
+    assert (result.usage.input, result.usage.output, result.usage.cached) == (2010, 300, 50000)
+    assert (result.cost, result.cost_estimated) == (0.12, False)
+
+
+def test_claude_without_a_cost_field_is_estimated():
+    text = claude_result(is_error=False, result="ok", usage={"input_tokens": 1_000_000, "output_tokens": 0})
+    result = parse("claude", stdout=text.replace('"total_cost_usd": 0, ', ""), code=0)
+    assert (result.cost, result.cost_estimated) == (3.0, True)  # the claude fallback (Sonnet) input price
+
+
+@pytest.mark.parametrize("cli", ["claude", "gemini", "codex"])
+@pytest.mark.parametrize("stdout", ["", "not json at all", '{"type": "resu', "[1, 2, 3]", "{}\n{}"])
+def test_never_an_exception_on_odd_output(cli, stdout):
+    result = parse(cli, stdout=stdout, stderr="", code=1)
+    assert (result.success, result.error_kind) == (False, "other")
+
+
+def test_partial_output_at_the_timeout_is_a_timeout():
+    result = parse("claude", stdout='{"type":"system","subtype":"init"}\n', code=-15, timed_out=True)
+    assert (result.error_kind, result.transient, result.timed_out) == ("timeout", True, True)
+
+
+def test_aborted_is_over_budget_whatever_the_output():
+    result = parse("codex", stdout='{"type":"turn.started"}\n', code=-15, aborted=True)
+    assert (result.success, result.error_kind, result.aborted_over_budget, result.transient) == (False, "over_budget", True, False)
