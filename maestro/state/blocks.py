@@ -1,0 +1,104 @@
+"""The top-level Markdown blocks of a document, each with its exact source span.
+
+mistune's block parser decides where blocks begin and end (so a ``## Heading`` inside a
+fenced code block or an HTML comment stays text), but its tokens carry no positions. The
+subclasses below tag every top-level token with the cursor at which it started; a
+block's source is then the text up to the next block's start, so the blocks cover the
+document exactly and a person's text can be re-emitted byte for byte.
+
+List items are not parsed into child blocks (``list_rules`` holds only blank lines): the
+plan file reads item contents itself, and skipping mistune's recursion halves the time.
+mistune is imported on first use, never at module import, to keep ``maestro status`` fast.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+_PARSER: Any = None
+
+
+@dataclass(slots=True)
+class Block:
+    kind: str  # mistune token type: heading, list, paragraph, blank_line, block_code, ...
+    start: int  # offset of the block's first character
+    end: int  # offset just past its last character (the next block's start)
+    line: int  # 1-based line number of ``start``
+    level: int = 0  # headings: 1 to 6
+    text: str = ""  # headings: the heading text as mistune reads it
+    items: int = 0  # lists: the number of items
+
+
+def _build_parser() -> Any:
+    from mistune.block_parser import BlockParser
+    from mistune.core import BlockState
+
+    class _State(BlockState):
+        def add_paragraph(self, text: str) -> None:
+            count = len(self.tokens)
+            super().add_paragraph(text)
+            if self.parent is None and len(self.tokens) > count:
+                self.tokens[-1]["_start"] = self.cursor
+
+    class _Parser(BlockParser):
+        state_cls = _State
+
+        def parse_method(self, m: Any, state: Any) -> Any:
+            if state.parent is not None:
+                return super().parse_method(m, state)
+            count, start = len(state.tokens), state.cursor
+            end = super().parse_method(m, state)
+            # A nested call (a list or quote ended by a heading) has already tagged the
+            # token it added; setdefault keeps that start.
+            for token in state.tokens[count:]:
+                token.setdefault("_start", start)
+            return end
+
+        def _parse_indent_code_fast(self, state: Any) -> Any:
+            count, start = len(state.tokens), state.cursor
+            end = super()._parse_indent_code_fast(state)
+            if state.parent is None:
+                for token in state.tokens[count:]:
+                    token.setdefault("_start", start)
+            return end
+
+    return _Parser(list_rules=["blank_line"])
+
+
+def split_blocks(text: str) -> list[Block]:
+    """Blocks of ``text`` (LF line endings, ending in a newline), in order, covering it."""
+    global _PARSER
+    if _PARSER is None:
+        _PARSER = _build_parser()
+    state = _PARSER.state_cls()
+    state.process(text)
+    _PARSER.parse(state)
+    tokens = state.tokens
+    if any("_start" not in token for token in tokens):
+        raise AssertionError("a markdown block without a position")
+    # A block quote or list cut short by the next block is inserted after it: sort.
+    tokens.sort(key=lambda token: token["_start"])
+    blocks: list[Block] = []
+    line, pos = 1, 0
+    for token in tokens:
+        start = token["_start"]
+        if not blocks and start > 0:
+            # Text mistune keeps no token for (a link reference definition) at the top.
+            blocks.append(Block("other", 0, start, 1))
+        line += text.count("\n", pos, start)
+        pos = start
+        if blocks:
+            blocks[-1].end = start
+        kind = token["type"]
+        block = Block(kind, start, len(text), line)
+        if kind == "heading":
+            block.level = token["attrs"]["level"]
+            block.text = token["text"]
+        elif kind == "list":
+            block.items = len(token["children"])
+        blocks.append(block)
+    if not blocks and text:
+        blocks.append(Block("other", 0, len(text), 1))
+    # Tokens that start at the same offset (none in practice) would have empty spans.
+    return [b for b in blocks if b.end > b.start]

@@ -1,0 +1,104 @@
+"""Field-level three-way merge, for a plan file saved by hand while an edit was running.
+
+``base`` is what ``edit()`` read, ``ours`` the edited plan, ``theirs`` the file now on
+disk. The result is ``theirs`` (so the person's new text and layout stay) with each of
+our changes applied where theirs still holds the base value. A field both sides changed
+to different values is a conflict: nothing is written and ``StateConflict`` names it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from maestro.errors import StateConflict
+from maestro.state.kinds import KINDS
+from maestro.state.model import Plan
+from maestro.state.records import Kind
+
+_HEAD_FIELD = {"Task": "title", "Challenge": "challenger", "Review": "task"}
+
+
+class _Merge:
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def conflict(self, what: str) -> StateConflict:
+        return StateConflict(
+            f"{self.path} was changed by hand while Maestro was updating it, and both changed {what}.",
+            f"check {what} in {self.path}, then run the command again.",
+            file=self.path,
+        )
+
+    def value(self, what: str, base: Any, ours: Any, theirs: Any) -> tuple[bool, Any]:
+        """(take ours?, value): ours where theirs still equals base."""
+        if ours == base or ours == theirs:
+            return False, theirs
+        if theirs == base:
+            return True, ours
+        raise self.conflict(what)
+
+    def plan(self, base: Plan, ours: Plan, theirs: Plan) -> Plan:
+        for attr, what in (("goal", "the Goal"), ("title", "the title"), ("source", "the Source line")):
+            take, value = self.value(what, getattr(base, attr), getattr(ours, attr), getattr(theirs, attr))
+            if take:
+                setattr(theirs, attr, value)
+        theirs.log = self.log(base.log, ours.log, theirs.log)
+        for slot, kind in KINDS.items():
+            setattr(theirs, slot, self.records(kind, getattr(base, slot), getattr(ours, slot),
+                                               getattr(theirs, slot)))
+        return theirs
+
+    def log(self, base: list[Any], ours: list[Any], theirs: list[Any]) -> list[Any]:
+        if ours == base or ours == theirs:
+            return theirs
+        if theirs == base:
+            return ours
+        size = len(base)
+        if ours[:size] == base and theirs[:size] == base:
+            return theirs + ours[size:]  # both appended: keep both
+        raise self.conflict("the Execution Log")
+
+    def records(self, kind: Kind, base: list[Any], ours: list[Any], theirs: list[Any]) -> list[Any]:
+        b = {r.id: r for r in base}
+        o = {r.id: r for r in ours}
+        t = {r.id: r for r in theirs}
+        result = list(theirs)
+        for rid, record in b.items():
+            name = kind.title(rid)
+            if rid not in o:
+                if rid in t and t[rid] != record:
+                    raise self.conflict(f"{name} (removed here, edited there)")
+                result = [r for r in result if r.id != rid]
+            elif rid not in t:
+                if o[rid] != record:
+                    raise self.conflict(f"{name} (removed there, edited here)")
+            else:
+                self.fields(kind, record, o[rid], t[rid])
+        for index, record in enumerate(ours):
+            if record.id in b:
+                continue
+            if record.id in t:
+                if t[record.id] != record:
+                    raise self.conflict(f"{kind.title(record)} (added on both sides)")
+                continue
+            after = ours[index - 1].id if index else None
+            at = next((i + 1 for i, r in enumerate(result) if r.id == after), len(result) if after else 0)
+            result.insert(at, record)
+        return result
+
+    def fields(self, kind: Kind, base: Any, ours: Any, theirs: Any) -> None:
+        name = kind.title(base)
+        head = _HEAD_FIELD[kind.word]
+        take, value = self.value(f"the heading of {name}", getattr(base, head), getattr(ours, head),
+                                 getattr(theirs, head))
+        if take:
+            setattr(theirs, head, value)
+        for spec in kind.specs:
+            take, value = self.value(f"{name}'s {spec.label} field", spec.get(base), spec.get(ours),
+                                     spec.get(theirs))
+            if take:
+                spec.set(theirs, value)
+
+
+def merge(base: Plan, ours: Plan, theirs: Plan, path: str) -> Plan:
+    return _Merge(path).plan(base, ours, theirs)

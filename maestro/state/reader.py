@@ -1,0 +1,253 @@
+"""Reading `.ai/MAESTRO.md`: from text to a Plan whose layout remembers the text."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from maestro.errors import PlanError
+from maestro.state import sections as s
+from maestro.state.blocks import Block, split_blocks
+from maestro.state.kinds import KINDS
+from maestro.state.layout import Chunk, FieldPiece, PlanLayout
+from maestro.state.model import FORMAT_VERSION, Plan
+from maestro.state.records import RecordReader
+from maestro.state.values import FieldError
+
+_RECORD_WORD = {"tasks": re.compile(r"task\s", re.I), "challenges": re.compile(r"challenge\s", re.I),
+                "reviews": re.compile(r"review\s", re.I)}
+_TASK_LIKE = re.compile(r"task\s+[0-9][0-9.]*\s*:", re.I)
+
+
+class DocumentReader:
+    def __init__(self, text: str, path: str) -> None:
+        self.path = path
+        self.bom = text.startswith("\ufeff")
+        text = text[1:] if self.bom else text
+        first_end = text.find("\n")
+        self.newline = "\r\n" if first_end > 0 and text[first_end - 1] == "\r" else "\n"
+        text = text.replace("\r\n", "\n")
+        lone = text.find("\r")
+        if lone >= 0:
+            raise self.error(text.count("\n", 0, lone) + 1, "the file has a carriage return without a line feed.",
+                             "save the file with LF or CRLF line endings.")
+        self.final_newline = text.endswith("\n") or not text
+        self.text = text if self.final_newline else text + "\n"
+
+    def error(self, line: int | None, message: str, fix: str) -> PlanError:
+        return PlanError(message, fix, file=self.path, line=line)
+
+    def raw(self, blocks: list[Block]) -> str:
+        return self.text[blocks[0].start : blocks[-1].end] if blocks else ""
+
+    def read(self) -> tuple[Plan, int]:
+        blocks = split_blocks(self.text)
+        groups = self._sections(blocks)
+        version = self._version(groups[0][1])
+        plan = Plan(goal="")
+        chunks: list[Chunk] = []
+        seen: dict[str, int] = {}
+        records: dict[str, list[Any]] = {"tasks": [], "challenges": [], "reviews": []}
+        for slot, group, first in groups:
+            start, end = first, first + len(group)
+            if slot in seen:
+                raise self.error(group[0].line, f"the file has a second `## {s.SECTION_TITLES[slot]}` section "
+                                 f"(the first is at line {seen[slot]}).", "merge the two into one section.")
+            if slot is not None:
+                seen[slot] = group[0].line
+            if slot is None:
+                chunks += self._preamble(group, start) if first == 0 else [Chunk(None, self.raw(group), start, end)]
+            elif slot == "title":
+                plan.title = s.title_of(self.raw(group[:1]))
+                chunks.append(Chunk("title", self.raw(group[:1]), start, start + 1, plan.title))
+                if group[1:]:
+                    chunks.append(Chunk(None, self.raw(group[1:]), start + 1, end))
+            elif slot in ("goal", "source"):
+                chunks.append(self._simple(plan, slot, group, start, end))
+            elif slot == "log":
+                chunks.append(self._log(plan, group, start, end))
+            else:
+                chunk, found = self._records(slot, group, start, end, version)
+                records[slot] = found
+                chunks.append(chunk)
+        for slot, title in (("goal", "Goal"), ("tasks", "Tasks")):
+            if slot not in seen:
+                raise self.error(None, f"the file has no `## {title}` section.",
+                                 f"add a `## {title}` section" + (" with the goal under it." if slot == "goal" else
+                                                                  " with `### Task <id>: <title>` headings."))
+        plan.tasks, plan.challenges, plan.reviews = records["tasks"], records["challenges"], records["reviews"]
+        self._check_ids(plan)
+        plan.layout = PlanLayout(chunks, self.newline, self.final_newline, self.bom)
+        return plan, version
+
+    def _sections(self, blocks: list[Block]) -> list[tuple[str | None, list[Block], int]]:
+        """Blocks grouped by level-1/2 heading: (slot or None, blocks, first block index)."""
+        groups: list[tuple[str | None, list[Block], int]] = [(None, [], 0)]
+        titled = False
+        for index, block in enumerate(blocks):
+            if block.kind == "heading" and block.level == 2 and _TASK_LIKE.match(block.text):
+                raise self.error(block.line, f'"{block.text}" is a level-{block.level} heading.',
+                                 f"write task headings with three hashes: `### {block.text}`.")
+            if block.kind == "heading" and block.level <= 2:
+                name = " ".join(block.text.split()).lower()
+                slot: str | None = None
+                if block.level == 2:
+                    slot = s.SECTIONS.get(name)
+                elif not titled and len(groups) == 1:
+                    slot, titled = "title", True
+                groups.append((slot, [], index))
+            groups[-1][1].append(block)
+        return [g for g in groups if g[1]] or [(None, [], 0)]
+
+    def _version(self, preamble: list[Block]) -> int:
+        if not preamble or preamble[0].kind == "heading":
+            return 0
+        for block in preamble:
+            m = s.MARKER.fullmatch(self.text[block.start : block.end].strip())
+            if not m:
+                continue
+            if not m.group(1).isdigit():
+                raise self.error(block.line, f'the format marker names version "{m.group(1)}", not a number.',
+                                 f"write the marker as `{s.MARKER_LINE.strip()}`.")
+            version = int(m.group(1))
+            if version > FORMAT_VERSION:
+                raise self.error(block.line, f"the file is plan format {version}, newer than this Maestro "
+                                 f"reads (up to {FORMAT_VERSION}).", "upgrade Maestro: pip install -U maestro-orchestra.")
+            return version
+        return 0
+
+    def _preamble(self, group: list[Block], start: int) -> list[Chunk]:
+        chunks = []
+        for offset, block in enumerate(group):
+            raw = self.text[block.start : block.end]
+            m = s.MARKER.fullmatch(raw.strip())
+            slot = "marker" if m and not any(c.slot == "marker" for c in chunks) else None
+            chunks.append(Chunk(slot, raw, start + offset, start + offset + 1, int(m.group(1)) if slot else None))
+        merged: list[Chunk] = []
+        for chunk in chunks:
+            if chunk.slot is None and merged and merged[-1].slot is None:
+                merged[-1].text += chunk.text
+                merged[-1].end = chunk.end
+            else:
+                merged.append(chunk)
+        return merged
+
+    def _simple(self, plan: Plan, slot: str, group: list[Block], start: int, end: int) -> Chunk:
+        heading = self.raw(group[:1])
+        lead, core, trail = s.split_body(self.raw(group[1:]))
+        line = group[0].line + 1 + lead.count("\n")
+        value: Any = None
+        if slot == "goal":
+            value = core.strip()
+            if not value:
+                raise self.error(group[0].line, "the Goal section is empty.", "write the goal under `## Goal`.")
+            plan.goal = value
+        elif core.strip():
+            if core.strip().count("\n"):
+                raise self.error(line, "the Source section has more than one line.",
+                                 "keep one line: `<hub tool> | YYYY-MM-DD HH:MM UTC`.")
+            try:
+                value = plan.source = s.parse_source(core)
+            except FieldError as exc:
+                raise self.error(line, f"the file has {exc.text}.", exc.fix) from None
+        return Chunk(slot, heading + lead + core + trail, start, end, value,
+                     {"heading": heading, "lead": lead, "trail": trail})
+
+    def _log(self, plan: Plan, group: list[Block], start: int, end: int) -> Chunk:
+        body = self.raw(group)
+        lines = body.split("\n")[:-1]
+        first = next((i for i, line in enumerate(lines) if i and line.strip().startswith("|")), None)
+        parts: dict[str, Any] = {"pre": body, "header": None, "columns": list(s.COLUMNS), "rows": [], "post": ""}
+        if first is not None:
+            last = first
+            while last < len(lines) and lines[last].strip().startswith("|"):
+                last += 1
+            table_line = group[0].line + first
+            try:
+                columns, entries = s.parse_table(lines[first:last])
+            except s.TableError as exc:
+                raise self.error(table_line + exc.offset, exc.message, exc.fix) from None
+            plan.log = entries
+            parts.update(
+                pre="".join(line + "\n" for line in lines[:first]),
+                header=lines[first] + "\n" + lines[first + 1] + "\n",
+                columns=columns,
+                rows=[(line + "\n", entry) for line, entry in zip(lines[first + 2 : last], entries)],
+                post="".join(line + "\n" for line in lines[last:]),
+            )
+        return Chunk("log", body, start, end, None, parts)
+
+    def _records(self, slot: str, group: list[Block], start: int, end: int, version: int) -> tuple[Chunk, list[Any]]:
+        word = _RECORD_WORD[slot]
+        heads = [i for i, b in enumerate(group) if i and b.kind == "heading" and b.level == 3 and word.match(b.text)]
+        bounds = heads + [len(group)]
+        reader = RecordReader(KINDS[slot], self.path, version)
+        found = [reader.read(self.text, group[a:b], start + a, start + b) for a, b in zip(bounds, bounds[1:])]
+        intro_end = heads[0] if heads else len(group)
+        return Chunk(slot, self.raw(group[:intro_end]), start, start + intro_end), found
+
+    def _check_ids(self, plan: Plan) -> None:
+        for slot in ("tasks", "challenges", "reviews"):
+            first: dict[str, int] = {}
+            for record in getattr(plan, slot):
+                kind = KINDS[slot]
+                if record.id in first:
+                    raise self.error(record.layout.line, f"{kind.title(record)} appears twice (the first at line "
+                                     f"{first[record.id]}).", f"give each {kind.word.lower()} its own id.")
+                first[record.id] = record.layout.line
+        ids = {t.id for t in plan.tasks}
+        for task in plan.tasks:
+            for dep in task.depends:
+                if dep not in ids:
+                    line = next((p.line for p in task.layout.pieces
+                                 if isinstance(p, FieldPiece) and p.name == "depends"), task.layout.line)
+                    raise self.error(line, *missing_dependency(task.id, dep, ids))
+
+
+def missing_dependency(task_id: str, dep: str, ids: set[str]) -> tuple[str, str]:
+    known = ", ".join(sorted(ids - {task_id}, key=_sort_key)) or "none"
+    return (f"Task {task_id} depends on Task {dep}, which is not in the plan.",
+            f"use one of the task ids ({known}), or remove {dep} from its Depends.")
+
+
+def _sort_key(task_id: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in task_id.split("."))
+
+
+def upgrade(plan: Plan, version: int, path: str) -> Plan:
+    """Bring a plan read from an older format up to FORMAT_VERSION, one step at a time.
+
+    Fields read under an older label are marked stale in the layout, so they are written
+    back in the current form; the writer adds the version marker.
+    """
+    while version < FORMAT_VERSION:
+        _UPGRADES[version](plan, path)
+        version += 1
+    plan.format_version = FORMAT_VERSION
+    return plan
+
+
+_TOOL_NAMES = {"claude code": "claude", "gemini cli": "gemini", "codex cli": "codex"}
+
+
+def _upgrade_0(plan: Plan, path: str) -> None:
+    """Format 0, the design notes' file: no marker, the tool as free text under Assigned."""
+    from maestro.state.model import TOOLS
+
+    for task in plan.tasks:
+        if task.tool is None:
+            continue
+        name = task.tool.strip().lower()
+        name = _TOOL_NAMES.get(name, name)
+        if name in ("", "-", "none", "hub"):
+            task.tool = None
+        elif name in TOOLS:
+            task.tool = name
+        else:
+            line = next((p.line for p in task.layout.pieces if isinstance(p, FieldPiece) and p.name == "tool"),
+                        task.layout.line)
+            raise PlanError(f'Task {task.id} is assigned to "{task.tool}", which is not a known tool.',
+                            f"write `- **Tool:** <name>` with one of {', '.join(TOOLS)}.", file=path, line=line)
+
+
+_UPGRADES = {0: _upgrade_0}

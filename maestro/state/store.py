@@ -1,0 +1,135 @@
+"""PlanStore: the one way to read and change `.ai/MAESTRO.md`.
+
+Writers take an advisory lock (a separate lock file, since ``os.replace`` swaps the plan
+file's inode) and write atomically, so concurrent engine processes serialise and a
+killed writer leaves the old or the new file, never a torn one. A person's editor takes
+no lock: ``edit()`` compares the bytes on disk with the bytes it read before it writes,
+and re-applies its change to a file saved in between by a field-level three-way merge,
+or refuses with ``StateConflict``. A file that does not parse is never rewritten.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+from typing import Iterator
+
+from maestro.errors import NotFound, StateConflict
+from maestro.fsutil import atomic_write, file_lock
+from maestro.paths import ProjectPaths
+from maestro.state import cache
+from maestro.state.model import Plan
+
+# How often edit() re-merges when the file keeps changing under it before giving up.
+_MERGE_ATTEMPTS = 5
+
+
+class PlanStore:
+    def __init__(self, paths: ProjectPaths) -> None:
+        self.paths = paths
+        self.path = paths.plan
+        self.lock_path = paths.machine_dir / "locks" / "plan.lock"
+        self.cache_path = paths.cache_dir / "plan.json"
+        try:
+            self.display = os.path.relpath(self.path, paths.root)
+        except ValueError:
+            self.display = str(self.path)
+        if self.display.startswith(".."):
+            self.display = str(self.path)
+
+    def exists(self) -> bool:
+        return self.path.is_file()
+
+    def _read(self) -> bytes:
+        try:
+            return self.path.read_bytes()
+        except FileNotFoundError:
+            raise NotFound(f"there is no plan yet ({self.display} does not exist).",
+                           "create one with `maestro plan --from plan.yaml` (see `maestro plan --schema`).",
+                           file=self.display) from None
+
+    def _parse(self, data: bytes) -> Plan:
+        from maestro.state.planfile import parse_bytes
+
+        return parse_bytes(data, self.display)
+
+    def load(self) -> Plan:
+        """The plan as it is on disk, read-only: it may come from the parse cache and then
+        carries no layout. Use ``edit()`` to change it."""
+        from maestro.state.planfile import PARSER_VERSION
+
+        data = self._read()
+        key = cache.cache_key(data, PARSER_VERSION)
+        plan = cache.read(self.cache_path, key)
+        if plan is None:
+            plan = self._parse(data)
+            cache.write(self.cache_path, key, plan)
+        return plan
+
+    @contextlib.contextmanager
+    def edit(self) -> Iterator[Plan]:
+        """Lock, parse, yield the plan for in-place changes, validate, write atomically.
+
+        Nothing is written if the block raises, if the result does not validate, or if
+        the file on disk does not parse; a change that collides with an edit saved by hand
+        in the meantime raises StateConflict naming the task and field.
+        """
+        from maestro.state.planfile import PARSER_VERSION, render
+
+        with file_lock(self.lock_path):
+            self._sweep()
+            base_bytes = self._read()
+            plan = self._parse(base_bytes)
+            yield plan
+            text = render(plan, self.display)
+            result = plan
+            seen = base_bytes
+            for _ in range(_MERGE_ATTEMPTS):
+                current = self._read()
+                if current == seen:
+                    break
+                result, text = self._rebase(base_bytes, plan, current)
+                seen = current
+            else:
+                raise StateConflict(f"{self.display} kept changing while the change was being saved.",
+                                    "save the file in the editor, then run the command again.",
+                                    file=self.display)
+            payload = text.encode("utf-8")
+            if payload != seen:
+                atomic_write(self.path, payload)
+            cache.write(self.cache_path, cache.cache_key(payload, PARSER_VERSION), result)
+
+    def _rebase(self, base_bytes: bytes, ours: Plan, current: bytes) -> tuple[Plan, str]:
+        """Re-apply ``ours`` (an edit of ``base_bytes``) to the file now on disk."""
+        from maestro.state.merge import merge
+        from maestro.state.planfile import render
+
+        theirs = self._parse(current)  # a file that does not parse is never rewritten
+        merged = merge(self._parse(base_bytes), ours, theirs, self.display)
+        return merged, render(merged, self.display)
+
+    def create(self, plan: Plan, *, replace: bool = False) -> None:
+        """Write a new plan file (``maestro plan --from``); an existing one only with ``replace``."""
+        from maestro.state.planfile import PARSER_VERSION, render
+
+        with file_lock(self.lock_path):
+            self._sweep()
+            if self.exists() and not replace:
+                raise StateConflict(f"a plan already exists at {self.display}.",
+                                    "run `maestro archive` to keep it and start a new one, or re-plan to "
+                                    "replace it.", file=self.display)
+            text = render(plan, self.display)
+            if plan.layout is None and self.exists() and b"\r\n" in self.path.read_bytes()[:4096]:
+                text = text.replace("\n", "\r\n")
+            payload = text.encode("utf-8")
+            atomic_write(self.path, payload)
+            cache.write(self.cache_path, cache.cache_key(payload, PARSER_VERSION), plan)
+
+    def _sweep(self) -> None:
+        """Remove temp files a killed writer left beside the plan (we hold the lock, so
+        no live writer owns one)."""
+        with contextlib.suppress(OSError):
+            for stale in Path(self.path.parent).glob(f".{self.path.name}.*.tmp"):
+                with contextlib.suppress(OSError):
+                    stale.unlink()

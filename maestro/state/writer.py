@@ -1,0 +1,187 @@
+"""Writing `.ai/MAESTRO.md`: a Plan back to text, through its layout when it has one."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from maestro.errors import PlanError
+from maestro.state import sections as s
+from maestro.state import values as v
+from maestro.state.kinds import KINDS
+from maestro.state.layout import Chunk, PlanLayout, RecordLayout
+from maestro.state.model import FORMAT_VERSION, Plan
+from maestro.state.reader import missing_dependency
+from maestro.state.records import render_record
+from maestro.state.values import FieldError
+
+Emit = Callable[[str, "int | None", "int | None"], None]
+
+
+class DocumentWriter:
+    def __init__(self, plan: Plan, path: str) -> None:
+        self.plan = plan
+        self.path = path
+        self.layout = plan.layout if isinstance(plan.layout, PlanLayout) else None
+        self.out: list[str] = []
+        self.prev_end: int | None = None
+        self.after_marker = False
+
+    def error(self, exc: FieldError, who: str = "the plan") -> PlanError:
+        return PlanError(f"{who} has {exc.text}.", exc.fix, file=self.path)
+
+    def emit(self, text: str, start: int | None, end: int | None, marker: bool = False) -> None:
+        """Append ``text``, with a blank line before it unless it followed the previous
+        text in the source too (or the previous text already ends in a blank line)."""
+        if not text:
+            return
+        adjacent = start is not None and start == self.prev_end
+        if self.out and not adjacent and not self.after_marker and not self.out[-1].endswith("\n\n"):
+            self.out.append("\n")
+        self.out.append(text)
+        self.prev_end, self.after_marker = end, marker
+
+    def render(self) -> str:
+        self._check()
+        chunks: list[Chunk | str] = list(self.layout.chunks) if self.layout else []
+        present = {c.slot for c in chunks if isinstance(c, Chunk) and c.slot}
+        for slot in s.SLOT_ORDER:
+            if slot in present or not self._needed(slot):
+                continue
+            rank = s.SLOT_ORDER.index(slot)
+            at = 0
+            for index, item in enumerate(chunks):
+                name = item.slot if isinstance(item, Chunk) else item
+                if name in s.SLOT_ORDER and s.SLOT_ORDER.index(name) < rank:
+                    at = index + 1
+            chunks.insert(at, slot)
+        for item in chunks:
+            if isinstance(item, str):
+                self._slot(item, None)
+            elif item.slot is None:
+                self.emit(item.text, item.start, item.end)
+            else:
+                self._slot(item.slot, item)
+        text = "".join(self.out)
+        if self.layout is None:
+            return text
+        if not self.layout.final_newline and text.endswith("\n"):
+            text = text[:-1]
+        if self.layout.newline != "\n":
+            text = text.replace("\n", self.layout.newline)
+        return ("\ufeff" if self.layout.bom else "") + text
+
+    def _needed(self, slot: str) -> bool:
+        plan = self.plan
+        if slot in ("marker", "goal", "tasks"):
+            return True
+        if slot == "title":
+            return self.layout is None or plan.title != s.DEFAULT_TITLE
+        if slot == "log":
+            return self.layout is None or bool(plan.log)
+        if slot == "source":
+            return plan.source is not None
+        return bool(getattr(plan, slot))
+
+    def _check(self) -> None:
+        plan = self.plan
+        if plan.format_version != FORMAT_VERSION:
+            raise PlanError(f"the plan says format {plan.format_version}; only format {FORMAT_VERSION} is written.",
+                            f"set format_version to {FORMAT_VERSION}.", file=self.path)
+        for slot, kind in KINDS.items():
+            seen: set[str] = set()
+            for record in getattr(plan, slot):
+                if record.id in seen:
+                    raise PlanError(f"{kind.title(record)} appears twice in the plan.",
+                                    f"give each {kind.word.lower()} its own id.", file=self.path)
+                seen.add(record.id)
+        ids = {t.id for t in plan.tasks}
+        for task in plan.tasks:
+            for dep in task.depends:
+                if dep not in ids:
+                    raise PlanError(*missing_dependency(task.id, dep, ids), file=self.path)
+
+    def _slot(self, slot: str, chunk: Chunk | None) -> None:
+        plan = self.plan
+        start, end = (chunk.start, chunk.end) if chunk else (None, None)
+        try:
+            if slot == "marker":
+                same = chunk is not None and chunk.value == FORMAT_VERSION
+                self.emit(chunk.text if same else s.MARKER_LINE, start, end, marker=True)  # type: ignore[union-attr]
+            elif slot == "title":
+                if chunk is not None and chunk.value == plan.title:
+                    self.emit(chunk.text, start, end)
+                else:
+                    self.emit(f"# {v.check_line('title', plan.title)}\n", start, end)
+            elif slot == "goal":
+                self._goal(chunk, start, end)
+            elif slot == "source":
+                self._source(chunk, start, end)
+            elif slot == "log":
+                self._log(chunk, start, end)
+            else:
+                self._records(slot, chunk)
+        except FieldError as exc:
+            raise self.error(exc) from None
+
+    def _goal(self, chunk: Chunk | None, start: int | None, end: int | None) -> None:
+        goal = self.plan.goal
+        if chunk is not None and chunk.value == goal:
+            self.emit(chunk.text, start, end)
+            return
+        s.check_goal(goal)
+        parts = chunk.parts if chunk else {"heading": "## Goal\n", "lead": "\n", "trail": ""}
+        self.emit(parts["heading"] + parts["lead"] + goal + "\n" + parts["trail"], start, end)
+
+    def _source(self, chunk: Chunk | None, start: int | None, end: int | None) -> None:
+        source = self.plan.source
+        if source is None:
+            return
+        if chunk is not None and chunk.value == source:
+            self.emit(chunk.text, start, end)
+            return
+        s.check_source(source)
+        parts = chunk.parts if chunk else {"heading": "## Source\n", "lead": "\n", "trail": ""}
+        self.emit(parts["heading"] + parts["lead"] + s.source_line(source) + parts["trail"], start, end)
+
+    def _log(self, chunk: Chunk | None, start: int | None, end: int | None) -> None:
+        log = self.plan.log
+        parts: dict[str, Any] = chunk.parts if chunk else {
+            "pre": "## Execution Log\n\n", "header": None, "columns": list(s.COLUMNS), "rows": [], "post": ""}
+        if chunk is not None and parts["header"] is None and not log:
+            self.emit(chunk.text, start, end)
+            return
+        needed = set().union(*(s.needs_columns(e) for e in log)) if log else set()
+        columns, rows, header = parts["columns"], parts["rows"], parts["header"]
+        if header is None or not needed <= set(columns):
+            columns, rows, header = list(s.COLUMNS), [], s.table_header(list(s.COLUMNS))
+        lines, pos = [], 0
+        for entry in log:
+            match = next((k for k in range(pos, len(rows)) if rows[k][1] == entry), None)
+            if match is None:
+                s.check_entry(entry)
+                lines.append(s.table_row(entry, columns))
+            else:
+                lines.append(rows[match][0])
+                pos = match + 1
+        pre = parts["pre"]
+        if parts["header"] is None and not pre.endswith("\n\n"):
+            pre += "\n"
+        self.emit(pre + header + "".join(lines) + parts["post"], start, end)
+
+    def _records(self, slot: str, chunk: Chunk | None) -> None:
+        kind = KINDS[slot]
+        if chunk is None:
+            self.emit(f"## {s.SECTION_TITLES[slot]}\n", None, None)
+        else:
+            self.emit(chunk.text, chunk.start, chunk.end)
+        for record in getattr(self.plan, slot):
+            try:
+                text = render_record(kind, record)
+            except FieldError as exc:
+                raise self.error(exc, kind.title(record)) from None
+            layout = record.layout if isinstance(record.layout, RecordLayout) else None
+            self.emit(text, layout.start if layout else None, layout.end if layout else None)
+
+
+def render_plan(plan: Plan, path: str) -> str:
+    return DocumentWriter(plan, path).render()
