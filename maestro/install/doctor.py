@@ -23,7 +23,7 @@ from maestro.install.hosts import HOSTS
 from maestro.install.installer import block_hash, read_text
 from maestro.install.manifest import sha256
 from maestro.install.safepath import inside
-from maestro.install.targets import MANIFEST_NAME, root_for
+from maestro.install.targets import MANIFEST_NAME
 from maestro.paths import user_home, user_state_dir
 
 CODEX_SKILLS_SINCE = (0, 117)  # older codex: custom prompts, --full-auto, no `$skill`
@@ -77,8 +77,8 @@ def _install_checks(scope: str, path: Path, s: Situation) -> list[Check]:
         return [Check("installs", f"{scope} manifest", "fail", error.message, error.fix)]
     checks = []
     for item in manifest.installs:
-        host = HOSTS[item.host]
-        root = root_for(host, item.form, item.scope, s.project_root, s.env)
+        # Where the files really went (doctor only reads, so the recorded root is fine).
+        root = s.project_root if item.root == "." else Path(item.root)
         label = f"{item.host} ({item.scope}" + ("" if item.form == "files" else f", {item.form}") + ")"
         modified, missing = [], []
         for record in item.files:
@@ -92,7 +92,11 @@ def _install_checks(scope: str, path: Path, s: Situation) -> list[Check]:
             elif sha256(real.read_bytes()) != record.sha256:
                 modified.append(record.path)
         for record in item.blocks:
-            real = root / record.path
+            try:
+                real = inside(root, record.path)
+            except InstallError as error:
+                checks.append(Check("installs", label, "fail", error.message, error.fix))
+                continue
             found = block.find(read_text(real), item.host) if real.is_file() else None
             if found is None:
                 missing.append(f"{record.path} (Maestro block)")

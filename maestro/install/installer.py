@@ -120,9 +120,23 @@ def _block_action(target: Target, rel: str, previous: Install | None, shown: str
     return Action("create" if not exists else "update", rel, real, kind="block", data=new.encode(*ENCODING))
 
 
+def _previous(target: Target, manifest: Manifest) -> Install | None:
+    """The recorded install of this host and form, refused if it lives elsewhere now (a
+    changed CODEX_HOME or HOME would otherwise orphan its files)."""
+    previous = manifest.get(target.host.name, target.form)
+    if previous is not None and previous.root != target.root_record:
+        raise InstallError(
+            f"Maestro's {target.host.name} files were installed in {previous.root}, but this "
+            f"environment puts them in {target.root_record}.",
+            f"run this with the environment of that install (HOME or CODEX_HOME pointing at {previous.root}), "
+            "or uninstall from there first.",
+        )
+    return previous
+
+
 def plan_install(target: Target, manifest: Manifest, *, invocation: str, shown: dict[str, str]) -> Plan:
     """``shown`` maps a relative path to how it is printed (filled in here)."""
-    previous = manifest.get(target.host.name, target.form)
+    previous = _previous(target, manifest)
     actions: list[Action] = []
     # A plugin or extension folder is wholly Maestro's: uninstall takes it away too.
     new_dirs: list[str] = ["."] if not target.root.exists() else []
@@ -194,7 +208,7 @@ def _uninstall_block(target: Target, rel: str, record: FileRecord | None, shown:
 
 
 def plan_uninstall(target: Target, manifest: Manifest, *, shown: dict[str, str]) -> Plan:
-    previous = manifest.get(target.host.name, target.form)
+    previous = _previous(target, manifest)
     actions = [_uninstall_file(target, record) for record in previous.files] if previous else []
     if target.stub_file:
         record = previous.block(target.stub_file) if previous else None

@@ -8,7 +8,7 @@ import pytest
 
 from maestro.install import invocation
 from maestro.install.sources import VERBS
-from tests.install.conftest import dirs, tree
+from tests.install.trees import dirs, tree
 
 VERBS_PRINTED = {"create", "identical", "update", "skip", "conflict", "remove", "missing"}
 INSTRUCTION_FILES = ("CLAUDE.md", "GEMINI.md", "AGENTS.md")
@@ -279,3 +279,15 @@ def test_state_dir_setting_reaches_the_stub(cli, project, monkeypatch):
     assert (project / ".maestro-state/maestro/install-manifest.json").is_file()
     assert os.path.exists(project / ".claude/commands/maestro/run.md")
     assert ".maestro-state/MAESTRO.md" in Path(project / ".claude/commands/maestro/run.md").read_text()
+
+
+def test_a_moved_codex_home_is_refused_not_orphaned(cli, project, tmp_path, monkeypatch):
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "first"))
+    assert cli("install", "--host", "codex", "--scope", "user").code == 0
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "second"))
+    res = cli("uninstall", "--host", "codex", "--scope", "user")
+    assert res.code == 1 and str(tmp_path / "first") in res.err and "CODEX_HOME" in res.err
+    assert (tmp_path / "first/skills/maestro/SKILL.md").is_file()
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "first"))
+    assert cli("uninstall", "--host", "codex", "--scope", "user").code == 0
+    assert not (tmp_path / "first/skills").exists()

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-from pathlib import Path
-
 import pytest
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
@@ -24,17 +21,3 @@ class TextFile(SingleFileSnapshotExtension):
 @pytest.fixture
 def text_snapshot(snapshot):
     return snapshot.use_extension(TextFile)
-
-
-def tree(root: Path) -> dict[str, str]:
-    """Every file under ``root`` (outside .git) with its sha256: a tree's exact state."""
-    found = {}
-    for path in sorted(root.rglob("*")):
-        if ".git" in path.relative_to(root).parts or not path.is_file():
-            continue
-        found[path.relative_to(root).as_posix()] = hashlib.sha256(path.read_bytes()).hexdigest()
-    return found
-
-
-def dirs(root: Path) -> set[str]:
-    return {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_dir() and ".git" not in p.parts}
