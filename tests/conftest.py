@@ -16,7 +16,8 @@ from maestro.cli import main
 from maestro.cli.context import Context
 
 # Fake claude/gemini/codex executables on PATH: the `fake_clis` fixture (tests/fakes/README.md).
-pytest_plugins = ["tests.fakes.plugin"]
+# `runenv`: a committed git project with fake CLIs and no stagger or backoff waits.
+pytest_plugins = ["tests.fakes.plugin", "tests.engine.runkit"]
 
 REAL_HOME = Path(os.environ.get("HOME", str(Path.home())))
 GUARDED = [".claude", ".gemini", ".codex", ".agents", ".local/state/maestro", ".claude.json"]

@@ -88,6 +88,8 @@ class Attempt:
     validation_output: str = ""
     level: str = "ok"  # the dispatch's budget level: ok | over | yellow | red
     timeout_s: float = 600.0  # the agent's timeout; also bounds the validation command
+    validation: str | None = None  # the task's validation command
+    charged: bool = False  # its tokens and cost are in the plan
     skipped: str | None = None  # the task was not ours to run (changed by hand)
 
 
@@ -150,6 +152,9 @@ class TaskRunner:
                 transient_retries=transient, backoff_s=self.s.backoff_s,
             )
             if step.action in ("retry", "retry_with_context"):
+                if attempt.result is not None:
+                    with self.s.store.edit() as plan:
+                        self._charge(plan.task(task_id), attempt)
                 self.s.emit("task_retry", task=task_id, action=step.action, reason=step.reason,
                             delay_s=step.delay_s or None, attempt=attempts + 1)
                 if step.action == "retry":
@@ -160,7 +165,7 @@ class TaskRunner:
                     extra = self._expanded_context(task_id, attempt, extra)
                 continue
             status = "failed" if step.action == "fail" else "blocked"
-            return self._finish_unsuccessful(task_id, status, step.reason, attempt.failure)
+            return self._finish_unsuccessful(task_id, status, step.reason, attempt)
 
     def _sleep(self, seconds: float) -> bool:
         """Back off; True when the run is asked to stop meanwhile."""
@@ -207,7 +212,7 @@ class TaskRunner:
         if forced and opts.agent:
             task.agent = opts.agent
         task.tool = tool
-        attempt = Attempt(tool=tool)
+        attempt = Attempt(tool=tool, validation=task.validation)
         problems = [f for f in planinput.aavsr(plan, catalog=s.catalog, available=s.installed, paths=s.paths)
                     if f.task == task_id and f.level == "error"]
         if problems:
@@ -242,7 +247,7 @@ class TaskRunner:
         except SpokeError as exc:
             attempt.failure = ladder.Failure(ladder.FATAL, exc.message, exc.fix)
             s.observer.end("spoke", task_id)
-            self._account(task_id, attempt, number, retry)
+            self._log_attempt(task_id, attempt, number, retry)
             return attempt
         finally:
             (s.run.path / f"spoke-{task_id}.pid").unlink(missing_ok=True)
@@ -259,7 +264,8 @@ class TaskRunner:
         if attempt.level != "ok":
             s.emit("budget", task=task_id, tool=tool, tokens=result.usage.total, level=attempt.level,
                    budget=limits.budget, abort=limits.abort)
-        self._account(task_id, attempt, number, retry)
+        s.budget.add(result.usage.total)
+        self._log_attempt(task_id, attempt, number, retry)
         return attempt
 
     def _spoke_started(self, task_id: str, pid: int) -> None:
@@ -342,23 +348,29 @@ class TaskRunner:
         return "\n\n".join(parts)
 
     # -- accounting -------------------------------------------------------------------------
-    def _account(self, task_id: str, attempt: Attempt, number: int, retry: bool) -> None:
-        """Tokens and cost into the plan (every attempt counts) and one log row."""
+    @staticmethod
+    def _charge(task: Task, attempt: Attempt) -> None:
+        """Add an attempt's tokens and cost to the task, inside the edit that records what
+        came of it (every attempt counts, failed ones too)."""
+        result = attempt.result
+        if result is None or attempt.charged:
+            return
+        attempt.charged = True
+        task.usage = task.usage + result.usage
+        if result.cost is not None:
+            task.cost = round((task.cost or 0.0) + result.cost, 6)
+            task.cost_estimated = task.cost_estimated or bool(result.cost_estimated)
+        if result.session_id:
+            task.session = result.session_id
+
+    def _log_attempt(self, task_id: str, attempt: Attempt, number: int, retry: bool) -> None:
+        """One log row per dispatch."""
         from maestro.logfile import LogRow
 
         s = self.s
         result = attempt.result
         usage = result.usage if result is not None else Usage()
         cost = result.cost if result is not None else None
-        s.budget.add(usage.total)
-        with s.store.edit() as plan:
-            task = plan.task(task_id)
-            task.usage = task.usage + usage
-            if cost is not None:
-                task.cost = round((task.cost or 0.0) + cost, 6)
-                task.cost_estimated = task.cost_estimated or bool(result.cost_estimated)
-            if result is not None and result.session_id:
-                task.session = result.session_id
         notes = [f"attempt {number}"]
         if attempt.level != "ok":
             limits = limits_for(attempt.tool, s.settings.table("budgets"))
@@ -404,13 +416,13 @@ class TaskRunner:
 
     def _finish_done(self, task_id: str, attempt: Attempt, duration: float, *, review: bool = True) -> Outcome:
         s = self.s
-        receipt = s.observer.receipt(task_id, validation=self._validation_of(task_id),
-                                     validation_exit=attempt.validation_exit)
+        receipt = s.observer.receipt(task_id, validation=attempt.validation, validation_exit=attempt.validation_exit)
         submission = attempt.parsed.submission if attempt.parsed else None
         handoff = attempt.parsed.handoff if attempt.parsed else None
         warnings = _warnings(attempt.gates)
         with s.store.edit() as plan:
             task = plan.task(task_id)
+            self._charge(task, attempt)
             task.status = "done"
             summary = " ".join((submission.summary if submission else "").split()) or "done"
             task.result = summary + (f" (warnings: {'; '.join(warnings)})" if warnings else "")
@@ -430,18 +442,16 @@ class TaskRunner:
                 return Outcome(status, f"review: {status}")
         return Outcome("done")
 
-    def _validation_of(self, task_id: str) -> str | None:
-        return self.s.store.load().task(task_id).validation
-
-    def _finish_unsuccessful(self, task_id: str, status: str, reason: str, failure: ladder.Failure) -> Outcome:
+    def _finish_unsuccessful(self, task_id: str, status: str, reason: str, attempt: Attempt) -> Outcome:
         s = self.s
         receipt: Receipt | None = None
         if task_id in s.observer.tasks:
-            receipt = s.observer.receipt(task_id, validation=self._validation_of(task_id), validation_exit=None)
-        fix = failure.fix
+            receipt = s.observer.receipt(task_id, validation=attempt.validation, validation_exit=attempt.validation_exit)
+        fix = attempt.failure.fix if attempt.failure else None
         options = ladder.decision_options(task_id)
         with s.store.edit() as plan:
             task = plan.task(task_id)
+            self._charge(task, attempt)
             task.status = status
             task.result = reason + (f" Fix: {fix}" if fix else "") + " " + ladder.decision_text(task_id)
             task.finished = clock.iso()

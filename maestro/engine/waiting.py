@@ -137,10 +137,11 @@ def wait_for(run: RunDir, timeout_s: float | None) -> WaitResult:
             if end is not None:
                 write_cursor(run, offset)
                 return WaitResult(run.run_id, "ended", collected, end)
-            if any(e.get("kind") in WAKE_KINDS for e in collected):
+            alive = engine_alive(run)
+            if alive and any(e.get("kind") in WAKE_KINDS for e in collected):
                 write_cursor(run, offset)
                 return WaitResult(run.run_id, "running", collected)
-            if not engine_alive(run):
+            if not alive:
                 # One last read: the engine may have written its last words and exited
                 # between the read above and the liveness check.
                 events, offset = read_events(run.events_path, offset)

@@ -269,4 +269,7 @@ def main(cli: str) -> int:
             Path(last).write_text(step.get("text", "FAKE-REPLY: hello from the fake model server."), encoding="utf-8")
     emit(lines, stderr, step, cli, mode)
     time.sleep(float(step.get("sleep_after", 0)))
+    # When the call ended, for tests that check how many ran at once (see intervals()).
+    with locked(state), open(state / f"{cli}.ends.jsonl", "a", encoding="utf-8") as handle:
+        handle.write(json.dumps({"pid": os.getpid(), "end": time.time()}) + "\n")
     return code

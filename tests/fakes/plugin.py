@@ -75,6 +75,27 @@ class FakeClis:
         """Calls that ran a step (not ``--version``, not refused at the command line)."""
         return [c for c in self.calls(name) if "step" in c]
 
+    def intervals(self, *names: str) -> list[tuple[float, float]]:
+        """(start, end) wall-clock times of the completed runs of these CLIs; a call
+        killed before it finished has no end and is left out."""
+        out = []
+        for name in names or CLIS:
+            log = self.state_dir / f"{name}.ends.jsonl"
+            lines = log.read_text(encoding="utf-8").splitlines() if log.exists() else []
+            ends = {e["pid"]: e["end"] for e in map(json.loads, filter(str.strip, lines))}
+            out += [(c["time"], ends[c["pid"]]) for c in self.runs(name) if c["pid"] in ends]
+        return sorted(out)
+
+    @staticmethod
+    def most_at_once(intervals: list[tuple[float, float]]) -> int:
+        """The largest number of intervals that overlap at one moment."""
+        edges = sorted([(start, 1) for start, _ in intervals] + [(end, -1) for _, end in intervals])
+        now = peak = 0
+        for _, delta in edges:  # at equal times an end (-1) sorts before a start
+            now += delta
+            peak = max(peak, now)
+        return peak
+
 
 def _path_without_real_clis(path: str) -> list[str]:
     """PATH entries that hold none of the real CLIs, so an uninstalled fake is missing."""

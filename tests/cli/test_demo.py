@@ -1,0 +1,58 @@
+"""`maestro demo`: the README's first command, end to end, offline."""
+
+import json
+import time
+from pathlib import Path
+
+
+def test_demo_runs_the_goal_in_parallel_and_cleans_up(cli, tmp_path, monkeypatch):
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # no spoke CLI anywhere: the demo needs none
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    started = time.monotonic()
+    res = cli("demo")
+    elapsed = time.monotonic() - started
+    assert res.code == 0, res.out + res.err
+    assert elapsed < 20
+    out = res.out
+    assert "finished: 6 done" in out
+    for n in range(1, 7):
+        assert f"task {n} done: sim" in out
+    # Tasks 2 and 3 (and then 4 and 5) ran at the same time.
+    lines = out.splitlines()
+    assert lines.index(next(l for l in lines if "task 3 started" in l)) < lines.index(next(l for l in lines if "task 2 done" in l))
+    report = Path(out.split("report: ")[1].split()[0])
+    assert report.is_file() and "Maestro report" in report.read_text()
+    assert "the temporary project was removed" in out
+    project = Path(out.split("demo project: ")[1].split()[0])
+    assert not project.exists()
+
+
+def test_demo_keep_leaves_a_real_project(cli, tmp_path, monkeypatch):
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    res = cli("demo", "--keep", "--json")
+    assert res.code == 0, res.err
+    body = json.loads(res.out)
+    project = Path(body["data"]["project"])
+    assert body["data"]["kept"] and body["data"]["run"]["counts"]["done"] == 6
+    for name in ("textkit/__init__.py", "textkit/slug.py", "textkit/count.py", "tests/test_textkit.py",
+                 "docs/usage.md", ".ai/MAESTRO.md", ".ai/MAESTRO-LOG.md"):
+        assert (project / name).is_file(), name
+    from tests.engine.runkit import plan
+
+    tasks = plan(project).tasks
+    assert [t.status for t in tasks] == ["done"] * 6
+    assert all(t.receipt.validation_exit == 0 for t in tasks if t.validation)
+    assert tasks[3].receipt.files_changed == ["tests/test_textkit.py"]
+    assert Path(body["data"]["report"]).is_file()
+
+
+def test_demo_refuses_inside_a_spoke(cli, monkeypatch):
+    monkeypatch.setenv("MAESTRO_SPOKE", "1")
+    res = cli("demo")
+    assert res.code == 1 and "inside a spoke" in res.err

@@ -1,0 +1,132 @@
+"""`maestro run` at the command line: one task, dry run, abort, logs, progress views."""
+
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from maestro.engine.progress import LiveProgress, PlainProgress
+from tests.engine.runkit import events, plan, step, task, write_plan
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_run_one_task_needs_its_dependencies(cli, project, runenv):
+    write_plan(cli, project, [task(1), task(2, files=["src/b.py"], depends=[1])])
+    res = cli("run", "2")
+    assert res.code == 1 and res.err.count("\n") == 1
+    assert "Task 2 cannot run yet: it depends on Task 1 (pending)" in res.err and "maestro run 1" in res.err
+    assert runenv.runs("codex") == []
+
+
+def test_run_one_task_runs_only_it(cli, project, runenv):
+    write_plan(cli, project, [task(1), task(2, files=["src/b.py"], validation="test -f src/b.py")])
+    runenv.script("codex", [step("src/b.py")])
+    assert cli("run", "2").code == 0
+    p = plan(project)
+    assert p.task("2").status == "done" and p.task("1").status == "pending"
+
+
+def test_done_task_is_never_run_twice(cli, project, runenv):
+    write_plan(cli, project, [task(1)])
+    runenv.script("codex", [step()])
+    assert cli("run").code == 0
+    res = cli("run", "1")
+    assert res.code == 1 and "done already" in res.err
+    again = cli("run")
+    assert again.code == 0 and "nothing to run" in again.out
+    assert len(runenv.runs("codex")) == 1
+
+
+def test_unknown_task_and_missing_plan(cli, project, runenv):
+    res = cli("run")
+    assert res.code == 1 and "maestro plan --from" in res.err
+    write_plan(cli, project, [task(1)])
+    res = cli("run", "9")
+    assert res.code == 1 and "no Task 9" in res.err
+
+
+def test_dry_run_shows_cli_argv_and_tokens_and_sends_nothing(cli, project, runenv):
+    write_plan(cli, project, [task(1), task(2, files=["src/b.py"], depends=[1]),
+                              task(3, tool="claude", files=["src/c.py"], validation="test -f src/c.py")])
+    before = (project / ".ai" / "MAESTRO.md").read_bytes()
+    res = cli("run", "--dry-run")
+    assert res.code == 0, res.err
+    assert "dry run: 2 ready task(s); nothing dispatched." in res.out
+    assert "Task 1:" in res.out and "Task 3:" in res.out and "Task 2:" not in res.out
+    assert re.search(r"argv: codex exec --json .*<[\d,]+ tokens elided>", res.out)
+    assert re.search(r"argv: claude -p <[\d,]+ tokens elided> .*--append-system-prompt <[\d,]+ tokens elided>", res.out)
+    assert re.search(r"prompt: [\d,]+ tokens \+ system [\d,]+ = [\d,]+ tokens", res.out)
+    assert runenv.runs("codex") == [] and runenv.runs("claude") == []
+    assert (project / ".ai" / "MAESTRO.md").read_bytes() == before
+    body = json.loads(cli("run", "--dry-run", "--json").out)
+    first = body["data"]["tasks"][0]
+    assert first["tool"] == "codex" and first["prompt_tokens"] > 100 and first["argv"][0] == "codex"
+
+
+def test_log_summary_rows_and_detailed_artifacts(cli, project, runenv):
+    write_plan(cli, project, [task(1)])
+    runenv.script("codex", [step(text="no result"), step()])
+    assert cli("run", "--log", "detailed").code == 0
+    log = (project / ".ai" / "MAESTRO-LOG.md").read_text()
+    assert "| Dispatch | Codex (Task 1) |" in log and "| Retry | Codex (Task 1) |" in log
+    run_id = (project / ".ai" / "maestro" / "runs" / "latest").read_text().strip()
+    folder = project / ".ai" / "maestro" / "runs" / run_id
+    assert f"**Details:** `.ai/maestro/runs/{run_id}/`" in log
+    prompt = (folder / "task-1-attempt-2.prompt.md").read_text()
+    assert "Retry context" in prompt
+    assert "no result" in (folder / "task-1-attempt-1.output.txt").read_text()
+
+
+def test_log_off_writes_no_log(cli, project, runenv):
+    write_plan(cli, project, [task(1)])
+    runenv.script("codex", [step()])
+    assert cli("run").code == 0
+    assert not (project / ".ai" / "MAESTRO-LOG.md").exists()
+
+
+def test_abort_stops_launching_running_tasks_finish(cli, project, runenv, monkeypatch):
+    monkeypatch.setenv("MAESTRO_MAX_CONCURRENT", "1")
+    write_plan(cli, project, [task(1), task(2, files=["src/b.py"], validation="test -f src/b.py")])
+    runenv.script("codex", [{**step(), "sleep": 1.5}, step("src/b.py")])
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    engine = subprocess.Popen([sys.executable, "-m", "maestro", "run"], cwd=project, env=env,
+                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 20
+    while not runenv.runs("codex") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    res = cli("run", "--abort")
+    assert res.code == 0 and "asked run" in res.out
+    engine.communicate(timeout=30)
+    assert engine.returncode == 2
+    p = plan(project)
+    assert p.task("1").status == "done" and p.task("2").status == "pending"
+    assert events(project)[-1]["status"] == "aborted"
+    assert cli("run", "--abort").code == 1  # nothing left to abort
+
+
+def test_plain_progress_is_one_line_per_event():
+    out = io.StringIO()
+    view = PlainProgress(out)
+    view.handle({"kind": "task_started", "time": "2026-11-21T12:00:01Z", "task": "1", "tool": "codex",
+                 "agent": "coder", "attempt": 1})
+    view.handle({"kind": "task_done", "time": "2026-11-21T12:00:09Z", "task": "1", "tool": "codex",
+                 "tokens": 1200, "cost": 0.01, "duration_s": 8})
+    assert out.getvalue() == ("12:00:01 task 1 started: codex (coder), attempt 1\n"
+                              "12:00:09 task 1 done: codex, 1,200 tokens, $0.0100, 8.0s\n")
+
+
+def test_live_progress_redraws_in_place():
+    out = io.StringIO()
+    view = LiveProgress(out, [("1", "First"), ("2", "Second")], "R1")
+    view.handle({"kind": "task_started", "task": "1", "tool": "codex", "attempt": 1})
+    first = out.getvalue()
+    view.handle({"kind": "task_done", "task": "1", "tokens": 1500})
+    second = out.getvalue()[len(first):]
+    assert first.count("\n") == 3 and "running  codex" in first
+    assert second.startswith("\x1b[3F") and "done" in second and "1,500" in second
+    assert all(line.startswith("\x1b[2K") for line in second.removeprefix("\x1b[3F").splitlines())

@@ -1,0 +1,118 @@
+"""`maestro run --detach` and `maestro wait`: a real background engine, followed by
+inotify, with exit codes saying whether the run is still going."""
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from maestro.engine.runs import RunLock
+from maestro.paths import ProjectPaths
+from tests.engine.runkit import plan, step, task, write_plan
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def detachable(runenv, monkeypatch):
+    monkeypatch.setenv("PYTHONPATH", str(REPO))  # the detached engine is `python -m maestro`
+    return runenv
+
+
+def two_tasks(cli, project, fakes, sleep=0.4):
+    write_plan(cli, project, [task(1), task(2, files=["src/b.py"], validation="test -f src/b.py", depends=[1])])
+    fakes.script("codex", [{**step(), "sleep": sleep}, {**step("src/b.py"), "sleep": sleep}])
+
+
+def wait_until_ended(cli, limit=10):
+    outputs = []
+    for _ in range(limit):
+        res = cli("wait", "--timeout", "30")
+        outputs.append(res)
+        assert res.code in (0, 10), res.out + res.err
+        if res.code == 0:
+            return outputs
+    raise AssertionError("the run never ended")
+
+
+def test_detach_returns_at_once_and_wait_follows_to_the_end(cli, project, detachable):
+    two_tasks(cli, project, detachable)
+    started = time.monotonic()
+    res = cli("run", "--detach")
+    assert res.code == 0 and time.monotonic() - started < 3
+    run_id = res.out.split()[1]
+    assert "started in the background" in res.out and "maestro wait" in res.out
+    outputs = wait_until_ended(cli)
+    text = "".join(r.out for r in outputs)
+    assert "task 1 done: codex" in text and "task 2 done: codex" in text
+    assert f"run {run_id} finished: 2 done" in text
+    assert all(r.out.count("task 1 done") <= 1 for r in outputs) and text.count("task 1 done") == 1
+    assert [r.code for r in outputs][-1] == 0 and all(r.code == 10 for r in outputs[:-1])
+    assert "still going" in outputs[0].out or len(outputs) == 1
+    again = cli("wait", "--timeout", "5")
+    assert again.code == 0 and again.out.startswith("nothing new; run") and "finished" in again.out
+    assert plan(project).task("2").status == "done"
+    log = project / ".ai" / "maestro" / "runs" / run_id / "engine.log"
+    assert "task 2 done" in log.read_text()
+
+
+def test_wait_json_timeout_and_each_event_shown_once(cli, project, detachable):
+    two_tasks(cli, project, detachable, sleep=2.0)
+    assert cli("run", "--detach").code == 0
+    first = cli("wait", "--timeout", "0.5", "--json")
+    assert first.code == 11
+    body = json.loads(first.out)
+    assert body["data"]["state"] == "timeout" and body["exit_code"] == 11
+    seqs = [e["seq"] for e in body["data"]["events"]]
+    for _ in range(10):
+        res = cli("wait", "--timeout", "30", "--json")
+        seqs += [e["seq"] for e in json.loads(res.out)["data"]["events"]]
+        if res.code == 0:
+            break
+        assert res.code == 10
+    assert res.code == 0 and json.loads(res.out)["data"]["ended"]["status"] == "finished"
+    assert seqs == list(range(1, len(seqs) + 1))  # every event once, in order
+
+
+def test_wait_wakes_when_the_engine_dies(cli, project, detachable):
+    import os
+    import signal
+
+    write_plan(cli, project, [task(1)])
+    detachable.script("codex", [{"hang": True}])
+    assert cli("run", "--detach").code == 0
+    deadline = time.monotonic() + 20
+    while not detachable.runs("codex") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    holder = None
+    while holder is None and time.monotonic() < deadline:
+        holder = RunLock(ProjectPaths(project)).holder()
+    os.kill(holder["pid"], signal.SIGKILL)
+    started = time.monotonic()
+    res = cli("wait", "--timeout", "30")
+    assert res.code == 0 and "died" in res.out and "maestro run" in res.out
+    assert time.monotonic() - started < 10  # woken by the engine's exit, not the timeout
+    os.kill(detachable.runs("codex")[0]["pid"], signal.SIGKILL)
+
+
+def test_wait_without_a_run(cli, project):
+    res = cli("wait")
+    assert res.code == 1 and "no run has been started" in res.err
+
+
+def test_detach_refused_while_a_run_holds_the_lock(cli, project, detachable):
+    write_plan(cli, project, [task(1)])
+    lock = RunLock(ProjectPaths(project))
+    lock.acquire("R-other")
+    try:
+        res = cli("run", "--detach")
+    finally:
+        lock.release()
+    assert res.code == 1 and "R-other" in res.err
+
+
+def test_help_documents_the_exit_codes(cli, capsys):
+    assert cli("wait", "--help").code == 0
+    out = capsys.readouterr().out
+    assert "0 the run has ended" in out and "10 the run is still going" in out and "11 the timeout" in out

@@ -1,0 +1,158 @@
+"""One task through the pipeline against fake CLIs: success, receipts, error kinds."""
+
+import json
+
+import pytest
+
+from tests.engine.runkit import events, kinds, plan, prompt_of, step, task, write_plan
+
+
+def test_success_writes_state_receipt_tokens_and_events(cli, project, runenv):
+    write_plan(cli, project, [task(1)])
+    runenv.script("codex", [step()])
+    res = cli("run")
+    assert res.code == 0, res.out + res.err
+    t = plan(project).task("1")
+    assert t.status == "done" and t.tool == "codex" and t.attempts == 1
+    assert t.usage.input == 1000 and t.usage.output == 200
+    assert t.cost is not None and t.cost_estimated  # codex reports no dollars: estimated
+    assert t.receipt.files_changed == ["src/app.py"] and "1 file changed" in t.receipt.diff_stat
+    assert t.receipt.validation == "test -f src/app.py" and t.receipt.validation_exit == 0
+    assert t.receipt.commit and len(t.receipt.diff_sha) == 64
+    assert "greet(name)" in t.downstream_context
+    assert t.pid is None and t.run_id and t.started and t.finished
+    assert kinds(project) == ["run_started", "task_started", "task_done", "run_ended"]
+    call = runenv.runs("codex")[0]
+    assert call["stdin_devnull"] and call["env"]["MAESTRO_SPOKE"] == "1"
+    assert call["env"]["MAESTRO_TASK_ID"] == "1"
+    assert "task 1 done: codex, 1,200 tokens" in res.out
+
+
+def test_json_output_is_the_summary(cli, project, runenv):
+    write_plan(cli, project, [task(1)])
+    runenv.script("codex", [step()])
+    res = cli("run", "--json")
+    body = json.loads(res.out)
+    assert body["ok"] and body["data"]["status"] == "finished"
+    assert body["data"]["tasks"][0]["status"] == "done" and body["data"]["tokens"] == 1200
+
+
+def test_dependant_gets_the_downstream_context(cli, project, runenv):
+    write_plan(cli, project, [task(1), task(2, files=["src/b.py"], validation="test -f src/b.py", depends=[1])])
+    runenv.script("codex", [step(), step("src/b.py")])
+    assert cli("run").code == 0
+    second = runenv.runs("codex")[1]
+    assert "greet(name) -> str in src/app.py" in prompt_of(second)
+
+
+@pytest.mark.parametrize("http,kind", [(401, "auth")])
+def test_auth_fails_at_once_with_the_fix(cli, project, runenv, http, kind):
+    write_plan(cli, project, [task(1)])
+    runenv.script("codex", [{"http": http}])
+    res = cli("run")
+    assert res.code == 2
+    t = plan(project).task("1")
+    assert t.status == "failed" and t.attempts == 1
+    assert "log in to codex" in t.result and "Options:" in t.result
+    assert len(runenv.runs("codex")) == 1
+    assert "decision" in kinds(project)
+
+
+@pytest.mark.parametrize("http", [429, 500, 503])
+def test_rate_limit_and_server_errors_retry_then_succeed(cli, project, runenv, http):
+    write_plan(cli, project, [task(1)])
+    runenv.script("codex", [{"http": http}, step()])
+    assert cli("run").code == 0
+    t = plan(project).task("1")
+    assert t.status == "done" and t.attempts == 2
+    retry = next(e for e in events(project) if e["kind"] == "task_retry")
+    assert retry["action"] == "retry"
+
+
+def test_transient_failure_that_persists_fails_after_max_retries(cli, project, runenv, monkeypatch):
+    monkeypatch.setenv("MAESTRO_MAX_RETRIES", "2")
+    write_plan(cli, project, [task(1)])
+    runenv.default("codex", {"http": 429})
+    assert cli("run").code == 2
+    t = plan(project).task("1")
+    assert t.status == "failed" and t.attempts == 3 and "still failing after 3 attempts" in t.result
+    assert len(runenv.runs("codex")) == 3
+
+
+def test_turn_limit_retries_with_context(cli, project, runenv):
+    write_plan(cli, project, [task(1, tool="claude")])
+    runenv.script("claude", [{"turn_limit": True}, step()])
+    assert cli("run").code == 0
+    first, second = runenv.runs("claude")
+    assert "Retry context" not in prompt_of(first)
+    assert "ran out of turns" in prompt_of(second)
+    assert plan(project).task("1").attempts == 2
+
+
+def test_timeout_without_output_retries(cli, project, runenv, monkeypatch):
+    monkeypatch.setenv("MAESTRO_AGENT_TIMEOUT", "0.02")  # 1.2 s
+    write_plan(cli, project, [task(1)])
+    runenv.script("codex", [{"hang": True}, step()])
+    assert cli("run").code == 0
+    t = plan(project).task("1")
+    assert t.status == "done" and t.attempts == 2
+    assert "timeout" in next(e for e in events(project) if e["kind"] == "task_retry")["reason"]
+
+
+def test_bad_flag_fails_at_once(cli, project, runenv):
+    write_plan(cli, project, [task(1, tool="claude")])
+    runenv.script("claude", [{"sample": "claude_bad_flag"}])
+    assert cli("run").code == 2
+    t = plan(project).task("1")
+    assert t.status == "failed" and "rejected Maestro's command line" in t.result
+    assert len(runenv.runs("claude")) == 1
+
+
+def test_untrusted_folder_fails_at_once(cli, project, runenv):
+    from tests.fakes.samples import read_sample
+
+    write_plan(cli, project, [task(1, tool="gemini")])
+    runenv.script("gemini", [{"stdout": "", "stderr": read_sample("gemini_no_trust_env").stderr, "exit": 55}])
+    assert cli("run").code == 2
+    t = plan(project).task("1")
+    assert t.status == "failed" and "trust this folder" in t.result
+    assert len(runenv.runs("gemini")) == 1
+
+
+def test_garbage_output_fails_the_format_gate_then_blocks(cli, project, runenv, monkeypatch):
+    monkeypatch.setenv("MAESTRO_MAX_RETRIES", "1")
+    write_plan(cli, project, [task(1)])
+    runenv.default("codex", {"garbage": True})
+    assert cli("run").code == 2
+    t = plan(project).task("1")
+    assert t.status == "blocked" and t.result.startswith("needs decomposition")
+    assert t.attempts == 2
+    assert "Options: 1) provide clarification and retry" in t.result
+
+
+def test_missing_cli_blocks_before_dispatch_with_the_remedy(cli, project, runenv):
+    from maestro.spokes.registry import reset_availability_cache
+
+    write_plan(cli, project, [task(1, tool="codex")])
+    runenv.uninstall("codex")
+    reset_availability_cache()
+    assert cli("run").code == 2
+    t = plan(project).task("1")
+    assert t.status == "blocked" and "not dispatched: AAVSR Authority" in t.result and "codex" in t.result
+    assert runenv.runs("codex") == []
+
+
+def test_cli_gone_after_detection_fails_with_the_install_command(cli, project, runenv):
+    write_plan(cli, project, [task(1, tool="codex")])
+    cli("run", "--dry-run")  # detects codex (cached for this process)
+    runenv.uninstall("codex")
+    assert cli("run").code == 2
+    t = plan(project).task("1")
+    assert t.status == "failed" and "install it with `npm" in t.result
+
+
+def test_huge_output_is_handled(cli, project, runenv):
+    write_plan(cli, project, [task(1, tool="claude")])
+    runenv.script("claude", [step(huge_mb=3)])
+    assert cli("run").code == 0
+    assert plan(project).task("1").status == "done"
