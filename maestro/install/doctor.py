@@ -81,27 +81,23 @@ def _install_checks(scope: str, path: Path, s: Situation) -> list[Check]:
         root = s.project_root if item.root == "." else Path(item.root)
         label = f"{item.host} ({item.scope}" + ("" if item.form == "files" else f", {item.form}") + ")"
         modified, missing = [], []
-        for record in item.files:
+        records = [(r, False) for r in item.files] + [(r, True) for r in item.blocks]
+        for record, is_block in records:
+            name = f"{record.path} (Maestro block)" if is_block else record.path
             try:
                 real = inside(root, record.path)
-            except InstallError as error:
+                if not real.is_file():
+                    missing.append(name)
+                    continue
+                found = block.find(read_text(real), item.host, where=name) if is_block else None
+            except InstallError as error:  # an escaping path, a block without its end marker
                 checks.append(Check("installs", label, "fail", error.message, error.fix))
                 continue
-            if not real.is_file():
-                missing.append(record.path)
-            elif sha256(real.read_bytes()) != record.sha256:
-                modified.append(record.path)
-        for record in item.blocks:
-            try:
-                real = inside(root, record.path)
-            except InstallError as error:
-                checks.append(Check("installs", label, "fail", error.message, error.fix))
-                continue
-            found = block.find(read_text(real), item.host) if real.is_file() else None
-            if found is None:
-                missing.append(f"{record.path} (Maestro block)")
-            elif block_hash(found) != record.sha256:
-                modified.append(f"{record.path} (Maestro block)")
+            current = (block_hash(found) if found else None) if is_block else sha256(real.read_bytes())
+            if current is None:
+                missing.append(name)
+            elif current != record.sha256:
+                modified.append(name)
         where = f"{len(item.files)} files in {root}"
         reinstall = f"maestro install --host {item.host}" + (f" --scope {item.scope}" if item.form == "files" else f" --as {item.form}")
         if missing:

@@ -103,34 +103,33 @@ def _shown_map(target: Target, where: Where) -> dict[str, str]:
     return {rel: shown(target.root / rel, where.project_root, where.env)} if rel else {}
 
 
-def install(request: Request, where: Where, invocation: str) -> Report:
+def _operate(operation: str, request: Request, where: Where, invocation: str) -> Report:
     opts = RenderOptions(invocation=invocation, state_dir=where.state_dir)
     path = manifest_path(request.effective_scope, where.project_manifest, where.env)
     with _locked(path, request.dry_run):
         manifest = manifests.load(path)
-        targets = _targets(request, where, opts)
-        plans = [installer.plan_install(t, manifest, invocation=invocation, shown=_shown_map(t, where)) for t in targets]
-        if not request.dry_run:
+        plans = []
+        for target in _targets(request, where, opts):
+            shown_paths = _shown_map(target, where)
+            if operation == "install":
+                plans.append(installer.plan_install(target, manifest, invocation=invocation, shown=shown_paths))
+            else:
+                plans.append(installer.plan_uninstall(target, manifest, shown=shown_paths))
+        if not request.dry_run:  # every plan was made before anything is written
             for plan in plans:
                 installer.apply(plan, manifest)
             manifest.save()
-    return Report("install", request, plans, path, where)
+    if operation == "uninstall" and not request.dry_run and not manifest.installs:
+        _tidy(path, where)
+    return Report(operation, request, plans, path, where)
+
+
+def install(request: Request, where: Where, invocation: str) -> Report:
+    return _operate("install", request, where, invocation)
 
 
 def uninstall(request: Request, where: Where, invocation: str) -> Report:
-    opts = RenderOptions(invocation=invocation, state_dir=where.state_dir)
-    path = manifest_path(request.effective_scope, where.project_manifest, where.env)
-    with _locked(path, request.dry_run):
-        manifest = manifests.load(path)
-        targets = _targets(request, where, opts)
-        plans = [installer.plan_uninstall(t, manifest, shown=_shown_map(t, where)) for t in targets]
-        if not request.dry_run:
-            for plan in plans:
-                installer.apply(plan, manifest)
-            manifest.save()
-    if not request.dry_run and not manifest.installs:
-        _tidy(path, where)
-    return Report("uninstall", request, plans, path, where)
+    return _operate("uninstall", request, where, invocation)
 
 
 def _tidy(path: Path, where: Where) -> None:

@@ -147,3 +147,13 @@ def test_doctor_with_nothing_installed(cli, project, tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", f"{fake_bin(tmp_path, {})}:/usr/bin:/bin")
     res = cli("doctor")
     assert "Maestro is not installed into any host here." in res.out
+
+
+def test_doctor_reports_a_broken_block(cli, project, tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", f"{fake_bin(tmp_path, {})}:/usr/bin:/bin")
+    assert cli("install", "--host", "gemini").code == 0
+    gemini_md = project / "GEMINI.md"
+    gemini_md.write_text(gemini_md.read_text().replace("<!-- /Maestro -->", ""))
+    res = cli("doctor", "--json")
+    broken = [c for c in json.loads(res.out)["data"]["checks"] if "no end marker" in c["detail"]]
+    assert broken and broken[0]["level"] == "fail" and res.code == 1
