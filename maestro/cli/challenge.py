@@ -59,7 +59,6 @@ def answer_data(answer: Any) -> dict[str, Any]:
         "cost": result.cost if result else None,
         "cost_estimated": bool(result and result.cost_estimated),
         "duration_s": round(result.duration_s, 3) if result else None,
-        "argv": result.argv if result else [],
     }
     return data
 

@@ -245,13 +245,14 @@ def test_a_reviewer_that_tries_to_write_is_refused_by_its_read_only_invocation(c
     assert not (project / "NOTES.md").exists()
 
 
-def test_a_reviewer_that_edits_anyway_is_not_accepted(cli, store, fake_clis, project, monkeypatch):
-    monkeypatch.setenv("MAESTRO_REVIEW_ROUNDS", "1")
+def test_a_reviewer_that_edits_anyway_is_not_accepted(cli, store, fake_clis, project):
     # "force" stands for a CLI whose read-only mode failed: the file really changes.
     fake_clis.script("gemini", [{"text": verdict("approve"), "force": True,
                                  "write": {"path": "src/wc.py", "content": FIXED}}])
     res = cli("review", "1", "--auto")
     assert res.code == 1
+    assert "the reviewer changed the task's files while reviewing" in res.out
+    assert len(fake_clis.runs("gemini")) == 1  # its edits are not reviewed as the author's
     (review,) = store.load().reviews
     assert review.verdict is None and review.outcome == "needs-human"
     assert store.load().task("1").review == "needs-human"

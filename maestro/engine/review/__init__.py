@@ -20,7 +20,7 @@ from maestro.engine.review import diff as task_diff
 from maestro.engine.review.outcome import ReviewOutcome, accept, apply, described, plan_store, unchanged
 from maestro.engine.review.prompt import SYSTEM, build_prompt, revision_context
 from maestro.engine.review.record import log_row
-from maestro.engine.review.rounds import current_cycle, decide
+from maestro.engine.review.rounds import RoundDecision, current_cycle, decide
 from maestro.engine.review.verdict import parse_review
 from maestro.errors import MaestroError
 from maestro.state.model import Review
@@ -157,7 +157,7 @@ def _round(ctx: Any, task_id: str, *, tool: str | None, auto: bool, made: list[R
     check = _check(ctx, task)
     if check is not None and not check["passed"]:
         log_row(settings, action="Review", tool=None, role="validation", result=None, ok=False, task=task_id,
-                notes=f"`{task.validation}` exited {check['exit']}: no review")
+                notes=f"`{task.validation}` exited {check['exit']}: no review", goal=plan.goal)
         return ReviewOutcome(task_id, "validation-failed",
                              f"Task {task_id}'s validation `{task.validation}` exited {check['exit']}"
                              f"{' (timed out)' if check['timed_out'] else ''}: no reviewer was asked.",
@@ -183,18 +183,22 @@ def _round(ctx: Any, task_id: str, *, tool: str | None, auto: bool, made: list[R
     result = get_spoke(reviewer, settings).dispatch(request, base_env=dict(ctx.env))
     if not result.success:
         log_row(settings, action="Review", tool=reviewer, role="review", result=result, ok=False, task=task_id,
-                notes=result.error or "failed")
+                notes=result.error or "failed", goal=plan.goal)
         return ReviewOutcome(task_id, "reviewer-failed", f"the reviewer {reviewer} failed: {result.error}",
                              reviewer, notes=choice.notes, validation=check,
                              fix="fix the cause above, or pick another reviewer with --tool.")
     parsed = parse_review(result.text, task_id)
-    after = task_diff.diff_sha(task_diff.task_diff(settings.paths.root, task))
-    if after != sha:
+    edited = task_diff.diff_sha(task_diff.task_diff(settings.paths.root, task)) != sha
+    if edited:
         parsed.verdict = None
         parsed.problems.append("the reviewer changed the task's files; a reviewer reports, it does not edit")
     earlier = [f for r in cycle for f in r.findings]
     decision = decide(parsed.verdict, parsed.findings, round_no=round_no,
                       max_rounds=settings.review_rounds, earlier=earlier)
+    if edited:
+        # Its edits are now in the work: no later round may judge them as the author's.
+        decision = RoundDecision("needs-human", "the reviewer changed the task's files while reviewing; "
+                                 "check them with `git diff` before accepting anything")
     outcome = decision.outcome
     awaiting = outcome == "accepted" and not auto
     review = Review(
@@ -209,7 +213,8 @@ def _round(ctx: Any, task_id: str, *, tool: str | None, auto: bool, made: list[R
     made.append(review)
     summary = parsed.verdict or "format failure: " + "; ".join(parsed.problems)
     log_row(settings, action="Review", tool=reviewer, role="review", result=result, ok=parsed.verdict is not None,
-            task=task_id, notes=f"{review.id} round {round_no}: {summary} -> {review.outcome or 'awaiting acceptance'}")
+            task=task_id, notes=f"{review.id} round {round_no}: {summary} -> {review.outcome or 'awaiting acceptance'}",
+            goal=plan.goal)
     base = ReviewOutcome(task_id, outcome, decision.reason, reviewer, notes=choice.notes, validation=check)
     if outcome == "format-failure":
         # Recorded, never accepted; the next round asks again (the cap bounds the cost).
