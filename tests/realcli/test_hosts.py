@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -38,8 +39,9 @@ def needs(name: str) -> Path:
     exe = hostenv.executable(name)
     if exe is None:
         pytest.skip(f"{name} not installed: set MAESTRO_REALCLI_DIR to an npm prefix holding the pinned CLIs")
-    version = hostenv.run([str(exe), "--version"], cwd=Path("/"), env={"PATH": hostenv.node_dir() + ":/usr/bin:/bin",
-                                                                       "HOME": "/tmp"}).stdout
+    with tempfile.TemporaryDirectory() as home:
+        env = {"PATH": hostenv.node_dir() + ":/usr/bin:/bin", "HOME": home}
+        version = hostenv.run([str(exe), "--version"], cwd=Path(home), env=env).stdout
     if hostenv.PINNED[name] not in version:
         pytest.skip(f"{name} is {version.strip()!r}, these tests pin {hostenv.PINNED[name]}")
     return exe
@@ -149,3 +151,23 @@ def test_codex_injects_the_skill_and_runs_maestro(cli, planned, temp_home):
         texts = [m["item"].get("text", "") for m in messages if m.get("type") == "item.completed"]
         assert any("Add user authentication" in t for t in texts), texts
         assert fake.seen("$maestro plan|challenge|run|review|status|report")  # AGENTS.md stub
+
+
+@pytest.mark.parametrize("host", ["claude", "gemini", "codex"])
+def test_user_scope_install_is_found_from_the_home_folder(cli, planned, temp_home, host):
+    exe = needs(host)
+    assert cli("install", "--host", host, "--scope", "user").code == 0
+    with FakeModel() as fake:
+        if host == "claude":
+            env = hostenv.claude_env(temp_home, fake.url, shell_path())
+            argv = [str(exe), "-p", "/maestro:status", "--output-format", "json"]
+        elif host == "gemini":
+            env = hostenv.gemini_env(temp_home, fake.url, shell_path())
+            argv = [str(exe), "-p", "/maestro:status", "-o", "json", "--skip-trust", "-m", "gemini-2.5-flash"]
+        else:
+            env = hostenv.codex_env(temp_home, fake.url, shell_path())
+            argv = [str(exe), "exec", "--json", "--skip-git-repo-check", "$maestro status"]
+        out = hostenv.run(argv, cwd=planned, env=env)
+        assert out.code == 0, out.stderr[-2000:]
+        assert fake.seen("plan|challenge|run|review|status|report. State .ai/MAESTRO.md")  # the user stub
+        assert fake.seen("verbs/<verb>.md" if host == "codex" else STATUS_BODY)
