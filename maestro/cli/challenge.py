@@ -73,8 +73,8 @@ def _answer_text(answer: Any) -> list[str]:
         f"{_money(result.cost, result.cost_estimated)}, {result.duration_s:.0f}s):"
     )
     if not challenge.parsed:
-        return [head, "  the answer did not follow the format; it is kept verbatim under "
-                f"## Challenges ({challenge.id}) for the hub to read."]
+        return [head, ("  the answer did not follow the format; it is kept verbatim under "
+                       f"## Challenges ({challenge.id}) for the hub to read.")]
     if not challenge.findings:
         return [head, "  no findings in any category."]
     lines = [head]

@@ -60,7 +60,8 @@ def store(cli, project, fake_clis):
     (project / "src").mkdir()
     (project / "src" / "wc.py").write_text(FIRST, encoding="utf-8")
     store = PlanStore(ProjectPaths(project))
-    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=project, capture_output=True, text=True).stdout.strip()
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=project, capture_output=True, text=True,
+                          check=True).stdout.strip()
     with store.edit() as plan:
         task = plan.task("1")
         task.status, task.result, task.attempts, task.session = "done", "count_words added.", 1, "thread-1"
@@ -137,7 +138,7 @@ def test_request_changes_goes_back_to_the_author_and_is_reviewed_again(cli, stor
     assert "major: src/wc.py: count_words has no type hints" in prompt
     assert "resume" not in revision["argv"]  # codex cannot resume a session: a new dispatch
     assert (project / "src" / "wc.py").read_text(encoding="utf-8") == FIXED
-    first, second = fake_clis.runs("gemini")
+    _, second = fake_clis.runs("gemini")
     assert "# Earlier review rounds" in prompt_of(second) and "count_words has no type hints" in prompt_of(second)
     assert '+    """Words in text."""' in prompt_of(second)  # round 2 sees the revised diff
     plan = store.load()
@@ -277,9 +278,9 @@ def test_only_one_cli_installed_says_so_plainly(cli, store, fake_clis):
     assert res.code == 0, res.out
     (outcome,) = json.loads(res.out)["data"]["outcomes"]
     assert outcome["reviewer"] == "codex"
-    assert outcome["notes"] == [
+    assert outcome["notes"] == [(
         "only codex is installed, so the reviewer is the same vendor as the task's author (codex): "
-        "install another CLI (e.g. `npm install -g @google/gemini-cli`) for a cross-vendor opinion."]
+        "install another CLI (e.g. `npm install -g @google/gemini-cli`) for a cross-vendor opinion.")]
 
 
 def test_without_task_id_reviews_every_done_unreviewed_task(cli, store, fake_clis):

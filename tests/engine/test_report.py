@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import subprocess
+from datetime import UTC
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,7 @@ from tests.engine.sample_runs import failing_run, finished_run
 
 MERMAID_JS = Path(__file__).resolve().parent / "mermaid_js"
 FAKE_NOW = "2026-11-21T12:10:00Z"
+GANTT_HEAD = "gantt\n  title x\n  dateFormat YYYY-MM-DD HH:mm:ss\n  axisFormat %H:%M:%S\n  section a\n"
 
 
 class MarkdownSnapshot(SingleFileSnapshotExtension):
@@ -166,10 +168,8 @@ def test_labels_escape_what_mermaid_would_read():
         ('flowchart LR\n  t1["a"]:::done\n  t1 --> t2\n  classDef done fill:#fff', "undeclared node t2"),
         ('flowchart LR\n  t1["a "b""]:::done\n  classDef done fill:#fff', "not a node"),
         ('flowchart LR\n  t1["a"]:::done', "no classDef"),
-        ("gantt\n  title x\n  dateFormat YYYY-MM-DD HH:mm:ss\n  axisFormat %H:%M:%S\n  section a\n"
-         "    b :done, d1, 2026-02-30 12:00:00, 2026-02-30 12:00:05", "date does not exist"),
-        ("gantt\n  title x\n  dateFormat YYYY-MM-DD HH:mm:ss\n  axisFormat %H:%M:%S\n  section a\n"
-         "    b: c :done, d1, 2026-01-01 12:00:00, 2026-01-01 12:00:05", "not a section or bar"),
+        (GANTT_HEAD + "    b :done, d1, 2026-02-30 12:00:00, 2026-02-30 12:00:05", "date does not exist"),
+        (GANTT_HEAD + "    b: c :done, d1, 2026-01-01 12:00:00, 2026-01-01 12:00:05", "not a section or bar"),
         ("graph TD\n  a --> b", "expected 'flowchart"),
     ],
 )
@@ -178,9 +178,9 @@ def test_strict_check_catches_broken_diagrams(text, problem):
 
 
 def test_gantt_bars_never_have_zero_length():
-    from datetime import datetime, timezone
+    from datetime import datetime
 
-    moment = datetime(2026, 11, 21, 12, 0, tzinfo=timezone.utc)
+    moment = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
     text = gantt([Bar("Task 1", "sim: dispatch; #2", moment, moment)])
     assert "    sim dispatch 2 :done, d1, 2026-11-21 12:00:00, 2026-11-21 12:00:01" in text
     assert check(text) == []

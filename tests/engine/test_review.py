@@ -12,7 +12,6 @@ from maestro.engine.review.rounds import current_cycle, decide, same_finding
 from maestro.engine.review.verdict import FORMAT_SPEC, parse_review
 from maestro.state.model import Finding, Receipt, Review, Task
 
-
 # ---- review verdict block -------------------------------------------------------------
 
 
@@ -144,7 +143,8 @@ def test_diff_is_taken_from_the_commit_the_task_ran_on(project):
     (project / "a.py").write_text("one\n", encoding="utf-8")
     _git(project, "add", ".")
     _git(project, "commit", "-q", "-m", "start")
-    base = subprocess.run(["git", "rev-parse", "HEAD"], cwd=project, capture_output=True, text=True).stdout.strip()
+    base = subprocess.run(["git", "rev-parse", "HEAD"], cwd=project, capture_output=True, text=True,
+                          check=True).stdout.strip()
     (project / "a.py").write_text("one\ntwo\n", encoding="utf-8")
     _git(project, "commit", "-q", "-am", "a person committed the task's work")
     task = Task("1", "t", files=["a.py"], receipt=Receipt(commit=base))

@@ -10,8 +10,9 @@ flagged as unparsed.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from maestro.state.model import CHALLENGE_CATEGORIES, Finding
 
@@ -24,16 +25,16 @@ _HEADING_WORDS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("scope", ("scope",)),
     ("alternatives", ("alternative",)),
 )
-_EMPTY_ITEM = re.compile(r"^(none|n/?a|nothing|no (issues?|concerns?|findings?)( found)?)\b[.!]?$", re.I)
+_EMPTY_ITEM = re.compile(r"^(none|n/?a|nothing|no (issues?|concerns?|findings?)( found)?)\b[.!]?$", re.IGNORECASE)
 # "Task 2: ...", "[Task 2] ...", "(T2) ...", "T2 - ...": a prefix naming the task, dropped
 # from the text. "Task 3 is too large" keeps its words and still names Task 3.
 _LEADING_TASK = re.compile(
     r"^\s*(?:\[(?:task|t)\s*#?\s*(?P<a>[0-9]+(?:\.[0-9]+)*)\]"
     r"|\((?:task|t)\s*#?\s*(?P<b>[0-9]+(?:\.[0-9]+)*)\)"
     r"|(?:task|t)\s*#?\s*(?P<c>[0-9]+(?:\.[0-9]+)*)\s*[:.)\-–—])\s*[:\-–—]?\s*",
-    re.I,
+    re.IGNORECASE,
 )
-_ANY_TASK = re.compile(r"\btasks?\s*#?\s*([0-9]+(?:\.[0-9]+)*)\b", re.I)
+_ANY_TASK = re.compile(r"\btasks?\s*#?\s*([0-9]+(?:\.[0-9]+)*)\b", re.IGNORECASE)
 
 
 @dataclass

@@ -8,8 +8,8 @@ comes from the same vendor, and the caller says so.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable
 
 from maestro.errors import SpokeError
 
@@ -77,7 +77,7 @@ def choose(
     return Choice(
         [only],
         [
-            f"only {only} is installed, so the {role} is the same vendor as {of or 'the work'}: "
-            f"install another CLI (e.g. `{INSTALL[PREFERENCE.get(only, _ANY)[0]]}`) for a cross-vendor opinion."
+            (f"only {only} is installed, so the {role} is the same vendor as {of or 'the work'}: "
+             f"install another CLI (e.g. `{INSTALL[PREFERENCE.get(only, _ANY)[0]]}`) for a cross-vendor opinion.")
         ],
     )

@@ -9,13 +9,14 @@ Log rows are written when a dispatch ends, so a row's time is its end.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
-from typing import Any, Mapping
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from maestro import clock
 from maestro.engine.budgets import Limits, limits_for
-from maestro.state.model import Plan, Task, Usage
+from maestro.state.model import Challenge, Plan, Review, Task, Usage
 
 
 @dataclass
@@ -118,20 +119,20 @@ def place_rows(log: Any) -> list[Dispatch]:
     placed: list[Dispatch] = []
     for number, session in enumerate(log.sessions if log else []):
         try:
-            day = datetime.strptime(session.stamp, "%Y-%m-%d %H:%M UTC").replace(tzinfo=timezone.utc)
+            day = datetime.strptime(session.stamp, "%Y-%m-%d %H:%M UTC").replace(tzinfo=UTC)
         except ValueError:
             day = None
         last = day
         for row in session.rows:
             end = None
-            if day is not None:
+            if last is not None:
                 try:
                     moment = datetime.strptime(row.time, "%H:%M:%S").time()
                 except ValueError:
                     moment = None
                 if moment is not None:
-                    end = datetime.combine(last.date(), moment, tzinfo=timezone.utc)
-                    if last is not None and end < last - timedelta(hours=1):
+                    end = datetime.combine(last.date(), moment, tzinfo=UTC)
+                    if end < last - timedelta(hours=1):
                         end += timedelta(days=1)
                     last = end
             if row.tool:
@@ -198,8 +199,9 @@ def cli_figures(plan: Plan, dispatches: list[Dispatch]) -> list[CliFigures]:
             cli.retries += max(0, task.attempts - 1)
             cli.failures += int(task.status in ("failed", "blocked"))
             cli.money.add(task.cost, task.cost_estimated)
-    for record in [*plan.reviews, *plan.challenges]:
-        tool = getattr(record, "reviewer", None) or getattr(record, "challenger", None)
+    records: list[tuple[str, Review | Challenge]] = [(r.reviewer, r) for r in plan.reviews]
+    records += [(c.challenger, c) for c in plan.challenges]
+    for tool, record in records:
         cli = entry(tool)
         cli.dispatches += 1
         cli.tokens += record.usage.total
@@ -214,7 +216,8 @@ def total_money(plan: Plan) -> tuple[Usage, Money]:
         usage = usage + task.usage
         if task.attempts or not task.usage.is_zero():
             money.add(task.cost, task.cost_estimated)
-    for record in [*plan.reviews, *plan.challenges]:
+    records: list[Review | Challenge] = [*plan.reviews, *plan.challenges]
+    for record in records:
         usage = usage + record.usage
         money.add(record.cost, record.cost_estimated)
     return usage, money
@@ -256,9 +259,9 @@ def timing(plan: Plan, figures: list[TaskFigures], dispatches: list[Dispatch]) -
     result = Timing(min(starts) if starts else None, max(ends) if ends else None)
     durations = {f.task.id: f.duration_s for f in figures if f.duration_s is not None}
     result.busy_s = sum(durations.values())
-    ran = [f for f in figures if f.started and f.finished]
-    if ran:
-        result.task_span_s = (max(f.finished for f in ran) - min(f.started for f in ran)).total_seconds()
+    spans = [(f.started, f.finished) for f in figures if f.started and f.finished]
+    if spans:
+        result.task_span_s = (max(end for _, end in spans) - min(start for start, _ in spans)).total_seconds()
     if durations:
         result.critical_s, result.critical_path = graph.critical_path(plan.tasks, durations)
     return result

@@ -46,8 +46,8 @@ def summary_rows(report: Report) -> list[list[str]]:
     if plan.source:
         rows.append(["Planned", f"by {plan.source.hub}, {plan.source.time}"])
     if timing.wall_s is not None:
-        rows.append(["Wall time", f"{duration_text(timing.wall_s)} ({_clock(timing.start)} to "
-                                  f"{_clock(timing.end)} UTC)"])
+        between = f"{_clock(timing.start)} to {_clock(timing.end)} UTC"
+        rows.append(["Wall time", f"{duration_text(timing.wall_s)} ({between})"])
     if timing.busy_s:
         span = timing.task_span_s
         parallel = f" over {duration_text(span)}: {timing.busy_s / span:.1f}x in parallel" if span else ""
@@ -103,8 +103,8 @@ def _timeline_section(report: Report) -> list[str]:
              duration_text(f.waited_s), duration_text(f.queued_s)] for f in report.figures if f.started]
     if rows:
         lines += table(["Task", "Started", "Finished", "Duration", "Waiting on dependencies", "Queued"], rows)
-        lines += ["", "Waiting on dependencies: from the run's start until the task's last dependency finished. "
-                      "Queued: ready, but waiting for a free slot.", ""]
+        lines += ["", ("Waiting on dependencies: from the run's start until the task's last dependency "
+                       "finished. Queued: ready, but waiting for a free slot."), ""]
     else:
         lines += ["No task has started yet.", ""]
     return lines
@@ -159,8 +159,8 @@ def _budget_section(report: Report) -> list[str]:
     if not flagged:
         lines.append(f"All {len(report.checks)} checked dispatch(es) stayed within budget.")
     what = "dispatch" if report.has_log else "task (its tokens divided by its attempts: no log)"
-    return lines + ["", f"Checked per {what} against the thresholds above (defaults or `[budgets.CLI]` in "
-                        "the config); over the abort threshold a streaming CLI is stopped.", ""]
+    return lines + ["", (f"Checked per {what} against the thresholds above (defaults or `[budgets.CLI]` "
+                         "in the config); over the abort threshold a streaming CLI is stopped."), ""]
 
 
 def _challenges_section(report: Report) -> list[str]:
@@ -185,7 +185,7 @@ def _reviews_section(report: Report) -> list[str]:
         return []
     rows = []
     for r in reviews:
-        counts = {}
+        counts: dict[str, int] = {}
         for f in r.findings:
             counts[f.severity or "note"] = counts.get(f.severity or "note", 0) + 1
         found = ", ".join(f"{n} {s}" for s, n in counts.items()) or "-"

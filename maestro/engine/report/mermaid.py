@@ -10,9 +10,9 @@ docs/review-and-report.md), so the Python check is tied to what Mermaid accepts.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Iterable
 
 from maestro.state.model import STATUSES, Task
 

@@ -11,7 +11,7 @@ from maestro.engine.report.collect import BudgetCheck, CliFigures, Dispatch, Tas
 from maestro.logfile import TOOL_SHORT
 from maestro.state.model import Plan, Review
 
-_TRANSIENT = re.compile(r"rate.?limit|timeout|timed out|network|server|transient|\b5\d\d\b|\b429\b", re.I)
+_TRANSIENT = re.compile(r"rate.?limit|timeout|timed out|network|server|transient|\b5\d\d\b|\b429\b", re.IGNORECASE)
 
 
 def tokens_text(tokens: int | None) -> str:
@@ -22,7 +22,7 @@ def duration_text(seconds: float | None) -> str:
     """45s, 1m 05s, 2h 03m: the forms the log uses."""
     if seconds is None:
         return "-"
-    whole = int(round(seconds))
+    whole = round(seconds)
     if whole >= 3600:
         return f"{whole // 3600}h {whole % 3600 // 60:02d}m"
     if whole >= 60:
@@ -94,8 +94,9 @@ def plan_narrative(plan: Plan, figures: list[TaskFigures]) -> list[str]:
     for challenge in plan.challenges:
         state = "parsed" if challenge.parsed else "kept verbatim (did not parse)"
         count = sum(len(v) for v in challenge.findings.values())
-        events.append((challenge.time, f"`{challenge.time}` {tool_name(challenge.challenger)} challenged the plan "
-                                       f"({challenge.id}): {count} findings, {state}"))
+        who = tool_name(challenge.challenger)
+        text = f"`{challenge.time}` {who} challenged the plan ({challenge.id}): {count} findings, {state}"
+        events.append((challenge.time, text))
     for fig in figures:
         task = fig.task
         if not task.started:
@@ -110,9 +111,10 @@ def plan_narrative(plan: Plan, figures: list[TaskFigures]) -> list[str]:
             text += f". {task.result}"
         events.append((task.started, text))
     for review in plan.reviews:
-        events.append((review.time, f"`{review.time}` {tool_name(review.reviewer)} reviewed Task {review.task} "
-                                    f"(round {review.round}): {review.verdict or 'no valid verdict'}"
-                                    f" → {review.outcome or '-'}"))
+        verdict = review.verdict or "no valid verdict"
+        text = (f"`{review.time}` {tool_name(review.reviewer)} reviewed Task {review.task} (round {review.round}): "
+                f"{verdict} → {review.outcome or '-'}")
+        events.append((review.time, text))
     return [text for _, text in sorted(events, key=lambda e: e[0])]
 
 
@@ -143,7 +145,7 @@ def resolutions(plan: Plan, dispatches: list[Dispatch]) -> list[str]:
         if not (troubled or reviews or task.status in ("failed", "blocked")):
             continue
         steps = []
-        before = dict((id(retry), failed) for retry, failed in retries(rows))
+        before = {id(retry): failed for retry, failed in retries(rows)}
         for row in rows:
             what = f"{rung(before[id(row)])} on" if row.retry else f"{row.action.lower()} on"
             if row.failed:

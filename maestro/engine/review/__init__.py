@@ -11,13 +11,21 @@ the task is reviewed again, up to ``settings.review_rounds`` rounds.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from maestro import clock
 from maestro.engine.challenge import next_id, timeout_s
 from maestro.engine.challenge.vendors import choose
 from maestro.engine.review import diff as task_diff
-from maestro.engine.review.outcome import ReviewOutcome, accept, apply, described, plan_store, unchanged
+from maestro.engine.review.outcome import (
+    ReviewOutcome,
+    accept,
+    apply,
+    described,
+    plan_store,
+    unchanged,
+)
 from maestro.engine.review.prompt import SYSTEM, build_prompt, revision_context
 from maestro.engine.review.record import log_row
 from maestro.engine.review.rounds import RoundDecision, current_cycle, decide

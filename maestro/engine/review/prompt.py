@@ -50,9 +50,9 @@ def _earlier(rounds: list[Review]) -> list[str]:
     if not lines:
         return []
     return ["# Earlier review rounds", "", *lines, "",
-            "The author has revised the work since. Say which of these findings are settled. Repeat a "
-            "critical or major finding only if it is still there; raise a new one only for a real problem "
-            "that the earlier rounds missed, not for a preference.", ""]
+            ("The author has revised the work since. Say which of these findings are settled. Repeat a "
+             "critical or major finding only if it is still there; raise a new one only for a real problem "
+             "that the earlier rounds missed, not for a preference."), ""]
 
 
 def build_prompt(task: Task, diff_text: str, validation_note: str, earlier: list[Review]) -> str:
@@ -95,8 +95,8 @@ def build_prompt(task: Task, diff_text: str, validation_note: str, earlier: list
 def revision_context(review: Review) -> str:
     """What the author's next dispatch is told: the findings to address."""
     # "Review findings" starts the text: the engine keeps it in the prompts of later retries.
-    lines = [f"Review findings to address (reviewer {review.reviewer}, round {review.round}): the reviewer "
-             "requested changes to your work on this task. Address each finding below, keep the rest of "
-             "the work as it is, and report again:"]
+    lines = [(f"Review findings to address (reviewer {review.reviewer}, round {review.round}): the reviewer "
+              "requested changes to your work on this task. Address each finding below, keep the rest of "
+              "the work as it is, and report again:")]
     lines.extend(f"- {f.severity or 'note'}: {f.text}" for f in review.findings)
     return "\n".join(lines)

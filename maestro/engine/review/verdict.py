@@ -39,10 +39,10 @@ Rules: one `verdict:` line first; then one `- severity: text` line per finding (
 to continue the finding above it), or `- none`. approve may carry only minor and note
 findings; request-changes and flag need at least one finding."""
 
-_VERDICT = re.compile(r"^verdict\s*:\s*(?P<value>.+?)\s*$", re.I)
-_FINDING = re.compile(r"^[-*]\s*(?P<severity>[a-z]+)\s*:\s*(?P<text>.+?)\s*$", re.I)
-_NONE = re.compile(r"^[-*]\s*none\.?\s*$", re.I)
-_FINDINGS_LABEL = re.compile(r"^findings\s*:\s*$", re.I)
+_VERDICT = re.compile(r"^verdict\s*:\s*(?P<value>.+?)\s*$", re.IGNORECASE)
+_FINDING = re.compile(r"^[-*]\s*(?P<severity>[a-z]+)\s*:\s*(?P<text>.+?)\s*$", re.IGNORECASE)
+_NONE = re.compile(r"^[-*]\s*none\.?\s*$", re.IGNORECASE)
+_FINDINGS_LABEL = re.compile(r"^findings\s*:\s*$", re.IGNORECASE)
 
 
 @dataclass
