@@ -13,8 +13,17 @@ import pytest
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
 from maestro.engine.report import build_report, render_markdown, report_data
-from maestro.engine.report.mermaid import Bar, check, flowchart, gantt, node_label
-from maestro.state.model import Task
+from maestro.engine.report.mermaid import (
+    MAX_EDGES,
+    MAX_TEXT,
+    Bar,
+    check,
+    flowchart,
+    gantt,
+    node_label,
+)
+from maestro.logfile import LogRow, LogSession, ParsedLog
+from maestro.state.model import Plan, Task
 from tests.engine.sample_runs import failing_run, finished_run
 
 MERMAID_JS = Path(__file__).resolve().parent / "mermaid_js"
@@ -186,6 +195,32 @@ def test_gantt_bars_never_have_zero_length():
     assert check(text) == []
 
 
+def large_run(n: int = 700) -> tuple[Plan, ParsedLog]:
+    """A chain-and-fan plan past Mermaid's limits: n tasks, about 2n dependencies."""
+    tasks, rows = [], []
+    for i in range(1, n + 1):
+        depends = [str(d) for d in (i - 1, i - 7) if d >= 1]
+        stamp = f"2026-11-21T{12 + i // 3600:02d}:{i // 60 % 60:02d}:{i % 60:02d}Z"
+        tasks.append(Task(str(i), f"Step {i}", status="failed" if i == 350 else "done", tool="codex",
+                          depends=depends, attempts=1, started=stamp, finished=stamp))
+        rows.append(LogRow(time=stamp, actor="Hub", action="Dispatch", target=f"Task {i}", tokens=1000,
+                           duration_s=1, outcome="✅", tool="codex", task=str(i)))
+    return Plan(goal="large", tasks=tasks), ParsedLog(sessions=[LogSession("2026-11-21 12:00 UTC", "large", rows=rows)])
+
+
+def test_large_runs_are_drawn_coarser_so_mermaid_still_draws_them():
+    plan, log = large_run()
+    assert check(flowchart(plan.tasks))[0].endswith(f"Mermaid draws fewer than {MAX_EDGES}")
+    report = build_report(plan, log)
+    assert report.flowchart_note and "one node per group of waves" in report.flowchart_note
+    assert report.gantt_note and "one bar per" in report.gantt_note
+    for text in (report.flowchart, report.gantt):
+        assert check(text) == [] and len(text) <= MAX_TEXT
+    assert 'Waves 349-352: 4 tasks (3 done, 1 failed)"]:::failed' in report.flowchart  # the most urgent wins
+    markdown = render_markdown(report)
+    assert f"> {report.flowchart_note}" in markdown and f"> {report.gantt_note}" in markdown
+
+
 def _mermaid_js_ready() -> bool:
     return shutil.which("node") is not None and (MERMAID_JS / "node_modules" / "mermaid").is_dir()
 
@@ -204,6 +239,8 @@ def test_diagrams_parse_with_mermaid_itself():
         plan, log = run()
         texts += diagrams(render_markdown(build_report(plan, log)))
         texts += diagrams(render_markdown(build_report(plan, None)))
+    big = build_report(*large_run())
+    texts += [big.flowchart, big.gantt]
     texts.append(flowchart([Task("1", 'Quote " and <tag> and #5; `x`', depends=[]),
                             Task("1.1", "end", depends=["1"], status="failed")]))
     broken = 'flowchart LR\n  t1["a"]:::done\n  t1 -->'

@@ -111,5 +111,6 @@ def report_data(report: Report) -> dict[str, Any]:
         ],
         "resolutions": report.resolutions,
         "recommendations": report.recommendations,
-        "diagrams": {"flowchart": report.flowchart, "gantt": report.gantt},
+        "diagrams": {"flowchart": report.flowchart, "gantt": report.gantt,
+                     "flowchart_note": report.flowchart_note, "gantt_note": report.gantt_note},
     }

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
 from maestro import clock
-from maestro.engine.report import collect, mermaid, story
+from maestro.engine.report import collect, diagrams, story
 from maestro.state.model import Plan, Usage
 
 
@@ -34,36 +33,10 @@ class Report:
     recommendations: list[str]
     flowchart: str
     gantt: str | None
-    bars: list[mermaid.Bar]
+    flowchart_note: str | None = None  # set when the graph is drawn coarser than task by task
+    gantt_note: str | None = None
     budgets: dict[str, collect.Limits] = field(default_factory=dict)
     missing: list[str] = field(default_factory=list)
-
-
-def _bars(plan: Plan, figures: list[collect.TaskFigures], dispatches: list[collect.Dispatch]) -> list[mermaid.Bar]:
-    bars: list[mermaid.Bar] = []
-    if dispatches:
-        for item in dispatches:
-            if item.end is None or item.start is None:
-                continue
-            row = item.row
-            section = f"Task {row.task}" if row.task else row.action
-            label = f"{story.tool_name(row.tool)} {row.action.lower()}" + (" (retry)" if row.retry and
-                                                                             not row.action.lower().startswith("retry") else "")
-            bars.append(mermaid.Bar(section, label, item.start, item.end, "crit" if row.failed else "done"))
-    else:
-        now = clock.utc_now()
-        for fig in figures:
-            if fig.started is None:
-                continue
-            task = fig.task
-            tag = {"done": "done", "running": "active"}.get(task.status, "crit")
-            label = f"{story.tool_name(task.tool)}, {task.attempts or 1} attempt(s)"
-            bars.append(mermaid.Bar(f"Task {task.id}", label, fig.started, fig.finished or now, tag))
-    # Sections in order of their first bar; bars in time order within a section.
-    first: dict[str, datetime] = {}
-    for bar in bars:
-        first[bar.section] = min(first.get(bar.section, bar.start), bar.start)
-    return sorted(bars, key=lambda b: (first[b.section], b.section, b.start))
 
 
 def build_report(
@@ -102,7 +75,8 @@ def build_report(
         tokens = sum(d.row.tokens or 0 for d in dispatches)
         for item in dispatches:
             money.add(item.row.cost, item.row.cost_estimated)
-    bars = _bars(plan, figures, dispatches)
+    graph_text, graph_note = diagrams.dependency_graph(plan.tasks)
+    gantt_text, gantt_note = diagrams.timeline(plan.tasks, figures, dispatches)
     tools = sorted({c.tool for c in clis if c.tool})
     return Report(
         plan=plan,
@@ -124,9 +98,10 @@ def build_report(
         resolutions=story.resolutions(plan, dispatches),
         recommendations=story.recommendations(plan, figures, clis, checks, dispatches,
                                               has_log=has_log, max_concurrent=max_concurrent),
-        flowchart=mermaid.flowchart(plan.tasks),
-        gantt=mermaid.gantt(bars) if bars else None,
-        bars=bars,
+        flowchart=graph_text,
+        gantt=gantt_text,
+        flowchart_note=graph_note,
+        gantt_note=gantt_note,
         budgets={tool: collect.limits_for(tool, budgets) for tool in tools},
         missing=missing,
     )

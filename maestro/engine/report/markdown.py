@@ -71,7 +71,10 @@ def summary_rows(report: Report) -> list[list[str]]:
 
 
 def _plan_section(report: Report) -> list[str]:
-    lines = ["## Plan", "", "Dependency graph, colored by status:", "", "```mermaid", report.flowchart, "```", ""]
+    lines = ["## Plan", ""]
+    if report.flowchart_note:
+        lines += [f"> {report.flowchart_note}", ""]
+    lines += ["Dependency graph, colored by status:", "", "```mermaid", report.flowchart, "```", ""]
     rows = [[t.id, t.title, t.specialist or "-", tool_name(t.tool), ", ".join(t.depends) or "-", t.status,
              t.review or "-"] for t in report.plan.tasks]
     if rows:
@@ -96,9 +99,12 @@ def _steps_section(report: Report) -> list[str]:
 
 def _timeline_section(report: Report) -> list[str]:
     lines = ["## Timeline", ""]
+    if report.gantt_note:
+        lines += [f"> {report.gantt_note}", ""]
     if report.gantt:
         what = "each dispatch" if report.has_log else "each task, first start to last finish"
-        lines += [f"Timeline of {what} (UTC); failed ones in red:", "", "```mermaid", report.gantt, "```", ""]
+        intro = "Timeline (UTC)" if report.gantt_note else f"Timeline of {what} (UTC)"
+        lines += [f"{intro}; failed ones in red:", "", "```mermaid", report.gantt, "```", ""]
     rows = [[f.task.id, _clock(f.started), _clock(f.finished), duration_text(f.duration_s),
              duration_text(f.waited_s), duration_text(f.queued_s)] for f in report.figures if f.started]
     if rows:

@@ -25,6 +25,10 @@ STATUS_STYLE = {
     "blocked": "fill:#fef3c7,stroke:#d97706,color:#78350f",
 }
 BAR_TAGS = ("done", "crit", "active")
+# Mermaid's defaults: a longer diagram text is not drawn, and a flowchart with this many
+# edges is refused. Both are site settings a diagram cannot raise (the "secure" keys).
+MAX_TEXT = 50_000
+MAX_EDGES = 500
 DATE_FORMAT = "YYYY-MM-DD HH:mm:ss"
 _PY_DATE = "%Y-%m-%d %H:%M:%S"
 LABEL_MAX = 48
@@ -82,6 +86,28 @@ def flowchart(tasks: Iterable[Task], direction: str = "LR") -> str:
     return "\n".join(lines)
 
 
+def chain_flowchart(groups: Iterable[tuple[str, str]], direction: str = "LR") -> str:
+    """Nodes ``w1 --> w2 --> ...`` from (label, status) pairs: the plan's waves, for a plan
+    too large to draw task by task."""
+    lines = [f"flowchart {direction}"]
+    count = 0
+    for count, (label, state) in enumerate(groups, start=1):
+        state = state if state in STATUSES else "pending"
+        lines.append(f'  w{count}["{node_label(label)}"]:::{state}')
+    lines += [f"  w{i} --> w{i + 1}" for i in range(1, count)]
+    lines += [f"  classDef {state} {STATUS_STYLE[state]}" for state in STATUSES]
+    return "\n".join(lines)
+
+
+def edge_count(text: str) -> int:
+    return sum(1 for line in text.split("\n") if " --> " in line)
+
+
+def fits(text: str) -> bool:
+    """Whether Mermaid, as configured by default (GitHub included), draws ``text``."""
+    return len(text) <= MAX_TEXT and edge_count(text) < MAX_EDGES
+
+
 def gantt(bars: Iterable[Bar], title: str = "Dispatches") -> str:
     lines = [
         "gantt",
@@ -106,7 +132,7 @@ def gantt(bars: Iterable[Bar], title: str = "Dispatches") -> str:
 
 # ---- the strict check ----------------------------------------------------------------
 
-_ID = r"t[0-9]+(?:_[0-9]+)*"
+_ID = r"(?:t[0-9]+(?:_[0-9]+)*|w[0-9]+)"
 _LABEL_BAD = re.compile(r'["<>`\n]|#(?![0-9]+;|quot;|lt;|gt;)')
 _FLOW = {
     "node": re.compile(rf'^  (?P<id>{_ID})\["(?P<label>[^"\n]*)"\]:::(?P<cls>[a-z]+)$'),
@@ -129,10 +155,15 @@ def check(text: str) -> list[str]:
     """Problems with a diagram of one of the two shapes above; empty means it is valid."""
     lines = text.split("\n")
     head = lines[0] if lines else ""
+    size = []
+    if len(text) > MAX_TEXT:
+        size.append(f"{len(text):,} characters: Mermaid draws at most {MAX_TEXT:,}")
+    if head.startswith("flowchart") and edge_count(text) >= MAX_EDGES:
+        size.append(f"{edge_count(text)} edges: Mermaid draws fewer than {MAX_EDGES}")
     if re.fullmatch(r"flowchart (TD|LR)", head):
-        return _check_flowchart(lines[1:])
+        return size + _check_flowchart(lines[1:])
     if head == "gantt":
-        return _check_gantt(lines[1:])
+        return size + _check_gantt(lines[1:])
     return [f"line 1: expected 'flowchart LR|TD' or 'gantt', found {head!r}"]
 
 
