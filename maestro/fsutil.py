@@ -6,15 +6,16 @@ import contextlib
 import fcntl
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 
-def atomic_write(path: Path, data: bytes | str, *, mode: int | None = None) -> None:
+def atomic_write(path: Path, data: bytes | str, *, mode: int | None = None, durable: bool = True) -> None:
     """Write ``data`` to ``path`` so readers see the old or the new content, never a mix.
 
     The temp file lives in the same folder (so ``os.replace`` is atomic) and is fsynced
-    before the rename. An existing file keeps its permission bits.
+    before the rename. An existing file keeps its permission bits. ``durable=False`` skips
+    the fsyncs: for caches, which may be lost in a crash but never read half-written.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -29,13 +30,16 @@ def atomic_write(path: Path, data: bytes | str, *, mode: int | None = None) -> N
         with os.fdopen(fd, "wb") as handle:
             handle.write(payload)
             handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                os.fsync(handle.fileno())
         os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+    if not durable:
+        return
     with contextlib.suppress(OSError):
         dir_fd = os.open(path.parent, os.O_RDONLY)
         try:

@@ -213,8 +213,11 @@ class TaskRunner:
             task.agent = opts.agent
         task.tool = tool
         attempt = Attempt(tool=tool, validation=task.validation)
-        problems = [f for f in planinput.aavsr(plan, catalog=s.catalog, available=s.installed, paths=s.paths)
-                    if f.task == task_id and f.level == "error"]
+        # Every AAVSR error is about one task alone (plan-wide checks only warn), so the
+        # task is checked by itself: the same errors, without re-checking the whole plan.
+        alone = replace(plan, tasks=[task])
+        problems = [f for f in planinput.aavsr(alone, catalog=s.catalog, available=s.installed, paths=s.paths)
+                    if f.level == "error"]
         if problems:
             first = problems[0]
             reason = f"AAVSR {first.check}: {first.why}" + (f" (+{len(problems) - 1} more)" if len(problems) > 1 else "")

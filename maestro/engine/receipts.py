@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import threading
 from collections.abc import Callable, Iterable
@@ -46,6 +47,7 @@ NOISE = (
     ".coverage", ".tox", ".nox", "node_modules/.cache",
 )
 GIT_TIMEOUT_S = 120.0
+_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
 class GitError(MaestroError):
@@ -65,6 +67,7 @@ class GitTree:
         self.root = Path(root)
         self.exclude = [e for e in exclude if e]
         self._index = index_path
+        self._gitdir: Path | None = None
         self._lock = threading.Lock()
         self.is_repo = self._probe()
 
@@ -93,9 +96,42 @@ class GitTree:
             spec += [f":(exclude,glob)**/{noise}", f":(exclude,glob)**/{noise}/**"]
         return spec
 
+    @property
+    def gitdir(self) -> Path:
+        if self._gitdir is None:
+            self._gitdir = Path(self.git("rev-parse", "--absolute-git-dir").strip())
+        return self._gitdir
+
     def head(self) -> str | None:
-        sha = self.git("rev-parse", "--verify", "-q", "HEAD", check=False).strip()
+        """HEAD's commit (None before the first commit), read from the ref files; git
+        itself answers when the layout is not the plain one (worktrees, odd refs)."""
+        sha = self._head_from_files()
+        if sha is None:
+            sha = self.git("rev-parse", "--verify", "-q", "HEAD", check=False).strip()
         return sha or None
+
+    def _head_from_files(self) -> str | None:
+        gitdir = self.gitdir
+        try:
+            if (gitdir / "commondir").exists():
+                return None
+            head = (gitdir / "HEAD").read_text(encoding="utf-8").strip()
+            if not head.startswith("ref: "):
+                return head if _SHA.fullmatch(head) else None
+            ref = head[5:].strip()
+            loose = gitdir / ref
+            if loose.is_file():
+                sha = loose.read_text(encoding="utf-8").strip()
+                return sha if _SHA.fullmatch(sha) else None
+            packed = gitdir / "packed-refs"
+            if packed.is_file():
+                for line in packed.read_text(encoding="utf-8").splitlines():
+                    parts = line.split()
+                    if len(parts) == 2 and parts[1] == ref and _SHA.fullmatch(parts[0]):
+                        return parts[0]
+            return ""  # a branch with no commit yet
+        except (OSError, UnicodeDecodeError):
+            return None
 
     def snapshot(self) -> str:
         """The working tree now, as a tree sha."""
@@ -107,8 +143,7 @@ class GitTree:
 
     def _index_file(self) -> Path:
         if self._index is None:
-            gitdir = Path(self.git("rev-parse", "--absolute-git-dir").strip())
-            self._index = gitdir / "maestro-snapshot.index"
+            self._index = self.gitdir / "maestro-snapshot.index"
         if not self._index.exists():
             # Start from the user's index so unchanged files are recognised by their
             # stat data instead of being hashed again.

@@ -120,4 +120,4 @@ def write(path: Path, key: str, plan: m.Plan) -> None:
 
     with contextlib.suppress(OSError):
         payload = json.dumps({"key": key, "plan": to_json(plan)}, ensure_ascii=False, separators=(",", ":"))
-        atomic_write(path, payload)
+        atomic_write(path, payload, durable=False)  # a cache: losing it in a crash costs one parse

@@ -118,3 +118,26 @@ def test_empty_repository_without_commits(project):
     obs.end("spoke", "1")
     receipt = obs.receipt("1", validation=None, validation_exit=None)
     assert receipt.commit is None and receipt.files_changed == ["a.txt"]
+
+
+def test_head_is_read_from_the_ref_files_as_git_reads_it(repo):
+    tree = GitTree(repo)
+    real = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, check=True).stdout.strip()
+    assert tree.head() == real
+    git(repo, "pack-refs", "--all")  # the branch now lives in packed-refs only
+    assert not (repo / ".git" / "refs" / "heads" / "main").exists() and tree.head() == real
+    git(repo, "checkout", "-q", "--detach")
+    assert tree.head() == real
+    git(repo, "checkout", "-q", "-b", "other")
+    (repo / "x.txt").write_text("x\n")
+    git(repo, "add", "x.txt")
+    git(repo, "commit", "-q", "-m", "x")
+    newer = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, check=True).stdout.strip()
+    assert tree.head() == newer != real
+
+
+def test_head_in_a_worktree_asks_git(repo, tmp_path):
+    git(repo, "worktree", "add", "-q", str(tmp_path / "wt"), "-b", "wt")
+    tree = GitTree(tmp_path / "wt")
+    assert tree.head() == subprocess.run(["git", "rev-parse", "HEAD"], cwd=tmp_path / "wt", capture_output=True,
+                                         text=True, check=True).stdout.strip()
