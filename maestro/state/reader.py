@@ -43,7 +43,8 @@ class DocumentReader:
     def read(self) -> tuple[Plan, int]:
         blocks = split_blocks(self.text)
         groups = self._sections(blocks)
-        version = self._version(groups[0][1])
+        head = [b for slot, group, _ in groups[:2] if slot in (None, "title") for b in group]
+        version = self._version([b for b in head if b.kind != "heading" or b.level > 2])
         plan = Plan(goal="")
         chunks: list[Chunk] = []
         seen: dict[str, int] = {}
@@ -61,7 +62,7 @@ class DocumentReader:
                 plan.title = s.title_of(self.raw(group[:1]))
                 chunks.append(Chunk("title", self.raw(group[:1]), start, start + 1, plan.title))
                 if group[1:]:
-                    chunks.append(Chunk(None, self.raw(group[1:]), start + 1, end))
+                    chunks += self._preamble(group[1:], start + 1, any(c.slot == "marker" for c in chunks))
             elif slot in ("goal", "source"):
                 chunks.append(self._simple(plan, slot, group, start, end))
             elif slot == "log":
@@ -100,8 +101,7 @@ class DocumentReader:
         return [g for g in groups if g[1]] or [(None, [], 0)]
 
     def _version(self, preamble: list[Block]) -> int:
-        if not preamble or preamble[0].kind == "heading":
-            return 0
+        """The version the marker above the first section names; 0 without a marker."""
         for block in preamble:
             m = s.MARKER.fullmatch(self.text[block.start : block.end].strip())
             if not m:
@@ -116,12 +116,13 @@ class DocumentReader:
             return version
         return 0
 
-    def _preamble(self, group: list[Block], start: int) -> list[Chunk]:
-        chunks = []
+    def _preamble(self, group: list[Block], start: int, marked: bool = False) -> list[Chunk]:
+        """Text above the first section, with the version marker as its own chunk."""
+        chunks: list[Chunk] = []
         for offset, block in enumerate(group):
             raw = self.text[block.start : block.end]
             m = s.MARKER.fullmatch(raw.strip())
-            slot = "marker" if m and not any(c.slot == "marker" for c in chunks) else None
+            slot = "marker" if m and not marked and not any(c.slot == "marker" for c in chunks) else None
             chunks.append(Chunk(slot, raw, start + offset, start + offset + 1, int(m.group(1)) if slot else None))
         merged: list[Chunk] = []
         for chunk in chunks:

@@ -134,10 +134,14 @@ class DocumentWriter:
 
     def _source(self, chunk: Chunk | None, start: int | None, end: int | None) -> None:
         source = self.plan.source
-        if source is None:
+        if source is None and chunk is not None and chunk.value is not None:
+            parts = chunk.parts  # the line goes, the (now empty) section and its text stay
+            self.emit(parts["heading"] + parts["lead"] + parts["trail"], start, end)
             return
         if chunk is not None and chunk.value == source:
             self.emit(chunk.text, start, end)
+            return
+        if source is None:
             return
         s.check_source(source)
         parts = chunk.parts if chunk else {"heading": "## Source\n", "lead": "\n", "trail": ""}

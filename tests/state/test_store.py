@@ -1,0 +1,268 @@
+"""PlanStore: locked atomic read-modify-write, hand edits merged or refused, parse cache."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from maestro.errors import NotFound, PlanError, StateConflict
+from maestro.paths import ProjectPaths
+from maestro.state.model import LogEntry, Plan, Task
+from maestro.state.planfile import parse, render
+from maestro.state.store import PlanStore
+
+REPO = Path(__file__).resolve().parents[2]
+FORK = multiprocessing.get_context("fork")
+
+
+def make_store(root: Path, tasks: int = 3, newline: str = "\n") -> PlanStore:
+    store = PlanStore(ProjectPaths(root))
+    plan = Plan(goal="Ship it.", tasks=[Task(str(i), f"Task number {i}") for i in range(1, tasks + 1)])
+    store.create(plan)
+    if newline != "\n":
+        store.path.write_bytes(store.path.read_bytes().replace(b"\n", newline.encode()))
+    return store
+
+
+def test_create_load_edit_and_exists(project):
+    store = PlanStore(ProjectPaths(project))
+    assert not store.exists()
+    with pytest.raises(NotFound) as info:
+        store.load()
+    assert "maestro plan --from" in str(info.value)
+    store = make_store(project)
+    assert store.exists()
+    with store.edit() as plan:
+        plan.tasks[0].status = "done"
+    assert store.load().tasks[0].status == "done"
+    assert parse(store.path.read_text()).tasks[0].status == "done"
+
+
+def test_create_refuses_to_replace_unless_asked(project):
+    store = make_store(project)
+    before = store.path.read_bytes()
+    with pytest.raises(StateConflict) as info:
+        store.create(Plan(goal="Other", tasks=[]))
+    assert "maestro archive" in str(info.value)
+    assert store.path.read_bytes() == before
+    store.create(Plan(goal="Other", tasks=[]), replace=True)
+    assert store.load().goal == "Other"
+
+
+def test_edit_keeps_mode_and_crlf(project):
+    store = make_store(project, newline="\r\n")
+    os.chmod(store.path, 0o600)
+    with store.edit() as plan:
+        plan.tasks[1].status = "running"
+    data = store.path.read_bytes()
+    assert b"- **Status:** running\r\n" in data
+    assert b"\n" not in data.replace(b"\r\n", b"")
+    assert stat.S_IMODE(store.path.stat().st_mode) == 0o600
+
+
+INVALID = [
+    lambda t: t.replace("- **Status:** pending", "- **Status:** doing", 1),
+    lambda t: t.replace("### Task 2:", "### Task 1:"),
+    lambda t: t.replace("### Task 2: Task number 2\n", "### Task 2: Task number 2\n- **Depends:** 9\n"),
+    lambda t: t.replace("- **Status:** pending", "- **Status:** pending\n- **Tokens:** lots", 1),
+    lambda t: t.replace("<!-- maestro:format 1 -->", "<!-- maestro:format 7 -->"),
+    lambda t: t.replace("## Tasks", "## Work"),
+    lambda t: t.replace("## Goal", "## Aim"),
+]
+
+
+@pytest.mark.parametrize("breaks", INVALID)
+def test_edit_of_an_invalid_file_raises_and_never_writes(project, breaks):
+    store = make_store(project)
+    store.path.write_text(breaks(store.path.read_text()))
+    before = store.path.read_bytes()
+    with pytest.raises(PlanError) as info:
+        with store.edit() as plan:
+            plan.tasks[0].status = "done"
+    assert str(info.value).startswith(".ai/MAESTRO.md")
+    assert "Fix:" in str(info.value)
+    assert store.path.read_bytes() == before
+
+
+def test_edit_of_non_utf8_file_never_writes(project):
+    store = make_store(project)
+    store.path.write_bytes(store.path.read_bytes().replace(b"Ship it.", b"Ship \xff it."))
+    before = store.path.read_bytes()
+    with pytest.raises(PlanError, match=r"MAESTRO.md:6: the file is not valid UTF-8"):
+        with store.edit():
+            pass
+    assert store.path.read_bytes() == before
+
+
+def test_nothing_is_written_when_the_block_raises_or_the_result_is_invalid(project):
+    store = make_store(project)
+    before = store.path.read_bytes()
+    with pytest.raises(RuntimeError):
+        with store.edit() as plan:
+            plan.tasks[0].status = "done"
+            raise RuntimeError("boom")
+    with pytest.raises(PlanError, match='Task 1 has unknown status "doing"'):
+        with store.edit() as plan:
+            plan.tasks[0].status = "doing"
+    assert store.path.read_bytes() == before
+
+
+def save_by_hand(store: PlanStore, old: str, new: str) -> bytes:
+    """What an editor does: write the file without taking Maestro's lock."""
+    text = store.path.read_text()
+    assert old in text
+    data = text.replace(old, new, 1).encode()
+    store.path.write_bytes(data)
+    return data
+
+
+def test_a_hand_edit_saved_during_edit_is_kept_and_the_change_reapplied(project):
+    store = make_store(project)
+    with store.edit() as plan:
+        plan.tasks[0].status = "done"
+        plan.log.append(LogEntry("12:00", "1", "sim", "dispatch", "done"))
+        save_by_hand(store, "### Task 2: Task number 2\n- **Status:** pending\n",
+                     "### Task 2: Task number 2\n- **Status:** blocked\n\nWaiting for the API key.\n")
+    text = store.path.read_text()
+    assert "### Task 1: Task number 1\n- **Status:** done\n" in text
+    assert "- **Status:** blocked\n\nWaiting for the API key.\n" in text
+    assert "| 12:00 | 1 | sim | dispatch | done |" in text
+    assert store.load() == parse(text)
+
+
+def test_a_conflicting_hand_edit_is_refused_and_kept(project):
+    store = make_store(project)
+    with pytest.raises(StateConflict) as info:
+        with store.edit() as plan:
+            plan.tasks[0].status = "done"
+            theirs = save_by_hand(store, "- **Status:** pending", "- **Status:** failed")
+    assert "Task 1's Status field" in str(info.value)
+    assert store.path.read_bytes() == theirs
+
+
+def test_a_hand_edit_that_breaks_the_file_is_never_written_over(project):
+    store = make_store(project)
+    with pytest.raises(PlanError, match="unknown status"):
+        with store.edit() as plan:
+            plan.tasks[0].status = "done"
+            theirs = save_by_hand(store, "- **Status:** pending", "- **Status:** finished")
+    assert store.path.read_bytes() == theirs
+
+
+def test_load_uses_the_cache_without_importing_mistune(project):
+    store = make_store(project, tasks=40)
+    script = ("import sys, json; from maestro.paths import ProjectPaths; from maestro.state.store import PlanStore; "
+              f"p = PlanStore(ProjectPaths(__import__('pathlib').Path({str(project)!r}))).load(); "
+              "print(json.dumps([len(p.tasks), p.tasks[3].title, 'mistune' in sys.modules]))")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+
+    def run() -> list:
+        out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
+        return json.loads(out.stdout)
+
+    cache = store.cache_path
+    cache.unlink()
+    assert run() == [40, "Task number 4", True]  # cold: parsed, and the cache written
+    assert cache.is_file()
+    assert run() == [40, "Task number 4", False]  # warm
+    cache.write_text("{not json")
+    assert run() == [40, "Task number 4", True]  # a corrupt cache is ignored
+    save_by_hand(store, "### Task 4: Task number 4", "### Task 4: Renamed by hand")
+    assert run() == [40, "Renamed by hand", True]  # the key follows the bytes
+
+
+def test_cache_after_edit_equals_a_fresh_parse(project):
+    store = make_store(project)
+    with store.edit() as plan:
+        plan.tasks[2].result = "line one\nline two"
+    assert store.load() == parse(store.path.read_text())
+
+
+# --- processes ----------------------------------------------------------------------------
+
+
+def _updater(root: str, worker: int, per_worker: int, start: object) -> None:
+    store = PlanStore(ProjectPaths(Path(root)))
+    start.wait()  # type: ignore[attr-defined]
+    for n in range(per_worker):
+        with store.edit() as plan:
+            task = plan.task(str(worker * per_worker + n + 1))
+            task.status = "done"
+            task.result = f"worker {worker} update {n}"
+    os._exit(0)
+
+
+@pytest.mark.slow
+def test_eight_processes_apply_two_hundred_updates_and_all_land(project):
+    store = make_store(project, tasks=200)
+    start = FORK.Event()
+    workers = [FORK.Process(target=_updater, args=(str(project), w, 25, start)) for w in range(8)]
+    for process in workers:
+        process.start()
+    start.set()
+    for process in workers:
+        process.join(120)
+        assert process.exitcode == 0
+    plan = parse(store.path.read_text())
+    assert [t.status for t in plan.tasks] == ["done"] * 200
+    assert [t.result for t in plan.tasks] == [f"worker {i // 25} update {i % 25}" for i in range(200)]
+
+
+def _expected(n: int, tasks: int) -> Plan:
+    plan = Plan(goal="Ship it.", tasks=[Task(str(i), f"Task number {i}") for i in range(1, tasks + 1)])
+    for task in plan.tasks:
+        task.attempts = n
+        task.result = f"edit {n}" if n else None
+    return plan
+
+
+def _writer(root: str, ready: object) -> None:
+    store = PlanStore(ProjectPaths(Path(root)))
+    while True:
+        with store.edit() as plan:
+            n = plan.tasks[0].attempts + 1
+            for task in plan.tasks:
+                task.attempts = n
+                task.result = f"edit {n}"
+        ready.set()  # type: ignore[attr-defined]
+
+
+def _temp_files(store: PlanStore) -> set[str]:
+    return {n for n in os.listdir(store.path.parent) if n.startswith(".MAESTRO.md.") and n.endswith(".tmp")}
+
+
+@pytest.mark.slow
+def test_a_writer_killed_mid_write_leaves_a_complete_state(project):
+    tasks = 60
+    store = make_store(project, tasks=tasks)
+    seen, mid_write = set(), 0
+    for _ in range(50):
+        ready = FORK.Event()
+        writer = FORK.Process(target=_writer, args=(str(project), ready))
+        writer.start()
+        assert ready.wait(30)
+        # Kill as soon as a write is under way: its temp file has appeared.
+        before = _temp_files(store)
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and not _temp_files(store) - before:
+            pass
+        writer.kill()
+        writer.join()
+        mid_write += bool(_temp_files(store) - before)  # the rename had not happened yet
+        plan = parse(store.path.read_text())  # always parses
+        n = plan.tasks[0].attempts
+        assert plan == _expected(n, tasks)  # a whole state, never a mix
+        seen.add(n)
+    assert mid_write >= 25
+    assert len(seen) > 10
+    with store.edit() as plan:  # the lock a killed writer held is free again
+        plan.tasks[0].status = "done"
+    assert not _temp_files(store)  # leftovers swept
