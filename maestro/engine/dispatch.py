@@ -89,6 +89,7 @@ class Attempt:
     level: str = "ok"  # the dispatch's budget level: ok | over | yellow | red
     timeout_s: float = 600.0  # the agent's timeout; also bounds the validation command
     validation: str | None = None  # the task's validation command
+    receipt: Receipt | None = None  # what the task changed so far, measured after the spoke
     charged: bool = False  # its tokens and cost are in the plan
     skipped: str | None = None  # the task was not ours to run (changed by hand)
 
@@ -118,8 +119,29 @@ def make_request(task: Task, delegation: Any, resolved: Any, *, root: Path, abor
     )
 
 
+def receipt_note(receipt: Receipt, *, measured: bool = True) -> str:
+    """The receipt in one log cell: what changed, the validation exit, the diff's hash."""
+    parts = []
+    if not measured:
+        parts.append("changes not measured (not a git repository)")
+    elif receipt.files_changed:
+        shown = ", ".join(receipt.files_changed[:5]) + (f" +{len(receipt.files_changed) - 5} more" if len(receipt.files_changed) > 5 else "")
+        parts.append(f"changed {shown} ({receipt.diff_stat})")
+    else:
+        parts.append("no file changed")
+    if receipt.validation is not None:
+        parts.append(f"validation exit {receipt.validation_exit}")
+    if receipt.diff_sha:
+        parts.append(f"diff sha256 {receipt.diff_sha[:12]}")
+    if receipt.commit:
+        parts.append(f"at {receipt.commit[:12]}")
+    return "receipt: " + ", ".join(parts)
+
+
 def _warnings(gates: list[gate_checks.GateResult]) -> list[str]:
-    return [g.line() for g in gates if g.level == gate_checks.WARN]
+    """Unmet gates that did not fail, and a scope that could not be checked at all (a
+    missing validation command is the plan's choice, not a warning)."""
+    return [g.line() for g in gates if g.level == gate_checks.WARN or (g.gate == "scope" and g.level == gate_checks.SKIP)]
 
 
 class TaskRunner:
@@ -263,6 +285,9 @@ class TaskRunner:
         attempt.failure = ladder.spoke_failure(result, tool)
         if attempt.failure is None:
             self._gates(task, attempt, changes)
+        # The task's changes so far (every attempt of this run), for the log row and state.
+        attempt.receipt = s.observer.receipt(task_id, validation=attempt.validation,
+                                             validation_exit=attempt.validation_exit)
         attempt.level = limits.level(result.usage.total)
         if attempt.level != "ok":
             s.emit("budget", task=task_id, tool=tool, tokens=result.usage.total, level=attempt.level,
@@ -383,6 +408,8 @@ class TaskRunner:
         if result is not None and result.simulated:
             notes.append("simulated")
         notes += _warnings(attempt.gates)
+        if attempt.receipt is not None:
+            notes.append(receipt_note(attempt.receipt, measured=s.observer.enabled))
         outcome = "✅" if attempt.failure is None else (attempt.failure.reason[:120])
         s.log.append(LogRow(
             time=clock.iso(), actor="Hub", action="Retry" if retry else "Dispatch", target=f"Task {task_id}",
@@ -419,7 +446,8 @@ class TaskRunner:
 
     def _finish_done(self, task_id: str, attempt: Attempt, duration: float, *, review: bool = True) -> Outcome:
         s = self.s
-        receipt = s.observer.receipt(task_id, validation=attempt.validation, validation_exit=attempt.validation_exit)
+        receipt = attempt.receipt or s.observer.receipt(task_id, validation=attempt.validation,
+                                                        validation_exit=attempt.validation_exit)
         submission = attempt.parsed.submission if attempt.parsed else None
         handoff = attempt.parsed.handoff if attempt.parsed else None
         warnings = _warnings(attempt.gates)
@@ -447,8 +475,8 @@ class TaskRunner:
 
     def _finish_unsuccessful(self, task_id: str, status: str, reason: str, attempt: Attempt) -> Outcome:
         s = self.s
-        receipt: Receipt | None = None
-        if task_id in s.observer.tasks:
+        receipt: Receipt | None = attempt.receipt
+        if receipt is None and task_id in s.observer.tasks:
             receipt = s.observer.receipt(task_id, validation=attempt.validation, validation_exit=attempt.validation_exit)
         fix = attempt.failure.fix if attempt.failure else None
         options = ladder.decision_options(task_id)

@@ -44,6 +44,7 @@ class RunSummary:
     tasks: list[dict[str, Any]] = field(default_factory=list)
     recovered: list[str] = field(default_factory=list)
     peak_concurrency: int = 0
+    unattributed: list[str] = field(default_factory=list)  # changed while no task ran
 
     @property
     def exit_code(self) -> int:
@@ -217,7 +218,8 @@ class Engine:
              recovered=[r.task for r in recovered] or None)
         with _abort_on_sigterm(scheduler):
             report = scheduler.run()
-        summary = self._summary(store, run, report, budget, started, [r.task for r in recovered])
+        summary = self._summary(store, run, report, budget, started, [r.task for r in recovered],
+                                sorted(shared.observer.unattributed))
         emit("run_ended", run_id=run.run_id, status=summary.status, counts=summary.counts, tokens=summary.tokens,
              cost=summary.cost, cost_estimated=summary.cost_estimated or None, duration_s=summary.duration_s,
              message=summary.message)
@@ -226,7 +228,7 @@ class Engine:
         return summary
 
     def _summary(self, store: Any, run: RunDir, report: Report, budget: RunBudget, started: float,
-                 recovered: list[str]) -> RunSummary:
+                 recovered: list[str], unattributed: list[str]) -> RunSummary:
         plan = store.load()
         counts = {status: 0 for status in STATUSES}
         for task in plan.tasks:
@@ -254,13 +256,16 @@ class Engine:
         else:
             status = "finished"
             message = "every task it ran is done." if ran else "nothing to run: no pending task is ready."
+        if unattributed:
+            shown = ", ".join(unattributed[:8]) + (f" and {len(unattributed) - 8} more" if len(unattributed) > 8 else "")
+            message += f" Changed while no task was running (not attributed to any task): {shown}."
         return RunSummary(
             run_id=run.run_id, status=status, counts=counts, tokens=tokens,
             cost=round(sum(costs), 6) if costs else None, cost_estimated=any(t.cost_estimated for t in ran),
             duration_s=round(time.monotonic() - started, 3), message=message,
             tasks=[{"id": t.id, "title": t.title, "status": t.status, "tool": t.tool, "attempts": t.attempts,
                     "tokens": t.usage.total, "cost": t.cost, "result": t.result} for t in ran],
-            recovered=recovered, peak_concurrency=report.peak_concurrency,
+            recovered=recovered, peak_concurrency=report.peak_concurrency, unattributed=unattributed,
         )
 
 

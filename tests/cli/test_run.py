@@ -74,6 +74,7 @@ def test_log_summary_rows_and_detailed_artifacts(cli, project, runenv):
     assert cli("run", "--log", "detailed").code == 0
     log = (project / ".ai" / "MAESTRO-LOG.md").read_text()
     assert "| Dispatch | Codex (Task 1) |" in log and "| Retry | Codex (Task 1) |" in log
+    assert "receipt: changed src/app.py (1 file changed, 2 insertions(+)), validation exit 0, diff sha256" in log
     run_id = (project / ".ai" / "maestro" / "runs" / "latest").read_text().strip()
     folder = project / ".ai" / "maestro" / "runs" / run_id
     assert f"**Details:** `.ai/maestro/runs/{run_id}/`" in log

@@ -156,3 +156,33 @@ def test_huge_output_is_handled(cli, project, runenv):
     runenv.script("claude", [step(huge_mb=3)])
     assert cli("run").code == 0
     assert plan(project).task("1").status == "done"
+
+
+def test_outside_git_the_scope_gate_is_skipped_and_said_so(cli, tmp_path, fake_clis, monkeypatch):
+    root = tmp_path / "plain"
+    root.mkdir()
+    monkeypatch.chdir(root)
+    monkeypatch.setenv("MAESTRO_STAGGER_DELAY", "0")
+    write_plan(cli, root, [task(1, tool="claude")])
+    fake_clis.script("claude", [step()])
+    assert cli("run", "--log", "summary").code == 0
+    t = plan(root).task("1")
+    assert t.status == "done" and "scope: skipped (not a git repository" in t.result
+    assert t.receipt.validation_exit == 0 and t.receipt.files_changed == [] and t.receipt.commit is None
+    assert "changes not measured (not a git repository)" in (root / ".ai" / "MAESTRO-LOG.md").read_text()
+
+
+def test_a_change_made_between_dispatches_is_reported_not_attributed(cli, project, runenv, monkeypatch):
+    monkeypatch.setenv("MAESTRO_MAX_CONCURRENT", "1")
+    two = [task(1), task(2, files=["src/b.py"], validation="test -f src/b.py", depends=[1])]
+    write_plan(cli, project, two)
+    # Task 1's validation writes outside any task: it runs while no spoke writes.
+    (project / ".ai" / "MAESTRO.md").write_text((project / ".ai" / "MAESTRO.md").read_text().replace(
+        "test -f src/app.py", "test -f src/app.py && echo made > by-validation.txt"))
+    runenv.script("codex", [step(), step("src/b.py")])
+    res = cli("run", "--json")
+    body = json.loads(res.out)
+    assert body["data"]["status"] == "finished", body
+    assert body["data"]["unattributed"] == ["by-validation.txt"]
+    assert "(not attributed to any task): by-validation.txt" in body["data"]["message"]
+    assert plan(project).task("2").receipt.files_changed == ["src/b.py"]
