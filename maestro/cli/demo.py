@@ -25,7 +25,10 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
     from maestro.engine.demo import run_demo
 
     outcome = run_demo(ctx.env, ctx.stdout, keep=args.keep, as_json=ctx.json)
-    lines = ["", render_summary(outcome.summary), "", outcome.status_text.rstrip(), ""]
+    status = outcome.status_text.rstrip()
+    if not outcome.kept:  # its next steps are about a project that is gone now
+        status = status.split("\nNext:")[0].rstrip()
+    lines = ["", render_summary(outcome.summary), "", status, ""]
     if outcome.report is not None:
         lines.append(f"report: {outcome.report}")
     elif outcome.report_note:

@@ -161,7 +161,8 @@ class LiveProgress:
 
     def _draw(self) -> None:
         now = time.monotonic()
-        lines = [f"run {self.run_id}  {_secs(now - self.started)}  {self.tokens:,} tokens"]
+        lines = [f"run {self.run_id}  {_secs(now - self.started)}  {self.tokens:,} tokens",
+                 f"  {'task':>5}  {'status':<8} {'cli':<7} {'elapsed':>7} {'tokens':>9}  title"]
         for tid in self.order:
             row = self.rows[tid]
             elapsed = now - row.started if row.started is not None else row.elapsed

@@ -128,6 +128,6 @@ def test_live_progress_redraws_in_place():
     first = out.getvalue()
     view.handle({"kind": "task_done", "task": "1", "tokens": 1500})
     second = out.getvalue()[len(first):]
-    assert first.count("\n") == 3 and "running  codex" in first
-    assert second.startswith("\x1b[3F") and "done" in second and "1,500" in second
-    assert all(line.startswith("\x1b[2K") for line in second.removeprefix("\x1b[3F").splitlines())
+    assert first.count("\n") == 4 and "running  codex" in first and "elapsed" in first
+    assert second.startswith("\x1b[4F") and "done" in second and "1,500" in second
+    assert all(line.startswith("\x1b[2K") for line in second.removeprefix("\x1b[4F").splitlines())
