@@ -65,6 +65,9 @@ def describe(event: dict[str, Any]) -> str:
     if kind == "budget":
         return (f"task {task} {event.get('level')} budget level on {event.get('tool')}: "
                 f"{_tokens(event.get('tokens'))} (budget {int(event.get('budget') or 0):,}, abort {int(event.get('abort') or 0):,})")
+    if kind == "run_stopping":
+        return (f"stopping ({event.get('reason')}): {event.get('running', 0)} running task(s) finish, nothing new "
+                "starts; Ctrl-C again quits now (`maestro run` recovers them later)")
     if kind == "recovered":
         return f"task {task} recovered from a stopped run ({event.get('previous_run')}): back to pending"
     if kind == "review":

@@ -163,6 +163,11 @@ class Engine:
                 events.emit("run_ended", run_id=run_id, status="error", message=str(exc))
                 run.write_meta(state="ended", finished=clock.iso(), status="error")
                 raise
+            except KeyboardInterrupt:
+                message = "quit on a second Ctrl-C; tasks still running go back to pending at the next `maestro run`."
+                events.emit("run_ended", run_id=run_id, status="interrupted", message=message)
+                run.write_meta(state="ended", finished=clock.iso(), status="interrupted")
+                raise
         finally:
             lock.release()
 
@@ -210,6 +215,7 @@ class Engine:
             jobs, runner.run, max_concurrent=self.settings.max_concurrent,
             stagger_delay=self.settings.stagger_delay, done=done,
             may_launch=lambda jid: budget.refusal(), on_idle=view.tick, order=task_sort_key,
+            on_interrupt=lambda running: emit("run_stopping", reason="interrupted (Ctrl-C)", running=running),
         )
         self.scheduler = scheduler
         shared.stopping = lambda: scheduler.stopping

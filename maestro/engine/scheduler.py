@@ -17,7 +17,6 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from maestro.engine.ownership import overlapping
@@ -27,6 +26,7 @@ FINAL = ("done", "failed", "blocked")
 # How often the loop wakes with nothing to do, to notice a stop request (Ctrl-C, SIGTERM,
 # `maestro run --abort`). Completions wake it at once; this only bounds stop latency.
 _IDLE_WAKE_S = 0.25
+INTERRUPTED = "interrupted (Ctrl-C)"
 
 
 @dataclass(frozen=True)
@@ -107,6 +107,7 @@ class Scheduler:
         may_launch: Callable[[str], str | None] | None = None,
         on_idle: Callable[[], None] | None = None,
         order: Callable[[str], object] | None = None,
+        on_interrupt: Callable[[int], None] | None = None,
     ) -> None:
         self.jobs = {job.id: job for job in jobs}
         self.run_one = run_one
@@ -115,6 +116,7 @@ class Scheduler:
         self.done = set(done)
         self.may_launch = may_launch
         self.on_idle = on_idle
+        self.on_interrupt = on_interrupt
         self._order = order or (lambda jid: jid)
         self._rank = _ranks(self.jobs)
         self._stop_reason: str | None = None
@@ -160,61 +162,64 @@ class Scheduler:
                 result = exc
             finished.put((jid, result))
 
-        pool = ThreadPoolExecutor(max_workers=self.max_concurrent, thread_name_prefix="maestro-task")
-        try:
-            while True:
-                wait_s = _IDLE_WAKE_S
-                while self._stop_reason is None and len(running) < self.max_concurrent:
-                    ready = self._ready(pending, running)
-                    if not ready:
-                        break
-                    now = time.monotonic()
-                    if last_launch is not None and now - last_launch < self.stagger_delay:
-                        wait_s = min(wait_s, self.stagger_delay - (now - last_launch))
-                        break
-                    jid = ready[0]
-                    refusal = self.may_launch(jid) if self.may_launch else None
-                    if refusal:
-                        self.request_stop(refusal)
-                        break
-                    pending.remove(jid)
-                    running[jid] = self.jobs[jid]
-                    report.timings[jid] = Timing(started=time.monotonic())
-                    report.peak_concurrency = max(report.peak_concurrency, len(running))
-                    last_launch = report.timings[jid].started
-                    pool.submit(work, jid)
-                if not running:
-                    launchable = self._stop_reason is None and self._ready(pending, running)
-                    if not launchable:
-                        break
+        # One daemon thread per running job (never more than max_concurrent): a second Ctrl-C
+        # can then end the process without waiting for spokes; the next run recovers them.
+        while True:
+            wait_s = _IDLE_WAKE_S
+            while self._stop_reason is None and len(running) < self.max_concurrent:
+                ready = self._ready(pending, running)
+                if not ready:
+                    break
+                now = time.monotonic()
+                if last_launch is not None and now - last_launch < self.stagger_delay:
+                    wait_s = min(wait_s, self.stagger_delay - (now - last_launch))
+                    break
+                jid = ready[0]
+                refusal = self.may_launch(jid) if self.may_launch else None
+                if refusal:
+                    self.request_stop(refusal)
+                    break
+                pending.remove(jid)
+                running[jid] = self.jobs[jid]
+                report.timings[jid] = Timing(started=time.monotonic())
+                report.peak_concurrency = max(report.peak_concurrency, len(running))
+                last_launch = report.timings[jid].started
+                thread = threading.Thread(target=work, args=(jid,), name=f"maestro-task-{jid}", daemon=True)
+                thread.start()
+            if not running:
+                launchable = self._stop_reason is None and self._ready(pending, running)
+                if not launchable:
+                    break
+            try:
+                items = [finished.get(timeout=max(0.0, wait_s))]
+            except queue.Empty:
+                if self.on_idle:
+                    self.on_idle()
+                continue
+            except KeyboardInterrupt:
+                if self._stop_reason == INTERRUPTED:
+                    raise  # the second Ctrl-C: leave now, running tasks are recovered later
+                self.request_stop(INTERRUPTED)
+                if self.on_interrupt:
+                    self.on_interrupt(len(running))
+                continue
+            while True:  # several may have finished together
                 try:
-                    items = [finished.get(timeout=max(0.0, wait_s))]
+                    items.append(finished.get_nowait())
                 except queue.Empty:
-                    if self.on_idle:
-                        self.on_idle()
-                    continue
-                except KeyboardInterrupt:
-                    self.request_stop("interrupted")
-                    continue
-                while True:  # several may have finished together
-                    try:
-                        items.append(finished.get_nowait())
-                    except queue.Empty:
-                        break
-                for jid, result in items:
-                    running.pop(jid, None)
-                    report.timings[jid].finished = time.monotonic()
-                    if isinstance(result, BaseException):
-                        crash = crash or result
-                        self.request_stop(f"internal error in task {jid}")
-                        result = Outcome("failed", f"internal error: {result}")
-                    report.outcomes[jid] = result
-                    if result.status == "done":
-                        self.done.add(jid)
-                    if result.stop_run:
-                        self.request_stop(result.stop_run)
-        finally:
-            pool.shutdown(wait=True)
+                    break
+            for jid, result in items:
+                running.pop(jid, None)
+                report.timings[jid].finished = time.monotonic()
+                if isinstance(result, BaseException):
+                    crash = crash or result
+                    self.request_stop(f"internal error in task {jid}")
+                    result = Outcome("failed", f"internal error: {result}")
+                report.outcomes[jid] = result
+                if result.status == "done":
+                    self.done.add(jid)
+                if result.stop_run:
+                    self.request_stop(result.stop_run)
         if crash is not None:
             raise crash
         report.stopped = self._stop_reason

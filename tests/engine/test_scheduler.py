@@ -123,3 +123,26 @@ def test_unexpected_exception_is_raised_after_running_jobs_finish():
 def test_already_done_dependencies_count():
     report = Scheduler([Job("2", ("1",))], Recorder({}), max_concurrent=1, done={"1"}).run()
     assert report.outcomes["2"].status == "done"
+
+
+def test_first_ctrl_c_stops_launching_second_leaves_at_once(monkeypatch):
+    import queue as queue_module
+
+    calls = {"n": 0}
+    real_get = queue_module.Queue.get
+
+    def interrupted_get(self, *args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] in (1, 2):
+            raise KeyboardInterrupt
+        return real_get(self, *args, **kwargs)
+
+    monkeypatch.setattr(queue_module.Queue, "get", interrupted_get)
+    seen = []
+    scheduler = Scheduler([Job("1"), Job("2")], Recorder({"1": 5.0}), max_concurrent=1,
+                          on_interrupt=seen.append)
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        scheduler.run()
+    assert time.monotonic() - started < 2  # did not wait for the 5 s job
+    assert seen == [1] and scheduler.stopping == "interrupted (Ctrl-C)"
