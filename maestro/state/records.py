@@ -78,15 +78,20 @@ class Kind:
 # --- reading ----------------------------------------------------------------------------
 
 
-def split_list(raw: str) -> list[tuple[int, list[str]]]:
-    """The top-level items of a list block: (line offset in the block, lines)."""
-    items: list[tuple[int, list[str]]] = []
+def split_list(raw: str) -> list[tuple[int, list[str], tuple[int, int, str]]]:
+    """The top-level items of a list block: (line offset in the block, lines, item start)."""
+    items: list[tuple[int, list[str], tuple[int, int, str]]] = []
     content = 0
     for offset, line in enumerate(raw[:-1].split("\n")):
-        start = item_start(line) if line.strip() else None
+        body = line.lstrip(" ")
+        # Most lines continue an item: indented at least to its content, or blank.
+        if items and (not body or len(line) - len(body) >= content):
+            items[-1][1].append(line)
+            continue
+        start = item_start(line) if body[:1] in "-*+0123456789" else None
         if start and (not items or indent_width(line) < content):
             content = start[1]
-            items.append((offset, [line]))
+            items.append((offset, [line], start))
         elif items:
             items[-1][1].append(line)
         else:
@@ -99,6 +104,7 @@ class RecordReader:
         self.kind = kind
         self.path = path
         self.aliases = kind.aliases.get(version, {})
+        self._labels: dict[tuple[str, bool], tuple[Spec | None, bool]] = {}  # (label, bold) -> field
 
     def error(self, line: int, message: str, fix: str) -> PlanError:
         return PlanError(message, fix, file=self.path, line=line)
@@ -131,8 +137,8 @@ class RecordReader:
                 raise self.error(block.line, f"{name} has a list that could not be read item by item.",
                                  "start each field with `- ` at the left margin and indent its "
                                  "continuation lines by two spaces.")
-            for offset, lines in items:
-                pieces.append(self._item(obj, name, lines, block.line + offset, seen))
+            for offset, lines, item in items:
+                pieces.append(self._item(obj, name, lines, item, block.line + offset, seen))
         for spec in self.kind.specs:
             if spec.required and spec.name not in seen:
                 raise self.error(heading.line, f"{name} has no {spec.label} field.",
@@ -141,25 +147,23 @@ class RecordReader:
                                   start, end)
         return obj
 
-    def _item(self, obj: Any, name: str, lines: list[str], line_no: int, seen: dict[str, int]) -> Any:
+    def _item(self, obj: Any, name: str, lines: list[str], item: tuple[int, int, str], line_no: int,
+              seen: dict[str, int]) -> Any:
         count = len(lines)
         while count > 1 and not lines[count - 1].strip():
             count -= 1
-        body = "\n".join(lines[:count]) + "\n"
+        body = "\n".join(lines[:count]) + "\n" if count > 1 else lines[0] + "\n"
         gap = "\n".join(lines[count:]) + "\n" if count < len(lines) else ""
-        _, content, after = item_start(lines[0])  # type: ignore[misc]
+        _, content, after = item
         m = _LABEL.match(after)
         if not m:
             return TextPiece(body + gap)
-        label = " ".join((m.group(1) or m.group(2) or m.group(3)).split()).lower()
-        bold = m.group(3) is None
-        spec = self.kind.by_label.get(label)
-        stale = False
-        if spec is None and label in self.aliases:
-            spec, stale = self.aliases[label], True
+        key = (m.group(1) or m.group(2) or m.group(3), m.group(3) is None)
+        known = self._labels.get(key)
+        if known is None:
+            known = self._labels[key] = self._label(*key, name, line_no)
+        spec, stale = known
         if spec is None:
-            if bold:
-                self._unknown(name, label, line_no)
             return TextPiece(body + gap)
         if spec.name in seen:
             raise self.error(line_no, f"{name} has two {spec.label} fields (the first at line {seen[spec.name]}).",
@@ -174,8 +178,21 @@ class RecordReader:
         spec.set(obj, value)
         head = lines[0].rstrip()
         prefix = head[: len(head) - len(first)] if first else head + " "
-        bullet = lines[0][:content] if lines[0][:content].strip() else "- "
-        return FieldPiece(spec.name, body, gap, value, line_no, prefix, bullet.replace("\t", " "), stale)
+        bullet = lines[0][:content]
+        bullet = bullet.replace("\t", " ") if bullet.strip() else "- "
+        return FieldPiece(spec.name, body, gap, value, line_no, prefix, bullet, stale)
+
+    def _label(self, raw: str, bold: bool, name: str, line_no: int) -> tuple[Spec | None, bool]:
+        """The field a label names (and whether it is an older format's name for it)."""
+        label = " ".join(raw.split()).lower()
+        spec = self.kind.by_label.get(label)
+        if spec is not None:
+            return spec, False
+        if label in self.aliases:
+            return self.aliases[label], True
+        if bold:
+            self._unknown(name, label, line_no)
+        return None, False
 
     def _unknown(self, name: str, label: str, line_no: int) -> None:
         labels = list(self.kind.by_label)

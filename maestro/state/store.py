@@ -75,7 +75,8 @@ class PlanStore:
 
         Nothing is written if the block raises, if the result does not validate, or if
         the file on disk does not parse; a change that collides with an edit saved by hand
-        in the meantime raises StateConflict naming the task and field.
+        in the meantime raises StateConflict naming the task and field. The yielded plan
+        may be the one the previous edit wrote (see below): change it inside the block only.
         """
         from maestro.state.planfile import PARSER_VERSION, render
 

@@ -229,13 +229,16 @@ def code_span(text: str) -> str:
     return f"{fence}{pad}{text}{pad}{fence}"
 
 
+_TICKS = re.compile(r"`+")
+
+
 def _read_span(text: str, pos: int) -> tuple[str, int] | None:
     """The code span starting at ``pos`` (CommonMark rules) and the offset after it."""
-    m = re.compile(r"`+").match(text, pos)
+    m = _TICKS.match(text, pos)
     if not m:
         return None
     size = len(m.group())
-    for close in re.compile(r"`+").finditer(text, m.end()):
+    for close in _TICKS.finditer(text, m.end()):
         if len(close.group()) == size:
             content = text[m.end() : close.start()]
             if content.startswith(" ") and content.endswith(" ") and content.strip(" "):

@@ -148,6 +148,27 @@ def test_a_conflicting_hand_edit_is_refused_and_kept(project):
     assert store.path.read_bytes() == theirs
 
 
+def test_hand_added_task_and_log_rows_on_both_sides_are_kept(project):
+    store = make_store(project)
+    with store.edit() as plan:
+        plan.log.append(LogEntry("12:00", "1", "sim", "dispatch", "done"))
+        text = store.path.read_text().replace(
+            "## Execution Log", "### Task 4: Added by hand\n- **Depends:** 1\n\n## Execution Log")
+        store.path.write_text(text + "| 11:59 | 2 | claude | note | by hand |  |  |\n")
+    merged = parse(store.path.read_text())
+    assert [t.id for t in merged.tasks] == ["1", "2", "3", "4"]
+    assert [e.outcome for e in merged.log] == ["by hand", "done"]
+
+
+def test_a_task_removed_by_hand_that_the_change_touches_is_a_conflict(project):
+    store = make_store(project)
+    with pytest.raises(StateConflict, match=r"Task 3 \(removed there, edited here\)"):
+        with store.edit() as plan:
+            plan.tasks[2].status = "running"
+            theirs = save_by_hand(store, "### Task 3: Task number 3\n- **Status:** pending\n", "")
+    assert store.path.read_bytes() == theirs
+
+
 def test_a_hand_edit_that_breaks_the_file_is_never_written_over(project):
     store = make_store(project)
     with pytest.raises(PlanError, match="unknown status"):
