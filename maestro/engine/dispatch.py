@@ -26,7 +26,7 @@ from maestro.engine.receipts import Observer
 from maestro.engine.routing import choose
 from maestro.engine.runs import RunDir
 from maestro.engine.scheduler import Outcome
-from maestro.errors import SpokeError
+from maestro.errors import MaestroError, SpokeError
 from maestro.state.model import Receipt, Task, Usage
 
 # Retry context: how much of each relevant file the next prompt gets.
@@ -152,6 +152,28 @@ class TaskRunner:
     # -- the ladder -------------------------------------------------------------------
     def run(self, task_id: str, *, extra: str | None = None, resume_session: str | None = None,
             review: bool = True) -> Outcome:
+        try:
+            return self._ladder(task_id, extra, resume_session, review)
+        except MaestroError as exc:
+            # A problem outside the ladder (a bad config table, git failing, a plan edit that
+            # cannot be merged): the task must not stay marked running by a live engine.
+            self._abandon(task_id, exc)
+            return Outcome("failed", str(exc))
+
+    def _abandon(self, task_id: str, exc: MaestroError) -> None:
+        try:
+            with self.s.store.edit() as plan:
+                task = plan.task(task_id)
+                if task.status == "running" and task.pid == os.getpid():
+                    task.status, task.pid, task.finished = "failed", None, clock.iso()
+                    task.result = f"{exc} {ladder.decision_text(task_id)}"
+        except MaestroError:
+            pass  # the plan itself cannot be written; the next run recovers the task
+        self.s.emit("task_failed", task=task_id, reason=exc.message, fix=exc.fix)
+        self.s.emit("decision", task=task_id, status="failed", reason=exc.message,
+                    options=ladder.decision_options(task_id))
+
+    def _ladder(self, task_id: str, extra: str | None, resume_session: str | None, review: bool) -> Outcome:
         extra = extra or self._clarification(task_id)
         if resume_session is None and self.s.options.task_id == task_id:
             resume_session = self.s.options.resume_session

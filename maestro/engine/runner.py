@@ -18,7 +18,8 @@ from typing import Any, TextIO
 
 from maestro import clock
 from maestro.engine import progress as progress_views
-from maestro.engine.budgets import RunBudget
+from maestro.engine.budgets import DEFAULTS as DEFAULT_LIMITS
+from maestro.engine.budgets import RunBudget, limits_for
 from maestro.engine.dispatch import RunOptions, Shared, TaskRunner
 from maestro.engine.receipts import GitTree, Observer
 from maestro.engine.resume import recover
@@ -196,6 +197,8 @@ class Engine:
             with store.edit() as editable:
                 editable.task(opts.task_id).status = "pending"
         catalog = load_catalog(self.settings)
+        for cli in DEFAULT_LIMITS:  # a bad [budgets.<cli>] table stops the run before any dispatch
+            limits_for(cli, self.settings.table("budgets"))
         owners = {t.id: list(t.files) for t in plan.tasks}
         budget = RunBudget(opts.budget_tokens)
         hub = self.settings.hub or (plan.source.hub if plan.source else None)

@@ -186,3 +186,27 @@ def test_a_change_made_between_dispatches_is_reported_not_attributed(cli, projec
     assert body["data"]["unattributed"] == ["by-validation.txt"]
     assert "(not attributed to any task): by-validation.txt" in body["data"]["message"]
     assert plan(project).task("2").receipt.files_changed == ["src/b.py"]
+
+
+def test_bad_budget_table_stops_the_run_before_any_dispatch(cli, project, runenv):
+    write_plan(cli, project, [task(1)])
+    (project / ".ai" / "maestro.toml").write_text("[budgets.codex]\nbudget = 'lots'\n")
+    res = cli("run")
+    assert res.code == 1 and "[budgets.codex] budget" in res.err and "Fix:" in res.err
+    assert runenv.runs("codex") == [] and plan(project).task("1").status == "pending"
+    assert events(project)[-1]["status"] == "error"
+
+
+def test_an_error_outside_the_ladder_fails_the_task_instead_of_leaving_it_running(cli, project, runenv, monkeypatch):
+    from maestro.engine import receipts
+    from maestro.errors import MaestroError
+
+    def broken(self):
+        raise MaestroError("git broke.", "repair it.")
+
+    write_plan(cli, project, [task(1)])
+    runenv.script("codex", [step()])
+    monkeypatch.setattr(receipts.GitTree, "snapshot", broken)
+    assert cli("run").code == 2
+    t = plan(project).task("1")
+    assert t.status == "failed" and t.result.startswith("git broke. Fix: repair it.") and t.pid is None
