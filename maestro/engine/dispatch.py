@@ -14,13 +14,19 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
-from pathlib import Path
+from dataclasses import dataclass, replace
 from typing import Any
 
 from maestro import clock
-from maestro.engine import gates as gate_checks
 from maestro.engine import ladder
+from maestro.engine.attempt import (
+    Attempt,
+    check,
+    expanded_context,
+    gate_warnings,
+    make_request,
+    receipt_note,
+)
 from maestro.engine.budgets import RunBudget, limits_for
 from maestro.engine.receipts import Observer
 from maestro.engine.routing import choose
@@ -28,10 +34,6 @@ from maestro.engine.runs import RunDir
 from maestro.engine.scheduler import Outcome
 from maestro.errors import MaestroError, SpokeError
 from maestro.state.model import Receipt, Task, Usage
-
-# Retry context: how much of each relevant file the next prompt gets.
-_FILE_CHARS = 6_000
-_CONTEXT_CHARS = 24_000
 
 
 @dataclass
@@ -72,76 +74,6 @@ class Shared:
     stopping: Callable[[], str | None] = lambda: None
     review: Callable[..., Any] | None = None  # review(task_id, revise=TaskRunner.revise)
     sim_delay_s: float | None = None
-
-
-@dataclass
-class Attempt:
-    """The evidence of one attempt."""
-
-    tool: str
-    agent: str = ""
-    result: Any = None  # SpokeResult
-    parsed: Any = None  # ParsedResult
-    gates: list[gate_checks.GateResult] = field(default_factory=list)
-    failure: ladder.Failure | None = None
-    validation_exit: int | None = None
-    validation_output: str = ""
-    level: str = "ok"  # the dispatch's budget level: ok | over | yellow | red
-    timeout_s: float = 600.0  # the agent's timeout; also bounds the validation command
-    validation: str | None = None  # the task's validation command
-    receipt: Receipt | None = None  # what the task changed so far, measured after the spoke
-    charged: bool = False  # its tokens and cost are in the plan
-    skipped: str | None = None  # the task was not ours to run (changed by hand)
-
-
-def make_request(task: Task, delegation: Any, resolved: Any, *, root: Path, abort_tokens: int | None,
-                 scratch: Path, env_extra: dict[str, str] | None = None, sim_delay_s: float | None = None) -> Any:
-    """The spoke request for a task: the agent's model, turns, tier and timeout, the
-    task's declared files (folders and globs are for ownership, not deliverables)."""
-    from maestro.engine.ownership import is_glob
-    from maestro.spokes.base import DispatchRequest
-
-    return DispatchRequest(
-        prompt=delegation.prompt,
-        system_prompt=delegation.system,
-        model=resolved.model,
-        max_turns=resolved.max_turns,
-        tier=resolved.tier,
-        cwd=root,
-        timeout_s=float(resolved.timeout_mins) * 60.0,
-        task_id=task.id,
-        files=[root / f for f in task.files if not is_glob(f) and not f.endswith("/")],
-        abort_tokens=abort_tokens,
-        env_extra=env_extra or {},
-        title=task.title,
-        scratch_dir=scratch,
-        sim_delay_s=sim_delay_s,
-    )
-
-
-def receipt_note(receipt: Receipt, *, measured: bool = True) -> str:
-    """The receipt in one log cell: what changed, the validation exit, the diff's hash."""
-    parts = []
-    if not measured:
-        parts.append("changes not measured (not a git repository)")
-    elif receipt.files_changed:
-        shown = ", ".join(receipt.files_changed[:5]) + (f" +{len(receipt.files_changed) - 5} more" if len(receipt.files_changed) > 5 else "")
-        parts.append(f"changed {shown} ({receipt.diff_stat})")
-    else:
-        parts.append("no file changed")
-    if receipt.validation is not None:
-        parts.append(f"validation exit {receipt.validation_exit}")
-    if receipt.diff_sha:
-        parts.append(f"diff sha256 {receipt.diff_sha[:12]}")
-    if receipt.commit:
-        parts.append(f"at {receipt.commit[:12]}")
-    return "receipt: " + ", ".join(parts)
-
-
-def _warnings(gates: list[gate_checks.GateResult]) -> list[str]:
-    """Unmet gates that did not fail, and a scope that could not be checked at all (a
-    missing validation command is the plan's choice, not a warning)."""
-    return [g.line() for g in gates if g.level == gate_checks.WARN or (g.gate == "scope" and g.level == gate_checks.SKIP)]
 
 
 class TaskRunner:
@@ -206,7 +138,7 @@ class TaskRunner:
                     if self._sleep(step.delay_s):
                         return self._leave_pending(task_id, self.s.stopping() or "stopped")
                 else:
-                    extra = self._expanded_context(task_id, attempt, extra)
+                    extra = expanded_context(self.s, task_id, attempt, extra)
                 continue
             status = "failed" if step.action == "fail" else "blocked"
             return self._finish_unsuccessful(task_id, status, step.reason, attempt)
@@ -306,7 +238,7 @@ class TaskRunner:
                 f"--- stderr ---\n{result.stderr}\n--- final text ---\n{result.text}\n", encoding="utf-8")
         attempt.failure = ladder.spoke_failure(result, tool)
         if attempt.failure is None:
-            self._gates(task, attempt, changes)
+            check(s, task, attempt, changes)
         # The task's changes so far (every attempt of this run), for the log row and state.
         attempt.receipt = s.observer.receipt(task_id, validation=attempt.validation,
                                              validation_exit=attempt.validation_exit)
@@ -322,80 +254,6 @@ class TaskRunner:
         # Recorded so a later run can stop a spoke this engine left behind when it died.
         if pid != os.getpid():
             (self.s.run.path / f"spoke-{task_id}.pid").write_text(f"{pid}\n", encoding="utf-8")
-
-    # -- gates ----------------------------------------------------------------------------------
-    def _gates(self, task: Task, attempt: Attempt, changes: Any) -> None:
-        from maestro.prompts.results import parse_result
-
-        s = self.s
-        strictness = s.settings.validation_strictness
-        parsed = parse_result(attempt.result.text or "")
-        attempt.parsed = parsed
-        fmt = gate_checks.format_gate(parsed)
-        attempt.gates.append(fmt)
-        if fmt.failed:
-            attempt.failure = ladder.Failure(
-                ladder.GATE, f"format gate: {fmt.detail}",
-                context=f"Your answer could not be read: {fmt.detail}. End your answer with the Result "
-                "Submission and the Handoff Report exactly in the Output Format given above.")
-            return
-        attempt.gates.append(gate_checks.criteria_gate(task.criteria, parsed, strictness))
-        attempt.gates.append(gate_checks.scope_gate(sorted(changes.out_of_scope), sorted(changes.ambiguous),
-                                                    strictness, checked=s.observer.enabled))
-        attempt.gates.append(self._integration(task, attempt))
-        failed = [g for g in attempt.gates if g.failed]
-        scope = next((g for g in failed if g.gate == "scope"), None)
-        if scope is not None:
-            attempt.failure = ladder.Failure(ladder.SCOPE, f"scope gate: {scope.detail}",
-                                             "revert or re-plan those edits, then run the task again.")
-        elif failed:
-            attempt.failure = ladder.Failure(ladder.GATE, "; ".join(f"{g.gate} gate: {g.detail}" for g in failed),
-                                             context="\n".join(f"- The {g.gate} gate failed: {g.detail}" for g in failed))
-
-    def _integration(self, task: Task, attempt: Attempt) -> gate_checks.GateResult:
-        if not task.validation:
-            return gate_checks.integration_gate(None, None)
-        from maestro.spokes.process import run_process
-
-        s = self.s
-        env = dict(s.env)
-        env.update({"MAESTRO_RUN_ID": s.run.run_id, "MAESTRO_TASK_ID": task.id})
-        s.observer.begin("validate", task.id)
-        try:
-            # A person's command from the plan, which may use pipes or &&: run by sh.
-            out = run_process(["/bin/sh", "-c", task.validation], cwd=s.paths.root, env=env, timeout_s=attempt.timeout_s)
-        finally:
-            s.observer.end("validate", task.id)
-        attempt.validation_exit = out.exit_code
-        output = (out.stdout + "\n" + out.stderr).strip()
-        attempt.validation_output = output
-        return gate_checks.integration_gate(task.validation, out.exit_code, timed_out=out.timed_out, output=output)
-
-    def _expanded_context(self, task_id: str, attempt: Attempt, previous: str | None) -> str:
-        """Ladder rung 2: the failure, the validation output, and the task's files now."""
-        task = self.s.store.load().task(task_id)
-        root: Path = self.s.paths.root
-        # What the user or a reviewer said stays in every later attempt's prompt.
-        parts = [previous] if previous and previous.startswith(("Clarification", "Review findings")) else []
-        parts.append("What failed:\n" + (attempt.failure.context if attempt.failure and attempt.failure.context
-                                         else attempt.failure.reason if attempt.failure else "unknown"))
-        output = attempt.validation_output
-        if output:
-            parts.append(f"Output of `{task.validation}` (last lines):\n" + output[-3_000:])
-        budget = _CONTEXT_CHARS
-        for name in task.files:
-            path = root / name
-            if not path.is_file() or budget <= 0:
-                continue
-            try:
-                text = path.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
-                continue
-            cut = text[: min(_FILE_CHARS, budget)]
-            budget -= len(cut)
-            more = "" if len(cut) == len(text) else f"\n[... {len(text) - len(cut)} more characters]"
-            parts.append(f"Current content of {name}:\n```\n{cut}{more}\n```")
-        return "\n\n".join(parts)
 
     # -- accounting -------------------------------------------------------------------------
     @staticmethod
@@ -429,7 +287,7 @@ class TaskRunner:
             notes.append(f"{label} ({usage.total:,} > {line:,})")
         if result is not None and result.simulated:
             notes.append("simulated")
-        notes += _warnings(attempt.gates)
+        notes += gate_warnings(attempt.gates)
         if attempt.receipt is not None:
             notes.append(receipt_note(attempt.receipt, measured=s.observer.enabled))
         outcome = "✅" if attempt.failure is None else (attempt.failure.reason[:120])
@@ -472,7 +330,7 @@ class TaskRunner:
                                                         validation_exit=attempt.validation_exit)
         submission = attempt.parsed.submission if attempt.parsed else None
         handoff = attempt.parsed.handoff if attempt.parsed else None
-        warnings = _warnings(attempt.gates)
+        warnings = gate_warnings(attempt.gates)
         with s.store.edit() as plan:
             task = plan.task(task_id)
             self._charge(task, attempt)

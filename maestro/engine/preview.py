@@ -10,8 +10,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from maestro.engine.attempt import make_request
 from maestro.engine.budgets import limits_for
-from maestro.engine.dispatch import RunOptions, make_request
+from maestro.engine.dispatch import RunOptions
 from maestro.engine.routing import choose
 from maestro.engine.runner import select_tasks
 from maestro.tokens import count_tokens

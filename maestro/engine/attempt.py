@@ -1,0 +1,162 @@
+"""One attempt at a task: its evidence, the spoke request, the gates applied to the
+answer, and the context a retry gets (ladder rung 2).
+
+``s`` below is the run's ``dispatch.Shared``: settings, paths, store, observer, run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from maestro.engine import gates as gate_checks
+from maestro.engine import ladder
+from maestro.state.model import Receipt, Task
+
+# Retry context: how much of each relevant file the next prompt gets.
+_FILE_CHARS = 6_000
+_CONTEXT_CHARS = 24_000
+
+
+@dataclass
+class Attempt:
+    """The evidence of one attempt."""
+
+    tool: str
+    agent: str = ""
+    result: Any = None  # SpokeResult
+    parsed: Any = None  # ParsedResult
+    gates: list[gate_checks.GateResult] = field(default_factory=list)
+    failure: ladder.Failure | None = None
+    validation_exit: int | None = None
+    validation_output: str = ""
+    level: str = "ok"  # the dispatch's budget level: ok | over | yellow | red
+    timeout_s: float = 600.0  # the agent's timeout; also bounds the validation command
+    validation: str | None = None  # the task's validation command
+    receipt: Receipt | None = None  # what the task changed so far, measured after the spoke
+    charged: bool = False  # its tokens and cost are in the plan
+    skipped: str | None = None  # the task was not ours to run (changed by hand)
+
+
+def make_request(task: Task, delegation: Any, resolved: Any, *, root: Path, abort_tokens: int | None,
+                 scratch: Path, env_extra: dict[str, str] | None = None, sim_delay_s: float | None = None) -> Any:
+    """The spoke request for a task: the agent's model, turns, tier and timeout, the
+    task's declared files (folders and globs are for ownership, not deliverables)."""
+    from maestro.engine.ownership import is_glob
+    from maestro.spokes.base import DispatchRequest
+
+    return DispatchRequest(
+        prompt=delegation.prompt,
+        system_prompt=delegation.system,
+        model=resolved.model,
+        max_turns=resolved.max_turns,
+        tier=resolved.tier,
+        cwd=root,
+        timeout_s=float(resolved.timeout_mins) * 60.0,
+        task_id=task.id,
+        files=[root / f for f in task.files if not is_glob(f) and not f.endswith("/")],
+        abort_tokens=abort_tokens,
+        env_extra=env_extra or {},
+        title=task.title,
+        scratch_dir=scratch,
+        sim_delay_s=sim_delay_s,
+    )
+
+
+def receipt_note(receipt: Receipt, *, measured: bool = True) -> str:
+    """The receipt in one log cell: what changed, the validation exit, the diff's hash."""
+    parts = []
+    if not measured:
+        parts.append("changes not measured (not a git repository)")
+    elif receipt.files_changed:
+        shown = ", ".join(receipt.files_changed[:5]) + (f" +{len(receipt.files_changed) - 5} more" if len(receipt.files_changed) > 5 else "")
+        parts.append(f"changed {shown} ({receipt.diff_stat})")
+    else:
+        parts.append("no file changed")
+    if receipt.validation is not None:
+        parts.append(f"validation exit {receipt.validation_exit}")
+    if receipt.diff_sha:
+        parts.append(f"diff sha256 {receipt.diff_sha[:12]}")
+    if receipt.commit:
+        parts.append(f"at {receipt.commit[:12]}")
+    return "receipt: " + ", ".join(parts)
+
+
+def gate_warnings(gates: list[gate_checks.GateResult]) -> list[str]:
+    """Unmet gates that did not fail, and a scope that could not be checked at all (a
+    missing validation command is the plan's choice, not a warning)."""
+    return [g.line() for g in gates if g.level == gate_checks.WARN or (g.gate == "scope" and g.level == gate_checks.SKIP)]
+
+
+def check(s: Any, task: Task, attempt: Attempt, changes: Any) -> None:
+    """The gates, in order, on a spoke answer that came back; sets ``attempt.failure``."""
+    from maestro.prompts.results import parse_result
+
+    strictness = s.settings.validation_strictness
+    parsed = parse_result(attempt.result.text or "")
+    attempt.parsed = parsed
+    fmt = gate_checks.format_gate(parsed)
+    attempt.gates.append(fmt)
+    if fmt.failed:
+        attempt.failure = ladder.Failure(
+            ladder.GATE, f"format gate: {fmt.detail}",
+            context=f"Your answer could not be read: {fmt.detail}. End your answer with the Result "
+            "Submission and the Handoff Report exactly in the Output Format given above.")
+        return
+    attempt.gates.append(gate_checks.criteria_gate(task.criteria, parsed, strictness))
+    attempt.gates.append(gate_checks.scope_gate(sorted(changes.out_of_scope), sorted(changes.ambiguous),
+                                                strictness, checked=s.observer.enabled))
+    attempt.gates.append(_integration(s, task, attempt))
+    failed = [g for g in attempt.gates if g.failed]
+    scope = next((g for g in failed if g.gate == "scope"), None)
+    if scope is not None:
+        attempt.failure = ladder.Failure(ladder.SCOPE, f"scope gate: {scope.detail}",
+                                         "revert or re-plan those edits, then run the task again.")
+    elif failed:
+        attempt.failure = ladder.Failure(ladder.GATE, "; ".join(f"{g.gate} gate: {g.detail}" for g in failed),
+                                         context="\n".join(f"- The {g.gate} gate failed: {g.detail}" for g in failed))
+
+def _integration(s: Any, task: Task, attempt: Attempt) -> gate_checks.GateResult:
+    if not task.validation:
+        return gate_checks.integration_gate(None, None)
+    from maestro.spokes.process import run_process
+
+    env = dict(s.env)
+    env.update({"MAESTRO_RUN_ID": s.run.run_id, "MAESTRO_TASK_ID": task.id})
+    s.observer.begin("validate", task.id)
+    try:
+        # A person's command from the plan, which may use pipes or &&: run by sh.
+        out = run_process(["/bin/sh", "-c", task.validation], cwd=s.paths.root, env=env, timeout_s=attempt.timeout_s)
+    finally:
+        s.observer.end("validate", task.id)
+    attempt.validation_exit = out.exit_code
+    output = (out.stdout + "\n" + out.stderr).strip()
+    attempt.validation_output = output
+    return gate_checks.integration_gate(task.validation, out.exit_code, timed_out=out.timed_out, output=output)
+
+def expanded_context(s: Any, task_id: str, attempt: Attempt, previous: str | None) -> str:
+    """Ladder rung 2: the failure, the validation output, and the task's files now."""
+    task = s.store.load().task(task_id)
+    root: Path = s.paths.root
+    # What the user or a reviewer said stays in every later attempt's prompt.
+    parts = [previous] if previous and previous.startswith(("Clarification", "Review findings")) else []
+    parts.append("What failed:\n" + (attempt.failure.context if attempt.failure and attempt.failure.context
+                                     else attempt.failure.reason if attempt.failure else "unknown"))
+    output = attempt.validation_output
+    if output:
+        parts.append(f"Output of `{task.validation}` (last lines):\n" + output[-3_000:])
+    budget = _CONTEXT_CHARS
+    for name in task.files:
+        path = root / name
+        if not path.is_file() or budget <= 0:
+            continue
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        cut = text[: min(_FILE_CHARS, budget)]
+        budget -= len(cut)
+        more = "" if len(cut) == len(text) else f"\n[... {len(text) - len(cut)} more characters]"
+        parts.append(f"Current content of {name}:\n```\n{cut}{more}\n```")
+    return "\n\n".join(parts)
