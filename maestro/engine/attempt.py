@@ -75,12 +75,11 @@ def receipt_note(receipt: Receipt, *, measured: bool = True) -> str:
     else:
         parts.append("no file changed")
     if receipt.validation is not None:
-        parts.append(f"validation exit {receipt.validation_exit}")
+        ran = receipt.validation_exit is not None
+        parts.append(f"validation exit {receipt.validation_exit}" if ran else "validation not run")
     if receipt.diff_sha:
         parts.append(f"diff sha256 {receipt.diff_sha[:12]}")
-    if receipt.commit:
-        parts.append(f"at {receipt.commit[:12]}")
-    return "receipt: " + ", ".join(parts)
+    return "receipt: " + ", ".join(parts)  # the commit is in the plan's receipt
 
 
 def gate_warnings(gates: list[gate_checks.GateResult]) -> list[str]:
