@@ -18,6 +18,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from maestro.engine.ownership import overlapping
 from maestro.errors import MaestroError
@@ -106,8 +107,8 @@ class Scheduler:
         done: Iterable[str] = (),
         may_launch: Callable[[str], str | None] | None = None,
         on_idle: Callable[[], None] | None = None,
-        order: Callable[[str], object] | None = None,
-        on_interrupt: Callable[[int], None] | None = None,
+        order: Callable[[str], Any] | None = None,
+        on_interrupt: Callable[[int], object] | None = None,
     ) -> None:
         self.jobs = {job.id: job for job in jobs}
         self.run_one = run_one
