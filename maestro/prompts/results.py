@@ -68,7 +68,12 @@ class ParsedResult:
 def _markdown() -> Any:
     import mistune
 
-    return mistune.create_markdown(renderer=None, plugins=["task_lists"])
+    md = mistune.create_markdown(renderer=None, plugins=["task_lists"])
+    # Spoke answers are full of paths and identifiers (`__init__.py`, `a_b_c`); reading
+    # `_`/`*` runs as emphasis would rewrite them (`**init**.py`) when rendered back.
+    # Keep those characters as written: the structure lives in blocks, not emphasis.
+    md.inline.rules = [rule for rule in md.inline.rules if rule != "emphasis"]
+    return md
 
 
 def _render(nodes: list[dict[str, Any]]) -> str:
@@ -184,17 +189,22 @@ def _parse_submission(sections: dict[str, list[dict[str, Any]]], problems: list[
     return sub
 
 
+# `Key: value`, `**Key:** value`, `**Key**: value` (or with `__`): the markers around the
+# key are removed exactly, so a value that starts with `__init__` keeps its underscores.
+_FIELD = re.compile(r"^\s*(?P<open>\*\*|__)?(?P<key>[^:*_][^:]*?)(?:(?P=open)\s*:|:\s*(?P=open)|:)(?P<value>.*)$")
+
+
 def _fields(nodes: list[dict[str, Any]], known: tuple[str, ...]) -> dict[str, str]:
     """``- Key: value`` items (bold keys allowed, values may continue in nested blocks)."""
     lookup = {name.lower(): name for name in known}
     values: dict[str, str] = {}
     for item in _list_items(nodes):
         first, _, rest = _render(item["children"]).partition("\n")
-        key, colon, value = first.partition(":")
-        name = lookup.get(key.strip().strip("*_ ").lower())
-        if not colon or name is None:
+        match = _FIELD.match(first)
+        name = lookup.get(match.group("key").strip().lower()) if match else None
+        if match is None or name is None:
             continue
-        value = value.strip().lstrip("*_").strip()
+        value = match.group("value").strip()
         values[name] = (value + ("\n" + rest if rest.strip() else "")).strip()
     return values
 

@@ -163,3 +163,29 @@ def test_parser_never_crashes_and_always_explains(text):
     assert isinstance(result.problems, list)
     if result.submission is None:
         assert result.problems
+
+
+def test_identifiers_with_underscores_survive_parsing():
+    text = """## Status
+success
+## Summary
+Added `__init__` and __init__ to pkg/__init__.py; a_b_c * x * y
+## Changes
+- created pkg/__init__.py
+## Verification
+- [x] imports work
+## Issues
+None
+
+### Task Report
+- **Status:** success
+- Objective Achieved: __init__ exports the API
+
+### Downstream Context
+- Key Interfaces Introduced: pkg/__init__.py exports __all__ and `_private`
+"""
+    result = parse_result(text)
+    assert result.submission.summary == "Added `__init__` and __init__ to pkg/__init__.py; a_b_c * x * y"
+    assert result.submission.changes == ["created pkg/__init__.py"]
+    assert result.handoff.task_report["Objective Achieved"] == "__init__ exports the API"
+    assert "pkg/__init__.py exports __all__ and `_private`" in result.handoff.downstream_context
