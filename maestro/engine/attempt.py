@@ -59,6 +59,7 @@ def make_request(task: Task, delegation: Any, resolved: Any, *, root: Path, abor
         abort_tokens=abort_tokens,
         env_extra=env_extra or {},
         title=task.title,
+        criteria=list(task.criteria),
         scratch_dir=scratch,
         sim_delay_s=sim_delay_s,
     )

@@ -79,8 +79,10 @@ class DispatchRequest:
     files: list[Path] = field(default_factory=list)
     abort_tokens: int | None = None
     env_extra: dict[str, str] = field(default_factory=dict)
-    # The task's title, for the sim spoke's texts (real CLIs read it in the prompt).
+    # The task's title and success criteria, for the sim spoke's answer (real CLIs read
+    # them in the prompt).
     title: str | None = None
+    criteria: list[str] = field(default_factory=list)
     # A folder for files the CLI needs for this dispatch (Gemini's policy file). The
     # engine passes the run's folder; without one, dispatch() makes a temporary folder.
     scratch_dir: Path | None = None

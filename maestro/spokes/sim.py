@@ -47,9 +47,12 @@ def _title(req: DispatchRequest) -> str:
 
 
 def criteria(prompt: str) -> list[str]:
-    """Success criteria named in a prompt: '- [ ] text' lines or <criterion> elements."""
-    found = []
-    for match in _CRITERION.finditer(prompt):
+    """Success criteria named in a prompt: '- [ ] text' lines of its Success Criteria
+    section (other sections, such as the Output Format's template, are not criteria) or
+    <criterion> elements."""
+    section = re.search(r"^##\s*Success Criteria\s*\n(.*?)(?=^##\s|\Z)", prompt, re.MULTILINE | re.DOTALL)
+    found: list[str] = []
+    for match in _CRITERION.finditer(section.group(1) if section else prompt):
         text = (match.group(1) or match.group(2)).strip()
         if text and text not in found:
             found.append(text)
@@ -128,7 +131,7 @@ class SimSpoke(Spoke):
         changes += [f"- Modified {_shown(p, root)}: {why}" for p, why in work.modified]
         if not changes:
             changes = ["- None" + ("" if writes else f" (tool tier {req.tier}: no files written)")]
-        checks = criteria(req.prompt) or ["The declared files exist with content of their type"]
+        checks = req.criteria or criteria(req.prompt) or ["The declared files exist with content of their type"]
         verification = [f"- [x] {c} - simulated: not checked by a model" for c in checks]
         issues = "; ".join(f"{_shown(p, root)} {why}" for p, why in work.refused) or "None"
         created = "; ".join(f"{p} ({why})" for p, why in work.created) or "none"

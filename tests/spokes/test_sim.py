@@ -142,3 +142,18 @@ def test_on_start_gets_this_process(project):
     import os
 
     assert seen == [os.getpid()]
+
+
+def test_verification_covers_the_task_criteria_only(project):
+    from maestro.spokes.sim import criteria
+
+    prompt = (
+        "## Task\nTask 1: x\n\n## Success Criteria\n- [ ] slugify lowercases\n- [ ] tests pass\n\n"
+        "## Output Format\n## Verification\n- [x] [criterion]: [how you checked it]\n"
+        "- [ ] [criterion]: [why it is not met]\n"
+    )
+    assert criteria(prompt) == ["slugify lowercases", "tests pass"]
+    req = DispatchRequest(prompt=prompt, cwd=project, criteria=["given as data"])
+    result = get_spoke("sim").dispatch(req)
+    verification = parse_result(result.text).submission.verification
+    assert [text.split(" - ")[0] for _, text in verification] == ["given as data"]
