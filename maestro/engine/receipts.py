@@ -19,6 +19,11 @@ an interval belongs to:
   (reported, a warning, never a failure), and a change made while nothing ran (a person
   editing, a validation command alone) is recorded as the run's *unattributed* change.
 
+A task's changes are then narrowed to its *net* change: paths that differ between the
+tree when it first began and the tree when it ends. A file that appeared and vanished
+within its life (a temp file of an atomic write, a scratch file) is not a change, even
+when an interval boundary fell while it existed.
+
 Limits, stated plainly: a task that edits a file another running task owns is credited to
 the owner; a spoke that keeps writing after its process group was killed cannot; and
 paths under the state dir and common caches (``__pycache__``, ``.pytest_cache``, ...)
@@ -245,6 +250,11 @@ class Observer:
             now = self._advance()
             self._writers.discard((kind, task_id))
             changes.last_tree = now
+            if changes.first_tree is not None:
+                net = set(self.tree.changed(changes.first_tree, now))
+                changes.owned &= net
+                changes.out_of_scope &= net
+                changes.ambiguous &= net
         return changes
 
     def receipt(self, task_id: str, *, validation: str | None, validation_exit: int | None) -> Receipt:

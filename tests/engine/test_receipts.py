@@ -141,3 +141,36 @@ def test_head_in_a_worktree_asks_git(repo, tmp_path):
     tree = GitTree(tmp_path / "wt")
     assert tree.head() == subprocess.run(["git", "rev-parse", "HEAD"], cwd=tmp_path / "wt", capture_output=True,
                                          text=True, check=True).stdout.strip()
+
+
+def test_a_file_that_appears_and_vanishes_within_a_task_is_not_its_change(repo):
+    # Task 1 writes src/a.py atomically: a temp file beside it, then a rename. Task 2
+    # ends while the temp file exists, so one interval sees it appear (two writers) and
+    # the next sees it vanish (task 1 alone). Its net change over task 1's life is nil.
+    obs = make(repo, {"1": ["src/a.py"], "2": ["docs/x.md"]})
+    obs.begin("spoke", "1")
+    obs.begin("spoke", "2")
+    (repo / "docs").mkdir()
+    (repo / "docs" / "x.md").write_text("x\n")
+    temp = repo / "src" / ".a.py.1234.tmp"
+    temp.write_text("a = 9\n")
+    two = obs.end("spoke", "2")
+    temp.replace(repo / "src" / "a.py")
+    one = obs.end("spoke", "1")
+    assert one.owned == {"src/a.py"} and not one.out_of_scope and not one.ambiguous
+    # When task 2 ended the temp file existed and two spokes were writing: for task 2 it
+    # is ambiguous (a warning), never out of scope.
+    assert two.owned == {"docs/x.md"} and not two.out_of_scope
+    assert obs.receipt("1", validation=None, validation_exit=None).files_changed == ["src/a.py"]
+
+
+def test_an_out_of_scope_file_left_behind_still_counts(repo):
+    obs = make(repo, {"1": ["src/a.py"]})
+    obs.begin("spoke", "1")
+    (repo / "notes.txt").write_text("stray\n")
+    (repo / "scratch.tmp").write_text("gone soon\n")
+    obs.end("spoke", "1")
+    obs.begin("spoke", "1")  # a retry of the same task
+    (repo / "scratch.tmp").unlink()
+    changes = obs.end("spoke", "1")
+    assert changes.out_of_scope == {"notes.txt"}
