@@ -55,6 +55,8 @@ def make_request(task: Task, delegation: Any, resolved: Any, *, root: Path, abor
         cwd=root,
         timeout_s=float(resolved.timeout_mins) * 60.0,
         task_id=task.id,
+        # Kept so a review's requested changes can go back into the same session.
+        keep_session=True,
         files=[root / f for f in task.files if not is_glob(f) and not f.endswith("/")],
         abort_tokens=abort_tokens,
         env_extra=env_extra or {},

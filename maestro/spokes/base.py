@@ -75,6 +75,9 @@ class DispatchRequest:
     cwd: Path = field(default_factory=Path.cwd)
     timeout_s: float = 600.0
     resume_session: str | None = None
+    # Keep the CLI's session on disk so a later dispatch can resume it (a task whose
+    # review may send findings back). Challengers and reviewers leave none behind.
+    keep_session: bool = False
     task_id: str | None = None
     files: list[Path] = field(default_factory=list)
     abort_tokens: int | None = None

@@ -68,7 +68,10 @@ class ClaudeSpoke(Spoke):
             argv += ["--max-turns", str(req.max_turns)]
         if req.system_prompt:
             argv += ["--append-system-prompt", req.system_prompt]
-        argv += ["--resume", req.resume_session] if req.resume_session else ["--no-session-persistence"]
+        if req.resume_session:
+            argv += ["--resume", req.resume_session]
+        elif not req.keep_session:
+            argv += ["--no-session-persistence"]
         allowed, disallowed, accept_edits = CLAUDE_TIERS[req.tier]
         argv += ["--allowedTools", ",".join(allowed)]
         if disallowed:

@@ -151,6 +151,15 @@ def test_cli_gone_after_detection_fails_with_the_install_command(cli, project, r
     assert t.status == "failed" and "install it with `npm" in t.result
 
 
+def test_a_claude_task_keeps_its_session_for_a_later_review(cli, project, runenv):
+    write_plan(cli, project, [task(1, tool="claude")])
+    runenv.script("claude", [step()])
+    assert cli("run").code == 0
+    (call,) = runenv.runs("claude")
+    assert "--no-session-persistence" not in call["argv"]
+    assert plan(project).task("1").session  # what `maestro review` resumes
+
+
 def test_huge_output_is_handled(cli, project, runenv):
     write_plan(cli, project, [task(1, tool="claude")])
     runenv.script("claude", [step(huge_mb=3)])

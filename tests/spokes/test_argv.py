@@ -118,6 +118,12 @@ def test_claude_options():
     assert "bypassPermissions" not in argv and "--dangerously-skip-permissions" not in argv
 
 
+def test_claude_keeps_a_session_only_when_asked():
+    assert "--no-session-persistence" in get_spoke("claude").build_argv(req("full"))
+    kept = get_spoke("claude").build_argv(req("full", keep_session=True))
+    assert "--no-session-persistence" not in kept and "--resume" not in kept
+
+
 def test_gemini_and_codex_carry_the_system_prompt_in_the_prompt():
     gem = get_spoke("gemini").build_argv(req("full", system_prompt="SYSTEM RULES", model="gemini-2.5-pro", abort_tokens=10))
     assert gem[:7] == ["gemini", "-p", "SYSTEM RULES\n\nDo the task.", "-o", "stream-json", "--skip-trust", "-m"]
