@@ -1,0 +1,25 @@
+"""The README's promise to a newcomer: exactly two set-up commands, and CI runs its test command."""
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def setup_commands() -> list[str]:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = re.search(r"^## Set up\n(.*?)(?=^## )", text, re.MULTILINE | re.DOTALL).group(1)
+    return [block.strip() for block in re.findall(r"```sh\n(.*?)```", section, re.DOTALL)]
+
+
+def test_exactly_two_setup_commands_install_and_demo_then_tests():
+    install, tests = setup_commands()
+    assert "pip install ." in install and install.endswith("maestro demo")
+    assert "'.[test]'" in tests and "pytest" in tests
+
+
+def test_ci_runs_the_readme_test_command():
+    _, tests = setup_commands()
+    command = tests.split("&&")[-1].strip().replace(".venv/bin/", "")
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert command in ci.splitlines()
