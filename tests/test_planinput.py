@@ -209,6 +209,14 @@ def test_authority_tool_not_installed():
     assert "codex is not installed" in authority[0].why and "claude" in authority[0].remedy
 
 
+def test_authority_warns_when_no_cli_could_take_an_unassigned_task():
+    found = check(good_task(tool=None), available={"sim": object()})
+    (warning,) = only(found, "Authority")
+    assert warning.level == "warning" and "no tool is named and no spoke CLI is installed" in warning.why
+    assert "--tool sim" in warning.remedy
+    assert only(check(good_task(tool=None), available={"gemini": object()}), "Authority") == []
+
+
 def test_authority_skipped_without_catalog_or_availability():
     assert check(good_task(agent="nobody", tool="codex")) == []
 

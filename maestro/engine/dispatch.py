@@ -96,7 +96,8 @@ class TaskRunner:
         try:
             with self.s.store.edit() as plan:
                 task = plan.task(task_id)
-                if task.status == "running" and task.pid == os.getpid():
+                # Pending: it failed before it could start (no CLI to route it to).
+                if task.status == "pending" or (task.status == "running" and task.pid == os.getpid()):
                     task.status, task.pid, task.finished = "failed", None, clock.iso()
                     task.result = f"{exc} {ladder.decision_text(task_id)}"
         except MaestroError:

@@ -160,6 +160,17 @@ def test_a_claude_task_keeps_its_session_for_a_later_review(cli, project, runenv
     assert plan(project).task("1").session  # what `maestro review` resumes
 
 
+def test_a_task_no_installed_cli_can_take_fails_with_the_decision(cli, project, runenv):
+    write_plan(cli, project, [task(1, tool=None)])
+    for name in ("claude", "gemini", "codex"):
+        runenv.uninstall(name)
+    res = cli("run")
+    assert res.code == 2
+    t = plan(project).task("1")
+    assert t.status == "failed" and "no spoke CLI is installed" in t.result and "--tool sim" in t.result
+    assert "decision" in kinds(project)
+
+
 def test_huge_output_is_handled(cli, project, runenv):
     write_plan(cli, project, [task(1, tool="claude")])
     runenv.script("claude", [step(huge_mb=3)])
