@@ -147,7 +147,7 @@ class SimSpoke(Spoke):
                 status,
                 "",
                 "## Summary",
-                f"Simulated: {MARK} wrote {touched} file(s) for task {task} ({title}); no model was called.",
+                f"{MARK}: wrote {touched} file(s) for task {task} ({title}); no model was called.",
                 "",
                 "## Changes",
                 *changes,
