@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -29,11 +28,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from maestro.paths import ProjectPaths  # noqa: E402
-from maestro.state import cache  # noqa: E402
-from maestro.state.model import Plan, Receipt, Source, Task, Usage  # noqa: E402
-from maestro.state.planfile import PARSER_VERSION, parse, render  # noqa: E402
-from maestro.state.store import PlanStore  # noqa: E402
+from maestro.paths import ProjectPaths
+from maestro.state import cache
+from maestro.state.model import Plan, Receipt, Source, Task, Usage
+from maestro.state.planfile import PARSER_VERSION, parse, render
+from maestro.state.store import PlanStore
 
 
 def build_plan(size: int) -> Plan:
@@ -78,7 +77,7 @@ def env_for(project: Path) -> dict[str, str]:
 def run_status(project: Path, *extra: str, importtime: bool = False) -> tuple[float, str]:
     argv = [sys.executable, *(["-X", "importtime"] if importtime else []), "-m", "maestro", "status", *extra]
     start = time.perf_counter()
-    done = subprocess.run(argv, cwd=project, env=env_for(project), capture_output=True, text=True)
+    done = subprocess.run(argv, cwd=project, env=env_for(project), capture_output=True, text=True, check=False)
     elapsed = (time.perf_counter() - start) * 1000
     if done.returncode != 0:
         raise SystemExit(f"maestro status failed ({done.returncode}): {done.stderr.strip()[-400:]}")

@@ -9,14 +9,15 @@ the rest indented under it. Values are frozen (see values.py).
 from __future__ import annotations
 
 import re
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from maestro.state import values as v
 from maestro.state.values import FieldError
 
 _ITEM = re.compile(r"( *)([-+*]|[0-9]{1,9}[.)])(?:([ \t]+)(.*)|$)")
-_SEVERITY = re.compile(r"\[(critical|major|minor|note)\]\s+", re.I)
-_FINDING_TASK = re.compile(r"Task\s+([0-9]+(?:\.[0-9]+)*):\s+", re.I)
+_SEVERITY = re.compile(r"\[(critical|major|minor|note)\]\s+", re.IGNORECASE)
+_FINDING_TASK = re.compile(r"Task\s+([0-9]+(?:\.[0-9]+)*):\s+", re.IGNORECASE)
 
 
 def indent_width(line: str) -> int:
@@ -315,8 +316,7 @@ class Findings(Codec):
         m = _FINDING_TASK.match(text)
         if m:
             task, text = m.group(1), text[m.end() :]
-        if text.startswith("\\"):
-            text = text[1:]
+        text = text.removeprefix("\\")
         return text, task, severity
 
     def render(self, value: Any) -> list[str]:

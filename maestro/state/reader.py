@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 from typing import Any
 
 from maestro.errors import PlanError
@@ -14,9 +15,9 @@ from maestro.state.model import FORMAT_VERSION, Plan
 from maestro.state.records import RecordReader
 from maestro.state.values import FieldError
 
-_RECORD_WORD = {"tasks": re.compile(r"task\s", re.I), "challenges": re.compile(r"challenge\s", re.I),
-                "reviews": re.compile(r"review\s", re.I)}
-_TASK_LIKE = re.compile(r"task\s+[0-9][0-9.]*\s*:", re.I)
+_RECORD_WORD = {"tasks": re.compile(r"task\s", re.IGNORECASE), "challenges": re.compile(r"challenge\s", re.IGNORECASE),
+                "reviews": re.compile(r"review\s", re.IGNORECASE)}
+_TASK_LIKE = re.compile(r"task\s+[0-9][0-9.]*\s*:", re.IGNORECASE)
 
 
 class DocumentReader:
@@ -98,7 +99,15 @@ class DocumentReader:
                     slot, titled = "title", True
                 groups.append((slot, [], index))
             groups[-1][1].append(block)
-        return [g for g in groups if g[1]] or [(None, [], 0)]
+        groups = [g for g in groups if g[1]] or [(None, [], 0)]
+        for slot, group, _ in groups:
+            if slot != "tasks":
+                stray = misplaced_task(group)
+                if stray is not None:
+                    where = f" (line {group[0].line} starts another section)" if group[0].kind == "heading" else ""
+                    raise self.error(stray.line, f'"### {stray.text}" is outside the `## Tasks` section{where}.',
+                                     "move the task under `## Tasks`.")
+        return groups
 
     def _version(self, preamble: list[Block]) -> int:
         """The version the marker above the first section names; 0 without a marker."""
@@ -123,7 +132,7 @@ class DocumentReader:
             raw = self.text[block.start : block.end]
             m = s.MARKER.fullmatch(raw.strip())
             slot = "marker" if m and not marked and not any(c.slot == "marker" for c in chunks) else None
-            chunks.append(Chunk(slot, raw, start + offset, start + offset + 1, int(m.group(1)) if slot else None))
+            chunks.append(Chunk(slot, raw, start + offset, start + offset + 1, int(m.group(1)) if slot and m else None))
         merged: list[Chunk] = []
         for chunk in chunks:
             if chunk.slot is None and merged and merged[-1].slot is None:
@@ -183,7 +192,7 @@ class DocumentReader:
         heads = [i for i, b in enumerate(group) if i and b.kind == "heading" and b.level == 3 and word.match(b.text)]
         bounds = heads + [len(group)]
         reader = RecordReader(KINDS[slot], self.path, version)
-        found = [reader.read(self.text, group[a:b], start + a, start + b) for a, b in zip(bounds, bounds[1:])]
+        found = [reader.read(self.text, group[a:b], start + a, start + b) for a, b in pairwise(bounds)]
         intro_end = heads[0] if heads else len(group)
         return Chunk(slot, self.raw(group[:intro_end]), start, start + intro_end), found
 
@@ -203,6 +212,12 @@ class DocumentReader:
                     line = next((p.line for p in task.layout.pieces
                                  if isinstance(p, FieldPiece) and p.name == "depends"), task.layout.line)
                     raise self.error(line, *missing_dependency(task.id, dep, ids))
+
+
+def misplaced_task(blocks: list[Block]) -> Block | None:
+    """The first ``### Task N: ...`` heading among ``blocks`` (outside the Tasks section it
+    would be silently taken for text)."""
+    return next((b for b in blocks if b.kind == "heading" and b.level == 3 and _TASK_LIKE.match(b.text)), None)
 
 
 def missing_dependency(task_id: str, dep: str, ids: set[str]) -> tuple[str, str]:

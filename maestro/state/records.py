@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from maestro.errors import PlanError
 from maestro.state.fields import Codec, dedent, indent_width, item_start
@@ -178,8 +179,10 @@ class RecordReader:
         spec.set(obj, value)
         head = lines[0].rstrip()
         prefix = head[: len(head) - len(first)] if first else head + " "
-        bullet = lines[0][:content]
-        bullet = bullet.replace("\t", " ") if bullet.strip() else "- "
+        # Fields written anew use the item's marker and content column (so what follows the
+        # list reads as before), as a bullet: an ordered one cannot start a list after text.
+        marker = lines[0][item[0]] if lines[0][item[0]] in "-*+" else "-"
+        bullet = lines[0][: item[0]] + marker + " " * (content - item[0] - 1)
         return FieldPiece(spec.name, body, gap, value, line_no, prefix, bullet, stale)
 
     def _label(self, raw: str, bold: bool, name: str, line_no: int) -> tuple[Spec | None, bool]:
@@ -226,8 +229,10 @@ def check_record(kind: Kind, obj: Any, specs: Sequence[Spec] | None = None) -> N
         spec.codec.check(spec.label, value)
 
 
-def render_record(kind: Kind, obj: Any) -> str:
-    """The record's text: its layout with changed fields rewritten, or canonical text.
+def render_record(kind: Kind, obj: Any) -> tuple[str, bool]:
+    """The record's text (its layout with changed fields rewritten, or canonical text), and
+    whether new fields went in among the person's text with no field list to join (then
+    the caller reads the result back to be sure they stay fields).
 
     Raises FieldError for a value the format cannot hold.
     """
@@ -239,7 +244,7 @@ def render_record(kind: Kind, obj: Any) -> str:
             value = spec.get(obj)
             if not spec.omit(value):
                 parts.append(spec.line(value))
-        return "".join(parts)
+        return "".join(parts), False
     head = kind.head(obj)
     if head != layout.head:
         kind.check_head(obj)
@@ -255,15 +260,18 @@ def render_record(kind: Kind, obj: Any) -> str:
             continue
         check_record(kind, obj, [spec])
         anchor = None
-        for piece in fields:
-            if kind.order[piece.name] < kind.order[spec.name]:
-                anchor = piece.name
+        for field_piece in fields:
+            if kind.order[field_piece.name] < kind.order[spec.name]:
+                anchor = field_piece.name
         bullet = next((p.bullet for p in fields if p.name == anchor), fields[0].bullet if fields else "- ")
         added.setdefault(anchor, []).append(spec.line(value, bullet))
     out = [heading]
-    if not fields and None in added:
+    bare = not fields and None in added
+    if bare:
         out += added.pop(None)
-        following = layout.pieces[0].text if layout.pieces else "\n"  # type: ignore[union-attr]
+        # A blank line after the new list, so what follows (a note, or the next section
+        # when the record was a bare heading) does not become part of its last item.
+        following = layout.pieces[0].text if layout.pieces else ""  # type: ignore[union-attr]
         if not following.startswith("\n"):
             out.append("\n")
     for piece in layout.pieces:
@@ -281,4 +289,4 @@ def render_record(kind: Kind, obj: Any) -> str:
             out.append(spec.rewrite(piece, value))
         out += added.pop(piece.name, [])
         out.append(piece.gap)
-    return "".join(out)
+    return "".join(out), bare

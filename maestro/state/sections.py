@@ -10,7 +10,7 @@ from maestro.state import values as v
 from maestro.state.model import FORMAT_VERSION, LogEntry, Source
 from maestro.state.values import FieldError
 
-MARKER = re.compile(r"<!--[ \t]*maestro:format[ \t]+(\S*)[ \t]*-->", re.I)
+MARKER = re.compile(r"<!--[ \t]*maestro:format[ \t]+(\S*)[ \t]*-->", re.IGNORECASE)
 MARKER_LINE = f"<!-- maestro:format {FORMAT_VERSION} -->\n"
 DEFAULT_TITLE = "Maestro Orchestration"
 # Section name (as written, lower case) -> slot.
@@ -40,7 +40,7 @@ def split_body(body: str) -> tuple[str, str, str]:
     last = len(lines)
     while last > first and not lines[last - 1].strip():
         last -= 1
-    join = lambda part: "".join(line + "\n" for line in part)  # noqa: E731 - local helper
+    join = lambda part: "".join(line + "\n" for line in part)
     return join(lines[:first]), join(lines[first:last]), join(lines[last:])
 
 
@@ -55,10 +55,15 @@ def title_of(heading_raw: str) -> str:
 def check_goal(goal: Any) -> str:
     """The goal must not hold a line that would end its section when read back."""
     from maestro.state.blocks import split_blocks
+    from maestro.state.reader import misplaced_task
 
     v.check_text("Goal", goal)
     probe = "## Goal\n\n" + goal + "\n\n## End\n"
-    headings = [b for b in split_blocks(probe) if b.kind == "heading" and b.level <= 2]
+    blocks = split_blocks(probe)
+    headings = [b for b in blocks if b.kind == "heading" and b.level <= 2]
+    if misplaced_task(blocks) is not None:
+        raise FieldError("a Goal with a `### Task` heading in it",
+                         "write the goal as prose; tasks go under `## Tasks`.")
     if len(headings) != 2 or headings[1].start != len(probe) - len("## End\n"):
         raise FieldError(
             "a Goal with a line that would start a new section or swallow the next one",

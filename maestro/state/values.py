@@ -10,9 +10,10 @@ frozen value back to lines. ``check`` refuses values the format cannot hold, so 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from datetime import datetime
 from decimal import Decimal
-from typing import Any, Sequence
+from typing import Any
 
 from maestro.state.model import TASK_ID
 
@@ -22,9 +23,9 @@ _LINE_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 _CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029]")
 _INT = re.compile(r"[0-9][0-9,]*")
 _NUMBER = r"[0-9][0-9,]*(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?"
-_COST = re.compile(r"(?:US)?\$?\s*(" + _NUMBER + r")\s*(\((?:estimate|estimated|est\.?)\))?", re.I)
+_COST = re.compile(r"(?:US)?\$?\s*(" + _NUMBER + r")\s*(\((?:estimate|estimated|est\.?)\))?", re.IGNORECASE)
 _USAGE = re.compile(
-    r"([0-9][0-9,]*)\s*in\s*/\s*([0-9][0-9,]*)\s*out(?:\s*/\s*([0-9][0-9,]*)\s*cached)?", re.I
+    r"([0-9][0-9,]*)\s*in\s*/\s*([0-9][0-9,]*)\s*out(?:\s*/\s*([0-9][0-9,]*)\s*cached)?", re.IGNORECASE
 )
 _DEPENDS_NONE = {"", "none", "-", "\u2014", "n/a"}
 
@@ -165,7 +166,7 @@ def check_usage(usage: Any) -> tuple[int, int, int]:
 def check_iso(label: str, value: object) -> str:
     text = check_line(label, value)
     try:
-        datetime.fromisoformat(text.replace("Z", "+00:00"))
+        datetime.fromisoformat(text)
     except ValueError:
         raise FieldError(
             f'an unreadable {label} time "{preview(text)}"',
@@ -210,7 +211,7 @@ def parse_ids(value: str) -> tuple[str, ...]:
 def check_id(label: str, value: object) -> str:
     if not isinstance(value, str) or not TASK_ID.fullmatch(value):
         raise FieldError(
-            f"an invalid {label} ({value!r})", f"use task ids made of numbers and dots, e.g. 3 or 3.1."
+            f"an invalid {label} ({value!r})", "use task ids made of numbers and dots, e.g. 3 or 3.1."
         )
     return value
 

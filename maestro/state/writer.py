@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from maestro.errors import PlanError
 from maestro.state import sections as s
@@ -25,6 +26,10 @@ class DocumentWriter:
         self.out: list[str] = []
         self.prev_end: int | None = None
         self.after_marker = False
+        # New text placed next to the person's text: an unclosed code fence or comment at
+        # the end of the file, or an indented line after a new field list, could swallow
+        # it, so render() reads the result back when this is set.
+        self.risky = False
 
     def error(self, exc: FieldError, who: str = "the plan") -> PlanError:
         return PlanError(f"{who} has {exc.text}.", exc.fix, file=self.path)
@@ -34,6 +39,7 @@ class DocumentWriter:
         text in the source too (or the previous text already ends in a blank line)."""
         if not text:
             return
+        self.risky = self.risky or (start is None and self.layout is not None)
         adjacent = start is not None and start == self.prev_end
         if self.out and not adjacent and not self.after_marker and not self.out[-1].endswith("\n\n"):
             self.out.append("\n")
@@ -180,12 +186,41 @@ class DocumentWriter:
             self.emit(chunk.text, chunk.start, chunk.end)
         for record in getattr(self.plan, slot):
             try:
-                text = render_record(kind, record)
+                text, bare = render_record(kind, record)
             except FieldError as exc:
                 raise self.error(exc, kind.title(record)) from None
+            self.risky = self.risky or bare
             layout = record.layout if isinstance(record.layout, RecordLayout) else None
             self.emit(text, layout.start if layout else None, layout.end if layout else None)
 
 
 def render_plan(plan: Plan, path: str) -> str:
-    return DocumentWriter(plan, path).render()
+    writer = DocumentWriter(plan, path)
+    text = writer.render()
+    if writer.risky:
+        _read_back(plan, text, path)
+    return text
+
+
+def _read_back(plan: Plan, text: str, path: str) -> None:
+    """Refuse text in which the new parts would not read back as the plan."""
+    from maestro.state.reader import DocumentReader
+
+    try:
+        again: Plan | None = DocumentReader(text, path).read()[0]
+    except PlanError:
+        again = None
+    if again is not None and again == plan:
+        return
+    what = "the change"
+    for slot, kind in KINDS.items():
+        ours = {r.id: r for r in getattr(plan, slot)}
+        theirs = {r.id: r for r in getattr(again, slot)} if again else {}
+        changed = [rid for rid, r in ours.items() if theirs.get(rid) != r]
+        if changed:
+            what = f"the new text of {kind.title(changed[0])}"
+            break
+    raise PlanError(f"{what} would not read back as written: the text around it in the file changes its "
+                    "meaning.", "look for an unclosed code fence (```) or HTML comment (<!--) at the end of the "
+                    "file, or an indented line right under a task heading; fix it, then run the command again.",
+                    file=path)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from hypothesis import strategies as st
 
@@ -33,7 +33,7 @@ multi_text = st.lists(st.one_of(line_text, st.just(""), line_text.map(lambda s: 
                       min_size=1, max_size=5).map("\n".join).map(_clean).filter(bool)
 names = st.from_regex(r"[a-z][a-z0-9-]{0,12}", fullmatch=True)
 isos = st.datetimes(min_value=datetime(2000, 1, 1), max_value=datetime(2100, 1, 1),
-                    timezones=st.just(timezone.utc)).map(lambda d: d.strftime("%Y-%m-%dT%H:%M:%SZ"))
+                    timezones=st.just(UTC)).map(lambda d: d.strftime("%Y-%m-%dT%H:%M:%SZ"))
 stamps = st.datetimes(min_value=datetime(2000, 1, 1), max_value=datetime(2100, 1, 1)).map(
     lambda d: d.strftime("%Y-%m-%d %H:%M UTC"))
 costs = st.one_of(st.none(), st.floats(min_value=0, max_value=1e6, allow_nan=False, allow_infinity=False))
@@ -66,7 +66,7 @@ def receipts(draw):  # type: ignore[no-untyped-def]
 
 @st.composite
 def tasks(draw, task_id: str, earlier: list[str]):  # type: ignore[no-untyped-def]
-    opt = lambda s: draw(st.one_of(st.none(), s))  # noqa: E731
+    opt = lambda s: draw(st.one_of(st.none(), s))
     cost, estimated = _cost_pair(draw)
     return m.Task(
         id=task_id,

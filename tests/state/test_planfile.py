@@ -11,7 +11,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from maestro.errors import PlanError
-from maestro.state.model import Challenge, Finding, LogEntry, Plan, Receipt, Review, Source, Task, Usage
+from maestro.state.model import (
+    Challenge,
+    Finding,
+    LogEntry,
+    Plan,
+    Receipt,
+    Review,
+    Source,
+    Task,
+    Usage,
+)
 from maestro.state.planfile import parse, parse_bytes, render
 
 from .strategies import plans, tasks
@@ -61,7 +71,7 @@ def test_round_trip_of_every_field_and_canonical_text_is_stable():
 
 
 def test_the_example_in_the_format_page_is_canonical():
-    example = re.search(r"```markdown\n(.*?)```\n", DOC.read_text(), re.S).group(1)
+    example = re.search(r"```markdown\n(.*?)```\n", DOC.read_text(), re.DOTALL).group(1)
     plan = parse(example)
     assert render(plan) == example
     plan.layout = None  # canonical rendering, from content alone
@@ -225,13 +235,29 @@ def test_new_records_and_log_rows_are_appended_in_their_sections():
     assert parse(out) == plan
 
 
-def test_a_task_with_only_a_note_gets_its_fields_above_the_note():
-    text = HAND.replace("- **Status:** pending\n- **Specialist:** code\n\n", "")
-    plan = parse(text)
-    plan.tasks[0].status = "done"
+@pytest.mark.parametrize("old, new, task, expected", [
+    # a task holding only a note: the fields go above it, a blank line between
+    ("- **Status:** pending\n- **Specialist:** code\n\n", "", 0,
+     "### Task 1: First\n- **Status:** done\n\nA note under task 1.\n"),
+    # a bare heading right above a section: the new list does not run into it
+    ("### Task 2: Second\n- **Depends:** 1\n- **Status:** pending\n- Agent: coder\n- Owner: bob, who asked "
+     "for it\n", "### Task 2: Second\n", 1, "### Task 2: Second\n- **Status:** done\n\n## Decisions\n"),
+])
+def test_fields_added_to_a_task_without_any_stay_fields(old, new, task, expected):
+    plan = parse(HAND.replace(old, new))
+    plan.tasks[task].status = "done"
     out = render(plan)
-    assert "### Task 1: First\n- **Status:** done\n\nA note under task 1.\n" in out
+    assert expected in out
     assert parse(out) == plan
+
+
+def test_a_task_heading_outside_the_tasks_section_is_an_error():
+    text = HAND.replace("## Decisions\n", "## Decisions\n\n### Task 3: Lost\n")
+    assert error_for(text) == (
+        '.ai/MAESTRO.md:27: "### Task 3: Lost" is outside the `## Tasks` section (line 25 starts another '
+        "section). Fix: move the task under `## Tasks`.")
+    assert error_for(HAND.replace("## Tasks\n", "## Work\n")).startswith(
+        '.ai/MAESTRO.md:13: "### Task 1: First" is outside the `## Tasks` section (line 9 starts')
 
 
 def test_headings_inside_code_blocks_and_comments_are_text():
@@ -266,49 +292,49 @@ def error_for(text: str) -> str:
 
 @pytest.mark.parametrize("old, new, expected", [
     ("- **Status:** pending\n- **Specialist:** code", "- **Status:** doing\n- **Specialist:** code",
-     '.ai/MAESTRO.md:14: Task 1 has unknown status "doing". Fix: use one of pending, running, done, failed, '
-     'blocked.'),
+     ('.ai/MAESTRO.md:14: Task 1 has unknown status "doing". Fix: use one of pending, running, done, failed, '
+     'blocked.')),
     ("### Task 2: Second", "### Task 1: Second",
      ".ai/MAESTRO.md:19: Task 1 appears twice (the first at line 13). Fix: give each task its own id."),
     ("- **Depends:** 1", "- **Depends:** 1, 7",
-     ".ai/MAESTRO.md:20: Task 2 depends on Task 7, which is not in the plan. Fix: use one of the task ids (1), "
-     "or remove 7 from its Depends."),
+     (".ai/MAESTRO.md:20: Task 2 depends on Task 7, which is not in the plan. Fix: use one of the task ids (1), "
+     "or remove 7 from its Depends.")),
     ("- **Specialist:** code", "- **Specialist:** code\n- **Tokens:** lots",
-     '.ai/MAESTRO.md:16: Task 1 has an unreadable Tokens value "lots". Fix: write Tokens as `12,000 in / 800 '
-     'out`, optionally followed by `/ 3,000 cached`.'),
+     ('.ai/MAESTRO.md:16: Task 1 has an unreadable Tokens value "lots". Fix: write Tokens as `12,000 in / 800 '
+     'out`, optionally followed by `/ 3,000 cached`.')),
     ("- **Specialist:** code", "- **Specialist:** code\n- **Status:** done",
      ".ai/MAESTRO.md:16: Task 1 has two Status fields (the first at line 14). Fix: keep one Status line."),
     ("- **Specialist:** code", "- **Stauts:** done",
-     '.ai/MAESTRO.md:15: Task 1 has an unknown field "stauts". Fix: did you mean Status? '
-     "Write `- **Status:** ...`."),
+     ('.ai/MAESTRO.md:15: Task 1 has an unknown field "stauts". Fix: did you mean Status? '
+     "Write `- **Status:** ...`.")),
     ("### Task 2: Second", "### Task two: Second",
-     ".ai/MAESTRO.md:19: Task two has an invalid task id ('two'). Fix: use task ids made of numbers and dots, "
-     "e.g. 3 or 3.1."),
+     (".ai/MAESTRO.md:19: Task two has an invalid task id ('two'). Fix: use task ids made of numbers and dots, "
+     "e.g. 3 or 3.1.")),
     ("### Task 2: Second", "### Task 2 Second",
-     '.ai/MAESTRO.md:19: "### Task 2 Second" is not a valid task heading. Fix: write it as '
-     "`### Task <id>: <title>`, with an id like 3 or 3.1."),
+     ('.ai/MAESTRO.md:19: "### Task 2 Second" is not a valid task heading. Fix: write it as '
+     "`### Task <id>: <title>`, with an id like 3 or 3.1.")),
     ("### Task 2: Second", "## Task 2: Second",
-     '.ai/MAESTRO.md:19: "Task 2: Second" is a level-2 heading. Fix: write task headings with three hashes: '
-     "`### Task 2: Second`."),
+     ('.ai/MAESTRO.md:19: "Task 2: Second" is a level-2 heading. Fix: write task headings with three hashes: '
+     "`### Task 2: Second`.")),
     ("<!-- maestro:format 1 -->", "<!-- maestro:format 2 -->",
-     ".ai/MAESTRO.md:1: the file is plan format 2, newer than this Maestro reads (up to 1). Fix: upgrade "
-     "Maestro: pip install -U maestro-orchestra."),
-    ("## Tasks\n", "## Work\n",
-     ".ai/MAESTRO.md: the file has no `## Tasks` section. Fix: add a `## Tasks` section with "
-     "`### Task <id>: <title>` headings."),
+     (".ai/MAESTRO.md:1: the file is plan format 2, newer than this Maestro reads (up to 1). Fix: upgrade "
+     "Maestro: pip install -U maestro-orchestra.")),
+    (HAND[HAND.index("## Tasks"):], "",
+     (".ai/MAESTRO.md: the file has no `## Tasks` section. Fix: add a `## Tasks` section with "
+     "`### Task <id>: <title>` headings.")),
     ("## Goal\nShip the login.\n", "",
      ".ai/MAESTRO.md: the file has no `## Goal` section. Fix: add a `## Goal` section with the goal under it."),
     ("Ship the login.\n", "",
      ".ai/MAESTRO.md:6: the Goal section is empty. Fix: write the goal under `## Goal`."),
     ("claude | 2026-11-21 12:00 UTC", "claude at noon",
-     '.ai/MAESTRO.md:37: the file has an unreadable Source line "claude at noon". Fix: write it as `<hub tool> '
-     '| YYYY-MM-DD HH:MM UTC`, e.g. `claude | 2026-11-21 12:00 UTC`.'),
+     ('.ai/MAESTRO.md:37: the file has an unreadable Source line "claude at noon". Fix: write it as `<hub tool> '
+     '| YYYY-MM-DD HH:MM UTC`, e.g. `claude | 2026-11-21 12:00 UTC`.')),
     ("| 12:00 | 1 | gemini | dispatch | ok |", "| 12:00 | 1 | gemini | ok |",
-     ".ai/MAESTRO.md:33: an Execution Log row has 4 cells, the header 5. Fix: give every row one cell per "
-     "column; write `\\|` for a | inside a cell."),
+     (".ai/MAESTRO.md:33: an Execution Log row has 4 cells, the header 5. Fix: give every row one cell per "
+     "column; write `\\|` for a | inside a cell.")),
     ("## Decisions", "## Tasks",
-     ".ai/MAESTRO.md:25: the file has a second `## Tasks` section (the first is at line 9). Fix: merge the two "
-     "into one section."),
+     (".ai/MAESTRO.md:25: the file has a second `## Tasks` section (the first is at line 9). Fix: merge the two "
+     "into one section.")),
 ])
 def test_invalid_content_names_file_line_and_fix(old, new, expected):
     assert old in HAND

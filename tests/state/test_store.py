@@ -16,7 +16,7 @@ import pytest
 from maestro.errors import NotFound, PlanError, StateConflict
 from maestro.paths import ProjectPaths
 from maestro.state.model import LogEntry, Plan, Task
-from maestro.state.planfile import parse, render
+from maestro.state.planfile import parse
 from maestro.state.store import PlanStore
 
 REPO = Path(__file__).resolve().parents[2]
@@ -84,9 +84,8 @@ def test_edit_of_an_invalid_file_raises_and_never_writes(project, breaks):
     store = make_store(project)
     store.path.write_text(breaks(store.path.read_text()))
     before = store.path.read_bytes()
-    with pytest.raises(PlanError) as info:
-        with store.edit() as plan:
-            plan.tasks[0].status = "done"
+    with pytest.raises(PlanError) as info, store.edit() as plan:
+        plan.tasks[0].status = "done"
     assert str(info.value).startswith(".ai/MAESTRO.md")
     assert "Fix:" in str(info.value)
     assert store.path.read_bytes() == before
@@ -96,22 +95,19 @@ def test_edit_of_non_utf8_file_never_writes(project):
     store = make_store(project)
     store.path.write_bytes(store.path.read_bytes().replace(b"Ship it.", b"Ship \xff it."))
     before = store.path.read_bytes()
-    with pytest.raises(PlanError, match=r"MAESTRO.md:6: the file is not valid UTF-8"):
-        with store.edit():
-            pass
+    with pytest.raises(PlanError, match=r"MAESTRO.md:6: the file is not valid UTF-8"), store.edit():
+        pass
     assert store.path.read_bytes() == before
 
 
 def test_nothing_is_written_when_the_block_raises_or_the_result_is_invalid(project):
     store = make_store(project)
     before = store.path.read_bytes()
-    with pytest.raises(RuntimeError):
-        with store.edit() as plan:
-            plan.tasks[0].status = "done"
-            raise RuntimeError("boom")
-    with pytest.raises(PlanError, match='Task 1 has unknown status "doing"'):
-        with store.edit() as plan:
-            plan.tasks[0].status = "doing"
+    with pytest.raises(RuntimeError), store.edit() as plan:
+        plan.tasks[0].status = "done"
+        raise RuntimeError("boom")
+    with pytest.raises(PlanError, match='Task 1 has unknown status "doing"'), store.edit() as plan:
+        plan.tasks[0].status = "doing"
     assert store.path.read_bytes() == before
 
 
@@ -140,10 +136,9 @@ def test_a_hand_edit_saved_during_edit_is_kept_and_the_change_reapplied(project)
 
 def test_a_conflicting_hand_edit_is_refused_and_kept(project):
     store = make_store(project)
-    with pytest.raises(StateConflict) as info:
-        with store.edit() as plan:
-            plan.tasks[0].status = "done"
-            theirs = save_by_hand(store, "- **Status:** pending", "- **Status:** failed")
+    with pytest.raises(StateConflict) as info, store.edit() as plan:
+        plan.tasks[0].status = "done"
+        theirs = save_by_hand(store, "- **Status:** pending", "- **Status:** failed")
     assert "Task 1's Status field" in str(info.value)
     assert store.path.read_bytes() == theirs
 
@@ -162,19 +157,31 @@ def test_hand_added_task_and_log_rows_on_both_sides_are_kept(project):
 
 def test_a_task_removed_by_hand_that_the_change_touches_is_a_conflict(project):
     store = make_store(project)
-    with pytest.raises(StateConflict, match=r"Task 3 \(removed there, edited here\)"):
-        with store.edit() as plan:
-            plan.tasks[2].status = "running"
-            theirs = save_by_hand(store, "### Task 3: Task number 3\n- **Status:** pending\n", "")
+    removed = pytest.raises(StateConflict, match=r"Task 3 \(removed there, edited here\)")
+    with removed, store.edit() as plan:
+        plan.tasks[2].status = "running"
+        theirs = save_by_hand(store, "### Task 3: Task number 3\n- **Status:** pending\n", "")
     assert store.path.read_bytes() == theirs
+
+
+def test_an_addition_that_an_unclosed_code_fence_would_swallow_is_refused(project):
+    store = make_store(project)
+    text = store.path.read_text()
+    at = text.index("## Execution Log")
+    store.path.write_text(text[:at] + "```\nan unclosed fence swallows the rest\n" + text[at:])
+    before = store.path.read_bytes()
+    assert store.load().log == []  # the table is inside the fence now
+    with pytest.raises(PlanError, match="would not read back as written") as info, store.edit() as plan:
+        plan.log.append(LogEntry("12:00", "1", "sim", "dispatch", "done"))
+    assert "unclosed code fence" in str(info.value)
+    assert store.path.read_bytes() == before
 
 
 def test_a_hand_edit_that_breaks_the_file_is_never_written_over(project):
     store = make_store(project)
-    with pytest.raises(PlanError, match="unknown status"):
-        with store.edit() as plan:
-            plan.tasks[0].status = "done"
-            theirs = save_by_hand(store, "- **Status:** pending", "- **Status:** finished")
+    with pytest.raises(PlanError, match="unknown status"), store.edit() as plan:
+        plan.tasks[0].status = "done"
+        theirs = save_by_hand(store, "- **Status:** pending", "- **Status:** finished")
     assert store.path.read_bytes() == theirs
 
 
