@@ -208,6 +208,12 @@ def test_field_without_bold_keeps_its_style_when_changed():
     out = render(plan)
     assert "- Agent: tester\n" in out
     assert one_line_diff(HAND, out) == ["- - Agent: coder\n", "+ - Agent: tester\n"]
+    text = HAND.replace("- **Status:** pending\n- **Specialist:** code", "- Status: done\n- **Specialist:** code")
+    plan = parse(text)
+    assert plan.tasks[0].status == "done"
+    assert render(plan) == text
+    plan.tasks[0].status = "failed"
+    assert one_line_diff(text, render(plan)) == ["- - Status: done\n", "+ - Status: failed\n"]
 
 
 def test_new_fields_go_next_to_their_neighbours_and_cleared_fields_go_away():
