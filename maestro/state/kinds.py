@@ -7,6 +7,7 @@ from typing import Any
 
 from maestro.state import fields as f
 from maestro.state import model as m
+from maestro.state import nested as n
 from maestro.state import values as v
 from maestro.state.records import Kind, Spec
 
@@ -51,7 +52,7 @@ def _category(key: str, label: str) -> Spec:
         else:
             o.findings[key] = _thaw_findings(x)
 
-    return Spec(f"findings.{key}", label, f.Findings(), lambda o: _freeze_findings(o.findings.get(key)), put)
+    return Spec(f"findings.{key}", label, n.Findings(), lambda o: _freeze_findings(o.findings.get(key)), put)
 
 
 def _receipt() -> Spec:
@@ -64,7 +65,7 @@ def _receipt() -> Spec:
     def put(o: Any, x: Any) -> None:
         o.receipt = None if x is None else m.Receipt(x[0], list(x[1]), *x[2:])
 
-    return Spec("receipt", "Receipt", f.Receipt(), get, put)
+    return Spec("receipt", "Receipt", n.Receipt(), get, put)
 
 
 def _check_task_head(task: Any) -> None:
@@ -98,7 +99,7 @@ TASK = Kind(
         _attr("tool", "Tool", f.Choice(m.TOOLS)),
         _listed("depends", "Depends", f.Ids()),
         _listed("files", "Files", f.Codes()),
-        _listed("criteria", "Criteria", f.Items()),
+        _listed("criteria", "Criteria", n.Items()),
         _attr("validation", "Validation", f.Code()),
         _attr("risk", "Risk", f.Choice(m.RISKS)),
         _attr("result", "Result", f.Text()),
@@ -133,7 +134,7 @@ CHALLENGE = Kind(
         _usage(),
         _cost(),
         *(_category(key, label) for key, label in m.CHALLENGE_CATEGORIES),
-        _attr("raw", "Raw", f.Fence()),
+        _attr("raw", "Raw", n.Fence()),
     ),
     make=lambda g: m.Challenge(id=g[0], challenger=g[1].strip(), time=""),
     head=lambda c: (c.id, c.challenger),
@@ -151,7 +152,7 @@ REVIEW = Kind(
         _attr("round", "Round", f.Int(0), required=True),
         _attr("time", "Time", f.Iso(), required=True),
         _attr("verdict", "Verdict", f.Choice(m.VERDICTS)),
-        Spec("findings", "Findings", f.Findings(default=()), lambda o: _freeze_findings(o.findings),
+        Spec("findings", "Findings", n.Findings(default=()), lambda o: _freeze_findings(o.findings),
              lambda o, x: setattr(o, "findings", _thaw_findings(x))),
         _usage(),
         _cost(),
