@@ -14,7 +14,6 @@ The file is both the engine's state and a document people read and edit, so:
 from __future__ import annotations
 
 from maestro.errors import PlanError
-from maestro.state.layout import PlanLayout
 from maestro.state.model import Plan
 
 DEFAULT_PATH = ".ai/MAESTRO.md"
@@ -45,7 +44,3 @@ def render(plan: Plan, path: str | None = None) -> str:
     from maestro.state.writer import render_plan
 
     return render_plan(plan, str(path) if path is not None else DEFAULT_PATH)
-
-
-def newline_of(plan: Plan) -> str:
-    return plan.layout.newline if isinstance(plan.layout, PlanLayout) else "\n"
