@@ -9,6 +9,7 @@ an error can name it. The config file may also hold tables that are not single s
 
 from __future__ import annotations
 
+import math
 import os
 import tomllib
 from dataclasses import dataclass, field
@@ -105,7 +106,7 @@ def convert(setting: Setting, raw: Any, source: str) -> Any:
             if isinstance(text, bool):
                 raise ValueError
             value = float(text)
-            if value != value or value in (float("inf"), float("-inf")):
+            if not math.isfinite(value):
                 raise ValueError
         elif setting.kind == "bool":
             if isinstance(text, bool):

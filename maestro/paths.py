@@ -8,18 +8,23 @@ directory holding the state dir or a ``.git``, else the working directory.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 DEFAULT_STATE_DIR = ".ai"
 
 
-def find_project_root(cwd: Path | None = None, env: dict[str, str] | None = None) -> Path:
-    env = os.environ if env is None else env
-    if env.get("MAESTRO_PROJECT_DIR"):
-        return Path(env["MAESTRO_PROJECT_DIR"]).expanduser().resolve()
+def _environ(env: Mapping[str, str] | None) -> Mapping[str, str]:
+    return os.environ if env is None else env
+
+
+def find_project_root(cwd: Path | None = None, env: Mapping[str, str] | None = None) -> Path:
+    environ = _environ(env)
+    if environ.get("MAESTRO_PROJECT_DIR"):
+        return Path(environ["MAESTRO_PROJECT_DIR"]).expanduser().resolve()
     start = (cwd or Path.cwd()).resolve()
-    state = env.get("MAESTRO_STATE_DIR") or DEFAULT_STATE_DIR
+    state = environ.get("MAESTRO_STATE_DIR") or DEFAULT_STATE_DIR
     for folder in (start, *start.parents):
         if (folder / state / "MAESTRO.md").is_file() or (folder / ".git").exists():
             return folder
@@ -80,20 +85,19 @@ class ProjectPaths:
         return self.machine_dir / "install-manifest.json"
 
 
-def user_home(env: dict[str, str] | None = None) -> Path:
-    env = os.environ if env is None else env
-    return Path(env.get("HOME") or Path.home()).expanduser()
+def user_home(env: Mapping[str, str] | None = None) -> Path:
+    return Path(_environ(env).get("HOME") or Path.home()).expanduser()
 
 
-def user_state_dir(env: dict[str, str] | None = None) -> Path:
+def user_state_dir(env: Mapping[str, str] | None = None) -> Path:
     """Per-user state (crash logs, user-scope install manifest)."""
-    env = os.environ if env is None else env
-    if env.get("MAESTRO_HOME"):
-        return Path(env["MAESTRO_HOME"]).expanduser()
-    base = env.get("XDG_STATE_HOME") or str(user_home(env) / ".local" / "state")
+    environ = _environ(env)
+    if environ.get("MAESTRO_HOME"):
+        return Path(environ["MAESTRO_HOME"]).expanduser()
+    base = environ.get("XDG_STATE_HOME") or str(user_home(environ) / ".local" / "state")
     return Path(base) / "maestro"
 
 
-def codex_home(env: dict[str, str] | None = None) -> Path:
-    env = os.environ if env is None else env
-    return Path(env.get("CODEX_HOME") or user_home(env) / ".codex").expanduser()
+def codex_home(env: Mapping[str, str] | None = None) -> Path:
+    environ = _environ(env)
+    return Path(environ.get("CODEX_HOME") or user_home(environ) / ".codex").expanduser()

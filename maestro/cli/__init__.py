@@ -11,14 +11,14 @@ from __future__ import annotations
 import argparse
 import sys
 import traceback
-from datetime import datetime, timezone
+from collections.abc import Sequence
+from datetime import UTC, datetime
 from importlib import import_module
 from pathlib import Path
-from typing import Sequence
 
 from maestro import __version__
 from maestro.cli.context import Context
-from maestro.cli.registry import COMMANDS, BY_NAME
+from maestro.cli.registry import BY_NAME, COMMANDS
 from maestro.cli.render import render_error, render_result
 from maestro.errors import MaestroError
 
@@ -91,7 +91,7 @@ def _crash_log(exc: BaseException) -> Path | None:
     try:
         folder = user_state_dir() / "crash"
         folder.mkdir(parents=True, exist_ok=True)
-        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
         path = folder / f"crash-{stamp}.log"
         path.write_text(
             f"maestro {__version__}\nargv: {sys.argv!r}\n\n"
@@ -132,7 +132,7 @@ def main(argv: Sequence[str] | None = None, ctx: Context | None = None) -> int:
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         return EXIT_USER
-    except Exception as exc:  # the one place unexpected errors are caught
+    except Exception as exc:  # noqa: BLE001 - the one handler for unexpected errors: exit 3 with a crash log
         path = _crash_log(exc)
         where = f" Details: {path}" if path else ""
         ctx.stderr.write(

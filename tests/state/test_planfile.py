@@ -246,8 +246,8 @@ def test_new_records_and_log_rows_are_appended_in_their_sections():
     ("- **Status:** pending\n- **Specialist:** code\n\n", "", 0,
      "### Task 1: First\n- **Status:** done\n\nA note under task 1.\n"),
     # a bare heading right above a section: the new list does not run into it
-    ("### Task 2: Second\n- **Depends:** 1\n- **Status:** pending\n- Agent: coder\n- Owner: bob, who asked "
-     "for it\n", "### Task 2: Second\n", 1, "### Task 2: Second\n- **Status:** done\n\n## Decisions\n"),
+    (("### Task 2: Second\n- **Depends:** 1\n- **Status:** pending\n- Agent: coder\n- Owner: bob, who asked "
+      "for it\n"), "### Task 2: Second\n", 1, "### Task 2: Second\n- **Status:** done\n\n## Decisions\n"),
 ])
 def test_fields_added_to_a_task_without_any_stay_fields(old, new, task, expected):
     plan = parse(HAND.replace(old, new))

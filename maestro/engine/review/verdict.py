@@ -60,7 +60,9 @@ def _final_block(text: str) -> tuple[str | None, str | None]:
     """(block body, problem): the body of the answer's last node if it is our block."""
     import mistune
 
-    nodes = [n for n in mistune.create_markdown(renderer=None)(text) if n["type"] != "blank_line"]
+    tree = mistune.create_markdown(renderer=None)(text)
+    assert isinstance(tree, list)  # renderer=None: the AST, not text
+    nodes = [n for n in tree if n["type"] != "blank_line"]
     if not nodes:
         return None, "the answer is empty"
     ours = [i for i, n in enumerate(nodes) if n["type"] == "block_code" and _info(n) == FENCE_INFO]
