@@ -6,6 +6,7 @@ import argparse
 import os
 import signal
 import sys
+from pathlib import Path
 from typing import Any
 
 from maestro.cli.context import Context, Result
@@ -100,8 +101,14 @@ def _detach(args: argparse.Namespace, ctx: Context) -> Result:
     if holder:
         raise busy_error(holder)
     run = RunDir(paths, new_run_id()).create(state="starting", detached=True)
-    argv = [sys.executable, "-m", "maestro", "run", "--run-id", run.run_id, *_forwarded(args)]
-    env = {**ctx.env, "MAESTRO_PROJECT_DIR": str(paths.root)}
+    # This very Maestro, installed or a source checkout: its package folder goes first on
+    # PYTHONPATH, and -P keeps the project's own folder (the engine's cwd) from shadowing it.
+    import maestro
+
+    source = str(Path(maestro.__file__).resolve().parent.parent)
+    argv = [sys.executable, "-P", "-m", "maestro", "run", "--run-id", run.run_id, *_forwarded(args)]
+    env = {**ctx.env, "MAESTRO_PROJECT_DIR": str(paths.root),
+           "PYTHONPATH": os.pathsep.join(p for p in (source, ctx.env.get("PYTHONPATH")) if p)}
     pid = spawn_detached(argv, cwd=paths.root, env=env, output=run.output_path)
     run.write_meta(pid=pid)
     shown = run.output_path.relative_to(paths.root) if run.output_path.is_relative_to(paths.root) else run.output_path

@@ -57,6 +57,20 @@ def test_detach_returns_at_once_and_wait_follows_to_the_end(cli, project, detach
     assert "task 2 done" in log.read_text()
 
 
+def test_detached_engine_is_this_maestro_whatever_the_project_holds(cli, project, runenv, monkeypatch):
+    """No PYTHONPATH from the caller (a source checkout run as `python -m maestro -C DIR`),
+    and a `maestro` folder in the project that would shadow the package from its cwd."""
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    shadow = project / "maestro"
+    shadow.mkdir()
+    (shadow / "__init__.py").write_text("raise SystemExit('the project shadowed Maestro')\n")
+    two_tasks(cli, project, runenv, sleep=0.1)
+    assert cli("run", "--detach").code == 0
+    text = "".join(r.out for r in wait_until_ended(cli))
+    assert "finished: 2 done" in text, text
+    assert plan(project).task("2").status == "done"
+
+
 def test_wait_json_timeout_and_each_event_shown_once(cli, project, detachable):
     two_tasks(cli, project, detachable, sleep=2.0)
     assert cli("run", "--detach").code == 0
