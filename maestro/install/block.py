@@ -107,5 +107,9 @@ def remove(text: str, host: str, *, where: str = "the file") -> str:
     elif text.startswith("\n", end):
         end += 1
     if start and text.endswith(block.eol, 0, start):
-        start -= len(block.eol)
+        before, after = text[: start - len(block.eol)], text[end:]
+        # Text added after the block is the user's: keep the line break before the block
+        # when taking it away would glue that text onto the line above.
+        if not after or not before or before.endswith("\n") or after.startswith(("\r", "\n")):
+            start -= len(block.eol)
     return text[:start] + text[end:]

@@ -83,3 +83,33 @@ def test_round_trip_for_any_text(original, host):
     spliced = block.splice(original, host, BODY)
     assert block.remove(spliced, host) == original
     assert block.splice(spliced, host, BODY) == spliced
+
+
+@pytest.mark.parametrize(("original", "added", "expected"), [
+    ("hello\r\nworld", "mine\n", "hello\r\nworld\r\nmine\n"),
+    ("no newline", "# Notes", "no newline\n# Notes"),
+    ("ends\n", "mine\n", "ends\nmine\n"),
+    ("", "mine\n", "mine\n"),
+])
+def test_remove_never_joins_the_users_lines_around_the_block(original, added, expected):
+    # Text added after the block is the user's: taking the block away must not glue its
+    # first line onto the last line before the block.
+    assert block.remove(block.splice(original, "claude", BODY) + added, "claude") == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(["a", " ", "\n", "\r", "é"]), max_size=30),
+       st.text(alphabet=st.sampled_from(["a", " ", "\n", "#"]), min_size=1, max_size=20)
+       .filter(lambda s: not s.startswith("\n")))
+def test_remove_keeps_text_added_after_the_block_on_its_own_line(original, added):
+    spliced = block.splice(original, "claude", BODY)
+    kept = block.remove(spliced + added, "claude")
+    eol = block.eol_of(original)
+    assert kept == (original + eol + added if original and not original.endswith("\n") else original + added)
+
+
+@pytest.mark.parametrize("original", ["x", "x\n", "x\r\ny", ""])
+def test_two_hosts_blocks_come_off_in_either_order(original):
+    both = block.splice(block.splice(original, "claude", BODY), "gemini", BODY)
+    assert block.remove(block.remove(both, "claude"), "gemini") == original
+    assert block.remove(block.remove(both, "gemini"), "claude") == original
