@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from maestro.cli.context import Context, Result
-from maestro.errors import MaestroError, NotFound
+from maestro.errors import MaestroError, NotFound, SpokeError
 
 EXAMPLES = """\
   maestro prompt 3
@@ -38,7 +38,11 @@ def _routed(ctx: Context, plan: Any, task: Any) -> str:
     except ImportError:
         raise MaestroError(f"Task {task.id} names no Tool.", "pass --tool claude|gemini|codex.") from None
     hub = ctx.settings.hub or (plan.source.hub if plan.source else None)
-    return route(task.specialist, detect_available(ctx.env), hub)
+    try:
+        return route(task.specialist, detect_available(ctx.env), hub)
+    except SpokeError as error:
+        # A prompt can be shown for any CLI, installed or not.
+        raise SpokeError(error.message, f"name the CLI: `maestro prompt {task.id} --tool claude` (or gemini, codex).") from None
 
 
 def _plan(ctx: Context) -> Any:

@@ -80,6 +80,8 @@ def test_no_tool_and_no_installed_cli_is_a_clear_error(planned, cli, monkeypatch
     result = cli("prompt", "3")
     assert result.code == 1
     assert "no spoke CLI is installed" in result.err and "Fix:" in result.err
+    # The fix must show the prompt, not start a run: `--tool` works without a CLI installed.
+    assert "maestro prompt 3 --tool" in result.err and "maestro run" not in result.err
 
 
 def test_unknown_task_and_missing_plan(planned, cli, project):
