@@ -67,6 +67,12 @@ def block_hash(found: block.Block) -> str:
     return sha256(found.text.replace("\r\n", "\n"))
 
 
+def _edited_by_hand(found: block.Block, record: FileRecord | None, stub_body: str) -> bool:
+    """A block that is not this stub and not what Maestro recorded writing (or with no
+    record at all: uninstall keeps such a block and forgets it) is the user's text."""
+    return found.body != stub_body and (record is None or record.sha256 != block_hash(found))
+
+
 def _newer(found: block.Block, shown: str) -> InstallError:
     return InstallError(
         f"{shown} holds a Maestro {found.host} block v{found.version}, written by a newer Maestro "
@@ -115,7 +121,7 @@ def _block_action(target: Target, rel: str, previous: Install | None, shown: str
     if new == original:
         return Action("identical", rel, real, kind="block")
     record = previous.block(rel) if previous else None
-    if found is not None and record is not None and record.sha256 != block_hash(found):
+    if found is not None and _edited_by_hand(found, record, target.stub_body):
         return Action("skip", rel, real, kind="block", note="Maestro block edited by hand; kept yours")
     return Action("create" if not exists else "update", rel, real, kind="block", data=new.encode(*ENCODING))
 
@@ -198,8 +204,7 @@ def _uninstall_block(target: Target, rel: str, record: FileRecord | None, shown:
         return Action("missing", rel, real, kind="block") if record else None
     if found.version > block.FORMAT:
         raise _newer(found, shown)
-    pristine = found.body == target.stub_body
-    if not pristine and (record is None or record.sha256 != block_hash(found)):
+    if _edited_by_hand(found, record, target.stub_body):
         return Action("skip", rel, real, kind="block", note="Maestro block edited by hand; kept yours")
     rest = block.remove(text, target.host.name)
     if rest == "" and record is not None and record.created:

@@ -151,6 +151,16 @@ def test_a_block_edited_by_hand_is_kept(cli, project):
     assert "(my words)" in agents.read_text()
 
 
+
+def test_a_block_edited_by_hand_survives_uninstall_then_install(cli, project):
+    assert cli("install", "--host", "codex").code == 0
+    agents = project / "AGENTS.md"
+    agents.write_text(agents.read_text().replace("$maestro plan", "$maestro plan (my words)"))
+    assert cli("uninstall", "--host", "codex").code == 0  # kept, and no longer recorded
+    res = cli("install", "--host", "codex")
+    assert res.code == 0 and "Maestro block edited by hand" in res.out
+    assert "(my words)" in agents.read_text()
+
 def test_manifest_paths_may_not_escape(cli, project, tmp_path):
     outside = tmp_path / "outside.txt"
     outside.write_text("precious\n")
