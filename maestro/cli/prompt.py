@@ -6,7 +6,8 @@ import argparse
 from typing import Any
 
 from maestro.cli.context import Context, Result
-from maestro.errors import MaestroError, NotFound, SpokeError
+from maestro.cli.status import load_plan
+from maestro.errors import SpokeError
 
 EXAMPLES = """\
   maestro prompt 3
@@ -21,10 +22,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def enforced_by(tool: str, tier: str) -> tuple[bool, str]:
     """Whether the spoke CLI enforces ``tier`` itself, and why we think so."""
-    try:
-        from maestro.spokes.registry import get_spoke
-    except ImportError:
-        return False, "no spoke adapter available: the prompt carries the restrictions"
+    from maestro.spokes.registry import get_spoke
+
     if get_spoke(tool).enforces(tier):
         return True, f"{tool} enforces {tier} with its own flags"
     return False, f"{tool} cannot enforce {tier}: the prompt carries the restrictions"
@@ -32,11 +31,9 @@ def enforced_by(tool: str, tier: str) -> tuple[bool, str]:
 
 def _routed(ctx: Context, plan: Any, task: Any) -> str:
     """The CLI `maestro run` would pick for a task without a Tool."""
-    try:
-        from maestro.engine.routing import route
-        from maestro.spokes.registry import detect_available
-    except ImportError:
-        raise MaestroError(f"Task {task.id} names no Tool.", "pass --tool claude|gemini|codex.") from None
+    from maestro.engine.routing import route
+    from maestro.spokes.registry import detect_available
+
     hub = ctx.settings.hub or (plan.source.hub if plan.source else None)
     try:
         return route(task.specialist, detect_available(ctx.env), hub)
@@ -45,21 +42,12 @@ def _routed(ctx: Context, plan: Any, task: Any) -> str:
         raise SpokeError(error.message, f"name the CLI: `maestro prompt {task.id} --tool claude` (or gemini, codex).") from None
 
 
-def _plan(ctx: Context) -> Any:
-    from maestro.state.store import PlanStore
-
-    store = PlanStore(ctx.paths)
-    if not store.exists():
-        raise NotFound(f"no plan at {ctx.paths.plan}.", "write one with 'maestro plan --from FILE'.")
-    return store.load()
-
-
 def run(args: argparse.Namespace, ctx: Context) -> Result:
     from maestro.agents.catalog import load_catalog
     from maestro.prompts.delegation import build_delegation
     from maestro.tokens import count_tokens
 
-    plan = _plan(ctx)
+    plan = load_plan(ctx)
     task = plan.task(args.task_id)
     tool = args.tool or task.tool or _routed(ctx, plan, task)
     catalog = load_catalog(ctx.settings)

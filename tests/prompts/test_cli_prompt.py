@@ -89,7 +89,7 @@ def test_unknown_task_and_missing_plan(planned, cli, project):
     assert result.code == 1 and "no Task 9" in result.err and "1, 2, 3, 4, 5" in result.err
     (project / ".ai" / "MAESTRO.md").unlink()
     result = cli("prompt", "3", "--tool", "claude")
-    assert result.code == 1 and "no plan at" in result.err and "maestro plan --from" in result.err
+    assert result.code == 1 and "no plan yet" in result.err and "maestro plan --from" in result.err
 
 
 def test_a_disabled_agent_says_so(planned, cli, monkeypatch):
