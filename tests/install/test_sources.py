@@ -59,3 +59,10 @@ def test_commands_point_to_each_on_demand_skill():
     bodies = " ".join(load_command(v).body for v in VERBS)
     for name in ON_DEMAND_SKILLS:
         assert f"maestro skill {name}" in bodies
+
+
+@pytest.mark.parametrize("name", ON_DEMAND_SKILLS)
+def test_on_demand_skills_use_no_one_hosts_syntax(name):
+    # `maestro skill` prints the same text to every hub, so a command named there must
+    # work in Codex (`$maestro <verb>`) as well as in Claude Code and Gemini CLI.
+    assert "/maestro:" not in load_skill(name).body
