@@ -10,6 +10,7 @@ block the child, and leftovers of the group cleaned up once the CLI itself has e
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import signal
@@ -170,6 +171,13 @@ def run_process(
             start_new_session=True,
         )
     except OSError as exc:
+        if exc.errno == errno.E2BIG:
+            longest = max(len(arg.encode()) for arg in argv)
+            raise SpokeError(
+                f"cannot start {argv[0]}: its command line is too long for the system (longest argument, "
+                f"usually the prompt: {longest:,} bytes; Linux allows 131,072 per argument, about 2 MB in all).",
+                "shorten what the task sends: its clarification, or the downstream context of its dependencies.",
+            ) from None
         raise SpokeError(f"cannot start {argv[0]}: {exc.strerror or exc}.", f"check that {executable} is an executable program.") from None
     pgid = proc.pid  # start_new_session makes the child its own group leader
     if on_start is not None:

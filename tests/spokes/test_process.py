@@ -151,3 +151,12 @@ def test_not_executable(tmp_path):
     script.write_text("#!/bin/sh\necho hi\n")
     with pytest.raises(SpokeError):
         run_process([str(script)], cwd=tmp_path, timeout_s=5)
+
+
+def test_an_argument_over_the_systems_limit_names_the_prompt_not_the_executable(tmp_path):
+    # Linux caps one argument at 128 KiB; a prompt travels as one argument.
+    with pytest.raises(SpokeError) as info:
+        run_process([PY, "-c", "pass", "x" * 200_000], cwd=tmp_path, timeout_s=5)
+    message = str(info.value)
+    assert "too long" in message and "200,000 bytes" in message
+    assert "executable program" not in message and "\n" not in message
