@@ -77,7 +77,9 @@ def describe(event: dict[str, Any]) -> str:
         summary = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
         money = _money(event.get("cost"), event.get("cost_estimated"))
         tail = ", ".join(p for p in (_tokens(event.get("tokens")), money, _secs(event.get("duration_s"))) if p)
-        text = f"run {event.get('run_id')} {event.get('status')}: {summary or 'nothing to do'}; {tail}"
+        text = f"run {event.get('run_id')} {event.get('status')}"
+        if "counts" in event:  # an engine that died or refused to start never counted
+            text += f": {summary or 'nothing to do'}; {tail}"
         return text + (f". {event['message']}" if event.get("message") else "")
     details = {k: v for k, v in event.items() if k not in ("v", "seq", "time", "kind")}
     return f"{kind}: {details}"

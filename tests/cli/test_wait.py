@@ -89,6 +89,20 @@ def test_wait_json_timeout_and_each_event_shown_once(cli, project, detachable):
     assert seqs == list(range(1, len(seqs) + 1))  # every event once, in order
 
 
+def test_a_timeout_after_new_events_does_not_say_nothing_new(cli, project, detachable):
+    two_tasks(cli, project, detachable, sleep=3.0)
+    assert cli("run", "--detach").code == 0
+    for _ in range(40):
+        res = cli("wait", "--timeout", "0.3")
+        assert res.code == 11, res.out
+        if "task 1 started" in res.out:
+            break
+    assert "task 1 started" in res.out
+    assert "nothing new" not in res.out and "still going" in res.out
+    cli("run", "--abort")
+    wait_until_ended(cli)
+
+
 def test_wait_wakes_when_the_engine_dies(cli, project, detachable):
     import os
     import signal
@@ -106,6 +120,7 @@ def test_wait_wakes_when_the_engine_dies(cli, project, detachable):
     started = time.monotonic()
     res = cli("wait", "--timeout", "30")
     assert res.code == 0 and "died" in res.out and "maestro run" in res.out
+    assert "nothing to do" not in res.out and "0 tokens" not in res.out  # it had a task running
     assert time.monotonic() - started < 10  # woken by the engine's exit, not the timeout
     os.kill(detachable.runs("codex")[0]["pid"], signal.SIGKILL)
 
