@@ -11,7 +11,7 @@ EXPECTED_CALLS = {
     "plan": ["maestro plan --schema", "maestro plan --from - --hub $HUB --dry-run", "maestro plan --from - --hub $HUB --yes",
              "maestro skill maestro-decompose", "maestro skill maestro-route"],
     "challenge": ["maestro challenge --json"],
-    "run": ["maestro run --detach", "maestro wait --timeout 240 --json", "maestro skill maestro-recover",
+    "run": ["maestro run --detach", "maestro wait --json", "maestro skill maestro-recover",
             "maestro status --json"],
     "review": ["maestro review $ARGUMENTS --json"],
     "status": ["maestro status --json"],
@@ -66,3 +66,16 @@ def test_on_demand_skills_use_no_one_hosts_syntax(name):
     # `maestro skill` prints the same text to every hub, so a command named there must
     # work in Codex (`$maestro <verb>`) as well as in Claude Code and Gemini CLI.
     assert "/maestro:" not in load_skill(name).body
+
+
+CLAUDE_BASH_DEFAULT_TIMEOUT_S = 120  # Claude Code 2.1.197 kills a shell command after this
+
+
+def test_the_run_loop_waits_less_than_a_host_shell_tool_allows():
+    from maestro.cli.wait import DEFAULT_TIMEOUT_S
+
+    waits = re.findall(r"maestro wait((?: --[a-z]+(?: \d+)?)*)", load_command("run").body)
+    assert waits
+    for flags in waits:
+        given = re.search(r"--timeout (\d+)", flags)
+        assert (float(given.group(1)) if given else DEFAULT_TIMEOUT_S) < CLAUDE_BASH_DEFAULT_TIMEOUT_S, flags
