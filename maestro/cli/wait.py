@@ -19,7 +19,7 @@ ends; events already shown are not shown again. Without --timeout it returns aft
 {DEFAULT_TIMEOUT_S:g}s, under the 2-minute default of a host's shell tool.
 
 exit codes: 0 the run has ended (nothing more will happen); 10 the run is still going:
-call `maestro wait` again; 11 the timeout passed with nothing new (still going);
+call `maestro wait` again; 11 the timeout passed with no task finished (still going);
 1 an error (no run, bad flag)."""
 
 
@@ -52,6 +52,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
     if outcome.state == "running":
         lines.append(f"run {run_dir.run_id} is still going: call `maestro wait` again.")
     elif outcome.state == "timeout":
-        lines.append(f"nothing new after {args.timeout:g}s; run {run_dir.run_id} is still going: call `maestro wait` again.")
+        news = "no task finished" if outcome.events else "nothing new"
+        lines.append(f"{news} after {args.timeout:g}s; run {run_dir.run_id} is still going: call `maestro wait` again.")
     data = {"run_id": run_dir.run_id, "state": outcome.state, "events": outcome.events, "ended": outcome.ended}
     return Result("wait", data, "\n".join(lines), exit_code=outcome.exit_code)
