@@ -254,10 +254,9 @@ class Engine:
             message = f"{report.stopped}: running tasks finished, {left} task(s) left pending. Run `maestro run` to continue."
         elif unsuccessful:
             status = "incomplete"
-            waiting = [jid for jid in report.waiting]
-            parts = [f"Task {t.id} {t.status}: {(t.result or '').split(' Options:')[0]}" for t in unsuccessful]
-            if waiting:
-                parts.append(f"waiting on them: Task {', '.join(waiting)}")
+            parts = [f"Task {t.id} {t.status}: {(t.result or '').split(' Options:')[0].rstrip('.')}" for t in unsuccessful]
+            if report.waiting:
+                parts.append(f"waiting on them: Task {', '.join(report.waiting)}")
             message = "; ".join(parts) + ". See `maestro status` for the options."
         elif report.waiting:
             status = "incomplete"

@@ -42,6 +42,13 @@ def test_done_task_is_never_run_twice(cli, project, runenv):
     assert len(runenv.runs("codex")) == 1
 
 
+def test_summary_of_a_blocked_task_reads_as_sentences(cli, project, runenv):
+    write_plan(cli, project, [task(1)])
+    res = cli("run", "1", "--agent", "nobody")
+    assert res.code == 2 and "no agent named 'nobody'" in res.out
+    assert ".." not in res.out and "tester. See `maestro status`" in res.out
+
+
 def test_unknown_task_and_missing_plan(cli, project, runenv):
     res = cli("run")
     assert res.code == 1 and "maestro plan --from" in res.err
