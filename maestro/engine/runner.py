@@ -250,7 +250,7 @@ class Engine:
             status, message = "stopped", report.stopped
         elif report.stopped:
             status = "aborted"
-            left = len(report.waiting)
+            left = len(report.waiting) + sum(o.status == "pending" for o in report.outcomes.values())
             message = f"{report.stopped}: running tasks finished, {left} task(s) left pending. Run `maestro run` to continue."
         elif unsuccessful:
             status = "incomplete"

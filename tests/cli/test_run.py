@@ -117,6 +117,24 @@ def test_abort_stops_launching_running_tasks_finish(cli, project, runenv, monkey
     assert cli("run", "--abort").code == 1  # nothing left to abort
 
 
+def test_abort_during_a_retry_counts_every_task_left_pending(cli, project, runenv, monkeypatch):
+    monkeypatch.setenv("MAESTRO_MAX_CONCURRENT", "1")
+    write_plan(cli, project, [task(1, validation="test -f src/other.py"),
+                              task(2, files=["src/b.py"], validation="test -f src/b.py")])
+    runenv.script("codex", [{**step(), "sleep": 1.5}])
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    engine = subprocess.Popen([sys.executable, "-m", "maestro", "run"], cwd=project, env=env,
+                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 20
+    while not runenv.runs("codex") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert cli("run", "--abort").code == 0
+    out, _ = engine.communicate(timeout=30)
+    p = plan(project)
+    assert p.task("1").status == "pending" and p.task("2").status == "pending"
+    assert "2 pending" in out and "2 task(s) left pending" in out, out
+
+
 def test_plain_progress_is_one_line_per_event():
     out = io.StringIO()
     view = PlainProgress(out)
