@@ -19,7 +19,7 @@ def _ids(tasks: Sequence[Task]) -> dict[str, int]:
 
 
 def validate(tasks: Sequence[Task]) -> None:
-    """Raise ``PlanError`` for a duplicate id, a self or unknown dependency, or a cycle."""
+    """Raise ``PlanError`` for a duplicate id, an unknown or self dependency, or a cycle."""
     seen: set[str] = set()
     for task in tasks:
         if task.id in seen:
@@ -30,11 +30,6 @@ def validate(tasks: Sequence[Task]) -> None:
         seen.add(task.id)
     for task in tasks:
         for dep in task.depends:
-            if dep == task.id:
-                raise PlanError(
-                    f"Task {task.id} depends on itself.",
-                    f"remove {dep} from Task {task.id}'s depends.",
-                )
             if dep not in seen:
                 known = ", ".join(t.id for t in tasks)
                 raise PlanError(
@@ -42,13 +37,26 @@ def validate(tasks: Sequence[Task]) -> None:
                     f"remove {dep} from Task {task.id}'s depends, or add a Task {dep} "
                     f"(existing ids: {known}).",
                 )
+    loop = dependency_loop(tasks)
+    if loop:
+        raise PlanError(*loop[1:])
+
+
+def dependency_loop(tasks: Sequence[Task]) -> tuple[str, str, str] | None:
+    """A task that depends on itself, or else the first cycle, as (the id of the task to
+    blame, message, fix); None when the tasks can be ordered."""
+    for task in tasks:
+        if task.id in task.depends:
+            return task.id, f"Task {task.id} depends on itself.", f"remove {task.id} from Task {task.id}'s depends."
     cycle = find_cycle(tasks)
-    if cycle:
-        path = " -> ".join(cycle)
-        raise PlanError(
-            f"the tasks depend on each other in a cycle: {path} (each depends on the next).",
-            f"remove one of these dependencies so the work can start ({path}).",
-        )
+    if cycle is None:
+        return None
+    path = " -> ".join(cycle)
+    return (
+        cycle[0],
+        f"the tasks depend on each other in a cycle: {path} (each depends on the next).",
+        f"remove one of these dependencies so the work can start ({path}).",
+    )
 
 
 def find_cycle(tasks: Sequence[Task]) -> list[str] | None:

@@ -6,12 +6,13 @@ import re
 from itertools import pairwise
 from typing import Any
 
+from maestro import graph
 from maestro.errors import PlanError
 from maestro.state import sections as s
 from maestro.state.blocks import Block, split_blocks
 from maestro.state.kinds import KINDS
 from maestro.state.layout import Chunk, FieldPiece, PlanLayout
-from maestro.state.model import FORMAT_VERSION, Plan
+from maestro.state.model import FORMAT_VERSION, Plan, Task
 from maestro.state.records import RecordReader
 from maestro.state.values import FieldError
 
@@ -205,13 +206,12 @@ class DocumentReader:
                     raise self.error(record.layout.line, f"{kind.title(record)} appears twice (the first at line "
                                      f"{first[record.id]}).", f"give each {kind.word.lower()} its own id.")
                 first[record.id] = record.layout.line
-        ids = {t.id for t in plan.tasks}
-        for task in plan.tasks:
-            for dep in task.depends:
-                if dep not in ids:
-                    line = next((p.line for p in task.layout.pieces
-                                 if isinstance(p, FieldPiece) and p.name == "depends"), task.layout.line)
-                    raise self.error(line, *missing_dependency(task.id, dep, ids))
+        problem = dependency_problem(plan.tasks)
+        if problem:
+            task, message, fix = problem
+            line = next((p.line for p in task.layout.pieces
+                         if isinstance(p, FieldPiece) and p.name == "depends"), task.layout.line)
+            raise self.error(line, message, fix)
 
 
 def misplaced_task(blocks: list[Block]) -> Block | None:
@@ -220,10 +220,22 @@ def misplaced_task(blocks: list[Block]) -> Block | None:
     return next((b for b in blocks if b.kind == "heading" and b.level == 3 and _TASK_LIKE.match(b.text)), None)
 
 
-def missing_dependency(task_id: str, dep: str, ids: set[str]) -> tuple[str, str]:
-    known = ", ".join(sorted(ids - {task_id}, key=_sort_key)) or "none"
-    return (f"Task {task_id} depends on Task {dep}, which is not in the plan.",
-            f"use one of the task ids ({known}), or remove {dep} from its Depends.")
+def dependency_problem(tasks: list[Task]) -> tuple[Task, str, str] | None:
+    """The first dependency the plan cannot hold, as (task, message, fix): one on a task
+    that is not in the plan, on the task itself, or closing a cycle (`maestro run` could
+    never start those, so the file is refused as soon as it is read)."""
+    ids = {t.id for t in tasks}
+    for task in tasks:
+        for dep in task.depends:
+            if dep not in ids:
+                known = ", ".join(sorted(ids - {task.id}, key=_sort_key)) or "none"
+                return (task, f"Task {task.id} depends on Task {dep}, which is not in the plan.",
+                        f"use one of the task ids ({known}), or remove {dep} from its Depends.")
+    loop = graph.dependency_loop(tasks)
+    if loop is None:
+        return None
+    blamed, message, fix = loop
+    return next(t for t in tasks if t.id == blamed), message, fix
 
 
 def _sort_key(task_id: str) -> tuple[int, ...]:

@@ -11,7 +11,7 @@ from maestro.state import values as v
 from maestro.state.kinds import KINDS
 from maestro.state.layout import Chunk, PlanLayout, RecordLayout
 from maestro.state.model import FORMAT_VERSION, Plan
-from maestro.state.reader import missing_dependency
+from maestro.state.reader import dependency_problem
 from maestro.state.records import render_record
 from maestro.state.values import FieldError
 
@@ -100,11 +100,9 @@ class DocumentWriter:
                     raise PlanError(f"{kind.title(record)} appears twice in the plan.",
                                     f"give each {kind.word.lower()} its own id.", file=self.path)
                 seen.add(record.id)
-        ids = {t.id for t in plan.tasks}
-        for task in plan.tasks:
-            for dep in task.depends:
-                if dep not in ids:
-                    raise PlanError(*missing_dependency(task.id, dep, ids), file=self.path)
+        problem = dependency_problem(plan.tasks)
+        if problem:
+            raise PlanError(*problem[1:], file=self.path)
 
     def _slot(self, slot: str, chunk: Chunk | None) -> None:
         plan = self.plan

@@ -305,6 +305,11 @@ def error_for(text: str) -> str:
     ("- **Depends:** 1", "- **Depends:** 1, 7",
      (".ai/MAESTRO.md:20: Task 2 depends on Task 7, which is not in the plan. Fix: use one of the task ids (1), "
      "or remove 7 from its Depends.")),
+    ("- **Depends:** 1", "- **Depends:** 2",
+     ".ai/MAESTRO.md:20: Task 2 depends on itself. Fix: remove 2 from Task 2's depends."),
+    ("- **Specialist:** code", "- **Specialist:** code\n- **Depends:** 2",
+     (".ai/MAESTRO.md:16: the tasks depend on each other in a cycle: 1 -> 2 -> 1 (each depends on the next). "
+     "Fix: remove one of these dependencies so the work can start (1 -> 2 -> 1).")),
     ("- **Specialist:** code", "- **Specialist:** code\n- **Tokens:** lots",
      ('.ai/MAESTRO.md:16: Task 1 has an unreadable Tokens value "lots". Fix: write Tokens as `12,000 in / 800 '
      'out`, optionally followed by `/ 3,000 cached`.')),
@@ -363,6 +368,8 @@ def test_lone_carriage_return_is_refused():
     (lambda p: setattr(p.tasks[0], "status", "doing"), 'Task 1 has unknown status "doing".'),
     (lambda p: setattr(p.tasks[0], "title", "two\nlines"), "Task 1 has an invalid title"),
     (lambda p: setattr(p.tasks[1], "depends", ["9"]), "Task 2 depends on Task 9, which is not in the plan."),
+    (lambda p: setattr(p.tasks[1], "depends", ["2"]), "Task 2 depends on itself."),
+    (lambda p: setattr(p.tasks[0], "depends", ["2"]), "the tasks depend on each other in a cycle: 1 -> 2 -> 1"),
     (lambda p: p.tasks.append(Task("1", "again")), "Task 1 appears twice in the plan."),
     (lambda p: setattr(p, "goal", "Ship.\n## Tasks\nsneaky"), "a Goal with a line that would start a new section"),
     (lambda p: setattr(p.tasks[0], "cost", -1.0), "Task 1 has an invalid Cost"),
