@@ -28,11 +28,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
     status = outcome.status_text.rstrip()
     if not outcome.kept:  # its next steps are about a project that is gone now
         status = status.split("\nNext:")[0].rstrip()
-    lines = ["", render_summary(outcome.summary), "", status, ""]
-    if outcome.report is not None:
-        lines.append(f"report: {outcome.report}")
-    elif outcome.report_note:
-        lines.append(outcome.report_note)
+    lines = ["", render_summary(outcome.summary), "", status, "", f"report: {outcome.report}"]
     if outcome.kept:
         lines.append(f"project kept at {outcome.project} (try `cd {outcome.project} && maestro status`)")
     else:
@@ -41,6 +37,6 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
         "project": str(outcome.project),
         "kept": outcome.kept,
         "run": outcome.summary.to_dict(),
-        "report": str(outcome.report) if outcome.report else None,
+        "report": str(outcome.report),
     }
     return Result("demo", data, "\n".join(lines), exit_code=outcome.summary.exit_code)

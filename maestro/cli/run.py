@@ -131,11 +131,8 @@ def _dry_run(options: Any, ctx: Context) -> Result:
 
 
 def _review_hook(ctx: Context) -> Any:
-    try:
-        from maestro.engine.review import review_in_run
-    except ImportError:
-        raise MaestroError("--review is not available: this Maestro has no review module.",
-                           "run without --review, then `maestro review <TASK_ID>`.") from None
+    from maestro.engine.review import review_in_run
+
     return lambda task_id, revise=None: review_in_run(ctx, task_id, revise=revise)
 
 

@@ -110,8 +110,7 @@ class DemoOutcome:
     kept: bool
     summary: Any
     status_text: str
-    report: Path | None
-    report_note: str | None
+    report: Path
 
 
 def _context(root: Path, env: dict[str, str], out: TextIO, as_json: bool) -> Any:
@@ -141,18 +140,16 @@ def _command(ctx: Any, *argv: str) -> str:
     return buffer.getvalue()
 
 
-def _report(paths: Any, keep: bool) -> tuple[Path | None, str | None]:
-    try:
-        from maestro.engine.report import write_report
-    except ImportError:
-        return None, "no report: this Maestro has no report module."
+def _report(paths: Any, keep: bool) -> Path:
+    from maestro.engine.report import write_report
+
     output = None
     if not keep:
         # The project is deleted at the end; the report is kept outside it.
         handle, name = tempfile.mkstemp(prefix="maestro-demo-report-", suffix=".md")
         os.close(handle)
         output = Path(name)
-    return write_report(paths, output), None
+    return write_report(paths, output)
 
 
 def run_demo(env: dict[str, str], out: TextIO, *, keep: bool, as_json: bool) -> DemoOutcome:
@@ -173,8 +170,7 @@ def run_demo(env: dict[str, str], out: TextIO, *, keep: bool, as_json: bool) -> 
                         sim_delay_s=SIM_DELAY_S, backoff_s=0.0)
         summary = engine.run()
         status_text = _command(ctx, "status")
-        report, note = _report(ctx.paths, keep)
-        return DemoOutcome(root, keep, summary, status_text, report, note)
+        return DemoOutcome(root, keep, summary, status_text, _report(ctx.paths, keep))
     finally:
         if not keep:
             shutil.rmtree(base, ignore_errors=True)
