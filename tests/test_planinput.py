@@ -324,3 +324,31 @@ def test_real_catalog_unknown_and_disabled_agents_are_errors(project, monkeypatc
     assert "coder" in found[0].why + found[0].remedy  # closest match named
     assert "disabled" in found[1].why
     assert "read-only" in found[2].why
+
+
+def test_a_task_names_a_specialist_an_agent_or_both():
+    plan = planinput.load(
+        "goal: g\ntasks:\n"
+        "  - {id: 1, title: Add a migration, agent: data-engineer}\n"
+        "  - {id: 2, title: Add the endpoint, specialist: code}\n"
+        "  - {id: 3, title: Test it, specialist: test, agent: tester}\n"
+    )
+    assert [(t.specialist, t.agent) for t in plan.tasks] == [(None, "data-engineer"), ("code", None), ("test", "tester")]
+    message = load_error("goal: g\ntasks:\n  - {id: 1, title: Something}\n")
+    assert "tasks[0]" in message and "names neither a specialist nor an agent" in message
+    assert "specialist: code (or agent: coder, or both)" in message
+
+
+def test_an_agent_only_task_is_checked_by_what_its_agent_does():
+    from maestro.agents.catalog import load_catalog
+    from maestro.config import load_settings
+
+    catalog = load_catalog(load_settings())
+    writer = good_task(specialist=None, agent="data-engineer", validation=None, files=[])
+    reviewer = good_task("2", specialist=None, agent="security-engineer", validation=None, files=[])
+    tester = good_task("3", specialist=None, agent="tester", validation=None)
+    found = check(writer, reviewer, tester, catalog=catalog)
+    assert {(f.task, f.check) for f in found if f.level == "error"} == {
+        ("1", "Verifiable"), ("1", "Scope"), ("3", "Verifiable")}
+    assert "it is a code task with no validation command" in only(found, "Verifiable")[0].why
+    assert "it is a test task" in only(found, "Verifiable")[1].why

@@ -153,7 +153,26 @@ _VAGUE = re.compile(
 _CONCRETE = re.compile(r"[0-9/`.()=<>]|\b(pass(es)?|exit|returns?|raises?|prints?|shows?|contains?|test)\b", re.IGNORECASE)
 
 
-def _verifiable(task: Task) -> list[tuple[str, str, str]]:
+def _kind_of(task: Task, catalog: Any) -> str | None:
+    """The task's specialist; for a task that names only an agent, the kind of work that
+    agent does: the specialist it is the default of, else by its tier (writers build)."""
+    if task.specialist or not task.agent:
+        return task.specialist
+    from maestro.agents.catalog import SPECIALIST_DEFAULTS
+
+    for specialist, agent in SPECIALIST_DEFAULTS.items():
+        if agent == task.agent:
+            return specialist
+    try:
+        tier = catalog.get(task.agent).tier if catalog is not None else None
+    except MaestroError:
+        return None  # Authority reports the unknown or disabled agent
+    if tier is None:
+        return None
+    return "code" if tier in WRITING_TIERS else "research"
+
+
+def _verifiable(task: Task, kind: str | None) -> list[tuple[str, str, str]]:
     found = []
     if not task.criteria:
         found.append((
@@ -168,9 +187,9 @@ def _verifiable(task: Task) -> list[tuple[str, str, str]]:
             "say how it is checked: a command that passes, an output, a status code, a file.",
             "warning",
         ))
-    if task.specialist in BUILDS and not task.validation:
+    if kind in BUILDS and not task.validation:
         found.append((
-            f"it is a {task.specialist} task with no validation command.",
+            f"it is a {kind} task with no validation command.",
             "add a command that checks the work, e.g. validation: pytest tests/test_auth.py.",
             "error",
         ))
@@ -205,11 +224,11 @@ def path_problem(raw: str, paths: ProjectPaths | None) -> str | None:
     return None
 
 
-def _scope(task: Task, paths: ProjectPaths | None) -> list[tuple[str, str, str]]:
+def _scope(task: Task, paths: ProjectPaths | None, kind: str | None) -> list[tuple[str, str, str]]:
     found = []
-    if task.specialist in BUILDS and not task.files:
+    if kind in BUILDS and not task.files:
         found.append((
-            f"it is a {task.specialist} task that owns no files, so its scope cannot be checked.",
+            f"it is a {kind} task that owns no files, so its scope cannot be checked.",
             "list the files it may create or change, e.g. files: [src/auth.py].",
             "error",
         ))
@@ -285,11 +304,12 @@ def aavsr(
     # A task is reviewed when some review task waits for it, directly or not.
     reviewed = graph.ancestors_of_any(plan.tasks, [t.id for t in plan.tasks if t.specialist == "review"])
     for task in plan.tasks:
+        kind = _kind_of(task, catalog)
         per_check = (
             ("Atomic", _atomic(task)),
             ("Authority", _authority(task, catalog, available)),
-            ("Verifiable", _verifiable(task)),
-            ("Scope", _scope(task, paths)),
+            ("Verifiable", _verifiable(task, kind)),
+            ("Scope", _scope(task, paths, kind)),
             ("Risk", _risk(task, reviewed)),
         )
         for check, found in per_check:

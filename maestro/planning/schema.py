@@ -25,7 +25,9 @@ _ID = {
 TASK_SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
-    "required": ["id", "title", "specialist"],
+    "required": ["id", "title"],
+    # A task names a specialist, an agent, or both.
+    "anyOf": [{"required": ["specialist"]}, {"required": ["agent"]}],
     "properties": {
         "id": _ID,
         "title": {
@@ -34,7 +36,7 @@ TASK_SCHEMA: dict[str, Any] = {
             "maxLength": 200,
             "description": "One atomic outcome, one line: 'Add the /login endpoint'.",
         },
-        "specialist": {"enum": list(SPECIALISTS), "description": "The kind of work."},
+        "specialist": {"enum": list(SPECIALISTS), "description": "The kind of work (or name an agent, or both)."},
         "agent": {
             "type": "string",
             "pattern": r"^[a-z0-9][a-z0-9-]*$",
@@ -153,6 +155,8 @@ def _describe(error: Any) -> tuple[str, str]:
         missing = [k for k in error.validator_value if isinstance(value, dict) and k not in value]
         name = missing[0] if missing else "?"
         return f"missing required key '{name}'", f"add {EXAMPLES.get(name, name)}" if name in props else "add it"
+    if kind == "anyOf" and isinstance(value, dict) and "specialist" not in value and "agent" not in value:
+        return "names neither a specialist nor an agent", "add specialist: code (or agent: coder, or both)"
     if kind == "additionalProperties":
         allowed = list(error.schema.get("properties", {}))
         extra = [k for k in value if k not in allowed]
