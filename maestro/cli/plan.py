@@ -80,7 +80,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
 
     store = PlanStore(ctx.paths)
     existing = store.exists()
-    kept = _carry_over(plan, store) if existing else []
+    kept, dropped = _carry_over(plan, store) if existing else ([], [])
     errors = planinput.errors(findings)
     data: dict[str, Any] = {
         "goal": plan.goal,
@@ -92,12 +92,13 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
         "errors": len(errors),
         "warnings": len(findings) - len(errors),
         "kept": kept,
+        "dropped": dropped,
         "dry_run": bool(args.dry_run),
         "written": False,
     }
     if answer is not None:
         data["asked"] = answer.to_dict()
-    shown = _show(plan, findings, kept, data)
+    shown = _show(plan, findings, kept, dropped, data)
     target = data["path"]
     if errors:
         first = errors[0]
@@ -196,8 +197,10 @@ def _available(plan: Plan, ctx: Context) -> Any:
     return detect_available(ctx.env)
 
 
-def _carry_over(plan: Plan, store: Any) -> list[dict[str, str]]:
-    """Copy run fields from the current plan's tasks whose id and title are unchanged.
+def _carry_over(plan: Plan, store: Any) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
+    """Copy run fields from the current plan's tasks whose id and title are unchanged;
+    return those kept and the tasks with results that the new plan drops (their id or
+    title changed, or they are gone), so the person sees both.
 
     Refuses while a run is going: its engine would write into a plan that is gone.
     """
@@ -232,10 +235,13 @@ def _carry_over(plan: Plan, store: Any) -> list[dict[str, str]]:
     if old.goal.strip() == plan.goal.strip():
         plan.challenges = old.challenges
         plan.log = old.log
-    return kept
+    dropped = [{"id": t.id, "status": t.status} for t in old.tasks
+               if t.id not in kept_ids and (t.status != "pending" or t.attempts)]
+    return kept, dropped
 
 
-def _show(plan: Plan, findings: list[Any], kept: list[dict[str, str]], data: dict[str, Any]) -> str:
+def _show(plan: Plan, findings: list[Any], kept: list[dict[str, str]], dropped: list[dict[str, str]],
+          data: dict[str, Any]) -> str:
     waves = data["waves"]
     plural = "s" if len(waves) != 1 else ""
     lines = [
@@ -259,6 +265,9 @@ def _show(plan: Plan, findings: list[Any], kept: list[dict[str, str]], data: dic
     if kept:
         lines += ["", "Kept from the current plan (same id and title): "
                       + ", ".join(f"Task {k['id']} ({k['status']})" for k in kept)]
+    if dropped:
+        lines += ["", "Results dropped (id or title changed, or the task is gone): "
+                      + ", ".join(f"Task {d['id']} ({d['status']})" for d in dropped)]
     return "\n".join(lines)
 
 

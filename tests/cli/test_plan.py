@@ -199,6 +199,7 @@ def test_replan_keeps_run_fields_of_unchanged_tasks(cli, project, plan_path):
     res = cli("plan", "--from", "-", "--yes", stdin=changed)
     assert res.code == 0, res.err
     assert "Kept from the current plan (same id and title): Task 1 (done), Task 3 (pending)" in res.out
+    assert "Results dropped (id or title changed, or the task is gone): Task 2 (failed)" in res.out
     plan = store(project).load()
     first, second = plan.tasks[0], plan.tasks[1]
     assert (first.status, first.result, first.attempts, first.usage.input, first.cost) == ("done", "login added", 1, 1200, 0.05)
