@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import select
 import threading
@@ -25,6 +26,9 @@ EXIT_RUNNING = 10
 EXIT_TIMEOUT = 11
 # Where a pidfd is not available, how often the engine's liveness is re-checked.
 _LIVENESS_RECHECK_S = 2.0
+# watchdog logs an error when its emitter is stopped during a read (our own stop racing
+# an event); with logging not set up, Python would print it under wait's answer.
+logging.getLogger("watchdog").addHandler(logging.NullHandler())
 
 
 @dataclass
