@@ -191,7 +191,9 @@ def _ids(tasks: Sequence[Task], noun: str = "") -> str:
 
 def _waiting_note(tasks: Sequence[Task], ready: Sequence[Task]) -> str:
     pending = sum(1 for t in tasks if t.status == "pending") - len(ready)
-    return f"{pending} more waiting on them" if pending else "the last ones"
+    if pending:
+        return f"{pending} more waiting on them"
+    return "the last one" if len(ready) == 1 else "the last ones"
 
 
 def load_plan(ctx: Context) -> Plan:

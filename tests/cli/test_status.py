@@ -141,3 +141,10 @@ def test_status_does_not_import_heavy_modules(cli, planned, project):
                          env={**os.environ, "PYTHONPATH": str(repo)})
     assert out.returncode == 0, out.stderr
     assert "HEAVY []" in out.stdout
+
+
+def test_the_last_ready_task_is_named_in_the_singular(cli, planned):
+    set_status(planned, t1=("done", "ok"), t2=("done", "ok"), t3=("done", "ok"))
+    body = json.loads(cli("status", "--json").out)
+    (run,) = [a for a in body["data"]["next"] if a["command"] == "maestro run"]
+    assert run["why"] == "dispatch the ready task 4 (the last one)"
