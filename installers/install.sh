@@ -20,7 +20,8 @@ die() {
 }
 
 if command -v pipx >/dev/null 2>&1; then
-    pipx install --force "$source" >&2 || die "pipx could not install $source."
+    pipx install --force "$source" >&2 ||
+        die "pipx could not install $source. Fix: see pipx's error above, or install with pip instead: python3 -m pip install --user $source, then run maestro install."
     bin_dir=$(pipx environment --value PIPX_BIN_DIR 2>/dev/null) || bin_dir="$HOME/.local/bin"
 else
     command -v "$python" >/dev/null 2>&1 ||

@@ -128,3 +128,12 @@ def test_real_pip_user_install_into_a_temporary_home(home, tmp_path):
     status = subprocess.run(["sh", "-c", f"{home}/.local/bin/maestro skill route"], cwd=home, check=False,
                             env={"HOME": str(home), "PATH": "/usr/bin:/bin"}, capture_output=True, text=True)
     assert status.returncode == 0 and "Routing a task" in status.stdout
+
+
+def test_pipx_failure_names_the_fix(home, tmp_path):
+    tools = tmp_path / "tools"
+    executable(tools / "pipx", "#!/bin/sh\necho 'Fatal error from pip' >&2\nexit 1\n")
+    done = run(home, tools, "--host", "claude")
+    assert done.returncode == 1
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("install.sh: pipx could not install") and "Fix:" in last
