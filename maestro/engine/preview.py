@@ -15,6 +15,7 @@ from maestro.engine.budgets import limits_for
 from maestro.engine.dispatch import RunOptions
 from maestro.engine.routing import choose
 from maestro.engine.runner import select_tasks
+from maestro.engine.runs import RunLock
 from maestro.tokens import count_tokens
 
 # An argv element this long, or spanning lines, is prompt text (or a system prompt).
@@ -37,6 +38,8 @@ def preview(plan: Any, *, settings: Any, options: RunOptions, installed: dict[st
     from maestro.prompts.delegation import build_delegation
 
     paths = settings.paths
+    if RunLock(paths).holder() is None:  # no engine alive: `maestro run` recovers these first
+        plan = replace(plan, tasks=[replace(t, status="pending") if t.status == "running" else t for t in plan.tasks])
     hub = settings.hub or (plan.source.hub if plan.source else None)
     if options.task_id:
         candidates = select_tasks(plan, options.task_id)

@@ -75,6 +75,18 @@ def test_dry_run_shows_cli_argv_and_tokens_and_sends_nothing(cli, project, runen
     assert first["tool"] == "codex" and first["prompt_tokens"] > 100 and first["argv"][0] == "codex"
 
 
+def test_dry_run_counts_tasks_a_dead_engine_left_running(cli, project, runenv):
+    from maestro.config import load_settings
+    from maestro.state.store import PlanStore
+
+    write_plan(cli, project, [task(1), task(2, files=["src/b.py"], depends=[1])])
+    with PlanStore(load_settings(project).paths).edit() as edited:
+        edited.task("1").status, edited.task("1").run_id = "running", "20261121T120000Z-dead"
+    res = cli("run", "--dry-run")
+    assert res.code == 0 and "dry run: 1 ready task(s)" in res.out and "Task 1:" in res.out, res.out
+    assert plan(project).task("1").status == "running"  # a dry run writes nothing
+
+
 def test_log_summary_rows_and_detailed_artifacts(cli, project, runenv):
     write_plan(cli, project, [task(1)])
     runenv.script("codex", [step(text="no result"), step()])
