@@ -248,17 +248,17 @@ class Catalog:
         if settings is not None:
             for setting, who, field_name in AGENT_SETTINGS:
                 value = getattr(settings, setting)
-                if who == agent.name and field_name == key and value is not None:
+                if who == agent.name and field_name == key and _fits(value, key, tool):
                     return value, f"MAESTRO_{setting.upper()} ({settings.source(setting)})"
         table = self.overrides.get(agent.name, {})
         if key == "model" and tool and tool in table.get("models", {}):
             return table["models"][tool], f"[agents.{agent.name}] models.{tool}"
-        if key in table:
+        if key in table and _fits(table[key], key, tool):
             return table[key], f"[agents.{agent.name}] {key}"
         if settings is not None:
             general = GENERAL_SETTINGS[key]
             value = getattr(settings, general)
-            if value is not None:
+            if _fits(value, key, tool):
                 return value, f"MAESTRO_{general.upper()} ({settings.source(general)})"
         if key == "model":
             model = agent.frontmatter_model(tool)
@@ -266,6 +266,34 @@ class Catalog:
                 return None, f"{tool or 'the spoke'} CLI default"
             return model, f"{agent.source} ({'model' if tool == 'gemini' else f'models.{tool}'})"
         return getattr(agent, key), agent.source
+
+
+# Model names whose vendor is plain from the name. An override naming one of them is
+# meant for that vendor's CLI: passed to another it would fail the dispatch.
+_VENDOR_PREFIXES = {
+    "gemini": ("gemini",),
+    "claude": ("claude", "sonnet", "opus", "haiku"),
+    "codex": ("gpt", "o1", "o3", "o4", "codex"),
+}
+
+
+def model_vendor(model: str) -> str | None:
+    """The CLI a model name belongs to, when the name says so (else None: an alias)."""
+    name = model.strip().lower()
+    for tool, prefixes in _VENDOR_PREFIXES.items():
+        if name.startswith(prefixes):
+            return tool
+    return None
+
+
+def _fits(value: Any, key: str, tool: str | None) -> bool:
+    """Does an override apply to a dispatch to ``tool``? A model of another vendor does not."""
+    if value is None:
+        return False
+    if key != "model" or tool not in _VENDOR_PREFIXES:
+        return True
+    vendor = model_vendor(str(value))
+    return vendor is None or vendor == tool
 
 
 def agent_name_for(task: Any) -> str:

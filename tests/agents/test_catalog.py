@@ -111,6 +111,19 @@ def test_writer_model_beats_default_model(settings_for):
     assert catalog.resolve("coder", "gemini").model == "gemini-2.5-pro"
 
 
+def test_a_model_override_of_one_vendor_is_not_sent_to_another_cli(settings_for):
+    catalog = load_catalog(settings_for({"MAESTRO_DEFAULT_MODEL": "gemini-2.5-pro",
+                                         "MAESTRO_WRITER_MODEL": "claude-sonnet-4-5"}))
+    assert catalog.resolve("coder", "gemini").model == "gemini-2.5-pro"
+    for cli in ("claude", "codex"):
+        resolved = catalog.resolve("coder", cli)
+        assert resolved.model is None and resolved.sources["model"] == f"{cli} CLI default"
+    assert catalog.resolve("technical-writer", "claude").model == "claude-sonnet-4-5"
+    assert catalog.resolve("technical-writer", "gemini").model == "gemini-2.5-pro"  # the general one fits
+    alias = load_catalog(settings_for({"MAESTRO_DEFAULT_MODEL": "team-proxy-large"}))
+    assert {alias.resolve("coder", cli).model for cli in ("claude", "gemini", "codex")} == {"team-proxy-large"}
+
+
 def test_agent_table_beats_general_and_models_per_cli(settings_for):
     toml = """
 [agents.coder]
