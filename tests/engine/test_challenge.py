@@ -134,6 +134,13 @@ def test_named_tool_must_be_installed_and_none_at_all_is_an_error():
         choose("claude", {"sim"}, role="challenger")
 
 
+def test_the_sim_spoke_cannot_challenge_or_review():
+    for role in ("challenger", "reviewer"):
+        with pytest.raises(SpokeError, match="only simulates task dispatches") as caught:
+            choose("claude", {"claude", "sim"}, role=role, tool="sim")
+        assert "--tool (claude, gemini, codex)" in caught.value.fix
+
+
 # ---- recon ------------------------------------------------------------------------------
 
 

@@ -52,12 +52,19 @@ def choose(
     installed = [name for name in REAL_CLIS if name in set(available)]
     of = f"the {'plan' if role == 'challenger' else 'task'}'s author ({first})" if first else None
     if tool is not None:
-        if tool not in (*REAL_CLIS, "sim"):
+        if tool == "sim":
+            # The sim spoke simulates task dispatches; it has no opinion to give, and its
+            # answer would only fail the format check round after round.
+            raise SpokeError(
+                f"the sim spoke only simulates task dispatches; it cannot act as the {role}.",
+                f"name a real CLI with --tool ({', '.join(REAL_CLIS)}).",
+            )
+        if tool not in REAL_CLIS:
             raise SpokeError(
                 f"unknown CLI {tool!r} for the {role}.",
                 f"use one of: {', '.join(REAL_CLIS)}.",
             )
-        if tool != "sim" and tool not in installed:
+        if tool not in installed:
             raise SpokeError(
                 f"the {tool} CLI is not installed, so it cannot be the {role}.",
                 f"install it with `{INSTALL[tool]}`, or pick another with --tool"
