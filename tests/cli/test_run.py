@@ -109,16 +109,22 @@ def test_log_off_writes_no_log(cli, project, runenv):
     assert not (project / ".ai" / "MAESTRO-LOG.md").exists()
 
 
-def test_abort_stops_launching_running_tasks_finish(cli, project, runenv, monkeypatch):
-    monkeypatch.setenv("MAESTRO_MAX_CONCURRENT", "1")
-    write_plan(cli, project, [task(1), task(2, files=["src/b.py"], validation="test -f src/b.py")])
-    runenv.script("codex", [{**step(), "sleep": 1.5}, step("src/b.py")])
+def start_engine(project, runenv):
+    """`maestro run` in its own process, returned once its first codex dispatch started."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     engine = subprocess.Popen([sys.executable, "-m", "maestro", "run"], cwd=project, env=env,
                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 20
     while not runenv.runs("codex") and time.monotonic() < deadline:
         time.sleep(0.05)
+    return engine
+
+
+def test_abort_stops_launching_running_tasks_finish(cli, project, runenv, monkeypatch):
+    monkeypatch.setenv("MAESTRO_MAX_CONCURRENT", "1")
+    write_plan(cli, project, [task(1), task(2, files=["src/b.py"], validation="test -f src/b.py")])
+    runenv.script("codex", [{**step(), "sleep": 1.5}, step("src/b.py")])
+    engine = start_engine(project, runenv)
     res = cli("run", "--abort")
     assert res.code == 0 and "asked run" in res.out
     engine.communicate(timeout=30)
@@ -134,12 +140,7 @@ def test_abort_during_a_retry_counts_every_task_left_pending(cli, project, runen
     write_plan(cli, project, [task(1, validation="test -f src/other.py"),
                               task(2, files=["src/b.py"], validation="test -f src/b.py")])
     runenv.script("codex", [{**step(), "sleep": 1.5}])
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    engine = subprocess.Popen([sys.executable, "-m", "maestro", "run"], cwd=project, env=env,
-                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 20
-    while not runenv.runs("codex") and time.monotonic() < deadline:
-        time.sleep(0.05)
+    engine = start_engine(project, runenv)
     assert cli("run", "--abort").code == 0
     out, _ = engine.communicate(timeout=30)
     p = plan(project)
