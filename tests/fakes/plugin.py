@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import stat
 import sys
 from pathlib import Path
@@ -116,4 +117,28 @@ def fake_clis(tmp_path_factory, monkeypatch) -> FakeClis:
     monkeypatch.setenv("FAKE_CLI_STATE", str(fakes.state_dir))
     reset_availability_cache()
     yield fakes
+    stop_leftovers(fakes)
     reset_availability_cache()
+
+
+def stop_leftovers(fakes: FakeClis) -> None:
+    """Stop fakes a test left running (a test that kills its engine leaves the spoke, in
+    its own process group by design, hanging). Only processes carrying this fixture's
+    FAKE_CLI_STATE are touched; a group only when the fake leads it."""
+    marker = f"FAKE_CLI_STATE={fakes.state_dir}".encode()
+    for name in ("claude", "gemini", "codex"):
+        for call in fakes.calls(name):
+            pid, pgid = call.get("pid"), call.get("pgid")
+            try:
+                environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+            except OSError:
+                continue  # gone already
+            if marker not in environ:
+                continue  # the pid now belongs to someone else
+            try:
+                if pgid == pid and pgid != os.getpgrp():
+                    os.killpg(pgid, signal.SIGKILL)
+                else:
+                    os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass

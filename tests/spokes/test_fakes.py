@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -90,3 +91,18 @@ def test_without_the_fixture_state_the_fake_says_so(fake_clis, tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "FAKE_CLI_STATE"}
     out = run_process(["claude", "-p", "x"], cwd=tmp_path, env=env, timeout_s=30)
     assert out.exit_code == 3 and "FAKE_CLI_STATE is not set" in out.stderr
+
+
+def test_a_fake_left_hanging_is_stopped_at_teardown(fake_clis, tmp_path):
+    from tests.fakes.plugin import stop_leftovers
+
+    fake_clis.script("codex", [{"hang": True}])
+    hung = subprocess.Popen(["codex", "exec", "--json", "--skip-git-repo-check", "hi"], cwd=tmp_path,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    deadline = time.monotonic() + 10
+    while not fake_clis.runs("codex") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert hung.poll() is None  # hanging, as scripted
+    stop_leftovers(fake_clis)
+    assert hung.wait(timeout=5) == -9
