@@ -9,16 +9,30 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Iterable, Sequence
+from typing import Protocol, TypeVar
 
 from maestro.errors import NotFound, PlanError
 from maestro.state.model import Task
 
 
-def _ids(tasks: Sequence[Task]) -> dict[str, int]:
+class Node(Protocol):
+    """What the ordering functions need of a task: the scheduler's jobs have it too."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def depends(self) -> Sequence[str]: ...
+
+
+N = TypeVar("N", bound=Node)
+
+
+def _ids(tasks: Sequence[Node]) -> dict[str, int]:
     return {task.id: index for index, task in enumerate(tasks)}
 
 
-def validate(tasks: Sequence[Task]) -> None:
+def validate(tasks: Sequence[Node]) -> None:
     """Raise ``PlanError`` for a duplicate id, an unknown or self dependency, or a cycle."""
     seen: set[str] = set()
     for task in tasks:
@@ -42,7 +56,7 @@ def validate(tasks: Sequence[Task]) -> None:
         raise PlanError(*loop[1:])
 
 
-def dependency_loop(tasks: Sequence[Task]) -> tuple[str, str, str] | None:
+def dependency_loop(tasks: Sequence[Node]) -> tuple[str, str, str] | None:
     """A task that depends on itself, or else the first cycle, as (the id of the task to
     blame, message, fix); None when the tasks can be ordered."""
     for task in tasks:
@@ -59,7 +73,7 @@ def dependency_loop(tasks: Sequence[Task]) -> tuple[str, str, str] | None:
     )
 
 
-def find_cycle(tasks: Sequence[Task]) -> list[str] | None:
+def find_cycle(tasks: Sequence[Node]) -> list[str] | None:
     """The first cycle found, as ids with the start repeated at the end, or None.
 
     Each id depends on the next: ``["1", "3", "2", "1"]`` means Task 1 depends on 3,
@@ -99,12 +113,12 @@ def find_cycle(tasks: Sequence[Task]) -> list[str] | None:
     return None
 
 
-def topological_order(tasks: Sequence[Task]) -> list[Task]:
+def topological_order(tasks: Sequence[N]) -> list[N]:
     """Tasks with every dependency before its dependents, stable with the plan's order."""
     return [tasks[i] for level in _levels(tasks) for i in level]
 
 
-def _levels(tasks: Sequence[Task]) -> list[list[int]]:
+def _levels(tasks: Sequence[Node]) -> list[list[int]]:
     index = _ids(tasks)
     dependents: list[list[int]] = [[] for _ in tasks]
     missing = [0] * len(tasks)

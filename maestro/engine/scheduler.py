@@ -73,26 +73,20 @@ def _ranks(jobs: dict[str, Job]) -> dict[str, int]:
     """Length of the longest chain of dependants below each job (itself included).
 
     Launching the job with the longest tail first keeps the critical path moving when
-    more jobs are ready than slots are free.
+    more jobs are ready than slots are free. Computed from the last job of a topological
+    order back to the first, so a chain thousands of jobs deep needs no recursion. A
+    cycle (the plan reader refuses those before a run) raises PlanError naming it.
     """
+    from maestro.graph import topological_order
+
     children: dict[str, list[str]] = {jid: [] for jid in jobs}
     for job in jobs.values():
         for dep in job.depends:
             if dep in children:
                 children[dep].append(job.id)
-    rank: dict[str, int] = {}
-
-    def visit(jid: str, trail: frozenset[str]) -> int:
-        if jid in rank:
-            return rank[jid]
-        if jid in trail:  # a cycle: graph.validate refuses those before we get here
-            return 1
-        value = 1 + max((visit(c, trail | {jid}) for c in children[jid]), default=0)
-        rank[jid] = value
-        return value
-
-    for jid in jobs:
-        visit(jid, frozenset())
+    rank = {jid: 1 for jid in jobs}
+    for job in reversed(topological_order(list(jobs.values()))):
+        rank[job.id] = 1 + max((rank[c] for c in children[job.id]), default=0)
     return rank
 
 

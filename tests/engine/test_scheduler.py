@@ -146,3 +146,12 @@ def test_first_ctrl_c_stops_launching_second_leaves_at_once(monkeypatch):
         scheduler.run()
     assert time.monotonic() - started < 2  # did not wait for the 5 s job
     assert seen == [1] and scheduler.stopping == "interrupted (Ctrl-C)"
+
+
+def test_a_chain_thousands_of_jobs_deep_schedules_in_order():
+    # Ranks were computed recursively: a chain past ~1000 jobs crashed the run.
+    jobs = [Job(str(i), (str(i - 1),) if i > 1 else ()) for i in range(1, 3001)]
+    order = []
+    report = Scheduler(jobs, lambda jid: order.append(jid) or Outcome("done"), max_concurrent=4).run()
+    assert order == [str(i) for i in range(1, 3001)]
+    assert all(o.status == "done" for o in report.outcomes.values())
