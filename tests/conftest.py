@@ -14,6 +14,7 @@ import pytest
 
 from maestro.cli import main
 from maestro.cli.context import Context
+from tests.snapshots import MarkdownSnapshot, TextSnapshot, XmlSnapshot
 
 # Fake claude/gemini/codex executables on PATH: the `fake_clis` fixture (tests/fakes/README.md).
 # `runenv`: a committed git project with fake CLIs and no stagger or backoff waits.
@@ -74,6 +75,21 @@ def project(tmp_path, monkeypatch) -> Path:
     subprocess.run(["git", "init", "-q", "-b", "main", str(root)], check=True)
     monkeypatch.chdir(root)
     return root
+
+
+@pytest.fixture
+def text_snapshot(snapshot):
+    return snapshot.use_extension(TextSnapshot)
+
+
+@pytest.fixture
+def md_snapshot(snapshot):
+    return snapshot.use_extension(MarkdownSnapshot)
+
+
+@pytest.fixture
+def xml_snapshot(snapshot):
+    return snapshot.use_extension(XmlSnapshot)
 
 
 @dataclass

@@ -11,7 +11,7 @@ import pytest
 from maestro.engine.report.mermaid import check
 from tests.cli.test_review import PLAN as REVIEW_PLAN
 from tests.cli.test_review import submission
-from tests.engine.test_report import MarkdownSnapshot, diagrams
+from tests.engine.test_report import diagrams
 
 # Task 1 by codex, Task 2 (depending on it) by gemini.
 PLAN = REVIEW_PLAN.replace("tool: codex, depends", "tool: gemini, depends")
@@ -24,11 +24,6 @@ def normalized(markdown: str) -> str:
     text = re.sub(r"\d{8}T\d{6}Z-[0-9a-f]{4}", "<run-id>", markdown)
     text = re.sub(r"\b(\d+h )?(\d+m )?\d+s\b", "<secs>", text)
     return re.sub(r", d(\d+), \S+ \S+, ", r", d\1, <start>, ", text)
-
-
-@pytest.fixture
-def md_snapshot(snapshot):
-    return snapshot.use_extension(MarkdownSnapshot)
 
 
 @pytest.fixture

@@ -10,7 +10,6 @@ from datetime import UTC
 from pathlib import Path
 
 import pytest
-from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
 from maestro.engine.report import build_report, render_markdown, report_data
 from maestro.engine.report.mermaid import (
@@ -29,16 +28,6 @@ from tests.engine.sample_runs import failing_run, finished_run
 MERMAID_JS = Path(__file__).resolve().parent / "mermaid_js"
 FAKE_NOW = "2026-11-21T12:10:00Z"
 GANTT_HEAD = "gantt\n  title x\n  dateFormat YYYY-MM-DD HH:mm:ss\n  axisFormat %H:%M:%S\n  section a\n"
-
-
-class MarkdownSnapshot(SingleFileSnapshotExtension):
-    _write_mode = WriteMode.TEXT
-    file_extension = "md"
-
-
-@pytest.fixture
-def md_snapshot(snapshot):
-    return snapshot.use_extension(MarkdownSnapshot)
 
 
 @pytest.fixture(autouse=True)

@@ -3,7 +3,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
 from maestro.agents.catalog import load_catalog
 from maestro.cli import registry
@@ -12,28 +11,6 @@ from maestro.config import load_settings
 from maestro.state.model import Plan, Task
 
 ROOT = Path("/work/project")  # snapshots need a fixed root; it is never touched
-
-
-class _TextSnapshot(SingleFileSnapshotExtension):
-    _write_mode = WriteMode.TEXT
-
-
-class XmlSnapshot(_TextSnapshot):
-    file_extension = "xml"
-
-
-class MarkdownSnapshot(_TextSnapshot):
-    file_extension = "md"
-
-
-@pytest.fixture
-def xml_snapshot(snapshot):
-    return snapshot.use_extension(XmlSnapshot)
-
-
-@pytest.fixture
-def md_snapshot(snapshot):
-    return snapshot.use_extension(MarkdownSnapshot)
 
 
 # A frozen command list for snapshots, one command per capability kind, so adding a
