@@ -250,7 +250,7 @@ class Observer:
             now = self._advance()
             self._writers.discard((kind, task_id))
             changes.last_tree = now
-            if changes.first_tree is not None:
+            if changes.first_tree is not None and (changes.owned or changes.out_of_scope or changes.ambiguous):
                 net = set(self.tree.changed(changes.first_tree, now))
                 changes.owned &= net
                 changes.out_of_scope &= net
