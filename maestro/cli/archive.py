@@ -10,15 +10,17 @@ from pathlib import Path
 
 from maestro import clock
 from maestro.cli.context import Context, Result
-from maestro.cli.status import pid_alive, shown_path
-from maestro.errors import MaestroError, NotFound, PlanError, StateConflict
+from maestro.cli.status import shown_path
+from maestro.errors import MaestroError, NotFound, PlanError
 from maestro.fsutil import file_lock
 from maestro.paths import ProjectPaths
 
 EXAMPLES = """\
   maestro archive                 move .ai/MAESTRO.md and .ai/MAESTRO-LOG.md away
   maestro archive --dry-run       say what would move
-  maestro archive --json"""
+  maestro archive --json
+
+Refused while a run is working on the plan (`maestro wait` or `maestro run --abort` first)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -36,21 +38,17 @@ def _locked(paths: ProjectPaths) -> Iterator[None]:
 
 
 def _check_no_live_run(paths: ProjectPaths) -> None:
+    from maestro.cli.busy import refuse_while_running
     from maestro.state.store import PlanStore
 
     store = PlanStore(paths)
-    if not store.exists():
-        return
-    try:
-        plan = store.load()
-    except MaestroError:  # a broken plan may still be archived; nothing can be running it
-        return
-    busy = [t for t in plan.tasks if t.status == "running" and pid_alive(t.pid)]
-    if busy:
-        raise StateConflict(
-            f"Task {busy[0].id} is running (process {busy[0].pid}); archiving now would pull the plan from under it.",
-            "wait for the run to finish (`maestro wait`), then archive.",
-        )
+    plan = None
+    if store.exists():
+        try:
+            plan = store.load()
+        except MaestroError:  # a broken plan may still be archived; no task of it can be running
+            pass
+    refuse_while_running(paths, plan, "archiving")
 
 
 def _new_folder(base: Path) -> Path:

@@ -13,9 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from maestro import clock, graph
+from maestro.cli.busy import refuse_while_running
 from maestro.cli.context import Context, Result
-from maestro.cli.status import pid_alive, shown_path, task_data, task_rows
-from maestro.errors import MaestroError, NotFound, PlanError, StateConflict
+from maestro.cli.status import shown_path, task_data, task_rows
+from maestro.errors import MaestroError, NotFound, PlanError
 from maestro.state.model import TOOLS, Plan, Source, Task
 
 EXAMPLES = """\
@@ -28,7 +29,8 @@ EXAMPLES = """\
                                                 ask a CLI (read-only) to decompose the goal
 
 Re-planning over an existing plan keeps the status and results of the tasks whose id
-and title are unchanged."""
+and title are unchanged. It is refused while a run is working on the plan: follow the run
+with `maestro wait`, or stop it with `maestro run --abort`, first."""
 
 # Task fields the run fills; re-planning carries them over for unchanged tasks.
 RUN_FIELDS = tuple(
@@ -80,7 +82,9 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
 
     store = PlanStore(ctx.paths)
     existing = store.exists()
-    kept, dropped = _carry_over(plan, store) if existing else ([], [])
+    kept, dropped = _carry_over(plan, store, check=not args.dry_run) if existing else ([], [])
+    if not args.dry_run and not existing:
+        refuse_while_running(ctx.paths, None, "re-planning")
     errors = planinput.errors(findings)
     data: dict[str, Any] = {
         "goal": plan.goal,
@@ -115,6 +119,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
         if not ctx.confirm(f"Write {target}?"):
             return Result("plan", data, f"Not written: {target} is unchanged.")
         shown = ""
+    refuse_while_running(ctx.paths, None, "re-planning")  # a run may have started while we asked
     store.create(plan, replace=existing)
     data["written"] = True
     done = f"Wrote {target}: {len(plan.tasks)} tasks. Next: `maestro status`, `maestro challenge` or `maestro run`."
@@ -197,12 +202,13 @@ def _available(plan: Plan, ctx: Context) -> Any:
     return detect_available(ctx.env)
 
 
-def _carry_over(plan: Plan, store: Any) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
+def _carry_over(plan: Plan, store: Any, *, check: bool) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
     """Copy run fields from the current plan's tasks whose id and title are unchanged;
     return those kept and the tasks with results that the new plan drops (their id or
     title changed, or they are gone), so the person sees both.
 
-    Refuses while a run is going: its engine would write into a plan that is gone.
+    Refuses (unless ``check`` is off: a dry run) while a run is going: its engine would
+    write into a plan that is gone.
     """
     try:
         old = store.load()
@@ -213,12 +219,8 @@ def _carry_over(plan: Plan, store: Any) -> tuple[list[dict[str, str]], list[dict
             file=exc.file,
             line=exc.line,
         ) from None
-    busy = [t for t in old.tasks if t.status == "running" and pid_alive(t.pid)]
-    if busy:
-        raise StateConflict(
-            f"Task {busy[0].id} of the current plan is running (process {busy[0].pid}).",
-            "wait for the run to finish (`maestro wait`) before re-planning.",
-        )
+    if check:
+        refuse_while_running(store.paths, old, "re-planning")
     previous = {t.id: t for t in old.tasks}
     kept = []
     for task in plan.tasks:

@@ -89,6 +89,23 @@ def test_refuses_while_a_run_is_going(cli, project):
     assert (project / ".ai" / "MAESTRO.md").exists()
 
 
+def test_refuses_while_a_run_holds_the_lock_between_dispatches(cli, project):
+    from maestro.engine.runs import RunLock
+
+    make_plan(cli)
+    before = (project / ".ai" / "MAESTRO.md").read_bytes()
+    lock = RunLock(ProjectPaths(project))
+    lock.acquire("R-live")
+    try:
+        res = cli("archive")
+    finally:
+        lock.release()
+    assert res.code == 1 and res.err.count("\n") == 1, res.err
+    assert "run R-live" in res.err and "`maestro wait`" in res.err and "`maestro run --abort`" in res.err
+    assert (project / ".ai" / "MAESTRO.md").read_bytes() == before and not (project / ".ai" / "archive").exists()
+    assert cli("archive").code == 0  # once the run has let go
+
+
 def test_broken_plan_can_still_be_archived(cli, project):
     (project / ".ai").mkdir()
     (project / ".ai" / "MAESTRO.md").write_text("### Task 1: nothing parses here\n- **Status:** weird\n")

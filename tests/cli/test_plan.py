@@ -276,3 +276,37 @@ def test_absolute_paths_inside_the_project_become_relative(cli, project, plan_pa
     res = cli("plan", "--from", "-", "--yes", stdin=GOOD.replace("files: [src/auth.py]", f"files: [{project}/src/auth.py]"))
     assert res.code == 0, res.err
     assert store(project).load().tasks[0].files == ["src/auth.py"]
+
+
+def test_replan_is_refused_while_a_run_holds_the_lock_between_dispatches(cli, project, plan_path):
+    """No task is marked running (the engine is between two dispatches), but the run lock
+    is held: a new plan would be executed by the live engine, so it is refused."""
+    from maestro.engine.runs import RunLock
+
+    assert cli("plan", "--from", "-", "--yes", stdin=GOOD).code == 0
+    before = plan_path.read_bytes()
+    lock = RunLock(ProjectPaths(project))
+    lock.acquire("R-live")
+    try:
+        res = cli("plan", "--from", "-", "--yes", stdin=GOOD.replace("Add the login endpoint", "Add login"))
+        checked = cli("plan", "--from", "-", "--dry-run", stdin=GOOD)
+    finally:
+        lock.release()
+    assert res.code == 1 and res.err.count("\n") == 1, res.err
+    assert "run R-live" in res.err and "`maestro wait`" in res.err and "`maestro run --abort`" in res.err
+    assert plan_path.read_bytes() == before
+    assert checked.code == 0  # a dry run changes nothing: checking a plan mid-run is fine
+    assert cli("plan", "--from", "-", "--yes", stdin=GOOD.replace("Add the login endpoint", "Add login")).code == 0
+
+
+def test_first_plan_is_refused_while_a_run_holds_the_lock(cli, project, plan_path):
+    from maestro.engine.runs import RunLock
+
+    lock = RunLock(ProjectPaths(project))
+    lock.acquire("R-live")
+    try:
+        res = cli("plan", "--from", "-", "--yes", stdin=GOOD)
+    finally:
+        lock.release()
+    assert res.code == 1 and "maestro run --abort" in res.err
+    assert not plan_path.exists()
