@@ -13,6 +13,7 @@ mistune is imported on first use, never at module import, to keep ``maestro stat
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -102,3 +103,38 @@ def split_blocks(text: str) -> list[Block]:
         blocks.append(Block("other", 0, len(text), 1))
     # Tokens that start at the same offset (none in practice) would have empty spans.
     return [b for b in blocks if b.end > b.start]
+
+
+_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+
+
+def unclosed_block(text: str, blocks: list[Block]) -> tuple[int, str] | None:
+    """(line, opening line) of a code fence or HTML comment that is never closed.
+
+    Such a block runs to the end of the document, so everything after its opening line
+    (sections, tasks, the log) reads as code or as a comment. Only the last block can be
+    one; ``text`` and ``blocks`` as ``split_blocks`` takes and gives them.
+    """
+    if not blocks or blocks[-1].kind not in ("block_code", "block_html"):
+        return None
+    last = blocks[-1]
+    first, _, rest = text[last.start : last.end].partition("\n")
+    if last.kind == "block_html":
+        opened = first.lstrip().startswith("<!--") and "-->" not in text[last.start : last.end]
+        return (last.line, first.strip()) if opened else None
+    m = _FENCE.match(first)
+    if m is None:
+        return None  # an indented code block ends where its indentation does
+    mark = m.group(1)
+    for line in rest.split("\n"):
+        body = line.strip(" \t")
+        if len(line) - len(line.lstrip(" ")) < 4 and len(body) >= len(mark) and body == mark[0] * len(body):
+            return None
+    return last.line, first.strip()
+
+
+def closer(opener: str) -> str:
+    """The line that closes the fence or comment ``opener`` (as ``unclosed_block`` gives it)."""
+    if opener.startswith("<!--"):
+        return "-->"
+    return _FENCE.match(opener).group(1)  # type: ignore[union-attr]  # unclosed_block matched it

@@ -71,3 +71,6 @@ class PlanLayout:
     newline: str = "\n"
     final_newline: bool = True
     bom: bool = False
+    # A code fence or HTML comment never closed: (line, opening line). New text written
+    # after it would be swallowed, so the writer's refusal names it.
+    unclosed: tuple[int, str] | None = None

@@ -9,7 +9,7 @@ from typing import Any
 from maestro import graph
 from maestro.errors import PlanError
 from maestro.state import sections as s
-from maestro.state.blocks import Block, split_blocks
+from maestro.state.blocks import Block, closer, split_blocks, unclosed_block
 from maestro.state.kinds import KINDS
 from maestro.state.layout import Chunk, FieldPiece, PlanLayout
 from maestro.state.model import FORMAT_VERSION, Plan, Task
@@ -44,6 +44,37 @@ class DocumentReader:
 
     def read(self) -> tuple[Plan, int]:
         blocks = split_blocks(self.text)
+        unclosed = unclosed_block(self.text, blocks)
+        try:
+            plan, version = self._read(blocks)
+        except PlanError as exc:
+            if unclosed is None:
+                raise
+            raise self._blame(exc, unclosed, blocks[-1].start) from None
+        plan.layout.unclosed = unclosed
+        return plan, version
+
+    def _blame(self, exc: PlanError, unclosed: tuple[int, str], start: int) -> PlanError:
+        """A code fence or comment never closed swallows the rest of the file, and the
+        error it causes is about what it swallowed: name the block instead when the file
+        without its opening line (or, failing that, without the block) reads differently."""
+        line, opener = unclosed
+
+        def same(text: str) -> bool:
+            try:
+                DocumentReader(text, self.path)._read(split_blocks(text))
+            except PlanError as again:
+                return (again.message, again.line) == (exc.message, exc.line)
+            return False
+
+        effect = exc.message.rstrip(".")
+        if not same(self.text[:start] + self.text[self.text.index("\n", start) + 1 :]):  # without the opening line
+            return unclosed_error(self.path, line, opener, effect)
+        if not same(self.text[:start]):
+            return unclosed_error(self.path, line, opener, effect, move=True)
+        return exc
+
+    def _read(self, blocks: list[Block]) -> tuple[Plan, int]:
         groups = self._sections(blocks)
         head = [b for slot, group, _ in groups[:2] if slot in (None, "title") for b in group]
         version = self._version([b for b in head if b.kind != "heading" or b.level > 2])
@@ -212,6 +243,21 @@ class DocumentReader:
             line = next((p.line for p in task.layout.pieces
                          if isinstance(p, FieldPiece) and p.name == "depends"), task.layout.line)
             raise self.error(line, message, fix)
+
+
+def unclosed_error(path: str, line: int, opener: str, effect: str, *, move: bool = False) -> PlanError:
+    """The error for a code fence or HTML comment opened at ``line`` and never closed;
+    ``effect`` says what that broke; ``move``: closing it is not enough, the block must
+    also leave the section it is in."""
+    what = "HTML comment" if opener.startswith("<!--") else "code fence"
+    fix = f'close it with a line "{closer(opener)}" where it should end'
+    fix += (", and move the block out of that section (into a `## Notes` section of its own, say)." if move
+            else ", or delete it.")
+    return PlanError(
+        f'the {what} "{opener}" opened at line {line} is never closed, so the rest of the file '
+        f"reads as {'a comment' if what == 'HTML comment' else 'code'} ({effect}).",
+        fix, file=path, line=line,
+    )
 
 
 def misplaced_task(blocks: list[Block]) -> Block | None:

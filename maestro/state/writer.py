@@ -11,7 +11,7 @@ from maestro.state import values as v
 from maestro.state.kinds import KINDS
 from maestro.state.layout import Chunk, PlanLayout, RecordLayout
 from maestro.state.model import FORMAT_VERSION, Plan
-from maestro.state.reader import dependency_problem
+from maestro.state.reader import dependency_problem, unclosed_error
 from maestro.state.records import render_record
 from maestro.state.values import FieldError
 
@@ -218,6 +218,12 @@ def _read_back(plan: Plan, text: str, path: str) -> None:
         if changed:
             what = f"the new text of {kind.title(changed[0])}"
             break
+    else:
+        if again is not None and again.log != plan.log:
+            what = "the new Execution Log rows"
+    unclosed = plan.layout.unclosed if isinstance(plan.layout, PlanLayout) else None
+    if unclosed is not None:
+        raise unclosed_error(path, *unclosed, f"{what} would be written inside it")
     raise PlanError(f"{what} would not read back as written: the text around it in the file changes its "
                     "meaning.", "look for an unclosed code fence (```) or HTML comment (<!--) at the end of the "
                     "file, or an indented line right under a task heading; fix it, then run the command again.",

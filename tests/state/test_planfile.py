@@ -352,6 +352,31 @@ def test_invalid_content_names_file_line_and_fix(old, new, expected):
     assert error_for(HAND.replace(old, new, 1)) == expected
 
 
+@pytest.mark.parametrize("old, new, expected", [
+    # Notes in a fence at the end of the file, left open: the Source section swallows them.
+    ("claude | 2026-11-21 12:00 UTC\n", "claude | 2026-11-21 12:00 UTC\n\n```text\nmy notes\n",
+     ('.ai/MAESTRO.md:39: the code fence "```text" opened at line 39 is never closed, so the rest of the file '
+      "reads as code (the Source section has more than one line). Fix: close it with a line \"```\" where it "
+      "should end, and move the block out of that section (into a `## Notes` section of its own, say).")),
+    # A fence opened above the tasks and never closed: they read as code.
+    ("## Tasks\n", "~~~~\nsketch\n\n## Tasks\n",
+     ('.ai/MAESTRO.md:9: the code fence "~~~~" opened at line 9 is never closed, so the rest of the file reads '
+      "as code (the file has no `## Tasks` section). Fix: close it with a line \"~~~~\" where it should end, "
+      "or delete it.")),
+    ("## Tasks\n", "<!-- draft\n\n## Tasks\n",
+     ('.ai/MAESTRO.md:9: the HTML comment "<!-- draft" opened at line 9 is never closed, so the rest of the '
+      "file reads as a comment (the file has no `## Tasks` section). Fix: close it with a line \"-->\" where "
+      "it should end, or delete it.")),
+])
+def test_an_unclosed_fence_or_comment_is_named_with_its_line(old, new, expected):
+    assert error_for(HAND.replace(old, new, 1)) == expected
+
+
+def test_an_unclosed_fence_is_not_blamed_for_an_error_before_it():
+    text = HAND.replace("- **Status:** pending", "- **Status:** doing", 1) + "\n```\nnotes\n"
+    assert error_for(text).startswith('.ai/MAESTRO.md:14: Task 1 has unknown status "doing".')
+
+
 def test_non_utf8_bytes_name_the_line():
     data = HAND.replace("A note under task 1.", "A note \xff").encode("latin-1")
     with pytest.raises(PlanError) as info:

@@ -171,9 +171,12 @@ def test_an_addition_that_an_unclosed_code_fence_would_swallow_is_refused(projec
     store.path.write_text(text[:at] + "```\nan unclosed fence swallows the rest\n" + text[at:])
     before = store.path.read_bytes()
     assert store.load().log == []  # the table is inside the fence now
-    with pytest.raises(PlanError, match="would not read back as written") as info, store.edit() as plan:
+    line = text[:at].count("\n") + 1
+    with pytest.raises(PlanError) as info, store.edit() as plan:
         plan.log.append(LogEntry("12:00", "1", "sim", "dispatch", "done"))
-    assert "unclosed code fence" in str(info.value)
+    assert str(info.value).startswith(
+        f'.ai/MAESTRO.md:{line}: the code fence "```" opened at line {line} is never closed, so the rest of the '
+        "file reads as code (the new Execution Log rows would be written inside it).")
     assert store.path.read_bytes() == before
 
 
