@@ -11,6 +11,11 @@ user's and is never rewritten: a block is appended as ``EOL + block + EOL`` (jus
 ``remove(splice(text)) == text`` byte for byte, whatever the line endings and whether or
 not the text ended with a newline. The block uses the file's line ending (CRLF if the
 file has any CRLF).
+
+A marker edited by hand (its case, spacing or version changed, text added after it, the
+begin marker deleted so an end marker is left alone) is an error naming its line: taken
+for "no block", it would make install write a second block and uninstall say "missing"
+while the old one stays.
 """
 
 from __future__ import annotations
@@ -24,6 +29,13 @@ FORMAT = 1
 END = "<!-- /Maestro -->"
 _BEGIN = re.compile(r"^<!-- Maestro (?P<host>[a-z]+) v(?P<version>\d+) -->(?=\r?\n|\Z)", re.MULTILINE)
 _END = re.compile(r"^<!-- /Maestro -->(?=\r?\n|\Z)", re.MULTILINE)
+# A line that reads as a marker to a person: a comment opening with "maestro" that is
+# an end marker (a slash, or nothing after the name) or names a host and a version.
+_MARKER_LIKE = re.compile(
+    r"^[ \t]*<!--[ \t]*(?:/[ \t]*maestro\b|maestro[ \t]*-*>?[ \t]*(?=\r?\n|\Z)|maestro[ \t]+[a-z]+[ \t]+v[ \t]*\d)"
+    r"[^\r\n]*",
+    re.MULTILINE | re.IGNORECASE,
+)
 
 
 def begin_marker(host: str, version: int = FORMAT) -> str:
@@ -57,14 +69,47 @@ def render(host: str, body: str, eol: str = "\n") -> str:
     return eol.join(lines)
 
 
+def _line_of(text: str, offset: int) -> int:
+    return text.count("\n", 0, offset) + 1
+
+
+def _check_markers(text: str, host: str, where: str) -> None:
+    """Refuse a marker edited by hand or an end marker no begin marker opens, naming the
+    first one's line (any host's: a file two hosts share holds both blocks)."""
+    valid = {m.start() for m in _BEGIN.finditer(text)} | {m.start() for m in _END.finditer(text)}
+    problems: list[tuple[int, str]] = []
+    for line in _MARKER_LIKE.finditer(text):
+        if line.start() not in valid:
+            problems.append((line.start(), f"the Maestro marker {line.group().strip()!r} was edited by hand"))
+    opened = False
+    for marker in sorted([(m.start(), True) for m in _BEGIN.finditer(text)]
+                         + [(m.start(), False) for m in _END.finditer(text)]):
+        if marker[1]:
+            opened = True
+        elif opened:
+            opened = False
+        else:
+            problems.append((marker[0], f"the end marker '{END}' has no begin marker above it"))
+    if problems:
+        offset, problem = min(problems)
+        raise InstallError(
+            f"{problem}; refusing to change the file.",
+            f"make that line read '{begin_marker(host)}' (a begin marker) or '{END}' (the end marker) "
+            "as Maestro wrote it, or delete the block by hand; then run this again.",
+            file=where, line=_line_of(text, offset),
+        )
+
+
 def find(text: str, host: str, *, where: str = "the file") -> Block | None:
     """The block for ``host`` in ``text``, or None. A begin marker without its end
-    marker, or two blocks for one host, is an error naming the line."""
+    marker, two blocks for one host, or a marker edited by hand, is an error naming the
+    line."""
+    _check_markers(text, host, where)
     found: Block | None = None
     for begin in _BEGIN.finditer(text):
         if begin.group("host") != host:
             continue
-        line = text.count("\n", 0, begin.start()) + 1
+        line = _line_of(text, begin.start())
         end = _END.search(text, begin.end())
         nested = _BEGIN.search(text, begin.end(), end.start() if end else len(text))
         if end is None or nested is not None:

@@ -151,6 +151,23 @@ def test_a_block_edited_by_hand_is_kept(cli, project):
     assert "(my words)" in agents.read_text()
 
 
+def test_a_begin_marker_edited_by_hand_is_named_not_doubled_or_missing(cli, project):
+    (project / "CLAUDE.md").write_text("# Mine\n")
+    assert cli("install", "--host", "claude").code == 0
+    claude = project / "CLAUDE.md"
+    edited = claude.read_text().replace("<!-- Maestro claude v1 -->", "<!-- maestro claude v1-->")
+    claude.write_text(edited)
+    for verb in ("install", "uninstall"):
+        res = cli(verb, "--host", "claude")
+        assert res.code == 1, res.out
+        assert res.err.startswith("maestro: error: CLAUDE.md:3: the Maestro marker '<!-- maestro claude v1-->' "
+                                  "was edited by hand") and res.err.count("\n") == 1, res.err
+        assert "'<!-- Maestro claude v1 -->'" in res.err
+        assert claude.read_text() == edited  # no second block, nothing removed
+    claude.write_text(edited.replace("<!-- maestro claude v1-->", "<!-- Maestro claude v1 -->"))
+    assert cli("uninstall", "--host", "claude").code == 0
+    assert claude.read_text() == "# Mine\n"
+
 
 def test_a_block_edited_by_hand_survives_uninstall_then_install(cli, project):
     assert cli("install", "--host", "codex").code == 0

@@ -70,6 +70,46 @@ def test_an_unclosed_block_names_its_line():
         block.find("x\n<!-- Maestro claude v1 -->\ntext\n", "claude", where="CLAUDE.md")
 
 
+@pytest.mark.parametrize(("edited", "line"), [
+    ("<!-- maestro claude v1 -->", 3),  # case changed
+    ("<!-- Maestro claude v1-->", 3),  # a space lost
+    ("<!-- Maestro claude v1 --> my note", 3),  # text added after it
+    ("<!--Maestro claude v2-->", 3),  # version and spacing
+    ("<!-- /maestro -->", 5),  # the end marker
+    ("<!-- /Maestro --> ", 5),
+])
+def test_a_marker_edited_by_hand_names_its_line(edited, line):
+    text = "mine\n\n" + block.render("claude", "a\n") + "\n"
+    marker = block.END if line == 5 else block.begin_marker("claude")
+    text = text.replace(marker, edited)
+    with pytest.raises(InstallError, match=r"edited by hand") as caught:
+        block.find(text, "claude", where="CLAUDE.md")
+    assert caught.value.file == "CLAUDE.md" and caught.value.line == line
+    assert edited.strip() in str(caught.value) and "<!-- Maestro claude v1 -->" in caught.value.fix
+    with pytest.raises(InstallError):
+        block.splice(text, "claude", BODY)
+    with pytest.raises(InstallError):
+        block.remove(text, "claude")
+
+
+def test_an_end_marker_without_its_begin_marker_names_its_line():
+    text = "mine\n\nwhere the begin marker was\nstub text\n<!-- /Maestro -->\n"
+    with pytest.raises(InstallError, match="has no begin marker") as caught:
+        block.splice(text, "claude", BODY, where="CLAUDE.md")
+    assert caught.value.line == 5
+
+
+@pytest.mark.parametrize("text", [
+    "<!-- Maestro notes: run the tests first -->\n",  # a person's own comment
+    "<!-- maestro: see docs -->\n",
+    "Use `<!-- /Maestro -->` to close a block.\n",  # not a whole line
+    block.render("gemini", "g\n") + "\n" + block.render("codex", "c\n") + "\n",  # other hosts' blocks
+])
+def test_text_that_only_mentions_maestro_is_not_a_marker(text):
+    assert block.find(text, "claude") is None
+    assert block.remove(block.splice(text, "claude", BODY), "claude") == text
+
+
 def test_two_blocks_for_one_host_are_refused():
     text = block.render("claude", "a\n") + "\n" + block.render("claude", "b\n") + "\n"
     with pytest.raises(InstallError, match="more than one"):
