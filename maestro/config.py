@@ -52,7 +52,8 @@ class Setting:
 
 
 SETTINGS: tuple[Setting, ...] = (
-    Setting("state_dir", "str", DEFAULT_STATE_DIR, "Folder (relative to the project) holding MAESTRO.md and the log."),
+    Setting("state_dir", "str", DEFAULT_STATE_DIR, "Folder (relative to the project) holding MAESTRO.md and the log; outside the project only as an absolute path with state_dir_outside."),
+    Setting("state_dir_outside", "bool", False, "Allow an absolute state_dir outside the project (state kept elsewhere on purpose)."),
     Setting("max_concurrent", "int", 3, "Most spokes running at once.", minimum=1, maximum=64),
     Setting("stagger_delay", "float", 1.0, "Seconds between two spoke launches.", minimum=0, maximum=600),
     Setting("agent_timeout", "float", None, "Wall-clock minutes per dispatch for every agent (overrides timeout_mins).", minimum=0.01, maximum=1440),
@@ -166,6 +167,15 @@ class Settings:
         return rows
 
 
+def _not_utf8(path: Path, exc: UnicodeDecodeError) -> ConfigError:
+    byte = exc.object[exc.start]
+    return ConfigError(
+        f"{path} is not UTF-8 text (byte 0x{byte:02x} at offset {exc.start}).",
+        f"save it in the UTF-8 encoding (for example `iconv -f latin1 -t utf-8 {path.name} > {path.name}.utf8`, "
+        "then move that over it), or delete the file.",
+    )
+
+
 def _read_dotenv(path: Path) -> dict[str, str]:
     if not path.is_file():
         return {}
@@ -173,8 +183,10 @@ def _read_dotenv(path: Path) -> dict[str, str]:
 
     try:
         values = dotenv_values(path)
-    except (UnicodeDecodeError, OSError) as exc:
-        raise ConfigError(f"cannot read {path}: {exc}.", "fix or remove the .env file.") from None
+    except UnicodeDecodeError as exc:
+        raise _not_utf8(path, exc) from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc}.", "check the file's permissions, or remove it.") from None
     return {k: v for k, v in values.items() if k.startswith("MAESTRO_") and v is not None}
 
 
@@ -186,8 +198,37 @@ def _read_toml(path: Path) -> dict[str, Any]:
             return tomllib.load(handle)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path} is not valid TOML ({exc}).", "correct the syntax or delete the file.") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:
+        raise _not_utf8(path, exc) from None
+    except OSError as exc:
         raise ConfigError(f"cannot read {path}: {exc}.", "check the file's permissions.") from None
+
+
+def _check_state_dir(root: Path, state: Value, outside: Value) -> None:
+    """Refuse a state dir that leaves the project unless the user said so: a typo such as
+    ``../.ai`` would otherwise read and write another project's plan. Leaving is allowed
+    only as an absolute path together with ``state_dir_outside``. Checked on the spelled
+    path, not through symlinks: a ``.ai`` symlink is the user's own explicit choice."""
+    name = state.value
+    where = "in the environment" if state.source == "environment" else f"in {state.source}"
+    if not name.strip():
+        raise ConfigError(f"MAESTRO_STATE_DIR ({where}) is empty.",
+                          f"remove it to use {DEFAULT_STATE_DIR}, or name a folder inside the project.")
+    spelled = Path(os.path.normpath(root / name))
+    if spelled.is_relative_to(root):
+        return
+    if not Path(name).is_absolute():
+        raise ConfigError(
+            f"MAESTRO_STATE_DIR={name!r} ({where}) leads outside the project {root} (to {spelled}).",
+            f"use a folder inside the project (the default is {DEFAULT_STATE_DIR}); to keep the state "
+            "elsewhere on purpose, give an absolute path and set MAESTRO_STATE_DIR_OUTSIDE=1.",
+        )
+    if not outside.value:
+        raise ConfigError(
+            f"MAESTRO_STATE_DIR={name!r} ({where}) is outside the project {root}.",
+            "if that is intended, set MAESTRO_STATE_DIR_OUTSIDE=1 as well; else use a folder inside "
+            f"the project (the default is {DEFAULT_STATE_DIR}).",
+        )
 
 
 def load_settings(cwd: Path | None = None, env: dict[str, str] | None = None) -> Settings:
@@ -205,15 +246,18 @@ def load_settings(cwd: Path | None = None, env: dict[str, str] | None = None) ->
         return Value(setting.default, "default")
 
     state = layered(SETTINGS_BY_KEY["state_dir"], {}, "")
+    outside = layered(SETTINGS_BY_KEY["state_dir_outside"], {}, "")
+    _check_state_dir(root, state, outside)
     paths = ProjectPaths(root, state.value)
     config_path = paths.config_file
     data = _read_toml(config_path)
     source = str(config_path.relative_to(root)) if config_path.is_relative_to(root) else str(config_path)
-    if "state_dir" in data:
-        raise ConfigError(
-            f"state_dir cannot be set in {source}: that file lives inside the state dir.",
-            "set MAESTRO_STATE_DIR in the environment or in .env instead.",
-        )
+    for key in ("state_dir", "state_dir_outside"):
+        if key in data:
+            raise ConfigError(
+                f"{key} cannot be set in {source}: that file lives inside the state dir.",
+                f"set {SETTINGS_BY_KEY[key].env} in the environment or in .env instead.",
+            )
     unknown = sorted(k for k in data if k not in SETTINGS_BY_KEY and k not in TABLES)
     if unknown:
         known = ", ".join(s.key for s in SETTINGS)
@@ -221,8 +265,8 @@ def load_settings(cwd: Path | None = None, env: dict[str, str] | None = None) ->
             f"unknown setting {unknown[0]!r} in {source}.",
             f"use one of: {known}; or the tables [agents.NAME], [prices.MODEL], [budgets.CLI].",
         )
-    values = {"state_dir": state}
-    for setting in SETTINGS[1:]:
+    values = {"state_dir": state, "state_dir_outside": outside}
+    for setting in SETTINGS[2:]:
         values[setting.key] = layered(setting, data, source)
     tables = {}
     for name in TABLES:

@@ -22,7 +22,14 @@ def _environ(env: Mapping[str, str] | None) -> Mapping[str, str]:
 def find_project_root(cwd: Path | None = None, env: Mapping[str, str] | None = None) -> Path:
     environ = _environ(env)
     if environ.get("MAESTRO_PROJECT_DIR"):
-        return Path(environ["MAESTRO_PROJECT_DIR"]).expanduser().resolve()
+        root = Path(environ["MAESTRO_PROJECT_DIR"]).expanduser().resolve()
+        if not root.is_dir():
+            from maestro.errors import ConfigError
+
+            problem = "is a file, not a folder" if root.exists() else "does not exist"
+            raise ConfigError(f"MAESTRO_PROJECT_DIR={environ['MAESTRO_PROJECT_DIR']!r}: {root} {problem}.",
+                              "point it at the project's folder, or unset it to use the current folder.")
+        return root
     start = (cwd or Path.cwd()).resolve()
     state = environ.get("MAESTRO_STATE_DIR") or DEFAULT_STATE_DIR
     for folder in (start, *start.parents):

@@ -1,5 +1,8 @@
 import json
 
+import pytest
+import yaml
+
 from maestro import __version__
 from maestro.cli.registry import COMMANDS
 
@@ -95,3 +98,68 @@ def test_ctrl_c_exits_130(cli, project, monkeypatch):
 
     monkeypatch.setattr(cmd, "run", interrupted)
     assert cli("config").code == 130
+
+
+@pytest.mark.parametrize("kind", ["missing", "file"])
+def test_project_flag_to_a_missing_folder_or_a_file_is_one_line_and_creates_nothing(cli, tmp_path, monkeypatch, kind):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "plan.yaml").write_text(yaml.safe_dump({"version": 1, "goal": "g", "tasks": [
+        {"id": 1, "title": "Write the module", "specialist": "code", "files": ["a.py"],
+         "criteria": ["it exists"], "validation": "test -f a.py"}]}))
+    target = "typo/dir" if kind == "missing" else "afile"
+    if kind == "file":
+        (tmp_path / "afile").write_text("x\n")
+    before = sorted(p.name for p in tmp_path.rglob("*"))
+    res = cli("-C", target, "plan", "--from", "plan.yaml", "--yes")
+    problem = "does not exist" if kind == "missing" else "is a file, not a folder"
+    assert res.code == 1 and res.err.count("\n") == 1 and "Traceback" not in res.err
+    assert res.err.startswith(f"maestro: error: -C {target}: ") and problem in res.err and "Fix:" in res.err
+    assert sorted(p.name for p in tmp_path.rglob("*")) == before  # no mistyped folder tree
+
+
+def test_project_dir_variable_to_a_missing_folder_is_one_line(cli, tmp_path, monkeypatch):
+    monkeypatch.setenv("MAESTRO_PROJECT_DIR", str(tmp_path / "gone"))
+    res = cli("status")
+    assert res.code == 1 and "MAESTRO_PROJECT_DIR" in res.err and "does not exist" in res.err
+    assert res.err.count("\n") == 1
+
+
+@pytest.mark.parametrize("name", [".ai/maestro.toml", ".env"])
+def test_a_settings_file_that_is_not_utf8_names_the_encoding(cli, project, name):
+    (project / ".ai").mkdir()
+    line = 'log = "caf\xe9"\n' if name.endswith("toml") else "MAESTRO_LOG=caf\xe9\n"
+    (project / name).write_bytes(line.encode("latin-1"))
+    res = cli("config")
+    assert res.code == 1 and res.err.count("\n") == 1 and "Traceback" not in res.err
+    assert "is not UTF-8 text (byte 0xe9" in res.err and "save it in the UTF-8 encoding" in res.err
+    assert "permission" not in res.err
+
+
+@pytest.mark.parametrize("value", ["../elsewhere", "sub/../../elsewhere", "ABS"])
+def test_a_state_dir_outside_the_project_is_refused(cli, project, tmp_path, monkeypatch, value):
+    outside = tmp_path / "elsewhere"
+    monkeypatch.setenv("MAESTRO_STATE_DIR", str(outside) if value == "ABS" else value)
+    res = cli("status")
+    assert res.code == 1 and res.err.count("\n") == 1 and "MAESTRO_STATE_DIR" in res.err
+    assert "outside the project" in res.err and "MAESTRO_STATE_DIR_OUTSIDE=1" in res.err
+    assert not outside.exists()
+
+
+def test_an_absolute_state_dir_outside_the_project_is_used_when_said_so(cli, project, tmp_path, monkeypatch):
+    outside = tmp_path / "elsewhere"
+    monkeypatch.setenv("MAESTRO_STATE_DIR", str(outside))
+    monkeypatch.setenv("MAESTRO_STATE_DIR_OUTSIDE", "1")
+    res = cli("config", "--json")
+    assert res.code == 0, res.err
+    rows = {r["key"]: r for r in json.loads(res.out)["data"]["settings"]}
+    assert rows["state_dir"]["value"] == str(outside) and rows["state_dir_outside"]["value"] is True
+    # The flag does not let a relative path wander off: leaving must be spelled out.
+    monkeypatch.setenv("MAESTRO_STATE_DIR", "../elsewhere")
+    assert cli("status").code == 1
+
+
+def test_a_state_dir_inside_the_project_needs_no_flag(cli, project, monkeypatch):
+    monkeypatch.setenv("MAESTRO_STATE_DIR", str(project / "state"))
+    assert cli("config").code == 0
+    monkeypatch.setenv("MAESTRO_STATE_DIR", "nested/../state")
+    assert cli("config").code == 0

@@ -103,6 +103,17 @@ def _crash_log(exc: BaseException) -> Path | None:
         return None
 
 
+def _project_dir(given: str, cwd: Path) -> Path:
+    """The folder ``-C`` names, which must exist: a mistyped one would otherwise get a
+    fresh ``.ai`` tree from ``plan --from`` (writes create their parent folders)."""
+    folder = (cwd / Path(given).expanduser()).resolve()
+    if folder.is_dir():
+        return folder
+    problem = "is a file, not a folder" if folder.exists() else "does not exist"
+    raise MaestroError(f"-C {given}: {folder} {problem}.",
+                       "give the project's folder (it must exist), or leave -C out to use the current one.")
+
+
 def main(argv: Sequence[str] | None = None, ctx: Context | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     ctx = ctx or Context()
@@ -117,10 +128,10 @@ def main(argv: Sequence[str] | None = None, ctx: Context | None = None) -> int:
         parser.print_help(ctx.stdout)
         return 0
     ctx.json = bool(getattr(args, "json", False))
-    if args.project:
-        ctx.cwd = Path(args.project).expanduser().resolve()
-        ctx.env = {**ctx.env, "MAESTRO_PROJECT_DIR": str(ctx.cwd)}
     try:
+        if args.project:
+            ctx.cwd = _project_dir(args.project, ctx.cwd)
+            ctx.env = {**ctx.env, "MAESTRO_PROJECT_DIR": str(ctx.cwd)}
         result = args._module.run(args, ctx)
         render_result(result, ctx.json, ctx.stdout)
         return result.exit_code
