@@ -68,3 +68,8 @@ class SpokeError(MaestroError):
 
 class InstallError(MaestroError):
     """The installer refused to touch a file."""
+
+
+class DiskFull(MaestroError):
+    """A write failed for want of space (ENOSPC) or quota (EDQUOT): the user frees some,
+    nothing in Maestro is wrong. Built by ``fsutil.disk_full``, which names the disk."""

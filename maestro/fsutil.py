@@ -3,11 +3,59 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+
+from maestro.errors import DiskFull
+
+# A full disk and an exhausted quota: the user's to fix, so a one-line error, not a crash.
+DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    return isinstance(exc, OSError) and exc.errno in DISK_FULL_ERRNOS
+
+
+def _mount_of(path: Path) -> Path:
+    folder = Path(os.path.abspath(path))
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    while not os.path.ismount(folder) and folder != folder.parent:
+        folder = folder.parent
+    return folder
+
+
+def _size(count: int) -> str:
+    amount = float(count)
+    for unit in ("bytes", "KB", "MB", "GB"):
+        if amount < 1024 or unit == "GB":
+            return f"{amount:.0f} {unit}" if unit == "bytes" else f"{amount:.1f} {unit}"
+        amount /= 1024
+    return f"{amount:.1f} GB"
+
+
+def disk_full(exc: OSError, path: Path | str | None, *, kept: bool = False) -> DiskFull:
+    """The one-line error for a write that failed on a full disk or quota: which file,
+    which disk (its mount point and what is free there), and the fix. ``kept`` says the
+    write was atomic, so the file still holds what it had."""
+    target = Path(path if path is not None else (exc.filename or os.getcwd()))
+    mount = _mount_of(target)
+    try:
+        free = f", {_size(shutil.disk_usage(mount).free)} free"
+    except OSError:
+        free = ""
+    what = "the disk quota is exceeded" if exc.errno == errno.EDQUOT else "the disk is full"
+    outcome = f" {target} kept its previous content." if kept else ""
+    return DiskFull(
+        f"cannot write {target}: {what} (the filesystem mounted at {mount}{free}).{outcome}",
+        f"free some space on {mount}{' or raise the quota' if exc.errno == errno.EDQUOT else ''}, "
+        "then run the command again.",
+    )
 
 
 def atomic_write(path: Path, data: bytes | str, *, mode: int | None = None, durable: bool = True) -> None:
@@ -16,8 +64,19 @@ def atomic_write(path: Path, data: bytes | str, *, mode: int | None = None, dura
     The temp file lives in the same folder (so ``os.replace`` is atomic) and is fsynced
     before the rename. An existing file keeps its permission bits. ``durable=False`` skips
     the fsyncs: for caches, which may be lost in a crash but never read half-written.
+    A full disk or quota raises ``DiskFull`` naming the file and the disk; the file keeps
+    its old content and no temp file is left behind.
     """
     path = Path(path)
+    try:
+        _write_replace(path, data, mode, durable)
+    except OSError as exc:
+        if is_disk_full(exc):
+            raise disk_full(exc, path, kept=True) from None
+        raise
+
+
+def _write_replace(path: Path, data: bytes | str, mode: int | None, durable: bool) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     payload = data.encode("utf-8") if isinstance(data, str) else data
     if mode is None:

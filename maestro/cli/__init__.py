@@ -1,6 +1,7 @@
 """Command-line entry: parse, dispatch to one command module, render, map errors to exits.
 
-Exit codes: 0 ok; 1 a user error, a wrong flag included (one line naming the fix);
+Exit codes: 0 ok; 1 a user error, a wrong flag included, or a full disk (one line naming
+the fix);
 3 an unexpected error (details in a crash log); 130 interrupted. A command may return
 another code in its result (``wait`` says whether the run is still going, ``tokens
 --check`` fails over budget).
@@ -21,6 +22,7 @@ from maestro.cli.context import Context
 from maestro.cli.registry import BY_NAME, COMMANDS
 from maestro.cli.render import render_error, render_result
 from maestro.errors import MaestroError
+from maestro.fsutil import disk_full, is_disk_full
 
 EXIT_USER = 1
 EXIT_INTERNAL = 3
@@ -143,14 +145,24 @@ def main(argv: Sequence[str] | None = None, ctx: Context | None = None) -> int:
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         return EXIT_USER
+    except OSError as exc:
+        if not is_disk_full(exc):
+            return _internal_error(exc, ctx)
+        full = disk_full(exc, None)  # a write outside atomic_write: an append, a new folder
+        render_error(args.command, full, ctx.json, ctx.stdout, ctx.stderr)
+        return full.exit_code
     except Exception as exc:  # noqa: BLE001 - the one handler for unexpected errors: exit 3 with a crash log
-        path = _crash_log(exc)
-        where = f" Details: {path}" if path else ""
-        ctx.stderr.write(
-            f"maestro: internal error: {type(exc).__name__}: {exc}.{where} "
-            "Please report it with that file.\n"
-        )
-        return EXIT_INTERNAL
+        return _internal_error(exc, ctx)
+
+
+def _internal_error(exc: Exception, ctx: Context) -> int:
+    path = _crash_log(exc)
+    where = f" Details: {path}" if path else ""
+    ctx.stderr.write(
+        f"maestro: internal error: {type(exc).__name__}: {exc}.{where} "
+        "Please report it with that file.\n"
+    )
+    return EXIT_INTERNAL
 
 
 def console_main() -> None:
