@@ -5,17 +5,24 @@ the fix);
 3 an unexpected error (details in a crash log); 130 interrupted. A command may return
 another code in its result (``wait`` says whether the run is still going, ``tokens
 --check`` fails over budget).
+
+A reader that stops reading (``maestro run | head -1``) does not stop the command: what
+it would still print is dropped, the work goes on to its end (a run records every task
+and ends as usual), and the exit code is the command's own.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
 import traceback
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from importlib import import_module
 from pathlib import Path
+from typing import Any, TextIO, cast
 
 from maestro import __version__
 from maestro.cli.context import Context
@@ -87,6 +94,50 @@ def build_parser(selected: str | None) -> argparse.ArgumentParser:
     return parser
 
 
+class _Output:
+    """A command's stdout that outlives its reader. The first broken pipe marks it gone:
+    later writes are dropped instead of raising in whichever thread (a run's progress
+    line, a task's worker) happens to print next, which used to end the run half-way with
+    a task left marked running."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+        self.gone = False
+
+    def write(self, text: str) -> int:
+        if not self.gone:
+            try:
+                return self._stream.write(text)
+            except BrokenPipeError:
+                self._lost()
+        return len(text)
+
+    def flush(self) -> None:
+        if not self.gone:
+            try:
+                self._stream.flush()
+            except BrokenPipeError:
+                self._lost()
+
+    def _lost(self) -> None:
+        self.gone = True
+        _silence(self._stream)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def _silence(stream: TextIO) -> None:
+    """Point a real stream's descriptor at /dev/null: what is left in its buffer then
+    flushes quietly at exit instead of printing an 'Exception ignored' traceback."""
+    with contextlib.suppress(AttributeError, OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, stream.fileno())
+        finally:
+            os.close(devnull)
+
+
 def _crash_log(exc: BaseException) -> Path | None:
     from maestro.paths import user_state_dir
 
@@ -130,6 +181,7 @@ def main(argv: Sequence[str] | None = None, ctx: Context | None = None) -> int:
         parser.print_help(ctx.stdout)
         return 0
     ctx.json = bool(getattr(args, "json", False))
+    ctx.stdout = cast(TextIO, _Output(ctx.stdout))
     try:
         if args.project:
             ctx.cwd = _project_dir(args.project, ctx.cwd)
@@ -170,4 +222,8 @@ def console_main() -> None:
         code = main()
     except KeyboardInterrupt:
         code = EXIT_INTERRUPTED
+    try:
+        sys.stdout.flush()  # --help and --version print straight to it
+    except BrokenPipeError:
+        _silence(sys.stdout)
     sys.exit(code)

@@ -169,3 +169,22 @@ def test_live_progress_redraws_in_place():
     assert first.count("\n") == 4 and "running  codex" in first and "elapsed" in first
     assert second.startswith("\x1b[4F") and "done" in second and "1,500" in second
     assert all(line.startswith("\x1b[2K") for line in second.removeprefix("\x1b[4F").splitlines())
+
+
+def test_a_reader_that_goes_away_does_not_stop_the_run(cli, project, runenv):
+    """`maestro run | head -1`: the pipe closes after the first line; the run still works
+    through every task, records its end, and exits with its own code, quietly."""
+    write_plan(cli, project, [task(1, files=["a.md"], validation="test -f a.md"),
+                              task(2, files=["b.md"], depends=[1], validation="test -f b.md"),
+                              task(3, files=["c.md"], depends=[2], validation="test -f c.md")])
+    env = {**os.environ, "PYTHONPATH": str(REPO), "MAESTRO_SIM_DELAY": "0.3"}
+    engine = subprocess.Popen([sys.executable, "-m", "maestro", "run", "--tool", "sim"], cwd=project, env=env,
+                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert "started" in engine.stdout.readline()
+    engine.stdout.close()  # what `head -1` does once it has its line
+    err = engine.stderr.read()
+    assert engine.wait(timeout=60) == 0, err
+    assert err == ""
+    p = plan(project)
+    assert [t.status for t in p.tasks] == ["done", "done", "done"]
+    assert events(project)[-1]["kind"] == "run_ended" and events(project)[-1]["status"] == "finished"
