@@ -53,6 +53,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="refuse new dispatches once the run has used N tokens")
     parser.add_argument("--log", choices=LOG_LEVELS, help="execution log verbosity for this run")
     parser.add_argument("--review", action="store_true", help="have another vendor review each task that passes its gates")
+    parser.add_argument("--allow-dirty", action="store_true",
+                        help="start even if files the tasks own have uncommitted changes (they work on top of them)")
     parser.add_argument("--run-id", help=argparse.SUPPRESS)  # set for the detached engine
 
 
@@ -136,6 +138,27 @@ def _review_hook(ctx: Context) -> Any:
     return lambda task_id, revise=None: review_in_run(ctx, task_id, revise=revise)
 
 
+def _check_dirty(args: argparse.Namespace, ctx: Context) -> None:
+    """Before anything starts: a person's uncommitted edit to a file a task owns would be
+    overwritten by that task. Ask on a terminal; elsewhere refuse unless --allow-dirty.
+    The detached engine never asks: its foreground command checked already."""
+    from maestro.engine import dirtytree
+    from maestro.engine.runner import open_store
+
+    if args.allow_dirty or args.run_id:
+        return
+    changes = dirtytree.owned_changes(ctx.paths, open_store(ctx.paths).load(), args.task_id)
+    if not changes:
+        return
+    if ctx.json or not ctx.interactive():
+        raise dirtytree.refusal(changes)
+    ctx.stdout.write("Uncommitted changes to files the tasks own (a task may overwrite them):\n")
+    for change in changes:
+        ctx.stdout.write(f"  {change.describe()}\n")
+    if not ctx.confirm("Run anyway, with the tasks working on top of them?"):
+        raise dirtytree.refusal(changes, asked=True)
+
+
 def render_summary(summary: Any) -> str:
     from maestro.engine.progress import describe
 
@@ -155,12 +178,18 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
     from maestro.spokes.base import refuse_if_inside_spoke
 
     refuse_if_inside_spoke(ctx.env)
+    _check_dirty(args, ctx)
     if args.detach:
         return _detach(args, ctx)
+    from maestro.engine.dirtytree import Recorder
     from maestro.engine.runner import Engine
 
     engine = Engine(ctx.settings, env=ctx.env, options=options, out=ctx.stdout, quiet=ctx.json,
                     review=_review_hook(ctx) if options.review else None,
                     backoff_s=ctx.settings.retry_backoff)
-    summary = engine.run()
+    recorder = Recorder(ctx.paths)
+    try:
+        summary = engine.run()
+    finally:
+        recorder.finish()
     return Result("run", summary.to_dict(), render_summary(summary), exit_code=summary.exit_code)
