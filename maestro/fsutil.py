@@ -39,12 +39,14 @@ def _size(count: int) -> str:
     return f"{amount:.1f} GB"
 
 
-def disk_full(exc: OSError, path: Path | str | None, *, kept: bool = False) -> DiskFull:
+def disk_full(exc: OSError, path: Path | str | None, *, kept: bool = False, near: Path | None = None) -> DiskFull:
     """The one-line error for a write that failed on a full disk or quota: which file,
     which disk (its mount point and what is free there), and the fix. ``kept`` says the
-    write was atomic, so the file still holds what it had."""
-    target = Path(path if path is not None else (exc.filename or os.getcwd()))
-    mount = _mount_of(target)
+    write was atomic, so the file still holds what it had. Without a path (the error
+    did not carry one), the disk is the one holding ``near`` (the project)."""
+    given = path if path is not None else exc.filename
+    target = Path(given) if given is not None else None
+    mount = _mount_of(target or near or Path.cwd())
     try:
         free = f", {_size(shutil.disk_usage(mount).free)} free"
     except OSError:
@@ -52,7 +54,8 @@ def disk_full(exc: OSError, path: Path | str | None, *, kept: bool = False) -> D
     what = "the disk quota is exceeded" if exc.errno == errno.EDQUOT else "the disk is full"
     outcome = f" {target} kept its previous content." if kept else ""
     return DiskFull(
-        f"cannot write {target}: {what} (the filesystem mounted at {mount}{free}).{outcome}",
+        f"{f'cannot write {target}' if target else 'a write failed'}: {what} "
+        f"(the filesystem mounted at {mount}{free}).{outcome}",
         f"free some space on {mount}{' or raise the quota' if exc.errno == errno.EDQUOT else ''}, "
         "then run the command again.",
     )

@@ -77,3 +77,15 @@ def test_a_full_disk_outside_atomic_writes_is_a_user_error_not_a_crash(cli, proj
     res = cli("config")
     assert res.code == 1 and res.err.count("\n") == 1
     assert "events.jsonl: the disk is full" in res.err and "crash" not in res.err
+
+
+def test_a_full_disk_without_a_file_name_names_the_projects_disk(cli, project, monkeypatch):
+    import maestro.cli.config as cmd
+
+    def write_in_place(args, ctx):  # os.pwrite on an open descriptor carries no file name
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(cmd, "run", write_in_place)
+    res = cli("config")
+    assert res.code == 1 and res.err.count("\n") == 1
+    assert res.err.startswith("maestro: error: a write failed: the disk is full (the filesystem mounted at /")

@@ -200,7 +200,7 @@ def main(argv: Sequence[str] | None = None, ctx: Context | None = None) -> int:
     except OSError as exc:
         if not is_disk_full(exc):
             return _internal_error(exc, ctx)
-        full = disk_full(exc, None)  # a write outside atomic_write: an append, a new folder
+        full = disk_full(exc, None, near=ctx.cwd)  # a write outside atomic_write: an append, a lock
         render_error(args.command, full, ctx.json, ctx.stdout, ctx.stderr)
         return full.exit_code
     except Exception as exc:  # noqa: BLE001 - the one handler for unexpected errors: exit 3 with a crash log
