@@ -144,9 +144,10 @@ def _check_dirty(args: argparse.Namespace, ctx: Context) -> None:
     The detached engine never asks: its foreground command checked already."""
     from maestro.engine import dirtytree
     from maestro.engine.runner import open_store
+    from maestro.engine.runs import RunLock
 
-    if args.allow_dirty or args.run_id:
-        return
+    if args.allow_dirty or args.run_id or RunLock(ctx.paths).holder():
+        return  # (a run going on has its own edits in the tree, and refuses a second run anyway)
     changes = dirtytree.owned_changes(ctx.paths, open_store(ctx.paths).load(), args.task_id)
     if not changes:
         return

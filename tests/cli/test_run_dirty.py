@@ -5,6 +5,8 @@ named before anything starts, asked about on a terminal, refused elsewhere unles
 import io
 import os
 import subprocess
+import sys
+import time
 from pathlib import Path
 
 from maestro.cli import main
@@ -120,3 +122,19 @@ def test_a_project_in_a_subfolder_sees_its_own_paths(cli, tmp_path, runenv, monk
     (sub / "src" / "app.py").write_text(MINE)
     res = cli("run")
     assert res.code == 1 and "src/app.py (untracked; Task 1)" in res.err, res.err
+
+
+def test_while_a_run_is_going_a_second_run_hears_that_not_its_edits(cli, project, runenv):
+    write_plan(cli, project, [task(1), task(2, files=["src/b.py"], depends=[1], validation="test -f src/b.py")])
+    runenv.script("codex", [{**step(), "sleep": 1.5}, step("src/b.py")])
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    engine = subprocess.Popen([sys.executable, "-m", "maestro", "run"], cwd=project, env=env,
+                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 20
+    while not runenv.runs("codex") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    (project / "src").mkdir(exist_ok=True)
+    (project / "src" / "b.py").write_text(MINE)  # what Task 2 will write, in the tree meanwhile
+    res = cli("run")
+    engine.communicate(timeout=30)
+    assert res.code == 1 and "another Maestro run is in progress" in res.err and "uncommitted" not in res.err
