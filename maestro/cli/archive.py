@@ -51,7 +51,7 @@ def _check_no_live_run(paths: ProjectPaths) -> None:
     refuse_while_running(paths, plan, "archiving")
 
 
-def _new_folder(base: Path) -> Path:
+def new_folder(base: Path) -> Path:
     """A fresh folder named for now; a second archive in the same second gets -2, -3..."""
     stamp = clock.folder_stamp()
     for n in range(1, 1000):
@@ -82,7 +82,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
         present = [p for p in (paths.plan, paths.log) if p.is_file()]
         if not present:
             raise NotFound("nothing to archive: the files were moved meanwhile.", "check `maestro status`.")
-        folder = _new_folder(paths.archive_dir)
+        folder = new_folder(paths.archive_dir)
         moved = []
         for path in present:
             # Same file system (both under the state dir), so each move is one rename.

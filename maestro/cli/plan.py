@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +16,8 @@ from maestro.cli.busy import refuse_while_running
 from maestro.cli.context import Context, Result
 from maestro.cli.status import shown_path, task_data, task_rows
 from maestro.errors import MaestroError, NotFound, PlanError
-from maestro.state.model import TOOLS, Plan, Source, Task
+from maestro.planning.replan import Replan, replan
+from maestro.state.model import TOOLS, Plan, Source
 
 EXAMPLES = """\
   maestro plan --schema > plan.schema.json      the shape a hub's plan must have
@@ -29,16 +29,9 @@ EXAMPLES = """\
                                                 ask a CLI (read-only) to decompose the goal
 
 Re-planning over an existing plan keeps the status and results of the tasks whose id
-and title are unchanged. It is refused while a run is working on the plan: follow the run
+and title are unchanged, and a person's notes and sections (what it cannot keep is
+listed, and the current plan saved under .ai/archive/). It is refused while a run is working on the plan: follow the run
 with `maestro wait`, or stop it with `maestro run --abort`, first."""
-
-# Task fields the run fills; re-planning carries them over for unchanged tasks.
-RUN_FIELDS = tuple(
-    f.name for f in fields(Task)
-    if f.name not in ("id", "title", "specialist", "agent", "tool", "depends", "files",
-                      "criteria", "validation", "risk", "layout")
-)
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("goal", nargs="?", help="a goal to have the --hub CLI decompose (instead of --from)")
@@ -82,8 +75,13 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
 
     store = PlanStore(ctx.paths)
     existing = store.exists()
-    kept, dropped = _carry_over(plan, store, check=not args.dry_run) if existing else ([], [])
-    if not args.dry_run and not existing:
+    previous = None
+    change = Replan(plan)
+    if existing:
+        previous, current = _current(store, check=not args.dry_run)
+        change = replan(plan, current)
+        plan = change.plan
+    elif not args.dry_run:
         refuse_while_running(ctx.paths, None, "re-planning")
     errors = planinput.errors(findings)
     data: dict[str, Any] = {
@@ -95,14 +93,17 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
         "findings": [f.to_dict() for f in findings],
         "errors": len(errors),
         "warnings": len(findings) - len(errors),
-        "kept": kept,
-        "dropped": dropped,
+        "kept": change.kept,
+        "dropped": change.dropped,
+        "notes": change.notes,
+        "lost": change.lost,
+        "saved": None,
         "dry_run": bool(args.dry_run),
         "written": False,
     }
     if answer is not None:
         data["asked"] = answer.to_dict()
-    shown = _show(plan, findings, kept, dropped, data)
+    shown = _show(plan, findings, change, data, shown_path(ctx.paths, "archive_dir"))
     target = data["path"]
     if errors:
         first = errors[0]
@@ -120,9 +121,13 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
             return Result("plan", data, f"Not written: {target} is unchanged.")
         shown = ""
     refuse_while_running(ctx.paths, None, "re-planning")  # a run may have started while we asked
-    store.create(plan, replace=existing)
+    if previous is not None and change.loses:
+        data["saved"] = _save_previous(ctx, previous)
+    store.create(plan, replace=existing, expect=previous)
     data["written"] = True
     done = f"Wrote {target}: {len(plan.tasks)} tasks. Next: `maestro status`, `maestro challenge` or `maestro run`."
+    if data["saved"]:
+        done = f"The previous plan, with everything listed as not kept, is saved in {data['saved']}.\n{done}"
     return Result("plan", data, f"{shown}\n\n{done}" if shown else done)
 
 
@@ -202,16 +207,17 @@ def _available(plan: Plan, ctx: Context) -> Any:
     return detect_available(ctx.env)
 
 
-def _carry_over(plan: Plan, store: Any, *, check: bool) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
-    """Copy run fields from the current plan's tasks whose id and title are unchanged;
-    return those kept and the tasks with results that the new plan drops (their id or
-    title changed, or they are gone), so the person sees both.
+def _current(store: Any, *, check: bool) -> tuple[bytes, Plan]:
+    """The current plan file's bytes and its parse (with the layout of the person's text).
 
     Refuses (unless ``check`` is off: a dry run) while a run is going: its engine would
     write into a plan that is gone.
     """
+    from maestro.state.planfile import parse_bytes
+
+    data = store.path.read_bytes()
     try:
-        old = store.load()
+        old = parse_bytes(data, store.display)
     except PlanError as exc:
         raise PlanError(
             f"the current plan cannot be read, so re-planning could lose it: {exc.message}",
@@ -221,29 +227,21 @@ def _carry_over(plan: Plan, store: Any, *, check: bool) -> tuple[list[dict[str, 
         ) from None
     if check:
         refuse_while_running(store.paths, old, "re-planning")
-    previous = {t.id: t for t in old.tasks}
-    kept = []
-    for task in plan.tasks:
-        before = previous.get(task.id)
-        if before is None or before.title != task.title:
-            continue
-        for name in RUN_FIELDS:
-            setattr(task, name, getattr(before, name))
-        if task.status == "running":  # its process is gone (checked above)
-            task.status, task.pid = "pending", None
-        kept.append({"id": task.id, "status": task.status})
-    kept_ids = {k["id"] for k in kept}
-    plan.reviews = [r for r in old.reviews if r.task in kept_ids]
-    if old.goal.strip() == plan.goal.strip():
-        plan.challenges = old.challenges
-        plan.log = old.log
-    dropped = [{"id": t.id, "status": t.status} for t in old.tasks
-               if t.id not in kept_ids and (t.status != "pending" or t.attempts)]
-    return kept, dropped
+    return data, old
 
 
-def _show(plan: Plan, findings: list[Any], kept: list[dict[str, str]], dropped: list[dict[str, str]],
-          data: dict[str, Any]) -> str:
+def _save_previous(ctx: Context, data: bytes) -> str:
+    """Keep the current plan file under .ai/archive/ before a re-plan that drops some of it."""
+    from maestro.cli.archive import new_folder
+    from maestro.fsutil import atomic_write
+
+    folder = new_folder(ctx.paths.archive_dir)
+    atomic_write(folder / ctx.paths.plan.name, data)
+    saved = folder / ctx.paths.plan.name
+    return saved.relative_to(ctx.paths.root).as_posix() if saved.is_relative_to(ctx.paths.root) else str(saved)
+
+
+def _show(plan: Plan, findings: list[Any], change: Replan, data: dict[str, Any], archive: str) -> str:
     waves = data["waves"]
     plural = "s" if len(waves) != 1 else ""
     lines = [
@@ -264,12 +262,19 @@ def _show(plan: Plan, findings: list[Any], kept: list[dict[str, str]], dropped: 
             lines.append(f"           remedy: {f.remedy}")
     else:
         lines += ["", "AAVSR: every task passes (Atomic, Authority, Verifiable, Scope, Risk)."]
-    if kept:
+    if change.kept:
         lines += ["", "Kept from the current plan (same id and title): "
-                      + ", ".join(f"Task {k['id']} ({k['status']})" for k in kept)]
-    if dropped:
+                      + ", ".join(f"Task {k['id']} ({k['status']})" for k in change.kept)]
+    if change.dropped:
         lines += ["", "Results dropped (id or title changed, or the task is gone): "
-                      + ", ".join(f"Task {d['id']} ({d['status']})" for d in dropped)]
+                      + ", ".join(f"Task {d['id']} ({d['status']})" for d in change.dropped)]
+    if change.lost:
+        lines += ["", "Not carried over: " + "; ".join(change.lost)]
+    if change.notes:
+        lines += ["", f"Notes the new plan has no place for (saved with the current plan under {archive}/):"]
+        for note in change.notes:
+            lines.append(f"  {note['where']}:")
+            lines += [f"    {line}" if line.strip() else "" for line in note["text"].split("\n")]
     return "\n".join(lines)
 
 

@@ -119,8 +119,10 @@ class PlanStore:
         merged = merge(self._parse(base_bytes), ours, theirs, self.display)
         return merged, render(merged, self.display)
 
-    def create(self, plan: Plan, *, replace: bool = False) -> None:
-        """Write a new plan file (``maestro plan --from``); an existing one only with ``replace``."""
+    def create(self, plan: Plan, *, replace: bool = False, expect: bytes | None = None) -> None:
+        """Write a new plan file (``maestro plan --from``); an existing one only with
+        ``replace``, and, given ``expect`` (the bytes the new plan was built on), only while
+        the file still holds them."""
         from maestro.state.planfile import PARSER_VERSION, render
 
         with file_lock(self.lock_path):
@@ -129,6 +131,10 @@ class PlanStore:
                 raise StateConflict(f"a plan already exists at {self.display}.",
                                     "run `maestro archive` to keep it and start a new one, or re-plan to "
                                     "replace it.", file=self.display)
+            if expect is not None and (not self.exists() or self.path.read_bytes() != expect):
+                raise StateConflict(f"{self.display} changed while the new plan was being checked.",
+                                    "run the command again: the new plan then goes onto the file as it is now.",
+                                    file=self.display)
             text = render(plan, self.display)
             if plan.layout is None and self.exists() and b"\r\n" in self.path.read_bytes()[:4096]:
                 text = text.replace("\n", "\r\n")

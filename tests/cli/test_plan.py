@@ -310,3 +310,90 @@ def test_first_plan_is_refused_while_a_run_holds_the_lock(cli, project, plan_pat
         lock.release()
     assert res.code == 1 and "maestro run --abort" in res.err
     assert not plan_path.exists()
+
+
+# Re-planning over a plan a person annotated --------------------------------------------
+
+ANNOTATIONS = [
+    ("# Maestro Orchestration\n", "# Maestro Orchestration\n\nA paragraph under the title.\n"),
+    ("Add user authentication\n", "Add user authentication\n\nA paragraph under the goal.\n"),
+    ("  - pytest tests/test_auth.py passes\n",
+     "  - pytest tests/test_auth.py passes\n\nA note under task 1.\n\n#### Open questions\n\n- Which session store?\n"),
+    ("  - findings listed with severities\n", "  - findings listed with severities\n\nA note under task 3.\n"),
+    ("## Execution Log", "## My notes\n\nRemember to rotate the key.\n\n## Execution Log"),
+]
+
+
+def annotate(plan_path):
+    text = plan_path.read_text()
+    for old, new in ANNOTATIONS:
+        assert old in text, old
+        text = text.replace(old, new, 1)
+    plan_path.write_text(text)
+    return text
+
+
+@pytest.fixture
+def annotated(cli, project, plan_path, monkeypatch):
+    monkeypatch.setenv("MAESTRO_FAKE_NOW", "2026-11-21T12:00:00Z")
+    assert cli("plan", "--from", "-", "--yes", stdin=GOOD).code == 0
+    return annotate(plan_path)
+
+
+def test_replan_with_identical_input_keeps_every_byte(cli, project, plan_path, annotated):
+    res = cli("plan", "--from", "-", "--yes", stdin=GOOD)
+    assert res.code == 0, res.err
+    assert plan_path.read_text() == annotated
+    assert "Notes the new plan has no place for" not in res.out
+    assert not (project / ".ai" / "archive").exists()  # nothing dropped, nothing to save
+
+
+def test_replan_keeps_notes_with_their_task_id_and_the_persons_sections(cli, project, plan_path, annotated):
+    changed = GOOD.replace("Add the login endpoint", "Add the login and logout endpoints")
+    res = cli("plan", "--from", "-", "--yes", stdin=changed)
+    assert res.code == 0, res.err
+    text = plan_path.read_text()
+    for _, added in ANNOTATIONS:
+        assert added.replace("Add the login endpoint", "Add the login and logout endpoints") in text, added
+    assert "### Task 1: Add the login and logout endpoints\n" in text
+    plan = store(project).load()
+    assert plan.goal == "Add user authentication\n\nA paragraph under the goal."
+    assert plan.tasks[0].title == "Add the login and logout endpoints"
+
+
+def test_replan_lists_and_saves_the_notes_of_a_dropped_task(cli, project, plan_path, annotated, monkeypatch):
+    monkeypatch.setenv("MAESTRO_FAKE_NOW", "2026-11-21T12:05:00Z")
+    import yaml
+
+    data = yaml.safe_load(GOOD)
+    data["tasks"] = [t for t in data["tasks"] if t["id"] != 3]
+    res = cli("plan", "--from", "-", "--yes", stdin=json.dumps(data))
+    assert res.code == 0, res.err
+    assert "Notes the new plan has no place for (saved with the current plan under .ai/archive/):\n" in res.out
+    assert "  Task 3: Review the login endpoint:\n    A note under task 3.\n" in res.out
+    assert "saved in .ai/archive/20261121T120500Z/MAESTRO.md" in res.out
+    assert (project / ".ai/archive/20261121T120500Z/MAESTRO.md").read_text() == annotated
+    text = plan_path.read_text()
+    assert "Task 3" not in text and "A note under task 3." not in text
+    assert "A note under task 1.\n\n#### Open questions\n" in text and "Remember to rotate the key." in text
+    body = json.loads(cli("plan", "--from", "-", "--dry-run", "--json", stdin=GOOD).out)["data"]
+    assert body["notes"] == [] and body["saved"] is None
+
+
+def test_replan_with_a_new_goal_lists_and_saves_the_paragraph_under_the_old_one(cli, project, plan_path, annotated):
+    res = cli("plan", "--from", "-", "--yes", "--json", stdin=GOOD.replace("goal: Add user authentication",
+                                                                        "goal: Add OAuth login"))
+    assert res.code == 0, res.err
+    body = json.loads(res.out)["data"]
+    assert [(n["where"], n["text"]) for n in body["notes"]] == [("Goal", "A paragraph under the goal.")]
+    assert (project / body["saved"]).read_text() == annotated
+    text = plan_path.read_text()
+    assert "## Goal\n\nAdd OAuth login\n\n## Tasks" in text
+    assert "A paragraph under the title." in text and "A note under task 1." in text and "## My notes" in text
+
+
+def test_replan_dry_run_lists_what_it_would_drop_and_saves_nothing(cli, project, plan_path, annotated):
+    res = cli("plan", "--from", "-", "--dry-run", stdin=GOOD.replace("  - id: 3", "  - id: 4"))
+    assert res.code == 0, res.err
+    assert "  Task 3: Review the login endpoint:\n    A note under task 3.\n" in res.out
+    assert plan_path.read_text() == annotated and not (project / ".ai" / "archive").exists()

@@ -57,6 +57,17 @@ def test_create_refuses_to_replace_unless_asked(project):
     assert store.load().goal == "Other"
 
 
+def test_create_over_a_file_that_changed_since_it_was_read_is_refused(project):
+    store = make_store(project)
+    read = store.path.read_bytes()
+    theirs = save_by_hand(store, "Ship it.", "Ship it soon.")
+    with pytest.raises(StateConflict, match="changed while the new plan was being checked"):
+        store.create(Plan(goal="Other", tasks=[]), replace=True, expect=read)
+    assert store.path.read_bytes() == theirs
+    store.create(Plan(goal="Other", tasks=[]), replace=True, expect=theirs)
+    assert store.load().goal == "Other"
+
+
 def test_edit_keeps_mode_and_crlf(project):
     store = make_store(project, newline="\r\n")
     os.chmod(store.path, 0o600)

@@ -1,0 +1,110 @@
+"""Re-planning: a hub's new plan written onto the current `.ai/MAESTRO.md`.
+
+The file is a document people annotate: a paragraph under the title, notes and
+``####`` sub-headings under a task, whole sections of their own. The new plan therefore
+goes onto the current document (its parsed layout) instead of replacing it: the writer
+re-emits every block the model does not hold, and writes only what the new plan changes.
+
+- A task keeps its notes while its id is kept; its run fields (status, result, tokens...)
+  only while its title is kept too (same work).
+- The goal: a person's paragraphs under the model's goal stay when the new goal is the
+  same (its paragraphs begin the current goal's).
+- What cannot be kept (the notes of a task the new plan drops, results, challenges,
+  reviews, log rows or goal paragraphs of the old plan) is listed, and the caller saves
+  the current file under `.ai/archive/` before writing.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from maestro.state.kinds import KINDS
+from maestro.state.layout import RecordLayout, TextPiece
+from maestro.state.model import Plan, Task
+
+# Task fields the hub's plan sets; the others are the run's (carried over for same tasks).
+PLAN_FIELDS = ("title", "specialist", "agent", "tool", "depends", "files", "criteria", "validation", "risk")
+RUN_FIELDS = tuple(f.name for f in fields(Task) if f.name not in ("id", "layout", *PLAN_FIELDS))
+
+
+@dataclass
+class Replan:
+    plan: Plan  # the new plan, on the current document's layout
+    kept: list[dict[str, str]] = field(default_factory=list)  # tasks whose results carry over
+    dropped: list[dict[str, str]] = field(default_factory=list)  # tasks whose results do not
+    notes: list[dict[str, str]] = field(default_factory=list)  # a person's text the new plan cannot hold
+    lost: list[str] = field(default_factory=list)  # other content of the old plan not carried over
+
+    @property
+    def loses(self) -> bool:
+        """True when the current file holds something the new one will not."""
+        return bool(self.dropped or self.notes or self.lost)
+
+
+def replan(new: Plan, old: Plan) -> Replan:
+    """``new`` (from the hub, no layout) onto ``old`` (parsed with its layout; changed in
+    place and returned as ``Replan.plan``)."""
+    previous = {t.id: t for t in old.tasks}
+    same_work = {t.id for t in new.tasks if t.id in previous and previous[t.id].title == t.title}
+    out = Replan(old)
+    out.dropped = [{"id": t.id, "status": t.status} for t in old.tasks
+                   if t.id not in same_work and (t.status != "pending" or t.attempts)]
+    new_ids = {t.id for t in new.tasks}
+    out.notes = [note for t in old.tasks if t.id not in new_ids for note in _notes("tasks", t)]
+    tasks = []
+    for task in new.tasks:
+        before = previous.get(task.id)
+        if before is None:
+            tasks.append(task)
+            continue
+        for name in PLAN_FIELDS:
+            setattr(before, name, getattr(task, name))
+        if task.id in same_work:
+            if before.status == "running":  # its process is gone (the caller checked)
+                before.status, before.pid = "pending", None
+            out.kept.append({"id": before.id, "status": before.status})
+        else:
+            for name in RUN_FIELDS:
+                setattr(before, name, getattr(task, name))
+        tasks.append(before)
+    old.tasks = tasks
+
+    same_goal = _paragraphs(new.goal) == _paragraphs(old.goal)[: len(_paragraphs(new.goal))]
+    if not same_goal:
+        extra = old.goal.strip().split("\n\n", 1)[1:]  # below the goal's first paragraph
+        if extra and extra[0].strip():
+            out.notes.append({"where": "Goal", "id": "", "kind": "Goal", "text": extra[0].strip()})
+        old.goal = new.goal
+        for slot, what in (("challenges", "challenge"), ("log", "Execution Log row")):
+            records = getattr(old, slot)
+            if records:
+                out.lost.append(f"{len(records)} {what}{'s' if len(records) != 1 else ''} (the goal changed)")
+                if slot == "challenges":
+                    out.notes += [note for c in records for note in _notes(slot, c)]
+                setattr(old, slot, [])
+    reviews = [r for r in old.reviews if r.task in same_work]
+    gone = [r for r in old.reviews if r.task not in same_work]
+    if gone:
+        out.lost.append(f"{len(gone)} review{'s' if len(gone) != 1 else ''} of tasks whose results are dropped")
+        out.notes += [note for r in gone for note in _notes("reviews", r)]
+    old.reviews = reviews
+    old.source = new.source
+    return out
+
+
+def _paragraphs(text: str) -> list[str]:
+    return [" ".join(p.split()) for p in re.split(r"\n[ \t]*\n", text.strip()) if p.strip()]
+
+
+def _notes(slot: str, record: Any) -> list[dict[str, str]]:
+    """A person's text under a record (paragraphs, unknown list items, sub-headings)."""
+    layout = record.layout
+    if not isinstance(layout, RecordLayout):
+        return []
+    text = "".join(p.text for p in layout.pieces if isinstance(p, TextPiece)).strip("\n")
+    if not text.strip():
+        return []
+    return [{"where": layout.heading.strip().lstrip("#").strip(), "id": record.id, "kind": KINDS[slot].word,
+             "text": text}]
