@@ -65,6 +65,8 @@ def new_folder(base: Path) -> Path:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Result:
+    from maestro.state.store import PlanStore
+
     paths = ctx.paths
     present = [p for p in (paths.plan, paths.log) if p.is_file()]
     if not present:
@@ -88,6 +90,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
             # Same file system (both under the state dir), so each move is one rename.
             os.replace(path, folder / path.name)
             moved.append(shown_path(paths, "plan" if path == paths.plan else "log"))
+        PlanStore(paths).forget()  # its versions must not be merged into a next plan
     shown = str(folder.relative_to(paths.root)) + "/" if folder.is_relative_to(paths.root) else str(folder)
     data = {"moved": moved, "folder": shown, "dry_run": False}
     return Result("archive", data, f"Archived {' and '.join(moved)} to {shown}")

@@ -19,10 +19,17 @@ _HEAD_FIELD = {"Task": "title", "Challenge": "challenger", "Review": "task"}
 
 
 class _Merge:
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, newer: str | None = None) -> None:
         self.path = path
+        self.newer = newer  # where Maestro's newer version is, when theirs is a stale copy
 
     def conflict(self, what: str) -> StateConflict:
+        if self.newer is not None:
+            return StateConflict(
+                f"the file was saved from an older copy, and it changes {what}, which Maestro has changed since.",
+                f"Maestro's version is {self.newer}: make your change in a copy of it and save that as {self.path}.",
+                file=self.path,
+            )
         return StateConflict(
             f"{self.path} was changed by hand while Maestro was updating it, and both changed {what}.",
             f"check {what} in {self.path}, then run the command again.",
@@ -100,5 +107,28 @@ class _Merge:
                 spec.set(theirs, value)
 
 
-def merge(base: Plan, ours: Plan, theirs: Plan, path: str) -> Plan:
-    return _Merge(path).plan(base, ours, theirs)
+def merge(base: Plan, ours: Plan, theirs: Plan, path: str, *, newer: str | None = None) -> Plan:
+    """``theirs`` with ``ours``'s changes since ``base`` applied (it is changed in place).
+    ``newer``: theirs is a copy saved from the older ``base`` after Maestro wrote ``ours``,
+    kept at that path (the conflict message points there)."""
+    return _Merge(path, newer).plan(base, ours, theirs)
+
+
+def distance(a: Plan, b: Plan) -> int:
+    """How many values differ between two plans: fields of the plan and of its records,
+    a record on one side only counting for all of its fields. It finds the version a
+    copy saved by hand started from (the nearest)."""
+    count = sum(getattr(a, attr) != getattr(b, attr) for attr in ("goal", "title", "source"))
+    count += len(a.log) != len(b.log) or a.log != b.log
+    for slot, kind in KINDS.items():
+        mine = {r.id: r for r in getattr(a, slot)}
+        other = {r.id: r for r in getattr(b, slot)}
+        width = len(kind.specs) + 1
+        for rid in mine.keys() | other.keys():
+            x, y = mine.get(rid), other.get(rid)
+            if x is None or y is None:
+                count += width
+            elif x != y:
+                head = _HEAD_FIELD[kind.word]
+                count += (getattr(x, head) != getattr(y, head)) + sum(s.get(x) != s.get(y) for s in kind.specs)
+    return count

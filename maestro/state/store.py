@@ -19,6 +19,7 @@ from maestro.errors import NotFound, StateConflict
 from maestro.fsutil import atomic_write, file_lock
 from maestro.paths import ProjectPaths
 from maestro.state import cache
+from maestro.state.history import History
 from maestro.state.model import Plan
 
 # How often edit() re-merges when the file keeps changing under it before giving up.
@@ -31,14 +32,10 @@ class PlanStore:
         self.path = paths.plan
         self.lock_path = paths.machine_dir / "locks" / "plan.lock"
         self.cache_path = paths.cache_dir / "plan.json"
+        self.history = History(paths.machine_dir / "plan-history")
         # The bytes edit() wrote last and the plan it rendered them from (see edit()).
         self._written: tuple[bytes, Plan] | None = None
-        try:
-            self.display = os.path.relpath(self.path, paths.root)
-        except ValueError:
-            self.display = str(self.path)
-        if self.display.startswith(".."):
-            self.display = str(self.path)
+        self.display = _display(self.path, paths.root)
 
     def exists(self) -> bool:
         return self.path.is_file()
@@ -58,16 +55,26 @@ class PlanStore:
 
     def load(self) -> Plan:
         """The plan as it is on disk, read-only: it may come from the parse cache and then
-        carries no layout. Use ``edit()`` to change it."""
+        carries no layout. Use ``edit()`` to change it. A file saved from an older copy
+        reads with Maestro's newer values merged in (see ``_reconcile``)."""
         from maestro.state.planfile import PARSER_VERSION
 
-        data = self._read()
-        key = cache.cache_key(data, PARSER_VERSION)
-        plan = cache.read(self.cache_path, key)
-        if plan is None:
-            plan = self._parse(data)
-            cache.write(self.cache_path, key, plan)
-        return plan
+        for _ in range(_MERGE_ATTEMPTS):
+            data = self._read()
+            key = cache.cache_key(data, PARSER_VERSION)
+            plan = cache.read(self.cache_path, key)
+            if plan is None:
+                plan = self._parse(data)
+                cache.write(self.cache_path, key, plan)
+            latest = self.history.latest()
+            if latest is None or latest == data:
+                return plan
+            merged = self._reconcile(data, plan)
+            # No lock here: a writer between its plan write and its history record looks
+            # like a save by hand for a moment. Done when neither moved meanwhile.
+            if self.history.latest() == latest and self._read() == data:
+                return merged
+        return merged
 
     @contextlib.contextmanager
     def edit(self) -> Iterator[Plan]:
@@ -88,7 +95,10 @@ class PlanStore:
             # the parse. A run edits once per task transition; a 100-task plan parses in
             # about 40 ms. Only inside this lock, so one edit at a time holds that plan.
             memo, self._written = self._written, None
-            plan = memo[1] if memo is not None and memo[0] == base_bytes else self._parse(base_bytes)
+            if memo is not None and memo[0] == base_bytes:
+                plan = memo[1]
+            else:
+                plan = self._reconcile(base_bytes, self._parse(base_bytes))
             yield plan
             text = render(plan, self.display)
             result = plan
@@ -106,6 +116,8 @@ class PlanStore:
             payload = text.encode("utf-8")
             if payload != seen:
                 atomic_write(self.path, payload)
+            if payload != seen or self.history.latest() != payload:
+                self.history.record(payload, result)
             cache.write(self.cache_path, cache.cache_key(payload, PARSER_VERSION), result)
             if result is plan:
                 self._written = (payload, plan)
@@ -115,7 +127,7 @@ class PlanStore:
         from maestro.state.merge import merge
         from maestro.state.planfile import render
 
-        theirs = self._parse(current)  # a file that does not parse is never rewritten
+        theirs = self._reconcile(current, self._parse(current))  # a file that does not parse is never rewritten
         merged = merge(self._parse(base_bytes), ours, theirs, self.display)
         return merged, render(merged, self.display)
 
@@ -140,7 +152,47 @@ class PlanStore:
                 text = text.replace("\n", "\r\n")
             payload = text.encode("utf-8")
             atomic_write(self.path, payload)
+            self.history.clear()  # versions of the plan this one replaces
+            self.history.record(payload, plan)
             cache.write(self.cache_path, cache.cache_key(payload, PARSER_VERSION), plan)
+
+    def forget(self) -> None:
+        """Drop the recorded versions (the plan file is moved away: `maestro archive`)."""
+        self.history.clear()
+
+    def _reconcile(self, data: bytes, theirs: Plan) -> Plan:
+        """``theirs`` (the content of ``data``, the file on disk) with Maestro's newer values
+        merged in, when the file was saved from an older copy of the plan.
+
+        A file Maestro did not write was saved by someone else. Usually from the latest
+        version (a plain hand edit: taken as it is); but an editor's stale buffer starts
+        from an older one, and taking it as it is would silently move tasks back (done to
+        pending, results gone). The version it started from is the recorded one nearest
+        to it; a three-way merge from there keeps the person's changes and Maestro's newer
+        values of every field the person did not change, and raises StateConflict for a
+        field both changed.
+        """
+        latest = self.history.latest()
+        if latest is None or latest == data:
+            return theirs
+        from maestro.state.merge import distance, merge
+
+        versions = self.history.versions()
+        ours = next(versions, None)
+        if ours is None:
+            return theirs
+        base, best = ours, distance(ours, theirs)
+        for version in versions:
+            if best == 0:
+                break
+            gap = distance(version, theirs)
+            if gap < best:
+                base, best = version, gap
+        # Nearest to the latest: a plain hand edit. A copy that shares neither the goal nor
+        # the task ids with its nearest version is a new document, not an old copy.
+        if base is ours or (base.goal != theirs.goal and [t.id for t in base.tasks] != [t.id for t in theirs.tasks]):
+            return theirs
+        return merge(base, ours, theirs, self.display, newer=_display(self.history.latest_path, self.paths.root))
 
     def _sweep(self) -> None:
         """Remove temp files a killed writer left beside the plan (we hold the lock, so
@@ -149,3 +201,12 @@ class PlanStore:
             for stale in Path(self.path.parent).glob(f".{self.path.name}.*.tmp"):
                 with contextlib.suppress(OSError):
                     stale.unlink()
+
+
+def _display(path: Path, root: Path) -> str:
+    """``path`` as messages show it: relative to the project when inside it."""
+    try:
+        shown = os.path.relpath(path, root)
+    except ValueError:
+        return str(path)
+    return str(path) if shown.startswith("..") else shown
