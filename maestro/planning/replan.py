@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from maestro.state.kinds import KINDS
-from maestro.state.layout import RecordLayout, TextPiece
+from maestro.state.layout import PlanLayout, RecordLayout, TextPiece
 from maestro.state.model import Plan, Task
 
 # Task fields the hub's plan sets; the others are the run's (carried over for same tasks).
@@ -91,7 +91,19 @@ def replan(new: Plan, old: Plan) -> Replan:
         out.notes += [note for r in gone for note in _notes("reviews", r)]
     old.reviews = reviews
     old.source = new.source
+    _drop_empty_sections(old)
     return out
+
+
+def _drop_empty_sections(plan: Plan) -> None:
+    """A Challenges or Reviews section left with no records and no text of a person's goes,
+    as a new plan would not have it."""
+    layout = plan.layout
+    if not isinstance(layout, PlanLayout):
+        return
+    layout.chunks = [c for c in layout.chunks
+                     if not (c.slot in ("challenges", "reviews") and not getattr(plan, c.slot)
+                             and len(c.text.strip().splitlines()) == 1)]
 
 
 def _paragraphs(text: str) -> list[str]:

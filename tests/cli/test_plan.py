@@ -381,13 +381,20 @@ def test_replan_lists_and_saves_the_notes_of_a_dropped_task(cli, project, plan_p
 
 
 def test_replan_with_a_new_goal_lists_and_saves_the_paragraph_under_the_old_one(cli, project, plan_path, annotated):
+    from maestro.state.model import Challenge
+
+    with store(project).edit() as plan:
+        plan.challenges.append(Challenge("1", "codex", "2026-11-21T12:00:00Z"))
+    annotated = plan_path.read_text()
     res = cli("plan", "--from", "-", "--yes", "--json", stdin=GOOD.replace("goal: Add user authentication",
                                                                         "goal: Add OAuth login"))
     assert res.code == 0, res.err
     body = json.loads(res.out)["data"]
     assert [(n["where"], n["text"]) for n in body["notes"]] == [("Goal", "A paragraph under the goal.")]
+    assert body["lost"] == ["1 challenge (the goal changed)"]
     assert (project / body["saved"]).read_text() == annotated
     text = plan_path.read_text()
+    assert "## Challenges" not in text  # emptied, and it held nothing of the person's
     assert "## Goal\n\nAdd OAuth login\n\n## Tasks" in text
     assert "A paragraph under the title." in text and "A note under task 1." in text and "## My notes" in text
 
