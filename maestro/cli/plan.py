@@ -213,11 +213,8 @@ def _current(store: Any, *, check: bool) -> tuple[bytes, Plan]:
     Refuses (unless ``check`` is off: a dry run) while a run is going: its engine would
     write into a plan that is gone.
     """
-    from maestro.state.planfile import parse_bytes
-
-    data = store.path.read_bytes()
     try:
-        old = parse_bytes(data, store.display)
+        data, old = store.read()
     except PlanError as exc:
         raise PlanError(
             f"the current plan cannot be read, so re-planning could lose it: {exc.message}",

@@ -76,6 +76,12 @@ class PlanStore:
                 return merged
         return merged
 
+    def read(self) -> tuple[bytes, Plan]:
+        """The file's bytes and their full parse (with the layout of the person's text),
+        merged like ``load()``: for a caller that builds a new file on it (re-planning)."""
+        data = self._read()
+        return data, self._reconcile(data, self._parse(data))
+
     @contextlib.contextmanager
     def edit(self) -> Iterator[Plan]:
         """Lock, parse, yield the plan for in-place changes, validate, write atomically.

@@ -143,3 +143,17 @@ def test_a_stale_save_during_a_run_does_not_send_a_done_task_back(cli, project, 
     assert NOTE in (project / ".ai" / "MAESTRO.md").read_text()
     again = cli("run")
     assert again.code == 0 and len(runenv.runs("codex")) == 2  # nothing dispatched twice
+
+
+def test_replanning_over_a_stale_save_keeps_the_engines_results(cli, project):
+    source = ("goal: Ship it.\ntasks:\n  - {id: 1, title: First, specialist: code, files: [a.py], "
+              "criteria: [a.py exists], validation: test -f a.py}\n")
+    assert cli("plan", "--from", "-", "--yes", stdin=source).code == 0
+    store = PlanStore(ProjectPaths(project))
+    buffer = store.path.read_text()
+    engine_finishes_task_1(store)
+    save_stale(store, buffer, "## Tasks\n", f"## Tasks\n\n{NOTE}\n")
+    res = cli("plan", "--from", "-", "--yes", stdin=source)
+    assert res.code == 0, res.err
+    assert "Kept from the current plan (same id and title): Task 1 (done)" in res.out
+    assert store.load().task("1").result == "Wrote it." and NOTE in store.path.read_text()
