@@ -82,10 +82,9 @@ tasks:
 
 
 def _git(root: Path, *args: str) -> None:
-    from maestro.spokes.process import run_process
+    from maestro.git import run_git
 
-    out = run_process(["git", "-c", "user.name=Maestro demo", "-c", "user.email=demo@maestro.invalid", *args],
-                      cwd=root, timeout_s=60)
+    out = run_git("-c", "user.name=Maestro demo", "-c", "user.email=demo@maestro.invalid", *args, cwd=root, timeout_s=60)
     if out.exit_code != 0:
         raise MaestroError(f"`git {args[0]}` failed in the demo project: {out.stderr.strip()[:200]}",
                            "check that git works: `git --version`.")

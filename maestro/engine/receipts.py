@@ -33,17 +33,16 @@ are not measured (the engine itself and validation commands write there).
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 import shutil
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from maestro.engine.ownership import owned_by_any
 from maestro.errors import MaestroError
+from maestro.git import run_git
 from maestro.state.model import Receipt
 
 # Written by tools and test runners, never deliverables.
@@ -51,18 +50,11 @@ NOISE = (
     "__pycache__", "*.pyc", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis",
     ".coverage", ".tox", ".nox", "node_modules/.cache",
 )
-GIT_TIMEOUT_S = 120.0
 _SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
 class GitError(MaestroError):
     """A git command Maestro needs failed."""
-
-
-def _run(argv: list[str], *, cwd: Path, env: dict[str, str] | None = None, timeout_s: float = GIT_TIMEOUT_S) -> Any:
-    from maestro.spokes.process import run_process
-
-    return run_process(argv, cwd=cwd, env=env if env is not None else dict(os.environ), timeout_s=timeout_s)
 
 
 class GitTree:
@@ -79,14 +71,11 @@ class GitTree:
     def _probe(self) -> bool:
         if shutil.which("git") is None:
             return False
-        out = _run(["git", "rev-parse", "--is-inside-work-tree"], cwd=self.root, timeout_s=30)
+        out = run_git("rev-parse", "--is-inside-work-tree", cwd=self.root, timeout_s=30)
         return out.exit_code == 0 and out.stdout.strip() == "true"
 
     def git(self, *args: str, env: dict[str, str] | None = None, check: bool = True) -> str:
-        full_env = dict(os.environ)
-        full_env.update(env or {})
-        full_env.setdefault("GIT_OPTIONAL_LOCKS", "0")  # never contend with the user's git
-        out = _run(["git", *args], cwd=self.root, env=full_env)
+        out = run_git(*args, cwd=self.root, extra_env=env)
         if check and (out.exit_code != 0 or out.timed_out):
             raise GitError(
                 f"`git {' '.join(args[:3])}` failed in {self.root}: {' '.join(out.stderr.split())[:300]}",

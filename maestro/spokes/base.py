@@ -25,6 +25,7 @@ from typing import Any
 
 from maestro.agents.tiers import TIERS
 from maestro.errors import MaestroError, SpokeError
+from maestro.git import clean_env as clean_git_env
 from maestro.spokes.process import ExecutableNotFound, ProcessOutcome, run_process
 from maestro.state.model import Usage
 
@@ -211,8 +212,9 @@ class Spoke:
             )
 
     def spoke_env(self, req: DispatchRequest, base_env: dict[str, str] | None = None) -> dict[str, str]:
-        """The caller's environment minus nested-host markers, plus the spoke marker."""
-        env = dict(os.environ if base_env is None else base_env)
+        """The caller's environment minus nested-host markers and the git settings a hub's
+        shell tool injected (see maestro.git), plus the spoke marker."""
+        env = clean_git_env(os.environ if base_env is None else base_env)
         for key in NESTED_HOST_VARS:
             env.pop(key, None)
         env[SPOKE_MARKER] = "1"

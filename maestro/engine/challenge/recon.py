@@ -29,13 +29,10 @@ def list_files(root: Path) -> list[str]:
     """Project files, relative: git's view (tracked and untracked, minus ignored) in a
     repository, else a walk that skips the usual generated folders."""
     from maestro.errors import SpokeError
-    from maestro.spokes.process import run_process
+    from maestro.git import run_git
 
     try:
-        outcome = run_process(
-            ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
-            cwd=root, timeout_s=30,
-        )
+        outcome = run_git("ls-files", "--cached", "--others", "--exclude-standard", "-z", cwd=root, timeout_s=30)
     except SpokeError:  # no git: fall back to a plain walk
         outcome = None
     if outcome is not None and outcome.exit_code == 0:

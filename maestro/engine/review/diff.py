@@ -4,8 +4,8 @@ The diff covers the task's own files (its ``Files`` and whatever its receipt say
 changed), from the commit that was HEAD when the task ran (its receipt's ``commit``, so
 work a person committed since still shows) or else HEAD, to the working tree; new
 untracked files are shown whole. Its sha256 is the fingerprint a review records: a diff
-with the fingerprint of the last reviewed one is not reviewed again. Git runs through the
-one process runner like every other subprocess.
+with the fingerprint of the last reviewed one is not reviewed again. Git runs through
+``maestro.git``, like every git call Maestro makes.
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ DIFF_MAX_CHARS = 60_000
 
 
 def _git(root: Path, *args: str) -> tuple[int | None, str]:
-    from maestro.spokes.process import run_process
+    from maestro.git import run_git
 
-    outcome = run_process(["git", *args], cwd=root, timeout_s=60)
+    outcome = run_git(*args, cwd=root, timeout_s=60)
     return outcome.exit_code, outcome.stdout
 
 
@@ -47,7 +47,7 @@ def task_diff(root: Path, task: Task) -> str:
     base = base_commit(root, task)
     parts: list[str] = []
     if base:
-        code, text = _git(root, "diff", "--no-color", "--no-ext-diff", base, "--", *files)
+        code, text = _git(root, "diff", base, "--", *files)
         if code != 0:
             raise MaestroError(
                 f"git could not diff Task {task.id}'s files against {base[:12]}.",
@@ -64,7 +64,7 @@ def task_diff(root: Path, task: Task) -> str:
         new += [p for p in _git(root, "ls-files", "--cached", "-z", "--", *files)[1].split("\0") if p]
     for path in sorted(set(new)):
         # --no-index exits 1 when the files differ, which they always do here.
-        parts.append(_git(root, "diff", "--no-color", "--no-index", "--", "/dev/null", path)[1])
+        parts.append(_git(root, "diff", "--no-index", "--", "/dev/null", path)[1])
     return "".join(parts)
 
 

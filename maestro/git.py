@@ -1,0 +1,74 @@
+"""The one way Maestro runs git: the same answer whatever the calling environment injects.
+
+Maestro often runs inside a host CLI's shell tool, and those inject git configuration
+through the environment: Gemini CLI sets ``GIT_CONFIG_COUNT`` / ``GIT_CONFIG_KEY_n`` /
+``GIT_CONFIG_VALUE_n`` (an empty ``diff.external`` among them, which makes every patch
+fail with "cannot run : No such file or directory"), ``GIT_CONFIG_GLOBAL=/dev/null`` and
+a pager; a user's shell may set ``GIT_EXTERNAL_DIFF`` or ``color.ui=always``; a git hook
+that runs Maestro passes ``GIT_DIR`` and ``GIT_INDEX_FILE``. None of that is the
+repository's own configuration, so :func:`clean_env` drops it, and :func:`run_git` adds
+the switches that keep git's output machine-readable (no pager, no colour, no external
+diff, no textconv). The repository's own settings (``.git/config``, attributes, the
+user's real global config, hooks never run by these commands) still apply.
+
+Spokes get :func:`clean_env` too: the git they run should see the user's configuration,
+not the one the hub's shell tool put in front of it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+GIT_TIMEOUT_S = 120.0
+# Set by whoever called us, never by the repository: configuration given as if on the
+# command line, and the variables that point git at another repository or index.
+_INJECTED = frozenset({
+    "GIT_CONFIG", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_EXTERNAL_DIFF", "GIT_DIFF_OPTS",
+    "GIT_PAGER", "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_PREFIX",
+    "GIT_NAMESPACE", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+})
+_INJECTED_PREFIXES = ("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_")
+# A config file pointed at the null device hides the user's own settings (Gemini CLI does
+# this to every shell command); a real path is the user's choice and stays.
+_HIDING = ("GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM")
+# Flags that make a diff's text independent of pager, colour, external tools and textconv.
+_DIFF_FLAGS = ("--no-color", "--no-ext-diff", "--no-textconv")
+_DIFF_COMMANDS = frozenset({"diff", "diff-tree", "diff-index", "diff-files", "show", "log"})
+
+
+def clean_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """``env`` (default: this process's) without the git settings a caller injected."""
+    source = dict(os.environ if env is None else env)
+    cleaned = {k: v for k, v in source.items() if k not in _INJECTED and not k.startswith(_INJECTED_PREFIXES)}
+    for key in _HIDING:
+        if cleaned.get(key) == os.devnull:
+            del cleaned[key]
+    if "GIT_CONFIG_SYSTEM" not in cleaned and source.get("GIT_CONFIG_SYSTEM") == os.devnull:
+        cleaned.pop("GIT_CONFIG_NOSYSTEM", None)  # set together with the null system file
+    return cleaned
+
+
+def git_argv(*args: str) -> list[str]:
+    """``git`` with ``args``, plus the switches that keep its output plain."""
+    argv = ["git", "--no-pager", "-c", "color.ui=never", *args]
+    if args and args[0] in _DIFF_COMMANDS:
+        argv[argv.index(args[0]) + 1:argv.index(args[0]) + 1] = list(_DIFF_FLAGS)
+    return argv
+
+
+def run_git(*args: str, cwd: Path | str, env: Mapping[str, str] | None = None,
+            extra_env: Mapping[str, str] | None = None, timeout_s: float = GIT_TIMEOUT_S) -> Any:
+    """Run git through the one process runner; returns its ``ProcessOutcome``.
+
+    ``env`` is the caller's environment (default: this process's); ``extra_env`` is what
+    Maestro itself sets for this call (a private index, say), applied after cleaning.
+    """
+    from maestro.spokes.process import run_process
+
+    full = clean_env(env)
+    full.setdefault("GIT_OPTIONAL_LOCKS", "0")  # never contend with the user's own git
+    full.update(extra_env or {})
+    return run_process(git_argv(*args), cwd=cwd, env=full, timeout_s=timeout_s)
