@@ -11,7 +11,7 @@ from pathlib import Path
 from maestro import clock
 from maestro.cli.context import Context, Result
 from maestro.cli.status import shown_path
-from maestro.errors import MaestroError, NotFound, PlanError
+from maestro.errors import NotFound, PlanError
 from maestro.fsutil import file_lock
 from maestro.paths import ProjectPaths
 
@@ -39,16 +39,8 @@ def _locked(paths: ProjectPaths) -> Iterator[None]:
 
 def _check_no_live_run(paths: ProjectPaths) -> None:
     from maestro.cli.busy import refuse_while_running
-    from maestro.state.store import PlanStore
 
-    store = PlanStore(paths)
-    plan = None
-    if store.exists():
-        try:
-            plan = store.load()
-        except MaestroError:  # a broken plan may still be archived; no task of it can be running
-            pass
-    refuse_while_running(paths, plan, "archiving")
+    refuse_while_running(paths, "archiving")
 
 
 def new_folder(base: Path) -> Path:

@@ -82,7 +82,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
         change = replan(plan, current)
         plan = change.plan
     elif not args.dry_run:
-        refuse_while_running(ctx.paths, None, "re-planning")
+        refuse_while_running(ctx.paths, "re-planning")
     errors = planinput.errors(findings)
     data: dict[str, Any] = {
         "goal": plan.goal,
@@ -120,7 +120,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
         if not ctx.confirm(f"Write {target}?"):
             return Result("plan", data, f"Not written: {target} is unchanged.")
         shown = ""
-    refuse_while_running(ctx.paths, None, "re-planning")  # a run may have started while we asked
+    refuse_while_running(ctx.paths, "re-planning")  # a run may have started while we asked
     if previous is not None and change.loses:
         data["saved"] = _save_previous(ctx, previous)
     store.create(plan, replace=existing, expect=previous)
@@ -223,7 +223,7 @@ def _current(store: Any, *, check: bool) -> tuple[bytes, Plan]:
             line=exc.line,
         ) from None
     if check:
-        refuse_while_running(store.paths, old, "re-planning")
+        refuse_while_running(store.paths, "re-planning")
     return data, old
 
 

@@ -78,12 +78,16 @@ def _forwarded(args: argparse.Namespace) -> list[str]:
 
 
 def _abort(ctx: Context) -> Result:
-    from maestro.engine.runs import RunLock
+    from maestro.engine.runs import RunLock, is_engine_of
 
     holder = RunLock(ctx.paths).holder()
     if not holder or not holder.get("pid"):
         raise MaestroError("no run is in progress in this project.", "nothing to abort; `maestro status` shows the plan.")
-    pid, run_id = int(holder["pid"]), holder.get("run_id")
+    pid, run_id = int(holder["pid"]), str(holder.get("run_id"))
+    if not is_engine_of(pid, run_id):
+        # Its pid belongs to another PID namespace (a sandbox): here it may name anything.
+        raise MaestroError(f"run {run_id} is held by an engine this shell cannot see (pid {pid} is not it here).",
+                           "stop it from the shell or sandbox that started it.")
     try:
         os.kill(pid, signal.SIGTERM)
     except ProcessLookupError:
@@ -95,23 +99,28 @@ def _abort(ctx: Context) -> Result:
 
 def _detach(args: argparse.Namespace, ctx: Context) -> Result:
     from maestro.engine.runner import open_store
-    from maestro.engine.runs import RunDir, RunLock, busy_error, new_run_id, spawn_detached
+    from maestro.engine.runs import RunDir, RunLock, new_run_id, spawn_detached
 
     paths = ctx.paths
     open_store(paths)
-    holder = RunLock(paths).holder()
-    if holder:
-        raise busy_error(holder)
-    run = RunDir(paths, new_run_id()).create(state="starting", detached=True)
+    run = RunDir(paths, new_run_id())
+    # The lock is taken here and handed to the engine, so the run is never without a
+    # live holder: if the engine dies before or after it starts working, the kernel
+    # drops the lock and `maestro wait` says so.
+    lock_fd, lock_env = RunLock(paths).hand_over(run.run_id)
     # This very Maestro, installed or a source checkout: its package folder goes first on
     # PYTHONPATH, and -P keeps the project's own folder (the engine's cwd) from shadowing it.
     import maestro
 
     source = str(Path(maestro.__file__).resolve().parent.parent)
     argv = [sys.executable, "-P", "-m", "maestro", "run", "--run-id", run.run_id, *_forwarded(args)]
-    env = {**ctx.env, "MAESTRO_PROJECT_DIR": str(paths.root),
+    env = {**ctx.env, **lock_env, "MAESTRO_PROJECT_DIR": str(paths.root),
            "PYTHONPATH": os.pathsep.join(p for p in (source, ctx.env.get("PYTHONPATH")) if p)}
-    pid = spawn_detached(argv, cwd=paths.root, env=env, output=run.output_path)
+    try:
+        run.create(state="starting", detached=True)
+        pid = spawn_detached(argv, cwd=paths.root, env=env, output=run.output_path, pass_fds=(lock_fd,))
+    finally:
+        os.close(lock_fd)
     run.write_meta(pid=pid)
     shown = run.output_path.relative_to(paths.root) if run.output_path.is_relative_to(paths.root) else run.output_path
     text = (f"run {run.run_id} started in the background (pid {pid}).\n"

@@ -7,7 +7,6 @@ only the plan store (which reads through its parse cache) and the graph, nothing
 from __future__ import annotations
 
 import argparse
-import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -44,16 +43,12 @@ def no_plan(paths: ProjectPaths) -> NotFound:
     )
 
 
-def pid_alive(pid: int | None) -> bool:
-    if not pid:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's process: it exists
-        return True
-    return True
+def engine_alive(paths: ProjectPaths) -> bool:
+    """Does an engine work on this project now? Only if it holds the run lock: a task's
+    recorded pid may belong to another PID namespace or have been reused since."""
+    from maestro.engine.runs import RunLock
+
+    return RunLock(paths).holder() is not None
 
 
 def one_line(text: str | None, width: int) -> str:
@@ -140,8 +135,9 @@ def blockers(plan: Plan) -> list[dict[str, Any]]:
     ]
 
 
-def next_actions(plan: Plan) -> list[dict[str, str]]:
-    """What to do now, most urgent first, each naming the command to run."""
+def next_actions(plan: Plan, engine: bool) -> list[dict[str, str]]:
+    """What to do now, most urgent first, each naming the command to run. ``engine``:
+    an engine holds the run lock (see engine_alive)."""
     tasks = plan.tasks
     actions: list[dict[str, str]] = []
 
@@ -149,7 +145,7 @@ def next_actions(plan: Plan) -> list[dict[str, str]]:
         actions.append({"command": command, "why": why})
 
     running = [t for t in tasks if t.status == "running"]
-    live = [t for t in running if pid_alive(t.pid)]
+    live = running if engine else []
     stale = [t for t in running if t not in live]
     if live:
         add("maestro wait", f"a run is going ({_ids(live)} running); follow it until something happens")
@@ -210,7 +206,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
     plan = load_plan(ctx)
     counts = plan.counts()
     stuck = blockers(plan)
-    actions = next_actions(plan)
+    actions = next_actions(plan, engine_alive(ctx.paths))
     tokens = sum(t.usage.total for t in plan.tasks)
     costs = [t.cost for t in plan.tasks if t.cost is not None]
     data: dict[str, Any] = {

@@ -11,7 +11,8 @@
   log level ``detailed`` only.
 
 ``.ai/maestro/runs/latest`` names the newest run. ``.ai/maestro/run.lock`` is held (flock)
-by the one engine working on the project; it holds that engine's run id and pid.
+by the one engine working on the project; it holds that engine's run id and pid. Holding
+it is what "the engine is alive" means everywhere (wait, status, plan, archive, resume).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import os
 import secrets
 import subprocess
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,6 +60,19 @@ def pid_alive(pid: int | None) -> bool:
         return True
     # The state letter follows the parenthesised command name, which may hold spaces.
     return stat.rsplit(")", 1)[-1].split()[0] != "Z"
+
+
+def is_engine_of(pid: int, run_id: str) -> bool:
+    """Is process ``pid``, as this shell sees it, the engine of ``run_id``? A foreground
+    engine is this very program; a detached one carries ``--run-id`` on its command line.
+    Without /proc there is no telling, and the pid is trusted."""
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except FileNotFoundError:
+        return not Path("/proc/self").exists()
+    except OSError:
+        return True
+    return b"maestro" in b" ".join(argv) and (run_id.encode() in argv or b"--run-id" not in argv)
 
 
 class EventLog:
@@ -194,19 +209,37 @@ def find_run(paths: ProjectPaths, run_id: str | None) -> RunDir:
 
 
 class RunLock:
-    """The project's one-engine-at-a-time lock (non-blocking flock on run.lock)."""
+    """The project's one-engine-at-a-time lock (flock on run.lock), and the one test of
+    whether an engine is alive.
+
+    The kernel drops an flock when the last descriptor of its holder closes, so the lock
+    is held exactly as long as the engine process lives: killed by a signal, by the
+    sandbox its command ran in, or on another PID namespace's machine, it lets go. A pid
+    number cannot say as much (another namespace's pid, a recycled one), so liveness is
+    never read from a pid. A detached engine inherits the lock already taken by the
+    command that started it (``LOCK_FD_VAR``), so there is no moment when a run exists
+    and nobody holds its lock.
+    """
+
+    LOCK_FD_VAR = "MAESTRO_RUN_LOCK_FD"
+    # A holder() probe takes the lock for an instant; an engine starting in that instant
+    # tries again for this long before calling the project busy.
+    PATIENCE_S = 1.0
 
     def __init__(self, paths: ProjectPaths) -> None:
         self.path = paths.machine_dir / "run.lock"
         self._fd: int | None = None
 
     def holder(self) -> dict[str, Any] | None:
-        """Who holds the lock (run id, pid), or None when nobody does."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        """Who holds the lock (run id, pid), or None when nobody does: no engine is alive.
+        Read-only: a project where nothing can be written has no engine either."""
+        try:
+            fd = os.open(self.path, os.O_RDONLY)
+        except OSError:
+            return None  # no lock file: no engine ever ran here
         try:
             try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
             except BlockingIOError:
                 return _read_holder(self.path)
             fcntl.flock(fd, fcntl.LOCK_UN)
@@ -214,19 +247,49 @@ class RunLock:
         finally:
             os.close(fd)
 
+    def alive(self, run_id: str) -> bool:
+        """Is an engine working on ``run_id`` right now?"""
+        holder = self.holder()
+        return holder is not None and holder.get("run_id") == run_id
+
     def acquire(self, run_id: str) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            raise busy_error(_read_holder(self.path)) from None
+        fd = self._inherited(run_id)
+        if fd is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            if not _flock_patiently(fd, self.PATIENCE_S):
+                os.close(fd)
+                raise busy_error(_read_holder(self.path))
         # The lock file is never replaced (that would drop the lock), so it is written
         # in place: it is machine state, not a user's file.
         os.ftruncate(fd, 0)
         os.pwrite(fd, json.dumps({"run_id": run_id, "pid": os.getpid()}).encode(), 0)
         self._fd = fd
+
+    def _inherited(self, run_id: str) -> int | None:
+        """The descriptor the detaching command passed down for this very run, if any."""
+        raw = os.environ.pop(self.LOCK_FD_VAR, "")
+        number, _, for_run = raw.partition(":")
+        if not number.isdigit() or for_run != run_id:
+            return None
+        fd = int(number)
+        try:
+            same = os.path.samestat(os.fstat(fd), os.stat(self.path))
+        except OSError:
+            return None
+        if not same or not _flock_patiently(fd, 0):
+            return None
+        os.set_inheritable(fd, False)  # spokes must not keep the engine's lock alive
+        return fd
+
+    def hand_over(self, run_id: str) -> tuple[int, dict[str, str]]:
+        """Take the lock for a run a detached engine will do: returns the descriptor to
+        pass to it and the environment entry that names it. The caller closes its copy
+        once the engine started (closing, not unlocking: the engine holds the same lock)."""
+        self.acquire(run_id)
+        assert self._fd is not None
+        fd, self._fd = self._fd, None
+        return fd, {self.LOCK_FD_VAR: f"{fd}:{run_id}"}
 
     def release(self) -> None:
         if self._fd is not None:
@@ -243,6 +306,18 @@ class RunLock:
             yield
         finally:
             self.release()
+
+
+def _flock_patiently(fd: int, patience_s: float) -> bool:
+    deadline = time.monotonic() + patience_s
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.02)
 
 
 def _read_holder(path: Path) -> dict[str, Any]:
@@ -262,7 +337,8 @@ def busy_error(holder: dict[str, Any] | None) -> MaestroError:
     )
 
 
-def spawn_detached(argv: list[str], *, cwd: Path, env: dict[str, str], output: Path) -> int:
+def spawn_detached(argv: list[str], *, cwd: Path, env: dict[str, str], output: Path,
+                   pass_fds: tuple[int, ...] = ()) -> int:
     """Start ``argv`` in its own session, detached from our terminal, output to a file.
 
     Not the spoke process runner: that one waits for its child under a timeout, while a
@@ -279,5 +355,6 @@ def spawn_detached(argv: list[str], *, cwd: Path, env: dict[str, str], output: P
             stderr=subprocess.STDOUT,
             start_new_session=True,
             close_fds=True,
+            pass_fds=pass_fds,
         )
     return proc.pid

@@ -1,31 +1,29 @@
 """`maestro wait`: block until a run reports something, without polling its files.
 
-The run's folder is watched with inotify (watchdog); the engine process is watched with
-a pidfd, so a run killed without a chance to say so (SIGKILL, power loss) ends the wait
-too. Events already shown are remembered in ``wait-cursor.json``, per run.
+The run's folder is watched with inotify (watchdog); the engine's life is its run lock
+(see ``RunLock``), checked every half second, so an engine killed without a chance to say
+so (SIGKILL, the sandbox of the command that started it, another PID namespace) ends the
+wait within a second. Events already shown are remembered in ``wait-cursor.json``, per run.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
-import os
-import select
 import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from maestro.engine.progress import WAKE_KINDS
-from maestro.engine.runs import RunDir, RunLock, pid_alive, read_events
+from maestro.engine.runs import RunDir, RunLock, read_events
 from maestro.fsutil import atomic_write
 
 EXIT_ENDED = 0
 EXIT_RUNNING = 10
 EXIT_TIMEOUT = 11
-# Where a pidfd is not available, how often the engine's liveness is re-checked.
-_LIVENESS_RECHECK_S = 2.0
+# How often the engine's lock is tested while nothing else wakes the wait.
+LIVENESS_RECHECK_S = 0.5
 # watchdog logs an error when its emitter is stopped during a read (our own stop racing
 # an event); with logging not set up, Python would print it under wait's answer.
 logging.getLogger("watchdog").addHandler(logging.NullHandler())
@@ -56,13 +54,9 @@ def write_cursor(run: RunDir, offset: int) -> None:
 
 
 def engine_alive(run: RunDir) -> bool:
-    """Is an engine still working on ``run``? The lock names the run it serves; a run
-    that was just detached may not hold it yet, and then its process must be alive."""
-    holder = RunLock(run.paths).holder()
-    if holder and holder.get("run_id") == run.run_id:
-        return True
-    meta = run.read_meta()
-    return meta.get("state") == "starting" and pid_alive(meta.get("pid"))
+    """Is an engine still working on ``run``? Only if it holds the run lock (a detached
+    run's lock is taken before its engine starts, and handed to it)."""
+    return RunLock(run.paths).alive(run.run_id)
 
 
 def ended_event(events: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -74,14 +68,12 @@ def last_run_ended(run: RunDir) -> dict[str, Any] | None:
 
 
 class _Wakeup:
-    """Set when the run folder changes or the engine process exits."""
+    """Set when the run folder changes."""
 
     def __init__(self, run: RunDir) -> None:
         self.run = run
         self.event = threading.Event()
         self._observer: Any = None
-        self._pidfd: int | None = None
-        self._stop_r, self._stop_w = os.pipe()
 
     def __enter__(self) -> _Wakeup:  # noqa: PYI034 - a private helper, never subclassed
         from watchdog.events import FileSystemEventHandler
@@ -97,32 +89,12 @@ class _Wakeup:
         self._observer.schedule(Handler(), str(self.run.path), recursive=False)
         self._observer.daemon = True
         self._observer.start()
-        pid = self.run.read_meta().get("pid")
-        if isinstance(pid, int) and pid > 0 and hasattr(os, "pidfd_open"):
-            with contextlib.suppress(OSError):
-                self._pidfd = os.pidfd_open(pid)
-                threading.Thread(target=self._watch_pid, daemon=True).start()
         return self
 
-    def _watch_pid(self) -> None:
-        assert self._pidfd is not None
-        ready, _, _ = select.select([self._pidfd, self._stop_r], [], [])
-        if self._pidfd in ready:
-            self.event.set()
-
-    @property
-    def watches_pid(self) -> bool:
-        return self._pidfd is not None
-
     def __exit__(self, *exc: object) -> None:
-        os.write(self._stop_w, b"x")
         if self._observer is not None:
             self._observer.stop()
             self._observer.join(timeout=2)
-        for fd in (self._pidfd, self._stop_r, self._stop_w):
-            if fd is not None:
-                with contextlib.suppress(OSError):
-                    os.close(fd)
 
 
 def wait_for(run: RunDir, timeout_s: float | None) -> WaitResult:
@@ -163,15 +135,14 @@ def wait_for(run: RunDir, timeout_s: float | None) -> WaitResult:
             if remaining is not None and remaining <= 0:
                 write_cursor(run, offset)
                 return WaitResult(run.run_id, "timeout", collected)
-            step = remaining if wakeup.watches_pid else min(remaining or _LIVENESS_RECHECK_S, _LIVENESS_RECHECK_S)
-            wakeup.event.wait(step)
+            wakeup.event.wait(LIVENESS_RECHECK_S if remaining is None else min(remaining, LIVENESS_RECHECK_S))
 
 
 def _died(run: RunDir) -> dict[str, Any]:
     """Record, once, that the run's engine stopped without ending the run."""
-    meta = run.read_meta()
     message = (
-        f"the engine (pid {meta.get('pid', '?')}) stopped without finishing the run; "
+        f"the engine of run {run.run_id} stopped without finishing it (it no longer holds the run lock: "
+        "killed, or ended with the command or sandbox that started it); "
         "run `maestro run` to recover its tasks and continue."
     )
     event = run.events().emit("run_ended", run_id=run.run_id, status="died", message=message)

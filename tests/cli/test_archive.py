@@ -1,6 +1,7 @@
 import json
 import os
 
+from maestro.engine.runs import RunLock
 from maestro.logfile import ExecutionLog, LogRow
 from maestro.paths import ProjectPaths
 from maestro.state.store import PlanStore
@@ -84,8 +85,10 @@ def test_refuses_while_a_run_is_going(cli, project):
     make_plan(cli)
     with PlanStore(ProjectPaths(project)).edit() as plan:
         plan.tasks[0].status, plan.tasks[0].pid = "running", os.getpid()
-    res = cli("archive")
-    assert res.code == 1 and "is running" in res.err and "maestro wait" in res.err
+    assert cli("archive", "--dry-run").code == 0  # a live pid alone is no engine
+    with RunLock(ProjectPaths(project)).held("R1"):
+        res = cli("archive")
+    assert res.code == 1 and "run R1" in res.err and "maestro wait" in res.err
     assert (project / ".ai" / "MAESTRO.md").exists()
 
 

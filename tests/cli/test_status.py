@@ -5,6 +5,7 @@ import sys
 
 import pytest
 
+from maestro.engine.runs import RunLock
 from maestro.paths import ProjectPaths
 from maestro.state.store import PlanStore
 
@@ -82,19 +83,20 @@ def test_blocked_task_suggests_replanning(cli, planned):
     assert "maestro run" in commands(body)  # task 2 can still go
 
 
-def test_running_with_live_process_suggests_wait(cli, planned):
+def test_running_with_an_engine_holding_the_lock_suggests_wait(cli, planned):
     with planned.edit() as plan:
-        plan.tasks[0].status, plan.tasks[0].pid = "running", os.getpid()
-    body = json.loads(cli("status", "--json").out)
+        plan.tasks[0].status, plan.tasks[0].pid = "running", 3
+    with RunLock(planned.paths).held("R1"):
+        body = json.loads(cli("status", "--json").out)
     assert commands(body)[0] == "maestro wait"
     assert "maestro run" not in commands(body)
 
 
-def test_running_with_dead_process_suggests_resume(cli, planned):
-    proc = subprocess.Popen([sys.executable, "-c", "pass"])
-    proc.wait()
+def test_running_without_the_lock_suggests_resume_even_if_its_pid_lives(cli, planned):
+    """The recorded pid is alive (this very process, or pid 3 of another PID namespace
+    that names a kernel thread here), but no engine holds the lock: the run is dead."""
     with planned.edit() as plan:
-        plan.tasks[0].status, plan.tasks[0].pid = "running", proc.pid
+        plan.tasks[0].status, plan.tasks[0].pid = "running", os.getpid()
     body = json.loads(cli("status", "--json").out)
     assert commands(body)[0] == "maestro run"
     assert "no run process is alive" in body["data"]["next"][0]["why"]

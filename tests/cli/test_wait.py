@@ -2,6 +2,10 @@
 inotify, with exit codes saying whether the run is still going."""
 
 import json
+import os
+import shutil
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -123,6 +127,36 @@ def test_wait_wakes_when_the_engine_dies(cli, project, detachable):
     assert "nothing to do" not in res.out and "0 tokens" not in res.out  # it had a task running
     assert time.monotonic() - started < 10  # woken by the engine's exit, not the timeout
     os.kill(detachable.runs("codex")[0]["pid"], signal.SIGKILL)
+
+
+def _pid_namespace() -> list[str]:
+    """The command prefix that runs a command in a new PID namespace, or a skip."""
+    if shutil.which("unshare") is None:
+        pytest.skip("unshare(1) is not installed")
+    for prefix in (["unshare", "--pid", "--fork"], ["unshare", "--user", "--map-root-user", "--pid", "--fork"]):
+        if subprocess.run([*prefix, "true"], capture_output=True, check=False).returncode == 0:
+            return prefix
+    pytest.skip("this system does not allow a new PID namespace (unshare --pid --fork failed)")
+
+
+def test_an_engine_gone_with_its_pid_namespace_is_reported_dead_at_once(cli, project, detachable):
+    """As in Codex's command sandbox: `run --detach` runs in a PID namespace of its own,
+    the engine it leaves behind dies with the namespace when the command ends, and the
+    pid it recorded means nothing here (pid 2 or 3: often a kernel thread, alive)."""
+    prefix = _pid_namespace()
+    write_plan(cli, project, [task(1)])
+    detachable.script("codex", [{"hang": True}])
+    out = subprocess.run([*prefix, sys.executable, "-m", "maestro", "run", "--detach"], cwd=project,
+                         env=dict(os.environ), capture_output=True, text=True, check=False, timeout=60)
+    assert out.returncode == 0, out.stderr
+    run_id = out.stdout.split()[1]
+    assert RunLock(ProjectPaths(project)).holder() is None  # the kernel dropped the engine's lock
+    started = time.monotonic()
+    res = cli("wait", "--timeout", "30")
+    assert time.monotonic() - started < 1.0
+    assert res.code == 0 and "died" in res.out and "maestro run" in res.out, res.out
+    assert f"run {run_id}" in res.out
+    assert cli("status", "--json").code == 0
 
 
 def test_wait_without_a_run(cli, project):
