@@ -126,7 +126,7 @@ def test_a_whole_run_under_geminis_injected_git_environment(cli, project, runenv
     write_plan(cli, project, [
         task(1),
         task(2, files=["src/b.py"], validation="test -f src/b.py", depends=[1]),
-        task(3, files=["src/c.py"], validation="test -f src/c.py", depends=[1]),
+        task(3, files=["src/c.py"], validation="test -f src/c.py", depends=[2]),
     ])
     runenv.script("codex", [step(), step("src/b.py"), step("src/c.py")])
     for key, value in GEMINI_GIT_ENV.items():
