@@ -43,6 +43,7 @@ def make_request(task: Task, delegation: Any, resolved: Any, *, root: Path, abor
                  scratch: Path, env_extra: dict[str, str] | None = None, sim_delay_s: float | None = None) -> Any:
     """The spoke request for a task: the agent's model, turns, tier and timeout, the
     task's declared files (folders and globs are for ownership, not deliverables)."""
+    from maestro.agents.tiers import WEB_TOOLS
     from maestro.engine.ownership import is_glob
     from maestro.spokes.base import DispatchRequest
 
@@ -52,6 +53,7 @@ def make_request(task: Task, delegation: Any, resolved: Any, *, root: Path, abor
         model=resolved.model,
         max_turns=resolved.max_turns,
         tier=resolved.tier,
+        web_search=bool(set(resolved.tools) & set(WEB_TOOLS)),
         cwd=root,
         timeout_s=float(resolved.timeout_mins) * 60.0,
         task_id=task.id,

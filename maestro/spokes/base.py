@@ -21,7 +21,7 @@ import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from maestro.agents.tiers import TIERS
 from maestro.errors import MaestroError, SpokeError
@@ -73,6 +73,9 @@ class DispatchRequest:
     model: str | None = None
     max_turns: int | None = None
     tier: str = "full"
+    # The agent's frontmatter grants web search (read-only research agents only): the
+    # spoke offers its CLI's web search tool on top of the tier's tools.
+    web_search: bool = False
     cwd: Path = field(default_factory=Path.cwd)
     timeout_s: float = 600.0
     resume_session: str | None = None
@@ -192,8 +195,9 @@ class Spoke:
         self.settings = settings
 
     # -- what the CLI can guarantee -------------------------------------------------
-    # Tiers the CLI's flags cannot fully enforce (each adapter says why).
-    unenforced_tiers: tuple[str, ...] = ()
+    # Tiers the CLI's flags cannot fully enforce -> why, in words for the user
+    # (`maestro agents permissions`, `maestro doctor`, the delegation prompt's choice).
+    unenforced_tiers: ClassVar[dict[str, str]] = {}
 
     def enforces(self, tier: str) -> bool:
         """True only where the CLI's own flags fully enforce ``tier``; elsewhere the
@@ -227,6 +231,15 @@ class Spoke:
     def watch(self, event: dict[str, Any], tally: UsageTally) -> None:
         """Update ``tally`` from one streamed JSON event (CLIs that stream usage)."""
 
+    def retry_notice(self, line: str) -> bool:
+        """True for a stderr line saying the CLI is retrying a failed model call on its
+        own: the dispatch stops there and ``stopped_retrying`` says why (CLIs whose own
+        retries cannot be switched off for one call)."""
+        return False
+
+    def stopped_retrying(self, outcome: ProcessOutcome, req: DispatchRequest | None) -> SpokeResult:
+        raise NotImplementedError
+
     # -- reading the output -------------------------------------------------------------
     def read_result(self, outcome: ProcessOutcome, req: DispatchRequest | None) -> SpokeResult | None:
         """The CLI's structurally complete answer (success or reported error), else None."""
@@ -238,6 +251,8 @@ class Spoke:
 
     def parse(self, outcome: ProcessOutcome, req: DispatchRequest | None = None) -> SpokeResult:
         result = self.read_result(outcome, req)
+        if result is None and outcome.stopped_on_stderr:
+            result = self.stopped_retrying(outcome, req)
         if result is None:
             if outcome.timed_out:
                 limit = f" of {req.timeout_s:g}s" if req else ""
@@ -329,6 +344,7 @@ class Spoke:
             self.prepare(run_req)
             argv = self.build_argv(run_req)
             watcher = self.stream_watcher(run_req)
+            stops_on_retry = type(self).retry_notice is not Spoke.retry_notice
             try:
                 outcome = runner(
                     argv,
@@ -337,6 +353,7 @@ class Spoke:
                     timeout_s=run_req.timeout_s,
                     on_stdout_line=watcher[1] if watcher else None,
                     on_start=on_start,
+                    **({"on_stderr_line": self.retry_notice} if stops_on_retry else {}),
                 )
             except ExecutableNotFound:
                 raise SpokeError(

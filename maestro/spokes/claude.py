@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from maestro.spokes.base import (
     DispatchRequest,
@@ -28,14 +28,21 @@ from maestro.state.model import Usage
 READ = ("Read", "Grep", "Glob")
 SHELL = ("Bash",)
 WRITE = ("Edit", "Write", "NotebookEdit")
+WEB_SEARCH = ("WebSearch",)
 
 # allowed, disallowed, accept edits. Never bypassPermissions: it exits 1 as root.
+# ``--tools`` offers the model exactly the allowed ones: without it Claude Code 2.1
+# also offers Agent, WebFetch, WebSearch, Skill, SendMessage, EnterWorktree, Cron* and
+# Task* in every tier (--allowedTools only pre-approves, --disallowedTools only names).
 CLAUDE_TIERS: dict[str, tuple[tuple[str, ...], tuple[str, ...], bool]] = {
     "read-only": (READ, SHELL + WRITE, False),
     "read+shell": (READ + SHELL, WRITE, False),
     "read+write": (READ + WRITE, SHELL, True),
     "full": (READ + WRITE + SHELL, (), True),
 }
+# Claude Code retries a 429 or 5xx itself, 10 times with backoff by default: minutes
+# before Maestro hears of it. A spoke gets no retries of its own; Maestro's ladder decides.
+SPOKE_ENV = {"CLAUDE_CODE_MAX_RETRIES": "0"}
 
 _BAD_FLAG = ("error: option", "unknown option", "error: unknown", "requires --verbose", "cannot be used with root", "error: missing required argument", "is invalid. allowed choices")
 
@@ -56,7 +63,9 @@ class ClaudeSpoke(Spoke):
     supports_resume = True
 
     # read+shell allows Bash, and Bash can write files: the flags cannot stop that.
-    unenforced_tiers = ("read+shell",)
+    unenforced_tiers: ClassVar[dict[str, str]] = {
+        "read+shell": "claude cannot forbid writes here: a Bash command can write files; only the prompt asks it not to",
+    }
 
     def build_argv(self, req: DispatchRequest) -> list[str]:
         argv = [self.executable or self.name, "-p", safe_positional(req.prompt)]
@@ -73,12 +82,19 @@ class ClaudeSpoke(Spoke):
         elif not req.keep_session:
             argv += ["--no-session-persistence"]
         allowed, disallowed, accept_edits = CLAUDE_TIERS[req.tier]
-        argv += ["--allowedTools", ",".join(allowed)]
+        if req.web_search:
+            allowed += WEB_SEARCH
+        argv += ["--tools", ",".join(allowed), "--allowedTools", ",".join(allowed)]
         if disallowed:
             argv += ["--disallowedTools", ",".join(disallowed)]
         if accept_edits:
             argv += ["--permission-mode", "acceptEdits"]
         return argv
+
+    def spoke_env(self, req: DispatchRequest, base_env: dict[str, str] | None = None) -> dict[str, str]:
+        env = super().spoke_env(req, base_env)
+        env.update({k: v for k, v in SPOKE_ENV.items() if k not in req.env_extra})
+        return env
 
     def watch(self, event: dict[str, Any], tally: UsageTally) -> None:
         if event.get("type") == "assistant":
@@ -120,6 +136,14 @@ class ClaudeSpoke(Spoke):
             ],
         )
         turns = as_int(data.get("num_turns"))
+        if not isinstance(data.get("is_error"), bool):
+            # Without is_error a result cannot be told from an error: say so, rather than
+            # guess a diagnosis from the text.
+            found = "no is_error field" if "is_error" not in data else f"is_error={data.get('is_error')!r}"
+            result.error_kind = "other"
+            result.error = (f"claude's JSON result could not be read: {found} (keys: {', '.join(sorted(data)[:12])}); "
+                            "this claude may print a format Maestro does not know: check its version with `maestro doctor`.")
+            return result
         if data.get("is_error") is False and turns > 0:
             result.success = True
             return result

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import tomllib
-from typing import Any
+from typing import Any, ClassVar
 
 from maestro.paths import codex_home
 from maestro.spokes.base import (
@@ -67,12 +67,19 @@ class CodexSpoke(Spoke):
     executable = "codex"
     install_hint = "npm install -g @openai/codex"
 
-    # workspace-write grants the shell along with writes: read+write cannot exclude it.
-    unenforced_tiers = ("read+write",)
+    # workspace-write grants the shell along with writes: read+write cannot exclude it
+    # (codex offers exec_command in every sandbox; a real read+write spoke ran `touch`).
+    unenforced_tiers: ClassVar[dict[str, str]] = {
+        "read+write": "codex cannot forbid the shell here: its workspace-write sandbox runs any command "
+                      "(writes confined to the workdir and /tmp); only the prompt asks it not to",
+    }
 
     def build_argv(self, req: DispatchRequest) -> list[str]:
         self.refuse_resume(req)
         argv = [self.executable or self.name, "exec", "--json", "--skip-git-repo-check", "--sandbox", SANDBOX[req.tier]]
+        if not req.web_search:
+            # codex offers its web_search tool in every sandbox unless switched off.
+            argv += ["-c", 'web_search="disabled"']
         if req.model:
             argv += ["-m", req.model]
         # --ephemeral: no session files, as claude's --no-session-persistence. No flag

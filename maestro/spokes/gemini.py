@@ -9,9 +9,10 @@ global rules remove the tool from the model's tool list altogether.
 from __future__ import annotations
 
 import json
+import re
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from maestro.fsutil import atomic_write
 from maestro.spokes.base import (
@@ -39,18 +40,40 @@ from maestro.spokes.jsonout import (
 from maestro.spokes.process import ProcessOutcome
 from maestro.state.model import Usage
 
-SHELL = ("run_shell_command",)
+READ = ("read_file", "read_many_files", "list_directory", "glob", "grep_search")
+# The shell tool and the two that follow the commands it started in the background.
+SHELL = ("run_shell_command", "list_background_processes", "read_background_output")
 WRITE = ("write_file", "replace")
-# save_memory appends to ~/.gemini/GEMINI.md: outside the project, never a task's job.
-MEMORY = ("save_memory",)
-
-# approval mode (None: the CLI's default), tools the policy denies
-TIER_POLICY: dict[str, tuple[str | None, tuple[str, ...]]] = {
-    "read-only": (None, SHELL + WRITE + MEMORY),
-    "read+shell": ("yolo", WRITE + MEMORY),
-    "read+write": ("auto_edit", SHELL + MEMORY),
-    "full": ("yolo", ()),
+WEB_SEARCH = ("google_web_search",)
+# Every other built-in tool of Gemini CLI 0.61 (its *_TOOL_NAME constants, plus
+# save_memory, which appends to ~/.gemini/GEMINI.md: outside the project). Headless it
+# offers some of them in every tier (invoke_agent starts subagents, web_fetch reaches
+# the network, enter_plan_mode, activate_skill, write_todos, update_topic): none is a
+# task's job, so the policy takes them all away.
+OTHERS = (
+    "save_memory", "web_fetch", "invoke_agent", "activate_skill", "ask_user", "complete_task", "enter_plan_mode",
+    "exit_plan_mode", "get_internal_docs", "list_mcp_resources", "read_mcp_resource", "take_snapshot",
+    "update_topic", "write_todos", "tracker_add_dependency", "tracker_create_task", "tracker_get_task",
+    "tracker_list_tasks", "tracker_update_task", "tracker_visualize",
+)
+TIER_TOOLS: dict[str, tuple[str, ...]] = {
+    "read-only": READ,
+    "read+shell": READ + SHELL,
+    "read+write": READ + WRITE,
+    "full": READ + WRITE + SHELL,
 }
+# approval mode (None: the CLI's default, which offers read-only tools only headless)
+TIER_MODE: dict[str, str | None] = {"read-only": None, "read+shell": "yolo", "read+write": "auto_edit", "full": "yolo"}
+
+# Gemini retries a failed model call itself (general.maxAttempts, 10 by default, with
+# backoff): a 429 or 5xx reaches Maestro as a timeout minutes later. The setting lives in
+# settings files only (the system ones must be root-owned), so the spoke stops gemini at
+# its first retry notice on stderr and reports that failure; Maestro's ladder decides.
+#   "Attempt 1 failed with status 429. Retrying with backoff... _ApiError: {...}"
+#   "Attempt 1 failed: Resource has been exhausted (e.g. check quota)." (a quota error
+#   with a suggested delay; "Retrying after 5392ms..." follows on the next line)
+#   "Attempt 1 failed. Retrying with backoff... Error: exception TypeError: fetch failed"
+RETRY_NOTICE = re.compile(r"^Attempt \d+ failed(?: with status (?P<status>\d{3}))?(?P<rest>[.:].*)$")
 
 # Exit codes of gemini's fatal errors (HOSTS.md section 2).
 EXIT_KINDS: dict[int, tuple[str, str]] = {
@@ -65,11 +88,15 @@ EXIT_KINDS: dict[int, tuple[str, str]] = {
 }
 
 
-def policy_toml(tier: str) -> str:
+def denied_tools(tier: str, web_search: bool = False) -> tuple[str, ...]:
+    """Gemini's built-in tools that ``tier`` (with web search or not) does not grant."""
+    granted = set(TIER_TOOLS[tier]) | (set(WEB_SEARCH) if web_search else set())
+    return tuple(t for t in READ + SHELL + WRITE + WEB_SEARCH + OTHERS if t not in granted)
+
+
+def policy_toml(tier: str, web_search: bool = False) -> str:
     """The Policy Engine rules that take away the tools ``tier`` does not grant."""
-    denied = TIER_POLICY[tier][1]
-    if not denied:
-        return ""
+    denied = denied_tools(tier, web_search)
     names = ", ".join(json.dumps(name) for name in denied)
     message = json.dumps(f"Maestro dispatched this task with tool tier {tier}: this tool is not allowed.")
     return (
@@ -100,16 +127,17 @@ class GeminiSpoke(Spoke):
     install_hint = "npm install -g @google/gemini-cli"
 
     # read+shell needs the shell, and a shell command can write files.
-    unenforced_tiers = ("read+shell",)
+    unenforced_tiers: ClassVar[dict[str, str]] = {
+        "read+shell": "gemini cannot forbid writes here: a run_shell_command call can write files; only the prompt asks it not to",
+    }
 
     def policy_path(self, req: DispatchRequest) -> Path:
         folder = req.scratch_dir or Path(tempfile.gettempdir())
-        return folder / f"gemini-policy-{req.tier.replace('+', '-')}.toml"
+        web = "-web" if req.web_search else ""
+        return folder / f"gemini-policy-{req.tier.replace('+', '-')}{web}.toml"
 
     def prepare(self, req: DispatchRequest) -> None:
-        text = policy_toml(req.tier)
-        if text:
-            atomic_write(self.policy_path(req), text)
+        atomic_write(self.policy_path(req), policy_toml(req.tier, req.web_search))
 
     def build_argv(self, req: DispatchRequest) -> list[str]:
         self.refuse_resume(req)
@@ -119,12 +147,25 @@ class GeminiSpoke(Spoke):
         argv = [self.executable or self.name, "-p", prompt, "-o", "stream-json" if req.abort_tokens else "json", "--skip-trust"]
         if req.model:
             argv += ["-m", req.model]
-        mode, denied = TIER_POLICY[req.tier]
+        mode = TIER_MODE[req.tier]
         if mode:
             argv += ["--approval-mode", mode]
-        if denied:
-            argv += ["--policy", str(self.policy_path(req))]
-        return argv
+        return argv + ["--policy", str(self.policy_path(req))]
+
+    def retry_notice(self, line: str) -> bool:
+        return RETRY_NOTICE.match(line.strip()) is not None
+
+    def stopped_retrying(self, outcome: ProcessOutcome, req: DispatchRequest | None) -> SpokeResult:
+        """The first failed model call, read from gemini's retry notice."""
+        notice = next((m for m in map(RETRY_NOTICE.match, map(str.strip, outcome.stderr.splitlines())) if m), None)
+        status = int(notice["status"]) if notice and notice["status"] else None
+        rest = notice["rest"].lstrip(".: ") if notice else ""
+        detail = rest.split("Retrying with backoff...", 1)[-1].strip() or rest
+        detail = detail.removeprefix("_ApiError:").strip()
+        kind = http_kind(status) or message_kind(detail) or ("rate_limit" if "Retrying after" in outcome.stderr else "other")
+        where = f"HTTP {status}" if status else kind.replace("_", " ")
+        return fail(self.name, kind, f"gemini failed ({where}): {first_line(inner_message(detail)) or 'its model call failed'} "
+                                     "(stopped at gemini's own first retry; Maestro's retry ladder decides)")
 
     def watch(self, event: dict[str, Any], tally: UsageTally) -> None:
         if event.get("type") == "result" and isinstance(event.get("stats"), dict):

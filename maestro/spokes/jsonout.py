@@ -27,7 +27,6 @@ def load_json_object(text: str) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-
 def json_events(text: str) -> list[dict[str, Any]]:
     """Every line of JSONL ``text`` that is a JSON object (other lines are skipped)."""
     events = []
@@ -88,10 +87,16 @@ def http_kind(status: int | None) -> str | None:
 _MESSAGE_KINDS = (
     ("auth", re.compile(r"unauthori[sz]ed|failed to authenticate|invalid api key|api key not valid|not logged in|please run /login|authentication|permission denied: 403", re.IGNORECASE)),
     ("rate_limit", re.compile(r"rate.?limit|too many requests|quota|usage limit|resource.?exhausted", re.IGNORECASE)),
-    ("server", re.compile(r"overloaded|internal server error|service unavailable|bad gateway|gateway timeout", re.IGNORECASE)),
+    # Codex words a 500 as "We're currently experiencing high demand, which may cause
+    # temporary errors." with no status, and a full model as "Selected model is at
+    # capacity"; Claude adds "This is a server-side issue" to its 5xx results.
+    ("server", re.compile(r"overloaded|internal server error|service unavailable|bad gateway|gateway timeout|"
+                          r"experiencing high demand|at capacity|capacity is unavailable|capacity unavailable|"
+                          r"server-side issue", re.IGNORECASE)),
     ("network", re.compile(r"connection (error|refused|reset|closed)|econnrefused|econnreset|enotfound|etimedout|eai_again|fetch failed|network|stream disconnected|error sending request|dns|socket hang up|timed out", re.IGNORECASE)),
 )
-_STATUS = re.compile(r"(?:status(?: code)?[:= ]+|\"code\"\s*:\s*\"?|API Error: |error: )(\d{3})\b", re.IGNORECASE)
+# "unexpected status 401", '"code":429', "API Error: 500", Claude's "Request rejected (429)".
+_STATUS = re.compile(r"(?:status(?: code)?[:= ]+|\"code\"\s*:\s*\"?|API Error: |error: |rejected \()(\d{3})\b", re.IGNORECASE)
 
 
 def status_in(message: str) -> int | None:

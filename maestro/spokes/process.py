@@ -37,6 +37,7 @@ class ProcessOutcome:
     duration_s: float
     aborted: bool = False  # on_stdout_line asked to stop (over budget)
     pid: int | None = None
+    stopped_on_stderr: bool = False  # on_stderr_line asked to stop (the CLI began retrying)
 
 
 class ExecutableNotFound(SpokeError):
@@ -148,11 +149,13 @@ def run_process(
     on_stdout_line: Callable[[str], bool] | None = None,
     on_start: Callable[[int], None] | None = None,
     grace_s: float = DEFAULT_GRACE_S,
+    on_stderr_line: Callable[[str], bool] | None = None,
 ) -> ProcessOutcome:
     """Run ``argv`` to completion or to its deadline and return what it printed.
 
     ``on_stdout_line`` sees every stdout line as it arrives; returning True stops the
-    process (the outcome says ``aborted``). ``on_start`` gets the pid once it runs.
+    process (the outcome says ``aborted``). ``on_stderr_line`` does the same for stderr
+    (the outcome says ``stopped_on_stderr``). ``on_start`` gets the pid once it runs.
     """
     env = dict(os.environ if env is None else env)
     cwd = Path(cwd)
@@ -186,12 +189,15 @@ def run_process(
     out: list[bytes] = []
     err: list[bytes] = []
     abort = threading.Event()
+    stop_err = threading.Event()
     wake = threading.Event()
     callback_errors: list[BaseException] = []
     assert proc.stdout is not None and proc.stderr is not None
+    err_reader = (threading.Thread(target=_drain_lines, args=(proc.stderr, err, on_stderr_line, stop_err, wake, callback_errors), daemon=True)
+                  if on_stderr_line is not None else threading.Thread(target=_drain, args=(proc.stderr, err), daemon=True))
     readers = [
         threading.Thread(target=_drain_lines, args=(proc.stdout, out, on_stdout_line, abort, wake, callback_errors), daemon=True),
-        threading.Thread(target=_drain, args=(proc.stderr, err), daemon=True),
+        err_reader,
     ]
 
     def _await_exit() -> None:
@@ -204,7 +210,7 @@ def run_process(
 
     deadline = started + timeout_s
     timed_out = False
-    while proc.poll() is None and not abort.is_set():
+    while proc.poll() is None and not abort.is_set() and not stop_err.is_set():
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             timed_out = True
@@ -230,4 +236,5 @@ def run_process(
         duration_s=duration,
         aborted=abort.is_set(),
         pid=proc.pid,
+        stopped_on_stderr=stop_err.is_set() and not abort.is_set(),
     )

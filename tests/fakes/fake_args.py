@@ -56,6 +56,7 @@ CLAUDE: Spec = {
     "--plugin-dir": ("repeat", (), "path"),
     "--allowedTools": ("many", (), "tools..."),
     "--disallowedTools": ("many", (), "tools..."),
+    "--tools": ("many", (), "tools..."),
     "--add-dir": ("many", (), "directories..."),
     "--mcp-config": ("many", (), "configs..."),
 }

@@ -22,12 +22,13 @@ from pathlib import Path
 from typing import Any
 
 from fake_args import PARSERS, Opts, Rejected
-from fake_render import compact, render
+from fake_render import compact, gemini_retries, gemini_retry_notice, render
 from samples import read_sample
 
 VERSIONS = {"claude": "2.1.197 (Claude Code)", "gemini": "0.61.0", "codex": "codex-cli 0.169.0"}
 GARBAGE = "<html><body><h1>502 Bad Gateway</h1></body></html>\nthis is not JSON {\"type\": \"res\n"
-MARKERS = ("MAESTRO_SPOKE", "CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "GEMINI_CLI_TRUST_WORKSPACE", "IS_SANDBOX")
+MARKERS = ("MAESTRO_SPOKE", "CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "GEMINI_CLI_TRUST_WORKSPACE", "IS_SANDBOX",
+           "CLAUDE_CODE_MAX_RETRIES")
 
 
 @contextlib.contextmanager
@@ -121,6 +122,8 @@ def write_refusal(cli: str, opts: Opts, path: Path, workdir: Path, denied: set[s
     inside = path.resolve().is_relative_to(workdir.resolve())
     if cli == "claude":
         split = lambda name: {t.strip() for v in opts.all(name) for t in v.replace(" ", ",").split(",") if t.strip()}
+        if opts.all("--tools") and not {"Write", "Edit"} & split("--tools"):
+            return "Write is not offered: --tools leaves it out"
         if {"Write", "Edit"} & split("--disallowedTools"):
             return "Write is in --disallowedTools"
         if not inside:
@@ -254,6 +257,12 @@ def main(cli: str) -> int:
         entry["child_pid"] = spawn_child(step["child"] if isinstance(step["child"], dict) else {})
     record(state, cli, entry)
     time.sleep(float(step.get("sleep", 3600 if step.get("hang") else 0)))
+    if cli == "gemini" and gemini_retries(step):
+        # The real gemini retries a 429 or 5xx itself (10 attempts with backoff, minutes)
+        # after printing its first retry notice; only then does it exit with the error.
+        sys.stderr.write(gemini_retry_notice(int(step["http"])))
+        sys.stderr.flush()
+        time.sleep(float(step.get("retry_wait", 3600)))
     mode = mode_of(cli, opts)
     if "stdout" in step or "stderr" in step:
         lines, stderr, code = [step.get("stdout", "")], step.get("stderr", ""), int(step.get("exit", 0))

@@ -36,7 +36,10 @@ def pick_sample(cli: str, mode: str, step: dict[str, Any]) -> str:
             raise SystemExit(f"fake {cli}: no turn-limit sample (the real CLI has no turn limit)")
         name = TURN_LIMIT[cli]
     elif step.get("http"):
-        name = f"{cli}_http401"
+        # The genuine sample for this status when there is one (codex words a 500 as
+        # "We're currently experiencing high demand..."), else the 401 one edited.
+        genuine = f"{cli}_http{int(step['http'])}"
+        name = genuine if (SAMPLES / f"{genuine}.meta.json").is_file() else f"{cli}_http401"
     else:
         name = step.get("sample") or DEFAULT_SAMPLE[(cli, mode)]
     if mode == "stream-json" and "_stream" not in name:
@@ -157,7 +160,8 @@ def render(cli: str, mode: str, step: dict[str, Any], model: str) -> tuple[list[
         stderr = stderr.replace("Reading additional input from stdin...\n", "", 1)
     if step.get("http"):
         status = int(step["http"])
-        stdout, stderr = _swap_status(stdout, status), _swap_status(stderr, status)
+        if not sample.name.endswith(f"_http{status}"):
+            stdout, stderr = _swap_status(stdout, status), _swap_status(stderr, status)
         if cli == "gemini":
             code = status % 256
     text = step.get("text")
@@ -173,3 +177,20 @@ def render(cli: str, mode: str, step: dict[str, Any], model: str) -> tuple[list[
     else:
         lines = edit_events(cli, stdout, step, text, model)
     return lines, stderr, int(step.get("exit", code))
+
+
+def gemini_retries(step: dict[str, Any]) -> bool:
+    """Whether a real gemini would retry this step's API error itself (429 and 5xx,
+    unless the step says ``retries: 0``, as for a user with general.maxAttempts 1)."""
+    status = int(step.get("http") or 0)
+    return (status == 429 or 500 <= status <= 599) and bool(step.get("retries", 1))
+
+
+def gemini_retry_notice(status: int) -> str:
+    """gemini's stderr up to its first retry notice, as the real one prints it."""
+    base = 429 if status == 429 else 500
+    text = read_sample(f"gemini_retry{base}").stderr
+    for old, new in ((f"status {base}", f"status {status}"), (f'"code":{base}', f'"code":{status}'),
+                     (f"fake {base}", f"fake {status}"), (f"status: {base}", f"status: {status}")):
+        text = text.replace(old, new)
+    return text

@@ -25,14 +25,30 @@ CLAUDE = ["claude", "-p", "Do the task.", "--output-format", "json", "--no-sessi
 @pytest.mark.parametrize(
     ("tier", "tail"),
     [
-        ("read-only", ["--allowedTools", "Read,Grep,Glob", "--disallowedTools", "Bash,Edit,Write,NotebookEdit"]),
-        ("read+shell", ["--allowedTools", "Read,Grep,Glob,Bash", "--disallowedTools", "Edit,Write,NotebookEdit"]),
-        ("read+write", ["--allowedTools", "Read,Grep,Glob,Edit,Write,NotebookEdit", "--disallowedTools", "Bash", "--permission-mode", "acceptEdits"]),
-        ("full", ["--allowedTools", "Read,Grep,Glob,Edit,Write,NotebookEdit,Bash", "--permission-mode", "acceptEdits"]),
+        ("read-only", ["--tools", "Read,Grep,Glob", "--allowedTools", "Read,Grep,Glob", "--disallowedTools", "Bash,Edit,Write,NotebookEdit"]),
+        ("read+shell", ["--tools", "Read,Grep,Glob,Bash", "--allowedTools", "Read,Grep,Glob,Bash", "--disallowedTools", "Edit,Write,NotebookEdit"]),
+        ("read+write", ["--tools", "Read,Grep,Glob,Edit,Write,NotebookEdit", "--allowedTools", "Read,Grep,Glob,Edit,Write,NotebookEdit",
+                        "--disallowedTools", "Bash", "--permission-mode", "acceptEdits"]),
+        ("full", ["--tools", "Read,Grep,Glob,Edit,Write,NotebookEdit,Bash", "--allowedTools", "Read,Grep,Glob,Edit,Write,NotebookEdit,Bash",
+                  "--permission-mode", "acceptEdits"]),
     ],
 )
 def test_claude_argv_per_tier(tier, tail):
+    # --tools is what the model is offered (verified with Claude Code 2.1.197: without it a
+    # read-only spoke also had Agent, WebFetch, WebSearch, Skill, SendMessage, Cron*, Task*).
     assert get_spoke("claude").build_argv(req(tier)) == CLAUDE + tail
+
+
+def test_claude_offers_web_search_only_when_the_agent_has_it():
+    argv = get_spoke("claude").build_argv(req("read-only", web_search=True))
+    assert argv[argv.index("--tools") + 1] == "Read,Grep,Glob,WebSearch"
+    assert "WebSearch" not in get_spoke("claude").build_argv(req("read-only"))[7]
+
+
+def test_claude_spoke_never_retries_on_its_own(tmp_path):
+    env = get_spoke("claude").spoke_env(req("full"), {"PATH": "/bin", "CLAUDE_CODE_MAX_RETRIES": "10"})
+    assert env["CLAUDE_CODE_MAX_RETRIES"] == "0"
+    assert "CLAUDE_CODE_MAX_RETRIES" not in get_spoke("gemini").spoke_env(req("full"), {"PATH": "/bin"})
 
 
 GEMINI = ["gemini", "-p", "Do the task.", "-o", "json", "--skip-trust"]
@@ -44,32 +60,43 @@ GEMINI = ["gemini", "-p", "Do the task.", "-o", "json", "--skip-trust"]
         ("read-only", ["--policy", str(SCRATCH / "gemini-policy-read-only.toml")]),
         ("read+shell", ["--approval-mode", "yolo", "--policy", str(SCRATCH / "gemini-policy-read-shell.toml")]),
         ("read+write", ["--approval-mode", "auto_edit", "--policy", str(SCRATCH / "gemini-policy-read-write.toml")]),
-        ("full", ["--approval-mode", "yolo"]),
+        ("full", ["--approval-mode", "yolo", "--policy", str(SCRATCH / "gemini-policy-full.toml")]),
     ],
 )
 def test_gemini_argv_per_tier(tier, tail):
     assert get_spoke("gemini").build_argv(req(tier)) == GEMINI + tail
 
 
-@pytest.mark.parametrize(
-    ("tier", "denied"),
-    [
-        ("read-only", ["run_shell_command", "write_file", "replace", "save_memory"]),
-        ("read+shell", ["write_file", "replace", "save_memory"]),
-        ("read+write", ["run_shell_command", "save_memory"]),
-    ],
-)
-def test_gemini_policy_is_policy_engine_toml(tier, denied):
-    rules = tomllib.loads(policy_toml(tier))["rule"]
-    assert rules == [
-        {
-            "toolName": denied,
-            "decision": "deny",
-            "priority": 999,
-            "denyMessage": f"Maestro dispatched this task with tool tier {tier}: this tool is not allowed.",
-        }
-    ]
-    assert policy_toml("full") == ""
+# What Gemini CLI 0.61 offered the model under each policy (read from its request to a
+# loopback model): exactly the tier's tools.
+OFFERED = {
+    "read-only": {"glob", "grep_search", "list_directory", "read_file"},
+    "read+shell": {"glob", "grep_search", "list_directory", "read_file", "run_shell_command", "list_background_processes",
+                   "read_background_output"},
+    "read+write": {"glob", "grep_search", "list_directory", "read_file", "write_file", "replace"},
+    "full": {"glob", "grep_search", "list_directory", "read_file", "write_file", "replace", "run_shell_command",
+             "list_background_processes", "read_background_output"},
+}
+# ... and what it offered before the policy named them: invoke_agent, web tools and more.
+OFFERED_BEFORE = {"enter_plan_mode", "google_web_search", "invoke_agent", "update_topic", "web_fetch", "activate_skill",
+                  "write_todos", "save_memory"}
+
+
+@pytest.mark.parametrize("tier", sorted(OFFERED))
+def test_gemini_policy_denies_every_tool_outside_the_tier(tier):
+    (rule,) = tomllib.loads(policy_toml(tier))["rule"]
+    assert (rule["decision"], rule["priority"]) == ("deny", 999)
+    assert rule["denyMessage"] == f"Maestro dispatched this task with tool tier {tier}: this tool is not allowed."
+    denied = set(rule["toolName"])
+    assert not denied & OFFERED[tier]
+    assert OFFERED_BEFORE <= denied
+    assert {"run_shell_command", "write_file"} - OFFERED[tier] <= denied
+
+
+def test_gemini_web_search_only_for_agents_that_have_it():
+    assert "google_web_search" in tomllib.loads(policy_toml("read-only"))["rule"][0]["toolName"]
+    granted = tomllib.loads(policy_toml("read-only", web_search=True))["rule"][0]["toolName"]
+    assert "google_web_search" not in granted and "web_fetch" in granted
 
 
 def test_gemini_prepare_writes_the_policy_file_named_in_argv(tmp_path):
@@ -78,7 +105,8 @@ def test_gemini_prepare_writes_the_policy_file_named_in_argv(tmp_path):
     spoke.prepare(request)
     path = Path(spoke.build_argv(request)[-1])
     assert path.parent == tmp_path / "scratch"
-    assert tomllib.loads(path.read_text())["rule"][0]["toolName"] == ["run_shell_command", "save_memory"]
+    denied = tomllib.loads(path.read_text())["rule"][0]["toolName"]
+    assert "run_shell_command" in denied and "write_file" not in denied
 
 
 CODEX_HEAD = ["codex", "exec", "--json", "--skip-git-repo-check", "--sandbox"]
@@ -90,8 +118,12 @@ CODEX_HEAD = ["codex", "exec", "--json", "--skip-git-repo-check", "--sandbox"]
 )
 def test_codex_argv_per_tier(tier, sandbox):
     argv = get_spoke("codex").build_argv(req(tier))
-    assert argv == CODEX_HEAD + [sandbox, "-C", str(CWD), "--ephemeral", "Do the task."]
+    assert argv == CODEX_HEAD + [sandbox, "-c", 'web_search="disabled"', "-C", str(CWD), "--ephemeral", "Do the task."]
     assert "--full-auto" not in argv and "-a" not in argv
+
+
+def test_codex_keeps_web_search_only_for_agents_that_have_it():
+    assert 'web_search="disabled"' not in get_spoke("codex").build_argv(req("read-only", web_search=True))
 
 
 @pytest.mark.parametrize(
@@ -128,7 +160,7 @@ def test_gemini_and_codex_carry_the_system_prompt_in_the_prompt():
     gem = get_spoke("gemini").build_argv(req("full", system_prompt="SYSTEM RULES", model="gemini-2.5-pro", abort_tokens=10))
     assert gem[:7] == ["gemini", "-p", "SYSTEM RULES\n\nDo the task.", "-o", "stream-json", "--skip-trust", "-m"]
     cod = get_spoke("codex").build_argv(req("full", system_prompt="SYSTEM RULES", model="gpt-5.5"))
-    assert cod[5:8] == ["workspace-write", "-m", "gpt-5.5"]
+    assert cod[5:10] == ["workspace-write", "-c", 'web_search="disabled"', "-m", "gpt-5.5"]
     assert cod[-1] == "SYSTEM RULES\n\nDo the task."
 
 

@@ -126,3 +126,55 @@ def test_partial_output_at_the_timeout_is_a_timeout():
 def test_aborted_is_over_budget_whatever_the_output():
     result = parse("codex", stdout='{"type":"turn.started"}\n', code=-15, aborted=True)
     assert (result.success, result.error_kind, result.aborted_over_budget, result.transient) == (False, "over_budget", True, False)
+
+
+@pytest.mark.parametrize("is_error", [None, "no"])
+def test_claude_json_without_is_error_is_a_parse_failure(is_error):
+    fields = json.loads(claude_result(result="ok", api_error_status=500))
+    if is_error is None:
+        del fields["is_error"]
+    else:
+        fields["is_error"] = is_error
+    result = parse("claude", stdout=json.dumps(fields), code=0)
+    assert (result.success, result.error_kind, result.transient) == (False, "other", False)
+    assert result.error.startswith("claude's JSON result could not be read: ")
+    assert ("no is_error field" if is_error is None else "is_error='no'") in result.error
+    assert "maestro doctor" in result.error and "HTTP" not in result.error
+
+
+@pytest.mark.parametrize(
+    ("message", "kind"),
+    [
+        ("We’re currently experiencing high demand, which may cause temporary errors.", "server"),
+        ("We're currently experiencing high demand, which may cause temporary errors.", "server"),
+        ("Selected model is at capacity. Please try a different model.", "server"),
+        ("Policy-restricted capacity is unavailable. Please try again later.", "server"),
+        ("Quota exceeded. Check your plan and billing details.", "rate_limit"),
+    ],
+)
+def test_codex_fixed_wordings_without_a_status(message, kind):
+    test_codex_turn_failures(message, kind)
+
+
+def test_claude_status_in_its_wording_when_the_field_is_missing():
+    assert parse("claude", stdout=claude_result(result="API Error: Request rejected (429) · slow down")).error_kind == "rate_limit"
+
+
+@pytest.mark.parametrize(
+    ("line", "kind", "words"),
+    [
+        ('Attempt 1 failed with status 429. Retrying with backoff... _ApiError: {"error":{"code":429,"message":"quota","status":"RESOURCE_EXHAUSTED"}}',
+         "rate_limit", "gemini failed (HTTP 429): quota"),
+        ("Attempt 1 failed: Resource has been exhausted (e.g. check quota).", "rate_limit",
+         "gemini failed (rate limit): Resource has been exhausted (e.g. check quota)."),
+        ("Attempt 1 failed. Retrying with backoff... Error: exception TypeError: fetch failed sending request", "network",
+         "gemini failed (network): Error: exception TypeError: fetch failed sending request"),
+    ],
+)
+def test_gemini_retry_notices(line, kind, words):
+    spoke = get_spoke("gemini")
+    assert spoke.retry_notice(line) and not spoke.retry_notice("Attempt to read the file failed")
+    outcome = ProcessOutcome("", f"Warning: Basic terminal detected\n{line}\n    at x (y.js:1:2)\n", -15, False, 1.0, stopped_on_stderr=True)
+    result = spoke.parse(outcome)
+    assert (result.error_kind, result.transient) == (kind, True)
+    assert result.error.startswith(words)

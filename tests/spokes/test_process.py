@@ -110,6 +110,22 @@ def test_on_stdout_line_can_abort(tmp_path):
     assert out.duration_s < 5
 
 
+def test_on_stderr_line_can_stop_the_process(tmp_path):
+    code = ("import sys, time\nprint('warming up', file=sys.stderr, flush=True)\n"
+            "print('Attempt 1 failed', file=sys.stderr, flush=True)\ntime.sleep(60)\nprint('late')\n")
+    out = run_process([PY, "-c", code], cwd=tmp_path, timeout_s=30, grace_s=0.5,
+                      on_stderr_line=lambda line: line.startswith("Attempt"))
+    assert out.stopped_on_stderr and not out.aborted and not out.timed_out
+    assert out.stderr == "warming up\nAttempt 1 failed\n" and out.stdout == ""
+    assert out.duration_s < 5
+
+
+def test_stderr_is_kept_whole_when_watched(tmp_path):
+    code = "import sys\nsys.stderr.write('a' * 100000 + '\\nno newline at the end')\n"
+    out = run_process([PY, "-c", code], cwd=tmp_path, timeout_s=30, on_stderr_line=lambda line: False)
+    assert out.stderr == "a" * 100000 + "\nno newline at the end" and not out.stopped_on_stderr
+
+
 def test_an_error_in_the_line_callback_surfaces(tmp_path):
     def broken(line: str) -> bool:
         raise ValueError("bad watcher")

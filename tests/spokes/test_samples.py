@@ -23,6 +23,10 @@ EXPECTED = {
     "claude_flags": (True, None, (100, 7, 0), 0.000405, False, "1ad510ad", REPLY),
     "claude_http400": (False, "other", (0, 0, 0), 0.0, False, "a40450a3", "API Error: 400 fake 400"),
     "claude_http401": (False, "auth", (0, 0, 0), 0.0, False, "ca2e6a11", "Failed to authenticate. API Error: 401 fake 401"),
+    "claude_http429": (False, "rate_limit", (0, 0, 0), 0.0, False, "90b0720e", "API Error: Request rejected (429) · fake 429"),
+    "claude_http500": (False, "server", (0, 0, 0), 0.0, False, "da6817a6",
+                       ("API Error: 500 fake 500. This is a server-side issue, usually temporary — try again in a moment. "
+                       "If it persists, check your inference gateway (127.0.0.1:PORT).")),
     "claude_json": (True, None, (100, 7, 0), 0.000675, False, "71cf165f", REPLY),
     "claude_json_default_env": (True, None, (100, 7, 0), 0.000675, False, "a31a1cc1", REPLY),
     "claude_max_turns": (False, "turn_limit", (100, 1, 0), 0.000525, False, "8f727547", ""),
@@ -45,6 +49,9 @@ EXPECTED = {
     "codex_full_auto": (False, "bad_flag", (0, 0, 0), 0.0, True, "", ""),
     "codex_http400": (False, "other", (0, 0, 0), 0.0, True, "01a20083", ""),
     "codex_http401": (False, "auth", (0, 0, 0), 0.0, True, "01a20083", ""),
+    "codex_http429": (False, "rate_limit", (0, 0, 0), 0.0, True, "01a20d95", ""),
+    # A 500 from the provider: codex says only "We're currently experiencing high demand".
+    "codex_http500": (False, "server", (0, 0, 0), 0.0, True, "01a20d95", ""),
     "codex_json": (True, None, (100, 7, 0), 0.000195, True, "01a20083", REPLY),
     "codex_json_plugins_on": (True, None, (100, 7, 0), 0.000195, True, "01a20083", REPLY),
     "codex_no_git": (False, "untrusted_folder", (0, 0, 0), 0.0, True, "", ""),
@@ -72,6 +79,9 @@ EXPECTED = {
     "gemini_max_turns": (False, "turn_limit", (0, 0, 0), 0.0, True, "6493b68d", ""),
     "gemini_no_trust_env": (False, "untrusted_folder", (0, 0, 0), 0.0, True, "", ""),
     "gemini_project_agent_acked": (True, None, (200, 25, 0), 0.000088, True, "a005a7fe", REPLY),
+    # Stopped after 4 s while gemini was still retrying a 429 / 500 on its own.
+    "gemini_retry429": (False, "timeout", (0, 0, 0), 0.0, True, "", ""),
+    "gemini_retry500": (False, "timeout", (0, 0, 0), 0.0, True, "", ""),
     "gemini_slash": (True, None, (200, 25, 0), 0.000088, True, "91c451b1", REPLY),
     "gemini_stdin_open_pipe": (True, None, (200, 25, 0), 0.000088, True, "30360857", REPLY),
     "gemini_stream": (True, None, (200, 25, 0), 0.000088, True, "e4fb48db", REPLY),
@@ -129,6 +139,9 @@ def test_sample_parses(name):
         ("codex_ask_for_approval_flag", "unexpected argument '-a'"),
         ("codex_http400", "fake 400"),
         ("codex_http401", "unexpected status 401"),
+        ("codex_http500", "We’re currently experiencing high demand"),
+        ("claude_http429", "HTTP 429"),
+        ("claude_http500", "HTTP 500"),
         ("gemini_bad_flag", 'Argument: output-format, Given: "yaml"'),
         ("gemini_http401", "HTTP 401): fake 401"),
         ("gemini_stream_http401", "HTTP 401): fake 401"),
@@ -161,3 +174,25 @@ def test_timed_out_sample_is_transient_and_auth_is_not():
     assert parse("codex_stdin_open_pipe")[1].transient
     assert not parse("claude_http401")[1].transient
     assert not parse("claude_json")[1].transient
+
+
+@pytest.mark.parametrize(("name", "kind", "words"), [
+    ("gemini_retry429", "rate_limit", "gemini failed (HTTP 429): fake 429"),
+    ("gemini_retry500", "server", "gemini failed (HTTP 500): fake 500"),
+])
+def test_gemini_stopped_at_its_first_retry_reports_the_failed_call(name, kind, words):
+    sample = read_sample(name)
+    outcome = ProcessOutcome(sample.stdout, sample.stderr, -15, False, 1.5, stopped_on_stderr=True)
+    result = get_spoke("gemini").parse(outcome)
+    assert (result.error_kind, result.transient, result.timed_out) == (kind, True, False)
+    assert result.error.startswith(words) and "Maestro's retry ladder decides" in result.error
+
+
+def test_the_codex_500_wording_is_a_server_error_the_ladder_retries():
+    from maestro.engine import ladder
+
+    _, result = parse("codex_http500")
+    failure = ladder.spoke_failure(result, "codex")
+    assert failure.kind == ladder.TRANSIENT
+    step = ladder.next_step(failure, attempts=1, max_retries=2, transient_retries=0, backoff_s=1.0)
+    assert step.action == "retry" and ladder.NEEDS_DECOMPOSITION not in step.reason
