@@ -16,11 +16,8 @@ It only ever adds safety: a history that cannot be read or written is ignored.
 from __future__ import annotations
 
 import contextlib
-import gzip
 import hashlib
 import json
-import shutil
-import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -54,6 +51,8 @@ class History:
 
     def record(self, data: bytes, plan: Plan) -> None:
         """Remember ``data`` (the file as written) and its content as the newest version."""
+        import gzip
+
         with contextlib.suppress(OSError):
             files = self._files()
             digest = hashlib.sha256(data).hexdigest()[:16]
@@ -69,6 +68,9 @@ class History:
 
     def versions(self) -> Iterator[Plan]:
         """The recorded versions' content, newest first (unreadable ones skipped)."""
+        import gzip
+        import zlib
+
         for path in reversed(self._files()):
             try:
                 yield cache.from_json(json.loads(gzip.decompress(path.read_bytes())))
@@ -77,4 +79,6 @@ class History:
 
     def clear(self) -> None:
         """Forget every version (a new plan, or the plan archived)."""
+        import shutil
+
         shutil.rmtree(self.folder, ignore_errors=True)
