@@ -30,8 +30,10 @@ EXAMPLES = """\
 
 Re-planning over an existing plan keeps the status and results of the tasks whose id
 and title are unchanged, and a person's notes and sections (what it cannot keep is
-listed, and the current plan saved under .ai/archive/). It is refused while a run is working on the plan: follow the run
-with `maestro wait`, or stop it with `maestro run --abort`, first."""
+listed, and the current plan saved under .ai/archive/). It is refused while a run is
+working on the plan: follow the run with `maestro wait`, or stop it with
+`maestro run --abort`, first."""
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("goal", nargs="?", help="a goal to have the --hub CLI decompose (instead of --from)")
