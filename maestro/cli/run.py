@@ -98,6 +98,7 @@ def _abort(ctx: Context) -> Result:
 
 
 def _detach(args: argparse.Namespace, ctx: Context) -> Result:
+    from maestro.cli.wait import next_command
     from maestro.engine.runner import open_store
     from maestro.engine.runs import RunDir, RunLock, new_run_id, spawn_detached
 
@@ -123,9 +124,12 @@ def _detach(args: argparse.Namespace, ctx: Context) -> Result:
         os.close(lock_fd)
     run.write_meta(pid=pid)
     shown = run.output_path.relative_to(paths.root) if run.output_path.is_relative_to(paths.root) else run.output_path
-    text = (f"run {run.run_id} started in the background (pid {pid}).\n"
-            f"Follow it with `maestro wait` (repeat until it exits 0); engine output: {shown}")
-    return Result("run", {"run_id": run.run_id, "pid": pid, "detached": True, "output": str(run.output_path)}, text)
+    follow = next_command(run.run_id, after=0, poll=1, as_json=ctx.json)
+    text = (f"run {run.run_id} started in the background (pid {pid}); engine output: {shown}\n"
+            f"Follow it with the `next` command, as printed, until an answer has none (the run ended).\n"
+            f"next: {follow}")
+    data = {"run_id": run.run_id, "pid": pid, "detached": True, "output": str(run.output_path), "next": follow}
+    return Result("run", data, text)
 
 
 def _dry_run(options: Any, ctx: Context) -> Result:

@@ -13,6 +13,12 @@ EXAMPLES = f"""\
   maestro wait --timeout 540          at most 9 minutes (stay under your shell tool's limit)
   maestro wait --json                 the same events as JSON objects
   maestro wait --run 20261121T120000Z-1a2b
+  maestro wait --json --run 20261121T120000Z-1a2b --after 4 --poll 3   as a `next:` line says
+
+Each answer ends with the exact command to run next (`next: ...`; "next" in --json),
+until the run has ended. Run it as printed: it names the run, the last event shown
+(--after, so a repeated call gives the same answer) and counts the calls (--poll), so no
+two calls in a row are identical (hosts stop a model that repeats one: Gemini CLI after 5).
 
 Returns as soon as a task finishes, fails or is blocked, a decision is needed, or the run
 ends; events already shown are not shown again. Without --timeout it returns after
@@ -37,6 +43,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeout", type=_seconds, default=DEFAULT_TIMEOUT_S, metavar="S",
                         help=f"return after S seconds at most (default {DEFAULT_TIMEOUT_S:g}; 0 checks once)")
     parser.add_argument("--run", metavar="RUN_ID", help="follow this run (default: the latest)")
+    parser.add_argument("--after", type=_count, metavar="SEQ",
+                        help="show the events after this one (default: those not shown yet)")
+    parser.add_argument("--poll", type=_count, default=1, metavar="N",
+                        help="this is the Nth call following the run (the `next` line counts up)")
+
+
+def _count(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number (0 or more)")
+    return int(text)
+
+
+def next_command(run_id: str, *, after: int, poll: int, as_json: bool) -> str:
+    """The exact command line a hub runs next to follow ``run_id``: this same program,
+    and never the same words twice in a row (``--poll`` counts up)."""
+    from maestro.install.invocation import current
+
+    mode = " --json" if as_json else ""
+    return f"{current()} wait{mode} --run {run_id} --after {after} --poll {poll}"
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Result:
@@ -45,14 +70,18 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
     from maestro.engine.waiting import wait_for
 
     run_dir = find_run(ctx.paths, args.run)
-    outcome = wait_for(run_dir, args.timeout)
+    outcome = wait_for(run_dir, args.timeout, after=args.after)
     lines = [describe(event) for event in outcome.events]
     if outcome.state == "ended" and not outcome.events:
         lines.append("nothing new; " + (describe(outcome.ended) if outcome.ended else f"run {run_dir.run_id} has ended."))
     if outcome.state == "running":
-        lines.append(f"run {run_dir.run_id} is still going: call `maestro wait` again.")
+        lines.append(f"run {run_dir.run_id} is still going.")
     elif outcome.state == "timeout":
         news = "no task finished" if outcome.events else "nothing new"
-        lines.append(f"{news} after {args.timeout:g}s; run {run_dir.run_id} is still going: call `maestro wait` again.")
-    data = {"run_id": run_dir.run_id, "state": outcome.state, "events": outcome.events, "ended": outcome.ended}
+        lines.append(f"{news} after {args.timeout:g}s; run {run_dir.run_id} is still going.")
+    data: dict[str, object] = {"run_id": run_dir.run_id, "state": outcome.state, "events": outcome.events,
+                               "ended": outcome.ended, "last_seq": outcome.last_seq}
+    if outcome.state != "ended":
+        data["next"] = next_command(run_dir.run_id, after=outcome.last_seq, poll=args.poll + 1, as_json=ctx.json)
+        lines.append(f"next: {data['next']}")
     return Result("wait", data, "\n".join(lines), exit_code=outcome.exit_code)

@@ -35,6 +35,7 @@ class WaitResult:
     state: str  # ended | running | timeout
     events: list[dict[str, Any]] = field(default_factory=list)
     ended: dict[str, Any] | None = None
+    last_seq: int = 0  # the last event shown, by this wait or an earlier one
 
     @property
     def exit_code(self) -> int:
@@ -97,45 +98,63 @@ class _Wakeup:
             self._observer.join(timeout=2)
 
 
-def wait_for(run: RunDir, timeout_s: float | None) -> WaitResult:
+def wait_for(run: RunDir, timeout_s: float | None, after: int | None = None) -> WaitResult:
     """Return the events not shown yet, once one of them needs attention (a task
     finished, failed or was blocked, a decision is needed, the run ended), or when
-    ``timeout_s`` passes (None: no limit)."""
-    offset = read_cursor(run)
+    ``timeout_s`` passes (None: no limit). ``after``: show the events after that sequence
+    number instead of those after the cursor, so a repeated call answers the same."""
+    offset = 0 if after is not None else read_cursor(run)
+    last_seq = after if after is not None else _count(run, offset)
     collected: list[dict[str, Any]] = []
     deadline = None if timeout_s is None else time.monotonic() + timeout_s
+
+    def read() -> None:
+        nonlocal offset, last_seq
+        events, offset = read_events(run.events_path, offset)
+        fresh = [e for e in events if after is None or int(e.get("seq") or 0) > after]
+        collected.extend(fresh)
+        last_seq = max([last_seq, *(int(e.get("seq") or 0) for e in events)])
+
+    def finish(state: str, end: dict[str, Any] | None = None) -> WaitResult:
+        write_cursor(run, offset)
+        return WaitResult(run.run_id, state, collected, end, last_seq)
+
     with _Wakeup(run) as wakeup:
         while True:
             wakeup.event.clear()
-            events, offset = read_events(run.events_path, offset)
-            collected.extend(events)
+            read()
             end = ended_event(collected)
             if end is not None:
-                write_cursor(run, offset)
-                return WaitResult(run.run_id, "ended", collected, end)
+                return finish("ended", end)
             alive = engine_alive(run)
             if alive and any(e.get("kind") in WAKE_KINDS for e in collected):
-                write_cursor(run, offset)
-                return WaitResult(run.run_id, "running", collected)
+                return finish("running")
             if not alive:
                 # One last read: the engine may have written its last words and exited
                 # between the read above and the liveness check.
-                events, offset = read_events(run.events_path, offset)
-                collected.extend(events)
+                read()
                 end = ended_event(collected)
                 if end is None and not collected:
                     end = last_run_ended(run)  # ended before; shown by an earlier wait
                 if end is None:
-                    end = _died(run)
-                    collected.append(end)
+                    collected.append(_died(run))
+                    end = collected[-1]
                     offset = read_events(run.events_path, offset)[1]  # past our own line
-                write_cursor(run, offset)
-                return WaitResult(run.run_id, "ended", collected, end)
+                    last_seq = max(last_seq, int(end.get("seq") or 0))
+                return finish("ended", end)
             remaining = None if deadline is None else deadline - time.monotonic()
             if remaining is not None and remaining <= 0:
-                write_cursor(run, offset)
-                return WaitResult(run.run_id, "timeout", collected)
+                return finish("timeout")
             wakeup.event.wait(LIVENESS_RECHECK_S if remaining is None else min(remaining, LIVENESS_RECHECK_S))
+
+
+def _count(run: RunDir, offset: int) -> int:
+    """How many events lie before byte ``offset``: the last sequence number shown."""
+    try:
+        with run.events_path.open("rb") as handle:
+            return sum(1 for line in handle.read(offset).splitlines() if line.strip())
+    except FileNotFoundError:
+        return 0
 
 
 def _died(run: RunDir) -> dict[str, Any]:

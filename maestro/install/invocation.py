@@ -65,6 +65,23 @@ def runs(argv: list[str], *, shell_path: str = SYSTEM_PATH) -> bool:
     return outcome.exit_code == 0 and outcome.stdout.strip() == f"maestro {__version__}"
 
 
+def current() -> str:
+    """The shell words that started this very process, for a command line Maestro tells
+    its caller to run next (``next:``): the same program, so a host's rule that allowed
+    this call (Claude's ``allowed-tools``, Gemini's ``--allowed-tools``) allows that one.
+    The forms are those of :func:`candidates`; nothing is run to prove them."""
+    script = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
+    if script is not None and script.name == "maestro" and script.is_file():
+        return shlex.quote(str(script.absolute()))
+    module = [sys.executable, "-P", "-m", "maestro"]
+    import maestro
+
+    source = str(Path(maestro.__file__).resolve().parent.parent)
+    if source in os.environ.get("PYTHONPATH", "").split(os.pathsep):
+        return shlex.join(["env", f"PYTHONPATH={source}", *module])
+    return shlex.join(module)
+
+
 @lru_cache(maxsize=1)
 def resolve() -> str:
     """The shell words that run this Maestro, proved to work without the caller's PATH."""

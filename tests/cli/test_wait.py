@@ -3,6 +3,7 @@ inotify, with exit codes saying whether the run is still going."""
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -192,3 +193,66 @@ def test_watchdog_log_lines_never_reach_the_terminal():
             "'InotifyEmitter.queue_events() called when the thread is inactive')\n")
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 0 and done.stderr == ""
+
+
+def _next(res) -> str | None:
+    """The `next:` line of a text answer; it is always the last line."""
+    last = res.out.rstrip("\n").splitlines()[-1]
+    return last.removeprefix("next: ") if last.startswith("next: ") else None
+
+
+def _run_next(cli, command: str):
+    """Run a `next` command line as a hub would, in-process: its words after `wait`."""
+    words = shlex.split(command)
+    return cli(*words[words.index("wait"):])
+
+
+def test_each_answer_names_the_next_command_until_the_run_ends(cli, project, detachable):
+    two_tasks(cli, project, detachable, sleep=1.0)
+    res = cli("run", "--detach")
+    run_id = res.out.split()[1]
+    command = _next(res)
+    assert command is not None and f"wait --run {run_id} --after 0 --poll 1" in command
+    seen = [command]
+    for _ in range(60):
+        res = _run_next(cli, f"{command} --timeout 0.3")
+        assert res.code in (0, 10, 11), res.out + res.err
+        command = _next(res)
+        if res.code == 0:
+            break
+        assert command is not None and command != seen[-1]  # differs even when nothing happened
+        seen.append(command)
+    assert res.code == 0 and command is None and "finished: 2 done" in res.out
+    assert len(seen) == len(set(seen)) and len(seen) > 2
+    assert [int(c.rsplit(" ", 1)[1]) for c in seen] == list(range(1, len(seen) + 1))
+
+
+def test_json_answers_carry_next_and_a_repeated_next_answers_the_same(cli, project, detachable):
+    two_tasks(cli, project, detachable, sleep=0.2)
+    started = json.loads(cli("run", "--detach", "--json").out)
+    command = started["data"]["next"]
+    assert " wait --json --run " in command
+    while True:
+        body = json.loads(_run_next(cli, command).out)
+        if "next" not in body["data"]:
+            break
+        previous, command = command, body["data"]["next"]
+    assert body["data"]["state"] == "ended" and body["data"]["ended"]["status"] == "finished"
+    # The last call, repeated (its answer lost, say): the events after the same point again.
+    again = json.loads(_run_next(cli, previous).out)
+    after = int(shlex.split(previous)[shlex.split(previous).index("--after") + 1])
+    assert [e["seq"] for e in again["data"]["events"]] == list(range(after + 1, body["data"]["last_seq"] + 1))
+    assert again["data"]["events"][-1] == body["data"]["events"][-1]
+
+
+def test_next_names_this_very_program(cli, project, detachable, monkeypatch):
+    from maestro.install.invocation import current
+
+    script = project.parent / "bin" / "maestro"
+    script.parent.mkdir()
+    script.write_text("#!/bin/sh\n")
+    monkeypatch.setattr(sys, "argv", [str(script), "wait"])
+    assert current() == str(script)
+    monkeypatch.setattr(sys, "argv", ["/x/pytest"])
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    assert current() == shlex.join([sys.executable, "-P", "-m", "maestro"])
