@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import os
 import sys
 import traceback
@@ -198,6 +199,12 @@ def main(argv: Sequence[str] | None = None, ctx: Context | None = None) -> int:
     except BrokenPipeError:
         return EXIT_USER
     except OSError as exc:
+        if exc.errno == errno.EROFS:  # a sandbox or a read-only mount: the user's to fix
+            from maestro.engine.preflight import read_only_error
+
+            refused = read_only_error(exc, ctx.env)
+            render_error(args.command, refused, ctx.json, ctx.stdout, ctx.stderr)
+            return refused.exit_code
         if not is_disk_full(exc):
             return _internal_error(exc, ctx)
         full = disk_full(exc, None, near=ctx.cwd)  # a write outside atomic_write: an append, a lock

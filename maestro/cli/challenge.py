@@ -88,7 +88,9 @@ def _answer_text(answer: Any) -> list[str]:
 
 def run(args: argparse.Namespace, ctx: Context) -> Result:
     from maestro.engine.challenge import run_challenge
+    from maestro.engine.preflight import refuse_doomed
 
+    refuse_doomed(ctx.paths, ctx.env)  # challengers are real CLIs: they need the network
     outcome = run_challenge(ctx, tool=args.tool, every=args.every)
     lines: list[str] = [f"note: {note}" for note in outcome.notes]
     for answer in outcome.answers:

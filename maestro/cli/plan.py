@@ -59,6 +59,11 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
         raise PlanError("give either a goal or --from, not both.",
                         "`maestro plan --from FILE` checks a plan; `maestro plan \"goal\" --hub CLI` asks a CLI for one.")
     if args.goal:
+        from maestro.engine.preflight import refuse_doomed
+        from maestro.spokes.registry import get_spoke
+
+        refuse_doomed(ctx.paths, ctx.env, write=not args.dry_run,
+                      network=not (args.hub and get_spoke(args.hub).simulated))
         answer = _ask(args, ctx, catalog)
         plan = answer.plan
     elif args.source:

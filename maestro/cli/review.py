@@ -76,6 +76,9 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
     if not targets:
         text = "Nothing to review: no done task is waiting for a review."
         return Result("review", {"outcomes": []}, text)
+    from maestro.engine.preflight import refuse_doomed
+
+    refuse_doomed(ctx.paths, ctx.env)  # reviewers are real CLIs: they need the network
     outcomes = [review_task(ctx, task_id, tool=args.tool, auto=args.auto) for task_id in targets]
     lines: list[str] = []
     for outcome in outcomes:

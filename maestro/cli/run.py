@@ -151,6 +151,23 @@ def _review_hook(ctx: Context) -> Any:
     return lambda task_id, revise=None: review_in_run(ctx, task_id, revise=revise)
 
 
+def _needs_network(options: Any, ctx: Context) -> bool:
+    """Will this run start a spoke that calls a provider (any but the simulated one)?"""
+    from maestro.engine.runner import open_store
+    from maestro.spokes.registry import get_spoke
+
+    if options.review:
+        return True  # the reviewer is always another vendor's real CLI
+    if options.tool:
+        return not get_spoke(options.tool, ctx.settings).simulated
+    try:
+        plan = open_store(ctx.paths).load()
+    except MaestroError:
+        return True  # the run itself reports what is wrong with the plan
+    tasks = [t for t in plan.tasks if t.status != "done" and options.task_id in (None, t.id)]
+    return any(not t.tool or not get_spoke(t.tool, ctx.settings).simulated for t in tasks)
+
+
 def _check_dirty(args: argparse.Namespace, ctx: Context) -> None:
     """Before anything starts: a person's uncommitted edit to a file a task owns would be
     overwritten by that task. Ask on a terminal; elsewhere refuse unless --allow-dirty.
@@ -192,6 +209,10 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
     from maestro.spokes.base import refuse_if_inside_spoke
 
     refuse_if_inside_spoke(ctx.env)
+    if not args.run_id:  # the detached engine: its command checked already
+        from maestro.engine.preflight import refuse_doomed
+
+        refuse_doomed(ctx.paths, ctx.env, detach=args.detach, network=_needs_network(options, ctx))
     _check_dirty(args, ctx)
     if args.detach:
         return _detach(args, ctx)

@@ -14,6 +14,8 @@ HOSTS.md section 3 is the source of these facts (verified against the real CLIs)
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -68,6 +70,17 @@ def _json_file(path: str, data: dict[str, str]) -> RenderedFile:
     return RenderedFile(path, json.dumps(data, indent=2) + "\n")
 
 
+@dataclass(frozen=True)
+class Sandbox:
+    """What a host's shell tool takes away from a command it runs (HOSTS.md section 5)."""
+
+    host: str  # the host's title
+    read_only: bool  # the project cannot be written
+    network: bool  # a spoke started from here can reach its provider
+    keeps_detached: bool  # a process left behind outlives the command
+    fix: str  # the host's flag or setting that gives Maestro what it needs
+
+
 class Host:
     name = ""
     title = ""
@@ -120,6 +133,11 @@ class Host:
 
     def listed(self, opts: RenderOptions) -> list[Listed]:
         return []
+
+    def sandbox(self, env: Mapping[str, str]) -> Sandbox | None:
+        """The limits of this host's command sandbox when ``env`` shows Maestro runs in
+        it; None when it does not (or the host confines nothing Maestro needs)."""
+        return None
 
 
 class ClaudeHost(Host):
@@ -220,12 +238,55 @@ class CodexHost(Host):
         # `$maestro <verb>` injects the router; the model then reads the verb's file.
         return self.router(opts) + super().expanded(verb, opts)
 
+    # `codex exec -s danger-full-access` (interactive: `codex --sandbox danger-full-access`)
+    # runs commands in the machine's own namespaces, with network (HOSTS.md section 5).
+    FULL_ACCESS = ("start Codex with `--sandbox danger-full-access` (`codex exec -s danger-full-access ...`, "
+                   "or `sandbox_mode = \"danger-full-access\"` in config.toml), then run `$maestro run` again.")
+
+    def sandbox(self, env: Mapping[str, str]) -> Sandbox | None:
+        """Codex 0.169 runs each command of its default (read-only) and workspace-write
+        modes in its own PID and network namespaces: a detached child dies with the
+        command, and there is no network unless the config allows it. It marks them with
+        CODEX_SANDBOX_NETWORK_DISABLED=1 (and CODEX_PERMISSION_PROFILE=:read-only); with
+        network allowed only the missing `codex` process among our ancestors tells."""
+        if not any(env.get(k) for k in ("CODEX_THREAD_ID", "CODEX_SANDBOX_NETWORK_DISABLED", "CODEX_PERMISSION_PROFILE")):
+            return None
+        profile = env.get("CODEX_PERMISSION_PROFILE", "")
+        no_network = env.get("CODEX_SANDBOX_NETWORK_DISABLED") == "1"
+        if not no_network and not profile and _has_ancestor("codex"):
+            return None  # danger-full-access: the machine's own namespaces
+        return Sandbox(self.title, read_only=profile == ":read-only", network=not no_network,
+                       keeps_detached=False, fix=self.FULL_ACCESS)
+
     def listed(self, opts: RenderOptions) -> list[Listed]:
         source = load_skill(ROUTER_SKILL)
         return [Listed("skills", source.name, f"- {source.name}: {source.description} (file: r1/{source.name}/SKILL.md)")]
 
 
 HOSTS: dict[str, Host] = {h.name: h for h in (ClaudeHost(), GeminiHost(), CodexHost())}
+
+
+def hub_sandbox(env: Mapping[str, str]) -> Sandbox | None:
+    """The sandbox of the host whose shell tool runs this process, if any."""
+    return next((box for box in (h.sandbox(env) for h in HOSTS.values()) if box is not None), None)
+
+
+def _has_ancestor(comm: str) -> bool:
+    """Is a process named ``comm`` among this one's ancestors (as this PID namespace
+    sees them)? Without /proc: assume so."""
+    pid = os.getppid()
+    for _ in range(64):
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            return pid <= 0 or not Path("/proc/self").exists()
+        name, _, rest = stat.partition("(")[2].rpartition(")")
+        if name == comm:
+            return True
+        pid = int(rest.split()[1])
+        if pid <= 0:
+            return False
+    return False
 
 
 def get_host(name: str) -> Host:
