@@ -79,3 +79,32 @@ def check_permissions(agents: dict[str, Agent], bundled: dict[str, Agent]) -> li
         if declared == "read-only" and set(agent.tools) & set(WRITE_TOOLS + SHELL_TOOLS):
             add(agent, "is an analysis agent and may not hold write or shell tools")
     return findings
+
+
+@dataclass(frozen=True)
+class TierGap:
+    """A tier some agents have that a spoke CLI cannot enforce with its own flags."""
+
+    tool: str
+    tier: str
+    agents: tuple[str, ...]
+    why: str
+
+    def line(self) -> str:
+        return f"note: {self.tier} ({', '.join(self.agents)}) on {self.tool}: {self.why}."
+
+
+def tier_gaps(agents: dict[str, Agent]) -> list[TierGap]:
+    """Per spoke CLI, each tier of the roster that the CLI's flags cannot enforce (the
+    registry's ``unenforced_tiers``): there only the delegation prompt holds the line."""
+    from maestro.spokes.registry import SPOKES
+
+    by_tier: dict[str, list[str]] = {}
+    for agent in agents.values():
+        by_tier.setdefault(agent.tier, []).append(agent.name)
+    return [
+        TierGap(name, tier, tuple(sorted(by_tier[tier])), why)
+        for name, spoke in SPOKES.items()
+        for tier, why in spoke.unenforced_tiers.items()
+        if by_tier.get(tier)
+    ]

@@ -139,21 +139,29 @@ def _validate(ctx: Context) -> Result:
 
 def _permissions(ctx: Context) -> Result:
     from maestro.agents.catalog import scan_agents
-    from maestro.agents.permissions import check_permissions
+    from maestro.agents.permissions import check_permissions, tier_gaps
     from maestro.agents.tiers import TIERS
 
     scan = scan_agents(ctx.settings)
     findings = check_permissions(scan.agents, scan.bundled)
     by_tier = {tier: [a.name for a in scan.agents.values() if a.tier == tier] for tier in TIERS}
+    gaps = tier_gaps(scan.agents)
     lines = [f.line() for f in findings]
     if findings:
         lines.append(f"least privilege broken: {len(findings)} finding(s).")
     else:
         lines += [f"{tier:<11} {', '.join(names) or '-'}" for tier, names in by_tier.items()]
         lines.append(f"least privilege holds for {len(scan.agents)} agent(s).")
+    # What the roster's tiers cannot get from a CLI's own flags: not a finding (nothing
+    # to fix in the agents), but the user should know, and routing avoids those CLIs.
+    lines += [gap.line() for gap in gaps]
+    if gaps:
+        lines.append("run routes a task without a Tool to a CLI that enforces its tier; a task whose Tool names one "
+                     "of these CLIs gets the tier from its prompt only.")
     if scan.errors():
         lines.append(f"{len(scan.errors())} persona file(s) could not be read: run 'maestro agents validate'.")
-    data = {"tiers": by_tier, "findings": [{"agent": f.agent, "source": f.source, "problem": f.problem} for f in findings]}
+    data = {"tiers": by_tier, "findings": [{"agent": f.agent, "source": f.source, "problem": f.problem} for f in findings],
+            "unenforced": [{"tool": g.tool, "tier": g.tier, "agents": list(g.agents), "why": g.why} for g in gaps]}
     return Result("agents", data, "\n".join(lines), exit_code=1 if findings or scan.errors() else 0)
 
 

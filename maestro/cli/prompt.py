@@ -29,14 +29,14 @@ def enforced_by(tool: str, tier: str) -> tuple[bool, str]:
     return False, f"{tool} cannot enforce {tier}: the prompt carries the restrictions"
 
 
-def _routed(ctx: Context, plan: Any, task: Any) -> str:
+def _routed(ctx: Context, plan: Any, task: Any, catalog: Any) -> str:
     """The CLI `maestro run` would pick for a task without a Tool."""
-    from maestro.engine.routing import route
+    from maestro.engine.routing import route, task_tier
     from maestro.spokes.registry import detect_available
 
     hub = ctx.settings.hub or (plan.source.hub if plan.source else None)
     try:
-        return route(task.specialist, detect_available(ctx.env), hub)
+        return route(task.specialist, detect_available(ctx.env), hub, task_tier(catalog, task))
     except SpokeError as error:
         # A prompt can be shown for any CLI, installed or not.
         raise SpokeError(error.message, f"name the CLI: `maestro prompt {task.id} --tool claude` (or gemini, codex).") from None
@@ -49,8 +49,8 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
 
     plan = load_plan(ctx)
     task = plan.task(args.task_id)
-    tool = args.tool or task.tool or _routed(ctx, plan, task)
     catalog = load_catalog(ctx.settings)
+    tool = args.tool or task.tool or _routed(ctx, plan, task, catalog)
     agent = catalog.resolve(catalog.for_task(task).name, tool)
     enforced, why = enforced_by(tool, agent.tier)
     delegation = build_delegation(plan, task, agent, project_root=ctx.paths.root, tool=tool, enforced_by_cli=enforced)

@@ -29,7 +29,7 @@ from maestro.engine.attempt import (
 )
 from maestro.engine.budgets import RunBudget, limits_for
 from maestro.engine.receipts import Observer
-from maestro.engine.routing import choose
+from maestro.engine.routing import choose, task_tier
 from maestro.engine.runs import RunDir
 from maestro.engine.scheduler import Outcome
 from maestro.errors import MaestroError, SpokeError
@@ -185,9 +185,9 @@ class TaskRunner:
         plan = replace(stored, tasks=[task if t.id == task_id else t for t in stored.tasks])
         opts = s.options
         forced = opts.task_id == task_id
-        tool = choose(task.tool, task.specialist, s.installed, s.hub, opts.tool)
         if forced and opts.agent:
             task.agent = opts.agent
+        tool = choose(task.tool, task.specialist, s.installed, s.hub, opts.tool, task_tier(s.catalog, task))
         task.tool = tool
         attempt = Attempt(tool=tool, validation=task.validation)
         # Every AAVSR error is about one task alone (plan-wide checks only warn), so the

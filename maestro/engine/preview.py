@@ -13,7 +13,7 @@ from typing import Any
 from maestro.engine.attempt import make_request
 from maestro.engine.budgets import limits_for
 from maestro.engine.dispatch import RunOptions
-from maestro.engine.routing import choose
+from maestro.engine.routing import choose, task_tier
 from maestro.engine.runner import select_tasks
 from maestro.engine.runs import RunLock
 from maestro.tokens import count_tokens
@@ -51,7 +51,7 @@ def preview(plan: Any, *, settings: Any, options: RunOptions, installed: dict[st
         task = replace(original)
         if options.task_id == task.id and options.agent:
             task.agent = options.agent
-        tool = choose(task.tool, task.specialist, installed, hub, options.tool)
+        tool = choose(task.tool, task.specialist, installed, hub, options.tool, task_tier(catalog, task))
         task.tool = tool
         agent = catalog.for_task(task)
         resolved = catalog.resolve(agent.name, tool)

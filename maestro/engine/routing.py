@@ -11,6 +11,11 @@
    - review, research: gemini, claude, codex (read-only by default headless, and a large
      context for reading a codebase).
 
+   Least privilege comes first: a CLI whose flags cannot enforce the task's tool tier
+   goes behind every CLI that can (codex in read+write: its workspace-write sandbox runs
+   any shell command; claude and gemini in read+shell: a shell command can write). The
+   plan's own Tool or ``--tool`` still wins.
+
 ``sim`` is never chosen by the rule: only by ``--tool sim``, a task's ``Tool: sim``, or
 the demo.
 """
@@ -18,8 +23,9 @@ the demo.
 from __future__ import annotations
 
 from collections.abc import Container
+from typing import Any
 
-from maestro.errors import SpokeError
+from maestro.errors import MaestroError, SpokeError
 
 PREFERENCES: dict[str, tuple[str, ...]] = {
     "code": ("codex", "claude", "gemini"),
@@ -33,20 +39,32 @@ INSTALL_HINT = (
 )
 
 
-def route(specialist: str | None, installed: Container[str], hub: str | None) -> str:
-    """The rule above, for a task without a Tool."""
+def route(specialist: str | None, installed: Container[str], hub: str | None, tier: str | None = None) -> str:
+    """The rule above, for a task without a Tool; ``tier`` is its agent's tool tier."""
+    from maestro.spokes.registry import get_spoke
+
     order = PREFERENCES.get(specialist or "code", PREFERENCES["code"])
     candidates = [cli for cli in order if cli in installed]
     if not candidates:
         raise SpokeError("no spoke CLI is installed (claude, gemini or codex).", INSTALL_HINT)
-    others = [cli for cli in candidates if cli != hub]
-    return (others or candidates)[0]
+    # Stable: within each group the specialist's order stands.
+    ranked = sorted(candidates, key=lambda cli: (tier is not None and not get_spoke(cli).enforces(tier), cli == hub))
+    return ranked[0]
+
+
+def task_tier(catalog: Any, task: Any) -> str | None:
+    """The tool tier of the agent a task would run as; None when it names no known agent
+    (the AAVSR check before its dispatch says so)."""
+    try:
+        return str(catalog.for_task(task).tier) if catalog is not None else None
+    except MaestroError:
+        return None
 
 
 def choose(task_tool: str | None, specialist: str | None, installed: Container[str], hub: str | None,
-           override: str | None = None) -> str:
+           override: str | None = None, tier: str | None = None) -> str:
     if override:
         return override
     if task_tool:
         return task_tool
-    return route(specialist, installed, hub)
+    return route(specialist, installed, hub, tier)

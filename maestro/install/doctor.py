@@ -67,6 +67,12 @@ def host_checks(s: Situation) -> list[Check]:
         else:
             version = found.version or "version unknown"
             checks.append(Check("hosts", name, "ok", f"{host.title} {version} at {found.path}"))
+            # What its flags cannot enforce as a spoke (codex: the shell in read+write).
+            for tier, why in get_spoke(name).unenforced_tiers.items():
+                others = " or ".join(o for o in HOSTS if o != name and get_spoke(o).enforces(tier))
+                checks.append(Check("hosts", f"{name} {tier}", "info", f"as a spoke in tool tier {tier}, {why}.",
+                                    f"`maestro run` routes {tier} tasks without a Tool to {others} when installed; "
+                                    f"a plan that names {name} for such a task gets the restriction from the prompt only."))
     return checks
 
 

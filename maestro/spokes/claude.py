@@ -64,7 +64,7 @@ class ClaudeSpoke(Spoke):
 
     # read+shell allows Bash, and Bash can write files: the flags cannot stop that.
     unenforced_tiers: ClassVar[dict[str, str]] = {
-        "read+shell": "claude cannot forbid writes here: a Bash command can write files; only the prompt asks it not to",
+        "read+shell": "writes cannot be forbidden: a Bash command can write files; only the prompt asks it not to",
     }
 
     def build_argv(self, req: DispatchRequest) -> list[str]:

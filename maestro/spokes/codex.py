@@ -70,7 +70,7 @@ class CodexSpoke(Spoke):
     # workspace-write grants the shell along with writes: read+write cannot exclude it
     # (codex offers exec_command in every sandbox; a real read+write spoke ran `touch`).
     unenforced_tiers: ClassVar[dict[str, str]] = {
-        "read+write": "codex cannot forbid the shell here: its workspace-write sandbox runs any command "
+        "read+write": "the shell cannot be forbidden: its workspace-write sandbox runs any command "
                       "(writes confined to the workdir and /tmp); only the prompt asks it not to",
     }
 

@@ -128,7 +128,7 @@ class GeminiSpoke(Spoke):
 
     # read+shell needs the shell, and a shell command can write files.
     unenforced_tiers: ClassVar[dict[str, str]] = {
-        "read+shell": "gemini cannot forbid writes here: a run_shell_command call can write files; only the prompt asks it not to",
+        "read+shell": "writes cannot be forbidden: a run_shell_command call can write files; only the prompt asks it not to",
     }
 
     def policy_path(self, req: DispatchRequest) -> Path:

@@ -84,3 +84,14 @@ def test_permissions_command_passes_then_fails_on_widening(project, cli, write_a
     assert bad.code == 1
     problems = [f["problem"] for f in json.loads(bad.out)["data"]["findings"]]
     assert "is an analysis agent and may not hold write or shell tools" in problems
+
+
+def test_permissions_says_which_tiers_a_cli_cannot_enforce(project, cli):
+    res = cli("agents", "permissions")
+    assert res.code == 0
+    assert ("note: read+write (refactor, technical-writer) on codex: the shell cannot be forbidden: its "
+            "workspace-write sandbox runs any command") in res.out
+    assert "note: read+shell (debugger, performance-engineer, security-engineer) on claude: writes cannot be forbidden" in res.out
+    gaps = json.loads(cli("agents", "permissions", "--json").out)["data"]["unenforced"]
+    assert {(g["tool"], g["tier"]) for g in gaps} == {("codex", "read+write"), ("claude", "read+shell"), ("gemini", "read+shell")}
+    assert next(g for g in gaps if g["tool"] == "codex")["agents"] == ["refactor", "technical-writer"]

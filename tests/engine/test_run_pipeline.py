@@ -230,3 +230,16 @@ def test_an_error_outside_the_ladder_fails_the_task_instead_of_leaving_it_runnin
     assert cli("run").code == 2
     t = plan(project).task("1")
     assert t.status == "failed" and t.result.startswith("git broke. Fix: repair it.") and t.pid is None
+
+
+def test_a_read_write_task_goes_to_a_cli_that_can_forbid_the_shell(cli, project, runenv):
+    # technical-writer is read+write: codex would run it with the shell (workspace-write).
+    write_plan(cli, project, [task(1, agent="technical-writer", files=["docs/a.md"], validation="test -f docs/a.md"),
+                              task(2, agent="technical-writer", files=["docs/b.md"], validation="test -f docs/b.md",
+                                   tool="codex")], hub="gemini")
+    runenv.script("claude", [step("docs/a.md")])
+    runenv.script("codex", [step("docs/b.md")])
+    assert cli("run").code == 0
+    assert plan(project).task("1").tool == "claude"  # routed away from codex
+    assert plan(project).task("2").tool == "codex"  # named by the plan: kept
+    assert len(runenv.runs("claude")) == 1 and len(runenv.runs("codex")) == 1

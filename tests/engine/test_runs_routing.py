@@ -97,3 +97,31 @@ def test_routing_with_no_cli_installed_names_the_fix():
     with pytest.raises(SpokeError) as info:
         route("code", {"sim"}, None)
     assert "npm install -g" in info.value.fix and "--tool sim" in info.value.fix
+
+
+@pytest.mark.parametrize(
+    "specialist,installed,hub,tier,expected",
+    [
+        # codex cannot forbid the shell in read+write: another CLI takes such a task,
+        ("code", {"claude", "gemini", "codex"}, None, "read+write", "claude"),
+        ("code", {"claude", "gemini", "codex"}, "claude", "read+write", "gemini"),
+        # even the hub, which enforces the tier,
+        ("code", {"gemini", "codex"}, "gemini", "read+write", "gemini"),
+        # and codex only when it is the only CLI.
+        ("code", {"codex"}, None, "read+write", "codex"),
+        # claude and gemini cannot forbid writes in read+shell; codex's read-only sandbox can.
+        ("research", {"claude", "gemini", "codex"}, None, "read+shell", "codex"),
+        # Tiers every CLI enforces keep the specialist's order.
+        ("code", {"claude", "gemini", "codex"}, None, "full", "codex"),
+        ("review", {"claude", "gemini", "codex"}, None, "read-only", "gemini"),
+    ],
+)
+def test_routing_prefers_a_cli_that_enforces_the_tier(specialist, installed, hub, tier, expected):
+    assert route(specialist, installed, hub, tier) == expected
+
+
+def test_the_plan_s_tool_wins_over_the_tier_preference():
+    from maestro.engine.routing import choose
+
+    assert choose("codex", "code", {"claude", "codex"}, None, tier="read+write") == "codex"
+    assert choose(None, "code", {"claude", "codex"}, None, tier="read+write") == "claude"

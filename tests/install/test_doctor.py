@@ -98,6 +98,16 @@ def test_old_codex(tmp_path, version, old):
         assert "--full-auto" in found.detail and "@openai/codex@latest" in found.fix
 
 
+def test_codex_read_write_gap_is_reported_when_codex_is_installed(tmp_path):
+    hosts = {c.name: c for c in doctor.examine(situation(tmp_path)) if c.area == "hosts"}
+    gap = hosts["codex read+write"]
+    assert gap.level == "info" and "the shell cannot be forbidden" in gap.detail
+    assert "routes read+write tasks without a Tool to claude or gemini" in gap.fix
+    assert hosts["claude read+shell"].fix.startswith("`maestro run` routes read+shell tasks without a Tool to codex")
+    without = situation(tmp_path, available={"claude": Availability("claude", "/x/claude", "2.1.197")})
+    assert "codex read+write" not in {c.name for c in doctor.examine(without)}
+
+
 def test_claudecode_set(tmp_path):
     found = pitfalls(situation(tmp_path, env={"CLAUDECODE": "1"}))["CLAUDECODE set"]
     assert "env -u CLAUDECODE" in found.fix
