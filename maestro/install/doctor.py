@@ -32,7 +32,7 @@ LEVELS = ("ok", "info", "warn", "fail")
 
 @dataclass
 class Check:
-    area: str  # hosts | installs | pitfalls
+    area: str  # hosts | installs | hubs | pitfalls
     name: str
     level: str
     detail: str
@@ -138,6 +138,32 @@ def install_checks(s: Situation) -> list[Check]:
     return checks
 
 
+def hub_checks(s: Situation) -> list[Check]:
+    """Per installed host: can `/maestro:run` (Codex: `$maestro run`) drive a run to its
+    end from it as configured, and the line to use or to fix it."""
+    run_files: dict[str, str | None] = {}
+    for path in (s.project_manifest, user_state_dir(s.env) / MANIFEST_NAME):
+        try:
+            installs = manifests.load(path).installs
+        except InstallError:
+            continue  # install_checks reports a broken manifest
+        for item in installs:
+            root = s.project_root if item.root == "." else Path(item.root)
+            found = next((r.path for r in item.files if Path(r.path).stem == "run" and "skills" not in r.path), None)
+            try:
+                text = read_text(inside(root, found)) if found else None
+            except (InstallError, OSError):
+                text = None
+            if text is not None or item.host not in run_files:
+                run_files[item.host] = text
+    checks = []
+    for name, run_file in run_files.items():
+        host = HOSTS[name]
+        mode = host.hub_mode(s.env, s.project_root, run_file)
+        checks.append(Check("hubs", name, "ok" if mode.ready else "warn", f"{host.title}: {mode.detail}", mode.fix))
+    return checks
+
+
 def _json(path: Path) -> Any:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
@@ -228,7 +254,7 @@ PITFALLS: tuple[Callable[[Situation], Check | None], ...] = (_bypass_as_root, _g
 
 
 def examine(s: Situation) -> list[Check]:
-    checks = host_checks(s) + install_checks(s)
+    checks = host_checks(s) + install_checks(s) + hub_checks(s)
     found = [c for c in (p(s) for p in PITFALLS) if c is not None]
     return checks + (found or [Check("pitfalls", "pitfalls", "ok", "none of the known pitfalls found.")])
 
@@ -247,7 +273,7 @@ def to_data(checks: list[Check]) -> dict[str, Any]:
 
 def to_text(checks: list[Check]) -> str:
     lines = []
-    for area in ("hosts", "installs", "pitfalls"):
+    for area in ("hosts", "installs", "hubs", "pitfalls"):
         lines.append(f"{area}:")
         for check in (c for c in checks if c.area == area):
             lines.append(f"  [{check.level}] {check.name}: {check.detail}")

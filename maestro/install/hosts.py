@@ -18,6 +18,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from maestro import __version__
 from maestro.errors import InstallError
@@ -139,6 +140,26 @@ class Host:
         it; None when it does not (or the host confines nothing Maestro needs)."""
         return None
 
+    def hub_mode(self, env: Mapping[str, str], project: Path, run_file: str | None) -> HubMode:
+        """Whether ``/maestro:run`` can drive a run to its end from this host as
+        configured, and the line to use or to fix it (docs/hosts.md, "Each host as the
+        hub"). ``run_file``: the installed run command, as it is on disk now."""
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class HubMode:
+    ready: bool
+    detail: str  # the mode that works and the line to use
+    fix: str | None = None
+
+
+def _json_or_empty(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+
 
 class ClaudeHost(Host):
     name = "claude"
@@ -156,14 +177,24 @@ class ClaudeHost(Host):
         lines = ["---", f"description: {_yaml_scalar(source.description)}"]
         if source.argument_hint:
             lines.append(f"argument-hint: {_yaml_scalar(source.argument_hint)}")
-        # Pre-approve Maestro's own CLI so a run's wait loop does not ask every time.
-        lines.append(f"allowed-tools: {_yaml_scalar(f'Bash({opts.invocation}:*)')}")
+        # Pre-approve Maestro's own CLI so a run's wait loop does not ask every time: as
+        # the file names it, and as a model may type it anyway (a bare `maestro`).
+        rules = dict.fromkeys([f"Bash({opts.invocation}:*)", "Bash(maestro:*)"])
+        lines.append(f"allowed-tools: {_yaml_scalar(', '.join(rules))}")
         # Not listed to the model every session (it would cost each description's
         # tokens); the user invokes the command, the stub tells the model it exists.
         lines.append("disable-model-invocation: true")
         return "\n".join([*lines, "---", ""]) + self.body(source, opts)
 
     forms = ("files", "plugin")
+
+    def hub_mode(self, env: Mapping[str, str], project: Path, run_file: str | None) -> HubMode:
+        if run_file is not None and "Bash(maestro:*)" not in run_file:
+            return HubMode(False, "the installed commands pre-approve only the path they name: a model typing a bare "
+                                  "`maestro` is denied headless and asked interactive.",
+                           "run `maestro install --host claude` again (same scope) to pre-approve both.")
+        return HubMode(True, "default mode, headless (`claude -p \"/maestro:run\"`) and interactive: the command "
+                             "files pre-approve Maestro's path and a bare `maestro`; no prompt.")
 
     def form_files(self, form: str, scope: str, opts: RenderOptions) -> list[RenderedFile]:
         return self.plugin_files(opts) if form == "plugin" else self.files(scope, opts)
@@ -197,6 +228,24 @@ class GeminiHost(Host):
                 f"prompt = {_toml_string(prompt, multiline=True)}\n")
 
     forms = ("files", "extension")
+    # Settings that take the shell tool away from the model altogether.
+    EXCLUDES = (("tools", "exclude"), ("excludeTools",))
+
+    def hub_mode(self, env: Mapping[str, str], project: Path, run_file: str | None) -> HubMode:
+        for path in (user_home(env) / ".gemini" / "settings.json", project / ".gemini" / "settings.json"):
+            data = _json_or_empty(path)
+            for keys in self.EXCLUDES:
+                value: Any = data
+                for key in keys:
+                    value = value.get(key, {}) if isinstance(value, dict) else {}
+                if isinstance(value, list) and any(str(v).startswith("run_shell_command") for v in value):
+                    return HubMode(False, f"{path} excludes run_shell_command: the model cannot run `maestro`.",
+                                   f"remove run_shell_command from {'.'.join(keys)} in {path}.")
+        from maestro.install.invocation import resolve
+
+        return HubMode(True, "interactive: one \"Allow for this session\" approval; headless: "
+                             f"`gemini -p \"/maestro:run\" --allowed-tools \"run_shell_command({resolve()})\"` "
+                             "(or `-y`): headless default offers the model no shell tool.")
 
     def form_files(self, form: str, scope: str, opts: RenderOptions) -> list[RenderedFile]:
         return self.extension_files(opts) if form == "extension" else self.files(scope, opts)
@@ -257,6 +306,21 @@ class CodexHost(Host):
             return None  # danger-full-access: the machine's own namespaces
         return Sandbox(self.title, read_only=profile == ":read-only", network=not no_network,
                        keeps_detached=False, fix=self.FULL_ACCESS)
+
+    def hub_mode(self, env: Mapping[str, str], project: Path, run_file: str | None) -> HubMode:
+        import tomllib
+
+        config = codex_home(env) / "config.toml"
+        try:
+            mode = tomllib.loads(config.read_text(encoding="utf-8")).get("sandbox_mode")
+        except (OSError, ValueError):
+            mode = None
+        if mode == "danger-full-access":
+            return HubMode(True, f"{config} sets sandbox_mode = \"danger-full-access\": `$maestro run` works.")
+        return HubMode(False, f"Codex's {mode or 'default (read-only)'} sandbox cannot run `$maestro run` (no writes "
+                              "or no network, and a detached engine dies with its command): Maestro refuses it.",
+                       "use `codex --sandbox danger-full-access` (`codex exec -s danger-full-access \"$maestro run\"`), "
+                       f"or set sandbox_mode = \"danger-full-access\" in {config}.")
 
     def listed(self, opts: RenderOptions) -> list[Listed]:
         source = load_skill(ROUTER_SKILL)

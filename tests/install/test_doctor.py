@@ -1,6 +1,7 @@
 """`maestro doctor`: hosts, installs and pitfalls, each finding with its fix."""
 
 import json
+import os
 import stat
 from pathlib import Path
 
@@ -167,3 +168,35 @@ def test_doctor_reports_a_broken_block(cli, project, tmp_path, monkeypatch):
     res = cli("doctor", "--json")
     broken = [c for c in json.loads(res.out)["data"]["checks"] if "no end marker" in c["detail"]]
     assert broken and broken[0]["level"] == "fail" and res.code == 1
+
+
+def hubs(cli) -> dict[str, dict]:
+    return {c["name"]: c for c in json.loads(cli("doctor", "--json").out)["data"]["checks"] if c["area"] == "hubs"}
+
+
+def test_doctor_says_per_installed_host_whether_its_hub_mode_is_ready(cli, project, tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", f"{fake_bin(tmp_path, PINNED)}:/usr/bin:/bin")
+    assert cli("install", "--host", "all").code == 0
+    found = hubs(cli)
+    assert set(found) == {"claude", "gemini", "codex"}
+    assert found["claude"]["level"] == "ok" and "headless" in found["claude"]["detail"]
+    assert found["gemini"]["level"] == "ok" and "--allowed-tools \"run_shell_command(" in found["gemini"]["detail"]
+    codex = found["codex"]
+    assert codex["level"] == "warn" and "--sandbox danger-full-access" in codex["fix"]
+    config = Path(os.environ["HOME"]) / ".codex" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text('sandbox_mode = "danger-full-access"\n')
+    assert hubs(cli)["codex"]["level"] == "ok"
+
+
+def test_doctor_names_the_fix_when_a_hub_mode_cannot_work(cli, project, tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", f"{fake_bin(tmp_path, PINNED)}:/usr/bin:/bin")
+    assert cli("install", "--host", "claude").code == 0 and cli("install", "--host", "gemini").code == 0
+    run = project / ".claude/commands/maestro/run.md"
+    run.write_text(run.read_text().replace(", Bash(maestro:*)", ""))  # as an older Maestro wrote it
+    settings = project / ".gemini/settings.json"
+    settings.write_text(json.dumps({"tools": {"exclude": ["run_shell_command"]}}))
+    found = hubs(cli)
+    assert found["claude"]["level"] == "warn" and "maestro install --host claude" in found["claude"]["fix"]
+    assert found["gemini"]["level"] == "warn" and "tools.exclude" in found["gemini"]["fix"]
+    assert "hubs:" in cli("doctor").out

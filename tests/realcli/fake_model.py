@@ -135,7 +135,8 @@ def _handler(model: FakeModel) -> type[BaseHTTPRequestHandler]:
                 answer = "done: " + _anthropic_last_tool_result(body)[:2000]
             usage = {"input_tokens": 100, "output_tokens": 7}
             if isinstance(answer, ToolCall):
-                block: dict[str, Any] = {"type": "tool_use", "id": "toolu_fake1", "name": "Bash", "input": {}}
+                block: dict[str, Any] = {"type": "tool_use", "id": f"toolu_fake{_call_number(body)}", "name": "Bash",
+                                         "input": {}}
                 delta = {"type": "input_json_delta", "partial_json": json.dumps({"command": answer.command, "description": "run"})}
                 stop = "tool_use"
             else:
@@ -184,7 +185,8 @@ def _handler(model: FakeModel) -> type[BaseHTTPRequestHandler]:
             if isinstance(answer, ToolCall) and _openai_last_command(body) == answer.command:
                 answer = "done: " + _openai_last_tool_result(body)[:2000]
             if isinstance(answer, ToolCall):
-                item: dict[str, Any] = {"type": "function_call", "id": "fc_fake1", "call_id": "call_fake1",
+                item: dict[str, Any] = {"type": "function_call", "id": f"fc_fake{_call_number(body)}",
+                                        "call_id": f"call_fake{_call_number(body)}",
                                         "name": "exec_command", "arguments": json.dumps({"cmd": answer.command}),
                                         "status": "completed"}
             else:
@@ -207,6 +209,14 @@ def _handler(model: FakeModel) -> type[BaseHTTPRequestHandler]:
             self._sse(events)
 
     return Handler
+
+
+def _call_number(body: Any) -> int:
+    """1 + the tool calls already in the conversation: each call gets its own id (a host
+    keeps one result per id, so a repeated id would drop the earlier exchange)."""
+    blocks = _anthropic_blocks(body) if isinstance(body, dict) and "messages" in body else []
+    items = _openai_items(body) if isinstance(body, dict) and "input" in body else []
+    return 1 + sum(b.get("type") == "tool_use" for b in blocks) + sum(i.get("type") == "function_call" for i in items)
 
 
 def _has_user_turn(body: Any) -> bool:
@@ -275,6 +285,25 @@ def _openai_last_tool_result(body: Any) -> str:
     results = [i for i in _openai_items(body) if i.get("type") == "function_call_output"]
     output = results[-1].get("output")
     return output if isinstance(output, str) else json.dumps(output)
+
+
+def tool_results(api: str, body: Any) -> list[str]:
+    """The outputs of the tool calls the host has answered so far, in order, for a reply
+    that plays a model through several calls (api: anthropic, gemini or openai)."""
+    if not isinstance(body, dict):
+        return []
+    if api == "anthropic":
+        found = []
+        for block in _anthropic_blocks(body):
+            if block.get("type") == "tool_result":
+                content = block.get("content")
+                parts = content if isinstance(content, list) else [{"text": str(content)}]
+                found.append("".join(p.get("text", "") for p in parts if isinstance(p, dict)))
+        return found
+    if api == "gemini":
+        return [json.dumps(p["functionResponse"].get("response")) for p in _gemini_parts(body) if "functionResponse" in p]
+    outputs = [i.get("output") for i in _openai_items(body) if i.get("type") == "function_call_output"]
+    return [o if isinstance(o, str) else json.dumps(o) for o in outputs]
 
 
 if __name__ == "__main__":  # a server for poking at the CLIs by hand
