@@ -114,6 +114,17 @@ def test_a_spoke_gets_the_users_git_environment_not_the_hubs(monkeypatch):
     spoke = get_spoke("codex")
     env = spoke.spoke_env(_request())
     assert "GIT_CONFIG_COUNT" not in env and "GIT_CONFIG_GLOBAL" not in env and env["MAESTRO_SPOKE"] == "1"
+    assert "GEMINI_CLI" not in env and "PAGER" not in env  # the rest of what Gemini's shell tool set
+
+
+def test_a_spoke_started_from_codex_does_not_inherit_codexs_markers(monkeypatch):
+    from maestro.spokes.registry import get_spoke
+
+    for key, value in {"CODEX_CI": "1", "CODEX_THREAD_ID": "t", "GIT_PAGER": "cat", "CODEX_HOME": "/c"}.items():
+        monkeypatch.setenv(key, value)
+    env = get_spoke("gemini").spoke_env(_request())
+    assert "CODEX_CI" not in env and "CODEX_THREAD_ID" not in env and "GIT_PAGER" not in env
+    assert env["CODEX_HOME"] == "/c"  # the user's own setting
 
 
 def _request():

@@ -216,9 +216,12 @@ class Spoke:
             )
 
     def spoke_env(self, req: DispatchRequest, base_env: dict[str, str] | None = None) -> dict[str, str]:
-        """The caller's environment minus nested-host markers and the git settings a hub's
-        shell tool injected (see maestro.git), plus the spoke marker."""
-        env = clean_git_env(os.environ if base_env is None else base_env)
+        """The caller's environment as the user had it (minus what a hub's shell tool
+        injected: its variables, its git settings, see maestro.git) and minus nested-host
+        markers, plus the spoke marker."""
+        from maestro.install.hosts import user_env
+
+        env = clean_git_env(user_env(os.environ if base_env is None else base_env))
         for key in NESTED_HOST_VARS:
             env.pop(key, None)
         env[SPOKE_MARKER] = "1"
