@@ -73,6 +73,8 @@ TIER_MODE: dict[str, str | None] = {"read-only": None, "read+shell": "yolo", "re
 #   "Attempt 1 failed: Resource has been exhausted (e.g. check quota)." (a quota error
 #   with a suggested delay; "Retrying after 5392ms..." follows on the next line)
 #   "Attempt 1 failed. Retrying with backoff... Error: exception TypeError: fetch failed"
+# With model "auto" the first call is the router's (a flash-lite model), retried the
+# same way: its notice stops the spoke too, as the main call would meet the same API.
 RETRY_NOTICE = re.compile(r"^Attempt \d+ failed(?: with status (?P<status>\d{3}))?(?P<rest>[.:].*)$")
 
 # Exit codes of gemini's fatal errors (HOSTS.md section 2).
