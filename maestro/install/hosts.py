@@ -241,6 +241,27 @@ class GeminiHost(Host):
     # Settings that take the shell tool away from the model altogether.
     EXCLUDES = (("tools", "exclude"), ("excludeTools",))
 
+    def files(self, scope: str, opts: RenderOptions) -> list[RenderedFile]:
+        files = super().files(scope, opts)
+        if scope == "user":
+            files.append(RenderedFile(self.POLICY, self.policy(opts)))
+        return files
+
+    # Headless Gemini offers the model no shell tool unless a policy allows it: a user
+    # policy file does (verified with 0.61; a project's .gemini/policies is not read
+    # before the folder's policies are acknowledged), so the user-scope install writes one.
+    POLICY = "policies/maestro.toml"
+
+    def policy(self, opts: RenderOptions) -> str:
+        prefixes = list(dict.fromkeys([opts.invocation, "maestro"]))
+        return ("# Written by `maestro install --host gemini --scope user`: Gemini CLI may run Maestro's own\n"
+                "# commands (a run is followed with many calls), headless too. Nothing else is allowed.\n"
+                "[[rule]]\n"
+                'toolName = "run_shell_command"\n'
+                f"commandPrefix = [{', '.join(_toml_string(p) for p in prefixes)}]\n"
+                'decision = "allow"\n'
+                "priority = 500\n")
+
     def hub_mode(self, env: Mapping[str, str], project: Path, run_file: str | None) -> HubMode:
         for path in (user_home(env) / ".gemini" / "settings.json", project / ".gemini" / "settings.json"):
             data = _json_or_empty(path)
@@ -253,9 +274,13 @@ class GeminiHost(Host):
                                    f"remove run_shell_command from {'.'.join(keys)} in {path}.")
         from maestro.install.invocation import resolve
 
+        if (user_home(env) / ".gemini" / self.POLICY).is_file():
+            return HubMode(True, "interactive and headless (`gemini -p \"/maestro:run\"`): the user policy "
+                                 f"~/.gemini/{self.POLICY} allows Maestro's commands.")
         return HubMode(True, "interactive: one \"Allow for this session\" approval; headless: "
                              f"`gemini -p \"/maestro:run\" --allowed-tools \"run_shell_command({resolve()})\"` "
-                             "(or `-y`): headless default offers the model no shell tool.")
+                             "(or `-y`), or `maestro install --host gemini --scope user`, whose policy allows "
+                             "Maestro's commands: headless default offers the model no shell tool.")
 
     def form_files(self, form: str, scope: str, opts: RenderOptions) -> list[RenderedFile]:
         return self.extension_files(opts) if form == "extension" else self.files(scope, opts)

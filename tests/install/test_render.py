@@ -40,7 +40,7 @@ def test_file_layout_per_host():
     gemini = [f.path for f in HOSTS["gemini"].files("user", OPTS)]
     codex = [f.path for f in HOSTS["codex"].files("project", OPTS)]
     assert claude == [f".claude/commands/maestro/{v}.md" for v in VERBS]
-    assert gemini == [f"commands/maestro/{v}.toml" for v in VERBS]
+    assert gemini == [*(f"commands/maestro/{v}.toml" for v in VERBS), "policies/maestro.toml"]
     assert codex == [".agents/skills/maestro/SKILL.md", *[f".agents/skills/maestro/verbs/{v}.md" for v in VERBS]]
 
 
@@ -56,6 +56,12 @@ def test_claude_command_frontmatter(verb):
     assert "{{args}}" not in body and "$HUB" not in body
     if verb != "status":
         assert "$ARGUMENTS" in body and meta["argument-hint"]
+
+
+def test_gemini_user_policy_allows_maestros_own_commands_only():
+    data = tomllib.loads(rendered("gemini", "files", "user", "policies/maestro.toml"))
+    assert data == {"rule": [{"toolName": "run_shell_command", "commandPrefix": [shlex.join([FIXED_INVOCATION]), "maestro"],
+                              "decision": "allow", "priority": 500}]}
 
 
 @pytest.mark.parametrize("verb", VERBS)

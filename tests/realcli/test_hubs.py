@@ -170,13 +170,16 @@ def test_claude_code_allows_a_bare_maestro_too(cli, hub_project, temp_home):
     assert_followed_to_the_end(hub, hub_project)
 
 
-@pytest.mark.parametrize("mode", ["allow-rule", "yolo"])
+@pytest.mark.parametrize("mode", ["user-policy", "allow-rule", "yolo"])
 def test_gemini_headless_drives_the_run_in_its_documented_modes(cli, hub_project, temp_home, mode):
-    """Its shell tool injects git configuration (an empty diff.external among it): the
-    run's receipts still measure every task."""
+    """Default mode with the user-scope install (its policy file allows Maestro's
+    commands), or a project install with --allowed-tools or -y. Its shell tool injects
+    git configuration (an empty diff.external among it): the receipts still measure
+    every task."""
     gemini = needs("gemini")
-    assert cli("install", "--host", "gemini").code == 0
-    flags = ["-y"] if mode == "yolo" else ["--allowed-tools", f"run_shell_command({invocation.resolve()})"]
+    scope = "user" if mode == "user-policy" else "project"
+    assert cli("install", "--host", "gemini", "--scope", scope).code == 0
+    flags = {"yolo": ["-y"], "allow-rule": ["--allowed-tools", f"run_shell_command({invocation.resolve()})"]}.get(mode, [])
     hub = Hub()
     with FakeModel(reply=hub) as fake:
         env = {**hostenv.gemini_env(temp_home, fake.url, shell_path()), **SIM_DELAY}
