@@ -134,14 +134,14 @@ def test_every_registry_capability_is_in_the_vector():
 
 
 def test_a_command_added_to_the_registry_appears_without_renderer_changes(monkeypatch):
-    extra = CommandSpec("mail", "maestro.cli.mail", "Send a message.", 'maestro mail send --to <id> "<text>"', "office", "can_report_task_level")
+    extra = CommandSpec("memo", "maestro.cli.memo", "Leave a memo.", 'maestro memo --to <id> "<text>"', "office", "can_report_task_level")
     monkeypatch.setattr(registry, "COMMANDS", COMMANDS + (extra,))
     text = render_system_prompt(Manifest(mode="coordinated-worker"))
     group = ET.fromstring(text).find("commands/group[@name='office']")
     assert group is not None
-    assert group.find("command").get("syntax") == 'maestro mail send --to <id> "<text>"'
+    assert group.find("command[@name='memo']").get("syntax") == 'maestro memo --to <id> "<text>"'
     restricted = Manifest(mode="coordinated-worker", restrict=("can_report_task_level",))
-    assert "mail" not in [spec.name for spec in enabled_commands(restricted)]
+    assert "memo" not in [spec.name for spec in enabled_commands(restricted)]
 
 
 @pytest.mark.parametrize("mode", ["coordinator", "coordinated-coordinator"])

@@ -1,0 +1,396 @@
+"""The mailbox: messages between sessions, with receipts, threads and priorities.
+
+Stored in one SQLite database, ``.ai/maestro/mail/mail.db`` (standard library
+``sqlite3``, WAL journal): a send is one transaction inserting the message and one
+delivery row per recipient, so a message is whole in every inbox or in none, and is
+never delivered twice; marking read is one ``UPDATE ... RETURNING`` on unread rows, so
+two readers of one inbox never both get the same message as new. The inbox query is
+indexed, which keeps ``mail inbox`` fast with tens of thousands of messages stored.
+
+Files in ``mail/bell/`` are doorbells: after a send commits, each recipient's bell file
+is rewritten, and ``mail wait`` (``bus.waiting``) watches only its own bell with inotify.
+
+A row whose values do not parse (a hand-edited or damaged database) is reported by
+``inbox`` as garbled, never crashes it.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import closing, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from maestro import clock
+from maestro.errors import MaestroError, NotFound
+from maestro.paths import ProjectPaths
+
+SCHEMA_VERSION = 1
+TYPES = ("directive", "query", "status_update", "blocked", "answer", "notification")
+PRIORITIES = ("critical", "high", "normal", "low")
+BUSY_TIMEOUT_MS = 30_000
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS mail (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    thread INTEGER NOT NULL,
+    reply_to INTEGER,
+    sender TEXT NOT NULL,
+    type TEXT NOT NULL,
+    priority TEXT NOT NULL,
+    subject TEXT NOT NULL,
+    body TEXT NOT NULL,
+    created TEXT NOT NULL,
+    created_ns INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS delivery (
+    mail INTEGER NOT NULL REFERENCES mail(id),
+    recipient TEXT NOT NULL,
+    delivered TEXT NOT NULL,
+    read_at TEXT,
+    read_by TEXT,
+    PRIMARY KEY (mail, recipient)
+);
+CREATE INDEX IF NOT EXISTS delivery_inbox ON delivery (recipient, read_at);
+CREATE INDEX IF NOT EXISTS mail_thread ON mail (thread);
+"""
+
+
+def addressed_to(session_id: str) -> tuple[str, list[str]]:
+    """The SQL condition on ``d.recipient`` for a session's inbox. The person (``user``)
+    also reads what is addressed to the runs: a run's engine reads no mail, and the hub
+    at the person's shell answers for it."""
+    if session_id == "user":
+        return "(d.recipient = 'user' OR d.recipient GLOB 'run-*')", []
+    return "d.recipient = ?", [session_id]
+
+
+def reads_for(session_id: str, recipient: str) -> bool:
+    """Does ``session_id``'s inbox hold mail addressed to ``recipient``?"""
+    return recipient == session_id or (session_id == "user" and recipient.startswith("run-"))
+
+
+def mail_id(number: int) -> str:
+    return f"m{number}"
+
+
+def parse_mail_id(text: str) -> int:
+    raw = text.strip().lower().removeprefix("m")
+    if not raw.isdigit():
+        raise MaestroError(f"{text!r} is not a mail id.", "give one as `mail inbox` shows it, e.g. m12.")
+    return int(raw)
+
+
+@dataclass
+class Message:
+    id: int
+    thread: int
+    reply_to: int | None
+    sender: str
+    type: str
+    priority: str
+    subject: str
+    body: str
+    created: str
+    created_ns: int
+    to: list[str] = field(default_factory=list)
+    read_at: str | None = None  # for the inbox it is listed in
+    read_by: str | None = None
+    new: bool = False  # first shown to its reader by this call
+
+    @property
+    def rank(self) -> int:
+        return PRIORITIES.index(self.priority)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": mail_id(self.id), "thread": mail_id(self.thread),
+                "reply_to": mail_id(self.reply_to) if self.reply_to else None, "from": self.sender,
+                "to": self.to, "type": self.type, "priority": self.priority, "subject": self.subject,
+                "message": self.body, "created": self.created, "read_at": self.read_at,
+                "read_by": self.read_by, "new": self.new}
+
+
+@dataclass
+class Garbled:
+    """A stored row that does not parse: reported, skipped, never fatal."""
+
+    id: str
+    problem: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"id": self.id, "problem": self.problem}
+
+
+@dataclass
+class Receipt:
+    recipient: str
+    delivered: str
+    read_at: str | None
+    read_by: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"to": self.recipient, "delivered": self.delivered, "read_at": self.read_at, "read_by": self.read_by}
+
+
+def sort_key(message: Message) -> tuple[int, int, int]:
+    """Priority first (critical on top), then oldest first."""
+    return (message.rank, message.created_ns, message.id)
+
+
+_COLUMNS = "m.id, m.thread, m.reply_to, m.sender, m.type, m.priority, m.subject, m.body, m.created, m.created_ns"
+
+
+def _message(row: Sequence[Any]) -> Message | Garbled:
+    ident = row[0]
+    try:
+        number, thread, reply_to, sender, kind, priority, subject, body, created, created_ns = row[:10]
+        problems = []
+        if not isinstance(number, int) or not isinstance(thread, int):
+            problems.append("its id or thread is not a number")
+        if reply_to is not None and not isinstance(reply_to, int):
+            problems.append("its reply-to is not a number")
+        if kind not in TYPES:
+            problems.append(f"unknown type {kind!r}")
+        if priority not in PRIORITIES:
+            problems.append(f"unknown priority {priority!r}")
+        for name, value in (("sender", sender), ("subject", subject), ("body", body), ("time", created)):
+            if not isinstance(value, str):
+                problems.append(f"its {name} is not text")
+        if not isinstance(created_ns, int):
+            problems.append("its time stamp is not a number")
+        if problems:
+            return Garbled(mail_id(ident) if isinstance(ident, int) else repr(ident), "; ".join(problems))
+        return Message(number, thread, reply_to, sender, kind, priority, subject, body, created, created_ns)
+    except (ValueError, TypeError) as exc:
+        return Garbled(repr(ident), str(exc))
+
+
+class Mailbox:
+    """One project's mail store. Open per command; every method is its own transaction."""
+
+    def __init__(self, paths: ProjectPaths) -> None:
+        self.folder = paths.machine_dir / "mail"
+        self.path = self.folder / "mail.db"
+        self.bells = self.folder / "bell"
+
+    @contextmanager
+    def _db(self, *, write: bool = False) -> Iterator[sqlite3.Connection]:
+        if not write and not self.path.exists():
+            # Nothing was ever sent: an empty store, without creating one from a read.
+            conn = sqlite3.connect(":memory:", isolation_level=None)
+            conn.executescript(_SCHEMA)
+        else:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            try:
+                conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+                conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+                # WAL with synchronous=NORMAL: a commit is atomic and survives any process
+                # crash; only an OS crash or power loss may drop the last commits. Mail
+                # between processes that such a crash ends anyway is not worth an fsync
+                # per send and per read (which doubled wait's wake-up latency).
+                conn.execute("PRAGMA synchronous=NORMAL")
+                self._prepare(conn)
+            except sqlite3.DatabaseError as exc:
+                raise self._broken(exc) from None
+        try:
+            with closing(conn):
+                yield conn
+        except sqlite3.OperationalError as exc:
+            if "locked" in str(exc) or "busy" in str(exc):
+                raise MaestroError(f"the mail store {self.path} stayed busy for {BUSY_TIMEOUT_MS // 1000}s.",
+                                   "try again; if it persists, find the process holding it (`fuser`).") from None
+            raise self._broken(exc) from None
+        except sqlite3.DatabaseError as exc:
+            raise self._broken(exc) from None
+
+    def _broken(self, exc: Exception) -> MaestroError:
+        return MaestroError(f"the mail store cannot be read ({exc}).",
+                            f"move {self.path} aside (mail in it is lost to Maestro, not deleted) and retry.",
+                            file=self.path)
+
+    def _prepare(self, conn: sqlite3.Connection) -> None:
+        """Create or check the tables. The first process to open a new store creates
+        them inside one immediate transaction; the others wait for it and find them."""
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version == SCHEMA_VERSION:
+            return
+        if version > SCHEMA_VERSION:
+            raise MaestroError(f"the mail store is format {version}, newer than this Maestro reads.",
+                               "upgrade Maestro.", file=self.path)
+        conn.execute("PRAGMA journal_mode=WAL")  # persistent: readers never block the writer
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if conn.execute("PRAGMA user_version").fetchone()[0] == 0:
+                for statement in _SCHEMA.split(";"):
+                    if statement.strip():
+                        conn.execute(statement)
+                conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+
+    # -- sending -----------------------------------------------------------------------
+
+    def send(self, sender: str, recipients: Sequence[str], *, type: str, priority: str, subject: str,
+             body: str, thread: int | None = None, reply_to: int | None = None) -> Message:
+        if type not in TYPES:
+            raise MaestroError(f"unknown mail type {type!r}.", f"use one of: {', '.join(TYPES)}.")
+        if priority not in PRIORITIES:
+            raise MaestroError(f"unknown priority {priority!r}.", f"use one of: {', '.join(PRIORITIES)}.")
+        targets = list(dict.fromkeys(recipients))
+        if not targets:
+            raise MaestroError("the message has no recipient.", "name one with --to.")
+        now, now_ns = clock.iso(), time.time_ns()
+        with self._db(write=True) as conn:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                if thread is not None:
+                    thread = self._thread_of(conn, thread)
+                cursor = conn.execute(
+                    "INSERT INTO mail (thread, reply_to, sender, type, priority, subject, body, created, created_ns)"
+                    " VALUES (0, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (reply_to, sender, type, priority, subject, body, now, now_ns))
+                number = int(cursor.lastrowid or 0)
+                thread = thread if thread is not None else number
+                conn.execute("UPDATE mail SET thread = ? WHERE id = ?", (thread, number))
+                conn.executemany("INSERT INTO delivery (mail, recipient, delivered) VALUES (?, ?, ?)",
+                                 [(number, target, now) for target in targets])
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+        for target in targets:
+            self.ring(target)
+        return Message(number, thread, reply_to, sender, type, priority, subject, body, now, now_ns, to=targets)
+
+    def _thread_of(self, conn: sqlite3.Connection, number: int) -> int:
+        row = conn.execute("SELECT thread FROM mail WHERE id = ?", (number,)).fetchone()
+        if row is None:
+            raise NotFound(f"no mail {mail_id(number)} to thread onto.", "give a mail id that `mail inbox` shows.")
+        return int(row[0])
+
+    def bell(self, session_id: str) -> Path:
+        return self.bells / session_id
+
+    def ring(self, session_id: str) -> None:
+        """Rewrite the recipient's doorbell: the close-after-write wakes its watcher."""
+        self.bells.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.bell(session_id), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            os.write(fd, str(time.time_ns()).encode())
+        finally:
+            os.close(fd)
+
+    # -- reading -----------------------------------------------------------------------
+
+    def inbox(self, session_id: str, *, unread_only: bool = False, reader: str | None = None,
+              mark: bool = True) -> tuple[list[Message], list[Garbled]]:
+        """The session's mail, by priority then time. Unread messages are marked read by
+        ``reader`` (default the session) in the same transaction that selects them, and
+        come back with ``new=True``: to exactly one reader, whatever runs at once."""
+        reader = reader or session_id
+        mine, mine_args = addressed_to(session_id)
+        stored = self.path.exists()
+        with self._db(write=mark and stored) as conn:
+            conn.execute("BEGIN IMMEDIATE" if mark and stored else "BEGIN")
+            try:
+                claimed: set[int] = set()
+                if mark and stored:
+                    claimed = {row[0] for row in conn.execute(
+                        f"UPDATE delivery AS d SET read_at = ?, read_by = ? WHERE {mine} AND d.read_at IS NULL"
+                        " RETURNING mail", (clock.iso(), reader, *mine_args))}
+                where, args = mine, list[Any](mine_args)
+                if unread_only:
+                    chosen = f" OR d.mail IN ({','.join('?' * len(claimed))})" if claimed else ""
+                    where += f" AND (d.read_at IS NULL{chosen})"
+                    args += sorted(claimed)
+                rows = conn.execute(
+                    f"SELECT {_COLUMNS}, d.read_at, d.read_by, d.recipient FROM delivery d"
+                    f" JOIN mail m ON m.id = d.mail WHERE {where}", args).fetchall()
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+        messages, garbled = [], []
+        for row in rows:
+            parsed = _message(row)
+            if isinstance(parsed, Garbled):
+                garbled.append(parsed)
+                continue
+            parsed.read_at, parsed.read_by = row[10], row[11]
+            parsed.new = parsed.id in claimed or (not mark and row[10] is None)
+            parsed.to = [row[12]]
+            messages.append(parsed)
+        messages.sort(key=sort_key)
+        return messages, garbled
+
+    def unread_count(self, session_id: str) -> int:
+        if not self.path.exists():
+            return 0
+        with self._db() as conn:
+            mine, args = addressed_to(session_id)
+            row = conn.execute(f"SELECT count(*) FROM delivery d WHERE {mine} AND d.read_at IS NULL", args).fetchone()
+        return int(row[0])
+
+    def get(self, number: int) -> tuple[Message, list[Receipt]]:
+        with self._db() as conn:
+            row = conn.execute(f"SELECT {_COLUMNS} FROM mail m WHERE m.id = ?", (number,)).fetchone()
+            if row is None:
+                raise NotFound(f"no mail {mail_id(number)} in this project.", "`maestro mail inbox` lists yours.")
+            receipts = [Receipt(*r) for r in conn.execute(
+                "SELECT recipient, delivered, read_at, read_by FROM delivery WHERE mail = ? ORDER BY rowid", (number,))]
+        parsed = _message(row)
+        if isinstance(parsed, Garbled):
+            raise MaestroError(f"mail {parsed.id} is garbled: {parsed.problem}.",
+                               "ask its sender to send it again.", file=self.path)
+        parsed.to = [r.recipient for r in receipts]
+        return parsed, receipts
+
+    def mark_read(self, numbers: Sequence[int], session_id: str) -> set[int]:
+        """Mark these messages read in ``session_id``'s inbox; returns those newly read."""
+        if not numbers or not self.path.exists():
+            return set()
+        mine, args = addressed_to(session_id)
+        with self._db(write=True) as conn:
+            marks = ",".join("?" * len(numbers))
+            return {row[0] for row in conn.execute(
+                f"UPDATE delivery AS d SET read_at = ?, read_by = ? WHERE {mine} AND d.read_at IS NULL"
+                f" AND d.mail IN ({marks}) RETURNING mail", (clock.iso(), session_id, *args, *numbers))}
+
+    def thread(self, number: int) -> tuple[list[Message], list[Garbled]]:
+        with self._db() as conn:
+            row = conn.execute("SELECT thread FROM mail WHERE id = ?", (number,)).fetchone()
+            if row is None:
+                raise NotFound(f"no mail or thread {mail_id(number)} in this project.",
+                               "give a mail id that `mail inbox` shows.")
+            rows = conn.execute(f"SELECT {_COLUMNS} FROM mail m WHERE m.thread = ? ORDER BY m.created_ns, m.id",
+                                (row[0],)).fetchall()
+            recipients: dict[int, list[str]] = {}
+            for mail, recipient in conn.execute(
+                    "SELECT d.mail, d.recipient FROM delivery d JOIN mail m ON m.id = d.mail WHERE m.thread = ?",
+                    (row[0],)):
+                recipients.setdefault(mail, []).append(recipient)
+        messages, garbled = [], []
+        for item in rows:
+            parsed = _message(item)
+            if isinstance(parsed, Garbled):
+                garbled.append(parsed)
+            else:
+                parsed.to = recipients.get(parsed.id, [])
+                messages.append(parsed)
+        return messages, garbled
+
+
+def pending(paths: ProjectPaths, session_id: str, types: Sequence[str] = ("query", "blocked")) -> list[Message]:
+    """Unread messages of these types addressed to ``session_id``, without marking them:
+    what the run's ``maestro wait`` shows the hub (a worker's question or blocker)."""
+    messages, _ = Mailbox(paths).inbox(session_id, unread_only=True, mark=False)
+    return [m for m in messages if m.type in types]

@@ -1,0 +1,420 @@
+"""Sessions: every dispatch, every run, and the person at a shell (``user``).
+
+``.ai/maestro/sessions/<id>/`` holds ``manifest.json`` (schema in ``bus.schema``),
+``alive.lock`` (held while the session's process lives: ``bus.liveness``) and
+``edit.lock`` (around read-modify-write of the manifest). A session's identity comes from
+the environment (``MAESTRO_SESSION_ID``; unset means the person, ``user``), so the same
+commands work in a spoke's shell, in its worktree or a subfolder, with no flags.
+
+The engine calls ``start_run_session``, ``create_worker_session``, ``attach_process``,
+``spoke_env`` and ``end_session`` (docs/architecture.md, "bus").
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import signal
+import time
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from maestro import clock
+from maestro.bus import schema
+from maestro.bus.liveness import Lease, ProcessMark, lock_held
+from maestro.errors import MaestroError, NotFound
+from maestro.fsutil import atomic_write, file_lock
+from maestro.paths import ProjectPaths
+
+USER = "user"
+SESSION_VAR = "MAESTRO_SESSION_ID"
+COORDINATOR_VAR = "MAESTRO_COORDINATOR_SESSION_ID"
+STOP_GRACE_S = 3.0
+_ID = re.compile(schema.ID_PATTERN)
+
+
+def check_id(session_id: str, what: str = "session id") -> str:
+    if not _ID.match(session_id):
+        raise MaestroError(f"{what} {session_id!r} is not a session id.",
+                           "use letters, digits, '.', '_' and '-' (as `maestro session list` shows them).")
+    return session_id
+
+
+def current_id(env: Mapping[str, str]) -> str:
+    """The calling session: ``MAESTRO_SESSION_ID``, or ``user`` for a person at a shell."""
+    value = env.get(SESSION_VAR, "").strip()
+    return check_id(value, SESSION_VAR) if value else USER
+
+
+def new_id(prefix: str) -> str:
+    return f"{prefix}-{secrets.token_hex(3)}"
+
+
+def resolve_mode(mode: str, strategy: str | None, coordinator: str | None, tier: str | None) -> tuple[Any, list[str]]:
+    """The four-mode manifest (``prompts.manifest``) for these values, the capabilities
+    derived once from mode, strategy and tier. ``execute``/``coordinate`` are accepted and
+    mapped (coordinated when a coordinator is named), with a deprecation note."""
+    from maestro.agents.tiers import TIERS
+    from maestro.prompts.manifest import load_manifest
+
+    if tier is not None and tier not in TIERS:
+        raise MaestroError(f"unknown tier {tier!r}.", f"use one of: {', '.join(TIERS)}.")
+    shell = tier is None or tier in ("read+shell", "full")
+    data = {"mode": mode, "strategy": strategy, "coordinator_session_id": coordinator, "shell": shell}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        manifest = load_manifest({k: v for k, v in data.items() if v is not None})
+    coordinated = manifest.mode.startswith("coordinated-")
+    if coordinated and not coordinator:
+        raise MaestroError(f"a {manifest.mode} needs a coordinator session.",
+                           f"name it, or use mode {manifest.mode.removeprefix('coordinated-')}.")
+    if coordinator and not coordinated:
+        raise MaestroError(f"a {manifest.mode} has no coordinator, but {coordinator!r} was named.",
+                           f"use mode coordinated-{manifest.mode}.")
+    return manifest, list(manifest.warnings)
+
+
+@dataclass
+class Session:
+    """One manifest as read, with the liveness seen at that moment."""
+
+    data: dict[str, Any]
+    alive: bool
+
+    @property
+    def id(self) -> str:
+        return str(self.data["id"])
+
+    @property
+    def mode(self) -> str:
+        return str(self.data["mode"])
+
+    @property
+    def recorded_status(self) -> str:
+        return str(self.data["status"])
+
+    @property
+    def status(self) -> str:
+        """What the session is doing: a working or idle session whose process is gone is dead."""
+        status = self.recorded_status
+        return "dead" if status not in schema.ENDED and not self.alive else status
+
+    @property
+    def coordinator(self) -> str | None:
+        return self.data.get("coordinator_session_id")
+
+    @property
+    def parent(self) -> str | None:
+        return self.data.get("parent_session_id")
+
+    @property
+    def task_ids(self) -> list[str]:
+        return list(self.data.get("task_ids") or [])
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.data, "status": self.status, "recorded_status": self.recorded_status, "alive": self.alive}
+
+
+def user_session() -> Session:
+    """The person at a shell: no manifest, never dead, coordinator of what it starts."""
+    data = {"format_version": schema.FORMAT_VERSION, "id": USER, "mode": "coordinator", "strategy": "default",
+            "capabilities": {}, "status": "idle", "created": "", "coordinator_session_id": None,
+            "parent_session_id": None, "task_ids": []}
+    return Session(data, True)
+
+
+class SessionStore:
+    def __init__(self, paths: ProjectPaths) -> None:
+        self.paths = paths
+        self.root = paths.machine_dir / "sessions"
+
+    def folder(self, session_id: str) -> Path:
+        return self.root / check_id(session_id)
+
+    def manifest_path(self, session_id: str) -> Path:
+        return self.folder(session_id) / "manifest.json"
+
+    def alive_lock(self, session_id: str) -> Path:
+        return self.folder(session_id) / "alive.lock"
+
+    # -- reading ---------------------------------------------------------------------
+
+    def exists(self, session_id: str) -> bool:
+        return session_id == USER or self.manifest_path(session_id).is_file()
+
+    def _read(self, session_id: str) -> dict[str, Any]:
+        path = self.manifest_path(session_id)
+        return schema.check(self._load(session_id), path)
+
+    def _load(self, session_id: str) -> Any:
+        path = self.manifest_path(session_id)
+        try:
+            return json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise self.unknown(session_id) from None
+        except (ValueError, UnicodeDecodeError):
+            raise MaestroError("the session manifest is not valid JSON.",
+                               "delete that session folder; it is only a record.", file=path) from None
+
+    def peek(self, session_id: str) -> Session:
+        """The session as recorded, with only a structural check (no jsonschema import):
+        for the mail commands' look-ups, which must start in milliseconds. Manifests are
+        schema-checked when written and when ``session`` commands show them."""
+        if session_id == USER:
+            return user_session()
+        data = self._load(check_id(session_id))
+        if not isinstance(data, dict) or data.get("id") != session_id or data.get("status") not in schema.STATUSES:
+            return Session(self._read(session_id), False)  # let the schema name the problem
+        return Session(data, self._alive(data))
+
+    def get(self, session_id: str) -> Session:
+        if session_id == USER:
+            return user_session()
+        data = self._read(check_id(session_id))
+        return Session(data, self._alive(data))
+
+    def _alive(self, data: dict[str, Any]) -> bool:
+        if lock_held(self.alive_lock(data["id"])):
+            return True
+        mark = ProcessMark.from_dict(data.get("process") or {})
+        return mark is not None and mark.alive()
+
+    def ids(self) -> list[str]:
+        try:
+            return sorted(entry.name for entry in os.scandir(self.root)
+                          if entry.is_dir() and _ID.match(entry.name))
+        except FileNotFoundError:
+            return []
+
+    def all(self) -> tuple[list[Session], list[tuple[str, str]]]:
+        """Every session, oldest first, and the ones whose manifest cannot be read
+        (id, the error), reported instead of failing the whole listing."""
+        sessions, broken = [], []
+        for session_id in self.ids():
+            try:
+                sessions.append(self.get(session_id))
+            except NotFound:
+                continue  # a folder being created right now
+            except MaestroError as exc:
+                broken.append((session_id, str(exc)))
+        sessions.sort(key=lambda s: (str(s.data.get("created", "")), s.id))
+        return sessions, broken
+
+    def unknown(self, session_id: str) -> NotFound:
+        import difflib
+
+        known = self.ids()
+        close = difflib.get_close_matches(session_id, known, n=1)
+        hint = f"did you mean {close[0]}? " if close else ""
+        return NotFound(f"no session {session_id} in this project.",
+                        f"{hint}`maestro session list` shows the sessions.")
+
+    # -- writing ---------------------------------------------------------------------
+
+    def create(self, *, mode: str, session_id: str | None = None, strategy: str | None = None,
+               tier: str | None = None, coordinator: str | None = None, parent: str | None = None,
+               run_id: str | None = None, task_ids: Sequence[str] = (), cli: str | None = None,
+               agent: str | None = None, directive: Mapping[str, str] | None = None,
+               status: str = "working") -> Session:
+        manifest, notes = resolve_mode(mode, strategy, coordinator, tier)
+        for other in (coordinator, parent):
+            if other is not None and not self.exists(check_id(other)):
+                raise self.unknown(other)
+        session_id = check_id(session_id or new_id("s"))
+        if session_id == USER:
+            raise MaestroError("'user' is the person at a shell, not a session to create.", "choose another id.")
+        now = clock.iso()
+        data: dict[str, Any] = {
+            "format_version": schema.FORMAT_VERSION, "id": session_id, "mode": manifest.mode,
+            "strategy": manifest.strategy, "tier": tier, "capabilities": dict(manifest.capabilities),
+            "coordinator_session_id": coordinator, "parent_session_id": parent or coordinator,
+            "run_id": run_id, "task_ids": [str(t) for t in task_ids], "cli": cli, "agent": agent,
+            "process": None, "status": status, "reason": None, "created": now, "updated": now,
+            "directive": dict(directive) if directive else None, "notes": notes,
+        }
+        path = self.manifest_path(session_id)
+        schema.check(data, path)
+        with file_lock(self.folder(session_id) / "edit.lock"):
+            if path.exists():
+                raise MaestroError(f"session {session_id} already exists.", "choose another id.")
+            atomic_write(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+        return Session(data, self._alive(data))
+
+    def update(self, session_id: str, **fields: Any) -> Session:
+        """Change manifest fields under the session's lock; validated before writing."""
+        path = self.manifest_path(session_id)
+        with file_lock(self.folder(session_id) / "edit.lock"):
+            data = self._read(session_id)
+            data.update(fields, updated=clock.iso())
+            schema.check(data, path)
+            atomic_write(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+        return Session(data, self._alive(data))
+
+    def lease(self, session_id: str) -> Lease:
+        """Hold this session's liveness lock (see ``Lease``)."""
+        return Lease(self.alive_lock(session_id))
+
+    def attach_process(self, session_id: str, pid: int) -> Session:
+        """Record the process that runs the session (once it is started): its pid with the
+        start time that makes it unique, and its process group (for ``stop``)."""
+        mark = ProcessMark.of(pid)
+        try:
+            pgid: int | None = os.getpgid(pid)
+        except OSError:
+            pgid = None
+        return self.update(session_id, process={**mark.to_dict(), "pgid": pgid})
+
+    def end(self, session_id: str, status: str, reason: str | None = None) -> Session:
+        """Mark a session finished. A session already stopped keeps that status and its
+        reason: the engine's later "failed" says less than why it was stopped."""
+        if status not in schema.ENDED or status == "dead":
+            raise MaestroError(f"{status!r} is not an end status.", "use completed, failed or stopped.")
+        current = self.get(session_id)
+        if current.recorded_status == "stopped":
+            return current
+        return self.update(session_id, status=status, reason=reason)
+
+    def stop(self, session_id: str, reason: str, by: str) -> tuple[Session, str]:
+        """End a session's process group for real and mark it stopped with the reason.
+        Returns the session and what was done to its process."""
+        target = self.get(session_id)
+        if session_id == USER:
+            raise MaestroError("'user' is the person at a shell; it cannot be stopped.", "name a session.")
+        if by != USER and by not in self.ancestors(target):
+            raise MaestroError(f"session {by} may not stop {session_id}: only its coordinators or the person can.",
+                               "ask your coordinator: `maestro mail send --to-coordinator --type blocked ...`.")
+        outcome = _kill(target)
+        stopped = self.update(session_id, status="stopped", reason=f"stopped by {by}: {reason}")
+        return stopped, outcome
+
+    def ancestors(self, session: Session) -> list[str]:
+        """Coordinators and parents up the chain (cycles and missing links end it)."""
+        seen: list[str] = []
+        frontier = [session.coordinator, session.parent]
+        while frontier:
+            current = frontier.pop()
+            if not current or current in seen:
+                continue
+            seen.append(current)
+            if current == USER or not self.exists(current):
+                continue
+            try:
+                upper = self.get(current)
+            except MaestroError:
+                continue
+            frontier += [upper.coordinator, upper.parent]
+        return seen
+
+
+def _kill(session: Session) -> str:
+    """SIGTERM the session's process group, SIGKILL what is left after a grace period.
+    Only a process proven to be the session's (pid with its start time) is signalled: a
+    recycled pid is never killed."""
+    from maestro.spokes.process import _group_alive, _signal_group
+
+    mark = ProcessMark.from_dict(session.data.get("process") or {})
+    if mark is None or not mark.alive():
+        return "no live process"
+    pgid = (session.data.get("process") or {}).get("pgid")
+    # Signal the group only when the session leads its own (the runner starts every
+    # spoke with start_new_session); else only the process, never the engine's group.
+    group = pgid if pgid == mark.pid else None
+
+    def send(sig: int) -> None:
+        if group is not None:
+            _signal_group(group, sig)
+        else:
+            try:
+                os.kill(mark.pid, sig)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+    def running() -> bool:
+        return mark.alive() or (group is not None and _group_alive(group))
+
+    send(signal.SIGTERM)
+    deadline = time.monotonic() + STOP_GRACE_S
+    while running() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    if running():
+        send(signal.SIGKILL)
+        return f"killed process group {group}" if group else f"killed process {mark.pid}"
+    return f"ended process group {group}" if group else f"ended process {mark.pid}"
+
+
+# -- what the run engine calls ------------------------------------------------------
+
+
+def run_session_id(run_id: str) -> str:
+    return f"run-{run_id}"
+
+
+def start_run_session(paths: ProjectPaths, run_id: str, *, goal: str | None = None) -> Lease:
+    """The run as the coordinator session of its workers, started by the person (its
+    parent is ``user``). The returned lease is held by the engine for the run's life;
+    release it (``end_session`` first) when the run ends."""
+    store = SessionStore(paths)
+    session_id = run_session_id(run_id)
+    if not store.exists(session_id):
+        directive = {"subject": "goal", "message": goal, "from": USER} if goal else None
+        store.create(mode="coordinator", session_id=session_id, parent=USER, run_id=run_id, directive=directive)
+    lease = store.lease(session_id)
+    store.attach_process(session_id, os.getpid())
+    store.update(session_id, status="working")
+    return lease
+
+
+def create_worker_session(paths: ProjectPaths, *, run_id: str, task_id: str, cli: str | None,
+                          agent: str | None, tier: str | None, directive: Mapping[str, str] | None = None,
+                          mode: str = "coordinated-worker", strategy: str | None = None) -> tuple[Session, Lease]:
+    """One dispatch of a run's task: a coordinated worker (or coordinator) of the run
+    session. Returns the session and its lease, held by the caller until the spoke ends
+    (pass ``lease.fd`` to the spoke with ``pass_fds`` to tie it to the spoke itself)."""
+    store = SessionStore(paths)
+    coordinator = run_session_id(run_id)
+    if not store.exists(coordinator):
+        raise NotFound(f"run {run_id} has no session.", "call start_run_session first.")
+    session = store.create(mode=mode, session_id=new_id(f"t{task_id}".replace(" ", "")), strategy=strategy,
+                           tier=tier, coordinator=coordinator, parent=coordinator, run_id=run_id,
+                           task_ids=[task_id], cli=cli, agent=agent, directive=directive)
+    return session, store.lease(session.id)
+
+
+def attach_process(paths: ProjectPaths, session_id: str, pid: int) -> None:
+    SessionStore(paths).attach_process(session_id, pid)
+
+
+def end_session(paths: ProjectPaths, session_id: str, status: str, reason: str | None = None,
+                lease: Lease | None = None) -> None:
+    """Mark the end (completed, failed or stopped) and let go of the liveness lock."""
+    try:
+        SessionStore(paths).end(session_id, status, reason)
+    finally:
+        if lease is not None:
+            lease.release()
+
+
+def spoke_env(paths: ProjectPaths, session: Session) -> dict[str, str]:
+    """The environment entries a spoke needs so that ``maestro mail``/``task report``
+    typed in its shell find this project's state and know who is speaking, from its
+    worktree or any subfolder, with no flags."""
+    env = {
+        SESSION_VAR: session.id,
+        "MAESTRO_PROJECT_DIR": str(paths.root),
+        "MAESTRO_STATE_DIR": str(paths.state_dir_name),
+    }
+    if session.coordinator:
+        env[COORDINATOR_VAR] = session.coordinator
+    state = Path(paths.state_dir_name)
+    if state.is_absolute() and not state.resolve().is_relative_to(paths.root.resolve()):
+        env["MAESTRO_STATE_DIR_OUTSIDE"] = "1"
+    return env
+
+
+def live_ids(sessions: Iterable[Session]) -> list[str]:
+    return [s.id for s in sessions if s.status in ("working", "idle")]

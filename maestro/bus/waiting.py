@@ -1,0 +1,106 @@
+"""`maestro mail wait`: block until mail for a session arrives, woken by inotify.
+
+Each send rewrites its recipients' doorbell files (``mail/bell/<session>``); a waiter
+watches that folder with watchdog and wakes only for its own bell, then reads its unread
+mail in one transaction (so two waiters on one inbox never both get a message). There
+is no sleep loop: the only timed re-check is of the coordinator's liveness (a lock the
+kernel releases makes no file event), so a worker waiting on a dead coordinator returns
+instead of waiting forever.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from maestro.bus.mailbox import Garbled, Mailbox, Message, reads_for
+from maestro.paths import ProjectPaths
+
+EXIT_MAIL = 0
+EXIT_TIMEOUT = 11
+EXIT_COORDINATOR_GONE = 12
+LIVENESS_RECHECK_S = 0.5
+logging.getLogger("watchdog").addHandler(logging.NullHandler())
+
+
+@dataclass
+class MailWaitResult:
+    state: str  # mail | timeout | coordinator_gone
+    messages: list[Message] = field(default_factory=list)
+    garbled: list[Garbled] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        return {"mail": EXIT_MAIL, "timeout": EXIT_TIMEOUT}.get(self.state, EXIT_COORDINATOR_GONE)
+
+
+class Doorbell:
+    """Sets ``event`` when the bell of mail any of ``session_ids`` reads rings (the
+    person's inbox holds the runs' mail too). The engine may reuse it to wake its own
+    wait on mail addressed to the run (``maestro wait``)."""
+
+    def __init__(self, paths: ProjectPaths, session_ids: Iterable[str], event: threading.Event | None = None) -> None:
+        self.mailbox = Mailbox(paths)
+        self.readers = list(session_ids)
+        self.event = event or threading.Event()
+        self._observer: Any = None
+
+    def __enter__(self) -> Doorbell:  # noqa: PYI034 - a final helper class
+        from watchdog.events import FileSystemEventHandler
+        from watchdog.observers import Observer
+
+        readers, wake = self.readers, self.event
+
+        class Handler(FileSystemEventHandler):
+            def on_any_event(self, event: Any) -> None:
+                if event.event_type in ("opened", "closed_no_write"):
+                    return
+                for path in (event.src_path, getattr(event, "dest_path", "")):
+                    name = path.decode() if isinstance(path, bytes) else str(path)
+                    bell = name.rsplit("/", 1)[-1]
+                    if any(reads_for(reader, bell) for reader in readers):
+                        wake.set()
+
+        self.mailbox.bells.mkdir(parents=True, exist_ok=True)
+        self._observer = Observer()
+        self._observer.schedule(Handler(), str(self.mailbox.bells), recursive=False)
+        self._observer.daemon = True
+        self._observer.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._observer is not None:
+            self._observer.stop()
+            self._observer.join(timeout=2)
+
+
+def wait_for_mail(paths: ProjectPaths, session_id: str, timeout_s: float | None, *,
+                  coordinator_alive: Callable[[], bool] | None = None,
+                  ready: threading.Event | None = None) -> MailWaitResult:
+    """Return the session's unread mail (critical first) as soon as there is some, or
+    ``timeout`` when ``timeout_s`` passes, or ``coordinator_gone`` when
+    ``coordinator_alive`` says the session it would hear from has died. ``ready`` is set
+    once the watch is armed (mail sent after that wakes this wait)."""
+    mailbox = Mailbox(paths)
+    deadline = None if timeout_s is None else time.monotonic() + timeout_s
+    with Doorbell(paths, [session_id]) as bell:
+        if ready is not None:
+            ready.set()
+        while True:
+            bell.event.clear()
+            messages, garbled = mailbox.inbox(session_id, unread_only=True)
+            if messages or garbled:
+                return MailWaitResult("mail", messages, garbled)
+            if coordinator_alive is not None and not coordinator_alive():
+                return MailWaitResult("coordinator_gone")
+            remaining = None if deadline is None else deadline - time.monotonic()
+            if remaining is not None and remaining <= 0:
+                return MailWaitResult("timeout")
+            slice_s = remaining
+            if coordinator_alive is not None:
+                slice_s = LIVENESS_RECHECK_S if remaining is None else min(remaining, LIVENESS_RECHECK_S)
+            bell.event.wait(slice_s)

@@ -1,0 +1,20 @@
+"""Sub-verbs of a command (`maestro mail send`, `maestro session list`), each taking the
+same `--json` as its command, wherever the flag is written."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+
+
+def verb_adder(parser: argparse.ArgumentParser) -> Callable[[str, str], argparse.ArgumentParser]:
+    verbs = parser.add_subparsers(dest="verb", metavar="VERB", required=True)
+
+    def verb(name: str, summary: str) -> argparse.ArgumentParser:
+        child = verbs.add_parser(name, help=summary, description=summary)
+        # SUPPRESS: `maestro mail --json inbox` keeps the command's own --json.
+        child.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
+                           help="print a versioned JSON envelope")
+        return child
+
+    return verb

@@ -1,0 +1,65 @@
+"""An office: a run session (held alive by this test process) and its workers."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from maestro.bus import sessions
+from maestro.bus.liveness import Lease
+from maestro.paths import ProjectPaths
+
+
+@dataclass
+class Office:
+    root: Path
+    paths: ProjectPaths
+    run: str
+    leases: dict[str, Lease] = field(default_factory=dict)
+
+    def worker(self, task: str, **kwargs: Any) -> sessions.Session:
+        session, lease = sessions.create_worker_session(self.paths, run_id="R1", task_id=task, cli="claude",
+                                                        agent="coder", tier="full", **kwargs)
+        self.leases[session.id] = lease
+        return session
+
+    def become(self, monkeypatch: pytest.MonkeyPatch, session_id: str | None) -> None:
+        """Act as that session in this process (None: the person)."""
+        if session_id is None:
+            monkeypatch.delenv(sessions.SESSION_VAR, raising=False)
+            monkeypatch.delenv(sessions.COORDINATOR_VAR, raising=False)
+            return
+        session = sessions.SessionStore(self.paths).get(session_id)
+        for key, value in sessions.spoke_env(self.paths, session).items():
+            monkeypatch.setenv(key, value)
+
+    def env(self, session_id: str | None) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("MAESTRO_")}
+        if session_id is not None:
+            env.update(sessions.spoke_env(self.paths, sessions.SessionStore(self.paths).get(session_id)))
+        else:
+            env["MAESTRO_PROJECT_DIR"] = str(self.root)
+        return env
+
+    def maestro(self, session_id: str | None, *argv: str, timeout: float = 30, cwd: Path | None = None,
+                stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+        """`maestro ...` as a separate process, the way a spoke's shell runs it."""
+        return subprocess.run([sys.executable, "-m", "maestro", *argv], env=self.env(session_id),
+                              cwd=cwd or self.root, capture_output=True, text=True, timeout=timeout, input=stdin,
+                              check=False)
+
+
+@pytest.fixture
+def office(project: Path):
+    paths = ProjectPaths(project)
+    lease = sessions.start_run_session(paths, "R1", goal="ship it")
+    office = Office(project, paths, sessions.run_session_id("R1"), {"run-R1": lease})
+    yield office
+    for held in office.leases.values():
+        held.release()

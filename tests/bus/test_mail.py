@@ -1,0 +1,199 @@
+"""The mailbox verbs, in-process: addressing, receipts, threads, order, garbled rows."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+
+from maestro.bus.mailbox import Mailbox
+from maestro.bus.sessions import SessionStore
+from maestro.bus.waiting import wait_for_mail
+from maestro.tokens import count_tokens
+
+
+def test_send_to_coordinator_and_the_hub_answers(office, cli, monkeypatch):
+    worker = office.worker("4")
+    office.become(monkeypatch, worker.id)
+    sent = cli("mail", "send", "--to-coordinator", "--type", "query", "--subject", "Token format?",
+               "--message", "JWT or opaque?")
+    assert sent.code == 0 and sent.out == "sent m1 to run-R1\n"
+    office.become(monkeypatch, None)  # the person's inbox holds the runs' mail
+    inbox = cli("mail", "inbox")
+    assert inbox.out == (f"m1 query from {worker.id}: Token format?\n  JWT or opaque?\n"
+                         '  answer: maestro mail reply m1 --message "..."\n')
+    assert cli("mail", "reply", "m1", "--message", "JWT, RS256").out == f"sent m2 to {worker.id}\n"
+    office.become(monkeypatch, worker.id)
+    answer = cli("mail", "inbox", "--unread")
+    assert answer.out == "m2 answer from user re m1: Re: Token format?\n  JWT, RS256\n"
+    assert cli("mail", "inbox", "--unread").out == "no unread mail\n"
+    thread = cli("mail", "thread", "m2").out
+    assert thread.index("m1 query") < thread.index("m2 answer")
+
+
+def test_receipts_say_delivered_and_read_by_whom(office, cli, monkeypatch):
+    a, b = office.worker("1"), office.worker("2")
+    office.become(monkeypatch, None)
+    cli("mail", "send", "--to", f"{a.id},{b.id}", "--type", "directive", "--message", "Use the v2 API")
+    shown = cli("mail", "show", "m1").out
+    assert f"{a.id}: delivered " in shown and shown.count(", unread") == 2
+    office.become(monkeypatch, a.id)
+    cli("mail", "inbox")
+    office.become(monkeypatch, None)
+    receipts = json.loads(cli("mail", "show", "m1", "--json").out)["data"]["receipts"]
+    assert receipts[0]["to"] == a.id and receipts[0]["read_by"] == a.id and receipts[0]["read_at"]
+    assert receipts[1]["to"] == b.id and receipts[1]["read_at"] is None
+
+
+def test_inbox_is_sorted_by_priority_then_time(office, cli, monkeypatch):
+    worker = office.worker("1")
+    office.become(monkeypatch, None)
+    for priority, text in (("low", "a"), ("normal", "b"), ("critical", "c"), ("high", "d"), ("critical", "e")):
+        cli("mail", "send", "--to", worker.id, "--priority", priority, "--message", text)
+    office.become(monkeypatch, worker.id)
+    data = json.loads(cli("mail", "inbox", "--json").out)["data"]["messages"]
+    assert [m["message"] for m in data] == ["c", "e", "d", "b", "a"]
+    assert all(m["new"] for m in data)
+    again = cli("mail", "inbox").out.splitlines()
+    assert again[0] == "m3 notification critical from user: c (read)"
+
+
+def test_unknown_recipient_is_an_error_and_a_dead_one_a_warning(office, cli, monkeypatch):
+    worker = office.worker("1")
+    office.become(monkeypatch, None)
+    missing = cli("mail", "send", "--to", "t1-nobody", "--message", "hi")
+    assert missing.code == 1 and "no session t1-nobody" in missing.err
+    assert not Mailbox(office.paths).path.exists()  # nothing was stored
+    office.leases.pop(worker.id).release()
+    dead = cli("mail", "send", "--to", worker.id, "--message", "hi")
+    assert dead.code == 0 and f"warning: {worker.id} is dead: nobody will read it" in dead.out
+    no_coordinator = cli("mail", "send", "--to-coordinator", "--message", "hi")
+    assert no_coordinator.code == 1 and "has no coordinator" in no_coordinator.err
+
+
+def test_message_from_stdin_and_empty_refused(office, cli, monkeypatch):
+    office.become(monkeypatch, office.worker("1").id)
+    assert cli("mail", "send", "--to-coordinator", stdin="line one\nline two\n").code == 0
+    message = Mailbox(office.paths).get(1)[0]
+    assert message.subject == "line one" and message.body == "line one\nline two"
+    empty = cli("mail", "send", "--to-coordinator", stdin="  \n")
+    assert empty.code == 1 and "the message is empty" in empty.err
+
+
+def test_siblings_and_broadcast_scopes(office, cli, monkeypatch):
+    a, b, c = office.worker("1"), office.worker("2"), office.worker("3")
+    office.leases.pop(c.id).release()  # dead: left out of every scope
+    office.become(monkeypatch, a.id)
+    assert cli("mail", "send", "--to-siblings", "--message", "who has auth?").out == f"sent m1 to {b.id}\n"
+    assert cli("mail", "broadcast", "--scope", "team", "--message", "x").out == f"sent m2 to run-R1,{b.id}\n"
+    mine = cli("mail", "broadcast", "--scope", "my-workers", "--message", "x")
+    assert mine.code == 1 and "nobody live in scope my-workers" in mine.err
+    assert cli("mail", "broadcast", "--scope", "all", "--message", "x").out == f"sent m3 to user,run-R1,{b.id}\n"
+    office.become(monkeypatch, office.run)
+    assert cli("mail", "broadcast", "--scope", "my-workers", "--type", "directive", "--priority", "critical",
+               "--message", "pivot").out == f"sent m4 to {a.id},{b.id}\n"
+
+
+def test_task_report_sends_the_right_type_and_priority(office, cli, monkeypatch):
+    worker = office.worker("7")
+    office.become(monkeypatch, worker.id)
+    for kind in ("progress", "blocked", "complete"):
+        assert cli("task", "report", kind, f"{kind} text").out.startswith(f"reported {kind} to run-R1")
+    box = Mailbox(office.paths)
+    got = [(m.type, m.priority, m.subject) for m in (box.get(n)[0] for n in (1, 2, 3))]
+    assert got == [("status_update", "normal", "task 7 progress: progress text"),
+                   ("blocked", "high", "task 7 blocked: blocked text"),
+                   ("status_update", "high", "task 7 complete: complete text")]
+    assert json.loads(cli("session", "whoami", "--json").out)["data"]["session"]["status"] == "completed"
+    office.become(monkeypatch, None)
+    person = cli("task", "report", "progress", "x")
+    assert person.code == 1 and "MAESTRO_SESSION_ID is not set" in person.err
+
+
+def test_a_garbled_row_is_reported_and_the_rest_shown(office, cli, monkeypatch):
+    worker = office.worker("1")
+    office.become(monkeypatch, None)
+    cli("mail", "send", "--to", worker.id, "--message", "good one")
+    cli("mail", "send", "--to", worker.id, "--message", "bad one")
+    with sqlite3.connect(Mailbox(office.paths).path) as conn:
+        conn.execute("UPDATE mail SET priority = 'urgent', body = x'00ff' WHERE id = 2")
+    office.become(monkeypatch, worker.id)
+    inbox = cli("mail", "inbox")
+    assert inbox.code == 0
+    assert "m1 notification from user: good one" in inbox.out
+    assert "m2: garbled (unknown priority 'urgent'; its body is not text); skipped" in inbox.out
+    shown = cli("mail", "show", "m2")
+    assert shown.code == 1 and "garbled" in shown.err
+
+
+def test_a_damaged_store_is_one_line_with_the_fix(office, cli, monkeypatch):
+    store = Mailbox(office.paths).path
+    store.parent.mkdir(parents=True)
+    store.write_bytes(b"this is not a database at all" * 100)
+    done = cli("mail", "inbox")
+    assert done.code == 1 and "the mail store cannot be read" in done.err and "move" in done.err
+    assert "Traceback" not in done.err
+
+
+def test_wait_returns_at_once_critical_first(office, cli, monkeypatch):
+    worker = office.worker("1")
+    box = Mailbox(office.paths)
+    box.send("user", [worker.id], type="notification", priority="low", subject="later", body="later")
+    box.send("user", [worker.id], type="directive", priority="critical", subject="stop", body="stop now")
+    office.become(monkeypatch, worker.id)
+    done = cli("mail", "wait", "--timeout", "5")
+    assert done.code == 0
+    assert done.out.splitlines()[0] == "m2 directive critical from user: stop"
+    empty = cli("mail", "wait", "--timeout", "0")
+    assert (empty.code, empty.out) == (11, "no mail after 0s\n")
+
+
+def test_wait_wakes_on_a_send_without_polling(office):
+    worker = office.worker("1")
+    ready = threading.Event()
+    result = {}
+
+    def waiter():
+        result["r"] = wait_for_mail(office.paths, worker.id, 20, ready=ready)
+        result["t"] = time.monotonic()
+
+    thread = threading.Thread(target=waiter)
+    thread.start()
+    assert ready.wait(10)
+    time.sleep(0.2)
+    sent = time.monotonic()
+    Mailbox(office.paths).send(office.run, [worker.id], type="answer", priority="normal", subject="s", body="b")
+    thread.join(20)
+    assert result["r"].state == "mail" and [m.body for m in result["r"].messages] == ["b"]
+    assert result["t"] - sent < 2  # woken by the doorbell, not by the 20 s timeout
+
+
+def test_wait_ends_when_the_coordinator_dies(office, cli, monkeypatch):
+    worker = office.worker("1")
+    office.become(monkeypatch, worker.id)
+    office.leases.pop(office.run).release()
+    SessionStore(office.paths).update(office.run, process=None)  # the engine was this test process
+    started = time.monotonic()
+    done = cli("mail", "wait", "--timeout", "30")
+    assert done.code == 12 and "your coordinator run-R1 is gone" in done.out
+    assert time.monotonic() - started < 5
+
+
+def test_an_empty_check_costs_a_few_tokens(office, cli, monkeypatch):
+    office.become(monkeypatch, office.worker("1").id)
+    assert count_tokens(cli("mail", "inbox").out) <= 3
+    assert count_tokens(cli("mail", "inbox", "--unread").out) <= 4
+
+
+def test_reply_to_an_urgent_blocker_is_urgent_and_in_its_thread(office, cli, monkeypatch):
+    worker = office.worker("1")
+    office.become(monkeypatch, worker.id)
+    cli("task", "report", "blocked", "need the schema")
+    office.become(monkeypatch, None)
+    cli("mail", "reply", "m1", "--message", "see docs/schema.md")
+    answer = Mailbox(office.paths).get(2)[0]
+    assert (answer.type, answer.priority, answer.thread, answer.reply_to) == ("answer", "high", 1, 1)
+    assert answer.to == [worker.id]
+    receipt = Mailbox(office.paths).get(1)[1][0]
+    assert receipt.read_by == "user"  # replying reads it
