@@ -45,8 +45,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--run", metavar="RUN_ID", help="follow this run (default: the latest)")
     parser.add_argument("--after", type=_count, metavar="SEQ",
                         help="show the events after this one (default: those not shown yet)")
-    parser.add_argument("--poll", type=_count, default=1, metavar="N",
-                        help="this is the Nth call following the run (the `next` line counts up)")
+    parser.add_argument("--poll", type=_count, metavar="N",
+                        help="this is the Nth call following the run (default: one more than the last)")
 
 
 def _count(text: str) -> int:
@@ -70,7 +70,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
     from maestro.engine.waiting import wait_for
 
     run_dir = find_run(ctx.paths, args.run)
-    outcome = wait_for(run_dir, args.timeout, after=args.after)
+    outcome = wait_for(run_dir, args.timeout, after=args.after, poll=args.poll)
     lines = [describe(event) for event in outcome.events]
     if outcome.state == "ended" and not outcome.events:
         lines.append("nothing new; " + (describe(outcome.ended) if outcome.ended else f"run {run_dir.run_id} has ended."))
@@ -82,6 +82,6 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
     data: dict[str, object] = {"run_id": run_dir.run_id, "state": outcome.state, "events": outcome.events,
                                "ended": outcome.ended, "last_seq": outcome.last_seq}
     if outcome.state != "ended":
-        data["next"] = next_command(run_dir.run_id, after=outcome.last_seq, poll=args.poll + 1, as_json=ctx.json)
+        data["next"] = next_command(run_dir.run_id, after=outcome.last_seq, poll=outcome.poll + 1, as_json=ctx.json)
         lines.append(f"next: {data['next']}")
     return Result("wait", data, "\n".join(lines), exit_code=outcome.exit_code)

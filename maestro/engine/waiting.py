@@ -36,22 +36,33 @@ class WaitResult:
     events: list[dict[str, Any]] = field(default_factory=list)
     ended: dict[str, Any] | None = None
     last_seq: int = 0  # the last event shown, by this wait or an earlier one
+    poll: int = 1  # this wait's number among those following the run
 
     @property
     def exit_code(self) -> int:
         return {"ended": EXIT_ENDED, "running": EXIT_RUNNING}.get(self.state, EXIT_TIMEOUT)
 
 
-def read_cursor(run: RunDir) -> int:
+def _cursor(run: RunDir, key: str) -> int:
     try:
         data = json.loads(run.cursor_path.read_text(encoding="utf-8"))
-        return max(0, int(data.get("offset", 0)))
+        return max(0, int(data.get(key, 0)))
     except (FileNotFoundError, ValueError, TypeError, AttributeError):
         return 0
 
 
-def write_cursor(run: RunDir, offset: int) -> None:
-    atomic_write(run.cursor_path, json.dumps({"offset": offset}) + "\n")
+def read_cursor(run: RunDir) -> int:
+    return _cursor(run, "offset")
+
+
+def read_polls(run: RunDir) -> int:
+    """How many waits have followed ``run`` so far (their ``--poll`` numbers)."""
+    return _cursor(run, "polls")
+
+
+def write_cursor(run: RunDir, offset: int, polls: int | None = None) -> None:
+    polls = read_polls(run) if polls is None else polls
+    atomic_write(run.cursor_path, json.dumps({"offset": offset, "polls": polls}) + "\n")
 
 
 def engine_alive(run: RunDir) -> bool:
@@ -98,12 +109,14 @@ class _Wakeup:
             self._observer.join(timeout=2)
 
 
-def wait_for(run: RunDir, timeout_s: float | None, after: int | None = None) -> WaitResult:
+def wait_for(run: RunDir, timeout_s: float | None, after: int | None = None, poll: int | None = None) -> WaitResult:
     """Return the events not shown yet, once one of them needs attention (a task
     finished, failed or was blocked, a decision is needed, the run ended), or when
     ``timeout_s`` passes (None: no limit). ``after``: show the events after that sequence
-    number instead of those after the cursor, so a repeated call answers the same."""
+    number instead of those after the cursor, so a repeated call answers the same;
+    ``poll``: this call's number (default: one more than the last recorded)."""
     offset = 0 if after is not None else read_cursor(run)
+    poll = read_polls(run) + 1 if poll is None else poll
     last_seq = after if after is not None else _count(run, offset)
     collected: list[dict[str, Any]] = []
     deadline = None if timeout_s is None else time.monotonic() + timeout_s
@@ -116,8 +129,8 @@ def wait_for(run: RunDir, timeout_s: float | None, after: int | None = None) -> 
         last_seq = max([last_seq, *(int(e.get("seq") or 0) for e in events)])
 
     def finish(state: str, end: dict[str, Any] | None = None) -> WaitResult:
-        write_cursor(run, offset)
-        return WaitResult(run.run_id, state, collected, end, last_seq)
+        write_cursor(run, offset, max(poll, read_polls(run)))
+        return WaitResult(run.run_id, state, collected, end, last_seq, poll)
 
     with _Wakeup(run) as wakeup:
         while True:

@@ -256,3 +256,19 @@ def test_next_names_this_very_program(cli, project, detachable, monkeypatch):
     monkeypatch.setattr(sys, "argv", ["/x/pytest"])
     monkeypatch.delenv("PYTHONPATH", raising=False)
     assert current() == shlex.join([sys.executable, "-P", "-m", "maestro"])
+
+
+def test_plain_waits_count_up_too(cli, project, detachable):
+    """A hub that types `maestro wait` instead of the `next` line still never gets the
+    same `next` twice in a row."""
+    two_tasks(cli, project, detachable, sleep=1.5)
+    assert cli("run", "--detach").code == 0
+    lines = []
+    for _ in range(4):
+        res = cli("wait", "--timeout", "0.2")
+        if res.code == 0:
+            break
+        lines.append(_next(res))
+    assert len(lines) >= 2 and len(set(lines)) == len(lines), lines
+    cli("run", "--abort")
+    wait_until_ended(cli)
