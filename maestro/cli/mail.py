@@ -11,7 +11,7 @@ from typing import Any
 
 from maestro.cli.context import Context, Result
 from maestro.cli.verbs import verb_adder
-from maestro.cli.wait import _seconds
+from maestro.cli.wait import _count, _seconds
 from maestro.errors import MaestroError
 
 DEFAULT_WAIT_S = 100.0
@@ -30,6 +30,9 @@ The sender is MAESTRO_SESSION_ID (unset: the person, `user`, whose inbox also ho
 mail addressed to runs). Reading a message marks it read; the sender sees the receipt.
 mail wait returns as soon as mail arrives (critical first), without polling; without
 --timeout it returns after {DEFAULT_WAIT_S:g}s, under a shell tool's 2-minute limit.
+
+Unless the coordinator is gone, mail wait ends with the exact command to wait again
+(`next: ...`; "next" in --json), counting up with --poll so no two calls are the same.
 
 exit codes (mail wait): 0 mail was printed; 11 the timeout passed with no mail; 12 your
 coordinator's session is gone (nobody will answer); 1 an error."""
@@ -72,6 +75,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     wait = verb("wait", "block until mail arrives, then print it (critical first)")
     wait.add_argument("--timeout", type=_seconds, default=DEFAULT_WAIT_S, metavar="S",
                       help=f"return after S seconds at most (default {DEFAULT_WAIT_S:g}; 0 checks once)")
+    wait.add_argument("--poll", type=_count, default=1, metavar="N",
+                      help="this is the Nth wait in a row (the `next` line counts up)")
 
 
 # -- text ------------------------------------------------------------------------------
@@ -235,7 +240,17 @@ def _wait(args: argparse.Namespace, ctx: Context, me: Any, store: Any) -> Result
         empty = f"no mail after {args.timeout:g}s"
     else:
         empty = f"no mail; your coordinator {coordinator} is gone: finish with what you have and report it in your answer"
-    return _listing("wait", me.id, outcome.messages, outcome.garbled, empty, outcome.exit_code)
+    result = _listing("wait", me.id, outcome.messages, outcome.garbled, empty, outcome.exit_code)
+    if outcome.state != "coordinator_gone":
+        # The exact next call, never the same twice in a row (hosts stop a model that
+        # repeats one: Gemini CLI after 5), as `maestro wait` does for runs.
+        from maestro.install.invocation import current
+
+        timeout = [] if args.timeout == DEFAULT_WAIT_S else ["--timeout", f"{args.timeout:g}"]
+        words = [current(), "mail", "wait", *(["--json"] if ctx.json else []), *timeout, "--poll", str(args.poll + 1)]
+        result.data["next"] = " ".join(words)
+        result.text += f"\nnext: {result.data['next']}"
+    return result
 
 
 _VERBS = {"send": _send, "reply": _reply, "broadcast": _broadcast, "inbox": _inbox,

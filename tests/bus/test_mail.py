@@ -146,7 +146,24 @@ def test_wait_returns_at_once_critical_first(office, cli, monkeypatch):
     assert done.code == 0
     assert done.out.splitlines()[0] == "m2 directive critical from user: stop"
     empty = cli("mail", "wait", "--timeout", "0")
-    assert (empty.code, empty.out) == (11, "no mail after 0s\n")
+    assert empty.code == 11 and empty.out.splitlines()[0] == "no mail after 0s"
+
+
+def test_mail_wait_names_the_next_call_and_never_the_same_twice(office, cli, monkeypatch):
+    office.become(monkeypatch, office.worker("1").id)
+    seen = []
+    command = ["mail", "wait", "--timeout", "0"]
+    for _ in range(6):  # Gemini CLI stops a model at the 6th identical call
+        done = cli(*command)
+        assert done.code == 11
+        last = done.out.splitlines()[-1]
+        assert last.startswith("next: ") and " mail wait --timeout 0 --poll " in last
+        seen.append(last)
+        command = last.split(" mail ", 1)[1].split()
+        command.insert(0, "mail")
+    assert len(set(seen)) == 6
+    body = json.loads(cli("mail", "wait", "--timeout", "0", "--json").out)
+    assert body["data"]["next"].endswith(" mail wait --json --timeout 0 --poll 2")
 
 
 def test_wait_wakes_on_a_send_without_polling(office):

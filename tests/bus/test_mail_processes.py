@@ -89,7 +89,8 @@ def test_a_spoke_process_waits_and_is_woken_by_another_process(office):
     started = time.monotonic()
     out, err = waiter.communicate(timeout=30)
     assert waiter.returncode == 0, err
-    assert out == "m1 directive critical from user: Pivot\n  use v2\n"
+    assert out.startswith("m1 directive critical from user: Pivot\n  use v2\nnext: ")
+    assert out.rstrip().endswith("mail wait --timeout 60 --poll 2")
     assert time.monotonic() - started < 10
     again = office.maestro(worker.id, "mail", "inbox", "--unread")
     assert again.stdout == "no unread mail\n"
