@@ -173,8 +173,8 @@ def _count(run: RunDir, offset: int) -> int:
 def _died(run: RunDir) -> dict[str, Any]:
     """Record, once, that the run's engine stopped without ending the run."""
     message = (
-        f"the engine of run {run.run_id} stopped without finishing it (it no longer holds the run lock: "
-        "killed, or ended with the command or sandbox that started it); "
+        "its engine stopped without finishing it (no process holds the run lock any more: it was killed, "
+        "or ended with the command or sandbox that started it); "
         "run `maestro run` to recover its tasks and continue."
     )
     event = run.events().emit("run_ended", run_id=run.run_id, status="died", message=message)
