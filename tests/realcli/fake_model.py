@@ -5,7 +5,18 @@ It records every request (method, path, decoded JSON body) and answers in each A
 streaming format: Anthropic Messages (``POST /v1/messages``), Gemini
 (``:streamGenerateContent`` / ``:generateContent``) and OpenAI Responses
 (``POST /v1/responses``). A test may script the answers with ``reply``: a function of
-(api, body) returning text, or a ``ToolCall`` to make the host run a shell command.
+(api, body) returning one of
+
+- text: the model's final answer;
+- ``ToolCall``: run a shell command with the host's own shell tool;
+- ``WriteFile``: write a file with the host's own write tool (Claude ``Write``, Gemini
+  ``write_file``, Codex ``apply_patch``);
+- ``HttpError``: fail the request with that HTTP status, in the vendor's error format;
+- ``Hang``: never answer (the request stays open until the client goes or the server stops).
+
+``tool_results(api, body)`` gives what the host sent back for the tool calls so far, so a
+reply can write first and answer once the write came back (or was refused). Every answer
+reports ``usage`` tokens; ``reported`` lists what each answered request reported.
 """
 
 from __future__ import annotations
@@ -28,6 +39,36 @@ class ToolCall:
 
 
 @dataclass
+class WriteFile:
+    """Ask the host to write ``content`` to ``path`` (absolute) with its own write tool."""
+
+    path: str
+    content: str
+
+
+@dataclass
+class HttpError:
+    """Answer the request with this HTTP status and the vendor's error body."""
+
+    status: int
+    message: str = ""
+
+
+@dataclass
+class Hang:
+    """Never answer: keep the request open until the client goes away or the server stops."""
+
+
+@dataclass
+class Reported:
+    """The usage one answered model request reported, in the vendor's own fields."""
+
+    api: str
+    input: int
+    output: int
+
+
+@dataclass
 class Request:
     method: str
     path: str
@@ -38,14 +79,24 @@ class Request:
         return json.dumps(self.body, ensure_ascii=False) if self.body is not None else ""
 
 
-Reply = Callable[[str, Any], "str | ToolCall"]
+Answer = "str | ToolCall | WriteFile | HttpError | Hang"
+Reply = Callable[[str, Any], Answer]
+
+# Longest a Hang holds a request when the server is never stopped (a test's timeout is far shorter).
+HANG_LIMIT_S = 600.0
 
 
 @dataclass
 class FakeModel:
     reply: Reply = field(default=lambda api, body: DEFAULT_TEXT)
     requests: list[Request] = field(default_factory=list)
+    # Tokens every answer reports: (input, output).
+    usage: tuple[int, int] = (100, 7)
+    reported: list[Reported] = field(default_factory=list)
+    # Requests a Hang answer is holding open right now.
+    hanging: int = 0
     _server: ThreadingHTTPServer | None = None
+    _stop: threading.Event = field(default_factory=threading.Event)
 
     @property
     def url(self) -> str:
@@ -59,6 +110,7 @@ class FakeModel:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self._stop.set()
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
@@ -68,6 +120,61 @@ class FakeModel:
 
     def seen(self, needle: str) -> bool:
         return any(needle in r.text for r in self.model_requests())
+
+    def tokens(self) -> tuple[int, int]:
+        """(input, output) summed over every answer the server gave."""
+        return sum(r.input for r in self.reported), sum(r.output for r in self.reported)
+
+    def report(self, api: str) -> dict[str, int]:
+        """Record one answer's usage and return it."""
+        self.reported.append(Reported(api, *self.usage))
+        return {"input": self.usage[0], "output": self.usage[1]}
+
+    def hang(self) -> None:
+        self.hanging += 1
+        try:
+            self._stop.wait(HANG_LIMIT_S)
+        finally:
+            self.hanging -= 1
+
+
+def tool_results(api: str, body: Any) -> list[str]:
+    """What the host sent back for each tool call of the conversation so far, oldest first
+    (a refused call comes back as its error text); api: anthropic, gemini or openai."""
+    if not isinstance(body, dict):
+        return []
+    if api == "anthropic":
+        return [_anthropic_text(b) for b in _anthropic_blocks(body) if b.get("type") == "tool_result"]
+    if api == "gemini":
+        return [json.dumps(p["functionResponse"].get("response")) for p in _gemini_parts(body) if "functionResponse" in p]
+    outputs = [i for i in _openai_items(body) if i.get("type") in ("function_call_output", "custom_tool_call_output")]
+    return [o["output"] if isinstance(o.get("output"), str) else json.dumps(o.get("output")) for o in outputs]
+
+
+def apply_patch_add(path: str, content: str) -> str:
+    """Codex's apply_patch input that creates ``path`` holding ``content``."""
+    lines = "".join(f"+{line}\n" for line in content.splitlines())
+    return f"*** Begin Patch\n*** Add File: {path}\n{lines}*** End Patch\n"
+
+
+# The vendors' error bodies: (Anthropic error type, Gemini status, OpenAI type/code, message).
+_ERRORS: dict[int, tuple[str, str, str, str]] = {
+    401: ("authentication_error", "UNAUTHENTICATED", "invalid_api_key", "invalid x-api-key"),
+    403: ("permission_error", "PERMISSION_DENIED", "permission_denied", "permission denied"),
+    429: ("rate_limit_error", "RESOURCE_EXHAUSTED", "rate_limit_exceeded", "Rate limit reached; please try again later."),
+    500: ("api_error", "INTERNAL", "server_error", "Internal server error."),
+    529: ("overloaded_error", "UNAVAILABLE", "server_error", "Overloaded"),
+}
+
+
+def error_body(api: str, error: HttpError) -> dict[str, Any]:
+    kind, status, code, message = _ERRORS.get(error.status, ("api_error", "UNKNOWN", "error", "error"))
+    message = error.message or message
+    if api == "anthropic":
+        return {"type": "error", "error": {"type": kind, "message": message}}
+    if api == "gemini":
+        return {"error": {"code": error.status, "message": message, "status": status}}
+    return {"error": {"message": message, "type": code, "param": None, "code": code}}
 
 
 def _handler(model: FakeModel) -> type[BaseHTTPRequestHandler]:
@@ -108,6 +215,18 @@ def _handler(model: FakeModel) -> type[BaseHTTPRequestHandler]:
                 self._json(404, {"error": {"message": f"unknown path {path}"}})
 
         # -- plumbing -------------------------------------------------------------
+        def _answer(self, api: str, body: Any) -> Any:
+            """The scripted answer, or None once an error or a hang has been served."""
+            answer = model.reply(api, body)
+            if isinstance(answer, HttpError):
+                self._json(answer.status, error_body(api, answer))
+                return None
+            if isinstance(answer, Hang):
+                model.hang()
+                self.close_connection = True
+                return None
+            return answer
+
         def _json(self, status: int, obj: Any) -> None:
             data = json.dumps(obj).encode()
             self.send_response(status)
@@ -130,14 +249,19 @@ def _handler(model: FakeModel) -> type[BaseHTTPRequestHandler]:
 
         # -- Anthropic Messages ---------------------------------------------------
         def _anthropic(self, body: Any) -> None:
-            answer = model.reply("anthropic", body) if _has_user_turn(body) else DEFAULT_TEXT
+            answer = self._answer("anthropic", body) if _has_user_turn(body) else DEFAULT_TEXT
+            if answer is None:
+                return
             if isinstance(answer, ToolCall) and _anthropic_last_command(body) == answer.command:
                 answer = "done: " + _anthropic_last_tool_result(body)[:2000]
-            usage = {"input_tokens": 100, "output_tokens": 7}
-            if isinstance(answer, ToolCall):
-                block: dict[str, Any] = {"type": "tool_use", "id": f"toolu_fake{_call_number(body)}", "name": "Bash",
+            tokens = model.report("anthropic")
+            usage = {"input_tokens": tokens["input"], "output_tokens": tokens["output"]}
+            if isinstance(answer, (ToolCall, WriteFile)):
+                name, args = (("Bash", {"command": answer.command, "description": "run"}) if isinstance(answer, ToolCall)
+                              else ("Write", {"file_path": answer.path, "content": answer.content}))
+                block: dict[str, Any] = {"type": "tool_use", "id": f"toolu_fake{_call_number(body)}", "name": name,
                                          "input": {}}
-                delta = {"type": "input_json_delta", "partial_json": json.dumps({"command": answer.command, "description": "run"})}
+                delta = {"type": "input_json_delta", "partial_json": json.dumps(args)}
                 stop = "tool_use"
             else:
                 block = {"type": "text", "text": ""}
@@ -155,45 +279,60 @@ def _handler(model: FakeModel) -> type[BaseHTTPRequestHandler]:
                 ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}),
                 ("content_block_stop", {"type": "content_block_stop", "index": 0}),
                 ("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
-                                   "usage": {"output_tokens": 7}}),
+                                   "usage": {"output_tokens": tokens["output"]}}),
                 ("message_stop", {"type": "message_stop"}),
             ])
 
         # -- Gemini ---------------------------------------------------------------
         def _gemini_router(self, body: Any) -> None:
             text = json.dumps({"reasoning": "fake", "model_choice": "flash"})
+            tokens = model.report("gemini")
             self._json(200, {"candidates": [{"content": {"role": "model", "parts": [{"text": text}]},
                                              "finishReason": "STOP", "index": 0}],
-                             "usageMetadata": {"promptTokenCount": 100, "candidatesTokenCount": 18, "totalTokenCount": 118}})
+                             "usageMetadata": {"promptTokenCount": tokens["input"], "candidatesTokenCount": tokens["output"],
+                                               "totalTokenCount": tokens["input"] + tokens["output"]}})
 
         def _gemini_stream(self, body: Any) -> None:
-            answer = model.reply("gemini", body)
+            answer = self._answer("gemini", body)
+            if answer is None:
+                return
             if isinstance(answer, ToolCall) and _gemini_last_command(body) == answer.command:
                 answer = "done: " + _gemini_last_tool_result(body)[:2000]
             if isinstance(answer, ToolCall):
                 part: dict[str, Any] = {"functionCall": {"name": "run_shell_command",
                                                          "args": {"command": answer.command, "description": "run"}}}
+            elif isinstance(answer, WriteFile):
+                part = {"functionCall": {"name": "write_file", "args": {"file_path": answer.path, "content": answer.content}}}
             else:
                 part = {"text": answer}
+            tokens = model.report("gemini")
             chunk = {"candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}],
-                     "usageMetadata": {"promptTokenCount": 100, "candidatesTokenCount": 7, "totalTokenCount": 107}}
+                     "usageMetadata": {"promptTokenCount": tokens["input"], "candidatesTokenCount": tokens["output"],
+                                       "totalTokenCount": tokens["input"] + tokens["output"]}}
             self._sse([(None, chunk)])
 
         # -- OpenAI Responses -----------------------------------------------------
         def _openai(self, body: Any) -> None:
-            answer = model.reply("openai", body)
+            answer = self._answer("openai", body)
+            if answer is None:
+                return
             if isinstance(answer, ToolCall) and _openai_last_command(body) == answer.command:
                 answer = "done: " + _openai_last_tool_result(body)[:2000]
+            call_id = f"call_fake{_call_number(body)}"
             if isinstance(answer, ToolCall):
-                item: dict[str, Any] = {"type": "function_call", "id": f"fc_fake{_call_number(body)}",
-                                        "call_id": f"call_fake{_call_number(body)}",
+                item: dict[str, Any] = {"type": "function_call", "id": f"fc_fake{_call_number(body)}", "call_id": call_id,
                                         "name": "exec_command", "arguments": json.dumps({"cmd": answer.command}),
                                         "status": "completed"}
+            elif isinstance(answer, WriteFile):
+                item = {"type": "custom_tool_call", "id": f"ctc_fake{_call_number(body)}", "call_id": call_id, "name": "apply_patch",
+                        "input": apply_patch_add(answer.path, answer.content), "status": "completed"}
             else:
                 item = {"type": "message", "id": "msg_fake1", "role": "assistant", "status": "completed",
                         "content": [{"type": "output_text", "text": answer, "annotations": []}]}
-            usage = {"input_tokens": 100, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 7,
-                     "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 107}
+            tokens = model.report("openai")
+            usage = {"input_tokens": tokens["input"], "input_tokens_details": {"cached_tokens": 0},
+                     "output_tokens": tokens["output"], "output_tokens_details": {"reasoning_tokens": 0},
+                     "total_tokens": tokens["input"] + tokens["output"]}
             events: list[tuple[str | None, Any]] = [
                 ("response.created", {"type": "response.created", "response": {"id": "resp_fake", "status": "in_progress"}}),
                 ("response.output_item.added", {"type": "response.output_item.added", "output_index": 0, "item": item}),
@@ -216,7 +355,8 @@ def _call_number(body: Any) -> int:
     keeps one result per id, so a repeated id would drop the earlier exchange)."""
     blocks = _anthropic_blocks(body) if isinstance(body, dict) and "messages" in body else []
     items = _openai_items(body) if isinstance(body, dict) and "input" in body else []
-    return 1 + sum(b.get("type") == "tool_use" for b in blocks) + sum(i.get("type") == "function_call" for i in items)
+    calls = ("function_call", "custom_tool_call")
+    return 1 + sum(b.get("type") == "tool_use" for b in blocks) + sum(i.get("type") in calls for i in items)
 
 
 def _has_user_turn(body: Any) -> bool:
@@ -244,7 +384,11 @@ def _anthropic_has_result(body: Any) -> bool:
 
 def _anthropic_last_tool_result(body: Any) -> str:
     results = [b for b in _anthropic_blocks(body) if b.get("type") == "tool_result"]
-    content = results[-1].get("content")
+    return _anthropic_text(results[-1])
+
+
+def _anthropic_text(result: dict[str, Any]) -> str:
+    content = result.get("content")
     if isinstance(content, list):
         return "".join(part.get("text", "") for part in content if isinstance(part, dict))
     return str(content)
@@ -285,25 +429,6 @@ def _openai_last_tool_result(body: Any) -> str:
     results = [i for i in _openai_items(body) if i.get("type") == "function_call_output"]
     output = results[-1].get("output")
     return output if isinstance(output, str) else json.dumps(output)
-
-
-def tool_results(api: str, body: Any) -> list[str]:
-    """The outputs of the tool calls the host has answered so far, in order, for a reply
-    that plays a model through several calls (api: anthropic, gemini or openai)."""
-    if not isinstance(body, dict):
-        return []
-    if api == "anthropic":
-        found = []
-        for block in _anthropic_blocks(body):
-            if block.get("type") == "tool_result":
-                content = block.get("content")
-                parts = content if isinstance(content, list) else [{"text": str(content)}]
-                found.append("".join(p.get("text", "") for p in parts if isinstance(p, dict)))
-        return found
-    if api == "gemini":
-        return [json.dumps(p["functionResponse"].get("response")) for p in _gemini_parts(body) if "functionResponse" in p]
-    outputs = [i.get("output") for i in _openai_items(body) if i.get("type") == "function_call_output"]
-    return [o if isinstance(o, str) else json.dumps(o) for o in outputs]
 
 
 if __name__ == "__main__":  # a server for poking at the CLIs by hand

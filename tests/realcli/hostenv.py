@@ -8,8 +8,11 @@ import json
 import os
 import shutil
 import subprocess
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+
+import pytest
 
 PINNED = {"claude": "2.1.197", "gemini": "0.61.0", "codex": "0.169.0"}
 NPM_PACKAGES = {
@@ -103,3 +106,21 @@ def run(argv: list[str], *, cwd: Path, env: dict[str, str], timeout: float = 90)
 def node_dir() -> str:
     node = shutil.which("node")
     return str(Path(node).parent) if node else "/usr/bin"
+
+
+def needs(name: str) -> Path:
+    """The pinned CLI ``name``, or skip the test saying how to get it."""
+    exe = executable(name)
+    if exe is None:
+        pytest.skip(f"{name} not installed: set MAESTRO_REALCLI_DIR to an npm prefix holding the pinned CLIs")
+    with tempfile.TemporaryDirectory() as home:
+        env = {"PATH": node_dir() + ":/usr/bin:/bin", "HOME": home}
+        version = run([str(exe), "--version"], cwd=Path(home), env=env).stdout
+    if PINNED[name] not in version:
+        pytest.skip(f"{name} is {version.strip()!r}, these tests pin {PINNED[name]}")
+    return exe
+
+
+def shell_path() -> list[str]:
+    """The host's PATH: its own folder, node, the system; not Maestro's venv."""
+    return [str(cli_dir()), node_dir(), "/usr/bin", "/bin"]

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import json
 import re
-import tempfile
-from pathlib import Path
 
 import pytest
 
@@ -22,6 +20,7 @@ from maestro.install import invocation
 
 from . import hostenv
 from .fake_model import FakeModel, ToolCall
+from .hostenv import needs, shell_path
 
 pytestmark = pytest.mark.realcli
 
@@ -33,23 +32,6 @@ tasks:
      criteria: ["pytest passes"], validation: pytest}
 """
 STATUS_BODY = "and present it briefly"  # a phrase of commands/status.md
-
-
-def needs(name: str) -> Path:
-    exe = hostenv.executable(name)
-    if exe is None:
-        pytest.skip(f"{name} not installed: set MAESTRO_REALCLI_DIR to an npm prefix holding the pinned CLIs")
-    with tempfile.TemporaryDirectory() as home:
-        env = {"PATH": hostenv.node_dir() + ":/usr/bin:/bin", "HOME": home}
-        version = hostenv.run([str(exe), "--version"], cwd=Path(home), env=env).stdout
-    if hostenv.PINNED[name] not in version:
-        pytest.skip(f"{name} is {version.strip()!r}, these tests pin {hostenv.PINNED[name]}")
-    return exe
-
-
-def shell_path() -> list[str]:
-    """The host's PATH: its own folder, node, the system; not Maestro's venv."""
-    return [str(hostenv.cli_dir()), hostenv.node_dir(), "/usr/bin", "/bin"]
 
 
 def status_command() -> str:
