@@ -23,3 +23,11 @@ def test_ci_runs_the_readme_test_command():
     command = tests.split("&&")[-1].strip().replace(".venv/bin/", "")
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert command in ci.splitlines()
+
+
+def test_readme_installs_the_cli_versions_the_real_host_tests_pin():
+    from tests.realcli.hostenv import npm_specs
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    (line,) = [ln.strip() for ln in text.splitlines() if ln.strip().startswith("npm install --prefix")]
+    assert line.split()[4:] == npm_specs()

@@ -24,6 +24,27 @@ NPM_PACKAGES = {
 
 # Read at import: the suite's autouse fixture clears MAESTRO_* from each test's environment.
 REALCLI_DIR = os.environ.get("MAESTRO_REALCLI_DIR")
+# CI sets it: a pinned CLI that is missing or of another version fails instead of skipping.
+REQUIRED = os.environ.get("MAESTRO_REQUIRE_REALCLI") == "1"
+
+
+def npm_specs() -> list[str]:
+    """What `npm install` needs for the pinned CLIs: package@version, one each."""
+    return [f"{NPM_PACKAGES[name]}@{version}" for name, version in PINNED.items()]
+
+
+def outdated(prefix: Path) -> list[str]:
+    """The pinned specs an npm prefix does not hold at exactly their version."""
+    stale = []
+    for name, version in PINNED.items():
+        manifest = prefix / "node_modules" / NPM_PACKAGES[name] / "package.json"
+        try:
+            installed = json.loads(manifest.read_text(encoding="utf-8")).get("version")
+        except (OSError, ValueError):
+            installed = None
+        if installed != version or not (prefix / "node_modules" / ".bin" / name).exists():
+            stale.append(f"{NPM_PACKAGES[name]}@{version}")
+    return stale
 
 
 def cli_dir() -> Path | None:
@@ -110,17 +131,26 @@ def node_dir() -> str:
 
 def needs(name: str) -> Path:
     """The pinned CLI ``name``, or skip the test saying how to get it."""
+    missing = pytest.fail if REQUIRED else pytest.skip
     exe = executable(name)
     if exe is None:
-        pytest.skip(f"{name} not installed: set MAESTRO_REALCLI_DIR to an npm prefix holding the pinned CLIs")
+        missing(f"{name} not installed: set MAESTRO_REALCLI_DIR to an npm prefix holding the pinned CLIs")
+    assert exe is not None
     with tempfile.TemporaryDirectory() as home:
         env = {"PATH": node_dir() + ":/usr/bin:/bin", "HOME": home}
         version = run([str(exe), "--version"], cwd=Path(home), env=env).stdout
     if PINNED[name] not in version:
-        pytest.skip(f"{name} is {version.strip()!r}, these tests pin {PINNED[name]}")
+        missing(f"{name} is {version.strip()!r}, these tests pin {PINNED[name]}")
     return exe
 
 
 def shell_path() -> list[str]:
     """The host's PATH: its own folder, node, the system; not Maestro's venv."""
     return [str(cli_dir()), node_dir(), "/usr/bin", "/bin"]
+
+
+if __name__ == "__main__":  # for .ci/run: `python -m tests.realcli.hostenv [PREFIX]`
+    import sys
+
+    # With a prefix: the specs it lacks (nothing when it is up to date); without: all.
+    print("\n".join(outdated(Path(sys.argv[1])) if len(sys.argv) > 1 else npm_specs()))
