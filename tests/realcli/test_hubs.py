@@ -27,7 +27,7 @@ from maestro.state.store import PlanStore
 
 from . import hostenv
 from .fake_model import FakeModel, ToolCall, tool_results
-from .test_hosts import needs, shell_path
+from .hostenv import needs, shell_path
 
 pytestmark = pytest.mark.realcli
 
