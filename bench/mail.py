@@ -2,8 +2,8 @@
 
 1. `mail wait` wake-up latency, from the start of a send to the waiter's return, over
    --messages messages (goal p50 <= 10 ms, p99 <= 50 ms): an in-process waiter (a long-
-   lived Python process calling ``wait_for_mail`` again and again, the sender in another
-   process), and whole `maestro mail wait` processes (start, arm, wake, print, exit: the
+   lived Python process calling ``wait_for_mail`` again and again with one kept database
+   connection, the sender in another process), and whole `maestro mail wait` processes (start, arm, wake, print, exit: the
    figure a spoke's shell sees; the send is made once the waiter is armed).
 2. 8 processes x 100 messages each to one inbox while two reader processes claim them:
    every message delivered exactly once (800/800, no duplicates).
@@ -34,6 +34,7 @@ from maestro.paths import ProjectPaths
 WAITER = """
 import sys, threading, time
 from pathlib import Path
+from maestro.bus.mailbox import Mailbox
 from maestro.bus.waiting import wait_for_mail
 from maestro.paths import ProjectPaths
 
@@ -43,8 +44,9 @@ class Armed(threading.Event):
         print("armed", flush=True)
 
 paths = ProjectPaths(Path(sys.argv[1]))
+box = Mailbox(paths, keep_open=True)  # a long-lived waiter keeps its connection
 for _ in range(int(sys.argv[3])):
-    outcome = wait_for_mail(paths, sys.argv[2], 30, ready=Armed())
+    outcome = wait_for_mail(paths, sys.argv[2], 30, ready=Armed(), mailbox=box)
     back = time.time_ns()
     print("got", back, *(m.body for m in outcome.messages), flush=True)
 """
@@ -168,6 +170,9 @@ def main() -> None:
     args = parser.parse_args()
     from maestro.tokens import count_tokens
 
+    load = os.getloadavg()
+    print(f"machine: {os.cpu_count()} CPUs, load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} at start "
+          "(latency tails grow with the load)")
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "proj"
         root.mkdir()

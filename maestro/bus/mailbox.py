@@ -20,7 +20,7 @@ import os
 import sqlite3
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import closing, contextmanager
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -170,35 +170,52 @@ def _message(row: Sequence[Any]) -> Message | Garbled:
 
 
 class Mailbox:
-    """One project's mail store. Open per command; every method is its own transaction."""
+    """One project's mail store; every method is its own transaction.
 
-    def __init__(self, paths: ProjectPaths) -> None:
+    A connection is opened per call and closed after it, unless ``keep_open``: a
+    long-lived process (a waiting engine or hub) keeps one for its life, which spares it
+    the checkpoint SQLite runs when the last connection to a WAL database closes (an
+    fsync: ~10 ms here). ``close()`` ends it.
+    """
+
+    def __init__(self, paths: ProjectPaths, *, keep_open: bool = False) -> None:
         self.folder = paths.machine_dir / "mail"
         self.path = self.folder / "mail.db"
         self.bells = self.folder / "bell"
+        self.keep_open = keep_open
+        self._kept: sqlite3.Connection | None = None
+
+    def _connect(self) -> sqlite3.Connection:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        try:
+            conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
+                                   check_same_thread=False)
+            conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+            # WAL with synchronous=NORMAL: a commit is atomic and survives any process
+            # crash; only an OS crash or power loss may drop the last commits. Mail
+            # between processes that such a crash ends anyway is not worth an fsync per
+            # send and per read (which doubled wait's wake-up latency).
+            conn.execute("PRAGMA synchronous=NORMAL")
+            self._prepare(conn)
+        except sqlite3.DatabaseError as exc:
+            raise self._broken(exc) from None
+        return conn
 
     @contextmanager
     def _db(self, *, write: bool = False) -> Iterator[sqlite3.Connection]:
-        if not write and not self.path.exists():
+        if self._kept is not None:
+            conn, owned = self._kept, False
+        elif not write and not self.path.exists():
             # Nothing was ever sent: an empty store, without creating one from a read.
-            conn = sqlite3.connect(":memory:", isolation_level=None)
+            conn, owned = sqlite3.connect(":memory:", isolation_level=None), True
             conn.executescript(_SCHEMA)
         else:
-            self.folder.mkdir(parents=True, exist_ok=True)
-            try:
-                conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
-                conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-                # WAL with synchronous=NORMAL: a commit is atomic and survives any process
-                # crash; only an OS crash or power loss may drop the last commits. Mail
-                # between processes that such a crash ends anyway is not worth an fsync
-                # per send and per read (which doubled wait's wake-up latency).
-                conn.execute("PRAGMA synchronous=NORMAL")
-                self._prepare(conn)
-            except sqlite3.DatabaseError as exc:
-                raise self._broken(exc) from None
+            conn = self._connect()
+            owned = not self.keep_open
+            if self.keep_open:
+                self._kept = conn
         try:
-            with closing(conn):
-                yield conn
+            yield conn
         except sqlite3.OperationalError as exc:
             if "locked" in str(exc) or "busy" in str(exc):
                 raise MaestroError(f"the mail store {self.path} stayed busy for {BUSY_TIMEOUT_MS // 1000}s.",
@@ -206,6 +223,14 @@ class Mailbox:
             raise self._broken(exc) from None
         except sqlite3.DatabaseError as exc:
             raise self._broken(exc) from None
+        finally:
+            if owned:
+                conn.close()
+
+    def close(self) -> None:
+        if self._kept is not None:
+            self._kept.close()
+            self._kept = None
 
     def _broken(self, exc: Exception) -> MaestroError:
         return MaestroError(f"the mail store cannot be read ({exc}).",
@@ -266,8 +291,9 @@ class Mailbox:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 raise
-        for target in targets:
-            self.ring(target)
+            # Committed and visible: ring now, not after the close's checkpoint.
+            for target in targets:
+                self.ring(target)
         return Message(number, thread, reply_to, sender, type, priority, subject, body, now, now_ns, to=targets)
 
     def _thread_of(self, conn: sqlite3.Connection, number: int) -> int:

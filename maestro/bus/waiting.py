@@ -1,8 +1,9 @@
 """`maestro mail wait`: block until mail for a session arrives, woken by inotify.
 
 Each send rewrites its recipients' doorbell files (``mail/bell/<session>``); a waiter
-watches that folder with watchdog and wakes only for its own bell, then reads its unread
-mail in one transaction (so two waiters on one inbox never both get a message). There
+watches that folder with inotify from its own thread (``bus.inotify``; watchdog where
+inotify is missing) and wakes only for its own bell, then reads its unread mail in one
+transaction (so two waiters on one inbox never both get a message). There
 is no sleep loop: the only timed re-check is of the coordinator's liveness (a lock the
 kernel releases makes no file event), so a worker waiting on a dead coordinator returns
 instead of waiting forever.
@@ -10,10 +11,12 @@ instead of waiting forever.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -78,20 +81,50 @@ class Doorbell:
             self._observer.join(timeout=2)
 
 
+class _EventWatch:
+    """The watchdog fallback, with the same ``wait`` as ``inotify.FolderWatch``."""
+
+    def __init__(self, bell: Doorbell) -> None:
+        self.bell = bell
+
+    def wait(self, timeout_s: float | None) -> bool:
+        fired = self.bell.event.wait(timeout_s)
+        self.bell.event.clear()
+        return fired
+
+
+@contextmanager
+def _watch(paths: ProjectPaths, session_id: str) -> Iterator[Any]:
+    """Armed on entry: any bell rung afterwards wakes the next ``wait``."""
+    from maestro.bus import inotify
+
+    bells = Mailbox(paths).bells
+    bells.mkdir(parents=True, exist_ok=True)
+    if inotify.available():
+        with inotify.FolderWatch(str(bells), lambda name: reads_for(session_id, name)) as watch:
+            yield watch
+    else:
+        with Doorbell(paths, [session_id]) as bell:
+            yield _EventWatch(bell)
+
+
 def wait_for_mail(paths: ProjectPaths, session_id: str, timeout_s: float | None, *,
                   coordinator_alive: Callable[[], bool] | None = None,
-                  ready: threading.Event | None = None) -> MailWaitResult:
+                  ready: threading.Event | None = None, mailbox: Mailbox | None = None) -> MailWaitResult:
     """Return the session's unread mail (critical first) as soon as there is some, or
     ``timeout`` when ``timeout_s`` passes, or ``coordinator_gone`` when
     ``coordinator_alive`` says the session it would hear from has died. ``ready`` is set
-    once the watch is armed (mail sent after that wakes this wait)."""
-    mailbox = Mailbox(paths)
+    once the watch is armed (mail sent after that wakes this wait). A long-lived waiter
+    passes its own ``Mailbox(paths, keep_open=True)``, reused from one wait to the next."""
+    if mailbox is None:
+        with contextlib.closing(Mailbox(paths, keep_open=True)) as own:
+            return wait_for_mail(paths, session_id, timeout_s, coordinator_alive=coordinator_alive,
+                                 ready=ready, mailbox=own)
     deadline = None if timeout_s is None else time.monotonic() + timeout_s
-    with Doorbell(paths, [session_id]) as bell:
+    with _watch(paths, session_id) as watch:
         if ready is not None:
             ready.set()
         while True:
-            bell.event.clear()
             messages, garbled = mailbox.inbox(session_id, unread_only=True)
             if messages or garbled:
                 return MailWaitResult("mail", messages, garbled)
@@ -103,4 +136,4 @@ def wait_for_mail(paths: ProjectPaths, session_id: str, timeout_s: float | None,
             slice_s = remaining
             if coordinator_alive is not None:
                 slice_s = LIVENESS_RECHECK_S if remaining is None else min(remaining, LIVENESS_RECHECK_S)
-            bell.event.wait(slice_s)
+            watch.wait(slice_s)

@@ -7,9 +7,12 @@ import sqlite3
 import threading
 import time
 
-from maestro.bus.mailbox import Mailbox
+import pytest
+
+from maestro.bus import inotify
+from maestro.bus.mailbox import Mailbox, pending
 from maestro.bus.sessions import SessionStore
-from maestro.bus.waiting import wait_for_mail
+from maestro.bus.waiting import Doorbell, wait_for_mail
 from maestro.tokens import count_tokens
 
 
@@ -166,7 +169,12 @@ def test_mail_wait_names_the_next_call_and_never_the_same_twice(office, cli, mon
     assert body["data"]["next"].endswith(" mail wait --json --timeout 0 --poll 2")
 
 
-def test_wait_wakes_on_a_send_without_polling(office):
+@pytest.mark.parametrize("watcher", ["inotify", "watchdog"])
+def test_wait_wakes_on_a_send_without_polling(office, monkeypatch, watcher):
+    if watcher == "watchdog":
+        monkeypatch.setattr(inotify, "available", lambda: False)
+    else:
+        assert inotify.available()
     worker = office.worker("1")
     ready = threading.Event()
     result = {}
@@ -184,6 +192,18 @@ def test_wait_wakes_on_a_send_without_polling(office):
     thread.join(20)
     assert result["r"].state == "mail" and [m.body for m in result["r"].messages] == ["b"]
     assert result["t"] - sent < 2  # woken by the doorbell, not by the 20 s timeout
+
+
+def test_the_doorbell_wakes_an_engine_waiting_on_its_run(office):
+    worker = office.worker("2")
+    wake = threading.Event()
+    with Doorbell(office.paths, [office.run], event=wake):
+        Mailbox(office.paths).send(worker.id, [worker.id], type="notification", priority="low", subject="s", body="b")
+        assert not wake.wait(0.5)  # mail for someone else
+        Mailbox(office.paths).send(worker.id, [office.run], type="query", priority="normal", subject="q", body="?")
+        assert wake.wait(5)
+    assert [m.subject for m in pending(office.paths, office.run)] == ["q"]
+    assert Mailbox(office.paths).unread_count(office.run) == 1  # pending() does not mark read
 
 
 def test_wait_ends_when_the_coordinator_dies(office, cli, monkeypatch):
@@ -214,3 +234,18 @@ def test_reply_to_an_urgent_blocker_is_urgent_and_in_its_thread(office, cli, mon
     assert answer.to == [worker.id]
     receipt = Mailbox(office.paths).get(1)[1][0]
     assert receipt.read_by == "user"  # replying reads it
+
+
+def test_a_long_lived_waiter_keeps_one_connection_across_waits(office):
+    worker = office.worker("1")
+    kept = Mailbox(office.paths, keep_open=True)
+    try:
+        for n in range(3):
+            Mailbox(office.paths).send("user", [worker.id], type="notification", priority="normal",
+                                       subject="s", body=str(n))
+            outcome = wait_for_mail(office.paths, worker.id, 5, mailbox=kept)
+            assert [m.body for m in outcome.messages] == [str(n)]
+        assert kept._kept is not None  # the one connection, still open
+    finally:
+        kept.close()
+    assert Mailbox(office.paths).unread_count(worker.id) == 0
