@@ -26,9 +26,9 @@ sys.path.insert(0, str(ROOT))
 
 from maestro import logfile
 from maestro.engine.report import build_report, render_markdown
-from maestro.engine.report.mermaid import check
 from maestro.logfile import LogRow, LogSession, ParsedLog
 from maestro.state.model import Plan, Review, Task, Usage
+from tests.engine.mermaid_check import check
 
 TOOLS = ("claude", "gemini", "codex")
 MERMAID_JS = ROOT / "tests" / "engine" / "mermaid_js"

@@ -8,9 +8,9 @@ import subprocess
 
 import pytest
 
-from maestro.engine.report.mermaid import check
 from tests.cli.test_review import PLAN as REVIEW_PLAN
 from tests.cli.test_review import submission
+from tests.engine.mermaid_check import check
 from tests.engine.test_report import diagrams
 
 # Task 1 by codex, Task 2 (depending on it) by gemini.

@@ -16,13 +16,13 @@ from maestro.engine.report.mermaid import (
     MAX_EDGES,
     MAX_TEXT,
     Bar,
-    check,
     flowchart,
     gantt,
     node_label,
 )
 from maestro.logfile import LogRow, LogSession, ParsedLog
 from maestro.state.model import Plan, Task
+from tests.engine.mermaid_check import check
 from tests.engine.sample_runs import failing_run, finished_run
 
 MERMAID_JS = Path(__file__).resolve().parent / "mermaid_js"
