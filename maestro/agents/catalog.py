@@ -216,7 +216,7 @@ class Catalog:
             raise NotFound(f"no agent named {name!r}.{guess}", f"use one of: {', '.join(self.names())}.")
         if name in self.disabled:
             raise MaestroError(
-                f"agent {name!r} is disabled (MAESTRO_DISABLED_AGENTS, from {self.settings.source('disabled_agents')}).",  # type: ignore[union-attr]
+                f"agent {name!r} is disabled (MAESTRO_DISABLED_AGENTS, from {self.settings.source('disabled_agents')}).",  # type: ignore[union-attr]  # disabled is empty without settings
                 f"remove it from MAESTRO_DISABLED_AGENTS, or use another agent: {', '.join(self.names())}.",
             )
         return self.agents[name]

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from importlib import import_module
 from pathlib import Path
-from typing import Any, TextIO, cast
+from typing import Any, NoReturn, TextIO, cast
 
 from maestro import __version__
 from maestro.cli.context import Context
@@ -51,7 +51,7 @@ class _Parser(argparse.ArgumentParser):
 
     help_hint = "maestro --help"
 
-    def error(self, message: str) -> None:  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         self.exit(EXIT_USER, f"maestro: error: {message}. Fix: see '{self.help_hint}'.\n")
 
 
@@ -82,12 +82,12 @@ def build_parser(selected: str | None) -> argparse.ArgumentParser:
     parser.add_argument("-C", "--project", metavar="DIR", help="run as if started in DIR")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for spec in COMMANDS:
-        kwargs: dict[str, object] = {"help": spec.summary, "description": spec.summary}
+        kwargs: dict[str, Any] = {"help": spec.summary, "description": spec.summary}
         module = import_module(spec.module) if spec.name == selected else None
         if module is not None:
             kwargs["epilog"] = "examples:\n" + getattr(module, "EXAMPLES", "").rstrip()
             kwargs["formatter_class"] = argparse.RawDescriptionHelpFormatter
-        child = sub.add_parser(spec.name, **kwargs)  # type: ignore[arg-type]
+        child = sub.add_parser(spec.name, **kwargs)
         child.add_argument("--json", action="store_true", help="print a versioned JSON envelope")
         if module is not None:
             module.add_arguments(child)

@@ -271,7 +271,8 @@ def render_record(kind: Kind, obj: Any) -> tuple[str, bool]:
         out += added.pop(None)
         # A blank line after the new list, so what follows (a note, or the next section
         # when the record was a bare heading) does not become part of its last item.
-        following = layout.pieces[0].text if layout.pieces else ""  # type: ignore[union-attr]
+        first = layout.pieces[0] if layout.pieces else None  # no fields: a TextPiece if any
+        following = first.text if isinstance(first, TextPiece) else ""
         if not following.startswith("\n"):
             out.append("\n")
     for piece in layout.pieces:

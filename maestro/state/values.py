@@ -150,7 +150,8 @@ def parse_usage(value: str) -> tuple[int, int, int]:
             f'an unreadable Tokens value "{preview(value)}"',
             "write Tokens as `12,000 in / 800 out`, optionally followed by `/ 3,000 cached`.",
         )
-    return tuple(int((g or "0").replace(",", "")) for g in m.groups())  # type: ignore[return-value]
+    fresh, output, cached = (int((g or "0").replace(",", "")) for g in m.groups())
+    return fresh, output, cached
 
 
 def check_usage(usage: Any) -> tuple[int, int, int]:

@@ -110,7 +110,7 @@ class DocumentWriter:
         try:
             if slot == "marker":
                 same = chunk is not None and chunk.value == FORMAT_VERSION
-                self.emit(chunk.text if same else s.MARKER_LINE, start, end, marker=True)  # type: ignore[union-attr]
+                self.emit(chunk.text if same and chunk else s.MARKER_LINE, start, end, marker=True)
             elif slot == "title":
                 if chunk is not None and chunk.value == plan.title:
                     self.emit(chunk.text, start, end)

@@ -47,13 +47,13 @@ def task_ids(n: int) -> list[str]:
     return [str(i + 1) if i % 4 else f"{i // 4 + 1}.{i % 3 + 1}" for i in range(n)]
 
 
-def _cost_pair(draw):  # type: ignore[no-untyped-def]
+def _cost_pair(draw):  # type: ignore[no-untyped-def]  # @st.composite supplies draw
     cost = draw(costs)
     return cost, (draw(st.booleans()) if cost is not None else False)
 
 
 @st.composite
-def receipts(draw):  # type: ignore[no-untyped-def]
+def receipts(draw):  # type: ignore[no-untyped-def]  # @st.composite supplies draw
     return m.Receipt(
         diff_stat=draw(st.one_of(st.just(""), line_text)),
         files_changed=draw(paths),
@@ -65,7 +65,7 @@ def receipts(draw):  # type: ignore[no-untyped-def]
 
 
 @st.composite
-def tasks(draw, task_id: str, earlier: list[str]):  # type: ignore[no-untyped-def]
+def tasks(draw, task_id: str, earlier: list[str]):  # type: ignore[no-untyped-def]  # @st.composite supplies draw
     opt = lambda s: draw(st.one_of(st.none(), s))
     cost, estimated = _cost_pair(draw)
     return m.Task(
@@ -101,7 +101,7 @@ findings = st.builds(m.Finding, multi_text, st.one_of(st.none(), st.sampled_from
 
 
 @st.composite
-def challenges(draw, cid: str):  # type: ignore[no-untyped-def]
+def challenges(draw, cid: str):  # type: ignore[no-untyped-def]  # @st.composite supplies draw
     cost, estimated = _cost_pair(draw)
     keys = draw(st.lists(st.sampled_from([k for k, _ in m.CHALLENGE_CATEGORIES]), unique=True))
     return m.Challenge(
@@ -116,7 +116,7 @@ def challenges(draw, cid: str):  # type: ignore[no-untyped-def]
 
 
 @st.composite
-def reviews(draw, rid: str):  # type: ignore[no-untyped-def]
+def reviews(draw, rid: str):  # type: ignore[no-untyped-def]  # @st.composite supplies draw
     cost, estimated = _cost_pair(draw)
     return m.Review(
         id=rid, task=draw(st.sampled_from(task_ids(6))), reviewer=draw(names), round=draw(st.integers(0, 5)),
@@ -134,7 +134,7 @@ log_entries = st.builds(m.LogEntry, cells, cells, cells, cells, cells, st.one_of
 
 
 @st.composite
-def plans(draw, max_tasks: int = 6):  # type: ignore[no-untyped-def]
+def plans(draw, max_tasks: int = 6):  # type: ignore[no-untyped-def]  # @st.composite supplies draw
     ids = task_ids(draw(st.integers(0, max_tasks)))
     return m.Plan(
         goal=draw(multi_text),

@@ -26,7 +26,7 @@ GARBAGE = st.one_of(
 
 
 @st.composite
-def mangled(draw):  # type: ignore[no-untyped-def]
+def mangled(draw):  # type: ignore[no-untyped-def]  # @st.composite supplies draw
     plan = draw(plans(max_tasks=4))
     try:
         text = render(plan)
@@ -61,7 +61,7 @@ def mangled(draw):  # type: ignore[no-untyped-def]
 
 
 def has_marker(plan: object) -> bool:
-    return any(chunk.slot == "marker" for chunk in plan.layout.chunks)  # type: ignore[attr-defined]
+    return any(chunk.slot == "marker" for chunk in plan.layout.chunks)  # type: ignore[attr-defined]  # a parsed plan has a PlanLayout
 
 
 def consistent_endings(data: bytes) -> bool:

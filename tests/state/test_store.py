@@ -233,7 +233,7 @@ def test_cache_after_edit_equals_a_fresh_parse(project):
 
 def _updater(root: str, worker: int, per_worker: int, start: object) -> None:
     store = PlanStore(ProjectPaths(Path(root)))
-    start.wait()  # type: ignore[attr-defined]
+    start.wait()  # type: ignore[attr-defined]  # a multiprocessing Event, passed untyped to the child
     for n in range(per_worker):
         with store.edit() as plan:
             task = plan.task(str(worker * per_worker + n + 1))
@@ -274,7 +274,7 @@ def _writer(root: str, ready: object) -> None:
             for task in plan.tasks:
                 task.attempts = n
                 task.result = f"edit {n}"
-        ready.set()  # type: ignore[attr-defined]
+        ready.set()  # type: ignore[attr-defined]  # a multiprocessing Event, passed untyped to the child
 
 
 def _temp_files(store: PlanStore) -> set[str]:

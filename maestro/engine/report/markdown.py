@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from maestro.engine.report.build import Report
 from maestro.engine.report.story import duration_text, money_text, tool_name
 from maestro.logfile import escape
@@ -17,7 +19,7 @@ def table(head: list[str], rows: list[list[str]]) -> list[str]:
     return lines
 
 
-def _clock(moment) -> str:  # type: ignore[no-untyped-def]
+def _clock(moment: datetime | None) -> str:
     return moment.strftime("%H:%M:%S") if moment else "-"
 
 
