@@ -47,12 +47,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Result:
-    from maestro import planinput
+    from maestro import planning
 
     if args.schema:
         if args.goal:
             raise PlanError("--schema takes no goal.", "run `maestro plan --schema` on its own.")
-        return Result("plan", {"schema": planinput.SCHEMA}, json.dumps(planinput.SCHEMA, indent=2))
+        return Result("plan", {"schema": planning.SCHEMA}, json.dumps(planning.SCHEMA, indent=2))
     catalog = _catalog(ctx)
     answer = None
     if args.goal and args.source:
@@ -68,7 +68,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
         plan = answer.plan
     elif args.source:
         text, name = _read_input(args.source, ctx)
-        plan = planinput.load(text, name=name)
+        plan = planning.load(text, name=name)
     else:
         raise PlanError(
             "no plan given.",
@@ -77,7 +77,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
         )
     plan.source = Source(_hub(plan, args, ctx), clock.stamp())
     _relative_files(plan, ctx.paths.root)
-    findings = planinput.aavsr(plan, catalog=catalog, available=_available(plan, ctx), paths=ctx.paths)
+    findings = planning.aavsr(plan, catalog=catalog, available=_available(plan, ctx), paths=ctx.paths)
     from maestro.state.store import PlanStore
 
     store = PlanStore(ctx.paths)
@@ -90,7 +90,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
         plan = change.plan
     elif not args.dry_run:
         refuse_while_running(ctx.paths, "re-planning")
-    errors = planinput.errors(findings)
+    errors = planning.errors(findings)
     data: dict[str, Any] = {
         "goal": plan.goal,
         "hub": plan.source.hub,

@@ -172,7 +172,7 @@ class TaskRunner:
 
     # -- one attempt -----------------------------------------------------------------------
     def attempt(self, task_id: str, extra: str | None, *, retry: bool, resume_session: str | None = None) -> Attempt:
-        from maestro import planinput
+        from maestro import planning
         from maestro.prompts.delegation import build_delegation
 
         s = self.s
@@ -193,7 +193,7 @@ class TaskRunner:
         # Every AAVSR error is about one task alone (plan-wide checks only warn), so the
         # task is checked by itself: the same errors, without re-checking the whole plan.
         alone = replace(plan, tasks=[task])
-        problems = [f for f in planinput.aavsr(alone, catalog=s.catalog, available=s.installed, paths=s.paths)
+        problems = [f for f in planning.aavsr(alone, catalog=s.catalog, available=s.installed, paths=s.paths)
                     if f.level == "error"]
         if problems:
             first = problems[0]

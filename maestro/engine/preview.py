@@ -34,7 +34,7 @@ def elide(argv: list[str]) -> list[str]:
 
 def preview(plan: Any, *, settings: Any, options: RunOptions, installed: dict[str, Any], spoke_for: Any,
             catalog: Any) -> list[dict[str, Any]]:
-    from maestro import graph, planinput
+    from maestro import graph, planning
     from maestro.prompts.delegation import build_delegation
 
     paths = settings.paths
@@ -45,7 +45,7 @@ def preview(plan: Any, *, settings: Any, options: RunOptions, installed: dict[st
         candidates = select_tasks(plan, options.task_id)
     else:
         candidates = graph.ready(plan.tasks)
-    findings = planinput.aavsr(plan, catalog=catalog, available=installed, paths=paths)
+    findings = planning.aavsr(plan, catalog=catalog, available=installed, paths=paths)
     rows = []
     for original in candidates:
         task = replace(original)

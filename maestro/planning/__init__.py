@@ -1,4 +1,27 @@
-"""The plan a hub produces: its schema, loading, and the AAVSR checks.
+"""The plan a hub produces: its JSON Schema, its loading, and the static AAVSR checks.
 
-``maestro.planinput`` is the public face of this package.
+Callers import this package (``from maestro import planning``); the parts are its
+modules: ``schema``, ``loading``, ``aavsr``, and ``ask`` and ``replan`` for
+``maestro plan``.
 """
+
+from __future__ import annotations
+
+from maestro.planning.aavsr import CHECKS, LEVELS, AavsrFinding, aavsr, errors, path_problem
+from maestro.planning.loading import load, parse_text, to_plan
+from maestro.planning.schema import INPUT_VERSION, SCHEMA, check
+
+__all__ = [
+    "CHECKS",
+    "INPUT_VERSION",
+    "LEVELS",
+    "SCHEMA",
+    "AavsrFinding",
+    "aavsr",
+    "check",
+    "errors",
+    "load",
+    "parse_text",
+    "path_problem",
+    "to_plan",
+]

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
-from maestro import planinput
+from maestro import planning
 from maestro.errors import MaestroError, NotFound, PlanError
 from maestro.paths import ProjectPaths
 from maestro.state.model import Plan, Task
@@ -16,22 +16,22 @@ GOOD = (Path(__file__).resolve().parent / "fixtures" / "plan-inputs" / "auth.yam
 
 def load_error(text):
     with pytest.raises(PlanError) as err:
-        planinput.load(text)
+        planning.load(text)
     message = str(err.value)
     assert "\n" not in message and "Fix:" in message
     return message
 
 
 def test_schema_is_valid_json_schema_and_accepts_the_example():
-    Draft202012Validator.check_schema(planinput.SCHEMA)
+    Draft202012Validator.check_schema(planning.SCHEMA)
     import yaml
 
-    assert not list(Draft202012Validator(planinput.SCHEMA).iter_errors(yaml.safe_load(GOOD)))
-    json.dumps(planinput.SCHEMA)  # printable
+    assert not list(Draft202012Validator(planning.SCHEMA).iter_errors(yaml.safe_load(GOOD)))
+    json.dumps(planning.SCHEMA)  # printable
 
 
 def test_load_yaml_converts_to_plan():
-    plan = planinput.load(GOOD)
+    plan = planning.load(GOOD)
     assert isinstance(plan, Plan)
     assert plan.goal == "Add user authentication"
     assert [t.id for t in plan.tasks] == ["1", "2", "3"]
@@ -43,7 +43,7 @@ def test_load_yaml_converts_to_plan():
 
 
 def test_dotted_ids_as_text_and_numbers():
-    plan = planinput.load(
+    plan = planning.load(
         "goal: g\ntasks:\n  - {id: 1, title: a, specialist: code}\n"
         "  - {id: '1.1', title: b, specialist: code, depends: [1]}\n"
         "  - {id: 2, title: c, specialist: code, depends: ['1.1', 1]}"
@@ -54,11 +54,11 @@ def test_dotted_ids_as_text_and_numbers():
 def test_load_json_same_as_yaml():
     import yaml
 
-    assert planinput.load(json.dumps(yaml.safe_load(GOOD))) == planinput.load(GOOD)
+    assert planning.load(json.dumps(yaml.safe_load(GOOD))) == planning.load(GOOD)
 
 
 def test_load_without_hub_has_no_source():
-    assert planinput.load("goal: g\ntasks: [{id: 1, title: t, specialist: code}]").source is None
+    assert planning.load("goal: g\ntasks: [{id: 1, title: t, specialist: code}]").source is None
 
 
 @pytest.mark.parametrize(
@@ -91,7 +91,7 @@ def test_bad_input_is_one_line_error_naming_key_path(text, expected):
 
 def test_yaml_error_names_the_line():
     with pytest.raises(PlanError) as err:
-        planinput.load("goal: x\ntasks:\n  - id: 1\n    title: [oops\n", name="plan.yaml")
+        planning.load("goal: x\ntasks:\n  - id: 1\n    title: [oops\n", name="plan.yaml")
     assert err.value.file == "plan.yaml" and err.value.line == 5
 
 
@@ -130,7 +130,7 @@ def good_task(tid="1", **fields):
 
 
 def check(*tasks, **kwargs):
-    return planinput.aavsr(Plan("goal", list(tasks)), **kwargs)
+    return planning.aavsr(Plan("goal", list(tasks)), **kwargs)
 
 
 def only(findings, check_name):
@@ -327,7 +327,7 @@ def test_real_catalog_unknown_and_disabled_agents_are_errors(project, monkeypatc
 
 
 def test_a_task_names_a_specialist_an_agent_or_both():
-    plan = planinput.load(
+    plan = planning.load(
         "goal: g\ntasks:\n"
         "  - {id: 1, title: Add a migration, agent: data-engineer}\n"
         "  - {id: 2, title: Add the endpoint, specialist: code}\n"
