@@ -5,8 +5,9 @@ is reported apart and not counted, it is what the CLI did not have to send again
 
 - ``budget``: above it the dispatch is *over budget* (logged);
 - ``yellow``: above it the anomaly level is yellow (investigate; logged as a warning);
-- ``abort``: above it the level is red. Where the CLI streams its usage (claude
-  stream-json, codex JSONL) the spoke stops the dispatch when it crosses this line.
+- ``abort``: above it the level is red. Claude streams its usage (stream-json), so the
+  spoke stops a claude dispatch when it crosses this line; codex and gemini report usage
+  only in their last event, so theirs is caught when the dispatch ends.
 
 Defaults for gemini (30k/35k/50k) and codex (40k/45k/60k) are the design notes' figures.
 claude: 55k/65k/80k. Every headless Claude Code session first writes its own system
@@ -31,8 +32,6 @@ from typing import Any
 
 from maestro.errors import ConfigError
 
-LEVELS = ("ok", "over", "yellow", "red")
-
 
 @dataclass(frozen=True)
 class Limits:
@@ -41,6 +40,7 @@ class Limits:
     abort: int
 
     def level(self, tokens: int) -> str:
+        """ok, over, yellow or red."""
         if tokens > self.abort:
             return "red"
         if tokens > self.yellow:

@@ -23,7 +23,6 @@ from typing import Any
 from maestro.engine.ownership import overlapping
 from maestro.errors import MaestroError
 
-FINAL = ("done", "failed", "blocked")
 # How often the loop wakes with nothing to do, to notice a stop request (Ctrl-C, SIGTERM,
 # `maestro run --abort`). Completions wake it at once; this only bounds stop latency.
 _IDLE_WAKE_S = 0.25

@@ -27,7 +27,6 @@ from maestro.install.targets import MANIFEST_NAME
 from maestro.paths import user_home, user_state_dir
 
 CODEX_SKILLS_SINCE = (0, 117)  # older codex: custom prompts, --full-auto, no `$skill`
-LEVELS = ("ok", "info", "warn", "fail")
 
 
 @dataclass

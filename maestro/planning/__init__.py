@@ -7,14 +7,12 @@ modules: ``schema``, ``loading``, ``aavsr``, and ``ask`` and ``replan`` for
 
 from __future__ import annotations
 
-from maestro.planning.aavsr import CHECKS, LEVELS, AavsrFinding, aavsr, errors, path_problem
+from maestro.planning.aavsr import AavsrFinding, aavsr, errors, path_problem
 from maestro.planning.loading import load, parse_text, to_plan
 from maestro.planning.schema import INPUT_VERSION, SCHEMA, check
 
 __all__ = [
-    "CHECKS",
     "INPUT_VERSION",
-    "LEVELS",
     "SCHEMA",
     "AavsrFinding",
     "aavsr",

@@ -17,9 +17,6 @@ from maestro.errors import MaestroError
 from maestro.paths import ProjectPaths
 from maestro.state.model import Plan, Task
 
-CHECKS = ("Atomic", "Authority", "Verifiable", "Scope", "Risk")
-LEVELS = ("error", "warning")
-
 MAX_FILES = 8
 MAX_CRITERIA = 6
 WRITING_TIERS = ("read+write", "full")
@@ -28,11 +25,11 @@ BUILDS = ("code", "test")  # specialists whose work is files and a passing check
 
 @dataclass(frozen=True)
 class AavsrFinding:
-    check: str  # one of CHECKS
+    check: str  # Atomic | Authority | Verifiable | Scope | Risk
     task: str | None  # task id, None for the plan as a whole
     why: str
     remedy: str
-    level: str  # one of LEVELS
+    level: str  # error | warning
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
