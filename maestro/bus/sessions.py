@@ -379,7 +379,8 @@ def create_worker_session(paths: ProjectPaths, *, run_id: str, task_id: str, cli
     coordinator = run_session_id(run_id)
     if not store.exists(coordinator):
         raise NotFound(f"run {run_id} has no session.", "call start_run_session first.")
-    session = store.create(mode=mode, session_id=new_id(f"t{task_id}".replace(" ", "")), strategy=strategy,
+    prefix = "t" + re.sub(r"[^A-Za-z0-9._-]", "", str(task_id))[:40]  # a task id made safe for a folder
+    session = store.create(mode=mode, session_id=new_id(prefix), strategy=strategy,
                            tier=tier, coordinator=coordinator, parent=coordinator, run_id=run_id,
                            task_ids=[task_id], cli=cli, agent=agent, directive=directive)
     return session, store.lease(session.id)

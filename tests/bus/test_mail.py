@@ -249,3 +249,23 @@ def test_a_long_lived_waiter_keeps_one_connection_across_waits(office):
     finally:
         kept.close()
     assert Mailbox(office.paths).unread_count(worker.id) == 0
+
+
+def test_send_into_an_existing_thread(office, cli, monkeypatch):
+    worker = office.worker("1")
+    office.become(monkeypatch, None)
+    cli("mail", "send", "--to", worker.id, "--message", "first")
+    cli("mail", "reply", "m1", "--message", "second")  # the person answering its own note: same thread
+    assert cli("mail", "send", "--to", worker.id, "--thread", "m2", "--message", "third").code == 0
+    assert Mailbox(office.paths).get(3)[0].thread == 1
+    assert [m.body for m in Mailbox(office.paths).thread(3)[0]] == ["first", "second", "third"]
+    missing = cli("mail", "send", "--to", worker.id, "--thread", "m99", "--message", "x")
+    assert missing.code == 1 and "no mail m99 to thread onto" in missing.err
+    assert Mailbox(office.paths).unread_count(worker.id) == 2  # the refused one was not stored
+    bad = cli("mail", "show", "12x")
+    assert bad.code == 1 and "'12x' is not a mail id" in bad.err
+
+
+def test_worker_session_ids_are_safe_for_any_task_id(office):
+    assert office.worker("4.1").id.startswith("t4.1-")
+    assert office.worker("a/b c").id.startswith("tabc-")
