@@ -15,6 +15,7 @@ from maestro.cli.context import Context, Result
 from maestro.errors import NotFound
 from maestro.paths import ProjectPaths
 from maestro.state.model import STATUSES, Plan, Task
+from maestro.tables import aligned
 
 EXAMPLES = """\
   maestro status
@@ -62,20 +63,6 @@ def who(task: Task) -> str:
     return task.agent or task.specialist or "-"
 
 
-def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
-    """Plain aligned columns, two spaces apart; the last column is not padded."""
-    widths = [len(h) for h in headers]
-    for row in rows:
-        for i, cell in enumerate(row):
-            widths[i] = max(widths[i], len(cell))
-    last = len(headers) - 1
-
-    def line(cells: Sequence[str]) -> str:
-        return "  ".join(c if i == last else c.ljust(widths[i]) for i, c in enumerate(cells)).rstrip()
-
-    return [line(headers), *(line(row) for row in rows)]
-
-
 def task_rows(tasks: Sequence[Task], *, with_status: bool) -> list[str]:
     """The compact task table shared by `plan` and `status`."""
     spent = with_status and any(t.usage.total or t.cost is not None for t in tasks)
@@ -91,7 +78,7 @@ def task_rows(tasks: Sequence[Task], *, with_status: bool) -> list[str]:
             row += [f"{t.usage.total:,}" if t.usage.total else "-", cost]
         row.append(", ".join(t.files) or "-")
         rows.append(row)
-    return table(headers, rows)
+    return aligned(headers, rows)
 
 
 def task_data(task: Task, *, full: bool = False) -> dict[str, Any]:

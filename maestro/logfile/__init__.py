@@ -53,11 +53,9 @@ from maestro.logfile.rows import (
     LogRow,
     ToolTotals,
     compute_totals,
-    escape,
     grand_total,
     parse_row,
     render_row,
-    split_row,
 )
 from maestro.paths import ProjectPaths
 
@@ -77,7 +75,6 @@ __all__ = [
     "add_row",
     "add_session",
     "compute_totals",
-    "escape",
     "grand_total",
     "lock_path",
     "parse",
@@ -86,7 +83,6 @@ __all__ = [
     "render_row",
     "render_session_head",
     "render_totals",
-    "split_row",
 ]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from maestro import tables
 from maestro.logfile.rows import (
     COLUMNS,
     LOG_FORMAT,
@@ -20,13 +21,9 @@ from maestro.logfile.rows import (
     LogRow,
     ToolTotals,
     compute_totals,
-    escape,
     grand_total,
     parse_row,
     render_row,
-    separator_line,
-    split_row,
-    table_line,
 )
 
 
@@ -73,16 +70,16 @@ def render_session_head(session: LogSession) -> list[str]:
     meta = _meta_line(session)
     if meta:
         lines.append(meta)
-    return lines + ["", table_line(list(COLUMNS)), separator_line(COLUMNS)]
+    return lines + ["", tables.row(COLUMNS), tables.separator(COLUMNS)]
 
 
 def render_totals(totals: list[ToolTotals]) -> list[str]:
     def numbers(t: ToolTotals) -> list[str]:
         return [str(t.dispatches), f"{t.tokens:,}", str(t.failures), str(t.retries)]
 
-    lines = [TOTALS_HEADING, table_line(list(TOTAL_COLUMNS)), separator_line(TOTAL_COLUMNS)]
-    lines += [table_line([escape(t.label), *numbers(t)]) for t in totals]
-    lines.append(table_line([f"**{cell}**" for cell in ["Total", *numbers(grand_total(totals))]]))
+    lines = [TOTALS_HEADING, tables.row(TOTAL_COLUMNS), tables.separator(TOTAL_COLUMNS)]
+    lines += [tables.row([tables.escape(t.label), *numbers(t)]) for t in totals]
+    lines.append(tables.row([f"**{cell}**" for cell in ["Total", *numbers(grand_total(totals))]]))
     return lines
 
 
@@ -150,12 +147,12 @@ def parse(text: str, path: str = ".ai/MAESTRO-LOG.md") -> ParsedLog:
             if line.startswith("**") and not line.startswith("|"):
                 _parse_meta(session, line)
             elif line.startswith("|"):
-                cells = split_row(line)
+                cells = tables.split_row(line, breaks=True)
                 if cells == list(COLUMNS) or all(SEPARATOR_RE.match(c) for c in cells):
                     continue
                 session.rows.append(parse_row(cells, file=path, line=number))
         elif section == "totals" and line.startswith("|"):
-            cells = split_row(line)
+            cells = tables.split_row(line, breaks=True)
             if cells == list(TOTAL_COLUMNS) or all(SEPARATOR_RE.match(c) for c in cells) or len(cells) < 5:
                 continue
             label = cells[0].strip("*")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from maestro import tables
 from maestro.errors import MaestroError
 
 LOG_FORMAT = 1
@@ -101,47 +102,6 @@ def grand_total(totals: list[ToolTotals]) -> ToolTotals:
     )
 
 
-# Cells ----------------------------------------------------------------------------------
-
-
-def escape(text: str) -> str:
-    """A table cell on one line: ``\\`` and ``|`` escaped, newlines as ``<br>``."""
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", "<br>").strip()
-
-
-def split_row(line: str) -> list[str]:
-    """``| a | b\\|c |`` -> ``["a", "b|c"]``: cells unescaped and stripped."""
-    body = line.strip()
-    body = body.removeprefix("|")
-    cells: list[str] = []
-    current: list[str] = []
-    i = 0
-    while i < len(body):
-        char = body[i]
-        if char == "\\" and i + 1 < len(body) and body[i + 1] in "\\|":
-            current.append(body[i + 1])
-            i += 2
-            continue
-        if char == "|":
-            cells.append("".join(current))
-            current = []
-        else:
-            current.append(char)
-        i += 1
-    if "".join(current).strip():
-        cells.append("".join(current))
-    return [cell.strip().replace("<br>", "\n") for cell in cells]
-
-
-def table_line(cells: list[str]) -> str:
-    return "| " + " | ".join(cells) + " |"
-
-
-def separator_line(columns: tuple[str, ...]) -> str:
-    return "|" + "|".join("-" * (len(name) + 2) for name in columns) + "|"
-
-
 def _time_cell(time: str) -> str:
     match = re.search(r"T(\d\d:\d\d:\d\d)", time)
     return match.group(1) if match else time
@@ -201,7 +161,7 @@ def render_row(row: LogRow) -> str:
         outcome or "-",
         row.notes,
     ]
-    return table_line([escape(cell) for cell in cells])
+    return tables.row([tables.escape(cell) for cell in cells])
 
 
 def _parse_duration(cell: str) -> float | None:

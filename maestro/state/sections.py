@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from maestro import tables
 from maestro.state import values as v
 from maestro.state.model import FORMAT_VERSION, LogEntry, Source
 from maestro.state.values import FieldError
@@ -101,7 +102,7 @@ class TableError(ValueError):
 
 def parse_table(lines: list[str]) -> tuple[list[str], list[LogEntry]]:
     """Columns and entries of the log table (``lines``: header, delimiter, rows)."""
-    header = v.split_row(lines[0]) or []
+    header = tables.split_row(lines[0])
     columns = [" ".join(c.split()).lower() for c in header]
     for offset, column in enumerate(columns):
         if column not in COLUMNS or columns.index(column) != offset:
@@ -114,12 +115,12 @@ def parse_table(lines: list[str]) -> tuple[list[str], list[LogEntry]]:
     if len(lines) < 2 or not _DELIMITER.fullmatch(lines[1].strip()):
         raise TableError(1, "the Execution Log table has no |---| line under its header.",
                          "add a line like `|---|---|` under the header.")
-    entries = [_entry(offset, row, columns) for offset, row in enumerate(lines[2:], start=2)]
+    entries = [_entry(offset, line, columns) for offset, line in enumerate(lines[2:], start=2)]
     return columns, entries
 
 
-def _entry(offset: int, row: str, columns: list[str]) -> LogEntry:
-    cells = v.split_row(row) or []
+def _entry(offset: int, line: str, columns: list[str]) -> LogEntry:
+    cells = tables.split_row(line)
     if len(cells) != len(columns):
         raise TableError(offset, f"an Execution Log row has {len(cells)} cells, the header {len(columns)}.",
                          "give every row one cell per column; write `\\|` for a | inside a cell.")
@@ -134,7 +135,7 @@ def _entry(offset: int, row: str, columns: list[str]) -> LogEntry:
 
 def table_header(columns: list[str]) -> str:
     names = [c.title() for c in columns]
-    return "| " + " | ".join(names) + " |\n|" + "|".join("-" * (len(n) + 2) for n in names) + "|\n"
+    return tables.row(names) + "\n" + tables.separator(names) + "\n"
 
 
 def table_row(entry: LogEntry, columns: list[str]) -> str:
@@ -142,7 +143,7 @@ def table_row(entry: LogEntry, columns: list[str]) -> str:
         "time": entry.time, "task": entry.task, "tool": entry.tool, "action": entry.action,
         "outcome": entry.outcome, "tokens": v.format_int(entry.tokens), "cost": entry.cost or "",
     }
-    return "| " + " | ".join(v.escape_cell(cells[c]) for c in columns) + " |\n"
+    return tables.row([tables.escape(cells[c]) for c in columns]) + "\n"
 
 
 def needs_columns(entry: LogEntry) -> set[str]:

@@ -289,34 +289,5 @@ def check_code(label: str, value: object) -> str:
     return value
 
 
-# --- table cells ----------------------------------------------------------------------
-
-
-def escape_cell(text: str) -> str:
-    return re.sub(r"\\(?=[\\|])", r"\\\\", text).replace("|", "\\|")
-
-
-_CELL_TOKEN = re.compile(r"\\[\\|]|\||[^\\|]+|\\")
-
-
-def split_row(line: str) -> list[str] | None:
-    """Cells of a ``| a | b |`` table row, unescaped; None if the line is no row."""
-    text = line.strip()
-    if not text.startswith("|"):
-        return None
-    cells: list[str] = []
-    cell: list[str] = []
-    for token in _CELL_TOKEN.findall(text, 1):
-        if token == "|":
-            cells.append("".join(cell).strip())
-            cell = []
-        else:
-            cell.append(token[1] if len(token) == 2 and token[0] == "\\" else token)
-    tail = "".join(cell).strip()
-    if tail:
-        cells.append(tail)
-    return cells
-
-
 def format_int(value: int | None) -> str:
     return "" if value is None else f"{value:,}"

@@ -6,17 +6,11 @@ from datetime import datetime
 
 from maestro.engine.report.build import Report
 from maestro.engine.report.story import duration_text, money_text, tool_name
-from maestro.logfile import escape
 from maestro.state.model import CHALLENGE_CATEGORIES, STATUSES
+from maestro.tables import markdown as table
 
 ESTIMATE_NOTE = ("`~` marks a cost Maestro estimated from its price table (only Claude Code reports dollars); "
                  "`-` means no cost is known.")
-
-
-def table(head: list[str], rows: list[list[str]]) -> list[str]:
-    lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
-    lines += ["| " + " | ".join(escape(str(cell)) or "-" for cell in row) + " |" for row in rows]
-    return lines
 
 
 def _clock(moment: datetime | None) -> str:
