@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from maestro.errors import ConfigError
+from maestro.formatting import shown_path
 from maestro.paths import DEFAULT_STATE_DIR, ProjectPaths, find_project_root
 
 
@@ -251,7 +252,7 @@ def load_settings(cwd: Path | None = None, env: dict[str, str] | None = None) ->
     paths = ProjectPaths(root, state.value)
     config_path = paths.config_file
     data = _read_toml(config_path)
-    source = str(config_path.relative_to(root)) if config_path.is_relative_to(root) else str(config_path)
+    source = shown_path(config_path, root)
     for key in ("state_dir", "state_dir_outside"):
         if key in data:
             raise ConfigError(

@@ -15,13 +15,13 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from maestro.agents.schema import Violation, validate_body, validate_frontmatter
 from maestro.agents.tiers import tier_of
 from maestro.config import Setting, Settings, convert
 from maestro.errors import ConfigError, MaestroError, NotFound
+from maestro.formatting import shown_path
 
 # The notes' four specialists and the agent each defaults to when a task names no agent.
 SPECIALIST_DEFAULTS = {"code": "coder", "review": "code-reviewer", "test": "tester", "research": "architect"}
@@ -151,10 +151,6 @@ class Scan:
         return [v for v in self.violations if v.level == "error"]
 
 
-def display_path(path: Path, root: Path) -> str:
-    return str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
-
-
 def scan_agents(settings: Settings) -> Scan:
     from maestro.resources import list_files
 
@@ -171,7 +167,7 @@ def scan_agents(settings: Settings) -> Scan:
     folder = settings.paths.project_agents_dir
     if folder.is_dir():
         for path in sorted(folder.glob("*.md")):
-            source = display_path(path, settings.paths.root)
+            source = shown_path(path, settings.paths.root)
             try:
                 text = path.read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError) as exc:
@@ -304,7 +300,7 @@ def agent_name_for(task: Any) -> str:
 
 def _agent_tables(settings: Settings, agents: dict[str, Agent]) -> dict[str, dict[str, Any]]:
     """Validate and convert the config's [agents.NAME] tables."""
-    where = display_path(settings.config_file, settings.paths.root) if settings.config_file else "the config file"
+    where = shown_path(settings.config_file, settings.paths.root) if settings.config_file else "the config file"
     tables: dict[str, dict[str, Any]] = {}
     for name, table in settings.table("agents").items():
         if name not in agents:

@@ -110,8 +110,9 @@ def _show(ctx: Context, name: str, tool: str | None) -> Result:
 
 
 def _validate(ctx: Context) -> Result:
-    from maestro.agents.catalog import Catalog, display_path, scan_agents
+    from maestro.agents.catalog import Catalog, scan_agents
     from maestro.agents.schema import Violation
+    from maestro.formatting import shown_path
 
     scan = scan_agents(ctx.settings)
     violations = list(scan.violations)
@@ -120,7 +121,7 @@ def _validate(ctx: Context) -> Result:
     except ConfigError as error:
         # Overrides and disabled names are part of the catalog: report them here too.
         config = ctx.settings.config_file
-        where = error.file or (display_path(config, ctx.settings.paths.root) if config else "settings")
+        where = error.file or (shown_path(config, ctx.settings.paths.root) if config else "settings")
         violations.append(Violation(where, "(overrides)", str(error)))
     errors = [v for v in violations if v.level == "error"]
     lines = [v.line() for v in violations]

@@ -8,7 +8,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from maestro import clock
+from maestro import clock, formatting
 from maestro.cli.context import Context, Result
 from maestro.cli.status import shown_path
 from maestro.errors import NotFound, PlanError
@@ -83,6 +83,6 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
             os.replace(path, folder / path.name)
             moved.append(shown_path(paths, "plan" if path == paths.plan else "log"))
         PlanStore(paths).forget()  # its versions must not be merged into a next plan
-    shown = str(folder.relative_to(paths.root)) + "/" if folder.is_relative_to(paths.root) else str(folder)
+    shown = formatting.shown_path(folder, paths.root, folder=True)
     data = {"moved": moved, "folder": shown, "dry_run": False}
     return Result("archive", data, f"Archived {' and '.join(moved)} to {shown}")

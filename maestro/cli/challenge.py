@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from maestro.cli.context import Context, Result
+from maestro.formatting import money_text
 from maestro.state.model import CHALLENGE_CATEGORIES
 
 EXAMPLES = """\
@@ -28,9 +29,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _money(cost: float | None, estimated: bool) -> str:
-    if cost is None:
-        return "cost unknown"
-    return f"{'~' if estimated else ''}${cost:.4f}{' (estimate)' if estimated else ''}"
+    text = money_text(cost, estimated, unknown="cost unknown")
+    return text + (" (estimate)" if estimated and cost is not None else "")
 
 
 def finding_text(finding: Any) -> str:

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from maestro import clock, graph
+from maestro import clock, formatting, graph
 from maestro.cli.busy import refuse_while_running
 from maestro.cli.context import Context, Result
 from maestro.cli.status import shown_path, task_data, task_rows
@@ -242,7 +242,7 @@ def _save_previous(ctx: Context, data: bytes) -> str:
     folder = new_folder(ctx.paths.archive_dir)
     atomic_write(folder / ctx.paths.plan.name, data)
     saved = folder / ctx.paths.plan.name
-    return saved.relative_to(ctx.paths.root).as_posix() if saved.is_relative_to(ctx.paths.root) else str(saved)
+    return formatting.shown_path(saved, ctx.paths.root)
 
 
 def _show(plan: Plan, findings: list[Any], change: Replan, data: dict[str, Any], archive: str) -> str:

@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from maestro.cli.context import Context, Result
+from maestro.formatting import money_text
 
 EXAMPLES = """\
   maestro review 2                  review Task 2; ask before accepting an approval
@@ -45,7 +46,7 @@ def outcome_data(outcome: Any) -> dict[str, Any]:
 def outcome_text(outcome: Any) -> list[str]:
     lines = [f"note: {note}" for note in outcome.notes]
     for r in outcome.reviews:
-        cost = "" if r.cost is None else f", {'~' if r.cost_estimated else ''}${r.cost:.4f}"
+        cost = "" if r.cost is None else ", " + money_text(r.cost, r.cost_estimated)
         verdict = r.verdict or "no valid verdict (format failure)"
         lines.append(f"Task {r.task} round {r.round} ({r.id}) by {r.reviewer}: {verdict} "
                      f"[{r.usage.total:,} tokens{cost}] -> {r.outcome or 'awaiting acceptance'}")

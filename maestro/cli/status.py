@@ -10,9 +10,10 @@ import argparse
 from collections.abc import Sequence
 from typing import Any
 
-from maestro import graph
+from maestro import formatting, graph
 from maestro.cli.context import Context, Result
 from maestro.errors import NotFound
+from maestro.formatting import money_text
 from maestro.paths import ProjectPaths
 from maestro.state.model import STATUSES, Plan, Task
 from maestro.tables import aligned
@@ -33,7 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def shown_path(paths: ProjectPaths, which: str = "plan") -> str:
     path = getattr(paths, which)
-    return str(path.relative_to(paths.root)) if path.is_relative_to(paths.root) else str(path)
+    return formatting.shown_path(path, paths.root)
 
 
 def no_plan(paths: ProjectPaths) -> NotFound:
@@ -74,7 +75,7 @@ def task_rows(tasks: Sequence[Task], *, with_status: bool) -> list[str]:
         row = [t.id, *([t.status] if with_status else []), one_line(t.title, TITLE_WIDTH), who(t),
                t.tool or "-", ", ".join(t.depends) or "-"]
         if spent:
-            cost = "-" if t.cost is None else f"{'~' if t.cost_estimated else ''}${t.cost:.2f}"
+            cost = money_text(t.cost, t.cost_estimated, places=2)
             row += [f"{t.usage.total:,}" if t.usage.total else "-", cost]
         row.append(", ".join(t.files) or "-")
         rows.append(row)
@@ -215,7 +216,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
     summary = ", ".join(f"{counts[s]} {s}" for s in STATUSES if counts.get(s))
     spent = f"; {tokens:,} tokens" if tokens else ""
     if costs:
-        spent += f", {'~' if data['cost_estimated'] else ''}${sum(costs):.2f}"
+        spent += ", " + money_text(sum(costs), data["cost_estimated"], places=2)
     lines += [f"Tasks: {len(plan.tasks)} ({summary or 'none'}){spent}", ""]
     lines += task_rows(plan.tasks, with_status=True)
     if stuck:

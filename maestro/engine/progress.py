@@ -11,26 +11,10 @@ import time
 from dataclasses import dataclass
 from typing import Any, TextIO
 
+from maestro.formatting import elapsed_text, money_text, tokens_text
+
 # Events that end a `maestro wait`: something a hub has to look at.
 WAKE_KINDS = ("task_done", "task_failed", "task_blocked", "decision", "run_ended")
-
-
-def _tokens(n: Any) -> str:
-    return f"{int(n or 0):,} tokens"
-
-
-def _money(cost: Any, estimated: Any = False) -> str:
-    if cost is None:
-        return ""
-    return f"{'~' if estimated else ''}${float(cost):.4f}"
-
-
-def _secs(s: Any) -> str:
-    s = float(s or 0)
-    if s < 60:
-        return f"{s:.1f}s"
-    minutes, sec = divmod(round(s), 60)
-    return f"{minutes}m{sec:02d}s" if minutes < 60 else f"{minutes // 60}h{minutes % 60:02d}m"
 
 
 def describe(event: dict[str, Any]) -> str:
@@ -45,11 +29,12 @@ def describe(event: dict[str, Any]) -> str:
         return (f"task {task} started: {event.get('tool')} ({event.get('agent')}), attempt {event.get('attempt')}"
                 + (" [simulated]" if event.get("simulated") else ""))
     if kind == "task_retry":
-        how = "with more context" if event.get("action") == "retry_with_context" else f"in {_secs(event.get('delay_s'))}"
+        how = "with more context" if event.get("action") == "retry_with_context" else f"in {elapsed_text(event.get('delay_s'))}"
         return f"task {task} retry {how}: {event.get('reason')}"
     if kind == "task_done":
-        parts = [str(event.get("tool")), _tokens(event.get("tokens")), _money(event.get("cost"), event.get("cost_estimated")),
-                 _secs(event.get("duration_s"))]
+        parts = [str(event.get("tool")), tokens_text(int(event.get("tokens") or 0)),
+                 money_text(event.get("cost"), bool(event.get("cost_estimated")), unknown=""),
+                 elapsed_text(event.get("duration_s"))]
         warn = event.get("warnings") or []
         text = f"task {task} done: " + ", ".join(p for p in parts if p)
         return text + (f" (warnings: {'; '.join(warn)})" if warn else "")
@@ -64,7 +49,7 @@ def describe(event: dict[str, Any]) -> str:
         return f"decision needed on task {task} ({event.get('status')}): {options}"
     if kind == "budget":
         return (f"task {task} {event.get('level')} budget level on {event.get('tool')}: "
-                f"{_tokens(event.get('tokens'))} (budget {int(event.get('budget') or 0):,}, abort {int(event.get('abort') or 0):,})")
+                f"{tokens_text(int(event.get('tokens') or 0))} (budget {int(event.get('budget') or 0):,}, abort {int(event.get('abort') or 0):,})")
     if kind == "run_stopping":
         return (f"stopping ({event.get('reason')}): {event.get('running', 0)} running task(s) finish, nothing new "
                 "starts; Ctrl-C again quits now (`maestro run` recovers them later)")
@@ -75,8 +60,9 @@ def describe(event: dict[str, Any]) -> str:
     if kind == "run_ended":
         counts = event.get("counts") or {}
         summary = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
-        money = _money(event.get("cost"), event.get("cost_estimated"))
-        tail = ", ".join(p for p in (_tokens(event.get("tokens")), money, _secs(event.get("duration_s"))) if p)
+        money = money_text(event.get("cost"), bool(event.get("cost_estimated")), unknown="")
+        spent = (tokens_text(int(event.get("tokens") or 0)), money, elapsed_text(event.get("duration_s")))
+        tail = ", ".join(p for p in spent if p)
         text = f"run {event.get('run_id')} {event.get('status')}"
         if "counts" in event:  # an engine that died or refused to start never counted
             text += f": {summary or 'nothing to do'}; {tail}"
@@ -166,12 +152,12 @@ class LiveProgress:
 
     def _draw(self) -> None:
         now = time.monotonic()
-        lines = [f"run {self.run_id}  {_secs(now - self.started)}  {self.tokens:,} tokens",
+        lines = [f"run {self.run_id}  {elapsed_text(now - self.started)}  {self.tokens:,} tokens",
                  f"  {'task':>5}  {'status':<8} {'cli':<7} {'elapsed':>7} {'tokens':>9}  title"]
         for tid in self.order:
             row = self.rows[tid]
             elapsed = now - row.started if row.started is not None else row.elapsed
-            shown = _secs(elapsed) if (row.started is not None or row.elapsed) else ""
+            shown = elapsed_text(elapsed) if (row.started is not None or row.elapsed) else ""
             lines.append(
                 f"  {row.id:>5}  {row.status:<8} {row.tool:<7} {shown:>7} {row.tokens:>9,}  "
                 f"{row.title[:40]:<40} {row.note}"

@@ -26,6 +26,7 @@ from maestro.engine.resume import recover
 from maestro.engine.runs import RunDir, RunLock, new_run_id
 from maestro.engine.scheduler import Job, Report, Scheduler
 from maestro.errors import MaestroError, NotFound
+from maestro.formatting import shown_path
 from maestro.state.model import STATUSES, task_sort_key
 
 EXIT_INCOMPLETE = 2
@@ -116,9 +117,6 @@ class Engine:
         self.scheduler: Scheduler | None = None
 
     # -- pieces ------------------------------------------------------------------------
-    def _shown(self, path: Any) -> str:
-        return str(path.relative_to(self.paths.root)) if path.is_relative_to(self.paths.root) else str(path)
-
     def spoke_for(self, name: str) -> Any:
         if self._spoke_for is not None:
             return self._spoke_for(name)
@@ -192,7 +190,7 @@ class Engine:
         recovered = recover(store, self.paths, emit, log)
         plan = store.load()
         graph.validate(plan.tasks)
-        selected = select_tasks(plan, opts.task_id, self._shown(self.paths.plan))
+        selected = select_tasks(plan, opts.task_id, shown_path(self.paths.plan, self.paths.root))
         if opts.task_id and selected[0].status in ("failed", "blocked"):
             with store.edit() as editable:
                 editable.task(opts.task_id).status = "pending"

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from maestro.errors import InstallError
+from maestro.formatting import shown_path
 from maestro.install.hosts import HOSTS, Host, RenderedFile, RenderOptions, get_host
 from maestro.paths import user_home, user_state_dir
 
@@ -66,10 +67,4 @@ def build(host_name: str, form: str, scope: str, *, project_root: Path, env: dic
 
 def shown(path: Path, project_root: Path, env: dict[str, str]) -> str:
     """A path as printed: relative to the project, or with ~ for the home folder."""
-    for base, prefix in ((project_root, ""), (user_home(env), "~/")):
-        try:
-            rel = path.relative_to(base)
-        except ValueError:
-            continue
-        return prefix + rel.as_posix() if str(rel) != "." else (prefix.rstrip("/") or ".")
-    return str(path)
+    return shown_path(path, project_root, home=user_home(env))

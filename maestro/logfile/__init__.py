@@ -31,6 +31,7 @@ from pathlib import Path
 
 from maestro import clock
 from maestro.errors import ConfigError
+from maestro.formatting import shown_path
 from maestro.fsutil import atomic_write, file_lock
 from maestro.logfile.document import (
     LogSession,
@@ -111,7 +112,7 @@ class ExecutionLog:
         self.verbosity = verbosity
         self.path = paths.log
         self._session: LogSession | None = None
-        self._shown = str(self.path.relative_to(paths.root)) if self.path.is_relative_to(paths.root) else str(self.path)
+        self._shown = shown_path(self.path, paths.root)
 
     @property
     def enabled(self) -> bool:
@@ -124,7 +125,7 @@ class ExecutionLog:
         details = None
         if self.verbosity == "detailed" and run_id:
             runs = self.paths.runs_dir / run_id
-            details = str(runs.relative_to(self.paths.root)) + "/" if runs.is_relative_to(self.paths.root) else str(runs)
+            details = shown_path(runs, self.paths.root, folder=True)
         self._session = LogSession(clock.stamp(), goal, run_id=run_id, hub=hub, details=details)
         if self.enabled:
             session = self._session

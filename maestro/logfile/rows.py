@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from maestro import tables
 from maestro.errors import MaestroError
+from maestro.formatting import duration_cell, money_cell
 
 LOG_FORMAT = 1
 VERBOSITIES = ("off", "summary", "detailed")
@@ -107,31 +108,13 @@ def _time_cell(time: str) -> str:
     return match.group(1) if match else time
 
 
-def _money(cost: float) -> str:
-    text = f"{cost:.4f}".rstrip("0")
-    return text + "0" * (2 - len(text.split(".")[1]))
-
-
 def _tokens_cell(row: LogRow) -> str:
     if row.tokens is None and row.cost is None:
         return "-"
     text = f"{row.tokens or 0:,}"
     if row.cost is not None:
-        text += f" ({'~' if row.cost_estimated else ''}${_money(row.cost)})"
+        text += f" ({money_cell(row.cost, row.cost_estimated)})"
     return text
-
-
-def _duration_cell(seconds: float | None) -> str:
-    if seconds is None:
-        return "-"
-    whole = round(seconds)
-    hours, rest = divmod(whole, 3600)
-    minutes, secs = divmod(rest, 60)
-    if hours:
-        return f"{hours}h {minutes:02d}m {secs:02d}s"
-    if minutes:
-        return f"{minutes}m {secs:02d}s"
-    return f"{secs}s"
 
 
 def _target_cell(row: LogRow) -> str:
@@ -157,7 +140,7 @@ def render_row(row: LogRow) -> str:
         action,
         _target_cell(row),
         _tokens_cell(row),
-        _duration_cell(row.duration_s),
+        duration_cell(row.duration_s),
         outcome or "-",
         row.notes,
     ]

@@ -16,6 +16,7 @@ from typing import Any
 
 from maestro import clock
 from maestro.errors import MaestroError, PlanError, SpokeError
+from maestro.formatting import shown_path
 from maestro.planning.loading import load
 from maestro.planning.schema import SCHEMA
 from maestro.state.model import Plan
@@ -151,4 +152,4 @@ def _keep(settings: Any, tool: str, text: str) -> str:
     paths = settings.paths
     path = paths.machine_dir / "plans" / f"{clock.folder_stamp()}-{tool}.txt"
     atomic_write(path, extract(text))
-    return str(path.relative_to(paths.root)) if path.is_relative_to(paths.root) else str(path)
+    return shown_path(path, paths.root)

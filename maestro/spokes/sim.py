@@ -19,6 +19,7 @@ from pathlib import Path
 
 from maestro.agents.tiers import can_write
 from maestro.errors import ConfigError
+from maestro.formatting import shown_path
 from maestro.fsutil import atomic_write
 from maestro.spokes.base import DispatchRequest, Runner, Spoke, SpokeResult, fail
 from maestro.spokes.process import ProcessOutcome
@@ -57,10 +58,6 @@ def criteria(prompt: str) -> list[str]:
         if text and text not in found:
             found.append(text)
     return found
-
-
-def _shown(path: Path, root: Path) -> str:
-    return str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
 
 
 class SimSpoke(Spoke):
@@ -127,17 +124,17 @@ class SimSpoke(Spoke):
         writes = can_write(req.tier)
         touched = len(work.created) + len(work.modified)
         status = "partial" if work.refused else "success"
-        changes = [f"- Created {_shown(p, root)}: {why}" for p, why in work.created]
-        changes += [f"- Modified {_shown(p, root)}: {why}" for p, why in work.modified]
+        changes = [f"- Created {shown_path(p, root)}: {why}" for p, why in work.created]
+        changes += [f"- Modified {shown_path(p, root)}: {why}" for p, why in work.modified]
         if not changes:
             changes = ["- None" + ("" if writes else f" (tool tier {req.tier}: no files written)")]
         checks = req.criteria or criteria(req.prompt) or ["The declared files exist with content of their type"]
         verification = [f"- [x] {c} - simulated: not checked by a model" for c in checks]
-        issues = "; ".join(f"{_shown(p, root)} {why}" for p, why in work.refused) or "None"
+        issues = "; ".join(f"{shown_path(p, root)} {why}" for p, why in work.refused) or "None"
         created = "; ".join(f"{p} ({why})" for p, why in work.created) or "none"
         modified = "; ".join(f"{p} ({why})" for p, why in work.modified) or "none"
         interfaces = "; ".join(
-            f"summarize(items: list[str]) -> str in {_shown(p, root)}"
+            f"summarize(items: list[str]) -> str in {shown_path(p, root)}"
             for p, _ in work.created
             if p.suffix == ".py" and not p.name.startswith("test_")
         ) or "none"

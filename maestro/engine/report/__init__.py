@@ -12,6 +12,7 @@ from typing import Any
 from maestro.engine.report.build import Report, build_report
 from maestro.engine.report.markdown import render_markdown
 from maestro.errors import NotFound
+from maestro.formatting import shown_path
 from maestro.fsutil import atomic_write
 from maestro.paths import ProjectPaths
 
@@ -24,7 +25,7 @@ def default_output(paths: ProjectPaths) -> Path:
 
 
 def _shown(paths: ProjectPaths, path: Path) -> str:
-    return f"`{path.relative_to(paths.root)}`" if path.is_relative_to(paths.root) else f"`{path}`"
+    return f"`{shown_path(path, paths.root)}`"
 
 
 def load_report(paths: ProjectPaths, settings: Any = None) -> Report:

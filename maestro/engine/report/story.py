@@ -8,32 +8,11 @@ from typing import Any
 
 from maestro.engine.ladder import NEEDS_DECOMPOSITION
 from maestro.engine.report.collect import BudgetCheck, CliFigures, Dispatch, TaskFigures
+from maestro.formatting import duration_text, money_text, tokens_text
 from maestro.logfile import TOOL_SHORT
 from maestro.state.model import Plan, Review
 
 _TRANSIENT = re.compile(r"rate.?limit|timeout|timed out|network|server|transient|\b5\d\d\b|\b429\b", re.IGNORECASE)
-
-
-def tokens_text(tokens: int | None) -> str:
-    return f"{tokens:,} tokens" if tokens is not None else ""
-
-
-def duration_text(seconds: float | None) -> str:
-    """45s, 1m 05s, 2h 03m: the forms the log uses."""
-    if seconds is None:
-        return "-"
-    whole = round(seconds)
-    if whole >= 3600:
-        return f"{whole // 3600}h {whole % 3600 // 60:02d}m"
-    if whole >= 60:
-        return f"{whole // 60}m {whole % 60:02d}s"
-    return f"{whole}s"
-
-
-def money_text(cost: float | None, estimated: bool) -> str:
-    if cost is None:
-        return "-"
-    return f"{'~' if estimated else ''}${cost:.4f}"
 
 
 def tool_name(tool: str | None) -> str:

@@ -1,0 +1,76 @@
+"""How Maestro shows money, tokens, durations and paths, in one place.
+
+Every command, the report, the live view and the execution log print these the same way;
+the log's cells are also read back (``logfile.rows``), so change a form here only with
+its parser.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def tokens_text(count: int | None) -> str:
+    """``12,345 tokens``; empty when the count is unknown."""
+    return f"{count:,} tokens" if count is not None else ""
+
+
+def money_text(cost: float | None, estimated: bool = False, *, places: int = 4, unknown: str = "-") -> str:
+    """``$0.0123``, ``~$0.0123`` when Maestro estimated it from its price table."""
+    if cost is None:
+        return unknown
+    return f"{'~' if estimated else ''}${float(cost):.{places}f}"
+
+
+def money_cell(cost: float, estimated: bool = False) -> str:
+    """The log's short form: two to four decimals, trailing zeros dropped (``~$0.12``)."""
+    text = f"{float(cost):.4f}".rstrip("0")
+    text += "0" * (2 - len(text.split(".")[1]))
+    return f"{'~' if estimated else ''}${text}"
+
+
+def duration_text(seconds: float | None, *, unknown: str = "-") -> str:
+    """``45s``, ``1m 05s``, ``2h 03m``: whole seconds, two units at most."""
+    if seconds is None:
+        return unknown
+    whole = round(seconds)
+    if whole >= 3600:
+        return f"{whole // 3600}h {whole % 3600 // 60:02d}m"
+    if whole >= 60:
+        return f"{whole // 60}m {whole % 60:02d}s"
+    return f"{whole}s"
+
+
+def duration_cell(seconds: float | None) -> str:
+    """The log's form, exact to the second because it is read back: ``1h 02m 03s``."""
+    if seconds is None:
+        return "-"
+    whole = round(seconds)
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours}h {minutes:02d}m {secs:02d}s"
+    if minutes:
+        return f"{minutes}m {secs:02d}s"
+    return f"{secs}s"
+
+
+def elapsed_text(seconds: float | None) -> str:
+    """The live view's compact clock: ``12.3s``, ``1m05s``, ``2h03m``."""
+    value = float(seconds or 0)
+    if value < 60:
+        return f"{value:.1f}s"
+    minutes, secs = divmod(round(value), 60)
+    return f"{minutes}m{secs:02d}s" if minutes < 60 else f"{minutes // 60}h{minutes % 60:02d}m"
+
+
+def shown_path(path: Path, root: Path, *, home: Path | None = None, folder: bool = False) -> str:
+    """A path as printed: relative to ``root`` (the project; ``folder`` adds a ``/``), else
+    with ``~`` for ``home`` when given, else as it is."""
+    if path.is_relative_to(root):
+        rel = path.relative_to(root).as_posix()
+        return rel + "/" if folder else rel
+    if home is not None and path.is_relative_to(home):
+        rel = path.relative_to(home).as_posix()
+        return "~" if rel == "." else "~/" + rel
+    return str(path)
