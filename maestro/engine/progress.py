@@ -6,8 +6,10 @@ also what `maestro wait` prints.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
+import unicodedata
 from dataclasses import dataclass
 from typing import Any, TextIO
 
@@ -105,8 +107,36 @@ class _Row:
     note: str = ""
 
 
+def columns(out: TextIO) -> int:
+    """The terminal's width: ``COLUMNS`` when set, else the width of ``out``'s terminal."""
+    env = os.environ.get("COLUMNS", "")
+    if env.isdigit() and int(env) > 0:
+        return int(env)
+    try:
+        return os.get_terminal_size(out.fileno()).columns
+    except (AttributeError, OSError, ValueError):
+        return 80
+
+
+def clip(line: str, width: int) -> str:
+    """``line`` cut to ``width`` terminal cells: a wide (East Asian) character takes two, a
+    combining mark none."""
+    used = 0
+    for index, char in enumerate(line):
+        cells = 0 if unicodedata.combining(char) else 2 if unicodedata.east_asian_width(char) in "WF" else 1
+        if used + cells > width:
+            return line[:index]
+        used += cells
+    return line
+
+
 class LiveProgress:
-    """A table redrawn in place (plain ANSI: cursor up, clear line) on a terminal."""
+    """A table redrawn in place (plain ANSI: cursor up, clear line) on a terminal.
+
+    Every line is clipped to the terminal's width, less one cell: the redraw moves the
+    cursor up one line per line drawn, so a line that wrapped would leave its tail behind
+    and shift every later redraw by one.
+    """
 
     def __init__(self, out: TextIO, tasks: list[tuple[str, str]], run_id: str) -> None:
         self.out = out
@@ -167,7 +197,8 @@ class LiveProgress:
         text = ""
         if self._drawn:
             text += f"\x1b[{self._drawn}F"
-        text += "".join(f"\x1b[2K{line}\n" for line in lines)
+        width = max(1, columns(self.out) - 1)
+        text += "".join(f"\x1b[2K{clip(line, width)}\n" for line in lines)
         self.out.write(text)
         self.out.flush()
         self._drawn = len(lines)

@@ -1,0 +1,29 @@
+"""The live view: every line fits the terminal, so the in-place redraw stays aligned."""
+
+from __future__ import annotations
+
+import io
+import re
+
+from maestro.engine.progress import LiveProgress, clip
+
+ANSI = re.compile(r"\x1b\[[0-9]*[A-Za-z]")
+
+
+def test_a_long_title_is_clipped_to_the_terminal_width(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "50")
+    out = io.StringIO()
+    view = LiveProgress(out, [("1", "A title far longer than any narrow terminal can show " * 2)], "R1")
+    view.handle({"kind": "task_started", "task": "1", "tool": "codex", "attempt": 1})
+    view.handle({"kind": "task_failed", "task": "1", "reason": "a reason that is long as well " * 3})
+    drawn = [ANSI.sub("", line) for line in out.getvalue().splitlines()]
+    assert drawn and max(len(line) for line in drawn) == 49
+    # The second draw goes up exactly as many lines as the first one wrote.
+    assert out.getvalue().count("\x1b[3F") == 1 and out.getvalue().count("\n") == 6
+
+
+def test_clip_counts_wide_characters_twice_and_combining_marks_not_at_all():
+    assert clip("abcdef", 4) == "abcd"
+    assert clip("計画を立てる", 5) == "計画"
+    assert clip("e\u0301e\u0301e\u0301", 2) == "e\u0301e\u0301"
+    assert clip("short", 80) == "short"
