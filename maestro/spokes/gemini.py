@@ -8,7 +8,6 @@ global rules remove the tool from the model's tool list altogether.
 
 from __future__ import annotations
 
-import json
 import re
 import tempfile
 from pathlib import Path
@@ -98,17 +97,16 @@ def denied_tools(tier: str, web_search: bool = False) -> tuple[str, ...]:
 
 def policy_toml(tier: str, web_search: bool = False) -> str:
     """The Policy Engine rules that take away the tools ``tier`` does not grant."""
-    denied = denied_tools(tier, web_search)
-    names = ", ".join(json.dumps(name) for name in denied)
-    message = json.dumps(f"Maestro dispatched this task with tool tier {tier}: this tool is not allowed.")
-    return (
-        f"# Maestro spoke policy for tool tier {tier}. Written for one dispatch, loaded with --policy.\n"
-        "[[rule]]\n"
-        f"toolName = [{names}]\n"
-        'decision = "deny"\n'
-        "priority = 999\n"
-        f"denyMessage = {message}\n"
-    )
+    import tomli_w
+
+    rule = {
+        "toolName": list(denied_tools(tier, web_search)),
+        "decision": "deny",
+        "priority": 999,
+        "denyMessage": f"Maestro dispatched this task with tool tier {tier}: this tool is not allowed.",
+    }
+    return (f"# Maestro spoke policy for tool tier {tier}. Written for one dispatch, loaded with --policy.\n"
+            + tomli_w.dumps({"rule": [rule]}))
 
 
 def _tokens_usage(tokens: dict[str, Any]) -> Usage:

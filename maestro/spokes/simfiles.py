@@ -81,7 +81,9 @@ def content_for(path: Path, title: str, task: str, siblings: list[Path]) -> tupl
     if suffix in (".yaml", ".yml"):
         return f"# {MARK}.\ntask: {json.dumps(task)}\ntitle: {json.dumps(title)}\nsimulated: true\n", "YAML document"
     if suffix == ".toml":
-        return f"# {MARK}.\n[task]\nid = {json.dumps(task)}\ntitle = {json.dumps(title)}\nsimulated = true\n", "TOML document"
+        import tomli_w
+
+        return f"# {MARK}.\n" + tomli_w.dumps({"task": {"id": task, "title": title, "simulated": True}}), "TOML document"
     if suffix in (".js", ".mjs", ".cjs", ".ts"):
         return (
             f"// {title}. {MARK} for task {task}.\n"

@@ -157,3 +157,14 @@ def test_verification_covers_the_task_criteria_only(project):
     result = get_spoke("sim").dispatch(req)
     verification = parse_result(result.text).submission.verification
     assert [text.split(" - ")[0] for _, text in verification] == ["given as data"]
+
+
+def test_a_toml_file_holds_any_title_as_toml():
+    """A JSON string is not a TOML string: an emoji is a surrogate pair TOML refuses."""
+    from pathlib import Path
+
+    from maestro.spokes.simfiles import content_for
+
+    title = 'Ship it 🚀: "quotes", back\\slash, tab\tand é'
+    text, _ = content_for(Path("conf/c.toml"), title, "4", [])
+    assert tomllib.loads(text)["task"] == {"id": "4", "title": title, "simulated": True}
