@@ -104,22 +104,23 @@ def closest(name: str, names: Iterable[str]) -> str | None:
 
 def parse_agent(text: str, source: str, *, expected_name: str, origin: str) -> tuple[Agent | None, list[Violation]]:
     """Read one persona file; return the agent (None when unusable) and its violations."""
-    import frontmatter
-    import yaml
+    from maestro.frontmatter import FrontmatterError, split
 
     try:
-        post = frontmatter.loads(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 2}" if mark is not None else ""
-        return None, [Violation(source, "(frontmatter)", f"is not valid YAML{where}: {getattr(exc, 'problem', exc)}")]
-    if not text.lstrip().startswith("---"):
-        return None, [Violation(source, "(frontmatter)", "missing: the file must start with a '---' YAML block")]
-    meta: Any = post.metadata
+        meta, content = split(text.strip())
+    except FrontmatterError as exc:
+        if exc.kind == "missing":
+            why = "missing: the file must start with a '---' YAML block"
+        elif exc.kind == "unclosed":
+            why = "is not closed: end the block with a '---' line"
+        else:
+            why = f"is not valid YAML{f' at line {exc.line}' if exc.line else ''}: {exc.detail}"
+        return None, [Violation(source, "(frontmatter)", why)]
+    content = content.strip()  # the body as the person means it: no blank lines around it
     found = validate_frontmatter(meta, source)
     if isinstance(meta, dict) and meta.get("name") != expected_name and "name" not in {v.key for v in found}:
         found.append(Violation(source, "name", f"{meta.get('name')!r} must match the file name {expected_name!r}"))
-    found += validate_body(post.content, source, level="error" if origin == "bundled" else "warning")
+    found += validate_body(content, source, level="error" if origin == "bundled" else "warning")
     if any(v.level == "error" and v.key != "body" for v in found):
         return None, found
     agent = Agent(
@@ -131,7 +132,7 @@ def parse_agent(text: str, source: str, *, expected_name: str, origin: str) -> t
         temperature=float(meta["temperature"]),
         max_turns=int(meta["max_turns"]),
         timeout_mins=float(meta["timeout_mins"]),
-        body=post.content.strip() + "\n",
+        body=content + "\n",
         source=source,
         models=dict(meta.get("models") or {}),
         origin=origin,

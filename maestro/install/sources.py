@@ -43,17 +43,17 @@ class SkillSource:
 
 def split_frontmatter(text: str, origin: str) -> tuple[dict[str, str], str]:
     """(frontmatter, body) of a source file; the body starts after the closing ``---``."""
-    import yaml
+    from maestro.frontmatter import FrontmatterError, split
 
-    if not text.startswith("---\n"):
-        raise InstallError(f"{origin} has no frontmatter.", "start it with a '---' block holding description:.")
-    head, sep, body = text[4:].partition("\n---\n")
-    if not sep:
-        raise InstallError(f"{origin}: its frontmatter is not closed.", "end the block with a '---' line.")
     try:
-        meta = yaml.safe_load(head) or {}
-    except yaml.YAMLError as error:
-        raise InstallError(f"{origin}: its frontmatter is not valid YAML ({error}).", "fix the YAML.") from None
+        meta, body = split(text)
+    except FrontmatterError as error:
+        if error.kind == "missing":
+            raise InstallError(f"{origin} has no frontmatter.", "start it with a '---' block holding description:.") from None
+        if error.kind == "unclosed":
+            raise InstallError(f"{origin}: its frontmatter is not closed.", "end the block with a '---' line.") from None
+        raise InstallError(f"{origin}: its frontmatter is not valid YAML (line {error.line}: {error.detail}).",
+                           "fix the YAML.") from None
     if not isinstance(meta, dict) or not isinstance(meta.get("description"), str):
         raise InstallError(f"{origin}: its frontmatter has no description.", "add description: <one line>.")
     return {str(k): str(v) for k, v in meta.items()}, body

@@ -9,6 +9,7 @@ person can fix it and pipe it in, instead of paying for it again.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from dataclasses import dataclass
@@ -51,14 +52,15 @@ class Answer:
 
 
 def _skill() -> str:
+    from maestro.frontmatter import FrontmatterError, split
     from maestro.resources import read_text
 
     try:
         text = read_text("skills", "maestro-decompose", "SKILL.md")
     except (FileNotFoundError, OSError):
         return ""
-    if text.startswith("---"):
-        text = text.split("---", 2)[-1]
+    with contextlib.suppress(FrontmatterError):
+        _, text = split(text)
     return text.strip()
 
 
