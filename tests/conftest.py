@@ -4,16 +4,13 @@ changed while the tests ran."""
 
 from __future__ import annotations
 
-import io
 import os
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from maestro.cli import main
-from maestro.cli.context import Context
+from tests.helpers import GUARDED, home_snapshot, run_cli
 from tests.snapshots import MarkdownSnapshot, TextSnapshot, XmlSnapshot
 
 # Fake claude/gemini/codex executables on PATH: the `fake_clis` fixture (tests/fakes/README.md).
@@ -21,31 +18,13 @@ from tests.snapshots import MarkdownSnapshot, TextSnapshot, XmlSnapshot
 pytest_plugins = ["tests.fakes.plugin", "tests.engine.runkit"]
 
 REAL_HOME = Path(os.environ.get("HOME", str(Path.home())))
-GUARDED = [".claude", ".gemini", ".codex", ".agents", ".local/state/maestro", ".claude.json"]
-SHARED = Path(__file__).resolve().parents[2] / "shared"
-SAMPLES = Path(__file__).resolve().parent / "fixtures" / "host-samples"
-
-
-def _snapshot() -> dict[str, object]:
-    snap: dict[str, object] = {}
-    for name in GUARDED:
-        path = REAL_HOME / name
-        if path.is_dir():
-            snap[name] = sorted(
-                (str(p.relative_to(path)), p.stat().st_mtime_ns) for p in path.rglob("*") if p.is_file()
-            )
-        elif path.exists():
-            snap[name] = path.stat().st_mtime_ns
-        else:
-            snap[name] = None
-    return snap
 
 
 @pytest.fixture(scope="session", autouse=True)
 def _real_home_untouched():
-    before = _snapshot()
+    before = home_snapshot(REAL_HOME)
     yield
-    after = _snapshot()
+    after = home_snapshot(REAL_HOME)
     changed = [name for name in GUARDED if before[name] != after[name]]
     assert not changed, f"tests touched the real HOME ({REAL_HOME}): {changed}"
 
@@ -92,21 +71,7 @@ def xml_snapshot(snapshot):
     return snapshot.use_extension(XmlSnapshot)
 
 
-@dataclass
-class CliResult:
-    code: int
-    out: str
-    err: str
-
-
 @pytest.fixture
 def cli():
     """Run `maestro ...` in-process: cli("status", "--json") -> CliResult."""
-
-    def run(*argv: str, stdin: str = "") -> CliResult:
-        out, err = io.StringIO(), io.StringIO()
-        ctx = Context(cwd=Path.cwd(), env=dict(os.environ), stdout=out, stderr=err, stdin=io.StringIO(stdin))
-        code = main(list(argv), ctx)
-        return CliResult(code, out.getvalue(), err.getvalue())
-
-    return run
+    return run_cli

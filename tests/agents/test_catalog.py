@@ -16,7 +16,7 @@ from maestro.resources import list_files
 from maestro.state.model import Task
 from maestro.tokens import count_tokens
 
-from .conftest import persona
+from .helpers import persona
 
 ROSTER_NAMES = sorted(ROSTER)
 

@@ -4,7 +4,7 @@ import json
 
 from maestro.agents.tiers import ROSTER, TIER_TOOLS
 
-from .conftest import persona
+from .helpers import persona
 
 
 def test_list_shows_every_agent_with_tier_and_model(project, cli):

@@ -4,7 +4,7 @@ from maestro.agents.catalog import scan_agents
 from maestro.agents.permissions import check_permissions
 from maestro.agents.tiers import TIER_TOOLS
 
-from .conftest import persona
+from .helpers import persona
 
 
 def problems(settings):

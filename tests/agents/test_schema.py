@@ -3,7 +3,7 @@ from __future__ import annotations
 from maestro.agents.catalog import parse_agent
 from maestro.agents.schema import validate_frontmatter
 
-from .conftest import persona
+from .helpers import persona
 
 
 def keys(violations):

@@ -9,7 +9,7 @@ from maestro.install import footprint, sources
 from maestro.install.hosts import HOSTS, RenderOptions
 from maestro.tokens import count_tokens
 
-from .conftest import LONG_INVOCATION, TYPICAL_INVOCATION
+from .helpers import LONG_INVOCATION, TYPICAL_INVOCATION
 
 
 @pytest.fixture(params=[TYPICAL_INVOCATION, LONG_INVOCATION])

@@ -12,7 +12,7 @@ from maestro.install import block
 from maestro.install.hosts import HOSTS, RenderOptions
 from maestro.install.sources import VERBS, load_commands
 
-from .conftest import FIXED_INVOCATION
+from .helpers import FIXED_INVOCATION
 
 OPTS = RenderOptions(invocation=shlex.join([FIXED_INVOCATION]), version="0.1.0")
 FORMS = [(host, form, scope) for host, h in HOSTS.items() for form in h.forms

@@ -12,7 +12,7 @@ from maestro.state.model import Source
 from maestro.state.store import PlanStore
 from maestro.tokens import count_tokens
 
-from .conftest import sample_plan
+from .helpers import sample_plan
 
 
 @pytest.fixture

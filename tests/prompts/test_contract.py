@@ -27,7 +27,7 @@ from maestro.prompts.manifest import (
 )
 from maestro.state.model import Task
 
-from .conftest import ROOT, sample_plan
+from .helpers import ROOT, sample_plan
 
 VALID = [(mode, strategy) for mode in MODES for strategy in strategies_for(mode)]
 INVALID = [(mode, strategy) for mode in MODES for fam, names in STRATEGIES.items() if fam != family(mode) for strategy in names]

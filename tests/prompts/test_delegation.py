@@ -8,7 +8,7 @@ from maestro.prompts.templates import output_format
 from maestro.state.model import Task
 from maestro.tokens import count_tokens
 
-from .conftest import ROOT, sample_plan
+from .helpers import ROOT, sample_plan
 
 # One agent of each tier, each on a CLI that cannot enforce it (the prompt must).
 TIER_CASES = [

@@ -1,4 +1,4 @@
-"""Shared helpers for the installer tests."""
+"""Helpers the installer tests import."""
 
 from __future__ import annotations
 
