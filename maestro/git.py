@@ -66,7 +66,7 @@ def run_git(*args: str, cwd: Path | str, env: Mapping[str, str] | None = None,
     ``env`` is the caller's environment (default: this process's); ``extra_env`` is what
     Maestro itself sets for this call (a private index, say), applied after cleaning.
     """
-    from maestro.spokes.process import run_process
+    from maestro.process import run_process
 
     full = clean_env(env)
     full.setdefault("GIT_OPTIONAL_LOCKS", "0")  # never contend with the user's own git

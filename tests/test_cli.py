@@ -4,7 +4,7 @@ import pytest
 import yaml
 
 from maestro import __version__
-from maestro.cli.registry import COMMANDS
+from maestro.commands import COMMANDS
 
 
 def test_version(cli, capsys):

@@ -315,7 +315,7 @@ def _kill(session: Session) -> str:
     """SIGTERM the session's process group, SIGKILL what is left after a grace period.
     Only a process proven to be the session's (pid with its start time) is signalled: a
     recycled pid is never killed."""
-    from maestro.spokes.process import _group_alive, _signal_group
+    from maestro.process import _group_alive, _signal_group
 
     mark = ProcessMark.from_dict(session.data.get("process") or {})
     if mark is None or not mark.alive():

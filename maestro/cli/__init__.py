@@ -27,8 +27,8 @@ from typing import Any, NoReturn, TextIO, cast
 
 from maestro import __version__
 from maestro.cli.context import Context
-from maestro.cli.registry import BY_NAME, COMMANDS
 from maestro.cli.render import render_error, render_result
+from maestro.commands import BY_NAME, COMMANDS
 from maestro.errors import MaestroError
 from maestro.fsutil import disk_full, is_disk_full
 

@@ -16,7 +16,7 @@ def refuse_while_running(paths: ProjectPaths, doing: str) -> None:
     """Raise StateConflict while a run holds the run lock: that is what a live engine
     means (a task's recorded pid is no test: it may come from another PID namespace or
     have been reused). ``doing`` says what would happen: "re-planning", "archiving"."""
-    from maestro.engine.runs import RunLock
+    from maestro.engine.rundir import RunLock
 
     holder = RunLock(paths).holder()
     if holder is not None:

@@ -59,7 +59,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _options(args: argparse.Namespace) -> Any:
-    from maestro.engine.dispatch import RunOptions
+    from maestro.engine.pipeline import RunOptions
 
     if (args.agent or args.clarify) and not args.task_id:
         flag = "--agent" if args.agent else "--clarify"
@@ -78,7 +78,7 @@ def _forwarded(args: argparse.Namespace) -> list[str]:
 
 
 def _abort(ctx: Context) -> Result:
-    from maestro.engine.runs import RunLock, is_engine_of
+    from maestro.engine.rundir import RunLock, is_engine_of
 
     holder = RunLock(ctx.paths).holder()
     if not holder or not holder.get("pid"):
@@ -99,8 +99,8 @@ def _abort(ctx: Context) -> Result:
 
 def _detach(args: argparse.Namespace, ctx: Context) -> Result:
     from maestro.cli.wait import next_command
-    from maestro.engine.runner import open_store
-    from maestro.engine.runs import RunDir, RunLock, new_run_id, spawn_detached
+    from maestro.engine.run import open_store
+    from maestro.engine.rundir import RunDir, RunLock, new_run_id, spawn_detached
 
     paths = ctx.paths
     open_store(paths)
@@ -135,7 +135,7 @@ def _detach(args: argparse.Namespace, ctx: Context) -> Result:
 def _dry_run(options: Any, ctx: Context) -> Result:
     from maestro.agents.catalog import load_catalog
     from maestro.engine import preview
-    from maestro.engine.runner import open_store
+    from maestro.engine.run import open_store
     from maestro.spokes.registry import detect_available, get_spoke
 
     settings = ctx.settings
@@ -153,7 +153,7 @@ def _review_hook(ctx: Context) -> Any:
 
 def _needs_network(options: Any, ctx: Context) -> bool:
     """Will this run start a spoke that calls a provider (any but the simulated one)?"""
-    from maestro.engine.runner import open_store
+    from maestro.engine.run import open_store
     from maestro.spokes.registry import get_spoke
 
     if options.review:
@@ -173,8 +173,8 @@ def _check_dirty(args: argparse.Namespace, ctx: Context) -> None:
     overwritten by that task. Ask on a terminal; elsewhere refuse unless --allow-dirty.
     The detached engine never asks: its foreground command checked already."""
     from maestro.engine import dirtytree
-    from maestro.engine.runner import open_store
-    from maestro.engine.runs import RunLock
+    from maestro.engine.run import open_store
+    from maestro.engine.rundir import RunLock
 
     if args.allow_dirty or args.run_id or RunLock(ctx.paths).holder():
         return  # (a run going on has its own edits in the tree, and refuses a second run anyway)
@@ -217,7 +217,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
     if args.detach:
         return _detach(args, ctx)
     from maestro.engine.dirtytree import Recorder
-    from maestro.engine.runner import Engine
+    from maestro.engine.run import Engine
 
     engine = Engine(ctx.settings, env=ctx.env, options=options, out=ctx.stdout, quiet=ctx.json,
                     review=_review_hook(ctx) if options.review else None,

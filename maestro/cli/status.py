@@ -48,7 +48,7 @@ def no_plan(paths: ProjectPaths) -> NotFound:
 def engine_alive(paths: ProjectPaths) -> bool:
     """Does an engine work on this project now? Only if it holds the run lock: a task's
     recorded pid may belong to another PID namespace or have been reused since."""
-    from maestro.engine.runs import RunLock
+    from maestro.engine.rundir import RunLock
 
     return RunLock(paths).holder() is not None
 

@@ -66,7 +66,7 @@ def next_command(run_id: str, *, after: int, poll: int, as_json: bool) -> str:
 
 def run(args: argparse.Namespace, ctx: Context) -> Result:
     from maestro.engine.progress import describe
-    from maestro.engine.runs import find_run
+    from maestro.engine.rundir import find_run
     from maestro.engine.waiting import wait_for
 
     run_dir = find_run(ctx.paths, args.run)

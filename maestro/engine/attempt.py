@@ -1,7 +1,7 @@
 """One attempt at a task: its evidence, the spoke request, the gates applied to the
 answer, and the context a retry gets (ladder rung 2).
 
-``s`` below is the run's ``dispatch.Shared``: settings, paths, store, observer, run.
+``s`` below is the run's ``pipeline.Shared``: settings, paths, store, observer, run.
 """
 
 from __future__ import annotations
@@ -124,7 +124,7 @@ def check(s: Any, task: Task, attempt: Attempt, changes: Any) -> None:
 def _integration(s: Any, task: Task, attempt: Attempt) -> gate_checks.GateResult:
     if not task.validation:
         return gate_checks.integration_gate(None, None)
-    from maestro.spokes.process import run_process
+    from maestro.process import run_process
 
     env = dict(s.env)
     env.update({"MAESTRO_RUN_ID": s.run.run_id, "MAESTRO_TASK_ID": task.id})

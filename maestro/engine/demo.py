@@ -152,8 +152,8 @@ def _report(paths: Any, keep: bool) -> Path:
 
 
 def run_demo(env: dict[str, str], out: TextIO, *, keep: bool, as_json: bool) -> DemoOutcome:
-    from maestro.engine.dispatch import RunOptions
-    from maestro.engine.runner import Engine
+    from maestro.engine.pipeline import RunOptions
+    from maestro.engine.run import Engine
     from maestro.spokes.base import refuse_if_inside_spoke
 
     refuse_if_inside_spoke(env)

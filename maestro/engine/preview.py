@@ -12,10 +12,10 @@ from typing import Any
 
 from maestro.engine.attempt import make_request
 from maestro.engine.budgets import limits_for
-from maestro.engine.dispatch import RunOptions
+from maestro.engine.pipeline import RunOptions
 from maestro.engine.routing import choose, task_tier
-from maestro.engine.runner import select_tasks
-from maestro.engine.runs import RunLock
+from maestro.engine.run import select_tasks
+from maestro.engine.rundir import RunLock
 from maestro.tokens import count_tokens
 
 # An argv element this long, or spanning lines, is prompt text (or a system prompt).

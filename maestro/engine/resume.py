@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from maestro import clock
-from maestro.engine.runs import pid_alive
+from maestro.engine.rundir import pid_alive
 from maestro.paths import ProjectPaths
 
 

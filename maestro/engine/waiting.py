@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from maestro.engine.progress import WAKE_KINDS
-from maestro.engine.runs import RunDir, RunLock, read_events
+from maestro.engine.rundir import RunDir, RunLock, read_events
 from maestro.fsutil import atomic_write
 
 EXIT_ENDED = 0

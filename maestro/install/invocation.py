@@ -55,7 +55,7 @@ def candidates() -> list[list[str]]:
 
 def runs(argv: list[str], *, shell_path: str = SYSTEM_PATH) -> bool:
     """Does ``argv --version`` print this Maestro's version from a bare shell?"""
-    from maestro.spokes.process import run_process
+    from maestro.process import run_process
 
     env = {"PATH": shell_path, "HOME": os.environ.get("HOME", "/"), "LANG": "C.UTF-8"}
     try:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from maestro.cli.registry import COMMANDS
+from maestro.commands import COMMANDS
 from maestro.install.sources import VERBS
 
 _HOST_TAG = re.compile(r"^\[([a-z]+(?:,[a-z]+)*)\] ")

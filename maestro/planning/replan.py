@@ -20,8 +20,8 @@ import re
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from maestro.state.kinds import KINDS
-from maestro.state.layout import PlanLayout, RecordLayout, TextPiece
+from maestro.state.markdown.kinds import KINDS
+from maestro.state.markdown.layout import PlanLayout, RecordLayout, TextPiece
 from maestro.state.model import Plan, Task
 
 # Task fields the hub's plan sets; the others are the run's (carried over for same tasks).

@@ -58,7 +58,7 @@ def enabled_commands(manifest: Manifest, commands: Sequence[Any] | None = None) 
     """The registry's commands this session may run: its capability must be enabled
     (a command without one needs only the ability to run commands)."""
     if commands is None:
-        from maestro.cli.registry import COMMANDS
+        from maestro.commands import COMMANDS
 
         commands = COMMANDS
     caps = manifest.capabilities

@@ -1,6 +1,7 @@
 """Spokes: one adapter per external CLI behind one interface, one process runner, the
 offline sim spoke, availability and prices. See docs/architecture.md, "spokes"."""
 
+from maestro.process import ProcessOutcome, run_process
 from maestro.spokes.base import (
     ERROR_KINDS,
     DispatchRequest,
@@ -8,7 +9,6 @@ from maestro.spokes.base import (
     SpokeResult,
     refuse_if_inside_spoke,
 )
-from maestro.spokes.process import ProcessOutcome, run_process
 from maestro.spokes.registry import SPOKE_NAMES, Availability, detect_available, get_spoke
 
 __all__ = [

@@ -26,7 +26,7 @@ from typing import Any, ClassVar
 from maestro.agents.tiers import TIERS
 from maestro.errors import MaestroError, SpokeError
 from maestro.git import clean_env as clean_git_env
-from maestro.spokes.process import ExecutableNotFound, ProcessOutcome, run_process
+from maestro.process import ExecutableNotFound, ProcessOutcome, run_process
 from maestro.state.model import Usage
 
 ERROR_KINDS = (

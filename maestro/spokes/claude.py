@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from maestro.process import ProcessOutcome
 from maestro.spokes.base import (
     DispatchRequest,
     Spoke,
@@ -22,7 +23,6 @@ from maestro.spokes.jsonout import (
     load_json_object,
     message_kind,
 )
-from maestro.spokes.process import ProcessOutcome
 from maestro.state.model import Usage
 
 READ = ("Read", "Grep", "Glob")

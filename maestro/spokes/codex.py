@@ -16,6 +16,7 @@ import tomllib
 from typing import Any, ClassVar
 
 from maestro.paths import codex_home
+from maestro.process import ProcessOutcome
 from maestro.spokes.base import (
     DispatchRequest,
     Spoke,
@@ -34,7 +35,6 @@ from maestro.spokes.jsonout import (
     last_line,
     message_kind,
 )
-from maestro.spokes.process import ProcessOutcome
 from maestro.state.model import Usage
 
 SANDBOX = {

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from maestro.fsutil import atomic_write
+from maestro.process import ProcessOutcome
 from maestro.spokes.base import (
     DispatchRequest,
     Spoke,
@@ -36,7 +37,6 @@ from maestro.spokes.jsonout import (
     message_kind,
     status_in,
 )
-from maestro.spokes.process import ProcessOutcome
 from maestro.state.model import Usage
 
 READ = ("read_file", "read_many_files", "list_directory", "glob", "grep_search")

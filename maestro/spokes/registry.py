@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from maestro.errors import MaestroError, NotFound
+from maestro.process import run_process
 from maestro.spokes.base import Spoke
 from maestro.spokes.claude import ClaudeSpoke
 from maestro.spokes.codex import CodexSpoke
 from maestro.spokes.gemini import GeminiSpoke
-from maestro.spokes.process import run_process
 from maestro.spokes.sim import SimSpoke
 
 SPOKES: dict[str, type[Spoke]] = {

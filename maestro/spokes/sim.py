@@ -21,8 +21,8 @@ from maestro.agents.tiers import can_write
 from maestro.errors import ConfigError
 from maestro.formatting import shown_path
 from maestro.fsutil import atomic_write
+from maestro.process import ProcessOutcome
 from maestro.spokes.base import DispatchRequest, Runner, Spoke, SpokeResult, fail
-from maestro.spokes.process import ProcessOutcome
 from maestro.spokes.simfiles import MARK, appended_note, content_for
 from maestro.state.model import Usage
 from maestro.tokens import count_tokens

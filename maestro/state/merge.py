@@ -11,9 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 from maestro.errors import StateConflict
-from maestro.state.kinds import KINDS
+from maestro.state.markdown.kinds import KINDS
+from maestro.state.markdown.records import Kind
 from maestro.state.model import Plan
-from maestro.state.records import Kind
 
 _HEAD_FIELD = {"Task": "title", "Challenge": "challenger", "Review": "task"}
 

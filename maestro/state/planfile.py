@@ -2,9 +2,9 @@
 
 The file is both the engine's state and a document people read and edit, so:
 
-- ``parse`` reads it with mistune's block parser (reader.py), refuses invalid content with
+- ``parse`` reads it with mistune's block parser (markdown/reader.py), refuses invalid content with
   a ``PlanError`` naming file, line and fix, and upgrades older format versions;
-- every parsed object keeps a layout of the person's text, and ``render`` (writer.py)
+- every parsed object keeps a layout of the person's text, and ``render`` (markdown/writer.py)
   re-emits it unchanged wherever the value is unchanged: an untouched file renders byte
   for byte, a one-field change is a one-line diff;
 - a plan without layout renders canonically and deterministically, and
@@ -22,7 +22,7 @@ PARSER_VERSION = 2
 
 
 def parse(text: str, path: str = DEFAULT_PATH) -> Plan:
-    from maestro.state.reader import DocumentReader, upgrade
+    from maestro.state.markdown.reader import DocumentReader, upgrade
 
     plan, version = DocumentReader(text, str(path)).read()
     return upgrade(plan, version, str(path))
@@ -41,6 +41,6 @@ def parse_bytes(data: bytes, path: str = DEFAULT_PATH) -> Plan:
 
 def render(plan: Plan, path: str | None = None) -> str:
     """The plan as file text. Raises PlanError for content the format cannot hold."""
-    from maestro.state.writer import render_plan
+    from maestro.state.markdown.writer import render_plan
 
     return render_plan(plan, str(path) if path is not None else DEFAULT_PATH)

@@ -1,7 +1,7 @@
 import json
 import os
 
-from maestro.engine.runs import RunLock
+from maestro.engine.rundir import RunLock
 from maestro.logfile import ExecutionLog, LogRow
 from maestro.paths import ProjectPaths
 from maestro.state.store import PlanStore
@@ -93,7 +93,7 @@ def test_refuses_while_a_run_is_going(cli, project):
 
 
 def test_refuses_while_a_run_holds_the_lock_between_dispatches(cli, project):
-    from maestro.engine.runs import RunLock
+    from maestro.engine.rundir import RunLock
 
     make_plan(cli)
     before = (project / ".ai" / "MAESTRO.md").read_bytes()

@@ -281,7 +281,7 @@ def test_absolute_paths_inside_the_project_become_relative(cli, project, plan_pa
 def test_replan_is_refused_while_a_run_holds_the_lock_between_dispatches(cli, project, plan_path):
     """No task is marked running (the engine is between two dispatches), but the run lock
     is held: a new plan would be executed by the live engine, so it is refused."""
-    from maestro.engine.runs import RunLock
+    from maestro.engine.rundir import RunLock
 
     assert cli("plan", "--from", "-", "--yes", stdin=GOOD).code == 0
     before = plan_path.read_bytes()
@@ -300,7 +300,7 @@ def test_replan_is_refused_while_a_run_holds_the_lock_between_dispatches(cli, pr
 
 
 def test_first_plan_is_refused_while_a_run_holds_the_lock(cli, project, plan_path):
-    from maestro.engine.runs import RunLock
+    from maestro.engine.rundir import RunLock
 
     lock = RunLock(ProjectPaths(project))
     lock.acquire("R-live")

@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from maestro.engine.runs import RunLock
+from maestro.engine.rundir import RunLock
 from maestro.paths import ProjectPaths
 from maestro.state.store import PlanStore
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from maestro.engine.runs import RunLock
+from maestro.engine.rundir import RunLock
 from maestro.paths import ProjectPaths
 from tests.engine.runkit import plan, step, task, write_plan
 

@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from maestro.engine.runs import RunLock, pid_alive
+from maestro.engine.rundir import RunLock, pid_alive
 from maestro.paths import ProjectPaths
 from tests.engine.runkit import events, kinds, plan, step, task, write_plan
 

@@ -5,7 +5,7 @@ import os
 import pytest
 
 from maestro.engine.routing import route
-from maestro.engine.runs import (
+from maestro.engine.rundir import (
     EventLog,
     RunDir,
     RunLock,

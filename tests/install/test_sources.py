@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from maestro.cli.registry import BY_NAME
+from maestro.commands import BY_NAME
 from maestro.install.sources import ON_DEMAND_SKILLS, ROUTER_SKILL, VERBS, load_command, load_skill
 
 EXPECTED_CALLS = {

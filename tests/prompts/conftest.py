@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
+from maestro import commands as registry
 from maestro.agents.catalog import load_catalog
-from maestro.cli import registry
 from maestro.config import load_settings
 from tests.prompts.helpers import PINNED_COMMANDS
 

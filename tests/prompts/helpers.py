@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from maestro.cli.registry import CommandSpec
+from maestro.commands import CommandSpec
 from maestro.state.model import Plan, Task
 
 ROOT = Path("/work/project")  # snapshots need a fixed root; it is never touched

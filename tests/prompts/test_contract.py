@@ -6,8 +6,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from maestro.cli import registry
-from maestro.cli.registry import COMMANDS, CommandSpec
+from maestro import commands as registry
+from maestro.commands import COMMANDS, CommandSpec
 from maestro.errors import MaestroError
 from maestro.prompts.contract import (
     TaskContext,

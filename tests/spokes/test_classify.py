@@ -6,8 +6,8 @@ import json
 
 import pytest
 
+from maestro.process import ProcessOutcome
 from maestro.spokes import get_spoke
-from maestro.spokes.process import ProcessOutcome
 
 
 def parse(cli: str, stdout: str = "", stderr: str = "", code: int | None = 1, timed_out: bool = False, aborted: bool = False):

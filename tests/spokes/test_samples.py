@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
+from maestro.process import ProcessOutcome
 from maestro.spokes import get_spoke
-from maestro.spokes.process import ProcessOutcome
 from tests.fakes.samples import read_sample, sample_names
 
 REPLY = "FAKE-REPLY: hello from the fake model server."

@@ -42,7 +42,7 @@ def _check(ctx: Any, task: Any) -> dict[str, Any] | None:
     """Run the task's validation command (None when it has none)."""
     if not task.validation:
         return None
-    from maestro.spokes.process import run_process
+    from maestro.process import run_process
 
     settings = ctx.settings
     # A person's command from the plan, which may use pipes or &&: run by sh, as the engine does.
@@ -74,8 +74,8 @@ def _engine_revise(ctx: Any) -> Revise:
     def revise(task_id: str, context: str, session: str | None) -> str:
         import io
 
-        from maestro.engine.dispatch import RunOptions
-        from maestro.engine.runner import Engine
+        from maestro.engine.pipeline import RunOptions
+        from maestro.engine.run import Engine
 
         with plan_store(ctx.paths).edit() as plan:
             plan.task(task_id).status = "pending"

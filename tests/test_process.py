@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from maestro.errors import SpokeError
+from maestro.process import ExecutableNotFound
 from maestro.spokes import DispatchRequest, get_spoke, run_process
-from maestro.spokes.process import ExecutableNotFound
 
 PY = sys.executable
 

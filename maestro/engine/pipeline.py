@@ -30,7 +30,7 @@ from maestro.engine.attempt import (
 from maestro.engine.budgets import RunBudget, limits_for
 from maestro.engine.receipts import Observer
 from maestro.engine.routing import choose, task_tier
-from maestro.engine.runs import RunDir
+from maestro.engine.rundir import RunDir
 from maestro.engine.scheduler import Outcome
 from maestro.errors import MaestroError, SpokeError
 from maestro.state.model import Receipt, Task, Usage

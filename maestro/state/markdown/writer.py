@@ -6,14 +6,14 @@ from collections.abc import Callable
 from typing import Any
 
 from maestro.errors import PlanError
-from maestro.state import sections as s
-from maestro.state import values as v
-from maestro.state.kinds import KINDS
-from maestro.state.layout import Chunk, PlanLayout, RecordLayout
+from maestro.state.codecs import values as v
+from maestro.state.codecs.values import FieldError
+from maestro.state.markdown import sections as s
+from maestro.state.markdown.kinds import KINDS
+from maestro.state.markdown.layout import Chunk, PlanLayout, RecordLayout
+from maestro.state.markdown.reader import dependency_problem, unclosed_error
+from maestro.state.markdown.records import render_record
 from maestro.state.model import FORMAT_VERSION, Plan
-from maestro.state.reader import dependency_problem, unclosed_error
-from maestro.state.records import render_record
-from maestro.state.values import FieldError
 
 Emit = Callable[[str, "int | None", "int | None"], None]
 
@@ -202,7 +202,7 @@ def render_plan(plan: Plan, path: str) -> str:
 
 def _read_back(plan: Plan, text: str, path: str) -> None:
     """Refuse text in which the new parts would not read back as the plan."""
-    from maestro.state.reader import DocumentReader
+    from maestro.state.markdown.reader import DocumentReader
 
     try:
         again: Plan | None = DocumentReader(text, path).read()[0]

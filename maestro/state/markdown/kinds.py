@@ -5,11 +5,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from maestro.state import fields as f
 from maestro.state import model as m
-from maestro.state import nested as n
-from maestro.state import values as v
-from maestro.state.records import Kind, Spec
+from maestro.state.codecs import fields as f
+from maestro.state.codecs import nested as n
+from maestro.state.codecs import values as v
+from maestro.state.markdown.records import Kind, Spec
 
 REVIEW_OUTCOMES = ("accepted", "revising", "blocked", "needs-human", "format-failure")
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")

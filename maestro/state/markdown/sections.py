@@ -7,9 +7,9 @@ import re
 from typing import Any
 
 from maestro import tables
-from maestro.state import values as v
+from maestro.state.codecs import values as v
+from maestro.state.codecs.values import FieldError
 from maestro.state.model import FORMAT_VERSION, LogEntry, Source
-from maestro.state.values import FieldError
 
 MARKER = re.compile(r"<!--[ \t]*maestro:format[ \t]+(\S*)[ \t]*-->", re.IGNORECASE)
 MARKER_LINE = f"<!-- maestro:format {FORMAT_VERSION} -->\n"
@@ -55,8 +55,8 @@ def title_of(heading_raw: str) -> str:
 
 def check_goal(goal: Any) -> str:
     """The goal must not hold a line that would end its section when read back."""
-    from maestro.state.blocks import split_blocks
-    from maestro.state.reader import misplaced_task
+    from maestro.state.markdown.blocks import split_blocks
+    from maestro.state.markdown.reader import misplaced_task
 
     v.check_text("Goal", goal)
     probe = "## Goal\n\n" + goal + "\n\n## End\n"

@@ -13,8 +13,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from maestro.state import values as v
-from maestro.state.values import FieldError
+from maestro.state.codecs import values as v
+from maestro.state.codecs.values import FieldError
 
 _ITEM = re.compile(r"( *)([-+*]|[0-9]{1,9}[.)])(?:([ \t]+)(.*)|$)")
 

@@ -20,10 +20,10 @@ from maestro import clock
 from maestro.engine import progress as progress_views
 from maestro.engine.budgets import DEFAULTS as DEFAULT_LIMITS
 from maestro.engine.budgets import RunBudget, limits_for
-from maestro.engine.dispatch import RunOptions, Shared, TaskRunner
+from maestro.engine.pipeline import RunOptions, Shared, TaskRunner
 from maestro.engine.receipts import GitTree, Observer
 from maestro.engine.resume import recover
-from maestro.engine.runs import RunDir, RunLock, new_run_id
+from maestro.engine.rundir import RunDir, RunLock, new_run_id
 from maestro.engine.scheduler import Job, Report, Scheduler
 from maestro.errors import MaestroError, NotFound
 from maestro.formatting import shown_path

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from maestro.errors import PlanError
-from maestro.state.fields import Codec, dedent, indent_width, item_start
-from maestro.state.layout import FieldPiece, RecordLayout, TextPiece
-from maestro.state.values import FieldError
+from maestro.state.codecs.fields import Codec, dedent, indent_width, item_start
+from maestro.state.codecs.values import FieldError
+from maestro.state.markdown.layout import FieldPiece, RecordLayout, TextPiece
 
 _LABEL = re.compile(
     r"\*\*([^*:\n]{1,40}?):\*\*|\*\*([^*:\n]{1,40}?)\*\*[ \t]*:|([A-Za-z][A-Za-z ]{0,30}?):(?=[ \t]|$)"

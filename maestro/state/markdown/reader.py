@@ -8,13 +8,13 @@ from typing import Any
 
 from maestro import graph
 from maestro.errors import PlanError
-from maestro.state import sections as s
-from maestro.state.blocks import Block, closer, split_blocks, unclosed_block
-from maestro.state.kinds import KINDS
-from maestro.state.layout import Chunk, FieldPiece, PlanLayout
+from maestro.state.codecs.values import FieldError
+from maestro.state.markdown import sections as s
+from maestro.state.markdown.blocks import Block, closer, split_blocks, unclosed_block
+from maestro.state.markdown.kinds import KINDS
+from maestro.state.markdown.layout import Chunk, FieldPiece, PlanLayout
+from maestro.state.markdown.records import RecordReader
 from maestro.state.model import FORMAT_VERSION, Plan, Task
-from maestro.state.records import RecordReader
-from maestro.state.values import FieldError
 
 _RECORD_WORD = {"tasks": re.compile(r"task\s", re.IGNORECASE), "challenges": re.compile(r"challenge\s", re.IGNORECASE),
                 "reviews": re.compile(r"review\s", re.IGNORECASE)}

@@ -7,9 +7,9 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from maestro.state import values as v
-from maestro.state.fields import Code, Codec, Codes, dedent, indent_width, item_start, nested
-from maestro.state.values import FieldError
+from maestro.state.codecs import values as v
+from maestro.state.codecs.fields import Code, Codec, Codes, dedent, indent_width, item_start, nested
+from maestro.state.codecs.values import FieldError
 
 _SEVERITY = re.compile(r"\[(critical|major|minor|note)\]\s+", re.IGNORECASE)
 _FINDING_TASK = re.compile(r"Task\s+([0-9]+(?:\.[0-9]+)*):\s+", re.IGNORECASE)
