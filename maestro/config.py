@@ -12,10 +12,12 @@ from __future__ import annotations
 import math
 import os
 import tomllib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from maestro import roster
 from maestro.errors import ConfigError
 from maestro.formatting import shown_path
 from maestro.paths import DEFAULT_STATE_DIR, ProjectPaths, find_project_root
@@ -27,7 +29,7 @@ class Setting:
     kind: str  # int | float | str | enum | bool | list
     default: Any
     help: str
-    choices: tuple[str, ...] = ()
+    choices: Sequence[str] = ()
     minimum: float | None = None
     maximum: float | None = None
 
@@ -69,7 +71,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("log", "enum", "off", "Execution log verbosity in MAESTRO-LOG.md.", choices=("off", "summary", "detailed")),
     Setting("auto_archive", "bool", False, "Archive plan and log when a run finishes with every task done."),
     Setting("review_rounds", "int", 3, "Most review rounds per task before it needs a human.", minimum=1, maximum=20),
-    Setting("hub", "enum", None, "The CLI acting as hub (recorded as the plan's source).", choices=("claude", "gemini", "codex", "sim")),
+    Setting("hub", "enum", None, "The CLI acting as hub (recorded as the plan's source).", choices=roster.NAMES),
 )
 
 SETTINGS_BY_KEY = {s.key: s for s in SETTINGS}

@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from maestro import roster
 from maestro.agents.schema import Violation, validate_body, validate_frontmatter
 from maestro.agents.tiers import tier_of
 from maestro.config import Setting, Settings, convert
@@ -40,7 +41,6 @@ _TABLE_KEYS: dict[str, Setting] = {
     "max_turns": Setting("max_turns", "int", None, "", minimum=1, maximum=500),
     "timeout_mins": Setting("timeout_mins", "float", None, "", minimum=0.01, maximum=1440),
 }
-SPOKE_MODEL_CLIS = ("claude", "gemini", "codex", "sim")
 
 
 @dataclass
@@ -63,7 +63,8 @@ class Agent:
         return tier_of(self.tools)
 
     def frontmatter_model(self, tool: str | None) -> str | None:
-        if tool == "gemini":
+        cli = roster.get(tool)
+        if cli is not None and cli.reads_persona_model:
             return self.model
         return self.models.get(tool) if tool else None
 
@@ -238,7 +239,7 @@ class Catalog:
 
     def models(self, agent: Agent) -> dict[str, tuple[str | None, str]]:
         """The model (and its source) for each spoke CLI, for display."""
-        return {cli: self._value(agent, "model", cli) for cli in SPOKE_MODEL_CLIS}
+        return {cli: self._value(agent, "model", cli) for cli in roster.NAMES}
 
     def _value(self, agent: Agent, key: str, tool: str | None) -> tuple[Any, str]:
         settings = self.settings
@@ -261,25 +262,19 @@ class Catalog:
             model = agent.frontmatter_model(tool)
             if model is None:
                 return None, f"{tool or 'the spoke'} CLI default"
-            return model, f"{agent.source} ({'model' if tool == 'gemini' else f'models.{tool}'})"
+            cli = roster.get(tool)
+            return model, f"{agent.source} ({cli.persona_model_key if cli else f'models.{tool}'})"
         return getattr(agent, key), agent.source
 
 
-# Model names whose vendor is plain from the name. An override naming one of them is
-# meant for that vendor's CLI: passed to another it would fail the dispatch.
-_VENDOR_PREFIXES = {
-    "gemini": ("gemini",),
-    "claude": ("claude", "sonnet", "opus", "haiku"),
-    "codex": ("gpt", "o1", "o3", "o4", "codex"),
-}
-
-
+# An override naming a model whose vendor is plain from its name (each CLI's
+# ``model_prefixes`` in the roster) is meant for that CLI: passed to another it would fail.
 def model_vendor(model: str) -> str | None:
     """The CLI a model name belongs to, when the name says so (else None: an alias)."""
     name = model.strip().lower()
-    for tool, prefixes in _VENDOR_PREFIXES.items():
-        if name.startswith(prefixes):
-            return tool
+    for cli in roster.CLIS.values():
+        if cli.model_prefixes and name.startswith(cli.model_prefixes):
+            return cli.name
     return None
 
 
@@ -287,7 +282,8 @@ def _fits(value: Any, key: str, tool: str | None) -> bool:
     """Does an override apply to a dispatch to ``tool``? A model of another vendor does not."""
     if value is None:
         return False
-    if key != "model" or tool not in _VENDOR_PREFIXES:
+    cli = roster.get(tool)
+    if key != "model" or cli is None or not cli.model_prefixes:
         return True
     vendor = model_vendor(str(value))
     return vendor is None or vendor == tool
@@ -330,9 +326,9 @@ def _agent_tables(settings: Settings, agents: dict[str, Agent]) -> dict[str, dic
 def _models_table(name: str, raw: Any, where: str) -> dict[str, str]:
     if not isinstance(raw, dict) or not all(isinstance(v, str) and v for v in raw.values()):
         raise ConfigError(f"[agents.{name}] models in {where} must map CLI names to model names.", 'write e.g. models = { claude = "sonnet" }.')
-    unknown = [cli for cli in raw if cli not in SPOKE_MODEL_CLIS]
+    unknown = [cli for cli in raw if cli not in roster.NAMES]
     if unknown:
-        raise ConfigError(f"[agents.{name}] models in {where} names an unknown CLI {unknown[0]!r}.", f"use one of: {', '.join(SPOKE_MODEL_CLIS)}.")
+        raise ConfigError(f"[agents.{name}] models in {where} names an unknown CLI {unknown[0]!r}.", f"use one of: {', '.join(roster.NAMES)}.")
     return dict(raw)
 
 

@@ -4,18 +4,19 @@ can report them all at once instead of stopping at the first."""
 
 from __future__ import annotations
 
+import copy
 import re
 from dataclasses import dataclass
 from typing import Any
 
+from maestro import roster
 from maestro.agents.tiers import TOOLS
 from maestro.planning.schema import key_path
 
-SPOKE_CLIS = ("claude", "gemini", "codex")
 NAME_PATTERN = r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$"
 
-# `model` is the model for a Gemini spoke (the notes' field, Gemini's model names).
-# `models` optionally names a model for the other spoke CLIs; where it has none the spoke
+# `model` is the model for the CLI whose names the notes use (``reads_persona_model`` in
+# the roster: Gemini). `models` optionally names a model for the other vendors' CLIs; where it has none the spoke
 # CLI's own default model is used (or MAESTRO_DEFAULT_MODEL / [agents.NAME] overrides).
 FRONTMATTER_SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -36,7 +37,7 @@ FRONTMATTER_SCHEMA: dict[str, Any] = {
         "model": {"type": "string", "minLength": 1},
         "models": {
             "type": "object",
-            "propertyNames": {"enum": [cli for cli in SPOKE_CLIS if cli != "gemini"]},
+            "propertyNames": {"enum": []},  # filled in by frontmatter_schema() from the roster
             "additionalProperties": {"type": "string", "minLength": 1},
         },
         "temperature": {"type": "number", "minimum": 0, "maximum": 1},
@@ -44,6 +45,15 @@ FRONTMATTER_SCHEMA: dict[str, Any] = {
         "timeout_mins": {"type": "number", "exclusiveMinimum": 0, "maximum": 1440},
     },
 }
+
+
+def frontmatter_schema() -> dict[str, Any]:
+    """The schema with the CLIs a persona's ``models`` may name, as the roster has them now."""
+    schema = copy.deepcopy(FRONTMATTER_SCHEMA)
+    names = [cli.name for cli in roster.real() if not cli.reads_persona_model]
+    schema["properties"]["models"]["propertyNames"]["enum"] = names
+    return schema
+
 
 BODY_SECTIONS = (
     "Role",
@@ -89,7 +99,7 @@ def validate_frontmatter(meta: Any, file: str) -> list[Violation]:
 
     if not isinstance(meta, dict):
         return [Violation(file, "(frontmatter)", "must be a YAML mapping of keys to values")]
-    validator = Draft202012Validator(FRONTMATTER_SCHEMA)
+    validator = Draft202012Validator(frontmatter_schema())
     found = []
     for error in sorted(validator.iter_errors(meta), key=lambda e: (list(map(str, e.path)), e.message)):
         key = key_path(error.path) if error.path else "(frontmatter)"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from maestro import roster
 from maestro.cli.context import Context, Result
 from maestro.errors import ConfigError, MaestroError
 
@@ -20,7 +21,7 @@ ACTIONS = ("list", "show", "validate", "permissions")
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("action", choices=ACTIONS, help="what to do")
     parser.add_argument("name", nargs="?", help="the agent to show (show only)")
-    parser.add_argument("--tool", choices=("claude", "gemini", "codex", "sim"), help="show: the spoke CLI to resolve the model for")
+    parser.add_argument("--tool", choices=roster.NAMES, help="show: the spoke CLI to resolve the model for")
 
 
 def _fmt(value: Any) -> str:
@@ -39,7 +40,7 @@ def _catalog(ctx: Context) -> tuple[Any, Any]:
 
 
 def _row(catalog: Any, agent: Any) -> dict[str, Any]:
-    resolved = catalog.resolve_agent(agent, "gemini")
+    resolved = catalog.resolve_agent(agent, roster.persona_cli())
     return {
         "name": agent.name,
         "description": agent.description,
@@ -58,12 +59,13 @@ def _row(catalog: Any, agent: Any) -> dict[str, Any]:
 def _list(ctx: Context) -> Result:
     scan, catalog = _catalog(ctx)
     rows = [_row(catalog, agent) for agent in catalog.agents.values()]
-    head = ("NAME", "TIER", "GEMINI MODEL", "TEMP", "TURNS", "TIMEOUT", "FROM")
+    persona = roster.persona_cli()
+    head = ("NAME", "TIER", f"{persona.upper()} MODEL", "TEMP", "TURNS", "TIMEOUT", "FROM")
     table = [head] + [
         (
             r["name"] + (" (disabled)" if r["disabled"] else ""),
             r["tier"],
-            _fmt(r["models"]["gemini"]),
+            _fmt(r["models"][persona]),
             _fmt(r["temperature"]),
             str(r["max_turns"]),
             f"{_fmt(r['timeout_mins'])} min",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from maestro import roster
 from maestro.cli.context import Context, Result
 from maestro.formatting import money_text
 from maestro.state.model import CHALLENGE_CATEGORIES
@@ -22,7 +23,7 @@ NEXT_STEPS = [
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_mutually_exclusive_group()
-    group.add_argument("--tool", metavar="CLI", choices=("claude", "gemini", "codex", "sim"),
+    group.add_argument("--tool", metavar="CLI", choices=roster.NAMES,
                        help="the challenger (default: another vendor than the plan's hub)")
     group.add_argument("--all", action="store_true", dest="every",
                        help="ask every other installed CLI, in parallel")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from maestro import roster
 from maestro.cli.context import Context, Result
 from maestro.cli.status import load_plan
 from maestro.errors import SpokeError
@@ -17,7 +18,7 @@ EXAMPLES = """\
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("task_id", help="the task's id, as in '### Task 3:'")
-    parser.add_argument("--tool", choices=("claude", "gemini", "codex", "sim"), help="the spoke CLI (default: the task's Tool)")
+    parser.add_argument("--tool", choices=roster.NAMES, help="the spoke CLI (default: the task's Tool)")
 
 
 def enforced_by(tool: str, tier: str) -> tuple[bool, str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from maestro import roster
 from maestro.cli.context import Context, Result
 from maestro.formatting import money_text
 
@@ -17,7 +18,7 @@ EXAMPLES = """\
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("task_id", nargs="?", metavar="TASK_ID",
                         help="the task to review (default: every done task not yet approved)")
-    parser.add_argument("--tool", metavar="CLI", choices=("claude", "gemini", "codex", "sim"),
+    parser.add_argument("--tool", metavar="CLI", choices=roster.NAMES,
                         help="the reviewer (default: another vendor than the task's author)")
     parser.add_argument("--auto", action="store_true",
                         help="accept an approved task without asking")

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from maestro import roster
 from maestro.cli.context import Context, Result
 from maestro.errors import MaestroError
 
@@ -26,7 +27,6 @@ EXAMPLES = """\
 exit codes: 0 every task the run started is done; 1 an error (one line with its fix);
 2 the run ended with a task failed or blocked, or stopped early (budget, --abort)."""
 
-TOOLS = ("claude", "gemini", "codex", "sim")
 LOG_LEVELS = ("off", "summary", "detailed")
 
 
@@ -46,7 +46,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     mode.add_argument("--detach", action="store_true", help="run in the background and print the run id")
     mode.add_argument("--dry-run", action="store_true", help="show what would be dispatched; send nothing")
     mode.add_argument("--abort", action="store_true", help="stop the run in progress: running tasks finish")
-    parser.add_argument("--tool", choices=TOOLS, help="dispatch to this CLI (this run; reassigns TASK_ID)")
+    parser.add_argument("--tool", choices=roster.NAMES, help="dispatch to this CLI (this run; reassigns TASK_ID)")
     parser.add_argument("--agent", metavar="NAME", help="with TASK_ID: reassign it to this agent")
     parser.add_argument("--clarify", metavar="TEXT", help="with TASK_ID: add this clarification to its prompt")
     parser.add_argument("--budget-tokens", type=_positive, metavar="N",

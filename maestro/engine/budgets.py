@@ -30,6 +30,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from maestro import roster
 from maestro.errors import ConfigError
 
 
@@ -50,12 +51,10 @@ class Limits:
         return "ok"
 
 
-DEFAULTS: dict[str, Limits] = {
-    "gemini": Limits(30_000, 35_000, 50_000),
-    "codex": Limits(40_000, 45_000, 60_000),
-    "claude": Limits(55_000, 65_000, 80_000),
-    "sim": Limits(55_000, 65_000, 80_000),
-}
+def default_limits(cli: str) -> Limits:
+    """The roster's thresholds for ``cli`` (an unknown name gets the roster's default)."""
+    facts = roster.get(cli) or roster.Cli(cli, cli, cli)
+    return Limits(*facts.budget)
 
 
 def _int(table: Mapping[str, Any], key: str, cli: str) -> int | None:
@@ -72,7 +71,7 @@ def _int(table: Mapping[str, Any], key: str, cli: str) -> int | None:
 
 def limits_for(cli: str, budgets_table: Mapping[str, Any]) -> Limits:
     """The thresholds for ``cli``, defaults overridden by ``[budgets.<cli>]``."""
-    base = DEFAULTS.get(cli, DEFAULTS["claude"])
+    base = default_limits(cli)
     table = budgets_table.get(cli, {})
     if not isinstance(table, Mapping):
         raise ConfigError(f"[budgets.{cli}] must be a table.", f"write it as [budgets.{cli}] with budget/yellow/abort.")

@@ -25,28 +25,30 @@ from __future__ import annotations
 from collections.abc import Container
 from typing import Any
 
+from maestro import roster
 from maestro.errors import MaestroError, SpokeError
 
-PREFERENCES: dict[str, tuple[str, ...]] = {
-    "code": ("codex", "claude", "gemini"),
-    "test": ("codex", "claude", "gemini"),
-    "review": ("gemini", "claude", "codex"),
-    "research": ("gemini", "claude", "codex"),
-}
-INSTALL_HINT = (
-    "install a spoke CLI (npm install -g @openai/codex, @anthropic-ai/claude-code or "
-    "@google/gemini-cli), or simulate the run with `maestro run --tool sim`."
-)
+
+def preference(specialist: str | None) -> list[str]:
+    """The vendors' CLIs in the specialist's order (each CLI's ``route_rank`` in
+    ``maestro.roster``; a specialist a CLI does not rank counts as code)."""
+    key = specialist or "code"
+    return [cli.name for cli in sorted(roster.real(), key=lambda cli: cli.route_rank.get(key, cli.route_rank.get("code", 99)))]
+
+
+def install_hint() -> str:
+    """What to do when no spoke CLI is installed."""
+    hints = roster.or_list([cli.install_hint for cli in roster.real()])
+    return f"install a spoke CLI ({hints}), or simulate the run with `maestro run --tool sim`."
 
 
 def route(specialist: str | None, installed: Container[str], hub: str | None, tier: str | None = None) -> str:
     """The rule above, for a task without a Tool; ``tier`` is its agent's tool tier."""
     from maestro.spokes.registry import get_spoke
 
-    order = PREFERENCES.get(specialist or "code", PREFERENCES["code"])
-    candidates = [cli for cli in order if cli in installed]
+    candidates = [cli for cli in preference(specialist) if cli in installed]
     if not candidates:
-        raise SpokeError("no spoke CLI is installed (claude, gemini or codex).", INSTALL_HINT)
+        raise SpokeError(f"no spoke CLI is installed ({roster.or_list(list(roster.REAL))}).", install_hint())
     # Stable: within each group the specialist's order stands.
     ranked = sorted(candidates, key=lambda cli: (tier is not None and not get_spoke(cli).enforces(tier), cli == hub))
     return ranked[0]

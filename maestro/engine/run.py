@@ -16,9 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from maestro import clock
+from maestro import clock, roster
 from maestro.engine import progress as progress_views
-from maestro.engine.budgets import DEFAULTS as DEFAULT_LIMITS
 from maestro.engine.budgets import RunBudget, limits_for
 from maestro.engine.pipeline import RunOptions, Shared, TaskRunner
 from maestro.engine.receipts import GitTree, Observer
@@ -195,7 +194,7 @@ class Engine:
             with store.edit() as editable:
                 editable.task(opts.task_id).status = "pending"
         catalog = load_catalog(self.settings)
-        for cli in DEFAULT_LIMITS:  # a bad [budgets.<cli>] table stops the run before any dispatch
+        for cli in roster.NAMES:  # a bad [budgets.<cli>] table stops the run before any dispatch
             limits_for(cli, self.settings.table("budgets"))
         owners = {t.id: list(t.files) for t in plan.tasks}
         budget = RunBudget(opts.budget_tokens)

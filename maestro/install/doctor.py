@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from maestro import __version__
+from maestro import __version__, roster
 from maestro.errors import InstallError
 from maestro.install import block, invocation
 from maestro.install import manifest as manifests
@@ -58,17 +58,21 @@ def host_checks(s: Situation) -> list[Check]:
     from maestro.spokes.registry import get_spoke
 
     checks = []
-    for name, host in HOSTS.items():
+    # Every vendor's CLI in the roster: the hosts, and spokes that are no host.
+    for name in roster.REAL:
+        host = HOSTS.get(name)
+        title = host.title if host else roster.CLIS[name].display
+        use = "hub or spoke" if host else "spoke"
         found = s.available.get(name)
         if found is None or not found.path:
-            checks.append(Check("hosts", name, "info", f"{host.title} ({name}) is not on PATH.",
-                                f"to use it as hub or spoke: {get_spoke(name).install_hint}"))
+            checks.append(Check("hosts", name, "info", f"{title} ({name}) is not on PATH.",
+                                f"to use it as {use}: {get_spoke(name).install_hint}"))
         else:
             version = found.version or "version unknown"
-            checks.append(Check("hosts", name, "ok", f"{host.title} {version} at {found.path}"))
+            checks.append(Check("hosts", name, "ok", f"{title} {version} at {found.path}"))
             # What its flags cannot enforce as a spoke (codex: the shell in read+write).
             for tier, why in get_spoke(name).unenforced_tiers.items():
-                others = " or ".join(o for o in HOSTS if o != name and get_spoke(o).enforces(tier))
+                others = " or ".join(o for o in roster.REAL if o != name and get_spoke(o).enforces(tier))
                 checks.append(Check("hosts", f"{name} {tier}", "info", f"as a spoke in tool tier {tier}, {why}.",
                                     f"`maestro run` routes {tier} tasks without a Tool to {others} when installed; "
                                     f"a plan that names {name} for such a task gets the restriction from the prompt only."))
@@ -261,7 +265,7 @@ def examine(s: Situation) -> list[Check]:
 def situation(project_root: Path, project_manifest: Path, env: dict[str, str]) -> Situation:
     from maestro.spokes.registry import detect_available
 
-    available = {k: v for k, v in detect_available(env).items() if k in HOSTS}
+    available = {k: v for k, v in detect_available(env).items() if k in roster.REAL}
     return Situation(project_root, project_manifest, env, available, os.geteuid())
 
 

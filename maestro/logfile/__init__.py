@@ -46,8 +46,6 @@ from maestro.logfile.document import (
 from maestro.logfile.rows import (
     COLUMNS,
     LOG_FORMAT,
-    TOOL_LONG,
-    TOOL_SHORT,
     TOTAL_COLUMNS,
     VERBOSITIES,
     LogFormatError,
@@ -55,16 +53,16 @@ from maestro.logfile.rows import (
     ToolTotals,
     compute_totals,
     grand_total,
+    long_name,
     parse_row,
     render_row,
+    short_name,
 )
 from maestro.paths import ProjectPaths
 
 __all__ = [
     "COLUMNS",
     "LOG_FORMAT",
-    "TOOL_LONG",
-    "TOOL_SHORT",
     "TOTAL_COLUMNS",
     "VERBOSITIES",
     "ExecutionLog",
@@ -78,12 +76,14 @@ __all__ = [
     "compute_totals",
     "grand_total",
     "lock_path",
+    "long_name",
     "parse",
     "parse_row",
     "render",
     "render_row",
     "render_session_head",
     "render_totals",
+    "short_name",
 ]
 
 

@@ -9,7 +9,6 @@ from maestro import tables
 from maestro.logfile.rows import (
     COLUMNS,
     LOG_FORMAT,
-    LONG_TO_TOOL,
     MARKER,
     MARKER_RE,
     SEPARATOR_RE,
@@ -21,6 +20,7 @@ from maestro.logfile.rows import (
     LogRow,
     ToolTotals,
     compute_totals,
+    from_display,
     grand_total,
     parse_row,
     render_row,
@@ -156,7 +156,7 @@ def parse(text: str, path: str = ".ai/MAESTRO-LOG.md") -> ParsedLog:
             if cells == list(TOTAL_COLUMNS) or all(SEPARATOR_RE.match(c) for c in cells) or len(cells) < 5:
                 continue
             label = cells[0].strip("*")
-            entry = ToolTotals(LONG_TO_TOOL.get(label.lower(), label), *(_int(c) for c in cells[1:5]))
+            entry = ToolTotals(from_display(label), *(_int(c) for c in cells[1:5]))
             if label == "Total":
                 log.total = entry
             else:

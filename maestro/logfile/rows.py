@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from maestro import tables
+from maestro import roster, tables
 from maestro.errors import MaestroError
 from maestro.formatting import duration_cell, money_cell
 
@@ -25,17 +25,45 @@ SESSION_PREFIX = "## Session: "
 TOTALS_HEADING = "## Totals"
 FAILED = "❌"
 
-# How a tool is named in a row's Target, and in the Totals table.
-TOOL_SHORT = {"claude": "Claude", "gemini": "Gemini", "codex": "Codex", "sim": "Sim", "subagent": "Subagent"}
-TOOL_LONG = {
-    "claude": "Claude Code",
-    "gemini": "Gemini CLI",
-    "codex": "Codex CLI",
-    "sim": "Simulated",
-    "subagent": "Subagents",
-}
-_SHORT_TO_TOOL = {v.lower(): k for k, v in TOOL_SHORT.items()} | {k: k for k in TOOL_SHORT}
-LONG_TO_TOOL = {v.lower(): k for k, v in TOOL_LONG.items()}
+# A row's Target names a CLI by its short name, the Totals table by its display name (both
+# from the roster); a subagent row is no CLI's.
+_SUBAGENT = ("subagent", "Subagent", "Subagents")
+
+
+def short_name(tool: str | None) -> str:
+    """How a row's Target names ``tool`` ("Gemini"); an unknown label stays as written."""
+    cli = roster.get(tool)
+    if cli is not None:
+        return cli.short
+    return _SUBAGENT[1] if tool == _SUBAGENT[0] else tool or "-"
+
+
+def long_name(tool: str) -> str:
+    """How the Totals table names ``tool`` ("Gemini CLI")."""
+    cli = roster.get(tool)
+    if cli is not None:
+        return cli.display
+    return _SUBAGENT[2] if tool == _SUBAGENT[0] else tool
+
+
+def _from_short(label: str) -> str | None:
+    """The tool a Target's short name (or plain name) stands for, else None."""
+    label = label.lower()
+    for cli in roster.CLIS.values():
+        if label in (cli.short.lower(), cli.name):
+            return cli.name
+    return _SUBAGENT[0] if label == _SUBAGENT[0] else None
+
+
+def from_display(label: str) -> str:
+    """The tool a Totals label stands for; a label naming none stays as written."""
+    lowered = label.lower()
+    for cli in roster.CLIS.values():
+        if lowered == cli.display.lower():
+            return cli.name
+    return _SUBAGENT[0] if lowered == _SUBAGENT[2].lower() else label
+
+
 MARKER_RE = re.compile(r"^<!--\s*maestro-log-format:\s*(\d+)\s*-->$")
 _TASK_RE = re.compile(r"\bTask (\d+(?:\.\d+)*)\b")
 _TARGET_RE = re.compile(r"^(\S+) \((.*)\)$")
@@ -68,7 +96,7 @@ class LogRow:
 
 @dataclass
 class ToolTotals:
-    tool: str  # cli name ("gemini"), or the label as written when it names no known CLI
+    tool: str  # a roster CLI name, or the label as written when it names no known CLI
     dispatches: int = 0
     tokens: int = 0
     failures: int = 0
@@ -76,7 +104,7 @@ class ToolTotals:
 
     @property
     def label(self) -> str:
-        return TOOL_LONG.get(self.tool, self.tool)
+        return long_name(self.tool)
 
 
 def compute_totals(rows: list[LogRow]) -> list[ToolTotals]:
@@ -122,7 +150,7 @@ def _target_cell(row: LogRow) -> str:
     if row.task and not re.search(rf"\bTask {re.escape(row.task)}\b", target):
         target = f"{target}, Task {row.task}" if target else f"Task {row.task}"
     if row.tool:
-        name = TOOL_SHORT.get(row.tool, row.tool)
+        name = short_name(row.tool)
         return f"{name} ({target})" if target else name
     return target or "-"
 
@@ -169,10 +197,10 @@ def parse_row(cells: list[str], *, file: str | None = None, line: int | None = N
     tool = None
     target = "" if target_cell == "-" else target_cell
     match = _TARGET_RE.match(target_cell)
-    if match and match.group(1).lower() in _SHORT_TO_TOOL:
-        tool, target = _SHORT_TO_TOOL[match.group(1).lower()], match.group(2)
-    elif target_cell.lower() in _SHORT_TO_TOOL:
-        tool, target = _SHORT_TO_TOOL[target_cell.lower()], ""
+    if match and _from_short(match.group(1)):
+        tool, target = _from_short(match.group(1)), match.group(2)
+    elif _from_short(target_cell):
+        tool, target = _from_short(target_cell), ""
     task_match = _TASK_RE.search(target)
     tokens = cost = None
     estimated = False

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from maestro import graph
+from maestro import graph, roster
 from maestro.errors import MaestroError
 from maestro.paths import ProjectPaths
 from maestro.state.model import Plan, Task
@@ -78,12 +78,8 @@ def _atomic(task: Task) -> list[tuple[str, str, str]]:
 
 
 def _install_hint(tool: str) -> str:
-    try:
-        from maestro.spokes.registry import get_spoke
-
-        return get_spoke(tool).install_hint
-    except (ImportError, MaestroError, KeyError):
-        return f"install the {tool} CLI"
+    cli = roster.get(tool)
+    return cli.install_hint if cli and cli.install_hint else f"install the {tool} CLI"
 
 
 def _agents_with(catalog: Any, tiers: tuple[str, ...]) -> list[str]:
@@ -122,7 +118,8 @@ def _authority(task: Task, catalog: Any, available: Collection[str] | None) -> l
                     f"use a read-only reviewer ({readers}).",
                     "warning",
                 ))
-    if task.tool and task.tool != "sim" and available is not None and task.tool not in available:
+    builtin = (cli := roster.get(task.tool)) is not None and cli.executable is None
+    if task.tool and not builtin and available is not None and task.tool not in available:
         installed = ", ".join(sorted(str(name) for name in available)) or "none"
         found.append((
             f"tool {task.tool} is not installed (not found on PATH).",

@@ -8,34 +8,10 @@ from __future__ import annotations
 
 import re
 
+from maestro import roster
 from maestro.agents.tiers import WEB_TOOLS, can_shell, can_write
 
-# What each ability is called on each CLI. Codex reads files through shell commands,
-# so on codex "no shell" means "no shell command that changes anything".
-VOCABULARY: dict[str, dict[str, str]] = {
-    "claude": {
-        "read": "Read, Glob and Grep",
-        "write": "Write and Edit",
-        "shell": "Bash",
-        "web": "WebSearch",
-        "no_shell": "run shell commands (Bash)",
-    },
-    "gemini": {
-        "read": "read_file, glob and grep_search",
-        "write": "write_file and replace",
-        "shell": "run_shell_command",
-        "web": "google_web_search",
-        "no_shell": "run shell commands (run_shell_command)",
-    },
-    "codex": {
-        "read": "read-only shell commands such as cat, ls, rg and git show",
-        "write": "apply_patch",
-        "shell": "shell commands",
-        "web": "web_search",
-        "no_shell": "run shell commands that change anything or start programs (builds, tests, installs); "
-        "read-only commands for reading files are allowed",
-    },
-}
+# What each ability is called on each CLI is the roster's ``vocabulary`` (maestro.roster).
 # The persona's own tool names, for spokes without a vocabulary of their own (sim).
 DEFAULT_VOCABULARY = {
     "read": "read_file, glob and search_file_content",
@@ -49,7 +25,8 @@ _PLACEHOLDER = re.compile(r"\{\{\s*([a-z_]+)\s*\}\}")
 
 
 def vocabulary(cli: str | None) -> dict[str, str]:
-    return VOCABULARY.get(cli or "", DEFAULT_VOCABULARY)
+    facts = roster.get(cli)
+    return dict(facts.vocabulary) if facts is not None and facts.vocabulary else DEFAULT_VOCABULARY
 
 
 def render(name: str, values: dict[str, str]) -> str:

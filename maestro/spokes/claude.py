@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from maestro import roster
 from maestro.process import ProcessOutcome
 from maestro.spokes.base import (
     DispatchRequest,
@@ -58,8 +59,8 @@ def claude_usage(usage: dict[str, Any] | None) -> Usage:
 
 class ClaudeSpoke(Spoke):
     name = "claude"
-    executable = "claude"
-    install_hint = "npm install -g @anthropic-ai/claude-code"
+    executable = roster.CLIS[name].executable
+    install_hint = roster.CLIS[name].install_hint
     supports_resume = True
 
     # read+shell allows Bash, and Bash can write files: the flags cannot stop that.

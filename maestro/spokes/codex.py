@@ -15,6 +15,7 @@ import os
 import tomllib
 from typing import Any, ClassVar
 
+from maestro import roster
 from maestro.paths import codex_home
 from maestro.process import ProcessOutcome
 from maestro.spokes.base import (
@@ -64,8 +65,8 @@ def configured_model(env: dict[str, str] | None = None) -> str | None:
 
 class CodexSpoke(Spoke):
     name = "codex"
-    executable = "codex"
-    install_hint = "npm install -g @openai/codex"
+    executable = roster.CLIS[name].executable
+    install_hint = roster.CLIS[name].install_hint
 
     # workspace-write grants the shell along with writes: read+write cannot exclude it
     # (codex offers exec_command in every sandbox; a real read+write spoke ran `touch`).

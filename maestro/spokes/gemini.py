@@ -13,6 +13,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, ClassVar
 
+from maestro import roster
 from maestro.fsutil import atomic_write
 from maestro.process import ProcessOutcome
 from maestro.spokes.base import (
@@ -123,8 +124,8 @@ def _stream_usage(stats: dict[str, Any]) -> Usage:
 
 class GeminiSpoke(Spoke):
     name = "gemini"
-    executable = "gemini"
-    install_hint = "npm install -g @google/gemini-cli"
+    executable = roster.CLIS[name].executable
+    install_hint = roster.CLIS[name].install_hint
 
     # read+shell needs the shell, and a shell command can write files.
     unenforced_tiers: ClassVar[dict[str, str]] = {

@@ -12,6 +12,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
+from maestro import roster
 from maestro.errors import MaestroError, NotFound
 from maestro.process import run_process
 from maestro.spokes.base import Spoke
@@ -26,7 +27,7 @@ SPOKES: dict[str, type[Spoke]] = {
     "codex": CodexSpoke,
     "sim": SimSpoke,
 }
-SPOKE_NAMES: tuple[str, ...] = tuple(SPOKES)
+SPOKE_NAMES = roster.NAMES  # the roster's live list: the same CLIs, in the same order
 VERSION_TIMEOUT_S = 10.0
 _VERSION = re.compile(r"\d+\.\d+(?:\.\d+)?(?:[-+.][0-9A-Za-z.]+)?")
 
@@ -46,6 +47,23 @@ def get_spoke(name: str, settings: Any = None) -> Spoke:
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         raise NotFound(f"unknown spoke CLI {name!r}{hint}.", f"use one of: {', '.join(SPOKE_NAMES)}.")
     return cls(settings)
+
+
+def register(spoke: type[Spoke], facts: roster.Cli) -> None:
+    """Add a CLI: its facts to the roster, its adapter here. Every command, the plan
+    format and the engine know it from then on (a new CLI is one module that calls this)."""
+    if spoke.name != facts.name:
+        raise ValueError(f"adapter {spoke.__name__} is named {spoke.name!r}, its facts {facts.name!r}")
+    roster.register(facts)
+    SPOKES[facts.name] = spoke
+    reset_availability_cache()
+
+
+def unregister(name: str) -> None:
+    """Take away a CLI added with ``register``."""
+    SPOKES.pop(name, None)
+    roster.unregister(name)
+    reset_availability_cache()
 
 
 _cache: dict[str, dict[str, Availability]] = {}

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from maestro import roster
 from maestro.agents.tiers import can_write
 from maestro.errors import ConfigError
 from maestro.formatting import shown_path
@@ -65,7 +66,7 @@ class SimSpoke(Spoke):
     # tier is enforced (unenforced_tiers stays empty).
     name = "sim"
     executable = None
-    install_hint = "nothing to install: the sim spoke is built into Maestro"
+    install_hint = roster.CLIS[name].install_hint
     simulated = True
 
     def build_argv(self, req: DispatchRequest) -> list[str]:

@@ -11,10 +11,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from maestro import roster
+
 FORMAT_VERSION = 1
 STATUSES = ("pending", "running", "done", "failed", "blocked")
 SPECIALISTS = ("code", "review", "test", "research")
-TOOLS = ("claude", "gemini", "codex", "sim")
+# The roster's live list of CLIs (maestro.roster): a CLI registered later is a known Tool.
+TOOLS = roster.NAMES
 RISKS = ("low", "medium", "high")
 REVIEW_STATES = ("approved", "changes-requested", "flagged", "needs-human")
 VERDICTS = ("approve", "request-changes", "flag")

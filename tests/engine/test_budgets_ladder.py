@@ -3,7 +3,7 @@ from types import SimpleNamespace
 import pytest
 
 from maestro.engine import ladder
-from maestro.engine.budgets import DEFAULTS, Limits, RunBudget, limits_for
+from maestro.engine.budgets import Limits, RunBudget, default_limits, limits_for
 from maestro.errors import ConfigError
 
 
@@ -12,7 +12,7 @@ def test_default_levels_follow_the_notes():
     assert gemini == Limits(30_000, 35_000, 50_000)
     assert [gemini.level(n) for n in (30_000, 30_001, 35_001, 50_001)] == ["ok", "over", "yellow", "red"]
     assert limits_for("codex", {}) == Limits(40_000, 45_000, 60_000)
-    assert limits_for("claude", {}) == DEFAULTS["claude"]
+    assert limits_for("claude", {}) == default_limits("claude") == Limits(55_000, 65_000, 80_000)
 
 
 def test_config_overrides_and_keeps_yellow_in_proportion():

@@ -11,7 +11,7 @@ from maestro.spokes import SPOKE_NAMES, Spoke, detect_available, get_spoke
 
 
 def test_names_and_adapters():
-    assert SPOKE_NAMES == ("claude", "gemini", "codex", "sim")
+    assert SPOKE_NAMES == ["claude", "gemini", "codex", "sim"]
     for name in SPOKE_NAMES:
         spoke = get_spoke(name)
         assert isinstance(spoke, Spoke) and spoke.name == name

@@ -2,7 +2,8 @@
 
 Different models have different blind spots, so the second opinion comes from another
 vendor than the first: claude's plan goes to gemini, gemini's to codex, codex's to gemini,
-each with the remaining one as the fallback. With only one CLI installed the second opinion
+each with the remaining one as the fallback (each CLI's ``opinion_rank`` in
+``maestro.roster``). With only one CLI installed the second opinion
 comes from the same vendor, and the caller says so.
 """
 
@@ -11,20 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from maestro import roster
 from maestro.errors import SpokeError
-
-REAL_CLIS = ("claude", "gemini", "codex")
-PREFERENCE: dict[str | None, tuple[str, ...]] = {
-    "claude": ("gemini", "codex"),
-    "gemini": ("codex", "claude"),
-    "codex": ("gemini", "claude"),
-}
-_ANY = ("gemini", "codex", "claude")
-INSTALL = {
-    "claude": "npm install -g @anthropic-ai/claude-code",
-    "gemini": "npm install -g @google/gemini-cli",
-    "codex": "npm install -g @openai/codex",
-}
 
 
 @dataclass
@@ -36,7 +25,13 @@ class Choice:
 def other_vendors(first: str | None, available: Iterable[str]) -> list[str]:
     """Installed real CLIs other than ``first``, best first."""
     installed = set(available)
-    return [name for name in PREFERENCE.get(first, _ANY) if name in installed and name != first]
+    return [cli.name for cli in _by_opinion() if cli.name in installed and cli.name != first]
+
+
+def _by_opinion() -> list[roster.Cli]:
+    """The vendors' CLIs, the one asked first for a second opinion first (the roster's
+    ``opinion_rank``; registration order breaks ties)."""
+    return sorted(roster.real(), key=lambda cli: cli.opinion_rank)
 
 
 def choose(
@@ -49,33 +44,35 @@ def choose(
 ) -> Choice:
     """The CLI(s) to ask for a second opinion on work by ``first`` (a plan's hub, a
     task's author). ``role`` names the job in messages ("challenger", "reviewer")."""
-    installed = [name for name in REAL_CLIS if name in set(available)]
+    real = list(roster.REAL)
+    installed = [name for name in real if name in set(available)]
     of = f"the {'plan' if role == 'challenger' else 'task'}'s author ({first})" if first else None
     if tool is not None:
-        if tool == "sim":
+        facts = roster.get(tool)
+        if facts is not None and not facts.real:
             # The sim spoke simulates task dispatches; it has no opinion to give, and its
             # answer would only fail the format check round after round.
             raise SpokeError(
-                f"the sim spoke only simulates task dispatches; it cannot act as the {role}.",
-                f"name a real CLI with --tool ({', '.join(REAL_CLIS)}).",
+                f"the {tool} spoke only simulates task dispatches; it cannot act as the {role}.",
+                f"name a real CLI with --tool ({', '.join(real)}).",
             )
-        if tool not in REAL_CLIS:
+        if facts is None:
             raise SpokeError(
                 f"unknown CLI {tool!r} for the {role}.",
-                f"use one of: {', '.join(REAL_CLIS)}.",
+                f"use one of: {', '.join(real)}.",
             )
         if tool not in installed:
             raise SpokeError(
                 f"the {tool} CLI is not installed, so it cannot be the {role}.",
-                f"install it with `{INSTALL[tool]}`, or pick another with --tool"
+                f"install it with `{facts.install_hint}`, or pick another with --tool"
                 + (f" ({', '.join(installed)} installed)." if installed else "."),
             )
         notes = [f"{tool} is the same vendor as {of}: it may share its blind spots."] if tool == first and of else []
         return Choice([tool], notes)
     if not installed:
         raise SpokeError(
-            f"no spoke CLI is installed to act as the {role} (claude, gemini or codex).",
-            "install one, e.g. `" + INSTALL["gemini"] + "`, then run this again.",
+            f"no spoke CLI is installed to act as the {role} ({roster.or_list(real)}).",
+            f"install one, e.g. `{_by_opinion()[0].install_hint}`, then run this again.",
         )
     others = other_vendors(first, installed)
     if others:
@@ -85,6 +82,11 @@ def choose(
         [only],
         [
             (f"only {only} is installed, so the {role} is the same vendor as {of or 'the work'}: "
-             f"install another CLI (e.g. `{INSTALL[PREFERENCE.get(only, _ANY)[0]]}`) for a cross-vendor opinion.")
+             f"install another CLI (e.g. `{_suggest(only)}`) for a cross-vendor opinion.")
         ],
     )
+
+
+def _suggest(only: str) -> str:
+    """The install command of the CLI that would give ``only``'s work its second opinion."""
+    return next((cli.install_hint for cli in _by_opinion() if cli.name != only), "npm install -g <cli>")

@@ -9,14 +9,14 @@ from typing import Any
 from maestro.engine.ladder import NEEDS_DECOMPOSITION
 from maestro.engine.report.collect import BudgetCheck, CliFigures, Dispatch, TaskFigures
 from maestro.formatting import duration_text, money_text, tokens_text
-from maestro.logfile import TOOL_SHORT
+from maestro.logfile import short_name
 from maestro.state.model import Plan, Review
 
 _TRANSIENT = re.compile(r"rate.?limit|timeout|timed out|network|server|transient|\b5\d\d\b|\b429\b", re.IGNORECASE)
 
 
 def tool_name(tool: str | None) -> str:
-    return TOOL_SHORT.get(tool or "", tool or "-")
+    return short_name(tool)
 
 
 def rung(failure: Any) -> str:

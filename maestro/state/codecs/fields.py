@@ -92,7 +92,8 @@ class Line(Codec):
 
 class Choice(Codec):
     def __init__(self, choices: Sequence[str], default: str | None = None) -> None:
-        self.choices = tuple(choices)
+        # Kept as given, not copied: the roster's list of CLIs grows when one registers.
+        self.choices = choices
         self.default = default
 
     def parse(self, label: str, first: str, rest: Sequence[str]) -> Any:

@@ -301,18 +301,17 @@ def upgrade(plan: Plan, version: int, path: str) -> Plan:
     return plan
 
 
-_TOOL_NAMES = {"claude code": "claude", "gemini cli": "gemini", "codex cli": "codex"}
-
-
 def _upgrade_0(plan: Plan, path: str) -> None:
     """Format 0, the design notes' file: no marker, the tool as free text under Assigned."""
+    from maestro import roster
     from maestro.state.model import TOOLS
 
+    by_display = {cli.display.lower(): cli.name for cli in roster.CLIS.values() if cli.real}
     for task in plan.tasks:
         if task.tool is None:
             continue
         name = task.tool.strip().lower()
-        name = _TOOL_NAMES.get(name, name)
+        name = by_display.get(name, name)
         if name in ("", "-", "none", "hub"):
             task.tool = None
         elif name in TOOLS:

@@ -1,0 +1,203 @@
+"""The roster of CLIs: every fact about each CLI Maestro can dispatch to, in one place.
+
+It sits at the bottom of the package (it imports nothing of Maestro's) so that every
+layer can ask it: the plan format (``state``) needs the names, the log (``logfile``) the
+display names, the engine the budgets, routing and second-opinion order, pricing the
+price table. The spoke adapters in ``maestro.spokes`` read their facts from here; how a
+CLI is called and how its output is read stays in its adapter.
+
+Nothing outside this module and the adapters branches on a CLI's name: a new CLI is one
+``Cli`` entry plus one adapter, given to ``maestro.spokes.registry.register``.
+
+``NAMES`` is one list, changed in place by ``register``: schemas, argparse choices and
+the plan format hold that same list, so a CLI registered later is accepted everywhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+# A tool's dollars per million tokens: fresh input, output, cached input.
+PriceRow = tuple[float, float, float]
+
+
+@dataclass(frozen=True)
+class Cli:
+    """One CLI. ``real`` is False for the offline sim spoke: it is never routed to, never
+    asked for a second opinion, and never priced."""
+
+    name: str  # the name in plans, settings and argv ("gemini")
+    display: str  # how the log's Totals table names it ("Gemini CLI")
+    short: str  # how a log row's Target names it ("Gemini")
+    vendor: str = ""  # the company whose models it runs (cross-vendor opinions)
+    executable: str | None = None  # None: built in (sim)
+    install_hint: str = ""  # the command that installs it
+    real: bool = True
+    # Token thresholds for one dispatch: (budget, yellow, abort).
+    budget: tuple[int, int, int] = (55_000, 65_000, 80_000)
+    # (model pattern, input, output, cached input), list prices per million tokens.
+    prices: tuple[tuple[str, float, float, float], ...] = ()
+    # The price of a model found in no table: the CLI's mid-range default family.
+    fallback_price: PriceRow | None = None
+    # Model names whose vendor is plain from the name (an override naming one is meant
+    # for this CLI only).
+    model_prefixes: tuple[str, ...] = ()
+    # Routing rank per specialist (lower is preferred); a specialist missing here ranks
+    # after every CLI that names it.
+    route_rank: Mapping[str, int] = field(default_factory=dict)
+    # Rank as a second opinion (challenger, reviewer): lower is asked first.
+    opinion_rank: int = 100
+    # The persona frontmatter's own `model` is this CLI's (the notes' names are Gemini's);
+    # every other CLI reads `models.<name>`.
+    reads_persona_model: bool = False
+    # What each ability is called on this CLI, for the protocol texts; None: the persona's
+    # own (Gemini-style) tool names.
+    vocabulary: Mapping[str, str] | None = None
+
+    @property
+    def persona_model_key(self) -> str:
+        """Where a persona names this CLI's model."""
+        return "model" if self.reads_persona_model else f"models.{self.name}"
+
+
+_CLAUDE_VOCABULARY = {
+    "read": "Read, Glob and Grep",
+    "write": "Write and Edit",
+    "shell": "Bash",
+    "web": "WebSearch",
+    "no_shell": "run shell commands (Bash)",
+}
+_GEMINI_VOCABULARY = {
+    "read": "read_file, glob and grep_search",
+    "write": "write_file and replace",
+    "shell": "run_shell_command",
+    "web": "google_web_search",
+    "no_shell": "run shell commands (run_shell_command)",
+}
+# Codex reads files through shell commands, so on codex "no shell" means "no shell
+# command that changes anything".
+_CODEX_VOCABULARY = {
+    "read": "read-only shell commands such as cat, ls, rg and git show",
+    "write": "apply_patch",
+    "shell": "shell commands",
+    "web": "web_search",
+    "no_shell": "run shell commands that change anything or start programs (builds, tests, installs); "
+    "read-only commands for reading files are allowed",
+}
+
+# Routing (maestro.engine.routing): code and test go to codex first (its workspace-write
+# sandbox is the strongest enforcement for writing work), review and research to gemini
+# (read-only by default headless, a large context for reading a codebase), claude second.
+# Second opinions (maestro.engine.challenge.vendors): gemini, then codex, then claude.
+BUILTIN: tuple[Cli, ...] = (
+    Cli(
+        "claude", "Claude Code", "Claude", vendor="Anthropic", executable="claude",
+        install_hint="npm install -g @anthropic-ai/claude-code",
+        budget=(55_000, 65_000, 80_000),
+        prices=(
+            ("claude-opus-4-1*", 15.0, 75.0, 1.50),
+            ("claude-opus-4-2025*", 15.0, 75.0, 1.50),
+            ("claude-opus-*", 5.0, 25.0, 0.50),
+            ("opus", 5.0, 25.0, 0.50),
+            ("claude-sonnet-*", 3.0, 15.0, 0.30),
+            ("sonnet", 3.0, 15.0, 0.30),
+            ("claude-3-5-haiku*", 0.80, 4.0, 0.08),
+            ("claude-haiku-*", 1.0, 5.0, 0.10),
+            ("haiku", 1.0, 5.0, 0.10),
+        ),
+        fallback_price=(3.0, 15.0, 0.30),  # Sonnet
+        model_prefixes=("claude", "sonnet", "opus", "haiku"),
+        route_rank={"code": 1, "test": 1, "review": 1, "research": 1},
+        opinion_rank=2,
+        vocabulary=_CLAUDE_VOCABULARY,
+    ),
+    Cli(
+        "gemini", "Gemini CLI", "Gemini", vendor="Google", executable="gemini",
+        install_hint="npm install -g @google/gemini-cli",
+        budget=(30_000, 35_000, 50_000),
+        prices=(
+            ("gemini-2.5-pro*", 1.25, 10.0, 0.125),
+            ("gemini-*-pro*", 2.0, 12.0, 0.20),
+            ("gemini-*-flash-lite*", 0.10, 0.40, 0.025),
+            ("gemini-2.0-flash*", 0.10, 0.40, 0.025),
+            ("gemini-2.5-flash*", 0.30, 2.50, 0.03),
+            ("gemini-*-flash*", 0.50, 3.0, 0.05),
+        ),
+        fallback_price=(0.30, 2.50, 0.03),  # 2.5 Flash
+        model_prefixes=("gemini",),
+        route_rank={"code": 2, "test": 2, "review": 0, "research": 0},
+        opinion_rank=0,
+        reads_persona_model=True,
+        vocabulary=_GEMINI_VOCABULARY,
+    ),
+    Cli(
+        "codex", "Codex CLI", "Codex", vendor="OpenAI", executable="codex",
+        install_hint="npm install -g @openai/codex",
+        budget=(40_000, 45_000, 60_000),
+        prices=(
+            ("gpt-5*-nano*", 0.05, 0.40, 0.005),
+            ("gpt-5*-mini*", 0.25, 2.0, 0.025),
+            ("gpt-5*", 1.25, 10.0, 0.125),
+            ("gpt-4.1-mini*", 0.40, 1.60, 0.10),
+            ("gpt-4.1*", 2.0, 8.0, 0.50),
+            ("o4-mini*", 1.10, 4.40, 0.275),
+            ("o3*", 2.0, 8.0, 0.50),
+            ("codex-mini*", 1.50, 6.0, 0.375),
+        ),
+        fallback_price=(1.25, 10.0, 0.125),  # GPT-5
+        model_prefixes=("gpt", "o1", "o3", "o4", "codex"),
+        route_rank={"code": 0, "test": 0, "review": 2, "research": 2},
+        opinion_rank=1,
+        vocabulary=_CODEX_VOCABULARY,
+    ),
+    Cli("sim", "Simulated", "Sim", real=False, budget=(55_000, 65_000, 80_000),
+        install_hint="nothing to install: the sim spoke is built into Maestro"),
+)
+
+CLIS: dict[str, Cli] = {}
+NAMES: list[str] = []  # every registered CLI, in registration order (sim included)
+REAL: list[str] = []  # the vendors' CLIs: routed to, asked for second opinions
+
+
+def register(cli: Cli) -> None:
+    """Add ``cli`` (or replace the entry of that name) everywhere the roster is read."""
+    CLIS[cli.name] = cli
+    if cli.name not in NAMES:
+        NAMES.append(cli.name)
+    if cli.real and cli.name not in REAL:
+        REAL.append(cli.name)
+    elif not cli.real and cli.name in REAL:
+        REAL.remove(cli.name)
+
+
+def unregister(name: str) -> None:
+    """Remove a CLI registered with ``register`` (tests that add one take it away)."""
+    CLIS.pop(name, None)
+    for names in (NAMES, REAL):
+        if name in names:
+            names.remove(name)
+
+
+def get(name: str | None) -> Cli | None:
+    return CLIS.get(name) if name else None
+
+
+def real() -> list[Cli]:
+    return [CLIS[name] for name in REAL]
+
+
+def persona_cli() -> str:
+    """The CLI whose model a persona's own ``model`` names (the notes' names are its)."""
+    return next(cli.name for cli in CLIS.values() if cli.reads_persona_model)
+
+
+def or_list(names: list[str]) -> str:
+    """'claude, gemini or codex' (for messages that name the choices)."""
+    if not names:
+        return "none"
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+
+
+for _cli in BUILTIN:
+    register(_cli)
