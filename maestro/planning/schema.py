@@ -42,7 +42,7 @@ TASK_SCHEMA: dict[str, Any] = {
             "pattern": r"^[a-z0-9][a-z0-9-]*$",
             "description": "Persona from `maestro agents list` (default: the specialist's).",
         },
-        "tool": {"enum": list(TOOLS), "description": "The spoke CLI that does the task."},
+        "tool": {"enum": TOOLS, "description": "The spoke CLI that does the task."},
         "depends": {
             "type": "array",
             "items": _ID,
@@ -80,7 +80,7 @@ SCHEMA: dict[str, Any] = {
     "properties": {
         "version": {"const": INPUT_VERSION, "description": "Plan input format version."},
         "goal": {"type": "string", "minLength": 1, "description": "The high-level objective."},
-        "hub": {"enum": list(TOOLS), "description": "The CLI that made this plan."},
+        "hub": {"enum": TOOLS, "description": "The CLI that made this plan."},
         "tasks": {"type": "array", "minItems": 1, "items": TASK_SCHEMA},
     },
 }
