@@ -21,7 +21,25 @@ class CommandSpec:
     # (None: shown to every mode that may run shell commands; "can_configure": only to
     # sessions a person started, never to a dispatched spoke).
     capability: str | None = None
+    # Mode-specific forms shown to a session of that mode instead of ``syntax``: a
+    # coordinated worker is shown how to reach its coordinator, a coordinator how to
+    # direct its workers. ``syntax`` stays the full form (``--help``, other modes).
+    forms: tuple[tuple[str, str], ...] = ()
 
+    def syntax_for(self, mode: str) -> str:
+        return dict(self.forms).get(mode, self.syntax)
+
+
+_WORKER_MAIL = (
+    "maestro mail inbox [--unread] | send --to-coordinator --type query|blocked --message <text> "
+    "| wait [--timeout <s>] | send --to-siblings --type query --message <text> | reply <mailId> --message <text>"
+)
+_COORDINATOR_MAIL = (
+    "maestro mail wait [--timeout <s>] | inbox [--unread] | reply <mailId> --message <text> "
+    "| send --to <id>[,<id>] --type directive [--priority critical|high] --message <text> "
+    "| broadcast --scope my-workers --message <text>"
+)
+_COORDINATOR_SESSION = "maestro session list --mine | show <id> | stop <id> --reason <text>"
 
 COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec("plan", "maestro.cli.plan", "Validate a plan (YAML/JSON) and write .ai/MAESTRO.md.",
@@ -45,9 +63,13 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec("archive", "maestro.cli.archive", "Move the plan and log to .ai/archive/<UTC time>/.",
                 "maestro archive [--json]", "plan", "can_edit_tasks"),
     CommandSpec("session", "maestro.cli.session", "List, show and stop sessions; say who you are.",
-                "maestro session list [--siblings] [--mine] | show <id> | whoami | stop <id> [--reason <text>] [--json]", "office", "can_report_session_level"),
+                "maestro session list [--siblings] [--mine] | show <id> | whoami | stop <id> [--reason <text>] [--json]", "office", "can_report_session_level",
+                (("coordinated-worker", "maestro session whoami | list --siblings | show <id>"),
+                 ("coordinator", _COORDINATOR_SESSION), ("coordinated-coordinator", _COORDINATOR_SESSION))),
     CommandSpec("mail", "maestro.cli.mail", "Send, read and wait for mail between sessions.",
-                "maestro mail send --to <id>[,<id>] [--type <type>] [--priority <p>] --message <text> | reply <mailId> --message <text> | inbox [--unread] | wait [--timeout <s>] | show|thread <mailId> [--json]", "office", None),
+                "maestro mail send --to <id>[,<id>] [--type <type>] [--priority <p>] --message <text> | reply <mailId> --message <text> | inbox [--unread] | wait [--timeout <s>] | show|thread <mailId> [--json]", "office", None,
+                (("coordinated-worker", _WORKER_MAIL), ("coordinator", _COORDINATOR_MAIL),
+                 ("coordinated-coordinator", _COORDINATOR_MAIL + " | send --to-coordinator --type query|blocked --message <text>"))),
     CommandSpec("task", "maestro.cli.task", "Report your task's progress, a blocker or its completion.",
                 'maestro task report progress|blocked|complete "<message>" [--json]', "office", "can_report_task_level"),
     CommandSpec("demo", "maestro.cli.demo", "Run a small real goal offline with the simulated spoke.",

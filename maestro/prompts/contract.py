@@ -9,7 +9,7 @@ escaped, so task text can hold ``<``, ``&`` and quotes.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -56,25 +56,63 @@ def _open(manifest: Manifest, tag: str) -> str:
 
 def enabled_commands(manifest: Manifest, commands: Sequence[Any] | None = None) -> list[Any]:
     """The registry's commands this session may run: its capability must be enabled
-    (a command without one needs only the ability to run commands)."""
+    (a command without one needs only the ability to run commands), and the office's
+    only for a session that has one."""
     if commands is None:
         from maestro.commands import COMMANDS
 
         commands = COMMANDS
     caps = manifest.capabilities
-    return [spec for spec in commands if caps.get(spec.capability or "can_run_commands", False)]
+    office = has_office(manifest)
+    return [
+        spec
+        for spec in commands
+        if caps.get(spec.capability or "can_run_commands", False) and (office or spec.group != "office")
+    ]
 
 
-def render_system_prompt(manifest: Manifest, *, commands: Sequence[Any] | None = None) -> str:
+def has_office(manifest: Manifest) -> bool:
+    """The mail, session and task-report commands need an addressable session (its id
+    is what they send as) and a shell to type them in."""
+    return manifest.session_id is not None and manifest.capabilities["can_run_commands"]
+
+
+def _session_lines(manifest: Manifest, directive: Mapping[str, str] | None) -> list[str]:
+    """Who the session is and who it answers to: the ids its mail commands use."""
+    facts = {
+        "session_id": manifest.session_id,
+        "mode": manifest.mode,
+        "coordinator_session_id": manifest.coordinator_session_id if is_coordinated(manifest.mode) else None,
+        "run_id": manifest.run_id,
+    }
+    lines = ["  <session_context>"]
+    lines += [_leaf(2, key, value) for key, value in facts.items() if value is not None]
+    lines.append("  </session_context>")
+    if directive and directive.get("message"):
+        attrs = {"from": directive.get("from"), "subject": directive.get("subject")}
+        lines.append(f"  <coordinator_directive{_attrs(attrs)}>{escape(_clean(directive['message']))}</coordinator_directive>")
+    return lines
+
+
+def render_system_prompt(
+    manifest: Manifest,
+    *,
+    commands: Sequence[Any] | None = None,
+    directive: Mapping[str, str] | None = None,
+) -> str:
+    """``directive``: the session's initial directive (subject, message, from), as its
+    manifest under ``.ai/maestro/sessions/`` records it."""
     lines = [_open(manifest, "maestro_system_prompt"), "  <identity>"]
     lines.append(_leaf(2, "profile", manifest.mode))
     if manifest.agent:
         lines.append(_leaf(2, "agent", manifest.agent))
-    lines += [_leaf(2, "instruction", IDENTITY[manifest.mode]), "  </identity>", "  <capabilities>"]
+    lines += [_leaf(2, "instruction", IDENTITY[manifest.mode]), "  </identity>"]
+    lines += _session_lines(manifest, directive)
+    lines.append("  <capabilities>")
     for name in CAPABILITIES:
         lines.append(_leaf(2, "capability", name=name, enabled=str(manifest.capabilities[name]).lower()))
     lines += ["  </capabilities>", "  <workflow>"]
-    for name, text in phases(manifest.mode, manifest.strategy or ""):
+    for name, text in phases(manifest.mode, manifest.strategy or "", office=has_office(manifest)):
         lines.append(_leaf(2, "phase", text, name=name))
     lines.append("  </workflow>")
     shown = enabled_commands(manifest, commands)
@@ -86,7 +124,8 @@ def render_system_prompt(manifest: Manifest, *, commands: Sequence[Any] | None =
         for group, specs in groups.items():
             lines.append(f"    <group{_attrs({'name': group})}>")
             for spec in specs:
-                lines.append(_leaf(3, "command", name=spec.name, syntax=spec.syntax, description=spec.summary))
+                syntax = spec.syntax_for(manifest.mode)
+                lines.append(_leaf(3, "command", name=spec.name, syntax=syntax, description=spec.summary))
             lines.append("    </group>")
         lines.append("  </commands>")
     else:

@@ -35,17 +35,43 @@ IDENTITY = {
 Phase = tuple[str, str]
 
 
-def _worker(strategy: str, coordinated: bool) -> list[Phase]:
+def _reporting(coordinated: bool, office: bool) -> tuple[str, str, str, str]:
+    """What a worker adds to its phases to keep in touch: (init, before each step,
+    when blocked, at the end). With the office it uses the mail commands; without
+    (no shell, or no session), its final answer is its only report."""
+    if office:
+        to = "your coordinator" if coordinated else "the person who started you"
+        ask = (
+            " For a question only your coordinator can answer, ask it with `maestro mail send --to-coordinator "
+            "--type query` and wait for the answer with `maestro mail wait`; if none comes, decide and record why."
+            if coordinated
+            else ""
+        )
+        return (
+            " Read the directive, then check your inbox with `maestro mail inbox --unread`."
+            + (" The directive overrides defaults." if coordinated else ""),
+            " Before each step check your inbox with `maestro mail inbox --unread`: a directive changes your plan, a "
+            "critical one at once. After each milestone report it to " + to + " with "
+            '`maestro task report progress "<message>"`.',
+            ' When blocked, report it at once with `maestro task report blocked "<what blocks you, what you tried>"`.'
+            + ask,
+            'Report the outcome with `maestro task report complete "<message>"`, then finish',
+        )
     directive = " Read your coordinator's directive first: it overrides defaults." if coordinated else ""
     blocker = (
         " When blocked, stop and report the blocker to your coordinator with what you tried; do not wait for an answer."
         if coordinated
         else " When blocked, record the blocker with what you tried and move on to what you can still do."
     )
+    return directive, "", blocker, "Finish"
+
+
+def _worker(strategy: str, coordinated: bool, office: bool) -> list[Phase]:
+    directive, step, blocker, finish = _reporting(coordinated, office)
     close = (
-        "Finish with the Result Submission and Handoff Report: they are your report to your coordinator."
+        f"{finish} with the Result Submission and Handoff Report: they are your report to your coordinator."
         if coordinated
-        else "Finish with the Result Submission and Handoff Report, the record of what you did."
+        else f"{finish} with the Result Submission and Handoff Report, the record of what you did."
     )
     if strategy == "queue":
         return [
@@ -53,7 +79,7 @@ def _worker(strategy: str, coordinated: bool) -> list[Phase]:
             (
                 "execute",
                 "Take the first unfinished task and work on it alone until it is complete or failed; record "
-                "that outcome before taking the next. Never hold two tasks open at once." + blocker,
+                "that outcome before taking the next. Never hold two tasks open at once." + step + blocker,
             ),
             ("complete", "When the queue is empty, report every task's outcome. " + close),
         ]
@@ -64,13 +90,13 @@ def _worker(strategy: str, coordinated: bool) -> list[Phase]:
             (
                 "execute",
                 "Work through them in that order and report each task's outcome as it finishes. A task whose "
-                "dependency failed is blocked: report it, do not attempt it." + blocker,
+                "dependency failed is blocked: report it, do not attempt it." + step + blocker,
             ),
             ("complete", "Close with a session-level summary of what finished, failed or is blocked. " + close),
         ]
     return [
         ("init", "Read your task, its success criteria and the reference tasks' context." + directive),
-        ("execute", "Do the task within its files, checking each criterion as you meet it." + blocker),
+        ("execute", "Do the task within its files, checking each criterion as you meet it." + step + blocker),
         ("complete", close),
     ]
 
@@ -88,7 +114,7 @@ _DECOMPOSE = {
 }
 
 
-def _coordinator(strategy: str, coordinated: bool) -> list[Phase]:
+def _coordinator(strategy: str, coordinated: bool, office: bool) -> list[Phase]:
     phases = [
         ("analyze", "Read the goal and the current state with `maestro status`; read enough code to know its shape."),
         (
@@ -100,8 +126,8 @@ def _coordinator(strategy: str, coordinated: bool) -> list[Phase]:
         (
             "monitor",
             (
-                "Follow the run with `maestro wait`: it blocks until a task finishes, fails or is blocked. "
-                "React to each event, then wait again. Do not poll."
+                "Follow the run with `maestro wait`: it blocks until a task finishes, fails or is blocked, or a "
+                "worker asks a question. React to each event, then wait again. Do not poll."
             ),
         ),
         (
@@ -114,20 +140,34 @@ def _coordinator(strategy: str, coordinated: bool) -> list[Phase]:
         ("verify", "Have another vendor review finished work with `maestro review`, and check each criterion against the result."),
         ("complete", "Close with `maestro report`: the outcome, the cost, and what remains."),
     ]
+    if office:
+        phases.insert(
+            4,
+            (
+                "answer",
+                ("Your workers' questions and blockers come as mail: answer each with the `maestro mail reply` line "
+                "it ends with, redirect a worker with `maestro mail send --to <id> --type directive`, and between "
+                "runs wait for mail with `maestro mail wait`, never a polling loop."),
+            ),
+        )
     if coordinated:
+        report = (
+            ' with `maestro task report progress|blocked|complete "<message>"`' if office else ""
+        )
         phases.append(
             (
                 "report_to_parent",
                 (
-                    "Report to your parent coordinator at each milestone, at once when blocked, and with "
-                    "the final outcome from the report."
+                    "Report to your parent coordinator" + report + " at each milestone, at once when blocked, "
+                    "and with the final outcome from the report."
                 ),
             )
         )
     return phases
 
 
-def phases(mode: str, strategy: str) -> list[Phase]:
+def phases(mode: str, strategy: str, *, office: bool = False) -> list[Phase]:
+    """``office``: the session can use the mail commands (a session id and a shell)."""
     if family(mode) == "coordinate":
-        return _coordinator(strategy, is_coordinated(mode))
-    return _worker(strategy, is_coordinated(mode))
+        return _coordinator(strategy, is_coordinated(mode), office)
+    return _worker(strategy, is_coordinated(mode), office)

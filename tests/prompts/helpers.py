@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from maestro.commands import CommandSpec
+from maestro.commands import BY_NAME, CommandSpec
 from maestro.state.model import Plan, Task
 
 ROOT = Path("/work/project")  # snapshots need a fixed root; it is never touched
@@ -23,6 +23,10 @@ PINNED_COMMANDS = (
     CommandSpec("prompt", "m", "Print a task's prompt.", "maestro prompt <taskId> [--tool <cli>]", "plan", "can_report_task_level"),
     CommandSpec("agents", "m", "List the agents.", "maestro agents list|show <name>", "plan", None),
     CommandSpec("doctor", "m", "Check the hosts.", "maestro doctor [--json]", "setup", "can_configure"),
+    # The office's own entries, for their forms per mode.
+    BY_NAME["session"],
+    BY_NAME["mail"],
+    BY_NAME["task"],
 )
 
 

@@ -7,6 +7,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from maestro import commands as registry
+from maestro.commands import BY_NAME as COMMANDS_BY_NAME
 from maestro.commands import COMMANDS, CommandSpec
 from maestro.errors import MaestroError
 from maestro.prompts.contract import (
@@ -51,9 +52,46 @@ def task_context(mode: str) -> TaskContext:
     return TaskContext(tasks=[plan.task("3")], references=plan.tasks[:2], project_root=ROOT, directive="Keep the public API unchanged.")
 
 
+DIRECTIVE = {"subject": "Task 3", "message": "Keep the public API <unchanged>.", "from": "sess-parent"}
+
+
 @pytest.mark.parametrize("mode, strategy", VALID)
 def test_system_prompt_snapshot(mode, strategy, xml_snapshot, pinned_commands):
-    assert render_system_prompt(manifest_for(mode, strategy)) == xml_snapshot
+    directive = DIRECTIVE if mode.startswith("coordinated-") else None
+    assert render_system_prompt(manifest_for(mode, strategy), directive=directive) == xml_snapshot
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_session_context_and_directive_in_the_system_prompt(mode):
+    root = ET.fromstring(render_system_prompt(manifest_for(mode, strategies_for(mode)[0]), directive=DIRECTIVE))
+    context = {child.tag: child.text for child in root.find("session_context")}
+    coordinator = {"coordinator_session_id": "sess-parent"} if mode.startswith("coordinated-") else {}
+    assert context == {"session_id": "sess-child", "mode": mode, **coordinator, "run_id": "run-1"}
+    directive = root.find("coordinator_directive")
+    assert (directive.get("from"), directive.get("subject"), directive.text) == ("sess-parent", "Task 3", DIRECTIVE["message"])
+    assert ET.fromstring(render_system_prompt(Manifest(mode=mode))).find("coordinator_directive") is None
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_office_commands_need_a_session_and_a_shell_and_take_the_modes_form(mode):
+    office = {"session", "mail", "task"}
+
+    def shown(manifest):
+        return {c.get("name"): c.get("syntax") for c in ET.fromstring(render_system_prompt(manifest)).iter("command")}
+
+    with_session = shown(manifest_for(mode, strategies_for(mode)[0]))
+    assert office <= set(with_session)
+    assert not office & set(shown(Manifest(mode=mode)))
+    if family(mode) == "execute":
+        assert not office & set(shown(Manifest(mode=mode, session_id="s1", shell=False)))
+    if mode == "coordinated-worker":
+        assert "send --to-coordinator --type query|blocked" in with_session["mail"]
+        assert "`maestro task report blocked" in render_system_prompt(manifest_for(mode, "simple"))
+    elif family(mode) == "coordinate":
+        assert "broadcast --scope my-workers" in with_session["mail"]
+        assert "stop <id> --reason <text>" in with_session["session"]
+    else:
+        assert with_session["mail"] == COMMANDS_BY_NAME["mail"].syntax
 
 
 @pytest.mark.parametrize("mode, strategy", VALID)
@@ -113,11 +151,11 @@ def test_coordinated_worker_reports_to_its_coordinator_without_conditionals():
 
 @pytest.mark.parametrize("mode", MODES)
 def test_commands_are_the_registry_entries_the_capabilities_allow(mode):
-    manifest = Manifest(mode=mode)
+    manifest = Manifest(mode=mode, session_id="s1")
     root = ET.fromstring(render_system_prompt(manifest))
     shown = {c.get("name"): c.get("syntax") for c in root.iter("command")}
     expected = {
-        spec.name: spec.syntax
+        spec.name: spec.syntax_for(mode)
         for spec in COMMANDS
         if manifest.capabilities[spec.capability or "can_run_commands"]
     }
@@ -136,7 +174,7 @@ def test_every_registry_capability_is_in_the_vector():
 def test_a_command_added_to_the_registry_appears_without_renderer_changes(monkeypatch):
     extra = CommandSpec("memo", "maestro.cli.memo", "Leave a memo.", 'maestro memo --to <id> "<text>"', "office", "can_report_task_level")
     monkeypatch.setattr(registry, "COMMANDS", COMMANDS + (extra,))
-    text = render_system_prompt(Manifest(mode="coordinated-worker"))
+    text = render_system_prompt(Manifest(mode="coordinated-worker", session_id="s1"))
     group = ET.fromstring(text).find("commands/group[@name='office']")
     assert group is not None
     assert group.find("command[@name='memo']").get("syntax") == 'maestro memo --to <id> "<text>"'
@@ -144,9 +182,9 @@ def test_a_command_added_to_the_registry_appears_without_renderer_changes(monkey
     assert "memo" not in [spec.name for spec in enabled_commands(restricted)]
 
 
-@pytest.mark.parametrize("mode", ["coordinator", "coordinated-coordinator"])
+@pytest.mark.parametrize("mode", MODES)
 def test_workflow_names_only_commands_it_lists(mode):
-    text = render_system_prompt(Manifest(mode=mode))
+    text = render_system_prompt(Manifest(mode=mode, session_id="s1"))
     workflow = text.split("<workflow>")[1].split("</workflow>")[0]
     listed = {c.get("name") for c in ET.fromstring(text).iter("command")}
     named = set(re.findall(r"`maestro (\w+)", workflow))
