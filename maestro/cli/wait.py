@@ -20,8 +20,9 @@ until the run has ended. Run it as printed: it names the run, the last event sho
 (--after, so a repeated call gives the same answer) and counts the calls (--poll), so no
 two calls in a row are identical (hosts stop a model that repeats one: Gemini CLI after 5).
 
-Returns as soon as a task finishes, fails or is blocked, a decision is needed, or the run
-ends; events already shown are not shown again. Without --timeout it returns after
+Returns as soon as a task finishes, fails or is blocked, a decision is needed, a worker
+asks a question or reports a blocker (printed with the exact `maestro mail reply` line
+that answers it), or the run ends; events and mail already shown are not shown again. Without --timeout it returns after
 {DEFAULT_TIMEOUT_S:g}s, under the 2-minute default of a host's shell tool.
 
 exit codes: 0 the run has ended (nothing more will happen); 10 the run is still going:
@@ -64,6 +65,14 @@ def next_command(run_id: str, *, after: int, poll: int, as_json: bool) -> str:
     return f"{current()} wait{mode} --run {run_id} --after {after} --poll {poll}"
 
 
+def reply_command(mail_number: int) -> str:
+    """The exact command that answers a worker's message, with this same program."""
+    from maestro.bus.mailbox import mail_id
+    from maestro.install.invocation import current
+
+    return f'{current()} mail reply {mail_id(mail_number)} --message "..."'
+
+
 def run(args: argparse.Namespace, ctx: Context) -> Result:
     from maestro.engine.progress import describe
     from maestro.engine.rundir import find_run
@@ -71,7 +80,14 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
 
     run_dir = find_run(ctx.paths, args.run)
     outcome = wait_for(run_dir, args.timeout, after=args.after, poll=args.poll)
+    from maestro.cli.mail import full
+
     lines = [describe(event) for event in outcome.events]
+    mail = []
+    for message in outcome.mail:
+        reply = reply_command(message.id)
+        mail.append({**message.to_dict(), "reply": reply})
+        lines.append(full(message) + f"\n  answer: {reply}")
     if outcome.state == "ended" and not outcome.events:
         lines.append("nothing new; " + (describe(outcome.ended) if outcome.ended else f"run {run_dir.run_id} has ended."))
     if outcome.state == "running":
@@ -80,7 +96,8 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
         news = "no task finished" if outcome.events else "nothing new"
         lines.append(f"{news} after {args.timeout:g}s; run {run_dir.run_id} is still going.")
     data: dict[str, object] = {"run_id": run_dir.run_id, "state": outcome.state, "events": outcome.events,
-                               "ended": outcome.ended, "last_seq": outcome.last_seq}
+                               "ended": outcome.ended, "last_seq": outcome.last_seq,
+                               "mail": mail}
     if outcome.state != "ended":
         data["next"] = next_command(run_dir.run_id, after=outcome.last_seq, poll=outcome.poll + 1, as_json=ctx.json)
         lines.append(f"next: {data['next']}")

@@ -4,6 +4,10 @@ The run's folder is watched with inotify (watchdog); the engine's life is its ru
 (see ``RunLock``), checked every half second, so an engine killed without a chance to say
 so (SIGKILL, the sandbox of the command that started it, another PID namespace) ends the
 wait within a second. Events already shown are remembered in ``wait-cursor.json``, per run.
+
+A worker's question or blocker addressed to the run (``run-<id>``) wakes the wait too,
+through the mailbox's doorbell: the run's engine reads no mail, the hub following the run
+answers it. A message is shown once: showing it marks it read by the person (``user``).
 """
 
 from __future__ import annotations
@@ -15,6 +19,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from maestro.bus.sessions import USER, run_session_id
+from maestro.bus.waiting import Doorbell
 from maestro.engine.progress import WAKE_KINDS
 from maestro.engine.rundir import RunDir, RunLock, read_events
 from maestro.fsutil import atomic_write
@@ -37,6 +43,7 @@ class WaitResult:
     ended: dict[str, Any] | None = None
     last_seq: int = 0  # the last event shown, by this wait or an earlier one
     poll: int = 1  # this wait's number among those following the run
+    mail: list[Any] = field(default_factory=list)  # workers' questions and blockers (bus Messages)
 
     @property
     def exit_code(self) -> int:
@@ -128,19 +135,22 @@ def wait_for(run: RunDir, timeout_s: float | None, after: int | None = None, pol
         collected.extend(fresh)
         last_seq = max([last_seq, *(int(e.get("seq") or 0) for e in events)])
 
+    mail: list[Any] = []
+
     def finish(state: str, end: dict[str, Any] | None = None) -> WaitResult:
         write_cursor(run, offset, max(poll, read_polls(run)))
-        return WaitResult(run.run_id, state, collected, end, last_seq, poll)
+        return WaitResult(run.run_id, state, collected, end, last_seq, poll, mail)
 
-    with _Wakeup(run) as wakeup:
+    with _Wakeup(run) as wakeup, Doorbell(run.paths, [run_session_id(run.run_id)], event=wakeup.event):
         while True:
             wakeup.event.clear()
             read()
+            mail += _questions(run)
             end = ended_event(collected)
             if end is not None:
                 return finish("ended", end)
             alive = engine_alive(run)
-            if alive and any(e.get("kind") in WAKE_KINDS for e in collected):
+            if alive and (mail or any(e.get("kind") in WAKE_KINDS for e in collected)):
                 return finish("running")
             if not alive:
                 # One last read: the engine may have written its last words and exited
@@ -159,6 +169,19 @@ def wait_for(run: RunDir, timeout_s: float | None, after: int | None = None, pol
             if remaining is not None and remaining <= 0:
                 return finish("timeout")
             wakeup.event.wait(LIVENESS_RECHECK_S if remaining is None else min(remaining, LIVENESS_RECHECK_S))
+
+
+def _questions(run: RunDir) -> list[Any]:
+    """The workers' unread questions and blockers addressed to the run, marked read by
+    the person now that the hub is shown them (the sender sees that receipt)."""
+    from maestro.bus.mailbox import Mailbox, pending
+
+    mailbox = Mailbox(run.paths)
+    if not mailbox.path.exists():
+        return []
+    messages = pending(run.paths, run_session_id(run.run_id))
+    claimed = mailbox.mark_read([m.id for m in messages], USER)
+    return [m for m in messages if m.id in claimed]
 
 
 def _count(run: RunDir, offset: int) -> int:

@@ -272,3 +272,64 @@ def test_plain_waits_count_up_too(cli, project, detachable):
     assert len(lines) >= 2 and len(set(lines)) == len(lines), lines
     cli("run", "--abort")
     wait_until_ended(cli)
+
+
+def _hung_run(cli, project, detachable):
+    """A detached run whose one task hangs in its spoke, with the start already shown."""
+    write_plan(cli, project, [task(1)])
+    detachable.script("codex", [{"hang": True}])
+    res = cli("run", "--detach")
+    assert res.code == 0
+    run_id = res.out.split()[1]
+    deadline = time.monotonic() + 20
+    while not detachable.runs("codex") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert cli("wait", "--timeout", "0.5").code == 11
+    return run_id
+
+
+def _kill_run(project, detachable):
+    import signal
+
+    holder = RunLock(ProjectPaths(project)).holder()
+    if holder:
+        os.kill(holder["pid"], signal.SIGKILL)
+    os.kill(detachable.runs("codex")[0]["pid"], signal.SIGKILL)
+
+
+def test_wait_wakes_on_a_workers_question_and_prints_the_reply_line(cli, project, detachable):
+    import threading
+
+    from maestro.bus.mailbox import Mailbox
+
+    run_id = _hung_run(cli, project, detachable)
+    mailbox = Mailbox(ProjectPaths(project))
+    mailbox.send("t1-abc", [f"run-{run_id}"], type="status_update", priority="normal",
+                 subject="task 1: progress", body="halfway")
+    sender = threading.Timer(0.8, lambda: mailbox.send(
+        "t1-abc", [f"run-{run_id}"], type="query", priority="normal", subject="Token format?",
+        body="JWT or opaque ids?"))
+    started = time.monotonic()
+    sender.start()
+    try:
+        res = cli("wait", "--timeout", "30")
+    finally:
+        sender.join()
+    assert res.code == 10, res.out
+    assert time.monotonic() - started < 10  # woken by the doorbell, not the timeout
+    assert "m2 query from t1-abc: Token format?\n  JWT or opaque ids?\n" in res.out
+    answer = next(line for line in res.out.splitlines() if line.startswith("  answer: "))
+    assert answer.endswith(' mail reply m2 --message "..."')
+    assert answer.removeprefix("  answer: ").split(" mail reply")[0] == res.out.split("next: ")[1].split(" wait")[0]
+    assert "halfway" not in res.out  # progress is no question: it does not wake the hub
+    assert "\nnext: " in res.out
+    # Shown once, and the worker sees that the hub read it.
+    again = cli("wait", "--timeout", "0.5")
+    assert again.code == 11 and "Token format" not in again.out
+    assert "read " in cli("mail", "show", "m2").out and "by user" in cli("mail", "show", "m2").out
+    blocked = mailbox.send("t1-abc", [f"run-{run_id}"], type="blocked", priority="high",
+                           subject="task 1: blocked", body="no database")
+    data = json.loads(cli("wait", "--json", "--timeout", "5").out)["data"]
+    assert [m["id"] for m in data["mail"]] == [f"m{blocked.id}"] and data["state"] == "running"
+    assert data["mail"][0]["reply"].endswith(f'mail reply m{blocked.id} --message "..."')
+    _kill_run(project, detachable)
