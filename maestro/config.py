@@ -148,12 +148,30 @@ class Settings:
     values: dict[str, Value]
     tables: dict[str, dict[str, Any]] = field(default_factory=dict)
     config_file: Path | None = None
+    # One typed attribute per entry of SETTINGS (tests/test_config.py checks they match),
+    # set from ``values``, so mypy checks every use of a setting.
+    state_dir: str = field(init=False, repr=False, compare=False)
+    state_dir_outside: bool = field(init=False, repr=False, compare=False)
+    max_concurrent: int = field(init=False, repr=False, compare=False)
+    stagger_delay: float = field(init=False, repr=False, compare=False)
+    agent_timeout: float | None = field(init=False, repr=False, compare=False)
+    max_retries: int = field(init=False, repr=False, compare=False)
+    retry_backoff: float = field(init=False, repr=False, compare=False)
+    default_model: str | None = field(init=False, repr=False, compare=False)
+    writer_model: str | None = field(init=False, repr=False, compare=False)
+    default_temperature: float | None = field(init=False, repr=False, compare=False)
+    max_turns: int | None = field(init=False, repr=False, compare=False)
+    disabled_agents: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    validation_strictness: str = field(init=False, repr=False, compare=False)
+    log: str = field(init=False, repr=False, compare=False)
+    auto_archive: bool = field(init=False, repr=False, compare=False)
+    review_rounds: int = field(init=False, repr=False, compare=False)
+    hub: str | None = field(init=False, repr=False, compare=False)
 
-    def __getattr__(self, key: str) -> Any:
-        values = self.__dict__.get("values", {})
-        if key in values:
-            return values[key].value
-        raise AttributeError(key)
+    def __post_init__(self) -> None:
+        for key, value in self.values.items():
+            if key in SETTINGS_BY_KEY:
+                setattr(self, key, value.value)
 
     def source(self, key: str) -> str:
         return self.values[key].source

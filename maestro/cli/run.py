@@ -59,7 +59,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _options(args: argparse.Namespace) -> Any:
-    from maestro.engine.pipeline import RunOptions
+    from maestro.engine.context import RunOptions
 
     if (args.agent or args.clarify) and not args.task_id:
         flag = "--agent" if args.agent else "--clarify"

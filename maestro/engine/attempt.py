@@ -1,18 +1,23 @@
 """One attempt at a task: its evidence, the spoke request, the gates applied to the
 answer, and the context a retry gets (ladder rung 2).
 
-``s`` below is the run's ``pipeline.Shared``: settings, paths, store, observer, run.
+``ctx`` below is the run's ``context.RunContext``: settings, paths, store, observer, run.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from maestro.engine import gates as gate_checks
 from maestro.engine import ladder
 from maestro.state.model import Receipt, Task
+
+if TYPE_CHECKING:  # the pipeline imports this module: types only
+    from maestro.engine.context import RunContext
+    from maestro.prompts.results import ParsedResult
+    from maestro.spokes.base import SpokeResult
 
 # Retry context: how much of each relevant file the next prompt gets.
 _FILE_CHARS = 6_000
@@ -25,8 +30,8 @@ class Attempt:
 
     tool: str
     agent: str = ""
-    result: Any = None  # SpokeResult
-    parsed: Any = None  # ParsedResult
+    result: SpokeResult | None = None
+    parsed: ParsedResult | None = None
     gates: list[gate_checks.GateResult] = field(default_factory=list)
     failure: ladder.Failure | None = None
     validation_exit: int | None = None
@@ -93,12 +98,12 @@ def gate_warnings(gates: list[gate_checks.GateResult]) -> list[str]:
     return [g.line() for g in gates if g.level == gate_checks.WARN or (g.gate == "scope" and g.level == gate_checks.SKIP)]
 
 
-def check(s: Any, task: Task, attempt: Attempt, changes: Any) -> None:
-    """The gates, in order, on a spoke answer that came back; sets ``attempt.failure``."""
+def check(ctx: RunContext, task: Task, attempt: Attempt, result: SpokeResult, changes: Any) -> None:
+    """The gates, in order, on the spoke answer ``result`` that came back; sets ``attempt.failure``."""
     from maestro.prompts.results import parse_result
 
-    strictness = s.settings.validation_strictness
-    parsed = parse_result(attempt.result.text or "")
+    strictness = ctx.settings.validation_strictness
+    parsed = parse_result(result.text or "")
     attempt.parsed = parsed
     fmt = gate_checks.format_gate(parsed)
     attempt.gates.append(fmt)
@@ -110,8 +115,8 @@ def check(s: Any, task: Task, attempt: Attempt, changes: Any) -> None:
         return
     attempt.gates.append(gate_checks.criteria_gate(task.criteria, parsed, strictness))
     attempt.gates.append(gate_checks.scope_gate(sorted(changes.out_of_scope), sorted(changes.ambiguous),
-                                                strictness, checked=s.observer.enabled))
-    attempt.gates.append(_integration(s, task, attempt))
+                                                strictness, checked=ctx.observer.enabled))
+    attempt.gates.append(_integration(ctx, task, attempt))
     failed = [g for g in attempt.gates if g.failed]
     scope = next((g for g in failed if g.gate == "scope"), None)
     if scope is not None:
@@ -121,28 +126,28 @@ def check(s: Any, task: Task, attempt: Attempt, changes: Any) -> None:
         attempt.failure = ladder.Failure(ladder.GATE, "; ".join(f"{g.gate} gate: {g.detail}" for g in failed),
                                          context="\n".join(f"- The {g.gate} gate failed: {g.detail}" for g in failed))
 
-def _integration(s: Any, task: Task, attempt: Attempt) -> gate_checks.GateResult:
+def _integration(ctx: RunContext, task: Task, attempt: Attempt) -> gate_checks.GateResult:
     if not task.validation:
         return gate_checks.integration_gate(None, None)
     from maestro.process import run_process
 
-    env = dict(s.env)
-    env.update({"MAESTRO_RUN_ID": s.run.run_id, "MAESTRO_TASK_ID": task.id})
-    s.observer.begin("validate", task.id)
+    env = dict(ctx.env)
+    env.update({"MAESTRO_RUN_ID": ctx.run.run_id, "MAESTRO_TASK_ID": task.id})
+    ctx.observer.begin("validate", task.id)
     try:
         # A person's command from the plan, which may use pipes or &&: run by sh.
-        out = run_process(["/bin/sh", "-c", task.validation], cwd=s.paths.root, env=env, timeout_s=attempt.timeout_s)
+        out = run_process(["/bin/sh", "-c", task.validation], cwd=ctx.paths.root, env=env, timeout_s=attempt.timeout_s)
     finally:
-        s.observer.end("validate", task.id)
+        ctx.observer.end("validate", task.id)
     attempt.validation_exit = out.exit_code
     output = (out.stdout + "\n" + out.stderr).strip()
     attempt.validation_output = output
     return gate_checks.integration_gate(task.validation, out.exit_code, timed_out=out.timed_out, output=output)
 
-def expanded_context(s: Any, task_id: str, attempt: Attempt, previous: str | None) -> str:
+def expanded_context(ctx: RunContext, task_id: str, attempt: Attempt, previous: str | None) -> str:
     """Ladder rung 2: the failure, the validation output, and the task's files now."""
-    task = s.store.load().task(task_id)
-    root: Path = s.paths.root
+    task = ctx.store.load().task(task_id)
+    root: Path = ctx.paths.root
     # What the user or a reviewer said stays in every later attempt's prompt.
     parts = [previous] if previous and previous.startswith(("Clarification", "Review findings")) else []
     parts.append("What failed:\n" + (attempt.failure.context if attempt.failure and attempt.failure.context

@@ -152,7 +152,7 @@ def _report(paths: Any, keep: bool) -> Path:
 
 
 def run_demo(env: dict[str, str], out: TextIO, *, keep: bool, as_json: bool) -> DemoOutcome:
-    from maestro.engine.pipeline import RunOptions
+    from maestro.engine.context import RunOptions
     from maestro.engine.run import Engine
     from maestro.spokes.base import refuse_if_inside_spoke
 

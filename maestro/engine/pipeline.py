@@ -13,9 +13,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import replace
 
 from maestro import clock
 from maestro.engine import ladder
@@ -27,58 +25,17 @@ from maestro.engine.attempt import (
     make_request,
     receipt_note,
 )
-from maestro.engine.budgets import RunBudget, limits_for
-from maestro.engine.receipts import Observer
+from maestro.engine.budgets import limits_for
+from maestro.engine.context import RunContext
 from maestro.engine.routing import choose, task_tier
-from maestro.engine.rundir import RunDir
 from maestro.engine.scheduler import Outcome
 from maestro.errors import MaestroError, SpokeError
 from maestro.state.model import Receipt, Task, Usage
 
 
-@dataclass
-class RunOptions:
-    task_id: str | None = None
-    tool: str | None = None  # force this CLI (reassign; `--tool sim`)
-    agent: str | None = None  # force this agent (only with task_id)
-    clarify: str | None = None  # the user's clarification (only with task_id)
-    budget_tokens: int | None = None
-    log: str | None = None  # off | summary | detailed, overrides the setting
-    review: bool = False
-    run_id: str | None = None
-    # A reviewer's findings for TASK_ID's author, and the author's session to resume where
-    # its CLI can (`maestro review` sends them; see maestro/engine/review).
-    revision: str | None = None
-    resume_session: str | None = None
-
-
-@dataclass
-class Shared:
-    """What every task of one run shares."""
-
-    paths: Any
-    settings: Any
-    store: Any
-    log: Any  # ExecutionLog
-    run: RunDir
-    emit: Callable[..., dict[str, Any]]
-    observer: Observer
-    budget: RunBudget
-    catalog: Any
-    installed: dict[str, Any]
-    options: RunOptions
-    spoke_for: Callable[[str], Any]
-    hub: str | None
-    env: dict[str, str]
-    backoff_s: float
-    stopping: Callable[[], str | None] = lambda: None
-    review: Callable[..., Any] | None = None  # review(task_id, revise=TaskRunner.revise)
-    sim_delay_s: float | None = None
-
-
 class TaskRunner:
-    def __init__(self, shared: Shared) -> None:
-        self.s = shared
+    def __init__(self, ctx: RunContext) -> None:
+        self.ctx = ctx
         self._validation_lock = threading.Lock()
 
     # -- the ladder -------------------------------------------------------------------
@@ -94,7 +51,7 @@ class TaskRunner:
 
     def _abandon(self, task_id: str, exc: MaestroError) -> None:
         try:
-            with self.s.store.edit() as plan:
+            with self.ctx.store.edit() as plan:
                 task = plan.task(task_id)
                 # Pending: it failed before it could start (no CLI to route it to).
                 if task.status == "pending" or (task.status == "running" and task.pid == os.getpid()):
@@ -102,19 +59,19 @@ class TaskRunner:
                     task.result = f"{exc} {ladder.decision_text(task_id)}"
         except MaestroError:
             pass  # the plan itself cannot be written; the next run recovers the task
-        self.s.emit("task_failed", task=task_id, reason=exc.message, fix=exc.fix)
-        self.s.emit("decision", task=task_id, status="failed", reason=exc.message,
+        self.ctx.emit("task_failed", task=task_id, reason=exc.message, fix=exc.fix)
+        self.ctx.emit("decision", task=task_id, status="failed", reason=exc.message,
                     options=ladder.decision_options(task_id))
 
     def _ladder(self, task_id: str, extra: str | None, resume_session: str | None, review: bool) -> Outcome:
         extra = extra or self._clarification(task_id)
-        if resume_session is None and self.s.options.task_id == task_id:
-            resume_session = self.s.options.resume_session
+        if resume_session is None and self.ctx.options.task_id == task_id:
+            resume_session = self.ctx.options.resume_session
         attempts = transient = 0
         began = time.monotonic()
         while True:
             if attempts:
-                refusal = self.s.budget.refusal() or self.s.stopping()
+                refusal = self.ctx.budget.refusal() or self.ctx.stopping()
                 if refusal:
                     return self._leave_pending(task_id, refusal)
             attempt = self.attempt(task_id, extra, retry=attempts > 0,
@@ -125,21 +82,21 @@ class TaskRunner:
             if attempt.failure is None:
                 return self._finish_done(task_id, attempt, time.monotonic() - began, review=review)
             step = ladder.next_step(
-                attempt.failure, attempts=attempts, max_retries=self.s.settings.max_retries,
-                transient_retries=transient, backoff_s=self.s.backoff_s,
+                attempt.failure, attempts=attempts, max_retries=self.ctx.settings.max_retries,
+                transient_retries=transient, backoff_s=self.ctx.backoff_s,
             )
             if step.action in ("retry", "retry_with_context"):
                 if attempt.result is not None:
-                    with self.s.store.edit() as plan:
+                    with self.ctx.store.edit() as plan:
                         self._charge(plan.task(task_id), attempt)
-                self.s.emit("task_retry", task=task_id, action=step.action, reason=step.reason,
+                self.ctx.emit("task_retry", task=task_id, action=step.action, reason=step.reason,
                             delay_s=step.delay_s or None, attempt=attempts + 1)
                 if step.action == "retry":
                     transient += 1
                     if self._sleep(step.delay_s):
-                        return self._leave_pending(task_id, self.s.stopping() or "stopped")
+                        return self._leave_pending(task_id, self.ctx.stopping() or "stopped")
                 else:
-                    extra = expanded_context(self.s, task_id, attempt, extra)
+                    extra = expanded_context(self.ctx, task_id, attempt, extra)
                 continue
             status = "failed" if step.action == "fail" else "blocked"
             return self._finish_unsuccessful(task_id, status, step.reason, attempt)
@@ -148,13 +105,13 @@ class TaskRunner:
         """Back off; True when the run is asked to stop meanwhile."""
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
-            if self.s.stopping():
+            if self.ctx.stopping():
                 return True
             time.sleep(min(0.1, max(0.0, deadline - time.monotonic())))
-        return bool(self.s.stopping())
+        return bool(self.ctx.stopping())
 
     def _clarification(self, task_id: str) -> str | None:
-        opts = self.s.options
+        opts = self.ctx.options
         if opts.task_id != task_id:
             return None
         parts = [f"Clarification from the user for this task:\n{opts.clarify.strip()}"] if opts.clarify else []
@@ -166,7 +123,7 @@ class TaskRunner:
         """Send a review round's findings back to the task's author: the task runs the whole
         pipeline again (gates, receipts, ladder) without a review of its own (the review loop
         reviews it next). Returns the task's status afterwards."""
-        with self.s.store.edit() as plan:
+        with self.ctx.store.edit() as plan:
             plan.task(task_id).status = "pending"
         return self.run(task_id, extra=context, resume_session=resume_session, review=False).status
 
@@ -175,86 +132,86 @@ class TaskRunner:
         from maestro import planning
         from maestro.prompts.delegation import build_delegation
 
-        s = self.s
-        stored = s.store.load()
+        ctx = self.ctx
+        stored = ctx.store.load()
         current = stored.task(task_id)
         if current.status not in ("pending", "running"):
             return Attempt(tool=current.tool or "-", skipped=f"Task {task_id} is {current.status} in the plan now; not run.")
         # The loaded plan may be shared (parse cache): overrides go on a copy of the task.
         task = replace(current)
         plan = replace(stored, tasks=[task if t.id == task_id else t for t in stored.tasks])
-        opts = s.options
+        opts = ctx.options
         forced = opts.task_id == task_id
         if forced and opts.agent:
             task.agent = opts.agent
-        tool = choose(task.tool, task.specialist, s.installed, s.hub, opts.tool, task_tier(s.catalog, task))
+        tool = choose(task.tool, task.specialist, ctx.installed, ctx.hub, opts.tool, task_tier(ctx.catalog, task))
         task.tool = tool
         attempt = Attempt(tool=tool, validation=task.validation)
         # Every AAVSR error is about one task alone (plan-wide checks only warn), so the
         # task is checked by itself: the same errors, without re-checking the whole plan.
         alone = replace(plan, tasks=[task])
-        problems = [f for f in planning.aavsr(alone, catalog=s.catalog, available=s.installed, paths=s.paths)
+        problems = [f for f in planning.aavsr(alone, catalog=ctx.catalog, available=ctx.installed, paths=ctx.paths)
                     if f.level == "error"]
         if problems:
             first = problems[0]
             reason = f"AAVSR {first.check}: {first.why}" + (f" (+{len(problems) - 1} more)" if len(problems) > 1 else "")
             attempt.failure = ladder.Failure(ladder.PRECONDITION, reason, first.remedy)
             return attempt
-        agent = s.catalog.for_task(task)
-        resolved = s.catalog.resolve(agent.name, tool)
+        agent = ctx.catalog.for_task(task)
+        resolved = ctx.catalog.resolve(agent.name, tool)
         attempt.agent = agent.name
-        spoke = s.spoke_for(tool)
-        delegation = build_delegation(plan, task, resolved, project_root=s.paths.root, tool=tool,
+        spoke = ctx.spoke_for(tool)
+        delegation = build_delegation(plan, task, resolved, project_root=ctx.paths.root, tool=tool,
                                       enforced_by_cli=spoke.enforces(resolved.tier), extra_context=extra)
-        limits = limits_for(tool, s.settings.table("budgets"))
+        limits = limits_for(tool, ctx.settings.table("budgets"))
         number = self._mark_running(task_id, tool, agent.name if (forced and opts.agent) else None)
-        s.emit("task_started", task=task_id, title=task.title, tool=tool, agent=agent.name, attempt=number,
+        ctx.emit("task_started", task=task_id, title=task.title, tool=tool, agent=agent.name, attempt=number,
                simulated=bool(getattr(spoke, "simulated", False)) or None)
-        request = make_request(task, delegation, resolved, root=s.paths.root, abort_tokens=limits.abort,
-                               scratch=s.run.path / "scratch" / f"task-{task.id}-attempt-{number}",
-                               env_extra={"MAESTRO_RUN_ID": s.run.run_id, "MAESTRO_TASK_ID": task.id},
-                               sim_delay_s=s.sim_delay_s)
+        request = make_request(task, delegation, resolved, root=ctx.paths.root, abort_tokens=limits.abort,
+                               scratch=ctx.run.path / "scratch" / f"task-{task.id}-attempt-{number}",
+                               env_extra={"MAESTRO_RUN_ID": ctx.run.run_id, "MAESTRO_TASK_ID": task.id},
+                               sim_delay_s=ctx.sim_delay_s)
         if resume_session and spoke.supports_resume:
             request.resume_session = resume_session
         attempt.timeout_s = request.timeout_s
-        detailed = s.log.verbosity == "detailed"
+        detailed = ctx.log.verbosity == "detailed"
         if detailed:
-            s.run.artifact(task_id, number, "prompt.md").write_text(
+            ctx.run.artifact(task_id, number, "prompt.md").write_text(
                 f"<!-- system prompt -->\n{delegation.system}\n<!-- prompt -->\n{delegation.prompt}", encoding="utf-8")
-        s.observer.begin("spoke", task_id)
+        ctx.observer.begin("spoke", task_id)
         try:
-            result = spoke.dispatch(request, base_env=s.env, on_start=lambda pid: self._spoke_started(task_id, pid))
+            result = spoke.dispatch(request, base_env=ctx.env, on_start=lambda pid: self._spoke_started(task_id, pid))
         except SpokeError as exc:
             attempt.failure = ladder.Failure(ladder.FATAL, exc.message, exc.fix)
-            s.observer.end("spoke", task_id)
+            ctx.observer.end("spoke", task_id)
             self._log_attempt(task_id, attempt, number, retry)
             return attempt
         finally:
-            (s.run.path / f"spoke-{task_id}.pid").unlink(missing_ok=True)
-        changes = s.observer.end("spoke", task_id)
+            (ctx.run.path / f"spoke-{task_id}.pid").unlink(missing_ok=True)
+        changes = ctx.observer.end("spoke", task_id)
         attempt.result = result
         if detailed:
-            s.run.artifact(task_id, number, "output.txt").write_text(
+            ctx.run.artifact(task_id, number, "output.txt").write_text(
                 f"argv: {result.argv}\nexit: {result.exit_code}\n\n--- stdout ---\n{result.stdout}\n"
                 f"--- stderr ---\n{result.stderr}\n--- final text ---\n{result.text}\n", encoding="utf-8")
         attempt.failure = ladder.spoke_failure(result, tool)
         if attempt.failure is None:
-            check(s, task, attempt, changes)
+            check(ctx, task, attempt, result, changes)
         # The task's changes so far (every attempt of this run), for the log row and state.
-        attempt.receipt = s.observer.receipt(task_id, validation=attempt.validation,
+        attempt.receipt = ctx.observer.receipt(task_id, validation=attempt.validation,
                                              validation_exit=attempt.validation_exit)
         attempt.level = limits.level(result.usage.total)
         if attempt.level != "ok":
-            s.emit("budget", task=task_id, tool=tool, tokens=result.usage.total, level=attempt.level,
+            ctx.emit("budget", task=task_id, tool=tool, tokens=result.usage.total, level=attempt.level,
                    budget=limits.budget, abort=limits.abort)
-        s.budget.add(result.usage.total)
+        ctx.budget.add(result.usage.total)
         self._log_attempt(task_id, attempt, number, retry)
         return attempt
 
     def _spoke_started(self, task_id: str, pid: int) -> None:
         # Recorded so a later run can stop a spoke this engine left behind when it died.
         if pid != os.getpid():
-            (self.s.run.path / f"spoke-{task_id}.pid").write_text(f"{pid}\n", encoding="utf-8")
+            (self.ctx.run.path / f"spoke-{task_id}.pid").write_text(f"{pid}\n", encoding="utf-8")
 
     # -- accounting -------------------------------------------------------------------------
     @staticmethod
@@ -276,13 +233,13 @@ class TaskRunner:
         """One log row per dispatch."""
         from maestro.logfile import LogRow
 
-        s = self.s
+        ctx = self.ctx
         result = attempt.result
         usage = result.usage if result is not None else Usage()
         cost = result.cost if result is not None else None
         notes = [f"attempt {number}"]
         if attempt.level != "ok":
-            limits = limits_for(attempt.tool, s.settings.table("budgets"))
+            limits = limits_for(attempt.tool, ctx.settings.table("budgets"))
             line = {"over": limits.budget, "yellow": limits.yellow, "red": limits.abort}[attempt.level]
             label = {"over": "⚠️ over budget", "yellow": "⚠️ yellow", "red": "🛑 red"}[attempt.level]
             notes.append(f"{label} ({usage.total:,} > {line:,})")
@@ -290,9 +247,9 @@ class TaskRunner:
             notes.append("simulated")
         notes += gate_warnings(attempt.gates)
         if attempt.receipt is not None:
-            notes.append(receipt_note(attempt.receipt, measured=s.observer.enabled))
+            notes.append(receipt_note(attempt.receipt, measured=ctx.observer.enabled))
         outcome = "✅" if attempt.failure is None else (attempt.failure.reason[:120])
-        s.log.append(LogRow(
+        ctx.log.append(LogRow(
             time=clock.iso(), actor="Hub", action="Retry" if retry else "Dispatch", target=f"Task {task_id}",
             tokens=usage.total if result is not None else None,
             duration_s=result.duration_s if result is not None else None,
@@ -302,8 +259,8 @@ class TaskRunner:
 
     # -- state transitions -------------------------------------------------------------
     def _mark_running(self, task_id: str, tool: str, agent: str | None) -> int:
-        s = self.s
-        with s.store.edit() as plan:
+        ctx = self.ctx
+        with ctx.store.edit() as plan:
             task = plan.task(task_id)
             task.status = "running"
             task.attempts += 1
@@ -311,28 +268,28 @@ class TaskRunner:
             if agent:
                 task.agent = agent
             task.pid = os.getpid()
-            task.run_id = s.run.run_id
+            task.run_id = ctx.run.run_id
             if task.started is None or task.finished is not None:
                 task.started = clock.iso()
                 task.finished = None
             return task.attempts
 
     def _leave_pending(self, task_id: str, reason: str) -> Outcome:
-        with self.s.store.edit() as plan:
+        with self.ctx.store.edit() as plan:
             task = plan.task(task_id)
             task.status = "pending"
             task.pid = None
-        self.s.emit("task_pending", task=task_id, reason=reason)
+        self.ctx.emit("task_pending", task=task_id, reason=reason)
         return Outcome("pending", reason, stop_run=reason)
 
     def _finish_done(self, task_id: str, attempt: Attempt, duration: float, *, review: bool = True) -> Outcome:
-        s = self.s
-        receipt = attempt.receipt or s.observer.receipt(task_id, validation=attempt.validation,
+        ctx = self.ctx
+        receipt = attempt.receipt or ctx.observer.receipt(task_id, validation=attempt.validation,
                                                         validation_exit=attempt.validation_exit)
         submission = attempt.parsed.submission if attempt.parsed else None
         handoff = attempt.parsed.handoff if attempt.parsed else None
         warnings = gate_warnings(attempt.gates)
-        with s.store.edit() as plan:
+        with ctx.store.edit() as plan:
             task = plan.task(task_id)
             self._charge(task, attempt)
             task.status = "done"
@@ -344,24 +301,24 @@ class TaskRunner:
             if handoff is not None and handoff.downstream_context.strip():
                 task.downstream_context = handoff.downstream_context.strip()
             tokens, cost, estimated = task.usage.total, task.cost, task.cost_estimated
-        s.emit("task_done", task=task_id, tool=attempt.tool, tokens=tokens, cost=cost,
+        ctx.emit("task_done", task=task_id, tool=attempt.tool, tokens=tokens, cost=cost,
                cost_estimated=estimated or None, duration_s=round(duration, 3), warnings=warnings or None,
                files=receipt.files_changed or None, validation_exit=receipt.validation_exit)
-        if review and s.options.review and s.review is not None:
-            s.review(task_id, revise=self.revise)
-            status = s.store.load().task(task_id).status
+        if review and ctx.options.review and ctx.review is not None:
+            ctx.review(task_id, revise=self.revise)
+            status = ctx.store.load().task(task_id).status
             if status != "done":
                 return Outcome(status, f"review: {status}")
         return Outcome("done")
 
     def _finish_unsuccessful(self, task_id: str, status: str, reason: str, attempt: Attempt) -> Outcome:
-        s = self.s
+        ctx = self.ctx
         receipt: Receipt | None = attempt.receipt
-        if receipt is None and task_id in s.observer.tasks:
-            receipt = s.observer.receipt(task_id, validation=attempt.validation, validation_exit=attempt.validation_exit)
+        if receipt is None and task_id in ctx.observer.tasks:
+            receipt = ctx.observer.receipt(task_id, validation=attempt.validation, validation_exit=attempt.validation_exit)
         fix = attempt.failure.fix if attempt.failure else None
         options = ladder.decision_options(task_id)
-        with s.store.edit() as plan:
+        with ctx.store.edit() as plan:
             task = plan.task(task_id)
             self._charge(task, attempt)
             task.status = status
@@ -370,6 +327,6 @@ class TaskRunner:
             task.pid = None
             if receipt is not None and (receipt.files_changed or task.receipt is None):
                 task.receipt = receipt
-        s.emit(f"task_{status}", task=task_id, reason=reason, fix=fix)
-        s.emit("decision", task=task_id, status=status, reason=reason, options=options)
+        ctx.emit(f"task_{status}", task=task_id, reason=reason, fix=fix)
+        ctx.emit("decision", task=task_id, status=status, reason=reason, options=options)
         return Outcome(status, reason)

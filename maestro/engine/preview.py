@@ -12,7 +12,7 @@ from typing import Any
 
 from maestro.engine.attempt import make_request
 from maestro.engine.budgets import limits_for
-from maestro.engine.pipeline import RunOptions
+from maestro.engine.context import RunOptions
 from maestro.engine.routing import choose, task_tier
 from maestro.engine.run import select_tasks
 from maestro.engine.rundir import RunLock

@@ -19,7 +19,8 @@ from typing import Any, TextIO
 from maestro import clock, roster
 from maestro.engine import progress as progress_views
 from maestro.engine.budgets import RunBudget, limits_for
-from maestro.engine.pipeline import RunOptions, Shared, TaskRunner
+from maestro.engine.context import RunContext, RunOptions
+from maestro.engine.pipeline import TaskRunner
 from maestro.engine.receipts import GitTree, Observer
 from maestro.engine.resume import recover
 from maestro.engine.rundir import RunDir, RunLock, new_run_id
@@ -201,7 +202,7 @@ class Engine:
         hub = self.settings.hub or (plan.source.hub if plan.source else None)
         if selected:
             log.start_session(plan.goal, run_id=run.run_id, hub=hub)
-        shared = Shared(
+        shared = RunContext(
             paths=self.paths, settings=self.settings, store=store, log=log, run=run, emit=emit,
             observer=self._observer(owners), budget=budget, catalog=catalog,
             installed=self.installed(), options=opts, spoke_for=self.spoke_for, hub=hub,

@@ -19,6 +19,7 @@ from maestro.engine.challenge.answer import ParsedChallenge, parse_challenge
 from maestro.engine.challenge.prompt import SYSTEM, build_prompt
 from maestro.engine.challenge.recon import recon as project_recon
 from maestro.engine.challenge.vendors import choose
+from maestro.engine.context import CommandContext
 from maestro.errors import MaestroError, NotFound, PlanError
 from maestro.state.model import Challenge, Plan
 from maestro.tokens import count_tokens
@@ -83,7 +84,7 @@ def _ask(tool: str, request: Any, settings: Any, env: dict[str, str]) -> Challen
 
 
 def run_challenge(
-    ctx: Any,
+    ctx: CommandContext,
     *,
     tool: str | None = None,
     every: bool = False,

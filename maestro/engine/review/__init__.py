@@ -17,6 +17,7 @@ from typing import Any
 from maestro import clock
 from maestro.engine.challenge import next_id, timeout_s
 from maestro.engine.challenge.vendors import choose
+from maestro.engine.context import CommandContext
 from maestro.engine.review import diff as task_diff
 from maestro.engine.review.outcome import (
     ReviewOutcome,
@@ -38,7 +39,7 @@ Revise = Callable[[str, str, str | None], str]
 VALIDATION_TAIL = 2_000
 
 
-def _check(ctx: Any, task: Any) -> dict[str, Any] | None:
+def _check(ctx: CommandContext, task: Any) -> dict[str, Any] | None:
     """Run the task's validation command (None when it has none)."""
     if not task.validation:
         return None
@@ -68,13 +69,13 @@ def _reviewable(task: Any) -> None:
     )
 
 
-def _engine_revise(ctx: Any) -> Revise:
+def _engine_revise(ctx: CommandContext) -> Revise:
     """A revision outside a run: the run engine runs the one task with the findings."""
 
     def revise(task_id: str, context: str, session: str | None) -> str:
         import io
 
-        from maestro.engine.pipeline import RunOptions
+        from maestro.engine.context import RunOptions
         from maestro.engine.run import Engine
 
         with plan_store(ctx.paths).edit() as plan:
@@ -88,7 +89,7 @@ def _engine_revise(ctx: Any) -> Revise:
 
 
 def review_task(
-    ctx: Any,
+    ctx: CommandContext,
     task_id: str,
     *,
     tool: str | None = None,
@@ -125,7 +126,7 @@ def review_task(
                                  f"`maestro review {task_id}` once it is done.")
 
 
-def review_in_run(ctx: Any, task_id: str, *, revise: Revise | None = None) -> ReviewOutcome:
+def review_in_run(ctx: CommandContext, task_id: str, *, revise: Revise | None = None) -> ReviewOutcome:
     """``maestro run --review``'s hook: like ``review_task(auto=True)``, but a review that
     cannot happen (no reviewer CLI, a git error) leaves the task blocked, needing a human,
     with the reason, instead of ending the task's job with an error while the plan says done."""
@@ -151,7 +152,7 @@ def _resumes(tool: str | None) -> bool:
         return False
 
 
-def _round(ctx: Any, task_id: str, *, tool: str | None, auto: bool, made: list[Review],
+def _round(ctx: CommandContext, task_id: str, *, tool: str | None, auto: bool, made: list[Review],
            retry_note: str) -> ReviewOutcome:
     from maestro.spokes.base import DispatchRequest
     from maestro.spokes.registry import detect_available, get_spoke

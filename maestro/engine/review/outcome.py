@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from maestro.engine.context import CommandContext
 from maestro.state.model import Review
 
 
@@ -61,7 +62,7 @@ def described(outcome: ReviewOutcome, review: Review) -> ReviewOutcome:
     return outcome
 
 
-def accept(ctx: Any, task_id: str, review: Review, base: ReviewOutcome) -> ReviewOutcome:
+def accept(ctx: CommandContext, task_id: str, review: Review, base: ReviewOutcome) -> ReviewOutcome:
     """Without --auto a person says yes on a terminal; elsewhere the approval waits."""
     question = f"{review.reviewer} approved Task {task_id} (round {review.round}). Accept it?"
     if not ctx.interactive():
@@ -82,7 +83,7 @@ def accept(ctx: Any, task_id: str, review: Review, base: ReviewOutcome) -> Revie
     return described(base, review)
 
 
-def unchanged(ctx: Any, task: Any, last: Review, auto: bool, made: list[Review]) -> ReviewOutcome:
+def unchanged(ctx: CommandContext, task: Any, last: Review, auto: bool, made: list[Review]) -> ReviewOutcome:
     """The diff is the one ``last`` judged: never reviewed again."""
     if last.verdict is not None and last.outcome is None:
         # An approval waiting for the person's yes: accept it now without a new review.

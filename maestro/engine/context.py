@@ -1,0 +1,84 @@
+"""The engine's typed seams: what a command hands the challenge and the review
+(``CommandContext``: ``maestro.cli.context.Context`` is one), what a run is asked to do
+(``RunOptions``), and what every task of one run shares (``RunContext``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol, TextIO
+
+from maestro.config import Settings
+from maestro.paths import ProjectPaths
+
+if TYPE_CHECKING:  # the engine's modules import this one: types only, no import cycle
+    from maestro.agents.catalog import Catalog
+    from maestro.engine.budgets import RunBudget
+    from maestro.engine.receipts import Observer
+    from maestro.engine.review.outcome import ReviewOutcome
+    from maestro.engine.rundir import RunDir
+    from maestro.logfile import ExecutionLog
+    from maestro.spokes.base import Spoke
+    from maestro.spokes.registry import Availability
+    from maestro.state.store import PlanStore
+
+
+class CommandContext(Protocol):
+    env: dict[str, str]  # the caller's environment, for spokes and validation commands
+    stdout: TextIO  # where an engine started for a revision prints
+    json: bool  # --json: progress stays silent
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def paths(self) -> ProjectPaths: ...
+
+    def interactive(self) -> bool: ...
+
+    def confirm(self, question: str) -> bool: ...
+
+    def emit(self, line: str) -> None:
+        """Progress for people while the command works."""
+
+
+@dataclass
+class RunOptions:
+    task_id: str | None = None
+    tool: str | None = None  # force this CLI (reassign; `--tool sim`)
+    agent: str | None = None  # force this agent (only with task_id)
+    clarify: str | None = None  # the user's clarification (only with task_id)
+    budget_tokens: int | None = None
+    log: str | None = None  # off | summary | detailed, overrides the setting
+    review: bool = False
+    run_id: str | None = None
+    # A reviewer's findings for TASK_ID's author, and the author's session to resume where
+    # its CLI can (`maestro review` sends them; see maestro/engine/review).
+    revision: str | None = None
+    resume_session: str | None = None
+
+
+@dataclass
+class RunContext:
+    """What every task of one run shares (the run engine builds it; each task's pipeline
+    and its gates read it)."""
+
+    paths: ProjectPaths
+    settings: Settings
+    store: PlanStore
+    log: ExecutionLog
+    run: RunDir
+    emit: Callable[..., dict[str, Any]]  # emit(kind, **data) -> the event written
+    observer: Observer
+    budget: RunBudget
+    catalog: Catalog
+    installed: dict[str, Availability]
+    options: RunOptions
+    spoke_for: Callable[[str], Spoke]
+    hub: str | None
+    env: dict[str, str]
+    backoff_s: float
+    stopping: Callable[[], str | None] = lambda: None
+    # review(task_id, revise=TaskRunner.revise): `maestro run --review`'s hook.
+    review: Callable[..., ReviewOutcome] | None = None
+    sim_delay_s: float | None = None
