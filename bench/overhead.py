@@ -62,7 +62,8 @@ None
 
 
 def instant_spoke_class():
-    from maestro.spokes.base import Spoke, SpokeResult
+    from maestro.spokes.base import Spoke
+    from maestro.spokes.contract import SpokeResult
     from maestro.state.model import Usage
 
     class InstantSpoke(Spoke):

@@ -128,7 +128,7 @@ def test_a_spoke_started_from_codex_does_not_inherit_codexs_markers(monkeypatch)
 
 
 def _request():
-    from maestro.spokes.base import DispatchRequest
+    from maestro.spokes.contract import DispatchRequest
 
     return DispatchRequest(prompt="p")
 

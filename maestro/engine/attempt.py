@@ -17,7 +17,7 @@ from maestro.state.model import Receipt, Task
 if TYPE_CHECKING:  # the pipeline imports this module: types only
     from maestro.engine.context import RunContext
     from maestro.prompts.results import ParsedResult
-    from maestro.spokes.base import SpokeResult
+    from maestro.spokes.contract import SpokeResult
 
 # Retry context: how much of each relevant file the next prompt gets.
 _FILE_CHARS = 6_000
@@ -50,7 +50,7 @@ def make_request(task: Task, delegation: Any, resolved: Any, *, root: Path, abor
     task's declared files (folders and globs are for ownership, not deliverables)."""
     from maestro.agents.tiers import WEB_TOOLS
     from maestro.engine.ownership import is_glob
-    from maestro.spokes.base import DispatchRequest
+    from maestro.spokes.contract import DispatchRequest
 
     return DispatchRequest(
         prompt=delegation.prompt,

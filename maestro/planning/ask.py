@@ -111,7 +111,8 @@ def _fix_for(kind: str | None, tool: str) -> str:
 
 def ask(goal: str, tool: str, *, settings: Any, env: dict[str, str], catalog: Any,
         installed: list[str], emit: Any) -> Answer:
-    from maestro.spokes.base import DispatchRequest, refuse_if_inside_spoke
+    from maestro.spokes.base import refuse_if_inside_spoke
+    from maestro.spokes.contract import DispatchRequest
     from maestro.spokes.registry import get_spoke
 
     refuse_if_inside_spoke(env)

@@ -2,13 +2,8 @@
 offline sim spoke, availability and prices. See docs/architecture.md, "spokes"."""
 
 from maestro.process import ProcessOutcome, run_process
-from maestro.spokes.base import (
-    ERROR_KINDS,
-    DispatchRequest,
-    Spoke,
-    SpokeResult,
-    refuse_if_inside_spoke,
-)
+from maestro.spokes.base import Spoke, refuse_if_inside_spoke
+from maestro.spokes.contract import ERROR_KINDS, DispatchRequest, SpokeResult
 from maestro.spokes.registry import SPOKE_NAMES, Availability, detect_available, get_spoke
 
 __all__ = [

@@ -1,15 +1,8 @@
-"""The one interface every spoke adapter implements, and the types it speaks.
+"""The base class of every spoke adapter: the shared run, parse and price steps.
 
-A spoke is a host CLI (claude, gemini, codex) run headless for one task, or the offline
-``sim`` spoke. The engine builds a ``DispatchRequest``, asks the registry for a ``Spoke``
-and calls ``dispatch``; it gets back one ``SpokeResult`` whatever the CLI printed.
-
-Token counts mean the same thing for every CLI:
-
-- ``usage.input``: prompt tokens the model processed fresh (Claude's cache writes count
-  here: they are new input, billed above the input price);
-- ``usage.cached``: prompt tokens served from the provider's prompt cache;
-- ``usage.output``: generated tokens, thinking/reasoning included.
+The types a spoke speaks (``DispatchRequest``, ``SpokeResult``, the error kinds) are the
+contract in ``maestro.spokes.contract``; this module is how an adapter fulfils it. A spoke
+is a host CLI run headless for one task, or the offline ``sim`` spoke.
 """
 
 from __future__ import annotations
@@ -19,29 +12,15 @@ import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar
 
-from maestro.agents.tiers import TIERS
 from maestro.errors import MaestroError, SpokeError
 from maestro.git import clean_env as clean_git_env
 from maestro.process import ExecutableNotFound, ProcessOutcome, run_process
+from maestro.spokes.contract import DispatchRequest, SpokeResult, UsageTally, fail
 from maestro.state.model import Usage
-
-ERROR_KINDS = (
-    "auth",
-    "rate_limit",
-    "turn_limit",
-    "timeout",
-    "bad_flag",
-    "untrusted_folder",
-    "server",
-    "network",
-    "over_budget",
-    "other",
-)
-TRANSIENT_KINDS = frozenset({"rate_limit", "server", "network", "timeout"})
 
 # Variables a nested host reads to decide it runs inside another session: a spoke that
 # inherits them refuses to start or hangs (HOSTS.md, "Nested Claude").
@@ -61,110 +40,6 @@ def refuse_if_inside_spoke(env: Mapping[str, str] | None = None) -> None:
             "session was dispatched by Maestro to do one task).",
             "finish your task and report it in your Result Submission; the hub runs the plan.",
         )
-
-
-@dataclass
-class DispatchRequest:
-    """One task for one spoke. ``files`` are the task's deliverables as absolute paths
-    (the sim spoke writes them; real CLIs learn them from the prompt)."""
-
-    prompt: str
-    system_prompt: str | None = None
-    model: str | None = None
-    max_turns: int | None = None
-    tier: str = "full"
-    # The agent's frontmatter grants web search (read-only research agents only): the
-    # spoke offers its CLI's web search tool on top of the tier's tools.
-    web_search: bool = False
-    cwd: Path = field(default_factory=Path.cwd)
-    timeout_s: float = 600.0
-    resume_session: str | None = None
-    # Keep the CLI's session on disk so a later dispatch can resume it (a task whose
-    # review may send findings back). Challengers and reviewers leave none behind.
-    keep_session: bool = False
-    task_id: str | None = None
-    files: list[Path] = field(default_factory=list)
-    abort_tokens: int | None = None
-    env_extra: dict[str, str] = field(default_factory=dict)
-    # The task's title and success criteria, for the sim spoke's answer (real CLIs read
-    # them in the prompt).
-    title: str | None = None
-    criteria: list[str] = field(default_factory=list)
-    # A folder for files the CLI needs for this dispatch (Gemini's policy file). The
-    # engine passes the run's folder; without one, dispatch() makes a temporary folder.
-    scratch_dir: Path | None = None
-    # Seconds the sim spoke waits before answering (else env MAESTRO_SIM_DELAY).
-    sim_delay_s: float | None = None
-
-    def __post_init__(self) -> None:
-        if self.tier not in TIERS:
-            raise SpokeError(
-                f"unknown tool tier {self.tier!r} for a dispatch.",
-                f"use one of: {', '.join(TIERS)}.",
-            )
-        self.cwd = Path(self.cwd)
-        self.files = [Path(f) for f in self.files]
-        if self.scratch_dir is not None:
-            self.scratch_dir = Path(self.scratch_dir)
-
-
-@dataclass
-class SpokeResult:
-    tool: str
-    text: str = ""
-    success: bool = False
-    error_kind: str | None = None
-    error: str | None = None
-    usage: Usage = field(default_factory=Usage)
-    cost: float | None = None
-    cost_estimated: bool = False
-    duration_s: float = 0.0
-    session_id: str | None = None
-    exit_code: int | None = None
-    timed_out: bool = False
-    soft_success: bool = False
-    simulated: bool = False
-    argv: list[str] = field(default_factory=list)
-    stdout: str = ""
-    stderr: str = ""
-    aborted_over_budget: bool = False
-    # Tool calls the CLI refused under the tier's permissions: [{"tool": .., "input": ..}].
-    permission_denials: list[dict[str, Any]] = field(default_factory=list)
-    # The model(s) the CLI reported using, comma-separated (router models included).
-    model: str | None = None
-
-    @property
-    def transient(self) -> bool:
-        """Worth an immediate retry: the same request may well succeed next time."""
-        return not self.success and self.error_kind in TRANSIENT_KINDS
-
-
-def fail(tool: str, kind: str, message: str, **fields: Any) -> SpokeResult:
-    return SpokeResult(tool=tool, success=False, error_kind=kind, error=message, **fields)
-
-
-class UsageTally:
-    """Running token count of a streaming dispatch. Events that repeat a message's usage
-    replace that message's entry (``set``); a final total replaces everything (``final``)."""
-
-    def __init__(self) -> None:
-        self.parts: dict[str, Usage] = {}
-
-    def set(self, key: str, usage: Usage) -> None:
-        self.parts[key] = usage
-
-    def add(self, usage: Usage) -> None:
-        self.parts[f"#{len(self.parts)}"] = usage
-
-    def final(self, usage: Usage) -> None:
-        self.parts = {"final": usage}
-
-    @property
-    def usage(self) -> Usage:
-        total = Usage()
-        for part in self.parts.values():
-            total = total + part
-        return total
 
 
 def safe_positional(prompt: str) -> str:

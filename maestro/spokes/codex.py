@@ -18,15 +18,8 @@ from typing import Any, ClassVar
 from maestro import roster
 from maestro.paths import codex_home
 from maestro.process import ProcessOutcome
-from maestro.spokes.base import (
-    DispatchRequest,
-    Spoke,
-    SpokeResult,
-    UsageTally,
-    fail,
-    inline_system,
-    safe_positional,
-)
+from maestro.spokes.base import Spoke, inline_system, safe_positional
+from maestro.spokes.contract import DispatchRequest, SpokeResult, UsageTally, fail
 from maestro.spokes.jsonout import (
     as_int,
     first_line,

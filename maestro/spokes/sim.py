@@ -23,7 +23,8 @@ from maestro.errors import ConfigError
 from maestro.formatting import shown_path
 from maestro.fsutil import atomic_write
 from maestro.process import ProcessOutcome
-from maestro.spokes.base import DispatchRequest, Runner, Spoke, SpokeResult, fail
+from maestro.spokes.base import Runner, Spoke
+from maestro.spokes.contract import DispatchRequest, SpokeResult, fail
 from maestro.spokes.simfiles import MARK, appended_note, content_for
 from maestro.state.model import Usage
 from maestro.tokens import count_tokens

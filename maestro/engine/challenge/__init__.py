@@ -89,7 +89,7 @@ def run_challenge(
     tool: str | None = None,
     every: bool = False,
 ) -> ChallengeOutcome:
-    from maestro.spokes.base import DispatchRequest
+    from maestro.spokes.contract import DispatchRequest
     from maestro.spokes.registry import detect_available
 
     settings = ctx.settings

@@ -154,7 +154,7 @@ def _resumes(tool: str | None) -> bool:
 
 def _round(ctx: CommandContext, task_id: str, *, tool: str | None, auto: bool, made: list[Review],
            retry_note: str) -> ReviewOutcome:
-    from maestro.spokes.base import DispatchRequest
+    from maestro.spokes.contract import DispatchRequest
     from maestro.spokes.registry import detect_available, get_spoke
 
     settings = ctx.settings
