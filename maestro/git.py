@@ -20,7 +20,10 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # process.py is imported where it runs, as before
+    from maestro.process import ProcessOutcome
 
 GIT_TIMEOUT_S = 120.0
 # Set by whoever called us, never by the repository: configuration given as if on the
@@ -60,7 +63,7 @@ def git_argv(*args: str) -> list[str]:
 
 
 def run_git(*args: str, cwd: Path | str, env: Mapping[str, str] | None = None,
-            extra_env: Mapping[str, str] | None = None, timeout_s: float = GIT_TIMEOUT_S) -> Any:
+            extra_env: Mapping[str, str] | None = None, timeout_s: float = GIT_TIMEOUT_S) -> ProcessOutcome:
     """Run git through the one process runner; returns its ``ProcessOutcome``.
 
     ``env`` is the caller's environment (default: this process's); ``extra_env`` is what

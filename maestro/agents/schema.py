@@ -83,7 +83,7 @@ def _describe(error: Any) -> str:
         missing = error.message.split("'")[1] if "'" in error.message else error.message
         return f"missing required key {missing!r}"
     if error.validator == "additionalProperties" and not error.path:
-        return error.message.replace("Additional properties are not allowed", "unknown key(s)")
+        return str(error.message).replace("Additional properties are not allowed", "unknown key(s)")
     if error.validator == "enum":
         allowed = ", ".join(str(v) for v in error.validator_value)
         return f"{error.instance!r} is not one of: {allowed}"
@@ -91,7 +91,7 @@ def _describe(error: Any) -> str:
         return f"{error.instance!r} is not kebab-case (lowercase words joined by '-')"
     if error.validator == "pattern" and list(error.path) == ["description"]:
         return "must be a single line"
-    return error.message
+    return str(error.message)
 
 
 def validate_frontmatter(meta: Any, file: str) -> list[Violation]:

@@ -189,7 +189,7 @@ def main(argv: Sequence[str] | None = None, ctx: Context | None = None) -> int:
             ctx.env = {**ctx.env, "MAESTRO_PROJECT_DIR": str(ctx.cwd)}
         result = args._module.run(args, ctx)
         render_result(result, ctx.json, ctx.stdout)
-        return result.exit_code
+        return int(result.exit_code)
     except MaestroError as error:
         render_error(args.command, error, ctx.json, ctx.stdout, ctx.stderr)
         return error.exit_code

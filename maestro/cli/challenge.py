@@ -38,7 +38,7 @@ def finding_text(finding: Any) -> str:
     """'Task 2: text', unless the text already starts by naming its task."""
     if finding.task and not finding.text.startswith(f"Task {finding.task}"):
         return f"Task {finding.task}: {finding.text}"
-    return finding.text
+    return str(finding.text)
 
 
 def answer_data(answer: Any) -> dict[str, Any]:

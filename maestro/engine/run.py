@@ -183,7 +183,7 @@ class Engine:
                                      tasks=[(t.id, t.title) for t in plan.tasks])
 
         def emit(kind: str, **data: Any) -> dict[str, Any]:
-            event = events.emit(kind, **data)
+            event: dict[str, Any] = events.emit(kind, **data)
             view.handle(event)
             return event
 

@@ -175,7 +175,7 @@ class RunDir:
                 f"run {self.run_id} was written by a newer Maestro (format {version}).",
                 "upgrade Maestro to follow it.",
             )
-        return data
+        return dict(data)
 
     def write_meta(self, **fields: Any) -> None:
         meta = self.read_meta() if self.meta_path.exists() else {}

@@ -91,7 +91,7 @@ def _render(nodes: list[dict[str, Any]]) -> str:
 
 def _inline_text(node: dict[str, Any]) -> str:
     if "raw" in node and node.get("type") in ("text", "codespan"):
-        return node["raw"]
+        return str(node["raw"])
     return "".join(_inline_text(child) for child in node.get("children", []))
 
 

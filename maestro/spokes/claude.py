@@ -105,7 +105,7 @@ class ClaudeSpoke(Spoke):
             return whole
         for event in reversed(json_events(stdout)):
             if event.get("type") == "result":
-                return event
+                return dict(event)
         return None
 
     def read_result(self, outcome: ProcessOutcome, req: DispatchRequest | None) -> SpokeResult | None:

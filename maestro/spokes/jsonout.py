@@ -122,7 +122,7 @@ def inner_message(message: str) -> str:
     for value in _objects_in(message.strip().strip("[]").removeprefix("API Error: ")):
         error = value.get("error")
         if isinstance(error, dict) and isinstance(error.get("message"), str):
-            return error["message"]
+            return str(error["message"])
     return message
 
 

@@ -118,7 +118,7 @@ def distance(a: Plan, b: Plan) -> int:
     """How many values differ between two plans: fields of the plan and of its records,
     a record on one side only counting for all of its fields. It finds the version a
     copy saved by hand started from (the nearest)."""
-    count = sum(getattr(a, attr) != getattr(b, attr) for attr in ("goal", "title", "source"))
+    count: int = sum(getattr(a, attr) != getattr(b, attr) for attr in ("goal", "title", "source"))
     count += len(a.log) != len(b.log) or a.log != b.log
     for slot, kind in KINDS.items():
         mine = {r.id: r for r in getattr(a, slot)}

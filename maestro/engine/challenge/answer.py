@@ -123,10 +123,11 @@ def split_task(text: str, known: set[str] | None) -> tuple[str | None, str]:
 
 
 def _source_nodes(text: str) -> list[dict[str, Any]]:
-    nodes = _markdown()(text)
+    nodes: list[dict[str, Any]] = _markdown()(text)
     fenced = [n for n in nodes if n["type"] == "block_code" and _info(n) == FENCE_INFO]
     if fenced:
-        return _markdown()(fenced[-1].get("raw", ""))
+        inner: list[dict[str, Any]] = _markdown()(fenced[-1].get("raw", ""))
+        return inner
     return nodes
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from maestro import clock
+from maestro.engine.budgets import Limits, limits_for
 from maestro.engine.report import collect, diagrams, story
 from maestro.state.model import Plan, Usage
 
@@ -35,7 +36,7 @@ class Report:
     gantt: str | None
     flowchart_note: str | None = None  # set when the graph is drawn coarser than task by task
     gantt_note: str | None = None
-    budgets: dict[str, collect.Limits] = field(default_factory=dict)
+    budgets: dict[str, Limits] = field(default_factory=dict)
     missing: list[str] = field(default_factory=list)
 
 
@@ -102,6 +103,6 @@ def build_report(
         gantt=gantt_text,
         flowchart_note=graph_note,
         gantt_note=gantt_note,
-        budgets={tool: collect.limits_for(tool, budgets) for tool in tools},
+        budgets={tool: limits_for(tool, budgets) for tool in tools},
         missing=missing,
     )

@@ -77,7 +77,7 @@ class Codec:
         """Raise FieldError if ``value`` cannot be written and read back unchanged."""
 
     def omit(self, value: Any) -> bool:
-        return value == self.default
+        return bool(value == self.default)
 
 
 class Line(Codec):

@@ -41,7 +41,9 @@ def split_body(body: str) -> tuple[str, str, str]:
     last = len(lines)
     while last > first and not lines[last - 1].strip():
         last -= 1
-    join = lambda part: "".join(line + "\n" for line in part)
+    def join(part: list[str]) -> str:
+        return "".join(line + "\n" for line in part)
+
     return join(lines[:first]), join(lines[first:last]), join(lines[last:])
 
 
@@ -70,7 +72,7 @@ def check_goal(goal: Any) -> str:
             "a Goal with a line that would start a new section or swallow the next one",
             "indent that line, or close the code fence or HTML comment it opens.",
         )
-    return goal
+    return str(goal)
 
 
 def parse_source(line: str) -> Source:
