@@ -1,5 +1,5 @@
-"""One attempt at a task: its evidence, the spoke request, the gates applied to the
-answer, and the context a retry gets (ladder rung 2).
+"""One attempt at a task: its evidence, the spoke request, and the context a retry gets
+(ladder rung 2). The gates applied to its answer are in gates.py.
 
 ``ctx`` below is the run's ``context.RunContext``: settings, paths, store, observer, run.
 """
@@ -91,58 +91,6 @@ def receipt_note(receipt: Receipt, *, measured: bool = True) -> str:
         parts.append(f"diff sha256 {receipt.diff_sha[:12]}")
     return "receipt: " + ", ".join(parts)  # the commit is in the plan's receipt
 
-
-def gate_warnings(gates: list[gate_checks.GateResult]) -> list[str]:
-    """Unmet gates that did not fail, and a scope that could not be checked at all (a
-    missing validation command is the plan's choice, not a warning)."""
-    return [g.line() for g in gates if g.level == gate_checks.WARN or (g.gate == "scope" and g.level == gate_checks.SKIP)]
-
-
-def check(ctx: RunContext, task: Task, attempt: Attempt, result: SpokeResult, changes: Any) -> None:
-    """The gates, in order, on the spoke answer ``result`` that came back; sets ``attempt.failure``."""
-    from maestro.prompts.results import parse_result
-
-    strictness = ctx.settings.validation_strictness
-    parsed = parse_result(result.text or "")
-    attempt.parsed = parsed
-    fmt = gate_checks.format_gate(parsed)
-    attempt.gates.append(fmt)
-    if fmt.failed:
-        attempt.failure = ladder.Failure(
-            ladder.GATE, f"format gate: {fmt.detail}",
-            context=f"Your answer could not be read: {fmt.detail}. End your answer with the Result "
-            "Submission and the Handoff Report exactly in the Output Format given above.")
-        return
-    attempt.gates.append(gate_checks.criteria_gate(task.criteria, parsed, strictness))
-    attempt.gates.append(gate_checks.scope_gate(sorted(changes.out_of_scope), sorted(changes.ambiguous),
-                                                strictness, checked=ctx.observer.enabled))
-    attempt.gates.append(_integration(ctx, task, attempt))
-    failed = [g for g in attempt.gates if g.failed]
-    scope = next((g for g in failed if g.gate == "scope"), None)
-    if scope is not None:
-        attempt.failure = ladder.Failure(ladder.SCOPE, f"scope gate: {scope.detail}",
-                                         "revert or re-plan those edits, then run the task again.")
-    elif failed:
-        attempt.failure = ladder.Failure(ladder.GATE, "; ".join(f"{g.gate} gate: {g.detail}" for g in failed),
-                                         context="\n".join(f"- The {g.gate} gate failed: {g.detail}" for g in failed))
-
-def _integration(ctx: RunContext, task: Task, attempt: Attempt) -> gate_checks.GateResult:
-    if not task.validation:
-        return gate_checks.integration_gate(None, None)
-    from maestro.process import run_process
-
-    env = dict(ctx.env)
-    env.update({"MAESTRO_RUN_ID": ctx.run.run_id, "MAESTRO_TASK_ID": task.id})
-    ctx.observer.begin("validate", task.id)
-    try:
-        # A person's command from the plan, which may use pipes or &&: run by sh.
-        out = run_process(["/bin/sh", "-c", task.validation], cwd=ctx.paths.root, env=env, timeout_s=attempt.timeout_s)
-    finally:
-        ctx.observer.end("validate", task.id)
-    attempt.validation_exit = out.exit_code
-    output = (out.stdout + "\n" + out.stderr).strip()
-    attempt.validation_output = output
-    return gate_checks.integration_gate(task.validation, out.exit_code, timed_out=out.timed_out, output=output)
 
 def expanded_context(ctx: RunContext, task_id: str, attempt: Attempt, previous: str | None) -> str:
     """Ladder rung 2: the failure, the validation output, and the task's files now."""

@@ -16,9 +16,18 @@ result to accept.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from maestro.engine import ladder
+
+if TYPE_CHECKING:  # attempt.py and the pipeline import this module: types only
+    from maestro.engine.attempt import Attempt
+    from maestro.engine.context import RunContext
+    from maestro.spokes.contract import SpokeResult
+    from maestro.state.model import Task
 
 PASS, WARN, FAIL, SKIP = "pass", "warn", "fail", "skipped"
 
@@ -132,3 +141,76 @@ def integration_gate(command: str | None, exit_code: int | None, *, timed_out: b
         return GateResult("integration", PASS, f"`{command}` exited 0")
     tail = " ".join(output.split())[-200:]
     return GateResult("integration", FAIL, f"`{command}` exited {exit_code}" + (f": {tail}" if tail else ""))
+
+
+@dataclass(frozen=True)
+class Validation:
+    """One run of a task's validation command."""
+
+    command: str
+    exit_code: int | None
+    timed_out: bool
+    output: str  # stdout, then stderr, stripped
+
+    @property
+    def passed(self) -> bool:
+        return self.exit_code == 0 and not self.timed_out
+
+
+def run_validation(command: str, *, root: Path, env: Mapping[str, str], timeout_s: float) -> Validation:
+    """The one way a task's validation command runs (the integration gate, a review): a
+    person's command from the plan, which may use pipes or &&, so it is run by sh."""
+    from maestro.process import run_process
+
+    out = run_process(["/bin/sh", "-c", command], cwd=root, env=dict(env), timeout_s=timeout_s)
+    return Validation(command, out.exit_code, out.timed_out, (out.stdout + "\n" + out.stderr).strip())
+
+
+def warnings(gates: list[GateResult]) -> list[str]:
+    """Unmet gates that did not fail, and a scope that could not be checked at all (a
+    missing validation command is the plan's choice, not a warning)."""
+    return [g.line() for g in gates if g.level == WARN or (g.gate == "scope" and g.level == SKIP)]
+
+
+def apply(ctx: RunContext, task: Task, attempt: Attempt, result: SpokeResult, changes: Any) -> None:
+    """The gates, in order, on the spoke answer ``result`` that came back; sets ``attempt.failure``."""
+    from maestro.prompts.results import parse_result
+
+    strictness = ctx.settings.validation_strictness
+    parsed = parse_result(result.text or "")
+    attempt.parsed = parsed
+    fmt = format_gate(parsed)
+    attempt.gates.append(fmt)
+    if fmt.failed:
+        attempt.failure = ladder.Failure(
+            ladder.GATE, f"format gate: {fmt.detail}",
+            context=f"Your answer could not be read: {fmt.detail}. End your answer with the Result "
+            "Submission and the Handoff Report exactly in the Output Format given above.")
+        return
+    attempt.gates.append(criteria_gate(task.criteria, parsed, strictness))
+    attempt.gates.append(scope_gate(sorted(changes.out_of_scope), sorted(changes.ambiguous),
+                                    strictness, checked=ctx.observer.enabled))
+    attempt.gates.append(_integration(ctx, task, attempt))
+    failed = [g for g in attempt.gates if g.failed]
+    scope = next((g for g in failed if g.gate == "scope"), None)
+    if scope is not None:
+        attempt.failure = ladder.Failure(ladder.SCOPE, f"scope gate: {scope.detail}",
+                                         "revert or re-plan those edits, then run the task again.")
+    elif failed:
+        attempt.failure = ladder.Failure(ladder.GATE, "; ".join(f"{g.gate} gate: {g.detail}" for g in failed),
+                                         context="\n".join(f"- The {g.gate} gate failed: {g.detail}" for g in failed))
+
+
+def _integration(ctx: RunContext, task: Task, attempt: Attempt) -> GateResult:
+    if not task.validation:
+        return integration_gate(None, None)
+    env = dict(ctx.env)
+    env.update({"MAESTRO_RUN_ID": ctx.run.run_id, "MAESTRO_TASK_ID": task.id})
+    ctx.observer.begin("validate", task.id)
+    try:
+        ran = run_validation(task.validation, root=ctx.paths.root, env=env, timeout_s=attempt.timeout_s)
+    finally:
+        ctx.observer.end("validate", task.id)
+    attempt.validation_exit = ran.exit_code
+    attempt.validation_output = ran.output
+    return integration_gate(task.validation, ran.exit_code, timed_out=ran.timed_out, output=ran.output)

@@ -16,15 +16,8 @@ import time
 from dataclasses import replace
 
 from maestro import clock
-from maestro.engine import ladder
-from maestro.engine.attempt import (
-    Attempt,
-    check,
-    expanded_context,
-    gate_warnings,
-    make_request,
-    receipt_note,
-)
+from maestro.engine import gates, ladder
+from maestro.engine.attempt import Attempt, expanded_context, make_request, receipt_note
 from maestro.engine.budgets import limits_for
 from maestro.engine.context import RunContext
 from maestro.engine.routing import choose, task_tier
@@ -196,7 +189,7 @@ class TaskRunner:
                 f"--- stderr ---\n{result.stderr}\n--- final text ---\n{result.text}\n", encoding="utf-8")
         attempt.failure = ladder.spoke_failure(result, tool)
         if attempt.failure is None:
-            check(ctx, task, attempt, result, changes)
+            gates.apply(ctx, task, attempt, result, changes)
         # The task's changes so far (every attempt of this run), for the log row and state.
         attempt.receipt = ctx.observer.receipt(task_id, validation=attempt.validation,
                                              validation_exit=attempt.validation_exit)
@@ -245,7 +238,7 @@ class TaskRunner:
             notes.append(f"{label} ({usage.total:,} > {line:,})")
         if result is not None and result.simulated:
             notes.append("simulated")
-        notes += gate_warnings(attempt.gates)
+        notes += gates.warnings(attempt.gates)
         if attempt.receipt is not None:
             notes.append(receipt_note(attempt.receipt, measured=ctx.observer.enabled))
         outcome = "✅" if attempt.failure is None else (attempt.failure.reason[:120])
@@ -288,7 +281,7 @@ class TaskRunner:
                                                         validation_exit=attempt.validation_exit)
         submission = attempt.parsed.submission if attempt.parsed else None
         handoff = attempt.parsed.handoff if attempt.parsed else None
-        warnings = gate_warnings(attempt.gates)
+        warnings = gates.warnings(attempt.gates)
         with ctx.store.edit() as plan:
             task = plan.task(task_id)
             self._charge(task, attempt)

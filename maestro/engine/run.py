@@ -24,7 +24,7 @@ from maestro.engine.pipeline import TaskRunner
 from maestro.engine.receipts import GitTree, Observer
 from maestro.engine.resume import recover
 from maestro.engine.rundir import RunDir, RunLock, new_run_id
-from maestro.engine.scheduler import Job, Report, Scheduler
+from maestro.engine.scheduler import Job, Scheduler, ScheduleReport
 from maestro.errors import MaestroError, NotFound
 from maestro.formatting import shown_path
 from maestro.state.model import STATUSES, task_sort_key
@@ -234,7 +234,7 @@ class Engine:
         run.write_meta(state="ended", finished=clock.iso(), status=summary.status)
         return summary
 
-    def _summary(self, store: Any, run: RunDir, report: Report, budget: RunBudget, started: float,
+    def _summary(self, store: Any, run: RunDir, report: ScheduleReport, budget: RunBudget, started: float,
                  recovered: list[str], unattributed: list[str]) -> RunSummary:
         plan = store.load()
         counts = {status: 0 for status in STATUSES}

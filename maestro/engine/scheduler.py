@@ -52,7 +52,7 @@ class Timing:
 
 
 @dataclass
-class Report:
+class ScheduleReport:
     outcomes: dict[str, Outcome] = field(default_factory=dict)
     timings: dict[str, Timing] = field(default_factory=dict)
     stopped: str | None = None  # why the run stopped early, if it did
@@ -139,8 +139,8 @@ class Scheduler:
         ready.sort(key=lambda jid: (-self._rank[jid], self._order(jid)))
         return ready
 
-    def run(self) -> Report:
-        report = Report()
+    def run(self) -> ScheduleReport:
+        report = ScheduleReport()
         pending = sorted(self.jobs, key=self._order)
         running: dict[str, Job] = {}
         finished: queue.Queue[tuple[str, Outcome | BaseException]] = queue.Queue()

@@ -44,7 +44,7 @@ class Action:
 
 
 @dataclass
-class Plan:
+class InstallPlan:
     target: Target
     actions: list[Action]
     record: Install | None  # the manifest entry once applied (None: drop it)
@@ -140,7 +140,7 @@ def _previous(target: Target, manifest: Manifest) -> Install | None:
     return previous
 
 
-def plan_install(target: Target, manifest: Manifest, *, invocation: str, shown: dict[str, str]) -> Plan:
+def plan_install(target: Target, manifest: Manifest, *, invocation: str, shown: dict[str, str]) -> InstallPlan:
     """``shown`` maps a relative path to how it is printed (filled in here)."""
     previous = _previous(target, manifest)
     actions: list[Action] = []
@@ -162,7 +162,7 @@ def plan_install(target: Target, manifest: Manifest, *, invocation: str, shown: 
                      dirs=sorted(set(new_dirs) | set(previous.dirs if previous else [])))
     for action in actions:
         _record(record, action, target, previous)
-    return Plan(target, actions, record)
+    return InstallPlan(target, actions, record)
 
 
 def _record(record: Install, action: Action, target: Target, previous: Install | None) -> None:
@@ -212,7 +212,7 @@ def _uninstall_block(target: Target, rel: str, record: FileRecord | None, shown:
     return Action("remove", rel, real, kind="block", data=rest.encode(*ENCODING))
 
 
-def plan_uninstall(target: Target, manifest: Manifest, *, shown: dict[str, str]) -> Plan:
+def plan_uninstall(target: Target, manifest: Manifest, *, shown: dict[str, str]) -> InstallPlan:
     previous = _previous(target, manifest)
     actions = [_uninstall_file(target, record) for record in previous.files] if previous else []
     if target.stub_file:
@@ -222,10 +222,10 @@ def plan_uninstall(target: Target, manifest: Manifest, *, shown: dict[str, str])
             actions.append(action)
     # Deepest first, the root itself (".") last.
     prune = sorted(previous.dirs, key=lambda d: -1 if d == "." else d.count("/"), reverse=True) if previous else []
-    return Plan(target, actions, None, prune)
+    return InstallPlan(target, actions, None, prune)
 
 
-def apply(plan: Plan, manifest: Manifest) -> None:
+def apply(plan: InstallPlan, manifest: Manifest) -> None:
     for action in plan.actions:
         if action.delete:
             action.real.unlink(missing_ok=True)

@@ -14,7 +14,7 @@ from maestro.fsutil import file_lock
 from maestro.install import installer
 from maestro.install import manifest as manifests
 from maestro.install.hosts import HOSTS, RenderOptions
-from maestro.install.installer import Plan
+from maestro.install.installer import InstallPlan
 from maestro.install.targets import Target, build, default_scope, manifest_path, shown
 
 
@@ -41,10 +41,10 @@ class Where:
 
 
 @dataclass
-class Report:
+class InstallReport:
     operation: str  # install | uninstall
     request: Request
-    plans: list[Plan]
+    plans: list[InstallPlan]
     manifest: Path
     where: Where
 
@@ -52,7 +52,7 @@ class Report:
     def exit_code(self) -> int:
         return 1 if any(p.conflicts for p in self.plans) else 0
 
-    def shown(self, plan: Plan, rel: str) -> str:
+    def shown(self, plan: InstallPlan, rel: str) -> str:
         return shown(plan.target.root / rel, self.where.project_root, self.where.env)
 
     def to_data(self) -> dict[str, Any]:
@@ -103,7 +103,7 @@ def _shown_map(target: Target, where: Where) -> dict[str, str]:
     return {rel: shown(target.root / rel, where.project_root, where.env)} if rel else {}
 
 
-def _operate(operation: str, request: Request, where: Where, invocation: str) -> Report:
+def _operate(operation: str, request: Request, where: Where, invocation: str) -> InstallReport:
     opts = RenderOptions(invocation=invocation, state_dir=where.state_dir)
     path = manifest_path(request.effective_scope, where.project_manifest, where.env)
     with _locked(path, request.dry_run):
@@ -121,14 +121,14 @@ def _operate(operation: str, request: Request, where: Where, invocation: str) ->
             manifest.save()
     if operation == "uninstall" and not request.dry_run and not manifest.installs:
         _tidy(path, where)
-    return Report(operation, request, plans, path, where)
+    return InstallReport(operation, request, plans, path, where)
 
 
-def install(request: Request, where: Where, invocation: str) -> Report:
+def install(request: Request, where: Where, invocation: str) -> InstallReport:
     return _operate("install", request, where, invocation)
 
 
-def uninstall(request: Request, where: Where, invocation: str) -> Report:
+def uninstall(request: Request, where: Where, invocation: str) -> InstallReport:
     return _operate("uninstall", request, where, invocation)
 
 
@@ -145,14 +145,14 @@ def _tidy(path: Path, where: Where) -> None:
         folder = folder.parent
 
 
-def _next_step(plan: Plan, root_shown: str) -> str:
+def _next_step(plan: InstallPlan, root_shown: str) -> str:
     host = plan.target.host
     if plan.target.form == "plugin":
         return f"Start Claude Code with the plugin: claude --plugin-dir {root_shown}  (then {host.invoke('plan')} <goal>)"
     return f"In {host.title}: {host.invoke('plan')} <goal>, then {host.invoke('status')}."
 
 
-def to_text(report: Report) -> str:
+def to_text(report: InstallReport) -> str:
     lines: list[str] = []
     width = max((len(a.verb) for p in report.plans for a in p.actions), default=6)
     for plan in report.plans:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
-from maestro.prompts.manifest import CAPABILITIES, Manifest, is_coordinated
+from maestro.prompts.manifest import CAPABILITIES, SessionManifest, is_coordinated
 from maestro.prompts.workflows import IDENTITY, phases
 
 VERSION = "3.0"
@@ -50,11 +50,11 @@ def _leaf(indent: int, tag: str, text: str | None = None, **attrs: Any) -> str:
     return f"{pad}<{tag}{_attrs(attrs)}>{escape(_clean(text))}</{tag}>"
 
 
-def _open(manifest: Manifest, tag: str) -> str:
+def _open(manifest: SessionManifest, tag: str) -> str:
     return f"<{tag}{_attrs({'mode': manifest.mode, 'strategy': manifest.strategy, 'version': VERSION})}>"
 
 
-def enabled_commands(manifest: Manifest, commands: Sequence[Any] | None = None) -> list[Any]:
+def enabled_commands(manifest: SessionManifest, commands: Sequence[Any] | None = None) -> list[Any]:
     """The registry's commands this session may run: its capability must be enabled
     (a command without one needs only the ability to run commands), and the office's
     only for a session that has one."""
@@ -71,13 +71,13 @@ def enabled_commands(manifest: Manifest, commands: Sequence[Any] | None = None) 
     ]
 
 
-def has_office(manifest: Manifest) -> bool:
+def has_office(manifest: SessionManifest) -> bool:
     """The mail, session and task-report commands need an addressable session (its id
     is what they send as) and a shell to type them in."""
     return manifest.session_id is not None and manifest.capabilities["can_run_commands"]
 
 
-def _session_lines(manifest: Manifest, directive: Mapping[str, str] | None) -> list[str]:
+def _session_lines(manifest: SessionManifest, directive: Mapping[str, str] | None) -> list[str]:
     """Who the session is and who it answers to: the ids its mail commands use."""
     facts = {
         "session_id": manifest.session_id,
@@ -95,7 +95,7 @@ def _session_lines(manifest: Manifest, directive: Mapping[str, str] | None) -> l
 
 
 def render_system_prompt(
-    manifest: Manifest,
+    manifest: SessionManifest,
     *,
     commands: Sequence[Any] | None = None,
     directive: Mapping[str, str] | None = None,
@@ -152,7 +152,7 @@ def _task_lines(task: Any, root: Path | None) -> list[str]:
     return lines
 
 
-def render_task_prompt(manifest: Manifest, task_ctx: TaskContext) -> str:
+def render_task_prompt(manifest: SessionManifest, task_ctx: TaskContext) -> str:
     root = Path(task_ctx.project_root) if task_ctx.project_root is not None else None
     lines = [_open(manifest, "maestro_task_prompt"), "  <task>"]
     if task_ctx.goal:

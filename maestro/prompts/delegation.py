@@ -17,7 +17,7 @@ from maestro.agents.catalog import ResolvedAgent, agent_name_for
 from maestro.agents.tiers import can_shell, can_write
 from maestro.prompts import protocols
 from maestro.prompts.contract import render_system_prompt
-from maestro.prompts.manifest import Manifest
+from maestro.prompts.manifest import SessionManifest
 from maestro.prompts.templates import output_format
 from maestro.state.model import task_sort_key
 
@@ -30,9 +30,9 @@ class Delegation:
     prompt: str
 
 
-def spoke_manifest(agent: ResolvedAgent) -> Manifest:
+def spoke_manifest(agent: ResolvedAgent) -> SessionManifest:
     """A dispatched spoke is a coordinated worker of the run that reports in its answer."""
-    return Manifest(mode="coordinated-worker", strategy="simple", agent=agent.name, shell=can_shell(agent.tier))
+    return SessionManifest(mode="coordinated-worker", strategy="simple", agent=agent.name, shell=can_shell(agent.tier))
 
 
 def _system(agent: ResolvedAgent) -> str:

@@ -72,7 +72,7 @@ def _derive(mode: str, strategy: str, shell: bool, restrict: tuple[str, ...]) ->
 
 
 @dataclass(frozen=True)
-class Manifest:
+class SessionManifest:
     mode: str
     strategy: str | None = None
     session_id: str | None = None
@@ -133,7 +133,7 @@ def _legacy(data: dict[str, Any]) -> tuple[str, list[str]]:
     return mode, messages
 
 
-def load_manifest(data: Mapping[str, Any]) -> Manifest:
+def load_manifest(data: Mapping[str, Any]) -> SessionManifest:
     """Build a manifest from plain data, accepting the deprecated names with a warning."""
     values = {_KEY_ALIASES.get(key, key): value for key, value in data.items()}
     messages = []
@@ -150,4 +150,4 @@ def load_manifest(data: Mapping[str, Any]) -> Manifest:
     values["restrict"] = tuple(values.get("restrict") or ())
     for message in messages:
         warnings.warn(message, ManifestDeprecationWarning, stacklevel=2)
-    return Manifest(**values, warnings=tuple(messages))
+    return SessionManifest(**values, warnings=tuple(messages))

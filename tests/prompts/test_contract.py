@@ -20,8 +20,8 @@ from maestro.prompts.manifest import (
     CAPABILITIES,
     MODES,
     STRATEGIES,
-    Manifest,
     ManifestDeprecationWarning,
+    SessionManifest,
     family,
     load_manifest,
     strategies_for,
@@ -34,9 +34,9 @@ VALID = [(mode, strategy) for mode in MODES for strategy in strategies_for(mode)
 INVALID = [(mode, strategy) for mode in MODES for fam, names in STRATEGIES.items() if fam != family(mode) for strategy in names]
 
 
-def manifest_for(mode: str, strategy: str) -> Manifest:
+def manifest_for(mode: str, strategy: str) -> SessionManifest:
     coordinated = mode.startswith("coordinated-")
-    return Manifest(
+    return SessionManifest(
         mode=mode,
         strategy=strategy,
         session_id="sess-child",
@@ -69,7 +69,7 @@ def test_session_context_and_directive_in_the_system_prompt(mode):
     assert context == {"session_id": "sess-child", "mode": mode, **coordinator, "run_id": "run-1"}
     directive = root.find("coordinator_directive")
     assert (directive.get("from"), directive.get("subject"), directive.text) == ("sess-parent", "Task 3", DIRECTIVE["message"])
-    assert ET.fromstring(render_system_prompt(Manifest(mode=mode))).find("coordinator_directive") is None
+    assert ET.fromstring(render_system_prompt(SessionManifest(mode=mode))).find("coordinator_directive") is None
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -81,9 +81,9 @@ def test_office_commands_need_a_session_and_a_shell_and_take_the_modes_form(mode
 
     with_session = shown(manifest_for(mode, strategies_for(mode)[0]))
     assert office <= set(with_session)
-    assert not office & set(shown(Manifest(mode=mode)))
+    assert not office & set(shown(SessionManifest(mode=mode)))
     if family(mode) == "execute":
-        assert not office & set(shown(Manifest(mode=mode, session_id="s1", shell=False)))
+        assert not office & set(shown(SessionManifest(mode=mode, session_id="s1", shell=False)))
     if mode == "coordinated-worker":
         assert "send --to-coordinator --type query|blocked" in with_session["mail"]
         assert "`maestro task report blocked" in render_system_prompt(manifest_for(mode, "simple"))
@@ -117,22 +117,22 @@ def test_rendered_prompts_are_well_formed_xml(mode, strategy):
 @pytest.mark.parametrize("mode, strategy", INVALID)
 def test_a_strategy_invalid_for_its_mode_never_renders(mode, strategy):
     with pytest.raises(MaestroError) as info:
-        render_system_prompt(Manifest(mode=mode, strategy=strategy))
+        render_system_prompt(SessionManifest(mode=mode, strategy=strategy))
     assert f"strategy {strategy!r} is not valid for mode {mode}" in str(info.value)
     assert ", ".join(strategies_for(mode)) in str(info.value)
 
 
 def test_unknown_mode_and_default_strategy():
     with pytest.raises(MaestroError, match="unknown mode 'boss'"):
-        Manifest(mode="boss")
-    assert Manifest(mode="worker").strategy == "simple"
-    assert Manifest(mode="coordinated-coordinator").strategy == "default"
+        SessionManifest(mode="boss")
+    assert SessionManifest(mode="worker").strategy == "simple"
+    assert SessionManifest(mode="coordinated-coordinator").strategy == "default"
 
 
 def test_each_mode_has_its_own_identity_and_workflow():
     identities, workflows = set(), set()
     for mode in MODES:
-        root = ET.fromstring(render_system_prompt(Manifest(mode=mode)))
+        root = ET.fromstring(render_system_prompt(SessionManifest(mode=mode)))
         identities.add(root.findtext("identity/instruction"))
         workflows.add(tuple(p.get("name") for p in root.find("workflow")))
     assert len(identities) == 4
@@ -142,8 +142,8 @@ def test_each_mode_has_its_own_identity_and_workflow():
 
 
 def test_coordinated_worker_reports_to_its_coordinator_without_conditionals():
-    worker = render_system_prompt(Manifest(mode="worker"))
-    coordinated = render_system_prompt(Manifest(mode="coordinated-worker"))
+    worker = render_system_prompt(SessionManifest(mode="worker"))
+    coordinated = render_system_prompt(SessionManifest(mode="coordinated-worker"))
     assert "coordinator" not in worker.split("<workflow>")[1]
     assert "report the blocker to your coordinator" in coordinated
     assert " if " not in coordinated.split("<workflow>")[1].lower()
@@ -151,7 +151,7 @@ def test_coordinated_worker_reports_to_its_coordinator_without_conditionals():
 
 @pytest.mark.parametrize("mode", MODES)
 def test_commands_are_the_registry_entries_the_capabilities_allow(mode):
-    manifest = Manifest(mode=mode, session_id="s1")
+    manifest = SessionManifest(mode=mode, session_id="s1")
     root = ET.fromstring(render_system_prompt(manifest))
     shown = {c.get("name"): c.get("syntax") for c in root.iter("command")}
     expected = {
@@ -174,17 +174,17 @@ def test_every_registry_capability_is_in_the_vector():
 def test_a_command_added_to_the_registry_appears_without_renderer_changes(monkeypatch):
     extra = CommandSpec("memo", "maestro.cli.memo", "Leave a memo.", 'maestro memo --to <id> "<text>"', "office", "can_report_task_level")
     monkeypatch.setattr(registry, "COMMANDS", COMMANDS + (extra,))
-    text = render_system_prompt(Manifest(mode="coordinated-worker", session_id="s1"))
+    text = render_system_prompt(SessionManifest(mode="coordinated-worker", session_id="s1"))
     group = ET.fromstring(text).find("commands/group[@name='office']")
     assert group is not None
     assert group.find("command[@name='memo']").get("syntax") == 'maestro memo --to <id> "<text>"'
-    restricted = Manifest(mode="coordinated-worker", restrict=("can_report_task_level",))
+    restricted = SessionManifest(mode="coordinated-worker", restrict=("can_report_task_level",))
     assert "memo" not in [spec.name for spec in enabled_commands(restricted)]
 
 
 @pytest.mark.parametrize("mode", MODES)
 def test_workflow_names_only_commands_it_lists(mode):
-    text = render_system_prompt(Manifest(mode=mode, session_id="s1"))
+    text = render_system_prompt(SessionManifest(mode=mode, session_id="s1"))
     workflow = text.split("<workflow>")[1].split("</workflow>")[0]
     listed = {c.get("name") for c in ET.fromstring(text).iter("command")}
     named = set(re.findall(r"`maestro (\w+)", workflow))
@@ -192,22 +192,22 @@ def test_workflow_names_only_commands_it_lists(mode):
 
 
 def test_capabilities_are_derived_once_from_the_manifest():
-    coordinator = Manifest(mode="coordinator").capabilities
+    coordinator = SessionManifest(mode="coordinator").capabilities
     assert coordinator["can_spawn_sessions"] and coordinator["can_edit_tasks"] and not coordinator["can_use_queue"]
-    queue = Manifest(mode="worker", strategy="queue").capabilities
+    queue = SessionManifest(mode="worker", strategy="queue").capabilities
     assert queue["can_use_queue"] and not queue["can_spawn_sessions"]
-    assert not Manifest(mode="worker", strategy="tree").capabilities["can_use_queue"]
+    assert not SessionManifest(mode="worker", strategy="tree").capabilities["can_use_queue"]
     assert list(coordinator) == list(CAPABILITIES)
 
 
 def test_no_shell_means_no_commands_and_coordinators_need_one():
-    manifest = Manifest(mode="coordinated-worker", shell=False)
+    manifest = SessionManifest(mode="coordinated-worker", shell=False)
     assert not any(manifest.capabilities.values())
     assert "<commands>none: report through your final answer</commands>" in render_system_prompt(manifest)
     with pytest.raises(MaestroError, match="needs to run commands"):
-        Manifest(mode="coordinator", shell=False)
+        SessionManifest(mode="coordinator", shell=False)
     with pytest.raises(MaestroError, match="unknown capability"):
-        Manifest(mode="worker", restrict=("can_fly",))
+        SessionManifest(mode="worker", restrict=("can_fly",))
 
 
 @pytest.mark.parametrize(
@@ -261,7 +261,7 @@ def test_xml_escaping_round_trips_hostile_text():
     hostile = "Fix <&\"> and 'quotes' in a </task> tag\x01"
     task = Task("7", hostile, criteria=[hostile], files=["a&b<c>.py"], validation='test "$x" < in && echo ok')
     ref = Task("1", hostile, status="done", agent="coder", downstream_context=hostile)
-    manifest = Manifest(mode="coordinated-worker", coordinator_session_id='s"<1>')
+    manifest = SessionManifest(mode="coordinated-worker", coordinator_session_id='s"<1>')
     text = render_task_prompt(manifest, TaskContext(tasks=[task], references=[ref], directive=hostile))
     assert "<&\">" not in text
     root = ET.fromstring(text)
@@ -277,5 +277,5 @@ def test_xml_escaping_round_trips_hostile_text():
 
 def test_reference_without_context_shows_the_gap():
     plan = sample_plan()
-    text = render_task_prompt(Manifest(mode="worker"), TaskContext(tasks=[plan.task("3")], references=[plan.task("2")]))
+    text = render_task_prompt(SessionManifest(mode="worker"), TaskContext(tasks=[plan.task("3")], references=[plan.task("2")]))
     assert "Downstream Context missing" in text

@@ -43,15 +43,13 @@ def _check(ctx: CommandContext, task: Any) -> dict[str, Any] | None:
     """Run the task's validation command (None when it has none)."""
     if not task.validation:
         return None
-    from maestro.process import run_process
+    from maestro.engine.gates import run_validation
 
     settings = ctx.settings
-    # A person's command from the plan, which may use pipes or &&: run by sh, as the engine does.
-    out = run_process(["/bin/sh", "-c", task.validation], cwd=settings.paths.root, env=dict(ctx.env),
-                      timeout_s=max(60.0, timeout_s(settings)))
-    output = (out.stdout + "\n" + out.stderr).strip()
-    return {"command": task.validation, "exit": out.exit_code, "timed_out": out.timed_out,
-            "passed": out.exit_code == 0 and not out.timed_out, "output": output[-VALIDATION_TAIL:]}
+    ran = run_validation(task.validation, root=settings.paths.root, env=ctx.env,
+                         timeout_s=max(60.0, timeout_s(settings)))
+    return {"command": task.validation, "exit": ran.exit_code, "timed_out": ran.timed_out,
+            "passed": ran.passed, "output": ran.output[-VALIDATION_TAIL:]}
 
 
 def _validation_note(check: dict[str, Any] | None) -> str:
