@@ -74,3 +74,8 @@ def shown_path(path: Path, root: Path, *, home: Path | None = None, folder: bool
         rel = path.relative_to(home).as_posix()
         return "~" if rel == "." else "~/" + rel
     return str(path)
+
+
+def one_line(text: str | None, width: int) -> str:
+    flat = " ".join((text or "").split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"

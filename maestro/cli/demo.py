@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import io
+from pathlib import Path
 
 from maestro.cli.context import Context, Result
+from maestro.errors import MaestroError
 
 EXAMPLES = """\
   maestro demo              plan and run a 6-task goal in a temporary git project, then remove it
@@ -20,11 +23,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--keep", action="store_true", help="keep the temporary project and print its path")
 
 
+def _command(root: Path, env: dict[str, str], *argv: str) -> str:
+    """Run a maestro command in-process for the demo project and return its text."""
+    from maestro.cli import main
+
+    buffer = io.StringIO()
+    code = main(list(argv), Context(cwd=root, env=env, stdout=buffer, stderr=buffer, stdin=io.StringIO()))
+    if code != 0:
+        raise MaestroError(f"`maestro {' '.join(argv[:2])}` failed in the demo project: {buffer.getvalue().strip()[:300]}",
+                           "report this with the output above.")
+    return buffer.getvalue()
+
+
 def run(args: argparse.Namespace, ctx: Context) -> Result:
     from maestro.cli.run import render_summary
     from maestro.engine.demo import run_demo
 
-    outcome = run_demo(ctx.env, ctx.stdout, keep=args.keep, as_json=ctx.json)
+    outcome = run_demo(ctx.env, ctx.stdout, keep=args.keep, as_json=ctx.json, command=_command)
     status = outcome.status_text.rstrip()
     if not outcome.kept:  # its next steps are about a project that is gone now
         status = status.split("\nNext:")[0].rstrip()

@@ -9,12 +9,12 @@ once, and `maestro status` shows the result. No account, no network.
 
 from __future__ import annotations
 
-import io
 import os
 import shlex
 import shutil
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -112,31 +112,17 @@ class DemoOutcome:
     report: Path
 
 
-def _context(root: Path, env: dict[str, str], out: TextIO, as_json: bool) -> Any:
-    from maestro.cli.context import Context
-
+def demo_env(env: dict[str, str]) -> dict[str, str]:
+    """The environment the demo's commands run with: the caller's, without its MAESTRO_*
+    settings, with a fast, visible pace."""
     clean = {k: v for k, v in env.items() if not k.startswith("MAESTRO_")}
     clean.update({
-        "MAESTRO_PROJECT_DIR": str(root),
         "MAESTRO_STAGGER_DELAY": "0.1",
         "MAESTRO_MAX_CONCURRENT": "3",
         "MAESTRO_LOG": "summary",
         "MAESTRO_RETRY_BACKOFF": "0",
     })
-    return Context(cwd=root, env=clean, stdout=out, stderr=out, stdin=io.StringIO(), json=as_json)
-
-
-def _command(ctx: Any, *argv: str) -> str:
-    """Run a maestro command in-process for the demo project and return its text."""
-    from maestro.cli import main
-
-    buffer = io.StringIO()
-    sub = type(ctx)(cwd=ctx.cwd, env=ctx.env, stdout=buffer, stderr=buffer, stdin=io.StringIO())
-    code = main(list(argv), sub)
-    if code != 0:
-        raise MaestroError(f"`maestro {' '.join(argv[:2])}` failed in the demo project: {buffer.getvalue().strip()[:300]}",
-                           "report this with the output above.")
-    return buffer.getvalue()
+    return clean
 
 
 def _report(paths: Any, keep: bool) -> Path:
@@ -151,7 +137,14 @@ def _report(paths: Any, keep: bool) -> Path:
     return write_report(paths, output)
 
 
-def run_demo(env: dict[str, str], out: TextIO, *, keep: bool, as_json: bool) -> DemoOutcome:
+# command(root, env, *argv) -> its text: a maestro command run for the demo project. The
+# CLI passes its own (the demo goes through `plan --from` and `status` as a person would);
+# the engine does not import the CLI.
+Command = Callable[..., str]
+
+
+def run_demo(env: dict[str, str], out: TextIO, *, keep: bool, as_json: bool, command: Command) -> DemoOutcome:
+    from maestro.config import load_settings
     from maestro.engine.context import RunOptions
     from maestro.engine.run import Engine
     from maestro.spokes.base import refuse_if_inside_spoke
@@ -161,15 +154,16 @@ def run_demo(env: dict[str, str], out: TextIO, *, keep: bool, as_json: bool) -> 
     root = base / "textkit"
     try:
         plan_input = create_project(root)
-        ctx = _context(root, env, out, as_json)
+        run_env = {**demo_env(env), "MAESTRO_PROJECT_DIR": str(root)}
+        settings = load_settings(root, run_env)
         if not as_json:
             out.write(f"demo project: {root}\ngoal: {GOAL}\n\n")
-        _command(ctx, "plan", "--from", str(plan_input), "--yes")
-        engine = Engine(ctx.settings, env=ctx.env, options=RunOptions(), out=out, quiet=as_json,
+        command(root, run_env, "plan", "--from", str(plan_input), "--yes")
+        engine = Engine(settings, env=run_env, options=RunOptions(), out=out, quiet=as_json,
                         sim_delay_s=SIM_DELAY_S, backoff_s=0.0)
         summary = engine.run()
-        status_text = _command(ctx, "status")
-        return DemoOutcome(root, keep, summary, status_text, _report(ctx.paths, keep))
+        status_text = command(root, run_env, "status")
+        return DemoOutcome(root, keep, summary, status_text, _report(settings.paths, keep))
     finally:
         if not keep:
             shutil.rmtree(base, ignore_errors=True)

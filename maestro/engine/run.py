@@ -25,7 +25,7 @@ from maestro.engine.receipts import GitTree, Observer
 from maestro.engine.resume import recover
 from maestro.engine.rundir import RunDir, RunLock, new_run_id
 from maestro.engine.scheduler import Job, Scheduler, ScheduleReport
-from maestro.errors import MaestroError, NotFound
+from maestro.errors import MaestroError
 from maestro.formatting import shown_path
 from maestro.state.model import STATUSES, task_sort_key
 
@@ -61,7 +61,7 @@ def open_store(paths: Any) -> Any:
 
     store = PlanStore(paths)
     if not store.exists():
-        raise NotFound(f"no plan at {paths.plan}.", "write one with `maestro plan --from plan.yaml` (or try `maestro demo`).")
+        raise store.missing()
     return store
 
 

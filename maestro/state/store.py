@@ -40,13 +40,19 @@ class PlanStore:
     def exists(self) -> bool:
         return self.path.is_file()
 
+    def missing(self) -> NotFound:
+        """The one error every command gives in a project without a plan file yet."""
+        return NotFound(
+            f"no plan yet: {self.display} does not exist.",
+            "write one with `maestro plan --from plan.yaml` (its shape: `maestro plan --schema`), "
+            "or run /maestro:plan \"<goal>\" in Claude Code or Gemini CLI ($maestro plan in Codex).",
+        )
+
     def _read(self) -> bytes:
         try:
             return self.path.read_bytes()
         except FileNotFoundError:
-            raise NotFound(f"there is no plan yet ({self.display} does not exist).",
-                           "create one with `maestro plan --from plan.yaml` (see `maestro plan --schema`).",
-                           file=self.display) from None
+            raise self.missing() from None
 
     def _parse(self, data: bytes) -> Plan:
         from maestro.state.planfile import parse_bytes

@@ -20,7 +20,7 @@ from maestro.engine.challenge.prompt import SYSTEM, build_prompt
 from maestro.engine.challenge.recon import recon as project_recon
 from maestro.engine.challenge.vendors import choose
 from maestro.engine.context import CommandContext
-from maestro.errors import MaestroError, NotFound, PlanError
+from maestro.errors import MaestroError, PlanError
 from maestro.state.model import Challenge, Plan
 from maestro.tokens import count_tokens
 
@@ -59,10 +59,7 @@ def load_plan(paths: Any) -> Plan:
 
     store = PlanStore(paths)
     if not store.exists():
-        raise NotFound(
-            f"there is no plan at {paths.plan}.",
-            "write one first with `maestro plan --from plan.yaml` (or `--from -`).",
-        )
+        raise store.missing()
     return store.load()
 
 
