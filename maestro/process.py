@@ -62,26 +62,73 @@ def _resolve(executable: str, env: dict[str, str]) -> str:
     return found
 
 
+# -- processes and groups: the one /proc stat reader, liveness test and group stop -------
+
+
+@dataclass(frozen=True)
+class ProcStat:
+    """What ``/proc/<pid>/stat`` says of a process (man 5 proc)."""
+
+    name: str
+    state: str  # R, S, D, ...; Z zombie and X dead count as gone
+    ppid: int
+    pgid: int
+    start: int | None  # clock ticks after boot (field 22): with the pid, one process for life
+
+    @property
+    def gone(self) -> bool:
+        return self.state in ("Z", "X")
+
+
+def has_proc() -> bool:
+    return Path("/proc/self").exists()
+
+
+def proc_stat(pid: int | str) -> ProcStat | None:
+    """``/proc/<pid>/stat`` read, or None when it cannot be (no such process, no /proc)."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    # The command name is in parentheses and may hold spaces (and parentheses).
+    name, _, rest = text.partition("(")[2].rpartition(")")
+    fields = rest.split()
+    if len(fields) < 3 or not fields[1].lstrip("-").isdigit() or not fields[2].lstrip("-").isdigit():
+        return None
+    start = int(fields[19]) if len(fields) > 19 and fields[19].isdigit() else None
+    return ProcStat(name, fields[0], int(fields[1]), int(fields[2]), start)
+
+
+def pid_alive(pid: int | None) -> bool:
+    """True for a live process; a zombie (exited, not yet reaped) counts as dead. Without
+    /proc the signal test alone decides."""
+    if not pid or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    stat = proc_stat(pid)
+    return stat is None or not stat.gone
+
+
 def _live_member(pgid: int) -> bool:
     """Whether a process of group ``pgid`` is still running. Killed members stay zombies
     until their new parent reaps them, which a container's init may do only every second
     or two: they count as gone. Without /proc, any member counts."""
-    proc = Path("/proc")
-    if not proc.is_dir():
+    if not Path("/proc").is_dir():
         return True
-    for entry in os.scandir(proc):
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = Path(entry.path, "stat").read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if len(fields) > 2 and fields[2] == str(pgid) and fields[0] not in ("Z", "X"):
-            return True
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            stat = proc_stat(entry.name)
+            if stat is not None and stat.pgid == pgid and not stat.gone:
+                return True
     return False
 
 
-def _group_alive(pgid: int) -> bool:
+def group_alive(pgid: int) -> bool:
     try:
         os.killpg(pgid, 0)
     except ProcessLookupError:
@@ -91,24 +138,30 @@ def _group_alive(pgid: int) -> bool:
     return _live_member(pgid)
 
 
-def _signal_group(pgid: int, sig: int) -> None:
+def signal_group(pgid: int, sig: int) -> None:
     try:
         os.killpg(pgid, sig)
     except (ProcessLookupError, PermissionError):
         pass
 
 
+def stop_gracefully(send: Callable[[int], None], running: Callable[[], bool], grace_s: float) -> bool:
+    """SIGTERM through ``send``, up to ``grace_s`` for ``running()`` to turn false, then
+    SIGKILL if it did not; True when SIGKILL was needed. The one way Maestro stops a
+    process or a group: the runner at a deadline, a leftover spoke on resume, a session."""
+    send(signal.SIGTERM)
+    deadline = time.monotonic() + grace_s
+    while running() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    if running():
+        send(signal.SIGKILL)
+        return True
+    return False
+
+
 def _stop_group(proc: subprocess.Popen[bytes], pgid: int, grace_s: float) -> None:
     """SIGTERM the whole group, give it ``grace_s`` to go, then SIGKILL what is left."""
-    _signal_group(pgid, signal.SIGTERM)
-    deadline = time.monotonic() + grace_s
-    while time.monotonic() < deadline:
-        if proc.poll() is not None and not _group_alive(pgid):
-            break
-        time.sleep(0.02)
-    if proc.poll() is None or _group_alive(pgid):
-        _signal_group(pgid, signal.SIGKILL)
-    proc.wait()
+    stop_gracefully(lambda sig: signal_group(pgid, sig), lambda: proc.poll() is None or group_alive(pgid), grace_s)
 
 
 def _drain_lines(
@@ -220,7 +273,7 @@ def run_process(
     if proc.poll() is None:
         _stop_group(proc, pgid, grace_s)
     duration = time.monotonic() - started
-    if _group_alive(pgid):
+    if group_alive(pgid):
         # The CLI exited but something it started (an agent's background command) is
         # still in its group, holding the pipes open: it belongs to this dispatch.
         _stop_group(proc, pgid, grace_s)

@@ -20,6 +20,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from maestro.process import proc_stat
+
 
 def _read(path: str) -> str | None:
     try:
@@ -35,15 +37,6 @@ def _pid_namespace() -> str | None:
         return None
 
 
-def _stat_fields(pid: int) -> list[str] | None:
-    text = _read(f"/proc/{pid}/stat")
-    if text is None or ")" not in text:
-        return None
-    # Fields after the parenthesised command name (which may hold spaces): state is
-    # field 3 of the man page, so the start time (field 22) is index 19 here.
-    return text.rsplit(")", 1)[1].split()
-
-
 @dataclass(frozen=True)
 class ProcessMark:
     """What identifies one process for its whole life, as one reader sees it."""
@@ -55,9 +48,8 @@ class ProcessMark:
 
     @classmethod
     def of(cls, pid: int) -> ProcessMark:
-        fields = _stat_fields(pid)
-        start = int(fields[19]) if fields and len(fields) > 19 and fields[19].isdigit() else None
-        return cls(pid, start, _pid_namespace(), _read("/proc/sys/kernel/random/boot_id"))
+        stat = proc_stat(pid)
+        return cls(pid, stat.start if stat else None, _pid_namespace(), _read("/proc/sys/kernel/random/boot_id"))
 
     def to_dict(self) -> dict[str, object]:
         return {"pid": self.pid, "start": self.start, "namespace": self.namespace, "boot": self.boot}
@@ -78,10 +70,8 @@ class ProcessMark:
             return False  # recorded where /proc could not say: the pid alone proves nothing
         if self.namespace != _pid_namespace() or self.boot != _read("/proc/sys/kernel/random/boot_id"):
             return False
-        fields = _stat_fields(self.pid)
-        if not fields or len(fields) <= 19:
-            return False
-        return fields[0] not in ("Z", "X") and fields[19] == str(self.start)
+        stat = proc_stat(self.pid)
+        return stat is not None and not stat.gone and stat.start == self.start
 
 
 def lock_held(path: Path) -> bool:

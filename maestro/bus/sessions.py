@@ -16,8 +16,6 @@ import json
 import os
 import re
 import secrets
-import signal
-import time
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -315,7 +313,7 @@ def _kill(session: Session) -> str:
     """SIGTERM the session's process group, SIGKILL what is left after a grace period.
     Only a process proven to be the session's (pid with its start time) is signalled: a
     recycled pid is never killed."""
-    from maestro.process import _group_alive, _signal_group
+    from maestro.process import group_alive, signal_group, stop_gracefully
 
     mark = ProcessMark.from_dict(session.data.get("process") or {})
     if mark is None or not mark.alive():
@@ -327,7 +325,7 @@ def _kill(session: Session) -> str:
 
     def send(sig: int) -> None:
         if group is not None:
-            _signal_group(group, sig)
+            signal_group(group, sig)
         else:
             try:
                 os.kill(mark.pid, sig)
@@ -335,14 +333,9 @@ def _kill(session: Session) -> str:
                 pass
 
     def running() -> bool:
-        return mark.alive() or (group is not None and _group_alive(group))
+        return mark.alive() or (group is not None and group_alive(group))
 
-    send(signal.SIGTERM)
-    deadline = time.monotonic() + STOP_GRACE_S
-    while running() and time.monotonic() < deadline:
-        time.sleep(0.02)
-    if running():
-        send(signal.SIGKILL)
+    if stop_gracefully(send, running, STOP_GRACE_S):
         return f"killed process group {group}" if group else f"killed process {mark.pid}"
     return f"ended process group {group}" if group else f"ended process {mark.pid}"
 

@@ -14,17 +14,14 @@ run's spoke for that task (a pid can be reused).
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from maestro import clock
-from maestro.engine.rundir import pid_alive
 from maestro.paths import ProjectPaths
+from maestro.process import pid_alive, signal_group, stop_gracefully
 
 
 @dataclass
@@ -55,14 +52,7 @@ def stop_leftover_spoke(paths: ProjectPaths, run_id: str | None, task_id: str, g
     if pid == os.getpid() or not pid_alive(pid) or not _is_spoke_of(pid, run_id, task_id):
         record.unlink(missing_ok=True)
         return None
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, signal.SIGTERM)
-    deadline = time.monotonic() + grace_s
-    while time.monotonic() < deadline and pid_alive(pid):
-        time.sleep(0.05)
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        if pid_alive(pid):
-            os.killpg(pid, signal.SIGKILL)
+    stop_gracefully(lambda sig: signal_group(pid, sig), lambda: pid_alive(pid), grace_s)
     record.unlink(missing_ok=True)
     return pid
 

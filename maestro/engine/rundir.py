@@ -44,24 +44,6 @@ def new_run_id() -> str:
     return f"{clock.folder_stamp()}-{secrets.token_hex(2)}"
 
 
-def pid_alive(pid: int | None) -> bool:
-    """True for a live process; a zombie (exited, not yet reaped) counts as dead."""
-    if not pid or pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return True
-    # The state letter follows the parenthesised command name, which may hold spaces.
-    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
-
-
 def is_engine_of(pid: int, run_id: str) -> bool:
     """Is process ``pid``, as this shell sees it, the engine of ``run_id``? A foreground
     engine is this very program; a detached one carries ``--run-id`` on its command line.

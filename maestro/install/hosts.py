@@ -25,6 +25,7 @@ from maestro.errors import InstallError
 from maestro.install import text
 from maestro.install.sources import ROUTER_SKILL, VERBS, CommandSource, load_commands, load_skill
 from maestro.paths import codex_home, user_home
+from maestro.process import has_proc, proc_stat
 
 SCOPES = ("project", "user")
 FORMS = ("files", "plugin", "extension")
@@ -391,14 +392,12 @@ def _has_ancestor(comm: str) -> bool:
     sees them)? Without /proc: assume so."""
     pid = os.getppid()
     for _ in range(64):
-        try:
-            stat = Path(f"/proc/{pid}/stat").read_text()
-        except OSError:
-            return pid <= 0 or not Path("/proc/self").exists()
-        name, _, rest = stat.partition("(")[2].rpartition(")")
-        if name == comm:
+        stat = proc_stat(pid)
+        if stat is None:
+            return pid <= 0 or not has_proc()
+        if stat.name == comm:
             return True
-        pid = int(rest.split()[1])
+        pid = stat.ppid
         if pid <= 0:
             return False
     return False

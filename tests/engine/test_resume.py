@@ -8,8 +8,9 @@ import sys
 import time
 from pathlib import Path
 
-from maestro.engine.rundir import RunLock, pid_alive
+from maestro.engine.rundir import RunLock
 from maestro.paths import ProjectPaths
+from maestro.process import pid_alive
 from tests.engine.runkit import events, kinds, plan, step, task, write_plan
 
 REPO = Path(__file__).resolve().parents[2]

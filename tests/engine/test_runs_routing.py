@@ -11,11 +11,11 @@ from maestro.engine.rundir import (
     RunLock,
     busy_error,
     find_run,
-    pid_alive,
     read_events,
 )
 from maestro.errors import MaestroError, NotFound, SpokeError
 from maestro.paths import ProjectPaths
+from maestro.process import pid_alive
 
 
 def test_events_append_and_read_from_an_offset(tmp_path):
