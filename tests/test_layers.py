@@ -1,0 +1,118 @@
+"""A lower layer never imports a higher one.
+
+The layers are the list under "Layers" in docs/architecture.md; every import in
+maestro/ (at the top of a module or inside a function: a lazy import is still a
+dependency) is read with ast, so an import that goes up fails here.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "maestro"
+LAYER = re.compile(r"^layer (\d+):\s+(.+?)\s*$")
+
+# Imports that go up today, each with why it is there and what would remove it. Any
+# other upward import fails; an entry here that the code no longer has fails too.
+KNOWN: dict[tuple[str, str], str] = {
+    ("agents/permissions.py", "spokes"): "the permission table asks each spoke for its tier flags; "
+                                         "the flags belong in a roster below agents",
+    ("agents/schema.py", "planning"): "key_path (a JSON Schema error's path) lives in planning.schema; "
+                                      "one helper at the bottom would serve both",
+    ("spokes/base.py", "install"): "user_env (the login shell's environment) is in install.hosts; "
+                                   "it belongs beside the process runner",
+    ("planning/aavsr.py", "engine"): "the tool check routes a task to see which CLI would run it; "
+                                     "routing is a fact of the roster, not of the engine",
+}
+
+
+def layers() -> dict[str, int]:
+    """Top-level module or package of maestro -> its layer number (0 is the bottom)."""
+    found: dict[str, int] = {}
+    for line in (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8").splitlines():
+        match = LAYER.match(line)
+        if match:
+            for name in match.group(2).split():
+                found[name] = int(match.group(1))
+    return found
+
+
+def units() -> set[str]:
+    """The top-level modules and packages of maestro (``__init__`` is the package's own)."""
+    names = {p.stem for p in PACKAGE.glob("*.py")}
+    names |= {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()}
+    return names
+
+
+def unit_of(module: str) -> str:
+    """``maestro.engine.run`` -> ``engine``; ``maestro`` itself -> ``__init__``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def imported_units(source: str) -> list[tuple[str, int]]:
+    """(top-level unit, line) for every import of maestro in ``source``."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [(unit_of(a.name), node.lineno) for a in node.names if a.name.split(".")[0] == "maestro"]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            if node.module == "maestro":  # from maestro import graph, __version__
+                found += [(a.name if a.name in units() else "__init__", node.lineno) for a in node.names]
+            elif node.module.split(".")[0] == "maestro":
+                found.append((unit_of(node.module), node.lineno))
+    return found
+
+
+def upward_imports(rel: str, source: str, levels: dict[str, int]) -> list[tuple[str, str, int]]:
+    """(file, imported unit, line) for each import in ``rel`` of a higher layer."""
+    parts = Path(rel).with_suffix("").parts
+    own = parts[0]
+    return [(rel, target, line) for target, line in imported_units(source)
+            if target != own and levels.get(target, -1) > levels.get(own, -1)]
+
+
+def all_upward() -> list[tuple[str, str, int]]:
+    levels = layers()
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE).as_posix()
+        found += upward_imports(rel, path.read_text(encoding="utf-8"), levels)
+    return found
+
+
+def test_every_module_has_one_layer():
+    levels = layers()
+    assert units() - set(levels) == set(), "add it to the Layers list in docs/architecture.md"
+    assert set(levels) - units() == set(), "a listed name that is no module of maestro"
+
+
+def test_no_lower_layer_imports_a_higher_one():
+    new = [f"maestro/{rel}:{line} imports maestro.{target}" for rel, target, line in all_upward()
+           if (rel, target) not in KNOWN]
+    assert new == [], "an import that goes up a layer (docs/architecture.md, Layers): move the code down"
+
+
+def test_every_known_exception_is_still_there():
+    still = {(rel, target) for rel, target, _ in all_upward()}
+    assert set(KNOWN) - still == set(), "gone from the code: drop it from KNOWN"
+
+
+@pytest.mark.parametrize("source", [
+    "from maestro.cli import main\n",
+    "import maestro.cli.context\n",
+    "from maestro import cli\n",
+    "def later():\n    from maestro.cli.render import render\n",
+])
+def test_an_added_upward_import_is_seen(source):
+    assert upward_imports("state/store.py", source, layers()) == [("state/store.py", "cli", source.count("\n"))]
+
+
+def test_imports_down_or_within_a_layer_pass():
+    source = "from maestro import errors, __version__\nfrom maestro.state.model import Plan\nimport maestro.graph\n"
+    assert upward_imports("state/store.py", source, layers()) == []
