@@ -12,6 +12,7 @@ from typing import Any
 from maestro import roster
 from maestro.cli.context import Context, Result
 from maestro.errors import MaestroError
+from maestro.formatting import shown_path
 
 EXAMPLES = """\
   maestro run                         run every ready task, in parallel where the graph allows
@@ -123,7 +124,7 @@ def _detach(args: argparse.Namespace, ctx: Context) -> Result:
     finally:
         os.close(lock_fd)
     run.write_meta(pid=pid)
-    shown = run.output_path.relative_to(paths.root) if run.output_path.is_relative_to(paths.root) else run.output_path
+    shown = shown_path(run.output_path, paths.root)
     follow = next_command(run.run_id, after=0, poll=1, as_json=ctx.json)
     text = (f"run {run.run_id} started in the background (pid {pid}); engine output: {shown}\n"
             f"Follow it with the `next` command, as printed, until an answer has none (the run ended).\n"
