@@ -2,7 +2,9 @@
 injects: Gemini CLI's shell tool (GIT_CONFIG_COUNT with an empty diff.external,
 GIT_CONFIG_GLOBAL=/dev/null, a pager), an external diff, textconv, color.ui=always."""
 
+import ast
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -147,3 +149,21 @@ def test_a_whole_run_under_geminis_injected_git_environment(cli, project, runenv
     done = plan(project)
     assert [t.status for t in done.tasks] == ["done", "done", "done"]
     assert all(t.receipt and t.receipt.diff_sha for t in done.tasks)
+
+
+def _git_argv_sites(source: str) -> list[int]:
+    """Lines of ``source`` that build an argv list or tuple starting with "git"."""
+    return [node.lineno for node in ast.walk(ast.parse(source))
+            if isinstance(node, ast.List | ast.Tuple) and node.elts
+            and isinstance(node.elts[0], ast.Constant) and node.elts[0].value == "git"]
+
+
+def test_only_maestro_git_runs_git():
+    package = Path(__file__).resolve().parents[1] / "maestro"
+    others = [f"{path.relative_to(package)}:{line}" for path in sorted(package.rglob("*.py")) if path.name != "git.py"
+              for line in _git_argv_sites(path.read_text(encoding="utf-8"))]
+    assert others == [], "run git through maestro.git.run_git (it cleans the caller's injected git configuration)"
+
+
+def test_a_git_argv_elsewhere_is_seen():
+    assert _git_argv_sites('import subprocess\nsubprocess.run(["git", "status"])\n') == [2]

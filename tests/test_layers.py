@@ -24,8 +24,9 @@ KNOWN: dict[tuple[str, str], str] = {
                                          "the flags belong in a roster below agents",
     ("agents/schema.py", "planning"): "key_path (a JSON Schema error's path) lives in planning.schema; "
                                       "one helper at the bottom would serve both",
-    ("spokes/base.py", "install"): "user_env (the login shell's environment) is in install.hosts; "
-                                   "it belongs beside the process runner",
+    ("spokes/base.py", "install"): "user_env (the environment before a host's shell tool added to "
+                                   "it) needs each host's shell facts, kept in install.hosts; they "
+                                   "belong in the roster",
     ("planning/aavsr.py", "engine"): "the tool check routes a task to see which CLI would run it; "
                                      "routing is a fact of the roster, not of the engine",
 }
