@@ -14,8 +14,18 @@ import os
 import threading
 import time
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from maestro import clock
+from maestro.bus.schema import ENDED
+from maestro.bus.sessions import (
+    SessionStore,
+    attach_process,
+    create_worker_session,
+    end_session,
+    run_session_id,
+    spoke_env,
+)
 from maestro.engine import gates, ladder
 from maestro.engine.attempt import Attempt, expanded_context, make_request, receipt_note
 from maestro.engine.budgets import limits_for
@@ -24,6 +34,12 @@ from maestro.engine.routing import choose, task_tier
 from maestro.engine.scheduler import Outcome
 from maestro.errors import MaestroError, SpokeError
 from maestro.state.model import Receipt, Task, Usage
+
+if TYPE_CHECKING:
+    from maestro.agents.catalog import ResolvedAgent
+    from maestro.bus.sessions import Session
+    from maestro.spokes.base import Spoke
+    from maestro.state.model import Plan
 
 
 class TaskRunner:
@@ -123,7 +139,6 @@ class TaskRunner:
     # -- one attempt -----------------------------------------------------------------------
     def attempt(self, task_id: str, extra: str | None, *, retry: bool, resume_session: str | None = None) -> Attempt:
         from maestro import planning
-        from maestro.prompts.delegation import build_delegation
 
         ctx = self.ctx
         stored = ctx.store.load()
@@ -154,16 +169,43 @@ class TaskRunner:
         resolved = ctx.catalog.resolve(agent.name, tool)
         attempt.agent = agent.name
         spoke = ctx.spoke_for(tool)
+        session, lease = create_worker_session(
+            ctx.paths, run_id=ctx.run.run_id, task_id=task.id, cli=tool, agent=agent.name, tier=resolved.tier,
+            directive={"subject": f"Task {task.id}: {task.title}", "from": run_session_id(ctx.run.run_id),
+                       "message": extra if extra and extra.startswith("Clarification") else
+                       f"Do task {task.id} within its files until its criteria are met; report to me as you go."})
+        try:
+            return self._dispatch(task, plan, attempt, spoke, resolved, session, extra=extra, retry=retry,
+                                  resume_session=resume_session, forced_agent=agent.name if (forced and opts.agent) else None)
+        finally:
+            stored_session = SessionStore(ctx.paths).peek(session.id)
+            if stored_session.recorded_status in ENDED:
+                lease.release()  # stopped meanwhile (`maestro session stop`): its reason stays
+            else:
+                end_session(ctx.paths, session.id, "failed" if attempt.failure else "completed",
+                            attempt.failure.reason if attempt.failure else None, lease=lease)
+
+    def _dispatch(self, task: Task, plan: Plan, attempt: Attempt, spoke: Spoke, resolved: ResolvedAgent,
+                  session: Session, *,
+                  extra: str | None, retry: bool, resume_session: str | None, forced_agent: str | None) -> Attempt:
+        """Run the spoke as ``session`` and check its answer."""
+        from maestro.prompts.delegation import build_delegation
+
+        ctx, task_id, tool = self.ctx, task.id, attempt.tool
+        office = spoke.reaches_office(resolved.tier)
         delegation = build_delegation(plan, task, resolved, project_root=ctx.paths.root, tool=tool,
-                                      enforced_by_cli=spoke.enforces(resolved.tier), extra_context=extra)
+                                      enforced_by_cli=spoke.enforces(resolved.tier), extra_context=extra,
+                                      session=session if office else None)
         limits = limits_for(tool, ctx.settings.table("budgets"))
-        number = self._mark_running(task_id, tool, agent.name if (forced and opts.agent) else None)
-        ctx.emit("task_started", task=task_id, title=task.title, tool=tool, agent=agent.name, attempt=number,
-               simulated=bool(getattr(spoke, "simulated", False)) or None)
+        number = self._mark_running(task_id, tool, forced_agent)
+        ctx.emit("task_started", task=task_id, title=task.title, tool=tool, agent=attempt.agent, attempt=number,
+               simulated=bool(getattr(spoke, "simulated", False)) or None, session=session.id)
         request = make_request(task, delegation, resolved, root=ctx.paths.root, abort_tokens=limits.abort,
                                scratch=ctx.run.path / "scratch" / f"task-{task.id}-attempt-{number}",
-                               env_extra={"MAESTRO_RUN_ID": ctx.run.run_id, "MAESTRO_TASK_ID": task.id},
+                               env_extra={"MAESTRO_RUN_ID": ctx.run.run_id, "MAESTRO_TASK_ID": task.id,
+                                          **spoke_env(ctx.paths, session)},
                                sim_delay_s=ctx.sim_delay_s)
+        request.shared_dirs = [ctx.paths.machine_dir] if office else []
         if resume_session and spoke.supports_resume:
             request.resume_session = resume_session
         attempt.timeout_s = request.timeout_s
@@ -173,7 +215,8 @@ class TaskRunner:
                 f"<!-- system prompt -->\n{delegation.system}\n<!-- prompt -->\n{delegation.prompt}", encoding="utf-8")
         ctx.observer.begin("spoke", task_id)
         try:
-            result = spoke.dispatch(request, base_env=ctx.env, on_start=lambda pid: self._spoke_started(task_id, pid))
+            result = spoke.dispatch(request, base_env=ctx.env,
+                                    on_start=lambda pid: self._spoke_started(task_id, pid, session.id))
         except SpokeError as exc:
             attempt.failure = ladder.Failure(ladder.FATAL, exc.message, exc.fix)
             ctx.observer.end("spoke", task_id)
@@ -201,10 +244,12 @@ class TaskRunner:
         self._log_attempt(task_id, attempt, number, retry)
         return attempt
 
-    def _spoke_started(self, task_id: str, pid: int) -> None:
+    def _spoke_started(self, task_id: str, pid: int, session_id: str) -> None:
         # Recorded so a later run can stop a spoke this engine left behind when it died.
         if pid != os.getpid():
             (self.ctx.run.path / f"spoke-{task_id}.pid").write_text(f"{pid}\n", encoding="utf-8")
+            # The session's process: what `maestro session stop` signals, proven by its start time.
+            attach_process(self.ctx.paths, session_id, pid)
 
     # -- accounting -------------------------------------------------------------------------
     @staticmethod

@@ -156,8 +156,16 @@ class Engine:
             else:
                 run.create(**meta)
             events = run.events()
+            # The run is the coordinator session of the spokes it dispatches; its lease
+            # (held while the engine lives) is what says the run still answers to them.
+            from maestro.bus.sessions import end_session, run_session_id, start_run_session
+
+            session_lease = start_run_session(self.paths, run_id, goal=store.load().goal if store.exists() else None)
+            ended = "failed"
             try:
-                return self._run(store, run, events)
+                summary = self._run(store, run, events)
+                ended = "completed" if summary.status == "finished" else "stopped" if summary.status in ("aborted", "stopped") else "failed"
+                return summary
             except MaestroError as exc:
                 events.emit("run_ended", run_id=run_id, status="error", message=str(exc))
                 run.write_meta(state="ended", finished=clock.iso(), status="error")
@@ -167,6 +175,8 @@ class Engine:
                 events.emit("run_ended", run_id=run_id, status="interrupted", message=message)
                 run.write_meta(state="ended", finished=clock.iso(), status="interrupted")
                 raise
+            finally:
+                end_session(self.paths, run_session_id(run_id), ended, lease=session_lease)
         finally:
             lock.release()
 

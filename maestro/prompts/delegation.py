@@ -30,14 +30,21 @@ class Delegation:
     prompt: str
 
 
-def spoke_manifest(agent: ResolvedAgent) -> SessionManifest:
-    """A dispatched spoke is a coordinated worker of the run that reports in its answer."""
-    return SessionManifest(mode="coordinated-worker", strategy="simple", agent=agent.name, shell=can_shell(agent.tier))
+def spoke_manifest(agent: ResolvedAgent, session: Any = None) -> SessionManifest:
+    """A dispatched spoke is a coordinated worker of the run. With its ``session``
+    (a ``bus.sessions.Session`` it can reach from its shell) it uses the office's mail;
+    without, it reports in its answer."""
+    if session is None:
+        return SessionManifest(mode="coordinated-worker", strategy="simple", agent=agent.name, shell=can_shell(agent.tier))
+    return SessionManifest(mode=session.mode, strategy=session.data.get("strategy"), agent=agent.name,
+                    shell=can_shell(agent.tier), session_id=session.id,
+                    coordinator_session_id=session.coordinator, run_id=session.data.get("run_id"))
 
 
-def _system(agent: ResolvedAgent) -> str:
+def _system(agent: ResolvedAgent, session: Any = None) -> str:
     persona = f"# Agent: {agent.name} ({agent.tier})\n\n{agent.agent.description}\n\n{agent.body.strip()}\n"
-    return render_system_prompt(spoke_manifest(agent)) + "\n" + persona
+    directive = session.data.get("directive") if session is not None else None
+    return render_system_prompt(spoke_manifest(agent, session), directive=directive) + "\n" + persona
 
 
 def _indent(text: str) -> str:
@@ -122,7 +129,7 @@ def _validation(task: Any, agent: ResolvedAgent, root: Path) -> str:
     )
 
 
-def _prohibitions(agent: ResolvedAgent) -> str:
+def _prohibitions(agent: ResolvedAgent, office: bool) -> str:
     scope = (
         "- create, modify or delete any file other than the deliverables"
         if can_write(agent.tier)
@@ -132,7 +139,10 @@ def _prohibitions(agent: ResolvedAgent) -> str:
         [
             "## Prohibitions",
             "Do NOT:",
-            "- ask follow-up questions: nobody will answer. Decide, and record the decision under Decisions Made",
+            "- ask questions in your answer: nobody reads them before you end. Ask your coordinator by mail "
+            "(see your commands) and wait for the answer, or decide, and record the decision under Decisions Made"
+            if office
+            else "- ask follow-up questions: nobody will answer. Decide, and record the decision under Decisions Made",
             "- create git commits, branches or tags, or push: Maestro records the change",
             scope,
             "- run interactive commands (editors, pagers, prompts, REPLs, watch modes)",
@@ -162,7 +172,10 @@ def build_delegation(
     tool: str,
     enforced_by_cli: bool,
     extra_context: str | None = None,
+    session: Any = None,
 ) -> Delegation:
+    """``session``: the dispatch's session (``bus.sessions``), when the spoke can reach
+    the office from its shell: its prompt then carries the session and the mail commands."""
     root = Path(project_root).absolute()
     sections = [protocols.base_protocol(tool), protocols.filesystem_protocol(tool)]
     if not enforced_by_cli:
@@ -179,5 +192,6 @@ def build_delegation(
             "Read this before anything else; it explains what failed last time.\n\n"
             "<<<RETRY CONTEXT\n" + extra_context.strip() + "\nRETRY CONTEXT>>>"
         )
-    sections += [_prohibitions(agent), consumers(plan, task)]
-    return Delegation(system=_system(agent), prompt="\n\n".join(sections) + "\n")
+    office = session is not None and can_shell(agent.tier)
+    sections += [_prohibitions(agent, office), consumers(plan, task)]
+    return Delegation(system=_system(agent, session), prompt="\n\n".join(sections) + "\n")

@@ -79,6 +79,12 @@ class Spoke:
         delegation prompt's restriction block has to carry it."""
         return tier not in self.unenforced_tiers
 
+    def reaches_office(self, tier: str) -> bool:
+        """Can a spoke of ``tier`` write the office's state from its shell (given
+        ``DispatchRequest.shared_dirs``)? Where it cannot, its prompt lists no mail
+        commands and it reports in its answer alone."""
+        return True
+
     # -- building the call ------------------------------------------------------------
     def build_argv(self, req: DispatchRequest) -> list[str]:
         raise NotImplementedError

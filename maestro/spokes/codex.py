@@ -68,6 +68,10 @@ class CodexSpoke(Spoke):
                       "(writes confined to the workdir and /tmp); only the prompt asks it not to",
     }
 
+    def reaches_office(self, tier: str) -> bool:
+        # A read-only sandbox fails every write with EROFS, --add-dir or not.
+        return SANDBOX[tier] == "workspace-write"
+
     def build_argv(self, req: DispatchRequest) -> list[str]:
         self.refuse_resume(req)
         argv = [self.executable or self.name, "exec", "--json", "--skip-git-repo-check", "--sandbox", SANDBOX[req.tier]]
@@ -78,6 +82,11 @@ class CodexSpoke(Spoke):
             argv += ["-m", req.model]
         # --ephemeral: no session files, as claude's --no-session-persistence. No flag
         # limits turns or appends a system prompt, so the system part leads the prompt.
+        if SANDBOX[req.tier] == "workspace-write":
+            # Its sandbox writes only the workdir and /tmp: the mailbox needs --add-dir.
+            # (read-only writes nowhere: such a spoke reports in its answer alone.)
+            for folder in req.shared_dirs:
+                argv += ["--add-dir", str(folder)]
         argv += ["-C", str(req.cwd), "--ephemeral", safe_positional(inline_system(req))]
         return argv
 

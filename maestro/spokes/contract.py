@@ -60,6 +60,10 @@ class DispatchRequest:
     files: list[Path] = field(default_factory=list)
     abort_tokens: int | None = None
     env_extra: dict[str, str] = field(default_factory=dict)
+    # Folders outside ``cwd`` the spoke's own shell must write: the office's state
+    # (``.ai/maestro``), where ``maestro mail`` and ``task report`` record what it says.
+    # A CLI whose sandbox confines writes to the workdir is told to allow them.
+    shared_dirs: list[Path] = field(default_factory=list)
     # The task's title and success criteria, for the sim spoke's answer (real CLIs read
     # them in the prompt).
     title: str | None = None

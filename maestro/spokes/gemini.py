@@ -144,6 +144,9 @@ class GeminiSpoke(Spoke):
         mode = TIER_MODE[req.tier]
         if mode:
             argv += ["--approval-mode", mode]
+        for folder in req.shared_dirs:
+            # The workspace its file tools may touch: the mailbox's folder besides the workdir.
+            argv += ["--include-directories", str(folder)]
         return argv + ["--policy", str(self.policy_path(req))]
 
     def retry_notice(self, line: str) -> bool:

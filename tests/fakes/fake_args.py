@@ -97,6 +97,7 @@ CODEX: Spec = {
     "--disable": ("repeat", (), "FEATURE"),
     "--profile": ("value", (), "CONFIG_PROFILE"),
     "--image": ("repeat", (), "FILE"),
+    "--add-dir": ("repeat", (), "DIR"),  # codex 0.169 exec: "Additional directories that should be writable"
 }
 CODEX_ALIASES = {"-s": "--sandbox", "-m": "--model", "-C": "--cd", "-o": "--output-last-message", "-c": "--config", "-p": "--profile", "-i": "--image"}
 

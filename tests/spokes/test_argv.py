@@ -182,3 +182,23 @@ def test_resume_needs_a_spoke_that_supports_it(cli):
 def test_unknown_tier_is_refused():
     with pytest.raises(SpokeError, match="unknown tool tier 'root'"):
         DispatchRequest(prompt="x", tier="root")
+
+
+STATE = Path("/work/proj/.ai/maestro")
+
+
+@pytest.mark.parametrize("tier", ["read-only", "read+shell", "read+write", "full"])
+def test_the_office_state_is_made_writable_where_the_sandbox_allows(tier):
+    """Codex's workspace-write sandbox writes the workdir and /tmp only: the mailbox needs
+    --add-dir (codex 0.169 `exec --help`); read-only writes nowhere, so such a spoke is not
+    offered the office at all. Gemini adds the folder to its workspace."""
+    codex = get_spoke("codex")
+    argv = codex.build_argv(req(tier, shared_dirs=[STATE]))
+    writable = tier in ("read+write", "full")
+    assert codex.reaches_office(tier) == writable
+    assert (argv[argv.index("--add-dir") + 1] == str(STATE)) if writable else "--add-dir" not in argv
+    assert argv.index("-C") > (argv.index("--add-dir") if writable else 0)
+    gemini = get_spoke("gemini").build_argv(req(tier, shared_dirs=[STATE]))
+    assert gemini[gemini.index("--include-directories") + 1] == str(STATE)
+    assert get_spoke("gemini").reaches_office(tier) and get_spoke("claude").reaches_office(tier)
+    assert "--add-dir" not in codex.build_argv(req(tier)) and "--include-directories" not in get_spoke("gemini").build_argv(req(tier))
