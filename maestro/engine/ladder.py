@@ -26,6 +26,7 @@ SCOPE = "scope"
 FATAL = "fatal"
 OVER_BUDGET = "over_budget"
 PRECONDITION = "precondition"  # AAVSR refused the dispatch
+STOPPED = "stopped"  # `maestro session stop`: a person or a coordinator ended the attempt
 
 NEEDS_DECOMPOSITION = "needs decomposition"
 
@@ -87,6 +88,8 @@ def next_step(
         return Step("fail", failure.reason)
     if failure.kind == OVER_BUDGET:
         return Step("block", f"{NEEDS_DECOMPOSITION}: {failure.reason}")
+    if failure.kind == STOPPED:
+        return Step("block", failure.reason)  # never retried: someone chose to end it
     if failure.kind == PRECONDITION:
         return Step("block", f"not dispatched: {failure.reason}")
     retries_left = attempts <= max_retries

@@ -42,6 +42,11 @@ if TYPE_CHECKING:
     from maestro.state.model import Plan
 
 
+# How long a spoke ended by a signal waits for `session stop` to record why (it marks the
+# session after the process group is gone: at most its 3 s SIGTERM grace, then SIGKILL).
+STOP_GRACE_S = 5.0
+
+
 class TaskRunner:
     def __init__(self, ctx: RunContext) -> None:
         self.ctx = ctx
@@ -231,7 +236,13 @@ class TaskRunner:
                 f"argv: {result.argv}\nexit: {result.exit_code}\n\n--- stdout ---\n{result.stdout}\n"
                 f"--- stderr ---\n{result.stderr}\n--- final text ---\n{result.text}\n", encoding="utf-8")
         attempt.failure = ladder.spoke_failure(result, tool)
-        if attempt.failure is None:
+        # Maestro's own kills (timeout, token abort) are not a stop: no grace for those.
+        ours = result.timed_out or result.aborted_over_budget
+        stopped = self._stopped_reason(session.id, None if ours else result.exit_code)
+        if stopped:
+            attempt.failure = ladder.Failure(ladder.STOPPED, stopped,
+                                             f"run it again with `maestro run {task_id}` when it should go on.")
+        elif attempt.failure is None:
             gates.apply(ctx, task, attempt, result, changes)
         # The task's changes so far (every attempt of this run), for the log row and state.
         attempt.receipt = ctx.observer.receipt(task_id, validation=attempt.validation,
@@ -243,6 +254,21 @@ class TaskRunner:
         ctx.budget.add(result.usage.total)
         self._log_attempt(task_id, attempt, number, retry)
         return attempt
+
+    def _stopped_reason(self, session_id: str, exit_code: int | None) -> str | None:
+        """Why the attempt's session was stopped (`maestro session stop`), or None. The
+        stopper marks the session once the process group is gone, a moment after the spoke
+        returned: a spoke ended by a signal gets that moment (bounded), any other none."""
+        store = SessionStore(self.ctx.paths)
+        signalled = exit_code is not None and (exit_code < 0 or exit_code in (128 + 9, 128 + 15))
+        deadline = time.monotonic() + (STOP_GRACE_S if signalled else 0.0)
+        while True:
+            session = store.peek(session_id)
+            if session.recorded_status == "stopped":
+                return str(session.data.get("reason") or "stopped")
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(0.05)
 
     def _spoke_started(self, task_id: str, pid: int, session_id: str) -> None:
         # Recorded so a later run can stop a spoke this engine left behind when it died.

@@ -46,6 +46,8 @@ def describe(event: dict[str, Any]) -> str:
         return f"task {task} blocked: {event.get('reason')}"
     if kind == "task_pending":
         return f"task {task} left pending: {event.get('reason')}"
+    if kind == "task_report":  # a worker's own word: its subject names the task and the kind
+        return f"{event.get('report')} ({event.get('session')})"
     if kind == "decision":
         options = "; ".join(f"{o['option']}) {o['label'].lower()}: {o['command']}" for o in event.get("options", []))
         return f"decision needed on task {task} ({event.get('status')}): {options}"

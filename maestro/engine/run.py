@@ -220,12 +220,18 @@ class Engine:
             sim_delay_s=self.sim_delay_s,
         )
         runner = TaskRunner(shared)
+        reports = WorkerReports(self.paths, run.run_id, emit)
+
+        def idle() -> None:
+            reports.deliver()
+            view.tick()
+
         jobs = [Job(t.id, tuple(t.depends), tuple(t.files)) for t in selected]
         done = {t.id for t in plan.tasks if t.status == "done"}
         scheduler = Scheduler(
             jobs, runner.run, max_concurrent=self.settings.max_concurrent,
             stagger_delay=self.settings.stagger_delay, done=done,
-            may_launch=lambda jid: budget.refusal(), on_idle=view.tick, order=task_sort_key,
+            may_launch=lambda jid: budget.refusal(), on_idle=idle, order=task_sort_key,
             on_interrupt=lambda running: emit("run_stopping", reason="interrupted (Ctrl-C)", running=running),
         )
         self.scheduler = scheduler
@@ -233,8 +239,9 @@ class Engine:
         emit("run_started", run_id=run.run_id, pid=os.getpid(), pending=len(jobs), only=opts.task_id,
              max_concurrent=self.settings.max_concurrent, budget_tokens=opts.budget_tokens,
              recovered=[r.task for r in recovered] or None)
-        with _abort_on_sigterm(scheduler):
+        with _abort_on_sigterm(scheduler), reports:
             report = scheduler.run()
+        reports.deliver()
         summary = self._summary(store, run, report, budget, started, [r.task for r in recovered],
                                 sorted(shared.observer.unattributed))
         emit("run_ended", run_id=run.run_id, status=summary.status, counts=summary.counts, tokens=summary.tokens,
@@ -302,3 +309,49 @@ class _abort_on_sigterm:
     def __exit__(self, *exc: object) -> None:
         if self.previous is not None:
             signal.signal(signal.SIGTERM, self.previous)
+
+
+class WorkerReports:
+    """The workers' progress reports (``maestro task report progress|complete``, mail of
+    type status_update addressed to the run) turned into ``task_report`` events, so they
+    show in ``maestro wait``, the live view and ``engine.log``. Woken by the run's
+    doorbell; read on the scheduler's idle ticks and once at the end. Questions and
+    blockers stay unread: they are for the hub (``maestro wait`` shows them)."""
+
+    def __init__(self, paths: Any, run_id: str, emit: Callable[..., Any]) -> None:
+        from maestro.bus.sessions import run_session_id
+
+        self.paths, self.emit = paths, emit
+        self.session_id = run_session_id(run_id)
+        self.rung = threading.Event()
+        self.rung.set()  # read once at the start: reports may predate the watch
+        self._bell: Any = None
+
+    def __enter__(self) -> WorkerReports:  # noqa: PYI034 - a final helper class
+        from maestro.bus.waiting import Doorbell
+
+        self._bell = Doorbell(self.paths, [self.session_id], event=self.rung).__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bell is not None:
+            self._bell.__exit__(*exc)
+
+    def deliver(self) -> None:
+        from maestro.bus.mailbox import Mailbox
+        from maestro.bus.sessions import SessionStore
+
+        if not self.rung.is_set():
+            return
+        self.rung.clear()
+        mailbox = Mailbox(self.paths)
+        if not mailbox.path.exists():
+            return
+        messages, _ = mailbox.inbox(self.session_id, unread_only=True, mark=False)
+        reports = [m for m in messages if m.type == "status_update"]
+        claimed = mailbox.mark_read([m.id for m in reports], self.session_id)
+        sessions = SessionStore(self.paths)
+        for message in sorted((m for m in reports if m.id in claimed), key=lambda m: (m.created_ns, m.id)):
+            tasks = sessions.peek(message.sender).task_ids if sessions.exists(message.sender) else []
+            self.emit("task_report", task=",".join(tasks) or None, session=message.sender,
+                      report=message.subject, detail=message.body)

@@ -3,6 +3,8 @@ spokes, each task attempt a coordinated worker whose shell can reach the mailbox
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from maestro.bus.sessions import SessionStore
 from maestro.paths import ProjectPaths
 from tests.engine.runkit import events, plan, prompt_of, step, task, write_plan
@@ -47,3 +49,56 @@ def test_a_spoke_that_cannot_write_the_office_is_told_to_report_in_its_answer(cl
     prompt = prompt_of(call)
     assert "maestro mail" not in prompt and "nobody will answer" in prompt
     assert call["env"]["MAESTRO_SESSION_ID"].startswith("t1-")  # still a session, for session list/stop
+
+
+def _working_worker(project, deadline_s=20.0):
+    """The worker session of the one running task, once its spoke's process is attached."""
+    import time
+
+    store = SessionStore(ProjectPaths(project))
+    deadline = time.monotonic() + deadline_s
+    while time.monotonic() < deadline:
+        workers = [s for s in store.all()[0] if s.mode == "coordinated-worker" and s.data.get("process")]
+        if workers:
+            return workers[0]
+        time.sleep(0.05)
+    raise AssertionError("no worker session got its process")
+
+
+def test_a_critical_directive_comes_first_and_session_stop_ends_the_task_with_its_reason(
+        cli, project, runenv, monkeypatch):
+
+    from tests.cli.test_wait import wait_until_ended
+
+    monkeypatch.setenv("PYTHONPATH", str(Path(__file__).resolve().parents[2]))  # the detached engine
+    write_plan(cli, project, [task(1, tool="codex")])
+    runenv.script("codex", [{"hang": True}])
+    assert cli("run", "--detach").code == 0
+    worker = _working_worker(project)
+    spoke_pid = worker.data["process"]["pid"]
+    # The hub redirects the worker: its next inbox check shows the critical directive first.
+    assert cli("mail", "send", "--to", worker.id, "--type", "notification", "--message", "fyi: CI is slow").code == 0
+    assert cli("mail", "send", "--to", worker.id, "--type", "directive", "--priority", "critical",
+               "--message", "Stop: keep the public API unchanged").code == 0
+    monkeypatch.setenv("MAESTRO_SESSION_ID", worker.id)
+    inbox = cli("mail", "inbox", "--unread").out
+    assert inbox.index("keep the public API unchanged") < inbox.index("fyi: CI is slow")
+    assert inbox.startswith("m2 directive critical from user")
+    # Its progress report becomes an event of the run: in wait, the live view and engine.log.
+    assert cli("task", "report", "progress", "halfway there").code == 0
+    monkeypatch.delenv("MAESTRO_SESSION_ID")
+    # Stopped for real: the spoke's process group ends and the task is marked with the reason.
+    res = cli("session", "stop", worker.id, "--reason", "wrong approach")
+    assert res.code == 0, res.out + res.err
+    text = "".join(r.out for r in wait_until_ended(cli))
+    assert "task 1 blocked: stopped by user: wrong approach" in text
+    assert f"task 1 progress: halfway there ({worker.id})" in text
+    run_id = events(project)[0]["run_id"]
+    assert "task 1 progress: halfway there" in (project / ".ai" / "maestro" / "runs" / run_id / "engine.log").read_text()
+    task1 = plan(project).task("1")
+    assert task1.status == "blocked" and "stopped by user: wrong approach" in task1.result
+    assert len(runenv.runs("codex")) == 1  # a stop is never retried
+    status = Path(f"/proc/{spoke_pid}/status")
+    assert not status.exists() or "zombie" in status.read_text().lower()
+    stopped = SessionStore(ProjectPaths(project)).get(worker.id)
+    assert stopped.status == "stopped" and stopped.data["reason"] == "stopped by user: wrong approach"
