@@ -51,8 +51,10 @@ def _build_parser() -> Any:
             count, start = len(state.tokens), state.cursor
             end = super().parse_method(m, state)
             # A nested call (a list or quote ended by a heading) has already tagged the
-            # token it added; setdefault keeps that start.
-            for token in state.tokens[count:]:
+            # token it added; setdefault keeps that start. A quote cut short by a nested
+            # block is inserted before the last token (``prepend_token``), so the token at
+            # ``count - 1`` may be this call's too.
+            for token in state.tokens[max(count - 1, 0):]:
                 token.setdefault("_start", start)
             return end
 
