@@ -219,6 +219,7 @@ class TaskRunner:
             ctx.run.artifact(task_id, number, "prompt.md").write_text(
                 f"<!-- system prompt -->\n{delegation.system}\n<!-- prompt -->\n{delegation.prompt}", encoding="utf-8")
         ctx.observer.begin("spoke", task_id)
+        ctx.spacing.wait()
         try:
             result = spoke.dispatch(request, base_env=ctx.env,
                                     on_start=lambda pid: self._spoke_started(task_id, pid, session.id))

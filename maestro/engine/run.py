@@ -19,7 +19,7 @@ from typing import Any, TextIO
 from maestro import clock, roster
 from maestro.engine import progress as progress_views
 from maestro.engine.budgets import RunBudget, limits_for
-from maestro.engine.context import RunContext, RunOptions
+from maestro.engine.context import RunContext, RunOptions, StartSpacing
 from maestro.engine.pipeline import TaskRunner
 from maestro.engine.receipts import GitTree, Observer
 from maestro.engine.resume import recover
@@ -217,7 +217,7 @@ class Engine:
             observer=self._observer(owners), budget=budget, catalog=catalog,
             installed=self.installed(), options=opts, spoke_for=self.spoke_for, hub=hub,
             env=self.env, backoff_s=self.backoff_s, review=self.review if opts.review else None,
-            sim_delay_s=self.sim_delay_s,
+            sim_delay_s=self.sim_delay_s, spacing=StartSpacing(self.settings.stagger_delay),
         )
         runner = TaskRunner(shared)
         reports = WorkerReports(self.paths, run.run_id, emit)

@@ -208,6 +208,18 @@ def progress_event(cli: str, index: int, stream: dict[str, Any]) -> dict[str, An
     return {"type": "item.completed", "item": item}
 
 
+def forked_at() -> float | None:
+    """When the kernel created this process (seconds since boot, to its 10 ms tick): the
+    moment the engine started it, free of the interpreter's own start-up, which a loaded
+    machine stretches by a varying amount. None where /proc is not there."""
+    try:
+        stat_line = Path("/proc/self/stat").read_text()
+    except OSError:
+        return None
+    ticks = int(stat_line.rsplit(")", 1)[1].split()[19])  # field 22, starttime
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
 def main(cli: str) -> int:
     state_dir = os.environ.get("FAKE_CLI_STATE")
     if not state_dir:
@@ -224,6 +236,7 @@ def main(cli: str) -> int:
         "stdin_devnull": stdin_is_devnull(),
         "env": {k: v for k, v in os.environ.items() if k in MARKERS or k.startswith(("MAESTRO_", "FAKE_ENV_"))},
         "time": time.time(),
+        "forked": forked_at(),
     }
     if args in (["--version"], ["-v"], ["-V"]):
         version = state / f"{cli}.version"
