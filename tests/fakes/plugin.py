@@ -70,7 +70,10 @@ class FakeClis:
         log = self.state_dir / f"{name}.calls.jsonl"
         if not log.exists():
             return []
-        return [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines() if line.strip()]
+        # A fake may be appending its line at this moment: only whole lines (those ending
+        # in a newline) are read, so a test polling for a call never sees half of one.
+        whole = log.read_text(encoding="utf-8").split("\n")[:-1]
+        return [json.loads(line) for line in whole if line.strip()]
 
     def runs(self, name: str) -> list[dict[str, Any]]:
         """Calls that ran a step (not ``--version``, not refused at the command line)."""
