@@ -12,7 +12,6 @@ instead of waiting forever.
 from __future__ import annotations
 
 import contextlib
-import logging
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -27,7 +26,6 @@ EXIT_MAIL = 0
 EXIT_TIMEOUT = 11
 EXIT_COORDINATOR_GONE = 12
 LIVENESS_RECHECK_S = 0.5
-logging.getLogger("watchdog").addHandler(logging.NullHandler())
 
 
 @dataclass
@@ -50,35 +48,20 @@ class Doorbell:
         self.mailbox = Mailbox(paths)
         self.readers = list(session_ids)
         self.event = event or threading.Event()
-        self._observer: Any = None
+        self._watch: Any = None
 
     def __enter__(self) -> Doorbell:  # noqa: PYI034 - a final helper class
-        from watchdog.events import FileSystemEventHandler
-        from watchdog.observers import Observer
+        from maestro.watch import FolderWatch
 
-        readers, wake = self.readers, self.event
-
-        class Handler(FileSystemEventHandler):
-            def on_any_event(self, event: Any) -> None:
-                if event.event_type in ("opened", "closed_no_write"):
-                    return
-                for path in (event.src_path, getattr(event, "dest_path", "")):
-                    name = path.decode() if isinstance(path, bytes) else str(path)
-                    bell = name.rsplit("/", 1)[-1]
-                    if any(reads_for(reader, bell) for reader in readers):
-                        wake.set()
-
-        self.mailbox.bells.mkdir(parents=True, exist_ok=True)
-        self._observer = Observer()
-        self._observer.schedule(Handler(), str(self.mailbox.bells), recursive=False)
-        self._observer.daemon = True
-        self._observer.start()
+        readers = self.readers
+        self._watch = FolderWatch(self.mailbox.bells, event=self.event,
+                                  accept=lambda bell: any(reads_for(reader, bell) for reader in readers))
+        self._watch.__enter__()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self._observer is not None:
-            self._observer.stop()
-            self._observer.join(timeout=2)
+        if self._watch is not None:
+            self._watch.__exit__(*exc)
 
 
 class _EventWatch:

@@ -13,8 +13,6 @@ answers it. A message is shown once: showing it marks it read by the person (``u
 from __future__ import annotations
 
 import json
-import logging
-import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,15 +22,13 @@ from maestro.bus.waiting import Doorbell
 from maestro.engine.progress import WAKE_KINDS
 from maestro.engine.rundir import RunDir, RunLock, read_events
 from maestro.fsutil import atomic_write
+from maestro.watch import FolderWatch
 
 EXIT_ENDED = 0
 EXIT_RUNNING = 10
 EXIT_TIMEOUT = 11
 # How often the engine's lock is tested while nothing else wakes the wait.
 LIVENESS_RECHECK_S = 0.5
-# watchdog logs an error when its emitter is stopped during a read (our own stop racing
-# an event); with logging not set up, Python would print it under wait's answer.
-logging.getLogger("watchdog").addHandler(logging.NullHandler())
 
 
 @dataclass
@@ -86,36 +82,6 @@ def last_run_ended(run: RunDir) -> dict[str, Any] | None:
     return ended_event(read_events(run.events_path)[0])
 
 
-class _Wakeup:
-    """Set when the run folder changes."""
-
-    def __init__(self, run: RunDir) -> None:
-        self.run = run
-        self.event = threading.Event()
-        self._observer: Any = None
-
-    def __enter__(self) -> _Wakeup:  # noqa: PYI034 - a private helper, never subclassed
-        from watchdog.events import FileSystemEventHandler
-        from watchdog.observers import Observer
-
-        wake = self.event
-
-        class Handler(FileSystemEventHandler):
-            def on_any_event(self, event: Any) -> None:
-                wake.set()
-
-        self._observer = Observer()
-        self._observer.schedule(Handler(), str(self.run.path), recursive=False)
-        self._observer.daemon = True
-        self._observer.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._observer is not None:
-            self._observer.stop()
-            self._observer.join(timeout=2)
-
-
 def wait_for(run: RunDir, timeout_s: float | None, after: int | None = None, poll: int | None = None) -> WaitResult:
     """Return the events not shown yet, once one of them needs attention (a task
     finished, failed or was blocked, a decision is needed, the run ended), or when
@@ -141,7 +107,7 @@ def wait_for(run: RunDir, timeout_s: float | None, after: int | None = None, pol
         write_cursor(run, offset, max(poll, read_polls(run)))
         return WaitResult(run.run_id, state, collected, end, last_seq, poll, mail)
 
-    with _Wakeup(run) as wakeup, Doorbell(run.paths, [run_session_id(run.run_id)], event=wakeup.event):
+    with FolderWatch(run.path) as wakeup, Doorbell(run.paths, [run_session_id(run.run_id)], event=wakeup.event):
         while True:
             wakeup.event.clear()
             read()
