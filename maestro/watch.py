@@ -21,7 +21,7 @@ logging.getLogger("watchdog").addHandler(logging.NullHandler())
 _READS = ("opened", "closed_no_write")
 
 
-class FolderWatch:
+class FolderObserver:
     def __init__(self, folder: Path, *, event: threading.Event | None = None,
                  accept: Callable[[str], bool] | None = None) -> None:
         self.folder = folder
@@ -29,7 +29,7 @@ class FolderWatch:
         self.accept = accept
         self._observer: Any = None
 
-    def __enter__(self) -> FolderWatch:  # noqa: PYI034 - a final helper class
+    def __enter__(self) -> FolderObserver:  # noqa: PYI034 - a final helper class
         from watchdog.events import FileSystemEventHandler
         from watchdog.observers import Observer
 

@@ -51,10 +51,10 @@ class Doorbell:
         self._watch: Any = None
 
     def __enter__(self) -> Doorbell:  # noqa: PYI034 - a final helper class
-        from maestro.watch import FolderWatch
+        from maestro.watch import FolderObserver
 
         readers = self.readers
-        self._watch = FolderWatch(self.mailbox.bells, event=self.event,
+        self._watch = FolderObserver(self.mailbox.bells, event=self.event,
                                   accept=lambda bell: any(reads_for(reader, bell) for reader in readers))
         self._watch.__enter__()
         return self

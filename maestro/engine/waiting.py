@@ -22,7 +22,7 @@ from maestro.bus.waiting import Doorbell
 from maestro.engine.progress import WAKE_KINDS
 from maestro.engine.rundir import RunDir, RunLock, read_events
 from maestro.fsutil import atomic_write
-from maestro.watch import FolderWatch
+from maestro.watch import FolderObserver
 
 EXIT_ENDED = 0
 EXIT_RUNNING = 10
@@ -107,7 +107,7 @@ def wait_for(run: RunDir, timeout_s: float | None, after: int | None = None, pol
         write_cursor(run, offset, max(poll, read_polls(run)))
         return WaitResult(run.run_id, state, collected, end, last_seq, poll, mail)
 
-    with FolderWatch(run.path) as wakeup, Doorbell(run.paths, [run_session_id(run.run_id)], event=wakeup.event):
+    with FolderObserver(run.path) as wakeup, Doorbell(run.paths, [run_session_id(run.run_id)], event=wakeup.event):
         while True:
             wakeup.event.clear()
             read()
