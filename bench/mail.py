@@ -87,14 +87,23 @@ def pct(values: list[float], q: float) -> float:
 
 def maestro(root: Path, session: str, *argv: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "MAESTRO_PROJECT_DIR": str(root), "MAESTRO_SESSION_ID": session}
-    return subprocess.run([sys.executable, "-m", "maestro", *argv], env=env, cwd=root,
-                          capture_output=True, text=True, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "maestro", *argv],
+        env=env,
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
 
 
 def in_process_latency(root: Path, worker: str, count: int) -> list[float]:
     box = Mailbox(ProjectPaths(root))
-    waiter = subprocess.Popen([sys.executable, "-c", WAITER, str(root), worker, str(count)],
-                              stdout=subprocess.PIPE, text=True)
+    waiter = subprocess.Popen(
+        [sys.executable, "-c", WAITER, str(root), worker, str(count)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert waiter.stdout is not None
     latencies = []
     for n in range(count):
@@ -113,8 +122,14 @@ def process_latency(root: Path, worker: str, samples: int) -> list[float]:
     env = {**os.environ, "MAESTRO_PROJECT_DIR": str(root), "MAESTRO_SESSION_ID": worker}
     latencies = []
     for n in range(samples):
-        proc = subprocess.Popen([sys.executable, "-m", "maestro", "mail", "wait", "--timeout", "30"], env=env,
-                                cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "maestro", "mail", "wait", "--timeout", "30"],
+            env=env,
+            cwd=root,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         time.sleep(0.8)  # started and armed (it would find the mail on its first read anyway)
         sent = time.monotonic()
         box.send("user", [worker], type="directive", priority="normal", subject="s", body=str(n))
@@ -126,10 +141,19 @@ def process_latency(root: Path, worker: str, samples: int) -> list[float]:
 
 def exactly_once(root: Path, worker: str) -> tuple[int, int, int, float]:
     done = root / "senders-done"
-    readers = [subprocess.Popen([sys.executable, "-c", READER, str(root), worker, str(done)],
-                                stdout=subprocess.PIPE, text=True) for _ in range(2)]
+    readers = [
+        subprocess.Popen(
+            [sys.executable, "-c", READER, str(root), worker, str(done)],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
     started = time.monotonic()
-    senders = [subprocess.Popen([sys.executable, "-c", SENDER, str(root), f"p{i}", "100", worker]) for i in range(8)]
+    senders = [
+        subprocess.Popen([sys.executable, "-c", SENDER, str(root), f"p{i}", "100", worker])
+        for i in range(8)
+    ]
     for proc in senders:
         assert proc.wait(timeout=300) == 0
     elapsed = time.monotonic() - started
@@ -146,12 +170,20 @@ def fill(root: Path, recipients: list[str], total: int) -> float:
     box = Mailbox(ProjectPaths(root))
     started = time.monotonic()
     for n in range(total):
-        box.send("user", [recipients[n % len(recipients)]], type="status_update", priority=("normal", "high", "low")[n % 3],
-                 subject=f"update {n}", body=f"message {n}: progress on the parser, 3 tests pass")
+        box.send(
+            "user",
+            [recipients[n % len(recipients)]],
+            type="status_update",
+            priority=("normal", "high", "low")[n % 3],
+            subject=f"update {n}",
+            body=f"message {n}: progress on the parser, 3 tests pass",
+        )
     return time.monotonic() - started
 
 
-def timed(root: Path, session: str, *argv: str, rounds: int = 5) -> tuple[float, subprocess.CompletedProcess[str]]:
+def timed(
+    root: Path, session: str, *argv: str, rounds: int = 5
+) -> tuple[float, subprocess.CompletedProcess[str]]:
     times = []
     done = None
     for _ in range(rounds):
@@ -164,15 +196,19 @@ def timed(root: Path, session: str, *argv: str, rounds: int = 5) -> tuple[float,
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--messages", type=int, default=200)
     parser.add_argument("--process-samples", type=int, default=30)
     args = parser.parse_args()
     from maestro.tokens import count_tokens
 
     load = os.getloadavg()
-    print(f"machine: {os.cpu_count()} CPUs, load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} at start "
-          "(latency tails grow with the load)")
+    print(
+        f"machine: {os.cpu_count()} CPUs, load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} at start "
+        "(latency tails grow with the load)"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "proj"
         root.mkdir()
@@ -183,34 +219,56 @@ def main() -> None:
         others = [store.create(mode="worker", session_id=f"w{i}").id for i in range(99)]
 
         lat = in_process_latency(root, "waiter", args.messages)
-        print(f"mail wait, in-process waiter: {len(lat)} messages, send->return p50 {pct(lat, 50):.1f} ms, "
-              f"p99 {pct(lat, 99):.1f} ms, max {max(lat):.1f} ms (goal p50 <= 10, p99 <= 50)")
+        print(
+            f"mail wait, in-process waiter: {len(lat)} messages, send->return p50 {pct(lat, 50):.1f} ms, "
+            f"p99 {pct(lat, 99):.1f} ms, max {max(lat):.1f} ms (goal p50 <= 10, p99 <= 50)"
+        )
         plat = process_latency(root, "proc", args.process_samples)
-        print(f"mail wait, whole process: {len(plat)} waits, send->exit p50 {pct(plat, 50):.1f} ms, "
-              f"p99 {pct(plat, 99):.1f} ms (includes the process's own exit)")
+        print(
+            f"mail wait, whole process: {len(plat)} waits, send->exit p50 {pct(plat, 50):.1f} ms, "
+            f"p99 {pct(plat, 99):.1f} ms (includes the process's own exit)"
+        )
 
         delivered, duplicates, strangers, elapsed = exactly_once(root, "hub")
-        print(f"8 processes x 100 messages, 2 readers at once: {delivered}/800 delivered exactly once, "
-              f"{duplicates} duplicates, {strangers} unknown ({elapsed:.1f} s to send)")
+        print(
+            f"8 processes x 100 messages, 2 readers at once: {delivered}/800 delivered exactly once, "
+            f"{duplicates} duplicates, {strangers} unknown ({elapsed:.1f} s to send)"
+        )
 
         spent = fill(root, ["big", *others], 10_000)
-        print(f"store filled: 10,000 more messages in {spent:.1f} s ({10_000 / spent:.0f} sends/s, one transaction each)")
+        print(
+            f"store filled: 10,000 more messages in {spent:.1f} s ({10_000 / spent:.0f} sends/s, one transaction each)"
+        )
         ms, done = timed(root, "big", "mail", "inbox")
-        print(f"mail inbox (whole process), 11,000+ messages stored, 100 in the caller's inbox: "
-              f"median {ms:.0f} ms, {len(done.stdout.splitlines())} lines (goal <= 150 ms)")
+        print(
+            f"mail inbox (whole process), 11,000+ messages stored, 100 in the caller's inbox: "
+            f"median {ms:.0f} ms, {len(done.stdout.splitlines())} lines (goal <= 150 ms)"
+        )
         fill(root, ["big"], 9_900)
         first_ms, first = timed(root, "big", "mail", "inbox", "--unread", rounds=1)
-        print(f"mail inbox --unread, 10,000 in the caller's inbox (9,900 unread, printed in full, marked read): "
-              f"{first_ms:.0f} ms, {len(first.stdout.splitlines())} lines")
+        print(
+            f"mail inbox --unread, 10,000 in the caller's inbox (9,900 unread, printed in full, marked read): "
+            f"{first_ms:.0f} ms, {len(first.stdout.splitlines())} lines"
+        )
         ms, done = timed(root, "big", "mail", "inbox")
-        print(f"mail inbox, 10,000 in the caller's inbox, all read (one header line each): median {ms:.0f} ms")
+        print(
+            f"mail inbox, 10,000 in the caller's inbox, all read (one header line each): median {ms:.0f} ms"
+        )
         ms, empty = timed(root, "empty", "mail", "inbox", "--unread")
         print(f"mail inbox --unread with nothing new, 21,000+ messages stored: median {ms:.0f} ms")
 
         box = Mailbox(ProjectPaths(root))
-        print(f"tokens: empty check {count_tokens(empty.stdout)} ({empty.stdout.strip()!r}), ", end="")
-        box.send("hub", ["one"], type="query", priority="high", subject="Token format?",
-                 body="Is the session token a JWT or an opaque id?")
+        print(
+            f"tokens: empty check {count_tokens(empty.stdout)} ({empty.stdout.strip()!r}), ", end=""
+        )
+        box.send(
+            "hub",
+            ["one"],
+            type="query",
+            priority="high",
+            subject="Token format?",
+            body="Is the session token a JWT or an opaque id?",
+        )
         one = maestro(root, "one", "mail", "inbox", "--unread")
         print(f"one-message check {count_tokens(one.stdout)}:")
         print("  " + one.stdout.rstrip().replace("\n", "\n  "))

@@ -78,8 +78,17 @@ def instant_spoke_class():
             return ["instant"]
 
         def dispatch(self, req, *, runner=None, base_env=None, on_start=None):
-            return SpokeResult(tool="sim", text=ANSWER, success=True, usage=Usage(1000, 200), cost=0.0,
-                               session_id="instant", exit_code=0, simulated=True, argv=["instant"])
+            return SpokeResult(
+                tool="sim",
+                text=ANSWER,
+                success=True,
+                usage=Usage(1000, 200),
+                cost=0.0,
+                session_id="instant",
+                exit_code=0,
+                simulated=True,
+                argv=["instant"],
+            )
 
     return InstantSpoke
 
@@ -92,7 +101,7 @@ def plan_yaml(n: int) -> str:
             f"    title: Find the module that owns parsing, question {i}",
             "    specialist: research",
             "    tool: sim",
-            "    criteria: [\"The answer names the module that owns parsing\"]",
+            '    criteria: ["The answer names the module that owns parsing"]',
         ]
     return "\n".join(lines) + "\n"
 
@@ -112,14 +121,29 @@ def one_round(args: argparse.Namespace) -> float:
         (root / "README.md").write_text("bench\n")
         (base / "plan.yaml").write_text(plan_yaml(args.tasks))
         env = {k: v for k, v in os.environ.items() if not k.startswith("MAESTRO_")}
-        env.update({"MAESTRO_PROJECT_DIR": str(root), "MAESTRO_STAGGER_DELAY": "0",
-                    "MAESTRO_MAX_CONCURRENT": str(args.concurrency), "MAESTRO_LOG": args.log})
-        ctx = Context(cwd=root, env=env, stdout=io.StringIO(), stderr=io.StringIO(), stdin=io.StringIO())
+        env.update(
+            {
+                "MAESTRO_PROJECT_DIR": str(root),
+                "MAESTRO_STAGGER_DELAY": "0",
+                "MAESTRO_MAX_CONCURRENT": str(args.concurrency),
+                "MAESTRO_LOG": args.log,
+            }
+        )
+        ctx = Context(
+            cwd=root, env=env, stdout=io.StringIO(), stderr=io.StringIO(), stdin=io.StringIO()
+        )
         if cli_main(["plan", "--from", str(base / "plan.yaml"), "--yes"], ctx) != 0:
             raise SystemExit("plan --from failed: " + ctx.stdout.getvalue() + ctx.stderr.getvalue())
         spoke = instant_spoke_class()()
-        engine = Engine(ctx.settings, env=env, options=RunOptions(), out=io.StringIO(), quiet=False,
-                        spoke_for=lambda name: spoke, backoff_s=0.0)
+        engine = Engine(
+            ctx.settings,
+            env=env,
+            options=RunOptions(),
+            out=io.StringIO(),
+            quiet=False,
+            spoke_for=lambda name: spoke,
+            backoff_s=0.0,
+        )
         started = time.perf_counter()
         summary = engine.run()
         wall = time.perf_counter() - started
@@ -134,13 +158,17 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=100)
     parser.add_argument("--concurrency", type=int, default=1)
     parser.add_argument("--log", default="off", choices=("off", "summary", "detailed"))
-    parser.add_argument("--rounds", type=int, default=3, help="repeat in fresh projects; the median is reported")
+    parser.add_argument(
+        "--rounds", type=int, default=3, help="repeat in fresh projects; the median is reported"
+    )
     args = parser.parse_args()
     walls = sorted(one_round(args) for _ in range(args.rounds))
     per = [w / args.tasks * 1000 for w in walls]
     median = statistics.median(per)
-    print(f"{args.tasks} dispatches to an instant spoke at concurrency {args.concurrency}, log {args.log}, "
-          f"{args.rounds} rounds: {', '.join(f'{p:.1f}' for p in per)} ms per dispatch")
+    print(
+        f"{args.tasks} dispatches to an instant spoke at concurrency {args.concurrency}, log {args.log}, "
+        f"{args.rounds} rounds: {', '.join(f'{p:.1f}' for p in per)} ms per dispatch"
+    )
     print(f"engine overhead per dispatch (median): {median:.1f} ms (target <= 30 ms)")
 
 

@@ -40,7 +40,7 @@ def clock(seconds: int) -> str:
 
 def sample(n: int, seed: int = 7) -> tuple[Plan, ParsedLog]:
     rng = random.Random(seed)
-    width = max(1, int(n ** 0.5))
+    width = max(1, int(n**0.5))
     tasks: list[Task] = []
     rows: list[LogRow] = []
     reviews: list[Review] = []
@@ -56,19 +56,57 @@ def sample(n: int, seed: int = 7) -> tuple[Plan, ParsedLog]:
             took = rng.randint(5, 40)
             spent += took
             failed = attempt < attempts - 1
-            rows.append(LogRow(time=clock(start + spent), actor="Hub", action="Retry" if attempt else "Dispatch",
-                               target=f"Task {i + 1}", tokens=rng.randint(2_000, 60_000), duration_s=took,
-                               outcome="integration gate: exited 1" if failed else "✅", notes=f"attempt {attempt + 1}",
-                               tool=tool, failed=failed, retry=attempt > 0, cost=0.01, cost_estimated=tool != "claude",
-                               task=str(i + 1)))
-        tasks.append(Task(str(i + 1), f"Task number {i + 1}", status="done", tool=tool, depends=depends,
-                          attempts=attempts, usage=Usage(20_000 * attempts, 2_000 * attempts), cost=0.01 * attempts,
-                          cost_estimated=tool != "claude", started=clock(start), finished=clock(start + spent)))
+            rows.append(
+                LogRow(
+                    time=clock(start + spent),
+                    actor="Hub",
+                    action="Retry" if attempt else "Dispatch",
+                    target=f"Task {i + 1}",
+                    tokens=rng.randint(2_000, 60_000),
+                    duration_s=took,
+                    outcome="integration gate: exited 1" if failed else "✅",
+                    notes=f"attempt {attempt + 1}",
+                    tool=tool,
+                    failed=failed,
+                    retry=attempt > 0,
+                    cost=0.01,
+                    cost_estimated=tool != "claude",
+                    task=str(i + 1),
+                )
+            )
+        tasks.append(
+            Task(
+                str(i + 1),
+                f"Task number {i + 1}",
+                status="done",
+                tool=tool,
+                depends=depends,
+                attempts=attempts,
+                usage=Usage(20_000 * attempts, 2_000 * attempts),
+                cost=0.01 * attempts,
+                cost_estimated=tool != "claude",
+                started=clock(start),
+                finished=clock(start + spent),
+            )
+        )
         if i % 10 == 0:
-            reviews.append(Review(f"R{len(reviews) + 1}", str(i + 1), TOOLS[(i + 1) % 3], 1, clock(start + spent + 30),
-                                  "approve", usage=Usage(8_000, 300), cost=0.003, outcome="accepted"))
+            reviews.append(
+                Review(
+                    f"R{len(reviews) + 1}",
+                    str(i + 1),
+                    TOOLS[(i + 1) % 3],
+                    1,
+                    clock(start + spent + 30),
+                    "approve",
+                    usage=Usage(8_000, 300),
+                    cost=0.003,
+                    outcome="accepted",
+                )
+            )
     rows.sort(key=lambda r: r.time)
-    log = logfile.parse(logfile.render(ParsedLog(sessions=[LogSession("2026-11-21 12:00 UTC", "bench", rows=rows)])))
+    log = logfile.parse(
+        logfile.render(ParsedLog(sessions=[LogSession("2026-11-21 12:00 UTC", "bench", rows=rows)]))
+    )
     return Plan(goal="bench", tasks=tasks, reviews=reviews), log
 
 
@@ -85,18 +123,27 @@ def mermaid_parse_ms(texts: list[str]) -> str:
     if shutil.which("node") is None or not (MERMAID_JS / "node_modules" / "mermaid").is_dir():
         return "n/a (npm ci --prefix tests/engine/mermaid_js)"
     began = time.perf_counter()
-    out = subprocess.run(["node", str(MERMAID_JS / "check.mjs")], input=json.dumps(texts), capture_output=True,
-                         text=True, check=True)
+    out = subprocess.run(
+        ["node", str(MERMAID_JS / "check.mjs")],
+        input=json.dumps(texts),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     took = (time.perf_counter() - began) * 1000
     errors = [e for e in json.loads(out.stdout) if e]
     return f"{took:,.0f} ms, {'ok' if not errors else 'REJECTED: ' + errors[0][:80]}"
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--tasks", type=int, nargs="+", default=[50, 500, 2000])
     args = parser.parse_args()
-    print(f"{'tasks':>6} {'log rows':>9} {'build ms':>9} {'render ms':>10} {'report KB':>10}  strict check, Mermaid parse")
+    print(
+        f"{'tasks':>6} {'log rows':>9} {'build ms':>9} {'render ms':>10} {'report KB':>10}  strict check, Mermaid parse"
+    )
     for n in args.tasks:
         plan, log = sample(n)
         report = build_report(plan, log)
@@ -106,8 +153,10 @@ def main() -> None:
         problems = check(report.flowchart) + (check(report.gantt) if report.gantt else [])
         strict = "ok" if not problems else problems[0]
         texts = [report.flowchart] + ([report.gantt] if report.gantt else [])
-        print(f"{n:>6} {len(log.rows()):>9} {build:>9.1f} {render:>10.1f} {len(markdown) / 1024:>10.0f}  "
-              f"{strict}, {mermaid_parse_ms(texts)}")
+        print(
+            f"{n:>6} {len(log.rows()):>9} {build:>9.1f} {render:>10.1f} {len(markdown) / 1024:>10.0f}  "
+            f"{strict}, {mermaid_parse_ms(texts)}"
+        )
 
 
 if __name__ == "__main__":

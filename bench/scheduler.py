@@ -27,7 +27,9 @@ from maestro.engine.scheduler import Job, Outcome, Scheduler
 from maestro.state.model import Task
 
 
-def layered_dag(seed: int, n: int = 40, layers: int = 8, scale: float = 0.1) -> tuple[list[Task], dict[str, float]]:
+def layered_dag(
+    seed: int, n: int = 40, layers: int = 8, scale: float = 0.1
+) -> tuple[list[Task], dict[str, float]]:
     rng = random.Random(seed)
     sizes = [1] * layers
     for _ in range(n - layers):
@@ -42,7 +44,11 @@ def layered_dag(seed: int, n: int = 40, layers: int = 8, scale: float = 0.1) -> 
         for _ in range(size):
             number += 1
             tid = str(number)
-            deps = set(rng.sample(previous, k=min(len(previous), rng.randint(1, 2)))) if previous else set()
+            deps = (
+                set(rng.sample(previous, k=min(len(previous), rng.randint(1, 2))))
+                if previous
+                else set()
+            )
             if earlier and rng.random() < 0.3:
                 deps.add(rng.choice(earlier))  # a longer edge, skipping a layer
             tasks.append(Task(id=tid, title=f"task {tid}", depends=sorted(deps, key=int)))
@@ -82,7 +88,9 @@ def eager(tasks: list[Task], durations: dict[str, float], cap: int) -> tuple[flo
     jobs = [Job(t.id, tuple(t.depends)) for t in tasks]
     started = time.monotonic()
     report = Scheduler(jobs, run_one, max_concurrent=cap, stagger_delay=0.0, order=int).run()
-    assert all(o.status == "done" for o in report.outcomes.values()) and len(report.outcomes) == len(tasks)
+    assert all(o.status == "done" for o in report.outcomes.values()) and len(
+        report.outcomes
+    ) == len(tasks)
     return time.monotonic() - started, report.peak_concurrency
 
 
@@ -100,7 +108,12 @@ def batch_waves(tasks: list[Task], durations: dict[str, float]) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--scale", type=float, default=0.1, help="seconds per duration unit (durations are 1-6 units)")
+    parser.add_argument(
+        "--scale",
+        type=float,
+        default=0.1,
+        help="seconds per duration unit (durations are 1-6 units)",
+    )
     args = parser.parse_args()
     tasks, durations = layered_dag(args.seed, scale=args.scale)
     graph.validate(tasks)
@@ -109,11 +122,15 @@ def main() -> None:
     waves = graph.waves(tasks)
     eager_s, peak = eager(tasks, durations, cap)
     waves_s = batch_waves(tasks, durations)
-    print(f"DAG: {len(tasks)} tasks, {len(waves)} waves, width {cap}, seed {args.seed}, "
-          f"total work {sum(durations.values()):.2f}s")
+    print(
+        f"DAG: {len(tasks)} tasks, {len(waves)} waves, width {cap}, seed {args.seed}, "
+        f"total work {sum(durations.values()):.2f}s"
+    )
     print(f"critical path: {critical:.3f}s ({' -> '.join(path)})")
-    print(f"eager scheduling at concurrency {cap}: {eager_s:.3f}s wall, peak {peak} running, "
-          f"wall / critical path = {eager_s / critical:.3f} (target <= 1.05)")
+    print(
+        f"eager scheduling at concurrency {cap}: {eager_s:.3f}s wall, peak {peak} running, "
+        f"wall / critical path = {eager_s / critical:.3f} (target <= 1.05)"
+    )
     print(f"batch waves: {waves_s:.3f}s wall, wall / critical path = {waves_s / critical:.3f}")
     print(f"speedup of eager over waves: {waves_s / eager_s:.2f}x")
 

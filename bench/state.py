@@ -38,24 +38,42 @@ from maestro.state.store import PlanStore
 def build_plan(size: int) -> Plan:
     tasks = []
     for i in range(1, size + 1):
-        task = Task(str(i), f"Implement part {i} of the billing service", specialist="code", agent="coder",
-                    tool=("claude", "gemini", "codex")[i % 3], depends=[str(i - 1)] if i > 1 else [],
-                    files=[f"src/billing/part_{i}.py", f"tests/test_part_{i}.py"],
-                    criteria=[f"part_{i}.charge() returns a Receipt for a valid card",
-                              "Declined cards raise PaymentDeclined with the gateway's code"],
-                    validation=f"pytest tests/test_part_{i}.py -q", risk="medium")
+        task = Task(
+            str(i),
+            f"Implement part {i} of the billing service",
+            specialist="code",
+            agent="coder",
+            tool=("claude", "gemini", "codex")[i % 3],
+            depends=[str(i - 1)] if i > 1 else [],
+            files=[f"src/billing/part_{i}.py", f"tests/test_part_{i}.py"],
+            criteria=[
+                f"part_{i}.charge() returns a Receipt for a valid card",
+                "Declined cards raise PaymentDeclined with the gateway's code",
+            ],
+            validation=f"pytest tests/test_part_{i}.py -q",
+            risk="medium",
+        )
         if i <= size // 3:
             task.status, task.attempts = "done", 1
             task.result = f"Implemented part {i}; 6 tests pass."
-            task.usage, task.cost, task.cost_estimated = Usage(27316, 1204, 8000), 0.0412, i % 2 == 0
+            task.usage, task.cost, task.cost_estimated = (
+                Usage(27316, 1204, 8000),
+                0.0412,
+                i % 2 == 0,
+            )
             task.started, task.finished = "2026-11-21T12:00:05Z", "2026-11-21T12:01:10Z"
             task.session, task.run_id = f"sess-{i:05d}", "20261121T120000Z"
-            task.receipt = Receipt("2 files changed, 48 insertions(+)", task.files, task.validation, 0, "3f2a9c1")
+            task.receipt = Receipt(
+                "2 files changed, 48 insertions(+)", task.files, task.validation, 0, "3f2a9c1"
+            )
         elif i <= size // 3 + 4:
             task.status, task.started, task.pid = "running", "2026-11-21T12:02:00Z", 40000 + i
         tasks.append(task)
-    return Plan(goal="Add card payments to the billing service.", tasks=tasks,
-                source=Source("claude", "2026-11-21 11:55 UTC"))
+    return Plan(
+        goal="Add card payments to the billing service.",
+        tasks=tasks,
+        source=Source("claude", "2026-11-21 11:55 UTC"),
+    )
 
 
 def median_ms(fn, runs: int) -> float:  # type: ignore[no-untyped-def]
@@ -75,9 +93,18 @@ def env_for(project: Path) -> dict[str, str]:
 
 
 def run_status(project: Path, *extra: str, importtime: bool = False) -> tuple[float, str]:
-    argv = [sys.executable, *(["-X", "importtime"] if importtime else []), "-m", "maestro", "status", *extra]
+    argv = [
+        sys.executable,
+        *(["-X", "importtime"] if importtime else []),
+        "-m",
+        "maestro",
+        "status",
+        *extra,
+    ]
     start = time.perf_counter()
-    done = subprocess.run(argv, cwd=project, env=env_for(project), capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        argv, cwd=project, env=env_for(project), capture_output=True, text=True, check=False
+    )
     elapsed = (time.perf_counter() - start) * 1000
     if done.returncode != 0:
         raise SystemExit(f"maestro status failed ({done.returncode}): {done.stderr.strip()[-400:]}")
@@ -90,7 +117,9 @@ def whole_process(project: Path, store: PlanStore, runs: int) -> dict[str, float
         name = "status" + (" --json" if extra else "")
         store.cache_path.unlink(missing_ok=True)
         figures[f"{name} first run"] = run_status(project, *extra)[0]
-        figures[f"{name} warm"] = statistics.median(run_status(project, *extra)[0] for _ in range(runs))
+        figures[f"{name} warm"] = statistics.median(
+            run_status(project, *extra)[0] for _ in range(runs)
+        )
         cold = []
         for _ in range(runs):
             store.cache_path.unlink(missing_ok=True)
@@ -133,15 +162,22 @@ def import_top(project: Path, store: PlanStore, warm: bool, count: int = 8) -> l
         own, cumulative, name = line.split(":", 1)[1].split("|")
         rows.append((int(cumulative), int(own), name.rstrip()))
     rows.sort(reverse=True)
-    return [f"{cum / 1000:7.1f} ms cumulative {own / 1000:6.1f} ms self  {name}" for cum, own, name in rows[:count]]
+    return [
+        f"{cum / 1000:7.1f} ms cumulative {own / 1000:6.1f} ms self  {name}"
+        for cum, own, name in rows[:count]
+    ]
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--sizes", default="50,500,2000")
     parser.add_argument("--runs", type=int, default=15)
     args = parser.parse_args()
-    print(f"python {sys.version.split()[0]} on {os.cpu_count()} CPUs; medians of {args.runs} runs\n")
+    print(
+        f"python {sys.version.split()[0]} on {os.cpu_count()} CPUs; medians of {args.runs} runs\n"
+    )
     for size in (int(s) for s in args.sizes.split(",")):
         with tempfile.TemporaryDirectory() as tmp:
             project = Path(tmp) / "proj"
@@ -158,7 +194,9 @@ def main() -> None:
                 print(f"  in-process {name:<23} {ms:8.1f} ms")
             if size == 500:
                 for warm in (True, False):
-                    print(f"  python -X importtime -m maestro status, {'warm' if warm else 'cold'} cache, top entries:")
+                    print(
+                        f"  python -X importtime -m maestro status, {'warm' if warm else 'cold'} cache, top entries:"
+                    )
                     for row in import_top(project, store, warm):
                         print("    " + row)
             print()

@@ -55,23 +55,93 @@ class Setting:
 
 
 SETTINGS: tuple[Setting, ...] = (
-    Setting("state_dir", "str", DEFAULT_STATE_DIR, "Folder (relative to the project) holding MAESTRO.md and the log; outside the project only as an absolute path with state_dir_outside."),
-    Setting("state_dir_outside", "bool", False, "Allow an absolute state_dir outside the project (state kept elsewhere on purpose)."),
+    Setting(
+        "state_dir",
+        "str",
+        DEFAULT_STATE_DIR,
+        "Folder (relative to the project) holding MAESTRO.md and the log; outside the project only as an absolute path with state_dir_outside.",
+    ),
+    Setting(
+        "state_dir_outside",
+        "bool",
+        False,
+        "Allow an absolute state_dir outside the project (state kept elsewhere on purpose).",
+    ),
     Setting("max_concurrent", "int", 3, "Most spokes running at once.", minimum=1, maximum=64),
-    Setting("stagger_delay", "float", 1.0, "Seconds between two spoke launches.", minimum=0, maximum=600),
-    Setting("agent_timeout", "float", None, "Wall-clock minutes per dispatch for every agent (overrides timeout_mins).", minimum=0.01, maximum=1440),
-    Setting("max_retries", "int", 2, "Retries per task after its first attempt.", minimum=0, maximum=10),
-    Setting("retry_backoff", "float", 2.0, "Seconds before retrying a transient failure (rate limit, 5xx, network); doubles each retry.", minimum=0, maximum=600),
-    Setting("default_model", "str", None, "Model for every agent (overrides the agent's own); a name of one vendor's (gemini-*, claude-*, gpt-*) goes only to that vendor's CLI."),
-    Setting("writer_model", "str", None, "Model for technical-writer (wins over default_model; same vendor rule)."),
-    Setting("default_temperature", "float", None, "Temperature for every agent.", minimum=0, maximum=1),
+    Setting(
+        "stagger_delay", "float", 1.0, "Seconds between two spoke launches.", minimum=0, maximum=600
+    ),
+    Setting(
+        "agent_timeout",
+        "float",
+        None,
+        "Wall-clock minutes per dispatch for every agent (overrides timeout_mins).",
+        minimum=0.01,
+        maximum=1440,
+    ),
+    Setting(
+        "max_retries", "int", 2, "Retries per task after its first attempt.", minimum=0, maximum=10
+    ),
+    Setting(
+        "retry_backoff",
+        "float",
+        2.0,
+        "Seconds before retrying a transient failure (rate limit, 5xx, network); doubles each retry.",
+        minimum=0,
+        maximum=600,
+    ),
+    Setting(
+        "default_model",
+        "str",
+        None,
+        "Model for every agent (overrides the agent's own); a name of one vendor's (gemini-*, claude-*, gpt-*) goes only to that vendor's CLI.",
+    ),
+    Setting(
+        "writer_model",
+        "str",
+        None,
+        "Model for technical-writer (wins over default_model; same vendor rule).",
+    ),
+    Setting(
+        "default_temperature", "float", None, "Temperature for every agent.", minimum=0, maximum=1
+    ),
     Setting("max_turns", "int", None, "Turn limit for every agent.", minimum=1, maximum=500),
     Setting("disabled_agents", "list", (), "Agents that may not be planned or dispatched."),
-    Setting("validation_strictness", "enum", "normal", "strict: any unmet gate fails; normal: out-of-scope edits fail, unverified criteria warn; lenient: both warn.", choices=("strict", "normal", "lenient")),
-    Setting("log", "enum", "off", "Execution log verbosity in MAESTRO-LOG.md.", choices=("off", "summary", "detailed")),
-    Setting("auto_archive", "bool", False, "Archive plan and log when a run finishes with every task done."),
-    Setting("review_rounds", "int", 3, "Most review rounds per task before it needs a human.", minimum=1, maximum=20),
-    Setting("hub", "enum", None, "The CLI acting as hub (recorded as the plan's source).", choices=roster.NAMES),
+    Setting(
+        "validation_strictness",
+        "enum",
+        "normal",
+        "strict: any unmet gate fails; normal: out-of-scope edits fail, unverified criteria warn; lenient: both warn.",
+        choices=("strict", "normal", "lenient"),
+    ),
+    Setting(
+        "log",
+        "enum",
+        "off",
+        "Execution log verbosity in MAESTRO-LOG.md.",
+        choices=("off", "summary", "detailed"),
+    ),
+    Setting(
+        "auto_archive",
+        "bool",
+        False,
+        "Archive plan and log when a run finishes with every task done.",
+    ),
+    Setting(
+        "review_rounds",
+        "int",
+        3,
+        "Most review rounds per task before it needs a human.",
+        minimum=1,
+        maximum=20,
+    ),
+    Setting(
+        "hub",
+        "enum",
+        None,
+        "The CLI acting as hub (recorded as the plan's source).",
+        choices=roster.NAMES,
+    ),
 )
 
 SETTINGS_BY_KEY = {s.key: s for s in SETTINGS}
@@ -184,7 +254,15 @@ class Settings:
         for setting in SETTINGS:
             val = self.values[setting.key]
             shown = list(val.value) if isinstance(val.value, tuple) else val.value
-            rows.append({"key": setting.key, "env": setting.env, "value": shown, "source": val.source, "allowed": setting.allowed()})
+            rows.append(
+                {
+                    "key": setting.key,
+                    "env": setting.env,
+                    "value": shown,
+                    "source": val.source,
+                    "allowed": setting.allowed(),
+                }
+            )
         return rows
 
 
@@ -207,7 +285,9 @@ def _read_dotenv(path: Path) -> dict[str, str]:
     except UnicodeDecodeError as exc:
         raise _not_utf8(path, exc) from None
     except OSError as exc:
-        raise ConfigError(f"cannot read {path}: {exc}.", "check the file's permissions, or remove it.") from None
+        raise ConfigError(
+            f"cannot read {path}: {exc}.", "check the file's permissions, or remove it."
+        ) from None
     return {k: v for k, v in values.items() if k.startswith("MAESTRO_") and v is not None}
 
 
@@ -218,7 +298,9 @@ def _read_toml(path: Path) -> dict[str, Any]:
         with path.open("rb") as handle:
             return tomllib.load(handle)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path} is not valid TOML ({exc}).", "correct the syntax or delete the file.") from None
+        raise ConfigError(
+            f"{path} is not valid TOML ({exc}).", "correct the syntax or delete the file."
+        ) from None
     except UnicodeDecodeError as exc:
         raise _not_utf8(path, exc) from None
     except OSError as exc:
@@ -233,8 +315,10 @@ def _check_state_dir(root: Path, state: Value, outside: Value) -> None:
     name = state.value
     where = "in the environment" if state.source == "environment" else f"in {state.source}"
     if not name.strip():
-        raise ConfigError(f"MAESTRO_STATE_DIR ({where}) is empty.",
-                          f"remove it to use {DEFAULT_STATE_DIR}, or name a folder inside the project.")
+        raise ConfigError(
+            f"MAESTRO_STATE_DIR ({where}) is empty.",
+            f"remove it to use {DEFAULT_STATE_DIR}, or name a folder inside the project.",
+        )
     spelled = Path(os.path.normpath(root / name))
     if spelled.is_relative_to(root):
         return
@@ -293,6 +377,8 @@ def load_settings(cwd: Path | None = None, env: dict[str, str] | None = None) ->
     for name in TABLES:
         table = data.get(name, {})
         if not isinstance(table, dict):
-            raise ConfigError(f"[{name}] in {source} must be a table.", f"write it as [{name}.NAME] sections.")
+            raise ConfigError(
+                f"[{name}] in {source} must be a table.", f"write it as [{name}.NAME] sections."
+            )
         tables[name] = table
     return Settings(paths=paths, values=values, tables=tables, config_file=config_path)

@@ -15,7 +15,9 @@ def tokens_text(count: int | None) -> str:
     return f"{count:,} tokens" if count is not None else ""
 
 
-def money_text(cost: float | None, estimated: bool = False, *, places: int = 4, unknown: str = "-") -> str:
+def money_text(
+    cost: float | None, estimated: bool = False, *, places: int = 4, unknown: str = "-"
+) -> str:
     """``$0.0123``, ``~$0.0123`` when Maestro estimated it from its price table."""
     if cost is None:
         return unknown

@@ -35,8 +35,13 @@ def split(text: str) -> tuple[Any, str]:
         raise FrontmatterError("unclosed")
     try:
         # libyaml's loader when PyYAML has it: persona files are read on every catalog load.
-        meta = yaml.load(text[opening.end():closing.start()], Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        meta = yaml.load(
+            text[opening.end() : closing.start()],
+            Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader),
+        )
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        raise FrontmatterError("yaml", str(getattr(exc, "problem", exc)), mark.line + 1 if mark else None) from None
-    return ({} if meta is None else meta), text[closing.end() + 1:]
+        raise FrontmatterError(
+            "yaml", str(getattr(exc, "problem", exc)), mark.line + 1 if mark else None
+        ) from None
+    return ({} if meta is None else meta), text[closing.end() + 1 :]

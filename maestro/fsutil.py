@@ -39,7 +39,9 @@ def _size(count: int) -> str:
     return f"{amount:.1f} GB"
 
 
-def disk_full(exc: OSError, path: Path | str | None, *, kept: bool = False, near: Path | None = None) -> DiskFull:
+def disk_full(
+    exc: OSError, path: Path | str | None, *, kept: bool = False, near: Path | None = None
+) -> DiskFull:
     """The one-line error for a write that failed on a full disk or quota: which file,
     which disk (its mount point and what is free there), and the fix. ``kept`` says the
     write was atomic, so the file still holds what it had. Without a path (the error
@@ -61,7 +63,9 @@ def disk_full(exc: OSError, path: Path | str | None, *, kept: bool = False, near
     )
 
 
-def atomic_write(path: Path, data: bytes | str, *, mode: int | None = None, durable: bool = True) -> None:
+def atomic_write(
+    path: Path, data: bytes | str, *, mode: int | None = None, durable: bool = True
+) -> None:
     """Write ``data`` to ``path`` so readers see the old or the new content, never a mix.
 
     The temp file lives in the same folder (so ``os.replace`` is atomic) and is fsynced

@@ -28,11 +28,24 @@ if TYPE_CHECKING:  # process.py is imported where it runs, as before
 GIT_TIMEOUT_S = 120.0
 # Set by whoever called us, never by the repository: configuration given as if on the
 # command line, and the variables that point git at another repository or index.
-_INJECTED = frozenset({
-    "GIT_CONFIG", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_EXTERNAL_DIFF", "GIT_DIFF_OPTS",
-    "GIT_PAGER", "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_PREFIX",
-    "GIT_NAMESPACE", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-})
+_INJECTED = frozenset(
+    {
+        "GIT_CONFIG",
+        "GIT_CONFIG_PARAMETERS",
+        "GIT_CONFIG_COUNT",
+        "GIT_EXTERNAL_DIFF",
+        "GIT_DIFF_OPTS",
+        "GIT_PAGER",
+        "GIT_DIR",
+        "GIT_WORK_TREE",
+        "GIT_INDEX_FILE",
+        "GIT_COMMON_DIR",
+        "GIT_PREFIX",
+        "GIT_NAMESPACE",
+        "GIT_OBJECT_DIRECTORY",
+        "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    }
+)
 _INJECTED_PREFIXES = ("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_")
 # A config file pointed at the null device hides the user's own settings (Gemini CLI does
 # this to every shell command); a real path is the user's choice and stays.
@@ -45,7 +58,11 @@ _DIFF_COMMANDS = frozenset({"diff", "diff-tree", "diff-index", "diff-files", "sh
 def clean_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
     """``env`` (default: this process's) without the git settings a caller injected."""
     source = dict(os.environ if env is None else env)
-    cleaned = {k: v for k, v in source.items() if k not in _INJECTED and not k.startswith(_INJECTED_PREFIXES)}
+    cleaned = {
+        k: v
+        for k, v in source.items()
+        if k not in _INJECTED and not k.startswith(_INJECTED_PREFIXES)
+    }
     for key in _HIDING:
         if cleaned.get(key) == os.devnull:
             del cleaned[key]
@@ -58,12 +75,17 @@ def git_argv(*args: str) -> list[str]:
     """``git`` with ``args``, plus the switches that keep its output plain."""
     argv = ["git", "--no-pager", "-c", "color.ui=never", *args]
     if args and args[0] in _DIFF_COMMANDS:
-        argv[argv.index(args[0]) + 1:argv.index(args[0]) + 1] = list(_DIFF_FLAGS)
+        argv[argv.index(args[0]) + 1 : argv.index(args[0]) + 1] = list(_DIFF_FLAGS)
     return argv
 
 
-def run_git(*args: str, cwd: Path | str, env: Mapping[str, str] | None = None,
-            extra_env: Mapping[str, str] | None = None, timeout_s: float = GIT_TIMEOUT_S) -> ProcessOutcome:
+def run_git(
+    *args: str,
+    cwd: Path | str,
+    env: Mapping[str, str] | None = None,
+    extra_env: Mapping[str, str] | None = None,
+    timeout_s: float = GIT_TIMEOUT_S,
+) -> ProcessOutcome:
     """Run git through the one process runner; returns its ``ProcessOutcome``.
 
     ``env`` is the caller's environment (default: this process's); ``extra_env`` is what

@@ -61,7 +61,11 @@ def dependency_loop(tasks: Sequence[Node]) -> tuple[str, str, str] | None:
     blame, message, fix); None when the tasks can be ordered."""
     for task in tasks:
         if task.id in task.depends:
-            return task.id, f"Task {task.id} depends on itself.", f"remove {task.id} from Task {task.id}'s depends."
+            return (
+                task.id,
+                f"Task {task.id} depends on itself.",
+                f"remove {task.id} from Task {task.id}'s depends.",
+            )
     cycle = find_cycle(tasks)
     if cycle is None:
         return None
@@ -96,7 +100,7 @@ def find_cycle(tasks: Sequence[Node]) -> list[str] | None:
                 nxt = deps[node][cursors[-1]]
                 cursors[-1] += 1
                 if state[nxt] == 1:
-                    loop = path[path.index(nxt):]
+                    loop = path[path.index(nxt) :]
                     # Start at the task that comes first in the plan, so the same
                     # cycle is always named the same way.
                     first = loop.index(min(loop))

@@ -27,8 +27,10 @@ def find_project_root(cwd: Path | None = None, env: Mapping[str, str] | None = N
             from maestro.errors import ConfigError
 
             problem = "is a file, not a folder" if root.exists() else "does not exist"
-            raise ConfigError(f"MAESTRO_PROJECT_DIR={environ['MAESTRO_PROJECT_DIR']!r}: {root} {problem}.",
-                              "point it at the project's folder, or unset it to use the current folder.")
+            raise ConfigError(
+                f"MAESTRO_PROJECT_DIR={environ['MAESTRO_PROJECT_DIR']!r}: {root} {problem}.",
+                "point it at the project's folder, or unset it to use the current folder.",
+            )
         return root
     start = (cwd or Path.cwd()).resolve()
     state = environ.get("MAESTRO_STATE_DIR") or DEFAULT_STATE_DIR

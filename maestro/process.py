@@ -93,7 +93,11 @@ def proc_stat(pid: int | str) -> ProcStat | None:
     # The command name is in parentheses and may hold spaces (and parentheses).
     name, _, rest = text.partition("(")[2].rpartition(")")
     fields = rest.split()
-    if len(fields) < 3 or not fields[1].lstrip("-").isdigit() or not fields[2].lstrip("-").isdigit():
+    if (
+        len(fields) < 3
+        or not fields[1].lstrip("-").isdigit()
+        or not fields[2].lstrip("-").isdigit()
+    ):
         return None
     start = int(fields[19]) if len(fields) > 19 and fields[19].isdigit() else None
     return ProcStat(name, fields[0], int(fields[1]), int(fields[2]), start)
@@ -145,7 +149,9 @@ def signal_group(pgid: int, sig: int) -> None:
         pass
 
 
-def stop_gracefully(send: Callable[[int], None], running: Callable[[], bool], grace_s: float) -> bool:
+def stop_gracefully(
+    send: Callable[[int], None], running: Callable[[], bool], grace_s: float
+) -> bool:
     """SIGTERM through ``send``, up to ``grace_s`` for ``running()`` to turn false, then
     SIGKILL if it did not; True when SIGKILL was needed. The one way Maestro stops a
     process or a group: the runner at a deadline, a leftover spoke on resume, a session."""
@@ -161,7 +167,11 @@ def stop_gracefully(send: Callable[[int], None], running: Callable[[], bool], gr
 
 def _stop_group(proc: subprocess.Popen[bytes], pgid: int, grace_s: float) -> None:
     """SIGTERM the whole group, give it ``grace_s`` to go, then SIGKILL what is left."""
-    stop_gracefully(lambda sig: signal_group(pgid, sig), lambda: proc.poll() is None or group_alive(pgid), grace_s)
+    stop_gracefully(
+        lambda sig: signal_group(pgid, sig),
+        lambda: proc.poll() is None or group_alive(pgid),
+        grace_s,
+    )
 
 
 def _drain_lines(
@@ -213,7 +223,10 @@ def run_process(
     env = dict(os.environ if env is None else env)
     cwd = Path(cwd)
     if not cwd.is_dir():
-        raise SpokeError(f"working directory {cwd} does not exist.", "create it or dispatch from the project root.")
+        raise SpokeError(
+            f"working directory {cwd} does not exist.",
+            "create it or dispatch from the project root.",
+        )
     executable = _resolve(argv[0], env)
     started = time.monotonic()
     try:
@@ -234,7 +247,10 @@ def run_process(
                 f"usually the prompt: {longest:,} bytes; Linux allows 131,072 per argument, about 2 MB in all).",
                 "shorten what the task sends: its clarification, or the downstream context of its dependencies.",
             ) from None
-        raise SpokeError(f"cannot start {argv[0]}: {exc.strerror or exc}.", f"check that {executable} is an executable program.") from None
+        raise SpokeError(
+            f"cannot start {argv[0]}: {exc.strerror or exc}.",
+            f"check that {executable} is an executable program.",
+        ) from None
     pgid = proc.pid  # start_new_session makes the child its own group leader
     if on_start is not None:
         on_start(proc.pid)
@@ -246,10 +262,21 @@ def run_process(
     wake = threading.Event()
     callback_errors: list[BaseException] = []
     assert proc.stdout is not None and proc.stderr is not None
-    err_reader = (threading.Thread(target=_drain_lines, args=(proc.stderr, err, on_stderr_line, stop_err, wake, callback_errors), daemon=True)
-                  if on_stderr_line is not None else threading.Thread(target=_drain, args=(proc.stderr, err), daemon=True))
+    err_reader = (
+        threading.Thread(
+            target=_drain_lines,
+            args=(proc.stderr, err, on_stderr_line, stop_err, wake, callback_errors),
+            daemon=True,
+        )
+        if on_stderr_line is not None
+        else threading.Thread(target=_drain, args=(proc.stderr, err), daemon=True)
+    )
     readers = [
-        threading.Thread(target=_drain_lines, args=(proc.stdout, out, on_stdout_line, abort, wake, callback_errors), daemon=True),
+        threading.Thread(
+            target=_drain_lines,
+            args=(proc.stdout, out, on_stdout_line, abort, wake, callback_errors),
+            daemon=True,
+        ),
         err_reader,
     ]
 

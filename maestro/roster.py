@@ -92,7 +92,11 @@ _CODEX_VOCABULARY = {
 # Second opinions (maestro.engine.challenge.vendors): gemini, then codex, then claude.
 BUILTIN: tuple[Cli, ...] = (
     Cli(
-        "claude", "Claude Code", "Claude", vendor="Anthropic", executable="claude",
+        "claude",
+        "Claude Code",
+        "Claude",
+        vendor="Anthropic",
+        executable="claude",
         install_hint="npm install -g @anthropic-ai/claude-code",
         budget=(55_000, 65_000, 80_000),
         prices=(
@@ -113,7 +117,11 @@ BUILTIN: tuple[Cli, ...] = (
         vocabulary=_CLAUDE_VOCABULARY,
     ),
     Cli(
-        "gemini", "Gemini CLI", "Gemini", vendor="Google", executable="gemini",
+        "gemini",
+        "Gemini CLI",
+        "Gemini",
+        vendor="Google",
+        executable="gemini",
         install_hint="npm install -g @google/gemini-cli",
         budget=(30_000, 35_000, 50_000),
         prices=(
@@ -132,7 +140,11 @@ BUILTIN: tuple[Cli, ...] = (
         vocabulary=_GEMINI_VOCABULARY,
     ),
     Cli(
-        "codex", "Codex CLI", "Codex", vendor="OpenAI", executable="codex",
+        "codex",
+        "Codex CLI",
+        "Codex",
+        vendor="OpenAI",
+        executable="codex",
         install_hint="npm install -g @openai/codex",
         budget=(40_000, 45_000, 60_000),
         prices=(
@@ -151,8 +163,14 @@ BUILTIN: tuple[Cli, ...] = (
         opinion_rank=1,
         vocabulary=_CODEX_VOCABULARY,
     ),
-    Cli("sim", "Simulated", "Sim", real=False, budget=(55_000, 65_000, 80_000),
-        install_hint="nothing to install: the sim spoke is built into Maestro"),
+    Cli(
+        "sim",
+        "Simulated",
+        "Sim",
+        real=False,
+        budget=(55_000, 65_000, 80_000),
+        install_hint="nothing to install: the sim spoke is built into Maestro",
+    ),
 )
 
 CLIS: dict[str, Cli] = {}

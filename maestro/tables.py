@@ -49,7 +49,9 @@ def separator(names: Sequence[str]) -> str:
     return "|" + "|".join("-" * (len(name) + 2) for name in names) + "|"
 
 
-def markdown(head: Sequence[str], rows: Sequence[Sequence[object]], *, empty: str = "-") -> list[str]:
+def markdown(
+    head: Sequence[str], rows: Sequence[Sequence[object]], *, empty: str = "-"
+) -> list[str]:
     """A whole table: header, a ``|---|`` line, rows escaped (an empty cell shows ``empty``)."""
     lines = [row(head), "|" + "|".join("---" for _ in head) + "|"]
     return lines + [row([escape(str(cell)) or empty for cell in cells]) for cells in rows]
@@ -64,6 +66,8 @@ def aligned(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     last = len(headers) - 1
 
     def line(cells: Sequence[str]) -> str:
-        return "  ".join(c if i == last else c.ljust(widths[i]) for i, c in enumerate(cells)).rstrip()
+        return "  ".join(
+            c if i == last else c.ljust(widths[i]) for i, c in enumerate(cells)
+        ).rstrip()
 
     return [line(headers), *(line(cells) for cells in rows)]

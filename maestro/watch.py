@@ -22,8 +22,13 @@ _READS = ("opened", "closed_no_write")
 
 
 class FolderObserver:
-    def __init__(self, folder: Path, *, event: threading.Event | None = None,
-                 accept: Callable[[str], bool] | None = None) -> None:
+    def __init__(
+        self,
+        folder: Path,
+        *,
+        event: threading.Event | None = None,
+        accept: Callable[[str], bool] | None = None,
+    ) -> None:
         self.folder = folder
         self.event = event or threading.Event()
         self.accept = accept

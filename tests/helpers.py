@@ -21,7 +21,9 @@ def home_snapshot(home: Path) -> dict[str, object]:
         path = home / name
         if path.is_dir():
             snap[name] = sorted(
-                (str(p.relative_to(path)), p.stat().st_mtime_ns) for p in path.rglob("*") if p.is_file()
+                (str(p.relative_to(path)), p.stat().st_mtime_ns)
+                for p in path.rglob("*")
+                if p.is_file()
             )
         elif path.exists():
             snap[name] = path.stat().st_mtime_ns
@@ -40,6 +42,8 @@ class CliResult:
 def run_cli(*argv: str, stdin: str = "") -> CliResult:
     """Run `maestro ...` in-process in the current directory and environment."""
     out, err = io.StringIO(), io.StringIO()
-    ctx = Context(cwd=Path.cwd(), env=dict(os.environ), stdout=out, stderr=err, stdin=io.StringIO(stdin))
+    ctx = Context(
+        cwd=Path.cwd(), env=dict(os.environ), stdout=out, stderr=err, stdin=io.StringIO(stdin)
+    )
     code = main(list(argv), ctx)
     return CliResult(code, out.getvalue(), err.getvalue())

@@ -41,13 +41,19 @@ def test_config_bad_value_names_setting_source_and_allowed(cli, project, monkeyp
     monkeypatch.setenv("MAESTRO_LOG", "loud")
     res = cli("config")
     assert res.code == 1
-    assert "MAESTRO_LOG" in res.err and "environment" in res.err and "off, summary, detailed" in res.err
+    assert (
+        "MAESTRO_LOG" in res.err
+        and "environment" in res.err
+        and "off, summary, detailed" in res.err
+    )
     assert "Traceback" not in res.err
 
 
 def test_config_precedence_env_dotenv_file_default(cli, project, monkeypatch):
     (project / ".ai").mkdir()
-    (project / ".ai" / "maestro.toml").write_text("max_concurrent = 5\nmax_retries = 4\nlog = 'summary'\n")
+    (project / ".ai" / "maestro.toml").write_text(
+        "max_concurrent = 5\nmax_retries = 4\nlog = 'summary'\n"
+    )
     (project / ".env").write_text("MAESTRO_MAX_RETRIES=1\nMAESTRO_LOG=detailed\n")
     monkeypatch.setenv("MAESTRO_LOG", "off")
     res = cli("config", "--json")
@@ -55,7 +61,9 @@ def test_config_precedence_env_dotenv_file_default(cli, project, monkeypatch):
     body = json.loads(res.out)
     assert body["maestro_format"] == 1 and body["ok"] is True
     rows = {r["key"]: r for r in body["data"]["settings"]}
-    assert rows["max_concurrent"]["value"] == 5 and rows["max_concurrent"]["source"].endswith("maestro.toml")
+    assert rows["max_concurrent"]["value"] == 5 and rows["max_concurrent"]["source"].endswith(
+        "maestro.toml"
+    )
     assert rows["max_retries"]["value"] == 1 and rows["max_retries"]["source"] == ".env"
     assert rows["log"]["value"] == "off" and rows["log"]["source"] == "environment"
     assert rows["stagger_delay"]["source"] == "default"
@@ -101,11 +109,28 @@ def test_ctrl_c_exits_130(cli, project, monkeypatch):
 
 
 @pytest.mark.parametrize("kind", ["missing", "file"])
-def test_project_flag_to_a_missing_folder_or_a_file_is_one_line_and_creates_nothing(cli, tmp_path, monkeypatch, kind):
+def test_project_flag_to_a_missing_folder_or_a_file_is_one_line_and_creates_nothing(
+    cli, tmp_path, monkeypatch, kind
+):
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "plan.yaml").write_text(yaml.safe_dump({"version": 1, "goal": "g", "tasks": [
-        {"id": 1, "title": "Write the module", "specialist": "code", "files": ["a.py"],
-         "criteria": ["it exists"], "validation": "test -f a.py"}]}))
+    (tmp_path / "plan.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "version": 1,
+                "goal": "g",
+                "tasks": [
+                    {
+                        "id": 1,
+                        "title": "Write the module",
+                        "specialist": "code",
+                        "files": ["a.py"],
+                        "criteria": ["it exists"],
+                        "validation": "test -f a.py",
+                    }
+                ],
+            }
+        )
+    )
     target = "typo/dir" if kind == "missing" else "afile"
     if kind == "file":
         (tmp_path / "afile").write_text("x\n")
@@ -113,7 +138,11 @@ def test_project_flag_to_a_missing_folder_or_a_file_is_one_line_and_creates_noth
     res = cli("-C", target, "plan", "--from", "plan.yaml", "--yes")
     problem = "does not exist" if kind == "missing" else "is a file, not a folder"
     assert res.code == 1 and res.err.count("\n") == 1 and "Traceback" not in res.err
-    assert res.err.startswith(f"maestro: error: -C {target}: ") and problem in res.err and "Fix:" in res.err
+    assert (
+        res.err.startswith(f"maestro: error: -C {target}: ")
+        and problem in res.err
+        and "Fix:" in res.err
+    )
     assert sorted(p.name for p in tmp_path.rglob("*")) == before  # no mistyped folder tree
 
 
@@ -145,7 +174,9 @@ def test_a_state_dir_outside_the_project_is_refused(cli, project, tmp_path, monk
     assert not outside.exists()
 
 
-def test_an_absolute_state_dir_outside_the_project_is_used_when_said_so(cli, project, tmp_path, monkeypatch):
+def test_an_absolute_state_dir_outside_the_project_is_used_when_said_so(
+    cli, project, tmp_path, monkeypatch
+):
     outside = tmp_path / "elsewhere"
     monkeypatch.setenv("MAESTRO_STATE_DIR", str(outside))
     monkeypatch.setenv("MAESTRO_STATE_DIR_OUTSIDE", "1")

@@ -24,7 +24,11 @@ from maestro.spokes.claude import ClaudeSpoke
 from tests.engine.runkit import plan, step, task, write_plan
 
 ACME = roster.Cli(
-    "acme", "Acme CLI", "Acme", vendor="Acme Corp", executable="acme",
+    "acme",
+    "Acme CLI",
+    "Acme",
+    vendor="Acme Corp",
+    executable="acme",
     install_hint="pipx install acme-cli",
     budget=(20_000, 24_000, 30_000),
     prices=(("acme-large*", 2.0, 8.0, 0.2),),
@@ -65,8 +69,11 @@ def acme(runenv):
     from tests.fakes.plugin import FAKES
 
     exe = runenv.bin_dir / "acme"
-    exe.write_text(f"#!{sys.executable} -IS\nimport sys\nsys.path.insert(0, {str(FAKES)!r})\n"
-                   "from fake_cli import main\nsys.exit(main('claude'))\n", encoding="utf-8")
+    exe.write_text(
+        f"#!{sys.executable} -IS\nimport sys\nsys.path.insert(0, {str(FAKES)!r})\n"
+        "from fake_cli import main\nsys.exit(main('claude'))\n",
+        encoding="utf-8",
+    )
     exe.chmod(exe.stat().st_mode | stat.S_IXUSR)
     for name in ("claude", "gemini", "codex"):
         runenv.uninstall(name)
@@ -79,8 +86,15 @@ def test_every_verb_works_with_a_fifth_cli(cli, project, acme, monkeypatch):
     monkeypatch.setenv("MAESTRO_LOG", "summary")
     # plan: acme is a hub and a Tool the plan format accepts; a task without a Tool is
     # routed at run time.
-    write_plan(cli, project, [task(1, tool="acme"), task(2, files=["src/b.py"], depends=[1],
-                                                         validation="test -f src/b.py")], hub="acme")
+    write_plan(
+        cli,
+        project,
+        [
+            task(1, tool="acme"),
+            task(2, files=["src/b.py"], depends=[1], validation="test -f src/b.py"),
+        ],
+        hub="acme",
+    )
     assert plan(project).task("1").tool == "acme"
 
     # challenge: the only installed CLI is the challenger, and says it is the hub's vendor.

@@ -33,5 +33,8 @@ def test_shown_paths():
     assert shown_path(root / "a" / "b.md", root) == "a/b.md" and shown_path(root, root) == "."
     assert shown_path(root / "runs", root, folder=True) == "runs/"
     assert shown_path(Path("/etc/x"), root, folder=True) == "/etc/x"
-    assert shown_path(home / ".claude", root, home=home) == "~/.claude" and shown_path(home, root, home=home) == "~"
+    assert (
+        shown_path(home / ".claude", root, home=home) == "~/.claude"
+        and shown_path(home, root, home=home) == "~"
+    )
     assert shown_path(home / ".claude", root) == "/home/u/.claude"

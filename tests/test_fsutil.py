@@ -20,8 +20,10 @@ def _full_disk(monkeypatch, code=errno.ENOSPC):
     monkeypatch.setattr(os, "fsync", fsync)
 
 
-@pytest.mark.parametrize(("code", "words"), [(errno.ENOSPC, "the disk is full"),
-                                              (errno.EDQUOT, "the disk quota is exceeded")])
+@pytest.mark.parametrize(
+    ("code", "words"),
+    [(errno.ENOSPC, "the disk is full"), (errno.EDQUOT, "the disk quota is exceeded")],
+)
 def test_a_full_disk_leaves_the_old_file_and_no_temp_file(tmp_path, monkeypatch, code, words):
     target = tmp_path / "plan.md"
     target.write_text("old content\n")
@@ -30,7 +32,11 @@ def test_a_full_disk_leaves_the_old_file_and_no_temp_file(tmp_path, monkeypatch,
         atomic_write(target, "new content that does not fit\n")
     message = str(caught.value)
     assert f"cannot write {target}: {words} (the filesystem mounted at " in message
-    assert "free)" in message and "kept its previous content" in message and "Fix: free some space on" in message
+    assert (
+        "free)" in message
+        and "kept its previous content" in message
+        and "Fix: free some space on" in message
+    )
     assert "\n" not in message
     assert target.read_text() == "old content\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["plan.md"]
@@ -48,20 +54,39 @@ def test_other_write_errors_are_not_called_a_full_disk(tmp_path, monkeypatch):
 
 def _plan_input(tmp_path, title):
     source = tmp_path / f"{title}.yaml"
-    source.write_text(yaml.safe_dump({"version": 1, "goal": "Add a greeting module", "tasks": [
-        {"id": 1, "title": title, "specialist": "code", "files": ["src/app.py"],
-         "criteria": ["the module defines greet"], "validation": "test -f src/app.py"}]}))
+    source.write_text(
+        yaml.safe_dump(
+            {
+                "version": 1,
+                "goal": "Add a greeting module",
+                "tasks": [
+                    {
+                        "id": 1,
+                        "title": title,
+                        "specialist": "code",
+                        "files": ["src/app.py"],
+                        "criteria": ["the module defines greet"],
+                        "validation": "test -f src/app.py",
+                    }
+                ],
+            }
+        )
+    )
     return str(source)
 
 
-def test_plan_on_a_full_disk_is_a_one_line_error_and_keeps_the_plan(cli, project, tmp_path, monkeypatch):
+def test_plan_on_a_full_disk_is_a_one_line_error_and_keeps_the_plan(
+    cli, project, tmp_path, monkeypatch
+):
     assert cli("plan", "--from", _plan_input(tmp_path, "Write the first module"), "--yes").code == 0
     plan = project / ".ai" / "MAESTRO.md"
     before = plan.read_bytes()
     _full_disk(monkeypatch)
     res = cli("plan", "--from", _plan_input(tmp_path, "Write another module"), "--yes")
     assert res.code == 1, res.err
-    assert res.err.count("\n") == 1 and "Traceback" not in res.err and "internal error" not in res.err
+    assert (
+        res.err.count("\n") == 1 and "Traceback" not in res.err and "internal error" not in res.err
+    )
     assert "MAESTRO.md: the disk is full" in res.err and "kept its previous content" in res.err
     assert plan.read_bytes() == before
     assert not [p for p in plan.parent.iterdir() if p.name.endswith(".tmp")]
@@ -71,7 +96,9 @@ def test_a_full_disk_outside_atomic_writes_is_a_user_error_not_a_crash(cli, proj
     import maestro.cli.config as cmd
 
     def append(args, ctx):  # an append (events.jsonl, a lock file) hitting the full disk
-        raise OSError(errno.ENOSPC, "No space left on device", str(project / ".ai" / "events.jsonl"))
+        raise OSError(
+            errno.ENOSPC, "No space left on device", str(project / ".ai" / "events.jsonl")
+        )
 
     monkeypatch.setattr(cmd, "run", append)
     res = cli("config")
@@ -88,4 +115,6 @@ def test_a_full_disk_without_a_file_name_names_the_projects_disk(cli, project, m
     monkeypatch.setattr(cmd, "run", write_in_place)
     res = cli("config")
     assert res.code == 1 and res.err.count("\n") == 1
-    assert res.err.startswith("maestro: error: a write failed: the disk is full (the filesystem mounted at /")
+    assert res.err.startswith(
+        "maestro: error: a write failed: the disk is full (the filesystem mounted at /"
+    )

@@ -21,22 +21,35 @@ GEMINI_GIT_ENV = {
     "GIT_CONFIG_SYSTEM": "/dev/null",
     "GIT_CONFIG_NOSYSTEM": "1",
     "GIT_CONFIG_COUNT": "8",
-    "GIT_CONFIG_KEY_0": "credential.helper", "GIT_CONFIG_VALUE_0": "",
-    "GIT_CONFIG_KEY_1": "core.fsmonitor", "GIT_CONFIG_VALUE_1": "",
-    "GIT_CONFIG_KEY_2": "core.hooksPath", "GIT_CONFIG_VALUE_2": "",
-    "GIT_CONFIG_KEY_3": "core.sshCommand", "GIT_CONFIG_VALUE_3": "",
-    "GIT_CONFIG_KEY_4": "core.pager", "GIT_CONFIG_VALUE_4": "cat",
-    "GIT_CONFIG_KEY_5": "core.editor", "GIT_CONFIG_VALUE_5": "",
-    "GIT_CONFIG_KEY_6": "sequence.editor", "GIT_CONFIG_VALUE_6": "",
-    "GIT_CONFIG_KEY_7": "diff.external", "GIT_CONFIG_VALUE_7": "",
-    "PAGER": "cat", "GIT_PAGER": "cat", "GEMINI_CLI": "1",
+    "GIT_CONFIG_KEY_0": "credential.helper",
+    "GIT_CONFIG_VALUE_0": "",
+    "GIT_CONFIG_KEY_1": "core.fsmonitor",
+    "GIT_CONFIG_VALUE_1": "",
+    "GIT_CONFIG_KEY_2": "core.hooksPath",
+    "GIT_CONFIG_VALUE_2": "",
+    "GIT_CONFIG_KEY_3": "core.sshCommand",
+    "GIT_CONFIG_VALUE_3": "",
+    "GIT_CONFIG_KEY_4": "core.pager",
+    "GIT_CONFIG_VALUE_4": "cat",
+    "GIT_CONFIG_KEY_5": "core.editor",
+    "GIT_CONFIG_VALUE_5": "",
+    "GIT_CONFIG_KEY_6": "sequence.editor",
+    "GIT_CONFIG_VALUE_6": "",
+    "GIT_CONFIG_KEY_7": "diff.external",
+    "GIT_CONFIG_VALUE_7": "",
+    "PAGER": "cat",
+    "GIT_PAGER": "cat",
+    "GEMINI_CLI": "1",
 }
 # Worse than Gemini: colour forced on, an external diff, a textconv for Python files.
 HOSTILE_GIT_ENV = {
     "GIT_CONFIG_COUNT": "3",
-    "GIT_CONFIG_KEY_0": "color.ui", "GIT_CONFIG_VALUE_0": "always",
-    "GIT_CONFIG_KEY_1": "diff.py.textconv", "GIT_CONFIG_VALUE_1": "tr a-z A-Z <",
-    "GIT_CONFIG_KEY_2": "diff.noprefix", "GIT_CONFIG_VALUE_2": "true",
+    "GIT_CONFIG_KEY_0": "color.ui",
+    "GIT_CONFIG_VALUE_0": "always",
+    "GIT_CONFIG_KEY_1": "diff.py.textconv",
+    "GIT_CONFIG_VALUE_1": "tr a-z A-Z <",
+    "GIT_CONFIG_KEY_2": "diff.noprefix",
+    "GIT_CONFIG_VALUE_2": "true",
     "GIT_EXTERNAL_DIFF": "false",
     "GIT_PAGER": "less -R",
     "GIT_CONFIG_PARAMETERS": "'color.diff'='always'",
@@ -44,7 +57,9 @@ HOSTILE_GIT_ENV = {
 
 
 def git(root, *args):
-    return subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, text=True).stdout
+    return subprocess.run(
+        ["git", *args], cwd=root, check=True, capture_output=True, text=True
+    ).stdout
 
 
 @pytest.fixture
@@ -72,7 +87,9 @@ def test_receipts_diff_is_the_same_under_an_injected_git_environment(repo, monke
     for key, value in injected.items():
         monkeypatch.setenv(key, value)
     assert measured(repo) == plain
-    assert "\x1b[" not in plain[1] and "-a = 1\n+a = 2\n" in plain[1] and "a/a.py b/a.py" in plain[1]
+    assert (
+        "\x1b[" not in plain[1] and "-a = 1\n+a = 2\n" in plain[1] and "a/a.py b/a.py" in plain[1]
+    )
 
 
 @pytest.mark.parametrize("injected", [GEMINI_GIT_ENV, HOSTILE_GIT_ENV], ids=["gemini", "hostile"])
@@ -102,7 +119,9 @@ def test_the_users_own_repository_settings_still_apply(repo, monkeypatch):
 def test_clean_env_drops_what_a_caller_injected_and_keeps_the_users_choice():
     env = {**GEMINI_GIT_ENV, **HOSTILE_GIT_ENV, "HOME": "/h", "GIT_AUTHOR_NAME": "Ann"}
     cleaned = clean_env(env)
-    assert not [k for k in cleaned if k.startswith("GIT_CONFIG") or k in ("GIT_EXTERNAL_DIFF", "GIT_PAGER")]
+    assert not [
+        k for k in cleaned if k.startswith("GIT_CONFIG") or k in ("GIT_EXTERNAL_DIFF", "GIT_PAGER")
+    ]
     assert cleaned["HOME"] == "/h" and cleaned["GIT_AUTHOR_NAME"] == "Ann"
     own = clean_env({"GIT_CONFIG_GLOBAL": "/home/ann/.config/git/work", "GIT_CONFIG_NOSYSTEM": "1"})
     assert own == {"GIT_CONFIG_GLOBAL": "/home/ann/.config/git/work", "GIT_CONFIG_NOSYSTEM": "1"}
@@ -115,14 +134,25 @@ def test_a_spoke_gets_the_users_git_environment_not_the_hubs(monkeypatch):
         monkeypatch.setenv(key, value)
     spoke = get_spoke("codex")
     env = spoke.spoke_env(_request())
-    assert "GIT_CONFIG_COUNT" not in env and "GIT_CONFIG_GLOBAL" not in env and env["MAESTRO_SPOKE"] == "1"
-    assert "GEMINI_CLI" not in env and "PAGER" not in env  # the rest of what Gemini's shell tool set
+    assert (
+        "GIT_CONFIG_COUNT" not in env
+        and "GIT_CONFIG_GLOBAL" not in env
+        and env["MAESTRO_SPOKE"] == "1"
+    )
+    assert (
+        "GEMINI_CLI" not in env and "PAGER" not in env
+    )  # the rest of what Gemini's shell tool set
 
 
 def test_a_spoke_started_from_codex_does_not_inherit_codexs_markers(monkeypatch):
     from maestro.spokes.registry import get_spoke
 
-    for key, value in {"CODEX_CI": "1", "CODEX_THREAD_ID": "t", "GIT_PAGER": "cat", "CODEX_HOME": "/c"}.items():
+    for key, value in {
+        "CODEX_CI": "1",
+        "CODEX_THREAD_ID": "t",
+        "GIT_PAGER": "cat",
+        "CODEX_HOME": "/c",
+    }.items():
         monkeypatch.setenv(key, value)
     env = get_spoke("gemini").spoke_env(_request())
     assert "CODEX_CI" not in env and "CODEX_THREAD_ID" not in env and "GIT_PAGER" not in env
@@ -136,11 +166,15 @@ def _request():
 
 
 def test_a_whole_run_under_geminis_injected_git_environment(cli, project, runenv, monkeypatch):
-    write_plan(cli, project, [
-        task(1),
-        task(2, files=["src/b.py"], validation="test -f src/b.py", depends=[1]),
-        task(3, files=["src/c.py"], validation="test -f src/c.py", depends=[2]),
-    ])
+    write_plan(
+        cli,
+        project,
+        [
+            task(1),
+            task(2, files=["src/b.py"], validation="test -f src/b.py", depends=[1]),
+            task(3, files=["src/c.py"], validation="test -f src/c.py", depends=[2]),
+        ],
+    )
     runenv.script("codex", [step(), step("src/b.py"), step("src/c.py")])
     for key, value in GEMINI_GIT_ENV.items():
         monkeypatch.setenv(key, value)
@@ -153,16 +187,27 @@ def test_a_whole_run_under_geminis_injected_git_environment(cli, project, runenv
 
 def _git_argv_sites(source: str) -> list[int]:
     """Lines of ``source`` that build an argv list or tuple starting with "git"."""
-    return [node.lineno for node in ast.walk(ast.parse(source))
-            if isinstance(node, ast.List | ast.Tuple) and node.elts
-            and isinstance(node.elts[0], ast.Constant) and node.elts[0].value == "git"]
+    return [
+        node.lineno
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.List | ast.Tuple)
+        and node.elts
+        and isinstance(node.elts[0], ast.Constant)
+        and node.elts[0].value == "git"
+    ]
 
 
 def test_only_maestro_git_runs_git():
     package = Path(__file__).resolve().parents[1] / "maestro"
-    others = [f"{path.relative_to(package)}:{line}" for path in sorted(package.rglob("*.py")) if path.name != "git.py"
-              for line in _git_argv_sites(path.read_text(encoding="utf-8"))]
-    assert others == [], "run git through maestro.git.run_git (it cleans the caller's injected git configuration)"
+    others = [
+        f"{path.relative_to(package)}:{line}"
+        for path in sorted(package.rglob("*.py"))
+        if path.name != "git.py"
+        for line in _git_argv_sites(path.read_text(encoding="utf-8"))
+    ]
+    assert others == [], (
+        "run git through maestro.git.run_git (it cleans the caller's injected git configuration)"
+    )
 
 
 def test_a_git_argv_elsewhere_is_seen():

@@ -144,8 +144,12 @@ def _random_dag(n, seed=7):
     rng = random.Random(seed)
     tasks = []
     for i in range(1, n + 1):
-        deps = sorted({str(rng.randint(1, i - 1)) for _ in range(rng.randint(0, 3))} if i > 1 else set())
-        tasks.append(Task(str(i), f"task {i}", depends=deps, files=[f"src/m{rng.randint(1, n // 4)}.py"]))
+        deps = sorted(
+            {str(rng.randint(1, i - 1)) for _ in range(rng.randint(0, 3))} if i > 1 else set()
+        )
+        tasks.append(
+            Task(str(i), f"task {i}", depends=deps, files=[f"src/m{rng.randint(1, n // 4)}.py"])
+        )
     return tasks
 
 

@@ -21,14 +21,17 @@ LAYER = re.compile(r"^layer (\d+):\s+(.+?)\s*$")
 # other upward import fails; an entry here that the code no longer has fails too.
 KNOWN: dict[tuple[str, str], str] = {
     ("agents/permissions.py", "spokes"): "the permission table asks each spoke for its tier flags; "
-                                         "the flags belong in a roster below agents",
-    ("agents/schema.py", "planning"): "key_path (a JSON Schema error's path) lives in planning.schema; "
-                                      "one helper at the bottom would serve both",
+    "the flags belong in a roster below agents",
+    (
+        "agents/schema.py",
+        "planning",
+    ): "key_path (a JSON Schema error's path) lives in planning.schema; "
+    "one helper at the bottom would serve both",
     ("spokes/base.py", "install"): "user_env (the environment before a host's shell tool added to "
-                                   "it) needs each host's shell facts, kept in install.hosts; they "
-                                   "belong in the roster",
+    "it) needs each host's shell facts, kept in install.hosts; they "
+    "belong in the roster",
     ("planning/aavsr.py", "engine"): "the tool check routes a task to see which CLI would run it; "
-                                     "routing is a fact of the roster, not of the engine",
+    "routing is a fact of the roster, not of the engine",
 }
 
 
@@ -61,10 +64,16 @@ def imported_units(source: str) -> list[tuple[str, int]]:
     found = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
-            found += [(unit_of(a.name), node.lineno) for a in node.names if a.name.split(".")[0] == "maestro"]
+            found += [
+                (unit_of(a.name), node.lineno)
+                for a in node.names
+                if a.name.split(".")[0] == "maestro"
+            ]
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             if node.module == "maestro":  # from maestro import graph, __version__
-                found += [(a.name if a.name in units() else "__init__", node.lineno) for a in node.names]
+                found += [
+                    (a.name if a.name in units() else "__init__", node.lineno) for a in node.names
+                ]
             elif node.module.split(".")[0] == "maestro":
                 found.append((unit_of(node.module), node.lineno))
     return found
@@ -74,8 +83,11 @@ def upward_imports(rel: str, source: str, levels: dict[str, int]) -> list[tuple[
     """(file, imported unit, line) for each import in ``rel`` of a higher layer."""
     parts = Path(rel).with_suffix("").parts
     own = parts[0]
-    return [(rel, target, line) for target, line in imported_units(source)
-            if target != own and levels.get(target, -1) > levels.get(own, -1)]
+    return [
+        (rel, target, line)
+        for target, line in imported_units(source)
+        if target != own and levels.get(target, -1) > levels.get(own, -1)
+    ]
 
 
 def all_upward() -> list[tuple[str, str, int]]:
@@ -94,9 +106,14 @@ def test_every_module_has_one_layer():
 
 
 def test_no_lower_layer_imports_a_higher_one():
-    new = [f"maestro/{rel}:{line} imports maestro.{target}" for rel, target, line in all_upward()
-           if (rel, target) not in KNOWN]
-    assert new == [], "an import that goes up a layer (docs/architecture.md, Layers): move the code down"
+    new = [
+        f"maestro/{rel}:{line} imports maestro.{target}"
+        for rel, target, line in all_upward()
+        if (rel, target) not in KNOWN
+    ]
+    assert new == [], (
+        "an import that goes up a layer (docs/architecture.md, Layers): move the code down"
+    )
 
 
 def test_every_known_exception_is_still_there():
@@ -104,14 +121,19 @@ def test_every_known_exception_is_still_there():
     assert set(KNOWN) - still == set(), "gone from the code: drop it from KNOWN"
 
 
-@pytest.mark.parametrize("source", [
-    "from maestro.cli import main\n",
-    "import maestro.cli.context\n",
-    "from maestro import cli\n",
-    "def later():\n    from maestro.cli.render import render\n",
-])
+@pytest.mark.parametrize(
+    "source",
+    [
+        "from maestro.cli import main\n",
+        "import maestro.cli.context\n",
+        "from maestro import cli\n",
+        "def later():\n    from maestro.cli.render import render\n",
+    ],
+)
 def test_an_added_upward_import_is_seen(source):
-    assert upward_imports("state/store.py", source, layers()) == [("state/store.py", "cli", source.count("\n"))]
+    assert upward_imports("state/store.py", source, layers()) == [
+        ("state/store.py", "cli", source.count("\n"))
+    ]
 
 
 def test_imports_down_or_within_a_layer_pass():

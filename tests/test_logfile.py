@@ -38,8 +38,16 @@ NOTES_EXAMPLE = """\
 
 def row(n=1, **fields):
     base = dict(
-        time="14:31:02", actor="Hub", action="Dispatch", target=f"Task {n}", tokens=1000 * n,
-        duration_s=45.0, outcome="✅", notes=f"Task {n} complete", tool="gemini", task=str(n),
+        time="14:31:02",
+        actor="Hub",
+        action="Dispatch",
+        target=f"Task {n}",
+        tokens=1000 * n,
+        duration_s=45.0,
+        outcome="✅",
+        notes=f"Task {n} complete",
+        tool="gemini",
+        task=str(n),
     )
     base.update(fields)
     return LogRow(**base)
@@ -56,7 +64,12 @@ def test_parses_the_notes_example():
     assert session.stamp == "2026-01-16 14:30 UTC" and session.goal == "Add user authentication"
     assert len(session.rows) == 6
     dispatch, failed, retry = session.rows[1], session.rows[2], session.rows[3]
-    assert (dispatch.tool, dispatch.target, dispatch.tokens, dispatch.duration_s) == ("gemini", "code", 27316, 45.0)
+    assert (dispatch.tool, dispatch.target, dispatch.tokens, dispatch.duration_s) == (
+        "gemini",
+        "code",
+        27316,
+        45.0,
+    )
     assert failed.failed and failed.tool == "codex" and not failed.retry
     assert retry.retry and not retry.failed
     assert session.rows[5].tokens is None and session.rows[5].duration_s is None
@@ -74,16 +87,40 @@ def test_totals_recomputed_match_the_notes_for_cli_rows():
 
 
 def test_round_trip_objects_and_text():
-    log = ParsedLog(sessions=[
-        LogSession("2026-01-16 14:30 UTC", "Add auth", run_id="r1", hub="claude", rows=[
-            row(1, cost=0.55),
-            row(2, tool="codex", failed=True, outcome="timeout", cost=0.0123, cost_estimated=True,
-                notes="pipe | inside\nand a newline, back\\slash"),
-            row(2, tool="codex", action="Retry", retry=True, duration_s=125.0),
-            row(3, tool=None, target="-", task=None, tokens=None, duration_s=None, action="Complete", notes=""),
-        ]),
-        LogSession("2026-01-17 09:00 UTC", "Second goal", rows=[row(4, duration_s=3700.0)]),
-    ])
+    log = ParsedLog(
+        sessions=[
+            LogSession(
+                "2026-01-16 14:30 UTC",
+                "Add auth",
+                run_id="r1",
+                hub="claude",
+                rows=[
+                    row(1, cost=0.55),
+                    row(
+                        2,
+                        tool="codex",
+                        failed=True,
+                        outcome="timeout",
+                        cost=0.0123,
+                        cost_estimated=True,
+                        notes="pipe | inside\nand a newline, back\\slash",
+                    ),
+                    row(2, tool="codex", action="Retry", retry=True, duration_s=125.0),
+                    row(
+                        3,
+                        tool=None,
+                        target="-",
+                        task=None,
+                        tokens=None,
+                        duration_s=None,
+                        action="Complete",
+                        notes="",
+                    ),
+                ],
+            ),
+            LogSession("2026-01-17 09:00 UTC", "Second goal", rows=[row(4, duration_s=3700.0)]),
+        ]
+    )
     log.rows()[3].target = ""
     text = logfile.render(log)
     back = logfile.parse(text)
@@ -137,7 +174,10 @@ def test_summary_writes_session_rows_and_totals(paths, monkeypatch):
     text = paths.log.read_text()
     assert text.startswith("# Maestro Execution Log\n")
     assert "## Session: 2026-01-16 14:30 UTC\n**Goal:** Add user authentication\n" in text
-    assert "| 14:31:02 | Hub | Dispatch | Gemini (Task 1) | 1,000 ($0.50) | 45s | ✅ | Task 1 complete |" in text
+    assert (
+        "| 14:31:02 | Hub | Dispatch | Gemini (Task 1) | 1,000 ($0.50) | 45s | ✅ | Task 1 complete |"
+        in text
+    )
     assert "| Codex CLI | 2 | 2,000 | 1 | 1 |" in text
     assert "| **Total** | **3** | **3,000** | **1** | **1** |" in text
     assert text.index("## Session") < text.index("## Totals")
@@ -234,12 +274,16 @@ def test_several_processes_appending_lose_no_row(paths, tmp_path):
     repo = Path(__file__).resolve().parents[1]
     workers, count = 6, 25
     procs = [
-        subprocess.Popen([sys.executable, str(script), str(w), str(count), str(paths.root)],
-                         env={"PYTHONPATH": str(repo), "PATH": "/usr/bin:/bin"})
+        subprocess.Popen(
+            [sys.executable, str(script), str(w), str(count), str(paths.root)],
+            env={"PYTHONPATH": str(repo), "PATH": "/usr/bin:/bin"},
+        )
         for w in range(workers)
     ]
     assert all(p.wait(timeout=120) == 0 for p in procs)
     parsed = ExecutionLog(paths, "summary").read()
     notes = sorted(r.notes for r in parsed.rows())
     assert notes == sorted(f"w{w} n{n}" for w in range(workers) for n in range(count))
-    assert parsed.total == ToolTotals("Total", workers * count, workers * count * 10, workers * 5, 0)
+    assert parsed.total == ToolTotals(
+        "Total", workers * count, workers * count * 10, workers * 5, 0
+    )

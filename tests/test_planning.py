@@ -36,7 +36,12 @@ def test_load_yaml_converts_to_plan():
     assert plan.goal == "Add user authentication"
     assert [t.id for t in plan.tasks] == ["1", "2", "3"]
     first = plan.tasks[0]
-    assert (first.specialist, first.agent, first.tool, first.status) == ("code", "coder", None, "pending")
+    assert (first.specialist, first.agent, first.tool, first.status) == (
+        "code",
+        "coder",
+        None,
+        "pending",
+    )
     assert first.files == ["src/auth.py"] and first.validation == "pytest tests/test_auth.py"
     assert plan.tasks[2].depends == ["1", "2"]
     assert plan.source.hub == "claude"
@@ -71,18 +76,45 @@ def test_load_without_hub_has_no_source():
         ("just a sentence", "the plan: expected a mapping, got text"),
         ("goal: x\ntasks: []", "tasks: is empty"),
         ("tasks: [{id: 1, title: t, specialist: code}]", "missing required key 'goal'"),
-        ("goal: x\ntasks:\n  - {id: 1, specialist: code}", "tasks[0]: missing required key 'title'"),
-        ("goal: x\ntasks:\n  - {id: 1, title: t, specialist: coding}", "tasks[0].specialist: 'coding' is not allowed"),
-        ("goal: x\ntasks:\n  - {id: 1, title: t, specialist: code, dependz: [2]}", "did you mean 'depends'"),
-        ("goal: x\ntasks:\n  - {id: 1, title: t, specialist: code, files: src/a.py}", "tasks[0].files: expected a list"),
+        (
+            "goal: x\ntasks:\n  - {id: 1, specialist: code}",
+            "tasks[0]: missing required key 'title'",
+        ),
+        (
+            "goal: x\ntasks:\n  - {id: 1, title: t, specialist: coding}",
+            "tasks[0].specialist: 'coding' is not allowed",
+        ),
+        (
+            "goal: x\ntasks:\n  - {id: 1, title: t, specialist: code, dependz: [2]}",
+            "did you mean 'depends'",
+        ),
+        (
+            "goal: x\ntasks:\n  - {id: 1, title: t, specialist: code, files: src/a.py}",
+            "tasks[0].files: expected a list",
+        ),
         ("goal: x\ntasks:\n  - {id: 2.1, title: t, specialist: code}", "read as a decimal number"),
         ("goal: x\ntasks:\n  - {id: a1, title: t, specialist: code}", "'a1' is not a task id"),
-        ("goal: x\ntasks:\n  - {id: 1, title: yes, specialist: code}", "tasks[0].title: expected text"),
-        ("goal: x\ntasks:\n  - {id: 1, title: \"a\\nb\", specialist: code}", "must be one non-empty line"),
+        (
+            "goal: x\ntasks:\n  - {id: 1, title: yes, specialist: code}",
+            "tasks[0].title: expected text",
+        ),
+        (
+            'goal: x\ntasks:\n  - {id: 1, title: "a\\nb", specialist: code}',
+            "must be one non-empty line",
+        ),
         ("goal: x\nversion: 2\ntasks: [{id: 1, title: t, specialist: code}]", "format version 2"),
-        ("goal: x\nowner: me\ntasks: [{id: 1, title: t, specialist: code}]", "the plan: unknown key 'owner'"),
-        ("goal: x\ntasks:\n  - {id: 1, title: t, specialist: code, tool: gemnii}", "did you mean 'gemini'"),
-        ("goal: x\ntasks:\n  - {id: 1, title: t, specialist: code, depends: [1, 1]}", "lists the same item twice"),
+        (
+            "goal: x\nowner: me\ntasks: [{id: 1, title: t, specialist: code}]",
+            "the plan: unknown key 'owner'",
+        ),
+        (
+            "goal: x\ntasks:\n  - {id: 1, title: t, specialist: code, tool: gemnii}",
+            "did you mean 'gemini'",
+        ),
+        (
+            "goal: x\ntasks:\n  - {id: 1, title: t, specialist: code, depends: [1, 1]}",
+            "lists the same item twice",
+        ),
     ],
 )
 def test_bad_input_is_one_line_error_naming_key_path(text, expected):
@@ -149,7 +181,11 @@ def test_atomic_too_many_files_criteria_and_joined_title():
         good_task("4", title="Add login and logout endpoints"),
     )
     atomic = only(found, "Atomic")
-    assert [(f.task, f.level) for f in atomic] == [("1", "warning"), ("2", "warning"), ("3", "warning")]
+    assert [(f.task, f.level) for f in atomic] == [
+        ("1", "warning"),
+        ("2", "warning"),
+        ("3", "warning"),
+    ]
     assert all("split it into smaller tasks" in f.remedy for f in atomic)
     assert "9 files" in atomic[0].why and "7 success criteria" in atomic[1].why
 
@@ -176,7 +212,9 @@ class FakeCatalog:
         if name not in self.agents:
             raise NotFound(f"no agent named '{name}'.", "use one of: " + ", ".join(self.names()))
         if name in self.disabled:
-            raise MaestroError(f"agent '{name}' is disabled by MAESTRO_DISABLED_AGENTS.", "use another agent.")
+            raise MaestroError(
+                f"agent '{name}' is disabled by MAESTRO_DISABLED_AGENTS.", "use another agent."
+            )
         return self.agents[name]
 
     def for_task(self, task):
@@ -188,12 +226,17 @@ def test_authority_agent_checks():
         good_task(agent="architect"),
         good_task("2", agent="codr"),
         good_task("3", agent="technical-writer"),
-        Task("4", "Review auth", specialist="review", agent="coder", criteria=["findings (severity)"]),
+        Task(
+            "4", "Review auth", specialist="review", agent="coder", criteria=["findings (severity)"]
+        ),
         catalog=FakeCatalog(),
     )
     authority = only(found, "Authority")
     assert [(f.task, f.level) for f in authority] == [
-        ("1", "error"), ("2", "error"), ("3", "error"), ("4", "warning")
+        ("1", "error"),
+        ("2", "error"),
+        ("3", "error"),
+        ("4", "warning"),
     ]
     assert "read-only and cannot write" in authority[0].why and "coder" in authority[0].remedy
     assert "no agent named 'codr'" in authority[1].why
@@ -202,8 +245,12 @@ def test_authority_agent_checks():
 
 
 def test_authority_tool_not_installed():
-    found = check(good_task(tool="codex"), good_task("2", tool="claude"), good_task("3", tool="sim"),
-                  available={"claude": object()})
+    found = check(
+        good_task(tool="codex"),
+        good_task("2", tool="claude"),
+        good_task("3", tool="sim"),
+        available={"claude": object()},
+    )
     authority = only(found, "Authority")
     assert [(f.task, f.level) for f in authority] == [("1", "error")]
     assert "codex is not installed" in authority[0].why and "claude" in authority[0].remedy
@@ -212,7 +259,10 @@ def test_authority_tool_not_installed():
 def test_authority_warns_when_no_cli_could_take_an_unassigned_task():
     found = check(good_task(tool=None), available={"sim": object()})
     (warning,) = only(found, "Authority")
-    assert warning.level == "warning" and "no tool is named and no spoke CLI is installed" in warning.why
+    assert (
+        warning.level == "warning"
+        and "no tool is named and no spoke CLI is installed" in warning.why
+    )
     assert "--tool sim" in warning.remedy
     assert only(check(good_task(tool=None), available={"gemini": object()}), "Authority") == []
 
@@ -226,11 +276,22 @@ def test_verifiable():
         good_task(criteria=[]),
         good_task("2", validation=None),
         good_task("3", criteria=["the code works properly"]),
-        Task("4", "Research session storage", specialist="research", criteria=["options listed in a table"]),
+        Task(
+            "4",
+            "Research session storage",
+            specialist="research",
+            criteria=["options listed in a table"],
+        ),
     )
     verifiable = only(found, "Verifiable")
-    assert [(f.task, f.level) for f in verifiable] == [("1", "error"), ("2", "error"), ("3", "warning")]
-    assert "no success criteria" in verifiable[0].why and "no validation command" in verifiable[1].why
+    assert [(f.task, f.level) for f in verifiable] == [
+        ("1", "error"),
+        ("2", "error"),
+        ("3", "warning"),
+    ]
+    assert (
+        "no success criteria" in verifiable[0].why and "no validation command" in verifiable[1].why
+    )
 
 
 def test_scope_no_files_and_escapes(tmp_path):
@@ -253,7 +314,12 @@ def test_scope_no_files_and_escapes(tmp_path):
     )
     scope = only(found, "Scope")
     assert [(f.task, f.level) for f in scope] == [
-        ("1", "error"), ("2", "error"), ("3", "error"), ("4", "error"), ("6", "error"), ("7", "error")
+        ("1", "error"),
+        ("2", "error"),
+        ("3", "error"),
+        ("4", "error"),
+        ("6", "error"),
+        ("7", "error"),
     ]
     assert "owns no files" in scope[0].why
     assert "'..'" in scope[1].why
@@ -278,7 +344,13 @@ def test_risk_flags_high_risk_without_review():
         good_task(title="Write the users table migration", files=["db/migrations/0002.sql"]),
         good_task("2", title="Rotate the API key handling", files=["src/keys.py"], risk="high"),
         good_task("3", title="Add the logout endpoint", files=["src/logout.py"], risk="high"),
-        Task("4", "Review the logout endpoint", specialist="review", depends=["3"], criteria=["findings listed (severity)"]),
+        Task(
+            "4",
+            "Review the logout endpoint",
+            specialist="review",
+            depends=["3"],
+            criteria=["findings listed (severity)"],
+        ),
     )
     risk = only(found, "Risk")
     assert [(f.task, f.level) for f in risk] == [("1", "warning"), ("2", "warning")]
@@ -288,10 +360,19 @@ def test_risk_flags_high_risk_without_review():
 
 
 def test_risk_reviewed_but_not_marked_high():
-    found = only(check(
-        good_task(title="Delete the legacy export job", files=["src/export.py"]),
-        Task("2", "Review the removal", specialist="review", depends=["1"], criteria=["findings listed (severity)"]),
-    ), "Risk")
+    found = only(
+        check(
+            good_task(title="Delete the legacy export job", files=["src/export.py"]),
+            Task(
+                "2",
+                "Review the removal",
+                specialist="review",
+                depends=["1"],
+                criteria=["findings listed (severity)"],
+            ),
+        ),
+        "Risk",
+    )
     assert len(found) == 1 and "set risk: high" in found[0].remedy
 
 
@@ -313,13 +394,23 @@ def test_real_catalog_unknown_and_disabled_agents_are_errors(project, monkeypatc
 
     monkeypatch.setenv("MAESTRO_DISABLED_AGENTS", "data-engineer")
     catalog = catalog_mod.load_catalog(load_settings(project, dict(os.environ)))
-    found = only(check(
-        good_task(agent="codr"),
-        good_task("2", agent="data-engineer", title="Add the sessions table", files=["db/sessions.sql"]),
-        good_task("3", agent="architect", title="Add the logout endpoint", files=["src/logout.py"]),
-        good_task("4", agent="coder", title="Add the session store", files=["src/session.py"]),
-        catalog=catalog,
-    ), "Authority")
+    found = only(
+        check(
+            good_task(agent="codr"),
+            good_task(
+                "2",
+                agent="data-engineer",
+                title="Add the sessions table",
+                files=["db/sessions.sql"],
+            ),
+            good_task(
+                "3", agent="architect", title="Add the logout endpoint", files=["src/logout.py"]
+            ),
+            good_task("4", agent="coder", title="Add the session store", files=["src/session.py"]),
+            catalog=catalog,
+        ),
+        "Authority",
+    )
     assert [(f.task, f.level) for f in found] == [("1", "error"), ("2", "error"), ("3", "error")]
     assert "coder" in found[0].why + found[0].remedy  # closest match named
     assert "disabled" in found[1].why
@@ -333,7 +424,11 @@ def test_a_task_names_a_specialist_an_agent_or_both():
         "  - {id: 2, title: Add the endpoint, specialist: code}\n"
         "  - {id: 3, title: Test it, specialist: test, agent: tester}\n"
     )
-    assert [(t.specialist, t.agent) for t in plan.tasks] == [(None, "data-engineer"), ("code", None), ("test", "tester")]
+    assert [(t.specialist, t.agent) for t in plan.tasks] == [
+        (None, "data-engineer"),
+        ("code", None),
+        ("test", "tester"),
+    ]
     message = load_error("goal: g\ntasks:\n  - {id: 1, title: Something}\n")
     assert "tasks[0]" in message and "names neither a specialist nor an agent" in message
     assert "specialist: code (or agent: coder, or both)" in message
@@ -349,6 +444,9 @@ def test_an_agent_only_task_is_checked_by_what_its_agent_does():
     tester = good_task("3", specialist=None, agent="tester", validation=None)
     found = check(writer, reviewer, tester, catalog=catalog)
     assert {(f.task, f.check) for f in found if f.level == "error"} == {
-        ("1", "Verifiable"), ("1", "Scope"), ("3", "Verifiable")}
+        ("1", "Verifiable"),
+        ("1", "Scope"),
+        ("3", "Verifiable"),
+    }
     assert "it is a code task with no validation command" in only(found, "Verifiable")[0].why
     assert "it is a test task" in only(found, "Verifiable")[1].why

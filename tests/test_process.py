@@ -34,8 +34,18 @@ def gone_soon(pid: int, within: float = 3.0) -> bool:
 
 
 def test_captures_output_exit_code_and_duration(tmp_path):
-    out = run_process([PY, "-c", "import sys; print('out'); print('err', file=sys.stderr); sys.exit(3)"], cwd=tmp_path, timeout_s=30)
-    assert (out.stdout, out.stderr, out.exit_code, out.timed_out, out.aborted) == ("out\n", "err\n", 3, False, False)
+    out = run_process(
+        [PY, "-c", "import sys; print('out'); print('err', file=sys.stderr); sys.exit(3)"],
+        cwd=tmp_path,
+        timeout_s=30,
+    )
+    assert (out.stdout, out.stderr, out.exit_code, out.timed_out, out.aborted) == (
+        "out\n",
+        "err\n",
+        3,
+        False,
+        False,
+    )
     assert 0 < out.duration_s < 30
 
 
@@ -43,12 +53,22 @@ def test_stdin_is_dev_null(tmp_path):
     code = "import os, stat; s = os.fstat(0); print(stat.S_ISCHR(s.st_mode) and s.st_rdev == os.stat(os.devnull).st_rdev)"
     assert run_process([PY, "-c", code], cwd=tmp_path, timeout_s=30).stdout == "True\n"
     # Reading stdin ends at once instead of hanging like `codex exec` on an open pipe.
-    assert run_process([PY, "-c", "import sys; print(len(sys.stdin.read()))"], cwd=tmp_path, timeout_s=10).stdout == "0\n"
+    assert (
+        run_process(
+            [PY, "-c", "import sys; print(len(sys.stdin.read()))"], cwd=tmp_path, timeout_s=10
+        ).stdout
+        == "0\n"
+    )
 
 
 def test_own_process_group_and_on_start(tmp_path):
     seen = []
-    out = run_process([PY, "-c", "import os; print(os.getpgid(0) == os.getpid())"], cwd=tmp_path, timeout_s=30, on_start=seen.append)
+    out = run_process(
+        [PY, "-c", "import os; print(os.getpgid(0) == os.getpid())"],
+        cwd=tmp_path,
+        timeout_s=30,
+        on_start=seen.append,
+    )
     assert out.stdout == "True\n"
     assert seen == [out.pid]
 
@@ -61,7 +81,12 @@ def test_large_output_on_both_pipes_does_not_deadlock(tmp_path):
         "    sys.stdout.write(chunk); sys.stderr.write(chunk)\n"
     )
     lines = []
-    out = run_process([PY, "-c", code], cwd=tmp_path, timeout_s=60, on_stdout_line=lambda line: lines.append(len(line)) and False)
+    out = run_process(
+        [PY, "-c", code],
+        cwd=tmp_path,
+        timeout_s=60,
+        on_stdout_line=lambda line: lines.append(len(line)) and False,
+    )
     assert not out.timed_out and out.exit_code == 0
     assert len(out.stdout) == len(out.stderr) == 12 * 1024 * 1024
     assert len(lines) == 12 * 1024 and set(lines) == {1023}
@@ -80,8 +105,13 @@ def test_timeout_stops_a_process_that_ignores_sigterm(tmp_path):
 def test_timeout_kills_the_whole_process_group(fake_clis, project):
     # The fake claude ignores SIGTERM, and so does the child it starts: only a SIGKILL to
     # the group ends both.
-    fake_clis.script("claude", [{"child": {"ignore_term": True, "sleep": 120}, "ignore_term": True, "hang": True}])
-    out = run_process(["claude", "-p", "x", "--output-format", "json"], cwd=project, timeout_s=1.5, grace_s=0.5)
+    fake_clis.script(
+        "claude",
+        [{"child": {"ignore_term": True, "sleep": 120}, "ignore_term": True, "hang": True}],
+    )
+    out = run_process(
+        ["claude", "-p", "x", "--output-format", "json"], cwd=project, timeout_s=1.5, grace_s=0.5
+    )
     call = fake_clis.runs("claude")[0]
     assert out.timed_out
     assert gone_soon(call["pid"]) and gone_soon(call["child_pid"])
@@ -104,17 +134,26 @@ def test_on_stdout_line_can_abort(tmp_path):
         seen.append(line)
         return line == "3"
 
-    out = run_process([PY, "-c", code], cwd=tmp_path, timeout_s=30, on_stdout_line=watch, grace_s=0.5)
+    out = run_process(
+        [PY, "-c", code], cwd=tmp_path, timeout_s=30, on_stdout_line=watch, grace_s=0.5
+    )
     assert out.aborted and not out.timed_out
     assert seen[:4] == ["0", "1", "2", "3"] and len(seen) < 20
     assert out.duration_s < 5
 
 
 def test_on_stderr_line_can_stop_the_process(tmp_path):
-    code = ("import sys, time\nprint('warming up', file=sys.stderr, flush=True)\n"
-            "print('Attempt 1 failed', file=sys.stderr, flush=True)\ntime.sleep(60)\nprint('late')\n")
-    out = run_process([PY, "-c", code], cwd=tmp_path, timeout_s=30, grace_s=0.5,
-                      on_stderr_line=lambda line: line.startswith("Attempt"))
+    code = (
+        "import sys, time\nprint('warming up', file=sys.stderr, flush=True)\n"
+        "print('Attempt 1 failed', file=sys.stderr, flush=True)\ntime.sleep(60)\nprint('late')\n"
+    )
+    out = run_process(
+        [PY, "-c", code],
+        cwd=tmp_path,
+        timeout_s=30,
+        grace_s=0.5,
+        on_stderr_line=lambda line: line.startswith("Attempt"),
+    )
     assert out.stopped_on_stderr and not out.aborted and not out.timed_out
     assert out.stderr == "warming up\nAttempt 1 failed\n" and out.stdout == ""
     assert out.duration_s < 5
@@ -122,7 +161,9 @@ def test_on_stderr_line_can_stop_the_process(tmp_path):
 
 def test_stderr_is_kept_whole_when_watched(tmp_path):
     code = "import sys\nsys.stderr.write('a' * 100000 + '\\nno newline at the end')\n"
-    out = run_process([PY, "-c", code], cwd=tmp_path, timeout_s=30, on_stderr_line=lambda line: False)
+    out = run_process(
+        [PY, "-c", code], cwd=tmp_path, timeout_s=30, on_stderr_line=lambda line: False
+    )
     assert out.stderr == "a" * 100000 + "\nno newline at the end" and not out.stopped_on_stderr
 
 

@@ -29,5 +29,7 @@ def test_readme_installs_the_cli_versions_the_real_host_tests_pin():
     from tests.realcli.hostenv import npm_specs
 
     text = (ROOT / "README.md").read_text(encoding="utf-8")
-    (line,) = [ln.strip() for ln in text.splitlines() if ln.strip().startswith("npm install --prefix")]
+    (line,) = [
+        ln.strip() for ln in text.splitlines() if ln.strip().startswith("npm install --prefix")
+    ]
     assert line.split()[4:] == npm_specs()

@@ -7,7 +7,9 @@ from hypothesis import strategies as st
 
 from maestro import tables
 
-one_line = st.text(st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp")), max_size=30).map(str.strip)
+one_line = st.text(st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp")), max_size=30).map(
+    str.strip
+)
 
 
 @given(st.lists(one_line, min_size=1, max_size=5))
@@ -29,4 +31,8 @@ def test_newlines_are_br_and_read_back_only_when_asked():
 def test_markdown_and_aligned_tables():
     assert tables.markdown(["A", "B"], [["x|y", ""]]) == ["| A | B |", "|---|---|", "| x\\|y | - |"]
     assert tables.separator(["Time", "Task"]) == "|------|------|"
-    assert tables.aligned(["ID", "Title"], [["10", "a"], ["2", "bb"]]) == ["ID  Title", "10  a", "2   bb"]
+    assert tables.aligned(["ID", "Title"], [["10", "a"], ["2", "bb"]]) == [
+        "ID  Title",
+        "10  a",
+        "2   bb",
+    ]

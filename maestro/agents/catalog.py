@@ -25,7 +25,12 @@ from maestro.errors import ConfigError, MaestroError, NotFound
 from maestro.formatting import shown_path
 
 # The notes' four specialists and the agent each defaults to when a task names no agent.
-SPECIALIST_DEFAULTS = {"code": "coder", "review": "code-reviewer", "test": "tester", "research": "architect"}
+SPECIALIST_DEFAULTS = {
+    "code": "coder",
+    "review": "code-reviewer",
+    "test": "tester",
+    "research": "architect",
+}
 DEFAULT_SPECIALIST = "code"
 # Agent-specific environment settings: (setting key, agent, field).
 AGENT_SETTINGS = (("writer_model", "technical-writer", "model"),)
@@ -103,7 +108,9 @@ def closest(name: str, names: Iterable[str]) -> str | None:
     return matches[0] if matches else None
 
 
-def parse_agent(text: str, source: str, *, expected_name: str, origin: str) -> tuple[Agent | None, list[Violation]]:
+def parse_agent(
+    text: str, source: str, *, expected_name: str, origin: str
+) -> tuple[Agent | None, list[Violation]]:
     """Read one persona file; return the agent (None when unusable) and its violations."""
     from maestro.frontmatter import FrontmatterError, split
 
@@ -119,8 +126,16 @@ def parse_agent(text: str, source: str, *, expected_name: str, origin: str) -> t
         return None, [Violation(source, "(frontmatter)", why)]
     content = content.strip()  # the body as the person means it: no blank lines around it
     found = validate_frontmatter(meta, source)
-    if isinstance(meta, dict) and meta.get("name") != expected_name and "name" not in {v.key for v in found}:
-        found.append(Violation(source, "name", f"{meta.get('name')!r} must match the file name {expected_name!r}"))
+    if (
+        isinstance(meta, dict)
+        and meta.get("name") != expected_name
+        and "name" not in {v.key for v in found}
+    ):
+        found.append(
+            Violation(
+                source, "name", f"{meta.get('name')!r} must match the file name {expected_name!r}"
+            )
+        )
     found += validate_body(content, source, level="error" if origin == "bundled" else "warning")
     if any(v.level == "error" and v.key != "body" for v in found):
         return None, found
@@ -160,7 +175,10 @@ def scan_agents(settings: Settings) -> Scan:
     bundled: dict[str, Agent] = {}
     for item in list_files("agents", ".md"):
         agent, found = parse_agent(
-            item.read_text(encoding="utf-8"), f"agents/{item.name}", expected_name=item.name[:-3], origin="bundled"
+            item.read_text(encoding="utf-8"),
+            f"agents/{item.name}",
+            expected_name=item.name[:-3],
+            origin="bundled",
         )
         violations += found
         if agent is not None:
@@ -211,7 +229,9 @@ class Catalog:
         if name not in self.agents:
             hint = closest(name, self.agents)
             guess = f" Did you mean {hint!r}?" if hint else ""
-            raise NotFound(f"no agent named {name!r}.{guess}", f"use one of: {', '.join(self.names())}.")
+            raise NotFound(
+                f"no agent named {name!r}.{guess}", f"use one of: {', '.join(self.names())}."
+            )
         if name in self.disabled:
             raise MaestroError(
                 f"agent {name!r} is disabled (MAESTRO_DISABLED_AGENTS, from {self.settings.source('disabled_agents')}).",  # type: ignore[union-attr]  # disabled is empty without settings
@@ -292,27 +312,47 @@ def _fits(value: Any, key: str, tool: str | None) -> bool:
 def agent_name_for(task: Any) -> str:
     if getattr(task, "agent", None):
         return str(task.agent)
-    return SPECIALIST_DEFAULTS.get(getattr(task, "specialist", None) or DEFAULT_SPECIALIST, SPECIALIST_DEFAULTS[DEFAULT_SPECIALIST])
+    return SPECIALIST_DEFAULTS.get(
+        getattr(task, "specialist", None) or DEFAULT_SPECIALIST,
+        SPECIALIST_DEFAULTS[DEFAULT_SPECIALIST],
+    )
 
 
 def _agent_tables(settings: Settings, agents: dict[str, Agent]) -> dict[str, dict[str, Any]]:
     """Validate and convert the config's [agents.NAME] tables."""
-    where = shown_path(settings.config_file, settings.paths.root) if settings.config_file else "the config file"
+    where = (
+        shown_path(settings.config_file, settings.paths.root)
+        if settings.config_file
+        else "the config file"
+    )
     tables: dict[str, dict[str, Any]] = {}
     for name, table in settings.table("agents").items():
         if name not in agents:
             hint = closest(name, agents)
             guess = f" Did you mean [agents.{hint}]?" if hint else ""
-            raise ConfigError(f"[agents.{name}] in {where} names an unknown agent.{guess}", f"use names from: {', '.join(agents)}.")
+            raise ConfigError(
+                f"[agents.{name}] in {where} names an unknown agent.{guess}",
+                f"use names from: {', '.join(agents)}.",
+            )
         if not isinstance(table, dict):
-            raise ConfigError(f"agents.{name} in {where} must be a table.", f"write it as an [agents.{name}] section.")
+            raise ConfigError(
+                f"agents.{name} in {where} must be a table.",
+                f"write it as an [agents.{name}] section.",
+            )
         converted: dict[str, Any] = {}
         for key, raw in table.items():
             if key == "models":
                 converted["models"] = _models_table(name, raw, where)
             elif key in _TABLE_KEYS:
                 base = _TABLE_KEYS[key]
-                setting = Setting(f"agents.{name}.{key}", base.kind, None, "", minimum=base.minimum, maximum=base.maximum)
+                setting = Setting(
+                    f"agents.{name}.{key}",
+                    base.kind,
+                    None,
+                    "",
+                    minimum=base.minimum,
+                    maximum=base.maximum,
+                )
                 converted[key] = convert(setting, raw, where)
             else:
                 raise ConfigError(
@@ -325,10 +365,16 @@ def _agent_tables(settings: Settings, agents: dict[str, Agent]) -> dict[str, dic
 
 def _models_table(name: str, raw: Any, where: str) -> dict[str, str]:
     if not isinstance(raw, dict) or not all(isinstance(v, str) and v for v in raw.values()):
-        raise ConfigError(f"[agents.{name}] models in {where} must map CLI names to model names.", 'write e.g. models = { claude = "sonnet" }.')
+        raise ConfigError(
+            f"[agents.{name}] models in {where} must map CLI names to model names.",
+            'write e.g. models = { claude = "sonnet" }.',
+        )
     unknown = [cli for cli in raw if cli not in roster.NAMES]
     if unknown:
-        raise ConfigError(f"[agents.{name}] models in {where} names an unknown CLI {unknown[0]!r}.", f"use one of: {', '.join(roster.NAMES)}.")
+        raise ConfigError(
+            f"[agents.{name}] models in {where} names an unknown CLI {unknown[0]!r}.",
+            f"use one of: {', '.join(roster.NAMES)}.",
+        )
     return dict(raw)
 
 

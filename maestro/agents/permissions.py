@@ -49,13 +49,17 @@ def _tier_shape(agent: Agent) -> list[str]:
         )
     if tools & set(WEB_TOOLS):
         if tier != "read-only":
-            problems.append(f"google_web_search is only for read-only agents, and this one is {tier}")
+            problems.append(
+                f"google_web_search is only for read-only agents, and this one is {tier}"
+            )
         elif agent.origin == "bundled" and agent.name not in WEB_SEARCH_AGENTS:
             problems.append(f"google_web_search is reserved for {', '.join(WEB_SEARCH_AGENTS)}")
     return problems
 
 
-def check_permissions(agents: dict[str, Agent], bundled: dict[str, Agent]) -> list[PermissionFinding]:
+def check_permissions(
+    agents: dict[str, Agent], bundled: dict[str, Agent]
+) -> list[PermissionFinding]:
     findings: list[PermissionFinding] = []
 
     def add(agent: Agent, problem: str) -> None:
@@ -63,7 +67,11 @@ def check_permissions(agents: dict[str, Agent], bundled: dict[str, Agent]) -> li
 
     for name, expected in ROSTER.items():
         if name not in bundled:
-            findings.append(PermissionFinding(name, "agents/", f"missing from the bundled roster (tier {expected})"))
+            findings.append(
+                PermissionFinding(
+                    name, "agents/", f"missing from the bundled roster (tier {expected})"
+                )
+            )
     for agent in bundled.values():
         if agent.name not in ROSTER:
             add(agent, "bundled agent has no declared tier in the roster table")
@@ -75,7 +83,10 @@ def check_permissions(agents: dict[str, Agent], bundled: dict[str, Agent]) -> li
             add(agent, problem)
         declared = ROSTER.get(agent.name)
         if agent.origin == "project" and declared and not tier_allows(declared, agent.tier):
-            add(agent, f"replaces a {declared} agent but is {agent.tier}: a project agent may narrow tools, never widen them")
+            add(
+                agent,
+                f"replaces a {declared} agent but is {agent.tier}: a project agent may narrow tools, never widen them",
+            )
         if declared == "read-only" and set(agent.tools) & set(WRITE_TOOLS + SHELL_TOOLS):
             add(agent, "is an analysis agent and may not hold write or shell tools")
     return findings

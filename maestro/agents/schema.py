@@ -23,10 +23,24 @@ FRONTMATTER_SCHEMA: dict[str, Any] = {
     "title": "Maestro agent persona frontmatter",
     "type": "object",
     "additionalProperties": False,
-    "required": ["name", "description", "kind", "tools", "model", "temperature", "max_turns", "timeout_mins"],
+    "required": [
+        "name",
+        "description",
+        "kind",
+        "tools",
+        "model",
+        "temperature",
+        "max_turns",
+        "timeout_mins",
+    ],
     "properties": {
         "name": {"type": "string", "pattern": NAME_PATTERN},
-        "description": {"type": "string", "minLength": 1, "maxLength": 200, "pattern": r"^[^\r\n]+$"},
+        "description": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 200,
+            "pattern": r"^[^\r\n]+$",
+        },
         "kind": {"enum": ["local"]},
         "tools": {
             "type": "array",
@@ -101,7 +115,9 @@ def validate_frontmatter(meta: Any, file: str) -> list[Violation]:
         return [Violation(file, "(frontmatter)", "must be a YAML mapping of keys to values")]
     validator = Draft202012Validator(frontmatter_schema())
     found = []
-    for error in sorted(validator.iter_errors(meta), key=lambda e: (list(map(str, e.path)), e.message)):
+    for error in sorted(
+        validator.iter_errors(meta), key=lambda e: (list(map(str, e.path)), e.message)
+    ):
         key = key_path(error.path) if error.path else "(frontmatter)"
         if error.validator == "required":
             key = error.message.split("'")[1] if "'" in error.message else key

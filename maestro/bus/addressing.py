@@ -30,15 +30,21 @@ def caller(store: SessionStore, session_id: str) -> Session:
     """The calling session, which must exist (a mistyped MAESTRO_SESSION_ID would
     otherwise send mail as nobody)."""
     if session_id != USER and not store.exists(session_id):
-        raise MaestroError(f"MAESTRO_SESSION_ID={session_id} names no session of this project.",
-                           "unset it to act as the person (user), or use the id your coordinator gave you.")
+        raise MaestroError(
+            f"MAESTRO_SESSION_ID={session_id} names no session of this project.",
+            "unset it to act as the person (user), or use the id your coordinator gave you.",
+        )
     return store.peek(session_id)
 
 
 def coordinator_of(me: Session, env: Mapping[str, str]) -> str:
     coordinator = env.get(COORDINATOR_VAR, "").strip() or me.coordinator
     if not coordinator:
-        who = "you are the person at a shell (no MAESTRO_SESSION_ID)" if me.id == USER else f"session {me.id} ({me.mode})"
+        who = (
+            "you are the person at a shell (no MAESTRO_SESSION_ID)"
+            if me.id == USER
+            else f"session {me.id} ({me.mode})"
+        )
         raise MaestroError(f"{who} has no coordinator.", "name the recipient with --to ID.")
     return check_id(coordinator, COORDINATOR_VAR)
 
@@ -46,10 +52,16 @@ def coordinator_of(me: Session, env: Mapping[str, str]) -> str:
 def siblings(store: SessionStore, me: Session, env: Mapping[str, str]) -> list[str]:
     """Live sessions sharing my coordinator, not me."""
     coordinator = coordinator_of(me, env)
-    found = [s.id for s in _everyone(store) if s.coordinator == coordinator and s.id != me.id and s.status in _LIVE]
+    found = [
+        s.id
+        for s in _everyone(store)
+        if s.coordinator == coordinator and s.id != me.id and s.status in _LIVE
+    ]
     if not found:
-        raise MaestroError(f"session {me.id} has no live siblings under {coordinator}.",
-                           "`maestro session list --siblings` shows them; send to --to-coordinator instead.")
+        raise MaestroError(
+            f"session {me.id} has no live siblings under {coordinator}.",
+            "`maestro session list --siblings` shows them; send to --to-coordinator instead.",
+        )
     return found
 
 
@@ -70,8 +82,10 @@ def scope(store: SessionStore, me: Session, name: str, env: Mapping[str, str]) -
     else:
         found = ([USER] if me.id != USER else []) + [s.id for s in everyone]
     if not found:
-        raise MaestroError(f"nobody live in scope {name} of session {me.id}.",
-                           "`maestro session list` shows who is working.")
+        raise MaestroError(
+            f"nobody live in scope {name} of session {me.id}.",
+            "`maestro session list` shows who is working.",
+        )
     return list(dict.fromkeys(found))
 
 
@@ -86,5 +100,7 @@ def check_recipients(store: SessionStore, ids: Sequence[str]) -> list[str]:
             continue
         session = store.peek(session_id)
         if session.status not in _LIVE:
-            notes.append(f"{session_id} is {session.status}: nobody will read it unless it is resumed")
+            notes.append(
+                f"{session_id} is {session.status}: nobody will read it unless it is resumed"
+            )
     return notes

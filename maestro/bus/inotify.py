@@ -79,7 +79,7 @@ class FolderWatch:
             offset = 0
             while offset + _HEADER.size <= len(data):
                 _, _, _, length = _HEADER.unpack_from(data, offset)
-                raw = data[offset + _HEADER.size: offset + _HEADER.size + length]
+                raw = data[offset + _HEADER.size : offset + _HEADER.size + length]
                 offset += _HEADER.size + length
                 if self.wanted(os.fsdecode(raw.rstrip(b"\0"))):
                     hit = True

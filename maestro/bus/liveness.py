@@ -49,10 +49,20 @@ class ProcessMark:
     @classmethod
     def of(cls, pid: int) -> ProcessMark:
         stat = proc_stat(pid)
-        return cls(pid, stat.start if stat else None, _pid_namespace(), _read("/proc/sys/kernel/random/boot_id"))
+        return cls(
+            pid,
+            stat.start if stat else None,
+            _pid_namespace(),
+            _read("/proc/sys/kernel/random/boot_id"),
+        )
 
     def to_dict(self) -> dict[str, object]:
-        return {"pid": self.pid, "start": self.start, "namespace": self.namespace, "boot": self.boot}
+        return {
+            "pid": self.pid,
+            "start": self.start,
+            "namespace": self.namespace,
+            "boot": self.boot,
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, object]) -> ProcessMark | None:
@@ -61,14 +71,20 @@ class ProcessMark:
             return None
         start = data.get("start")
         namespace, boot = data.get("namespace"), data.get("boot")
-        return cls(pid, start if isinstance(start, int) else None,
-                   namespace if isinstance(namespace, str) else None, boot if isinstance(boot, str) else None)
+        return cls(
+            pid,
+            start if isinstance(start, int) else None,
+            namespace if isinstance(namespace, str) else None,
+            boot if isinstance(boot, str) else None,
+        )
 
     def alive(self) -> bool:
         """True only when this very process still runs (not a zombie, not a recycled pid)."""
         if self.start is None or self.namespace is None or self.boot is None:
             return False  # recorded where /proc could not say: the pid alone proves nothing
-        if self.namespace != _pid_namespace() or self.boot != _read("/proc/sys/kernel/random/boot_id"):
+        if self.namespace != _pid_namespace() or self.boot != _read(
+            "/proc/sys/kernel/random/boot_id"
+        ):
             return False
         stat = proc_stat(self.pid)
         return stat is not None and not stat.gone and stat.start == self.start

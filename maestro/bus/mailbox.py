@@ -81,7 +81,9 @@ def mail_id(number: int) -> str:
 def parse_mail_id(text: str) -> int:
     raw = text.strip().lower().removeprefix("m")
     if not raw.isdigit():
-        raise MaestroError(f"{text!r} is not a mail id.", "give one as `mail inbox` shows it, e.g. m12.")
+        raise MaestroError(
+            f"{text!r} is not a mail id.", "give one as `mail inbox` shows it, e.g. m12."
+        )
     return int(raw)
 
 
@@ -107,11 +109,21 @@ class Message:
         return PRIORITIES.index(self.priority)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": mail_id(self.id), "thread": mail_id(self.thread),
-                "reply_to": mail_id(self.reply_to) if self.reply_to else None, "from": self.sender,
-                "to": self.to, "type": self.type, "priority": self.priority, "subject": self.subject,
-                "message": self.body, "created": self.created, "read_at": self.read_at,
-                "read_by": self.read_by, "new": self.new}
+        return {
+            "id": mail_id(self.id),
+            "thread": mail_id(self.thread),
+            "reply_to": mail_id(self.reply_to) if self.reply_to else None,
+            "from": self.sender,
+            "to": self.to,
+            "type": self.type,
+            "priority": self.priority,
+            "subject": self.subject,
+            "message": self.body,
+            "created": self.created,
+            "read_at": self.read_at,
+            "read_by": self.read_by,
+            "new": self.new,
+        }
 
 
 @dataclass
@@ -133,7 +145,12 @@ class Receipt:
     read_by: str | None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"to": self.recipient, "delivered": self.delivered, "read_at": self.read_at, "read_by": self.read_by}
+        return {
+            "to": self.recipient,
+            "delivered": self.delivered,
+            "read_at": self.read_at,
+            "read_by": self.read_by,
+        }
 
 
 def sort_key(message: Message) -> tuple[int, int, int]:
@@ -147,7 +164,9 @@ _COLUMNS = "m.id, m.thread, m.reply_to, m.sender, m.type, m.priority, m.subject,
 def _message(row: Sequence[Any]) -> Message | Garbled:
     ident = row[0]
     try:
-        number, thread, reply_to, sender, kind, priority, subject, body, created, created_ns = row[:10]
+        number, thread, reply_to, sender, kind, priority, subject, body, created, created_ns = row[
+            :10
+        ]
         problems = []
         if not isinstance(number, int) or not isinstance(thread, int):
             problems.append("its id or thread is not a number")
@@ -157,14 +176,23 @@ def _message(row: Sequence[Any]) -> Message | Garbled:
             problems.append(f"unknown type {kind!r}")
         if priority not in PRIORITIES:
             problems.append(f"unknown priority {priority!r}")
-        for name, value in (("sender", sender), ("subject", subject), ("body", body), ("time", created)):
+        for name, value in (
+            ("sender", sender),
+            ("subject", subject),
+            ("body", body),
+            ("time", created),
+        ):
             if not isinstance(value, str):
                 problems.append(f"its {name} is not text")
         if not isinstance(created_ns, int):
             problems.append("its time stamp is not a number")
         if problems:
-            return Garbled(mail_id(ident) if isinstance(ident, int) else repr(ident), "; ".join(problems))
-        return Message(number, thread, reply_to, sender, kind, priority, subject, body, created, created_ns)
+            return Garbled(
+                mail_id(ident) if isinstance(ident, int) else repr(ident), "; ".join(problems)
+            )
+        return Message(
+            number, thread, reply_to, sender, kind, priority, subject, body, created, created_ns
+        )
     except (ValueError, TypeError) as exc:
         return Garbled(repr(ident), str(exc))
 
@@ -188,8 +216,12 @@ class Mailbox:
     def _connect(self) -> sqlite3.Connection:
         self.folder.mkdir(parents=True, exist_ok=True)
         try:
-            conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
-                                   check_same_thread=False)
+            conn = sqlite3.connect(
+                self.path,
+                timeout=BUSY_TIMEOUT_MS / 1000,
+                isolation_level=None,
+                check_same_thread=False,
+            )
             conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
             # WAL with synchronous=NORMAL: a commit is atomic and survives any process
             # crash; only an OS crash or power loss may drop the last commits. Mail
@@ -218,8 +250,10 @@ class Mailbox:
             yield conn
         except sqlite3.OperationalError as exc:
             if "locked" in str(exc) or "busy" in str(exc):
-                raise MaestroError(f"the mail store {self.path} stayed busy for {BUSY_TIMEOUT_MS // 1000}s.",
-                                   "try again; if it persists, find the process holding it (`fuser`).") from None
+                raise MaestroError(
+                    f"the mail store {self.path} stayed busy for {BUSY_TIMEOUT_MS // 1000}s.",
+                    "try again; if it persists, find the process holding it (`fuser`).",
+                ) from None
             raise self._broken(exc) from None
         except sqlite3.DatabaseError as exc:
             raise self._broken(exc) from None
@@ -233,9 +267,11 @@ class Mailbox:
             self._kept = None
 
     def _broken(self, exc: Exception) -> MaestroError:
-        return MaestroError(f"the mail store cannot be read ({exc}).",
-                            f"move {self.path} aside (mail in it is lost to Maestro, not deleted) and retry.",
-                            file=self.path)
+        return MaestroError(
+            f"the mail store cannot be read ({exc}).",
+            f"move {self.path} aside (mail in it is lost to Maestro, not deleted) and retry.",
+            file=self.path,
+        )
 
     def _prepare(self, conn: sqlite3.Connection) -> None:
         """Create or check the tables. The first process to open a new store creates
@@ -244,8 +280,11 @@ class Mailbox:
         if version == SCHEMA_VERSION:
             return
         if version > SCHEMA_VERSION:
-            raise MaestroError(f"the mail store is format {version}, newer than this Maestro reads.",
-                               "upgrade Maestro.", file=self.path)
+            raise MaestroError(
+                f"the mail store is format {version}, newer than this Maestro reads.",
+                "upgrade Maestro.",
+                file=self.path,
+            )
         conn.execute("PRAGMA journal_mode=WAL")  # persistent: readers never block the writer
         conn.execute("BEGIN IMMEDIATE")
         try:
@@ -262,12 +301,24 @@ class Mailbox:
 
     # -- sending -----------------------------------------------------------------------
 
-    def send(self, sender: str, recipients: Sequence[str], *, type: str, priority: str, subject: str,
-             body: str, thread: int | None = None, reply_to: int | None = None) -> Message:
+    def send(
+        self,
+        sender: str,
+        recipients: Sequence[str],
+        *,
+        type: str,
+        priority: str,
+        subject: str,
+        body: str,
+        thread: int | None = None,
+        reply_to: int | None = None,
+    ) -> Message:
         if type not in TYPES:
             raise MaestroError(f"unknown mail type {type!r}.", f"use one of: {', '.join(TYPES)}.")
         if priority not in PRIORITIES:
-            raise MaestroError(f"unknown priority {priority!r}.", f"use one of: {', '.join(PRIORITIES)}.")
+            raise MaestroError(
+                f"unknown priority {priority!r}.", f"use one of: {', '.join(PRIORITIES)}."
+            )
         targets = list(dict.fromkeys(recipients))
         if not targets:
             raise MaestroError("the message has no recipient.", "name one with --to.")
@@ -280,12 +331,15 @@ class Mailbox:
                 cursor = conn.execute(
                     "INSERT INTO mail (thread, reply_to, sender, type, priority, subject, body, created, created_ns)"
                     " VALUES (0, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (reply_to, sender, type, priority, subject, body, now, now_ns))
+                    (reply_to, sender, type, priority, subject, body, now, now_ns),
+                )
                 number = int(cursor.lastrowid or 0)
                 thread = thread if thread is not None else number
                 conn.execute("UPDATE mail SET thread = ? WHERE id = ?", (thread, number))
-                conn.executemany("INSERT INTO delivery (mail, recipient, delivered) VALUES (?, ?, ?)",
-                                 [(number, target, now) for target in targets])
+                conn.executemany(
+                    "INSERT INTO delivery (mail, recipient, delivered) VALUES (?, ?, ?)",
+                    [(number, target, now) for target in targets],
+                )
                 conn.execute("COMMIT")
             except BaseException:
                 if conn.in_transaction:
@@ -294,12 +348,17 @@ class Mailbox:
             # Committed and visible: ring now, not after the close's checkpoint.
             for target in targets:
                 self.ring(target)
-        return Message(number, thread, reply_to, sender, type, priority, subject, body, now, now_ns, to=targets)
+        return Message(
+            number, thread, reply_to, sender, type, priority, subject, body, now, now_ns, to=targets
+        )
 
     def _thread_of(self, conn: sqlite3.Connection, number: int) -> int:
         row = conn.execute("SELECT thread FROM mail WHERE id = ?", (number,)).fetchone()
         if row is None:
-            raise NotFound(f"no mail {mail_id(number)} to thread onto.", "give a mail id that `mail inbox` shows.")
+            raise NotFound(
+                f"no mail {mail_id(number)} to thread onto.",
+                "give a mail id that `mail inbox` shows.",
+            )
         return int(row[0])
 
     def bell(self, session_id: str) -> Path:
@@ -316,8 +375,14 @@ class Mailbox:
 
     # -- reading -----------------------------------------------------------------------
 
-    def inbox(self, session_id: str, *, unread_only: bool = False, reader: str | None = None,
-              mark: bool = True) -> tuple[list[Message], list[Garbled]]:
+    def inbox(
+        self,
+        session_id: str,
+        *,
+        unread_only: bool = False,
+        reader: str | None = None,
+        mark: bool = True,
+    ) -> tuple[list[Message], list[Garbled]]:
         """The session's mail, by priority then time. Unread messages are marked read by
         ``reader`` (default the session) in the same transaction that selects them, and
         come back with ``new=True``: to exactly one reader, whatever runs at once."""
@@ -329,9 +394,14 @@ class Mailbox:
             try:
                 claimed: set[int] = set()
                 if mark and stored:
-                    claimed = {row[0] for row in conn.execute(
-                        f"UPDATE delivery AS d SET read_at = ?, read_by = ? WHERE {mine} AND d.read_at IS NULL"
-                        " RETURNING mail", (clock.iso(), reader, *mine_args))}
+                    claimed = {
+                        row[0]
+                        for row in conn.execute(
+                            f"UPDATE delivery AS d SET read_at = ?, read_by = ? WHERE {mine} AND d.read_at IS NULL"
+                            " RETURNING mail",
+                            (clock.iso(), reader, *mine_args),
+                        )
+                    }
                 where, args = mine, list[Any](mine_args)
                 if unread_only:
                     chosen = f" OR d.mail IN ({','.join('?' * len(claimed))})" if claimed else ""
@@ -339,7 +409,9 @@ class Mailbox:
                     args += sorted(claimed)
                 rows = conn.execute(
                     f"SELECT {_COLUMNS}, d.read_at, d.read_by, d.recipient FROM delivery d"
-                    f" JOIN mail m ON m.id = d.mail WHERE {where}", args).fetchall()
+                    f" JOIN mail m ON m.id = d.mail WHERE {where}",
+                    args,
+                ).fetchall()
                 conn.execute("COMMIT")
             except BaseException:
                 if conn.in_transaction:
@@ -363,20 +435,35 @@ class Mailbox:
             return 0
         with self._db() as conn:
             mine, args = addressed_to(session_id)
-            row = conn.execute(f"SELECT count(*) FROM delivery d WHERE {mine} AND d.read_at IS NULL", args).fetchone()
+            row = conn.execute(
+                f"SELECT count(*) FROM delivery d WHERE {mine} AND d.read_at IS NULL", args
+            ).fetchone()
         return int(row[0])
 
     def get(self, number: int) -> tuple[Message, list[Receipt]]:
         with self._db() as conn:
-            row = conn.execute(f"SELECT {_COLUMNS} FROM mail m WHERE m.id = ?", (number,)).fetchone()
+            row = conn.execute(
+                f"SELECT {_COLUMNS} FROM mail m WHERE m.id = ?", (number,)
+            ).fetchone()
             if row is None:
-                raise NotFound(f"no mail {mail_id(number)} in this project.", "`maestro mail inbox` lists yours.")
-            receipts = [Receipt(*r) for r in conn.execute(
-                "SELECT recipient, delivered, read_at, read_by FROM delivery WHERE mail = ? ORDER BY rowid", (number,))]
+                raise NotFound(
+                    f"no mail {mail_id(number)} in this project.",
+                    "`maestro mail inbox` lists yours.",
+                )
+            receipts = [
+                Receipt(*r)
+                for r in conn.execute(
+                    "SELECT recipient, delivered, read_at, read_by FROM delivery WHERE mail = ? ORDER BY rowid",
+                    (number,),
+                )
+            ]
         parsed = _message(row)
         if isinstance(parsed, Garbled):
-            raise MaestroError(f"mail {parsed.id} is garbled: {parsed.problem}.",
-                               "ask its sender to send it again.", file=self.path)
+            raise MaestroError(
+                f"mail {parsed.id} is garbled: {parsed.problem}.",
+                "ask its sender to send it again.",
+                file=self.path,
+            )
         parsed.to = [r.recipient for r in receipts]
         return parsed, receipts
 
@@ -387,22 +474,32 @@ class Mailbox:
         mine, args = addressed_to(session_id)
         with self._db(write=True) as conn:
             marks = ",".join("?" * len(numbers))
-            return {row[0] for row in conn.execute(
-                f"UPDATE delivery AS d SET read_at = ?, read_by = ? WHERE {mine} AND d.read_at IS NULL"
-                f" AND d.mail IN ({marks}) RETURNING mail", (clock.iso(), session_id, *args, *numbers))}
+            return {
+                row[0]
+                for row in conn.execute(
+                    f"UPDATE delivery AS d SET read_at = ?, read_by = ? WHERE {mine} AND d.read_at IS NULL"
+                    f" AND d.mail IN ({marks}) RETURNING mail",
+                    (clock.iso(), session_id, *args, *numbers),
+                )
+            }
 
     def thread(self, number: int) -> tuple[list[Message], list[Garbled]]:
         with self._db() as conn:
             row = conn.execute("SELECT thread FROM mail WHERE id = ?", (number,)).fetchone()
             if row is None:
-                raise NotFound(f"no mail or thread {mail_id(number)} in this project.",
-                               "give a mail id that `mail inbox` shows.")
-            rows = conn.execute(f"SELECT {_COLUMNS} FROM mail m WHERE m.thread = ? ORDER BY m.created_ns, m.id",
-                                (row[0],)).fetchall()
+                raise NotFound(
+                    f"no mail or thread {mail_id(number)} in this project.",
+                    "give a mail id that `mail inbox` shows.",
+                )
+            rows = conn.execute(
+                f"SELECT {_COLUMNS} FROM mail m WHERE m.thread = ? ORDER BY m.created_ns, m.id",
+                (row[0],),
+            ).fetchall()
             recipients: dict[int, list[str]] = {}
             for mail, recipient in conn.execute(
-                    "SELECT d.mail, d.recipient FROM delivery d JOIN mail m ON m.id = d.mail WHERE m.thread = ?",
-                    (row[0],)):
+                "SELECT d.mail, d.recipient FROM delivery d JOIN mail m ON m.id = d.mail WHERE m.thread = ?",
+                (row[0],),
+            ):
                 recipients.setdefault(mail, []).append(recipient)
         messages, garbled = [], []
         for item in rows:
@@ -415,7 +512,9 @@ class Mailbox:
         return messages, garbled
 
 
-def pending(paths: ProjectPaths, session_id: str, types: Sequence[str] = ("query", "blocked")) -> list[Message]:
+def pending(
+    paths: ProjectPaths, session_id: str, types: Sequence[str] = ("query", "blocked")
+) -> list[Message]:
     """Unread messages of these types addressed to ``session_id``, without marking them:
     what the run's ``maestro wait`` shows the hub (a worker's question or blocker)."""
     messages, _ = Mailbox(paths).inbox(session_id, unread_only=True, mark=False)

@@ -60,7 +60,11 @@ MANIFEST_SCHEMA: dict[str, Any] = {
             "type": ["object", "null"],
             "required": ["subject", "message", "from"],
             "additionalProperties": False,
-            "properties": {"subject": {"type": "string"}, "message": {"type": "string"}, "from": _ID},
+            "properties": {
+                "subject": {"type": "string"},
+                "message": {"type": "string"},
+                "from": _ID,
+            },
         },
         "notes": {"type": "array", "items": {"type": "string"}},
     },
@@ -71,18 +75,30 @@ def check(data: Any, path: Path) -> dict[str, Any]:
     """Validate a manifest read from or about to be written to ``path``; upgrade older
     versions; refuse newer ones. Errors name the file and the key path."""
     if not isinstance(data, dict):
-        raise MaestroError("the session manifest is not a JSON object.",
-                           "delete that session folder; it is only a record.", file=path)
+        raise MaestroError(
+            "the session manifest is not a JSON object.",
+            "delete that session folder; it is only a record.",
+            file=path,
+        )
     version = data.get("format_version")
     if isinstance(version, int) and version > FORMAT_VERSION:
-        raise MaestroError(f"the session manifest is format {version}, newer than this Maestro reads ({FORMAT_VERSION}).",
-                           "upgrade Maestro.", file=path)
+        raise MaestroError(
+            f"the session manifest is format {version}, newer than this Maestro reads ({FORMAT_VERSION}).",
+            "upgrade Maestro.",
+            file=path,
+        )
     import jsonschema
 
-    errors = sorted(jsonschema.Draft202012Validator(MANIFEST_SCHEMA).iter_errors(data), key=lambda e: list(e.path))
+    errors = sorted(
+        jsonschema.Draft202012Validator(MANIFEST_SCHEMA).iter_errors(data),
+        key=lambda e: list(e.path),
+    )
     if errors:
         first = errors[0]
         where = "/".join(str(part) for part in first.path) or "(top level)"
-        raise MaestroError(f"session manifest key {where}: {first.message}.",
-                           "fix or delete that session folder; it is only a record.", file=path)
+        raise MaestroError(
+            f"session manifest key {where}: {first.message}.",
+            "fix or delete that session folder; it is only a record.",
+            file=path,
+        )
     return data

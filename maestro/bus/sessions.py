@@ -38,8 +38,10 @@ _ID = re.compile(schema.ID_PATTERN)
 
 def check_id(session_id: str, what: str = "session id") -> str:
     if not _ID.match(session_id):
-        raise MaestroError(f"{what} {session_id!r} is not a session id.",
-                           "use letters, digits, '.', '_' and '-' (as `maestro session list` shows them).")
+        raise MaestroError(
+            f"{what} {session_id!r} is not a session id.",
+            "use letters, digits, '.', '_' and '-' (as `maestro session list` shows them).",
+        )
     return session_id
 
 
@@ -53,7 +55,9 @@ def new_id(prefix: str) -> str:
     return f"{prefix}-{secrets.token_hex(3)}"
 
 
-def resolve_mode(mode: str, strategy: str | None, coordinator: str | None, tier: str | None) -> tuple[Any, list[str]]:
+def resolve_mode(
+    mode: str, strategy: str | None, coordinator: str | None, tier: str | None
+) -> tuple[Any, list[str]]:
     """The four-mode manifest (``prompts.manifest``) for these values, the capabilities
     derived once from mode, strategy and tier. ``execute``/``coordinate`` are accepted and
     mapped (coordinated when a coordinator is named), with a deprecation note."""
@@ -63,17 +67,26 @@ def resolve_mode(mode: str, strategy: str | None, coordinator: str | None, tier:
     if tier is not None and tier not in TIERS:
         raise MaestroError(f"unknown tier {tier!r}.", f"use one of: {', '.join(TIERS)}.")
     shell = tier is None or tier in ("read+shell", "full")
-    data = {"mode": mode, "strategy": strategy, "coordinator_session_id": coordinator, "shell": shell}
+    data = {
+        "mode": mode,
+        "strategy": strategy,
+        "coordinator_session_id": coordinator,
+        "shell": shell,
+    }
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         manifest = load_manifest({k: v for k, v in data.items() if v is not None})
     coordinated = manifest.mode.startswith("coordinated-")
     if coordinated and not coordinator:
-        raise MaestroError(f"a {manifest.mode} needs a coordinator session.",
-                           f"name it, or use mode {manifest.mode.removeprefix('coordinated-')}.")
+        raise MaestroError(
+            f"a {manifest.mode} needs a coordinator session.",
+            f"name it, or use mode {manifest.mode.removeprefix('coordinated-')}.",
+        )
     if coordinator and not coordinated:
-        raise MaestroError(f"a {manifest.mode} has no coordinator, but {coordinator!r} was named.",
-                           f"use mode coordinated-{manifest.mode}.")
+        raise MaestroError(
+            f"a {manifest.mode} has no coordinator, but {coordinator!r} was named.",
+            f"use mode coordinated-{manifest.mode}.",
+        )
     return manifest, list(manifest.warnings)
 
 
@@ -115,14 +128,28 @@ class Session:
         return list(self.data.get("task_ids") or [])
 
     def to_dict(self) -> dict[str, Any]:
-        return {**self.data, "status": self.status, "recorded_status": self.recorded_status, "alive": self.alive}
+        return {
+            **self.data,
+            "status": self.status,
+            "recorded_status": self.recorded_status,
+            "alive": self.alive,
+        }
 
 
 def user_session() -> Session:
     """The person at a shell: no manifest, never dead, coordinator of what it starts."""
-    data = {"format_version": schema.FORMAT_VERSION, "id": USER, "mode": "coordinator", "strategy": "default",
-            "capabilities": {}, "status": "idle", "created": "", "coordinator_session_id": None,
-            "parent_session_id": None, "task_ids": []}
+    data = {
+        "format_version": schema.FORMAT_VERSION,
+        "id": USER,
+        "mode": "coordinator",
+        "strategy": "default",
+        "capabilities": {},
+        "status": "idle",
+        "created": "",
+        "coordinator_session_id": None,
+        "parent_session_id": None,
+        "task_ids": [],
+    }
     return Session(data, True)
 
 
@@ -156,8 +183,11 @@ class SessionStore:
         except FileNotFoundError:
             raise self.unknown(session_id) from None
         except (ValueError, UnicodeDecodeError):
-            raise MaestroError("the session manifest is not valid JSON.",
-                               "delete that session folder; it is only a record.", file=path) from None
+            raise MaestroError(
+                "the session manifest is not valid JSON.",
+                "delete that session folder; it is only a record.",
+                file=path,
+            ) from None
 
     def peek(self, session_id: str) -> Session:
         """The session as recorded, with only a structural check (no jsonschema import):
@@ -166,7 +196,11 @@ class SessionStore:
         if session_id == USER:
             return user_session()
         data = self._load(check_id(session_id))
-        if not isinstance(data, dict) or data.get("id") != session_id or data.get("status") not in schema.STATUSES:
+        if (
+            not isinstance(data, dict)
+            or data.get("id") != session_id
+            or data.get("status") not in schema.STATUSES
+        ):
             return Session(self._read(session_id), False)  # let the schema name the problem
         return Session(data, self._alive(data))
 
@@ -184,8 +218,11 @@ class SessionStore:
 
     def ids(self) -> list[str]:
         try:
-            return sorted(entry.name for entry in os.scandir(self.root)
-                          if entry.is_dir() and _ID.match(entry.name))
+            return sorted(
+                entry.name
+                for entry in os.scandir(self.root)
+                if entry.is_dir() and _ID.match(entry.name)
+            )
         except FileNotFoundError:
             return []
 
@@ -209,31 +246,59 @@ class SessionStore:
         known = self.ids()
         close = difflib.get_close_matches(session_id, known, n=1)
         hint = f"did you mean {close[0]}? " if close else ""
-        return NotFound(f"no session {session_id} in this project.",
-                        f"{hint}`maestro session list` shows the sessions.")
+        return NotFound(
+            f"no session {session_id} in this project.",
+            f"{hint}`maestro session list` shows the sessions.",
+        )
 
     # -- writing ---------------------------------------------------------------------
 
-    def create(self, *, mode: str, session_id: str | None = None, strategy: str | None = None,
-               tier: str | None = None, coordinator: str | None = None, parent: str | None = None,
-               run_id: str | None = None, task_ids: Sequence[str] = (), cli: str | None = None,
-               agent: str | None = None, directive: Mapping[str, str] | None = None,
-               status: str = "working") -> Session:
+    def create(
+        self,
+        *,
+        mode: str,
+        session_id: str | None = None,
+        strategy: str | None = None,
+        tier: str | None = None,
+        coordinator: str | None = None,
+        parent: str | None = None,
+        run_id: str | None = None,
+        task_ids: Sequence[str] = (),
+        cli: str | None = None,
+        agent: str | None = None,
+        directive: Mapping[str, str] | None = None,
+        status: str = "working",
+    ) -> Session:
         manifest, notes = resolve_mode(mode, strategy, coordinator, tier)
         for other in (coordinator, parent):
             if other is not None and not self.exists(check_id(other)):
                 raise self.unknown(other)
         session_id = check_id(session_id or new_id("s"))
         if session_id == USER:
-            raise MaestroError("'user' is the person at a shell, not a session to create.", "choose another id.")
+            raise MaestroError(
+                "'user' is the person at a shell, not a session to create.", "choose another id."
+            )
         now = clock.iso()
         data: dict[str, Any] = {
-            "format_version": schema.FORMAT_VERSION, "id": session_id, "mode": manifest.mode,
-            "strategy": manifest.strategy, "tier": tier, "capabilities": dict(manifest.capabilities),
-            "coordinator_session_id": coordinator, "parent_session_id": parent or coordinator,
-            "run_id": run_id, "task_ids": [str(t) for t in task_ids], "cli": cli, "agent": agent,
-            "process": None, "status": status, "reason": None, "created": now, "updated": now,
-            "directive": dict(directive) if directive else None, "notes": notes,
+            "format_version": schema.FORMAT_VERSION,
+            "id": session_id,
+            "mode": manifest.mode,
+            "strategy": manifest.strategy,
+            "tier": tier,
+            "capabilities": dict(manifest.capabilities),
+            "coordinator_session_id": coordinator,
+            "parent_session_id": parent or coordinator,
+            "run_id": run_id,
+            "task_ids": [str(t) for t in task_ids],
+            "cli": cli,
+            "agent": agent,
+            "process": None,
+            "status": status,
+            "reason": None,
+            "created": now,
+            "updated": now,
+            "directive": dict(directive) if directive else None,
+            "notes": notes,
         }
         path = self.manifest_path(session_id)
         schema.check(data, path)
@@ -271,7 +336,9 @@ class SessionStore:
         """Mark a session finished. A session already stopped keeps that status and its
         reason: the engine's later "failed" says less than why it was stopped."""
         if status not in schema.ENDED or status == "dead":
-            raise MaestroError(f"{status!r} is not an end status.", "use completed, failed or stopped.")
+            raise MaestroError(
+                f"{status!r} is not an end status.", "use completed, failed or stopped."
+            )
         current = self.get(session_id)
         if current.recorded_status == "stopped":
             return current
@@ -282,10 +349,14 @@ class SessionStore:
         Returns the session and what was done to its process."""
         target = self.get(session_id)
         if session_id == USER:
-            raise MaestroError("'user' is the person at a shell; it cannot be stopped.", "name a session.")
+            raise MaestroError(
+                "'user' is the person at a shell; it cannot be stopped.", "name a session."
+            )
         if by != USER and by not in self.ancestors(target):
-            raise MaestroError(f"session {by} may not stop {session_id}: only its coordinators or the person can.",
-                               "ask your coordinator: `maestro mail send --to-coordinator --type blocked ...`.")
+            raise MaestroError(
+                f"session {by} may not stop {session_id}: only its coordinators or the person can.",
+                "ask your coordinator: `maestro mail send --to-coordinator --type blocked ...`.",
+            )
         outcome = _kill(target)
         stopped = self.update(session_id, status="stopped", reason=f"stopped by {by}: {reason}")
         return stopped, outcome
@@ -355,16 +426,31 @@ def start_run_session(paths: ProjectPaths, run_id: str, *, goal: str | None = No
     session_id = run_session_id(run_id)
     if not store.exists(session_id):
         directive = {"subject": "goal", "message": goal, "from": USER} if goal else None
-        store.create(mode="coordinator", session_id=session_id, parent=USER, run_id=run_id, directive=directive)
+        store.create(
+            mode="coordinator",
+            session_id=session_id,
+            parent=USER,
+            run_id=run_id,
+            directive=directive,
+        )
     lease = store.lease(session_id)
     store.attach_process(session_id, os.getpid())
     store.update(session_id, status="working")
     return lease
 
 
-def create_worker_session(paths: ProjectPaths, *, run_id: str, task_id: str, cli: str | None,
-                          agent: str | None, tier: str | None, directive: Mapping[str, str] | None = None,
-                          mode: str = "coordinated-worker", strategy: str | None = None) -> tuple[Session, Lease]:
+def create_worker_session(
+    paths: ProjectPaths,
+    *,
+    run_id: str,
+    task_id: str,
+    cli: str | None,
+    agent: str | None,
+    tier: str | None,
+    directive: Mapping[str, str] | None = None,
+    mode: str = "coordinated-worker",
+    strategy: str | None = None,
+) -> tuple[Session, Lease]:
     """One dispatch of a run's task: a coordinated worker (or coordinator) of the run
     session. Returns the session and its lease, held by the caller until the spoke ends
     (pass ``lease.fd`` to the spoke with ``pass_fds`` to tie it to the spoke itself)."""
@@ -372,10 +458,22 @@ def create_worker_session(paths: ProjectPaths, *, run_id: str, task_id: str, cli
     coordinator = run_session_id(run_id)
     if not store.exists(coordinator):
         raise NotFound(f"run {run_id} has no session.", "call start_run_session first.")
-    prefix = "t" + re.sub(r"[^A-Za-z0-9._-]", "", str(task_id))[:40]  # a task id made safe for a folder
-    session = store.create(mode=mode, session_id=new_id(prefix), strategy=strategy,
-                           tier=tier, coordinator=coordinator, parent=coordinator, run_id=run_id,
-                           task_ids=[task_id], cli=cli, agent=agent, directive=directive)
+    prefix = (
+        "t" + re.sub(r"[^A-Za-z0-9._-]", "", str(task_id))[:40]
+    )  # a task id made safe for a folder
+    session = store.create(
+        mode=mode,
+        session_id=new_id(prefix),
+        strategy=strategy,
+        tier=tier,
+        coordinator=coordinator,
+        parent=coordinator,
+        run_id=run_id,
+        task_ids=[task_id],
+        cli=cli,
+        agent=agent,
+        directive=directive,
+    )
     return session, store.lease(session.id)
 
 
@@ -383,8 +481,13 @@ def attach_process(paths: ProjectPaths, session_id: str, pid: int) -> None:
     SessionStore(paths).attach_process(session_id, pid)
 
 
-def end_session(paths: ProjectPaths, session_id: str, status: str, reason: str | None = None,
-                lease: Lease | None = None) -> None:
+def end_session(
+    paths: ProjectPaths,
+    session_id: str,
+    status: str,
+    reason: str | None = None,
+    lease: Lease | None = None,
+) -> None:
     """Mark the end (completed, failed or stopped) and let go of the liveness lock."""
     try:
         SessionStore(paths).end(session_id, status, reason)

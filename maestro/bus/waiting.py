@@ -44,7 +44,9 @@ class Doorbell:
     person's inbox holds the runs' mail too). The engine may reuse it to wake its own
     wait on mail addressed to the run (``maestro wait``)."""
 
-    def __init__(self, paths: ProjectPaths, session_ids: Iterable[str], event: threading.Event | None = None) -> None:
+    def __init__(
+        self, paths: ProjectPaths, session_ids: Iterable[str], event: threading.Event | None = None
+    ) -> None:
         self.mailbox = Mailbox(paths)
         self.readers = list(session_ids)
         self.event = event or threading.Event()
@@ -54,8 +56,11 @@ class Doorbell:
         from maestro.watch import FolderObserver
 
         readers = self.readers
-        self._watch = FolderObserver(self.mailbox.bells, event=self.event,
-                                  accept=lambda bell: any(reads_for(reader, bell) for reader in readers))
+        self._watch = FolderObserver(
+            self.mailbox.bells,
+            event=self.event,
+            accept=lambda bell: any(reads_for(reader, bell) for reader in readers),
+        )
         self._watch.__enter__()
         return self
 
@@ -91,9 +96,15 @@ def _watch(paths: ProjectPaths, session_id: str) -> Iterator[Any]:
             yield _EventWatch(bell)
 
 
-def wait_for_mail(paths: ProjectPaths, session_id: str, timeout_s: float | None, *,
-                  coordinator_alive: Callable[[], bool] | None = None,
-                  ready: threading.Event | None = None, mailbox: Mailbox | None = None) -> MailWaitResult:
+def wait_for_mail(
+    paths: ProjectPaths,
+    session_id: str,
+    timeout_s: float | None,
+    *,
+    coordinator_alive: Callable[[], bool] | None = None,
+    ready: threading.Event | None = None,
+    mailbox: Mailbox | None = None,
+) -> MailWaitResult:
     """Return the session's unread mail (critical first) as soon as there is some, or
     ``timeout`` when ``timeout_s`` passes, or ``coordinator_gone`` when
     ``coordinator_alive`` says the session it would hear from has died. ``ready`` is set
@@ -101,8 +112,14 @@ def wait_for_mail(paths: ProjectPaths, session_id: str, timeout_s: float | None,
     passes its own ``Mailbox(paths, keep_open=True)``, reused from one wait to the next."""
     if mailbox is None:
         with contextlib.closing(Mailbox(paths, keep_open=True)) as own:
-            return wait_for_mail(paths, session_id, timeout_s, coordinator_alive=coordinator_alive,
-                                 ready=ready, mailbox=own)
+            return wait_for_mail(
+                paths,
+                session_id,
+                timeout_s,
+                coordinator_alive=coordinator_alive,
+                ready=ready,
+                mailbox=own,
+            )
     deadline = None if timeout_s is None else time.monotonic() + timeout_s
     with _watch(paths, session_id) as watch:
         if ready is not None:
@@ -118,5 +135,7 @@ def wait_for_mail(paths: ProjectPaths, session_id: str, timeout_s: float | None,
                 return MailWaitResult("timeout")
             slice_s = remaining
             if coordinator_alive is not None:
-                slice_s = LIVENESS_RECHECK_S if remaining is None else min(remaining, LIVENESS_RECHECK_S)
+                slice_s = (
+                    LIVENESS_RECHECK_S if remaining is None else min(remaining, LIVENESS_RECHECK_S)
+                )
             watch.wait(slice_s)

@@ -164,8 +164,10 @@ def _project_dir(given: str, cwd: Path) -> Path:
     if folder.is_dir():
         return folder
     problem = "is a file, not a folder" if folder.exists() else "does not exist"
-    raise MaestroError(f"-C {given}: {folder} {problem}.",
-                       "give the project's folder (it must exist), or leave -C out to use the current one.")
+    raise MaestroError(
+        f"-C {given}: {folder} {problem}.",
+        "give the project's folder (it must exist), or leave -C out to use the current one.",
+    )
 
 
 def main(argv: Sequence[str] | None = None, ctx: Context | None = None) -> int:

@@ -21,7 +21,9 @@ ACTIONS = ("list", "show", "validate", "permissions")
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("action", choices=ACTIONS, help="what to do")
     parser.add_argument("name", nargs="?", help="the agent to show (show only)")
-    parser.add_argument("--tool", choices=roster.NAMES, help="show: the spoke CLI to resolve the model for")
+    parser.add_argument(
+        "--tool", choices=roster.NAMES, help="show: the spoke CLI to resolve the model for"
+    )
 
 
 def _fmt(value: Any) -> str:
@@ -77,7 +79,9 @@ def _list(ctx: Context) -> Result:
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip() for line in table]
     errors = scan.errors()
     if errors:
-        lines.append(f"\n{len(errors)} persona problem(s) left some agents out: run 'maestro agents validate'.")
+        lines.append(
+            f"\n{len(errors)} persona problem(s) left some agents out: run 'maestro agents validate'."
+        )
     return Result("agents", {"agents": rows, "problems": len(errors)}, "\n".join(lines))
 
 
@@ -97,7 +101,11 @@ def _show(ctx: Context, name: str, tool: str | None) -> Result:
         body=agent.body,
     )
     if tool:
-        row.update(temperature=resolved.temperature, max_turns=resolved.max_turns, timeout_mins=resolved.timeout_mins)
+        row.update(
+            temperature=resolved.temperature,
+            max_turns=resolved.max_turns,
+            timeout_mins=resolved.timeout_mins,
+        )
     lines = [
         f"{agent.name}{' (disabled)' if row['disabled'] else ''}: {agent.description}",
         f"source: {agent.source} ({agent.origin})",
@@ -123,7 +131,9 @@ def _validate(ctx: Context) -> Result:
     except ConfigError as error:
         # Overrides and disabled names are part of the catalog: report them here too.
         config = ctx.settings.config_file
-        where = error.file or (shown_path(config, ctx.settings.paths.root) if config else "settings")
+        where = error.file or (
+            shown_path(config, ctx.settings.paths.root) if config else "settings"
+        )
         violations.append(Violation(where, "(overrides)", str(error)))
     errors = [v for v in violations if v.level == "error"]
     lines = [v.line() for v in violations]
@@ -135,7 +145,10 @@ def _validate(ctx: Context) -> Result:
     )
     data = {
         "agents": list(scan.agents),
-        "violations": [{"file": v.file, "key": v.key, "message": v.message, "level": v.level} for v in violations],
+        "violations": [
+            {"file": v.file, "key": v.key, "message": v.message, "level": v.level}
+            for v in violations
+        ],
     }
     return Result("agents", data, "\n".join(lines), exit_code=1 if errors else 0)
 
@@ -159,22 +172,39 @@ def _permissions(ctx: Context) -> Result:
     # to fix in the agents), but the user should know, and routing avoids those CLIs.
     lines += [gap.line() for gap in gaps]
     if gaps:
-        lines.append("run routes a task without a Tool to a CLI that enforces its tier; a task whose Tool names one "
-                     "of these CLIs gets the tier from its prompt only.")
+        lines.append(
+            "run routes a task without a Tool to a CLI that enforces its tier; a task whose Tool names one "
+            "of these CLIs gets the tier from its prompt only."
+        )
     if scan.errors():
-        lines.append(f"{len(scan.errors())} persona file(s) could not be read: run 'maestro agents validate'.")
-    data = {"tiers": by_tier, "findings": [{"agent": f.agent, "source": f.source, "problem": f.problem} for f in findings],
-            "unenforced": [{"tool": g.tool, "tier": g.tier, "agents": list(g.agents), "why": g.why} for g in gaps]}
+        lines.append(
+            f"{len(scan.errors())} persona file(s) could not be read: run 'maestro agents validate'."
+        )
+    data = {
+        "tiers": by_tier,
+        "findings": [
+            {"agent": f.agent, "source": f.source, "problem": f.problem} for f in findings
+        ],
+        "unenforced": [
+            {"tool": g.tool, "tier": g.tier, "agents": list(g.agents), "why": g.why} for g in gaps
+        ],
+    }
     return Result("agents", data, "\n".join(lines), exit_code=1 if findings or scan.errors() else 0)
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Result:
     if args.action == "show":
         if not args.name:
-            raise MaestroError("'maestro agents show' needs an agent name.", "run 'maestro agents list' for the names.")
+            raise MaestroError(
+                "'maestro agents show' needs an agent name.",
+                "run 'maestro agents list' for the names.",
+            )
         return _show(ctx, args.name, args.tool)
     if args.name:
-        raise MaestroError(f"'maestro agents {args.action}' takes no name.", f"run 'maestro agents show {args.name}'.")
+        raise MaestroError(
+            f"'maestro agents {args.action}' takes no name.",
+            f"run 'maestro agents show {args.name}'.",
+        )
     if args.tool:
         raise MaestroError("--tool applies to 'maestro agents show' only.", "drop --tool.")
     return {"list": _list, "validate": _validate, "permissions": _permissions}[args.action](ctx)

@@ -53,7 +53,9 @@ def new_folder(base: Path) -> Path:
         except FileExistsError:
             continue
         return folder
-    raise PlanError(f"too many archives named {stamp} in {base}.", "wait a second and run it again.")
+    raise PlanError(
+        f"too many archives named {stamp} in {base}.", "wait a second and run it again."
+    )
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Result:
@@ -75,7 +77,9 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
     with _locked(paths):
         present = [p for p in (paths.plan, paths.log) if p.is_file()]
         if not present:
-            raise NotFound("nothing to archive: the files were moved meanwhile.", "check `maestro status`.")
+            raise NotFound(
+                "nothing to archive: the files were moved meanwhile.", "check `maestro status`."
+            )
         folder = new_folder(paths.archive_dir)
         moved = []
         for path in present:

@@ -21,7 +21,9 @@ def refuse_while_running(paths: ProjectPaths, doing: str) -> None:
     holder = RunLock(paths).holder()
     if holder is not None:
         who = f"run {holder.get('run_id', '?')} (pid {holder.get('pid', '?')})"
-        raise StateConflict(f"a Maestro run is working on the plan: {who}; {doing} now would change the plan "
-                            "under it.",
-                            "follow the run to its end with `maestro wait`, or stop it with `maestro run --abort`; "
-                            "then run this again.")
+        raise StateConflict(
+            f"a Maestro run is working on the plan: {who}; {doing} now would change the plan "
+            "under it.",
+            "follow the run to its end with `maestro wait`, or stop it with `maestro run --abort`; "
+            "then run this again.",
+        )

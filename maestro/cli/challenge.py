@@ -23,10 +23,18 @@ NEXT_STEPS = [
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_mutually_exclusive_group()
-    group.add_argument("--tool", metavar="CLI", choices=roster.NAMES,
-                       help="the challenger (default: another vendor than the plan's hub)")
-    group.add_argument("--all", action="store_true", dest="every",
-                       help="ask every other installed CLI, in parallel")
+    group.add_argument(
+        "--tool",
+        metavar="CLI",
+        choices=roster.NAMES,
+        help="the challenger (default: another vendor than the plan's hub)",
+    )
+    group.add_argument(
+        "--all",
+        action="store_true",
+        dest="every",
+        help="ask every other installed CLI, in parallel",
+    )
 
 
 def _money(cost: float | None, estimated: bool) -> str:
@@ -74,8 +82,13 @@ def _answer_text(answer: Any) -> list[str]:
         f"{_money(result.cost, result.cost_estimated)}, {result.duration_s:.0f}s):"
     )
     if not challenge.parsed:
-        return [head, ("  the answer did not follow the format; it is kept verbatim under "
-                       f"## Challenges ({challenge.id}) for the hub to read.")]
+        return [
+            head,
+            (
+                "  the answer did not follow the format; it is kept verbatim under "
+                f"## Challenges ({challenge.id}) for the hub to read."
+            ),
+        ]
     if not challenge.findings:
         return [head, "  no findings in any category."]
     lines = [head]
@@ -100,7 +113,9 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
         lines.append("")
         lines.append("Next: " + "; ".join(NEXT_STEPS) + ".")
     else:
-        lines.append("No challenger answered. Fix the error above and run `maestro challenge` again.")
+        lines.append(
+            "No challenger answered. Fix the error above and run `maestro challenge` again."
+        )
     data = {
         "hub": outcome.hub,
         "notes": outcome.notes,

@@ -22,7 +22,9 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
     lines = [f"project: {settings.paths.root}", f"config file: {settings.config_file}", ""]
     for row in rows:
         value = row["value"]
-        shown = ",".join(value) if isinstance(value, list) else ("-" if value is None else str(value))
+        shown = (
+            ",".join(value) if isinstance(value, list) else ("-" if value is None else str(value))
+        )
         lines.append(f"{row['env']:<{width}}  {shown:<12}  ({row['source']})")
     data = {"project": str(settings.paths.root), "settings": rows, "tables": settings.tables}
     return Result("config", data, "\n".join(lines))

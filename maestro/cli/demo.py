@@ -20,7 +20,9 @@ the same as for a real run. Takes a few seconds."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--keep", action="store_true", help="keep the temporary project and print its path")
+    parser.add_argument(
+        "--keep", action="store_true", help="keep the temporary project and print its path"
+    )
 
 
 def _command(root: Path, env: dict[str, str], *argv: str) -> str:
@@ -28,10 +30,14 @@ def _command(root: Path, env: dict[str, str], *argv: str) -> str:
     from maestro.cli import main
 
     buffer = io.StringIO()
-    code = main(list(argv), Context(cwd=root, env=env, stdout=buffer, stderr=buffer, stdin=io.StringIO()))
+    code = main(
+        list(argv), Context(cwd=root, env=env, stdout=buffer, stderr=buffer, stdin=io.StringIO())
+    )
     if code != 0:
-        raise MaestroError(f"`maestro {' '.join(argv[:2])}` failed in the demo project: {buffer.getvalue().strip()[:300]}",
-                           "report this with the output above.")
+        raise MaestroError(
+            f"`maestro {' '.join(argv[:2])}` failed in the demo project: {buffer.getvalue().strip()[:300]}",
+            "report this with the output above.",
+        )
     return buffer.getvalue()
 
 
@@ -45,7 +51,9 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
         status = status.split("\nNext:")[0].rstrip()
     lines = ["", render_summary(outcome.summary), "", status, "", f"report: {outcome.report}"]
     if outcome.kept:
-        lines.append(f"project kept at {outcome.project} (try `cd {outcome.project} && maestro status`)")
+        lines.append(
+            f"project kept at {outcome.project} (try `cd {outcome.project} && maestro status`)"
+        )
     else:
         lines.append("the temporary project was removed; `maestro demo --keep` keeps it.")
     data = {

@@ -21,11 +21,20 @@ EXAMPLES = """\
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--host", required=True, choices=[*HOSTS, "all"], help="the host CLI (all: the three)")
+    parser.add_argument(
+        "--host", required=True, choices=[*HOSTS, "all"], help="the host CLI (all: the three)"
+    )
     parser.add_argument("--scope", choices=SCOPES, help="project (default for files) or user")
-    parser.add_argument("--as", dest="form", choices=FORMS, default="files",
-                        help="files (default), plugin (claude) or extension (gemini)")
-    parser.add_argument("--dry-run", action="store_true", help="print what would change; write nothing")
+    parser.add_argument(
+        "--as",
+        dest="form",
+        choices=FORMS,
+        default="files",
+        help="files (default), plugin (claude) or extension (gemini)",
+    )
+    parser.add_argument(
+        "--dry-run", action="store_true", help="print what would change; write nothing"
+    )
 
 
 def where(ctx: Context) -> Where:

@@ -44,8 +44,15 @@ def _content(parser: argparse.ArgumentParser, *, subject: bool = True) -> None:
     from maestro.bus.mailbox import PRIORITIES, TYPES
 
     if subject:
-        parser.add_argument("--type", choices=TYPES, default="notification", help="kind of message (default notification)")
-        parser.add_argument("--priority", choices=PRIORITIES, default="normal", help="default normal")
+        parser.add_argument(
+            "--type",
+            choices=TYPES,
+            default="notification",
+            help="kind of message (default notification)",
+        )
+        parser.add_argument(
+            "--priority", choices=PRIORITIES, default="normal", help="default normal"
+        )
         parser.add_argument("--subject", help="one line (default: the message's first line)")
     parser.add_argument("--message", help="the text (default: read from stdin)")
 
@@ -57,7 +64,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     to = send.add_mutually_exclusive_group(required=True)
     to.add_argument("--to", metavar="ID[,ID...]", help="session ids, comma-separated")
     to.add_argument("--to-coordinator", action="store_true", help="your coordinator session")
-    to.add_argument("--to-siblings", action="store_true", help="the live sessions sharing your coordinator")
+    to.add_argument(
+        "--to-siblings", action="store_true", help="the live sessions sharing your coordinator"
+    )
     _content(send)
     send.add_argument("--thread", metavar="MAILID", help="continue the thread of this mail")
     reply = verb("reply", "answer a message (to its sender, in its thread)")
@@ -73,10 +82,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     thread = verb("thread", "every message of a thread, oldest first")
     thread.add_argument("mail", metavar="ID", help="a mail id of the thread")
     wait = verb("wait", "block until mail arrives, then print it (critical first)")
-    wait.add_argument("--timeout", type=_seconds, default=DEFAULT_WAIT_S, metavar="S",
-                      help=f"return after S seconds at most (default {DEFAULT_WAIT_S:g}; 0 checks once)")
-    wait.add_argument("--poll", type=_count, default=1, metavar="N",
-                      help="this is the Nth wait in a row (the `next` line counts up)")
+    wait.add_argument(
+        "--timeout",
+        type=_seconds,
+        default=DEFAULT_WAIT_S,
+        metavar="S",
+        help=f"return after S seconds at most (default {DEFAULT_WAIT_S:g}; 0 checks once)",
+    )
+    wait.add_argument(
+        "--poll",
+        type=_count,
+        default=1,
+        metavar="N",
+        help="this is the Nth wait in a row (the `next` line counts up)",
+    )
 
 
 # -- text ------------------------------------------------------------------------------
@@ -115,7 +134,9 @@ def _body(args: argparse.Namespace, ctx: Context) -> str:
             raise MaestroError("no message given.", 'add --message "..." or pipe the text in.')
         text = ctx.stdin.read()
     if not text.strip():
-        raise MaestroError("the message is empty.", 'give the text with --message "..." or on stdin.')
+        raise MaestroError(
+            "the message is empty.", 'give the text with --message "..." or on stdin.'
+        )
     return str(text).rstrip("\n")
 
 
@@ -148,8 +169,15 @@ def _send(args: argparse.Namespace, ctx: Context, me: Any, store: Any) -> Result
     notes = addressing.check_recipients(store, recipients)
     body = _body(args, ctx)
     thread = parse_mail_id(args.thread) if args.thread else None
-    message = Mailbox(ctx.paths).send(me.id, recipients, type=args.type, priority=args.priority,
-                                      subject=_subject(args, body), body=body, thread=thread)
+    message = Mailbox(ctx.paths).send(
+        me.id,
+        recipients,
+        type=args.type,
+        priority=args.priority,
+        subject=_subject(args, body),
+        body=body,
+        thread=thread,
+    )
     return _sent(message, notes)
 
 
@@ -163,11 +191,23 @@ def _reply(args: argparse.Namespace, ctx: Context, me: Any, store: Any) -> Resul
     notes = addressing.check_recipients(store, [original.sender])
     body = _body(args, ctx)
     # An answer to an urgent question is as urgent as it; otherwise normal.
-    priority = original.priority if PRIORITIES.index(original.priority) < PRIORITIES.index("normal") else "normal"
+    priority = (
+        original.priority
+        if PRIORITIES.index(original.priority) < PRIORITIES.index("normal")
+        else "normal"
+    )
     subject = original.subject if original.subject.startswith("Re: ") else f"Re: {original.subject}"
     mailbox.mark_read([number], me.id)
-    message = mailbox.send(me.id, [original.sender], type="answer", priority=priority, subject=subject[:80],
-                           body=body, thread=original.thread, reply_to=number)
+    message = mailbox.send(
+        me.id,
+        [original.sender],
+        type="answer",
+        priority=priority,
+        subject=subject[:80],
+        body=body,
+        thread=original.thread,
+        reply_to=number,
+    )
     return _sent(message, notes)
 
 
@@ -177,16 +217,28 @@ def _broadcast(args: argparse.Namespace, ctx: Context, me: Any, store: Any) -> R
 
     recipients = addressing.scope(store, me, args.scope, ctx.env)
     body = _body(args, ctx)
-    message = Mailbox(ctx.paths).send(me.id, recipients, type=args.type, priority=args.priority,
-                                      subject=_subject(args, body), body=body)
+    message = Mailbox(ctx.paths).send(
+        me.id,
+        recipients,
+        type=args.type,
+        priority=args.priority,
+        subject=_subject(args, body),
+        body=body,
+    )
     return _sent(message, [])
 
 
-def _listing(verb: str, me: str, messages: list[Any], garbled: list[Any], empty: str, exit_code: int = 0) -> Result:
+def _listing(
+    verb: str, me: str, messages: list[Any], garbled: list[Any], empty: str, exit_code: int = 0
+) -> Result:
     lines = [full(m, me) if m.new else f"{header(m)} (read)" for m in messages]
     lines += _garbled_lines(garbled)
-    data = {"verb": verb, "session": me, "messages": [m.to_dict() for m in messages],
-            "garbled": [g.to_dict() for g in garbled]}
+    data = {
+        "verb": verb,
+        "session": me,
+        "messages": [m.to_dict() for m in messages],
+        "garbled": [g.to_dict() for g in garbled],
+    }
     return Result("mail", data, "\n".join(lines) if lines else empty, exit_code=exit_code)
 
 
@@ -194,7 +246,9 @@ def _inbox(args: argparse.Namespace, ctx: Context, me: Any, store: Any) -> Resul
     from maestro.bus.mailbox import Mailbox
 
     messages, garbled = Mailbox(ctx.paths).inbox(me.id, unread_only=args.unread)
-    return _listing("inbox", me.id, messages, garbled, "no unread mail" if args.unread else "no mail")
+    return _listing(
+        "inbox", me.id, messages, garbled, "no unread mail" if args.unread else "no mail"
+    )
 
 
 def _show(args: argparse.Namespace, ctx: Context, me: Any, store: Any) -> Result:
@@ -220,7 +274,11 @@ def _thread(args: argparse.Namespace, ctx: Context, me: Any, store: Any) -> Resu
     messages, garbled = mailbox.thread(parse_mail_id(args.mail))
     mailbox.mark_read([m.id for m in messages if any(reads_for(me.id, r) for r in m.to)], me.id)
     lines = [full(m, to=True) for m in messages] + _garbled_lines(garbled)
-    data = {"verb": "thread", "messages": [m.to_dict() for m in messages], "garbled": [g.to_dict() for g in garbled]}
+    data = {
+        "verb": "thread",
+        "messages": [m.to_dict() for m in messages],
+        "garbled": [g.to_dict() for g in garbled],
+    }
     return Result("mail", data, "\n".join(lines))
 
 
@@ -230,11 +288,13 @@ def _wait(args: argparse.Namespace, ctx: Context, me: Any, store: Any) -> Result
     coordinator = me.coordinator if me.id != "user" else None
     alive = None
     if coordinator and coordinator != "user":
+
         def alive() -> bool:
             try:
                 return bool(store.peek(coordinator).status in ("working", "idle"))
             except MaestroError:
                 return False
+
     outcome = wait_for_mail(ctx.paths, me.id, args.timeout, coordinator_alive=alive)
     if outcome.state == "timeout":
         empty = f"no mail after {args.timeout:g}s"
@@ -247,14 +307,29 @@ def _wait(args: argparse.Namespace, ctx: Context, me: Any, store: Any) -> Result
         from maestro.install.invocation import current
 
         timeout = [] if args.timeout == DEFAULT_WAIT_S else ["--timeout", f"{args.timeout:g}"]
-        words = [current(), "mail", "wait", *(["--json"] if ctx.json else []), *timeout, "--poll", str(args.poll + 1)]
+        words = [
+            current(),
+            "mail",
+            "wait",
+            *(["--json"] if ctx.json else []),
+            *timeout,
+            "--poll",
+            str(args.poll + 1),
+        ]
         result.data["next"] = " ".join(words)
         result.text += f"\nnext: {result.data['next']}"
     return result
 
 
-_VERBS = {"send": _send, "reply": _reply, "broadcast": _broadcast, "inbox": _inbox,
-          "show": _show, "thread": _thread, "wait": _wait}
+_VERBS = {
+    "send": _send,
+    "reply": _reply,
+    "broadcast": _broadcast,
+    "inbox": _inbox,
+    "show": _show,
+    "thread": _thread,
+    "wait": _wait,
+}
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Result:

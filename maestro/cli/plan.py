@@ -36,13 +36,25 @@ working on the plan: follow the run with `maestro wait`, or stop it with
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("goal", nargs="?", help="a goal to have the --hub CLI decompose (instead of --from)")
+    parser.add_argument(
+        "goal", nargs="?", help="a goal to have the --hub CLI decompose (instead of --from)"
+    )
     source = parser.add_mutually_exclusive_group()
-    source.add_argument("--from", dest="source", metavar="FILE", help="plan in YAML or JSON; '-' reads stdin")
-    source.add_argument("--schema", action="store_true", help="print the JSON Schema of the plan input")
-    parser.add_argument("--hub", choices=TOOLS, help="the CLI that made the plan, or that is asked to make it "
-                        "(default: the input's hub, then MAESTRO_HUB)")
-    parser.add_argument("--dry-run", action="store_true", help="check and show the plan; write nothing")
+    source.add_argument(
+        "--from", dest="source", metavar="FILE", help="plan in YAML or JSON; '-' reads stdin"
+    )
+    source.add_argument(
+        "--schema", action="store_true", help="print the JSON Schema of the plan input"
+    )
+    parser.add_argument(
+        "--hub",
+        choices=TOOLS,
+        help="the CLI that made the plan, or that is asked to make it "
+        "(default: the input's hub, then MAESTRO_HUB)",
+    )
+    parser.add_argument(
+        "--dry-run", action="store_true", help="check and show the plan; write nothing"
+    )
     parser.add_argument("-y", "--yes", action="store_true", help="write without asking")
 
 
@@ -56,14 +68,20 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
     catalog = _catalog(ctx)
     answer = None
     if args.goal and args.source:
-        raise PlanError("give either a goal or --from, not both.",
-                        "`maestro plan --from FILE` checks a plan; `maestro plan \"goal\" --hub CLI` asks a CLI for one.")
+        raise PlanError(
+            "give either a goal or --from, not both.",
+            '`maestro plan --from FILE` checks a plan; `maestro plan "goal" --hub CLI` asks a CLI for one.',
+        )
     if args.goal:
         from maestro.engine.preflight import refuse_doomed
         from maestro.spokes.registry import get_spoke
 
-        refuse_doomed(ctx.paths, ctx.env, write=not args.dry_run,
-                      network=not (args.hub and get_spoke(args.hub).simulated))
+        refuse_doomed(
+            ctx.paths,
+            ctx.env,
+            write=not args.dry_run,
+            network=not (args.hub and get_spoke(args.hub).simulated),
+        )
         answer = _ask(args, ctx, catalog)
         plan = answer.plan
     elif args.source:
@@ -73,11 +91,13 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
         raise PlanError(
             "no plan given.",
             "pipe the hub's plan with `maestro plan --from -` or name a file: `maestro plan --from plan.yaml` "
-            "(its shape: `maestro plan --schema`); or ask a CLI: `maestro plan \"goal\" --hub claude`.",
+            '(its shape: `maestro plan --schema`); or ask a CLI: `maestro plan "goal" --hub claude`.',
         )
     plan.source = Source(_hub(plan, args, ctx), clock.stamp())
     _relative_files(plan, ctx.paths.root)
-    findings = planning.aavsr(plan, catalog=catalog, available=_available(plan, ctx), paths=ctx.paths)
+    findings = planning.aavsr(
+        plan, catalog=catalog, available=_available(plan, ctx), paths=ctx.paths
+    )
     from maestro.state.store import PlanStore
 
     store = PlanStore(ctx.paths)
@@ -114,15 +134,25 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
     target = data["path"]
     if errors:
         first = errors[0]
-        return _refuse(ctx, data, shown, f"{target} not written: {len(errors)} AAVSR error"
-                       f"{'s' if len(errors) > 1 else ''} (first: Task {first.task} {first.check}: {first.why})",
-                       "correct the plan input as the remedies say and run again.")
+        return _refuse(
+            ctx,
+            data,
+            shown,
+            f"{target} not written: {len(errors)} AAVSR error"
+            f"{'s' if len(errors) > 1 else ''} (first: Task {first.task} {first.check}: {first.why})",
+            "correct the plan input as the remedies say and run again.",
+        )
     if args.dry_run:
         return Result("plan", data, shown + f"\n\nDry run: {target} not written.")
     if not args.yes:
         if ctx.json or not ctx.interactive():
-            return _refuse(ctx, data, shown, f"{target} not written: no --yes, and no terminal to ask on",
-                           "run again with --yes to write it (or --dry-run to only check).")
+            return _refuse(
+                ctx,
+                data,
+                shown,
+                f"{target} not written: no --yes, and no terminal to ask on",
+                "run again with --yes to write it (or --dry-run to only check).",
+            )
         ctx.emit(shown + "\n")
         if not ctx.confirm(f"Write {target}?"):
             return Result("plan", data, f"Not written: {target} is unchanged.")
@@ -150,8 +180,15 @@ def _ask(args: argparse.Namespace, ctx: Context, catalog: Any) -> Any:
     from maestro.spokes.registry import detect_available
 
     installed = sorted(detect_available(ctx.env))
-    return ask(args.goal, tool, settings=ctx.settings, env=ctx.env, catalog=catalog,
-               installed=installed, emit=ctx.emit)
+    return ask(
+        args.goal,
+        tool,
+        settings=ctx.settings,
+        env=ctx.env,
+        catalog=catalog,
+        installed=installed,
+        emit=ctx.emit,
+    )
 
 
 def _relative_files(plan: Plan, root: Path) -> None:
@@ -162,8 +199,14 @@ def _relative_files(plan: Plan, root: Path) -> None:
     for task in plan.tasks:
         for n, raw in enumerate(task.files):
             path = Path(raw)
-            if path.is_absolute() and ".." not in path.parts and path.resolve().is_relative_to(base):
-                task.files[n] = path.resolve().relative_to(base).as_posix() + ("/" if raw.endswith("/") else "")
+            if (
+                path.is_absolute()
+                and ".." not in path.parts
+                and path.resolve().is_relative_to(base)
+            ):
+                task.files[n] = path.resolve().relative_to(base).as_posix() + (
+                    "/" if raw.endswith("/") else ""
+                )
 
 
 def _read_input(source: str, ctx: Context) -> tuple[str, str]:
@@ -174,13 +217,22 @@ def _read_input(source: str, ctx: Context) -> tuple[str, str]:
     try:
         return path.read_bytes().decode("utf-8"), source
     except FileNotFoundError:
-        raise NotFound(f"plan input {source} does not exist.", "check the path, or pipe the plan with `--from -`.") from None
+        raise NotFound(
+            f"plan input {source} does not exist.",
+            "check the path, or pipe the plan with `--from -`.",
+        ) from None
     except IsADirectoryError:
-        raise PlanError(f"plan input {source} is a folder.", "name the YAML or JSON file inside it.") from None
+        raise PlanError(
+            f"plan input {source} is a folder.", "name the YAML or JSON file inside it."
+        ) from None
     except UnicodeDecodeError:
-        raise PlanError(f"plan input {source} is not UTF-8 text.", "save it as UTF-8 YAML or JSON.") from None
+        raise PlanError(
+            f"plan input {source} is not UTF-8 text.", "save it as UTF-8 YAML or JSON."
+        ) from None
     except OSError as exc:
-        raise PlanError(f"cannot read plan input {source}: {exc.strerror}.", "check its permissions.") from None
+        raise PlanError(
+            f"cannot read plan input {source}: {exc.strerror}.", "check its permissions."
+        ) from None
 
 
 def _hub(plan: Plan, args: argparse.Namespace, ctx: Context) -> str:
@@ -245,7 +297,9 @@ def _save_previous(ctx: Context, data: bytes) -> str:
     return formatting.shown_path(saved, ctx.paths.root)
 
 
-def _show(plan: Plan, findings: list[Any], change: Replan, data: dict[str, Any], archive: str) -> str:
+def _show(
+    plan: Plan, findings: list[Any], change: Replan, data: dict[str, Any], archive: str
+) -> str:
     waves = data["waves"]
     plural = "s" if len(waves) != 1 else ""
     lines = [
@@ -267,15 +321,24 @@ def _show(plan: Plan, findings: list[Any], change: Replan, data: dict[str, Any],
     else:
         lines += ["", "AAVSR: every task passes (Atomic, Authority, Verifiable, Scope, Risk)."]
     if change.kept:
-        lines += ["", "Kept from the current plan (same id and title): "
-                      + ", ".join(f"Task {k['id']} ({k['status']})" for k in change.kept)]
+        lines += [
+            "",
+            "Kept from the current plan (same id and title): "
+            + ", ".join(f"Task {k['id']} ({k['status']})" for k in change.kept),
+        ]
     if change.dropped:
-        lines += ["", "Results dropped (id or title changed, or the task is gone): "
-                      + ", ".join(f"Task {d['id']} ({d['status']})" for d in change.dropped)]
+        lines += [
+            "",
+            "Results dropped (id or title changed, or the task is gone): "
+            + ", ".join(f"Task {d['id']} ({d['status']})" for d in change.dropped),
+        ]
     if change.lost:
         lines += ["", "Not carried over: " + "; ".join(change.lost)]
     if change.notes:
-        lines += ["", f"Notes the new plan has no place for (saved with the current plan under {archive}/):"]
+        lines += [
+            "",
+            f"Notes the new plan has no place for (saved with the current plan under {archive}/):",
+        ]
         for note in change.notes:
             lines.append(f"  {note['where']}:")
             lines += [f"    {line}" if line.strip() else "" for line in note["text"].split("\n")]

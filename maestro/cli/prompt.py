@@ -18,7 +18,9 @@ EXAMPLES = """\
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("task_id", help="the task's id, as in '### Task 3:'")
-    parser.add_argument("--tool", choices=roster.NAMES, help="the spoke CLI (default: the task's Tool)")
+    parser.add_argument(
+        "--tool", choices=roster.NAMES, help="the spoke CLI (default: the task's Tool)"
+    )
 
 
 def enforced_by(tool: str, tier: str) -> tuple[bool, str]:
@@ -40,7 +42,10 @@ def _routed(ctx: Context, plan: Any, task: Any, catalog: Any) -> str:
         return route(task.specialist, detect_available(ctx.env), hub, task_tier(catalog, task))
     except SpokeError as error:
         # A prompt can be shown for any CLI, installed or not.
-        raise SpokeError(error.message, f"name the CLI: `maestro prompt {task.id} --tool claude` (or gemini, codex).") from None
+        raise SpokeError(
+            error.message,
+            f"name the CLI: `maestro prompt {task.id} --tool claude` (or gemini, codex).",
+        ) from None
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Result:
@@ -54,7 +59,9 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
     tool = args.tool or task.tool or _routed(ctx, plan, task, catalog)
     agent = catalog.resolve(catalog.for_task(task).name, tool)
     enforced, why = enforced_by(tool, agent.tier)
-    delegation = build_delegation(plan, task, agent, project_root=ctx.paths.root, tool=tool, enforced_by_cli=enforced)
+    delegation = build_delegation(
+        plan, task, agent, project_root=ctx.paths.root, tool=tool, enforced_by_cli=enforced
+    )
     tokens = {"system": count_tokens(delegation.system), "prompt": count_tokens(delegation.prompt)}
     tokens["total"] = tokens["system"] + tokens["prompt"]
     model = agent.model or "the CLI's default"

@@ -12,7 +12,13 @@ JSON_FORMAT = 1
 
 
 def envelope(command: str, ok: bool, exit_code: int, **payload: Any) -> dict[str, Any]:
-    return {"maestro_format": JSON_FORMAT, "command": command, "ok": ok, "exit_code": exit_code, **payload}
+    return {
+        "maestro_format": JSON_FORMAT,
+        "command": command,
+        "ok": ok,
+        "exit_code": exit_code,
+        **payload,
+    }
 
 
 def render_result(result: Result, as_json: bool, out: TextIO) -> None:
@@ -24,7 +30,9 @@ def render_result(result: Result, as_json: bool, out: TextIO) -> None:
     out.flush()
 
 
-def render_error(command: str, error: MaestroError, as_json: bool, out: TextIO, err: TextIO) -> None:
+def render_error(
+    command: str, error: MaestroError, as_json: bool, out: TextIO, err: TextIO
+) -> None:
     err.write(f"maestro: error: {error}\n")
     if as_json:
         body = envelope(command, False, error.exit_code, error=error.to_dict())

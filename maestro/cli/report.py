@@ -19,14 +19,18 @@ REPORT_HEAD = "# Maestro report"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output", metavar="FILE", help="write the Markdown report to FILE")
-    parser.add_argument("--brief", action="store_true", help="summary, failures and recommendations only")
+    parser.add_argument(
+        "--brief", action="store_true", help="summary, failures and recommendations only"
+    )
 
 
 def _target(ctx: Context, output: str) -> Path:
     path = Path(output).expanduser()
     path = path if path.is_absolute() else ctx.cwd / path
     if path.is_dir():
-        raise MaestroError(f"--output {output} is a folder.", "name a file, e.g. --output report.md.")
+        raise MaestroError(
+            f"--output {output} is a folder.", "name a file, e.g. --output report.md."
+        )
     if path.exists():
         try:
             first = path.read_text(encoding="utf-8").split("\n", 1)[0].strip()

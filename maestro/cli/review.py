@@ -16,12 +16,21 @@ EXAMPLES = """\
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("task_id", nargs="?", metavar="TASK_ID",
-                        help="the task to review (default: every done task not yet approved)")
-    parser.add_argument("--tool", metavar="CLI", choices=roster.NAMES,
-                        help="the reviewer (default: another vendor than the task's author)")
-    parser.add_argument("--auto", action="store_true",
-                        help="accept an approved task without asking")
+    parser.add_argument(
+        "task_id",
+        nargs="?",
+        metavar="TASK_ID",
+        help="the task to review (default: every done task not yet approved)",
+    )
+    parser.add_argument(
+        "--tool",
+        metavar="CLI",
+        choices=roster.NAMES,
+        help="the reviewer (default: another vendor than the task's author)",
+    )
+    parser.add_argument(
+        "--auto", action="store_true", help="accept an approved task without asking"
+    )
 
 
 def outcome_data(outcome: Any) -> dict[str, Any]:
@@ -35,9 +44,15 @@ def outcome_data(outcome: Any) -> dict[str, Any]:
         "validation": outcome.validation,
         "reviews": [
             {
-                "id": r.id, "round": r.round, "reviewer": r.reviewer, "verdict": r.verdict, "outcome": r.outcome,
+                "id": r.id,
+                "round": r.round,
+                "reviewer": r.reviewer,
+                "verdict": r.verdict,
+                "outcome": r.outcome,
                 "findings": [{"severity": f.severity, "text": f.text} for f in r.findings],
-                "tokens": r.usage.total, "cost": r.cost, "cost_estimated": r.cost_estimated,
+                "tokens": r.usage.total,
+                "cost": r.cost,
+                "cost_estimated": r.cost_estimated,
             }
             for r in outcome.reviews
         ],
@@ -49,8 +64,10 @@ def outcome_text(outcome: Any) -> list[str]:
     for r in outcome.reviews:
         cost = "" if r.cost is None else ", " + money_text(r.cost, r.cost_estimated)
         verdict = r.verdict or "no valid verdict (format failure)"
-        lines.append(f"Task {r.task} round {r.round} ({r.id}) by {r.reviewer}: {verdict} "
-                     f"[{r.usage.total:,} tokens{cost}] -> {r.outcome or 'awaiting acceptance'}")
+        lines.append(
+            f"Task {r.task} round {r.round} ({r.id}) by {r.reviewer}: {verdict} "
+            f"[{r.usage.total:,} tokens{cost}] -> {r.outcome or 'awaiting acceptance'}"
+        )
         lines.extend(f"  - {f.severity or 'note'}: {f.text}" for f in r.findings)
     if outcome.validation and not outcome.validation["passed"]:
         tail = outcome.validation["output"].splitlines()[-10:]
@@ -86,4 +103,9 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
     for outcome in outcomes:
         lines.extend(outcome_text(outcome))
     code = 0 if all(o.exit_code == 0 for o in outcomes) else 1
-    return Result("review", {"outcomes": [outcome_data(o) for o in outcomes]}, "\n".join(lines), exit_code=code)
+    return Result(
+        "review",
+        {"outcomes": [outcome_data(o) for o in outcomes]},
+        "\n".join(lines),
+        exit_code=code,
+    )

@@ -44,18 +44,39 @@ def _positive(text: str) -> int:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("task_id", nargs="?", metavar="TASK_ID", help="run only this task")
     mode = parser.add_mutually_exclusive_group()
-    mode.add_argument("--detach", action="store_true", help="run in the background and print the run id")
-    mode.add_argument("--dry-run", action="store_true", help="show what would be dispatched; send nothing")
-    mode.add_argument("--abort", action="store_true", help="stop the run in progress: running tasks finish")
-    parser.add_argument("--tool", choices=roster.NAMES, help="dispatch to this CLI (this run; reassigns TASK_ID)")
+    mode.add_argument(
+        "--detach", action="store_true", help="run in the background and print the run id"
+    )
+    mode.add_argument(
+        "--dry-run", action="store_true", help="show what would be dispatched; send nothing"
+    )
+    mode.add_argument(
+        "--abort", action="store_true", help="stop the run in progress: running tasks finish"
+    )
+    parser.add_argument(
+        "--tool", choices=roster.NAMES, help="dispatch to this CLI (this run; reassigns TASK_ID)"
+    )
     parser.add_argument("--agent", metavar="NAME", help="with TASK_ID: reassign it to this agent")
-    parser.add_argument("--clarify", metavar="TEXT", help="with TASK_ID: add this clarification to its prompt")
-    parser.add_argument("--budget-tokens", type=_positive, metavar="N",
-                        help="refuse new dispatches once the run has used N tokens")
+    parser.add_argument(
+        "--clarify", metavar="TEXT", help="with TASK_ID: add this clarification to its prompt"
+    )
+    parser.add_argument(
+        "--budget-tokens",
+        type=_positive,
+        metavar="N",
+        help="refuse new dispatches once the run has used N tokens",
+    )
     parser.add_argument("--log", choices=LOG_LEVELS, help="execution log verbosity for this run")
-    parser.add_argument("--review", action="store_true", help="have another vendor review each task that passes its gates")
-    parser.add_argument("--allow-dirty", action="store_true",
-                        help="start even if files the tasks own have uncommitted changes (they work on top of them)")
+    parser.add_argument(
+        "--review",
+        action="store_true",
+        help="have another vendor review each task that passes its gates",
+    )
+    parser.add_argument(
+        "--allow-dirty",
+        action="store_true",
+        help="start even if files the tasks own have uncommitted changes (they work on top of them)",
+    )
     parser.add_argument("--run-id", help=argparse.SUPPRESS)  # set for the detached engine
 
 
@@ -64,9 +85,20 @@ def _options(args: argparse.Namespace) -> Any:
 
     if (args.agent or args.clarify) and not args.task_id:
         flag = "--agent" if args.agent else "--clarify"
-        raise MaestroError(f"{flag} needs a TASK_ID: it changes one task.", f"run `maestro run <TASK_ID> {flag} ...`.")
-    return RunOptions(task_id=args.task_id, tool=args.tool, agent=args.agent, clarify=args.clarify,
-                      budget_tokens=args.budget_tokens, log=args.log, review=args.review, run_id=args.run_id)
+        raise MaestroError(
+            f"{flag} needs a TASK_ID: it changes one task.",
+            f"run `maestro run <TASK_ID> {flag} ...`.",
+        )
+    return RunOptions(
+        task_id=args.task_id,
+        tool=args.tool,
+        agent=args.agent,
+        clarify=args.clarify,
+        budget_tokens=args.budget_tokens,
+        log=args.log,
+        review=args.review,
+        run_id=args.run_id,
+    )
 
 
 def _forwarded(args: argparse.Namespace) -> list[str]:
@@ -83,18 +115,28 @@ def _abort(ctx: Context) -> Result:
 
     holder = RunLock(ctx.paths).holder()
     if not holder or not holder.get("pid"):
-        raise MaestroError("no run is in progress in this project.", "nothing to abort; `maestro status` shows the plan.")
+        raise MaestroError(
+            "no run is in progress in this project.",
+            "nothing to abort; `maestro status` shows the plan.",
+        )
     pid, run_id = int(holder["pid"]), str(holder.get("run_id"))
     if not is_engine_of(pid, run_id):
         # Its pid belongs to another PID namespace (a sandbox): here it may name anything.
-        raise MaestroError(f"run {run_id} is held by an engine this shell cannot see (pid {pid} is not it here).",
-                           "stop it from the shell or sandbox that started it.")
+        raise MaestroError(
+            f"run {run_id} is held by an engine this shell cannot see (pid {pid} is not it here).",
+            "stop it from the shell or sandbox that started it.",
+        )
     try:
         os.kill(pid, signal.SIGTERM)
     except ProcessLookupError:
-        raise MaestroError(f"run {run_id} (pid {pid}) has already stopped.", "run `maestro run` to continue the plan.") from None
-    text = (f"asked run {run_id} (pid {pid}) to stop: running tasks finish, nothing new starts. "
-            "Follow it with `maestro wait`.")
+        raise MaestroError(
+            f"run {run_id} (pid {pid}) has already stopped.",
+            "run `maestro run` to continue the plan.",
+        ) from None
+    text = (
+        f"asked run {run_id} (pid {pid}) to stop: running tasks finish, nothing new starts. "
+        "Follow it with `maestro wait`."
+    )
     return Result("run", {"aborted": run_id, "pid": pid}, text)
 
 
@@ -116,20 +158,34 @@ def _detach(args: argparse.Namespace, ctx: Context) -> Result:
 
     source = str(Path(maestro.__file__).resolve().parent.parent)
     argv = [sys.executable, "-P", "-m", "maestro", "run", "--run-id", run.run_id, *_forwarded(args)]
-    env = {**ctx.env, **lock_env, "MAESTRO_PROJECT_DIR": str(paths.root),
-           "PYTHONPATH": os.pathsep.join(p for p in (source, ctx.env.get("PYTHONPATH")) if p)}
+    env = {
+        **ctx.env,
+        **lock_env,
+        "MAESTRO_PROJECT_DIR": str(paths.root),
+        "PYTHONPATH": os.pathsep.join(p for p in (source, ctx.env.get("PYTHONPATH")) if p),
+    }
     try:
         run.create(state="starting", detached=True)
-        pid = spawn_detached(argv, cwd=paths.root, env=env, output=run.output_path, pass_fds=(lock_fd,))
+        pid = spawn_detached(
+            argv, cwd=paths.root, env=env, output=run.output_path, pass_fds=(lock_fd,)
+        )
     finally:
         os.close(lock_fd)
     run.write_meta(pid=pid)
     shown = shown_path(run.output_path, paths.root)
     follow = next_command(run.run_id, after=0, poll=1, as_json=ctx.json)
-    text = (f"run {run.run_id} started in the background (pid {pid}); engine output: {shown}\n"
-            f"Follow it with the `next` command, as printed, until an answer has none (the run ended).\n"
-            f"next: {follow}")
-    data = {"run_id": run.run_id, "pid": pid, "detached": True, "output": str(run.output_path), "next": follow}
+    text = (
+        f"run {run.run_id} started in the background (pid {pid}); engine output: {shown}\n"
+        f"Follow it with the `next` command, as printed, until an answer has none (the run ended).\n"
+        f"next: {follow}"
+    )
+    data = {
+        "run_id": run.run_id,
+        "pid": pid,
+        "detached": True,
+        "output": str(run.output_path),
+        "next": follow,
+    }
     return Result("run", data, text)
 
 
@@ -141,8 +197,14 @@ def _dry_run(options: Any, ctx: Context) -> Result:
 
     settings = ctx.settings
     plan = open_store(ctx.paths).load()
-    rows = preview.preview(plan, settings=settings, options=options, installed=detect_available(ctx.env),
-                           spoke_for=lambda name: get_spoke(name, settings), catalog=load_catalog(settings))
+    rows = preview.preview(
+        plan,
+        settings=settings,
+        options=options,
+        installed=detect_available(ctx.env),
+        spoke_for=lambda name: get_spoke(name, settings),
+        catalog=load_catalog(settings),
+    )
     return Result("run", {"dry_run": True, "tasks": rows}, preview.render(rows))
 
 
@@ -196,8 +258,10 @@ def render_summary(summary: Any) -> str:
 
     lines = [describe({"kind": "run_ended", **summary.to_dict()})]
     for task in summary.tasks:
-        lines.append(f"  Task {task['id']:<5} {task['status']:<8} {task['tool'] or '-':<7} "
-                     f"{task['tokens']:>9,} tokens  {task['title']}")
+        lines.append(
+            f"  Task {task['id']:<5} {task['status']:<8} {task['tool'] or '-':<7} "
+            f"{task['tokens']:>9,} tokens  {task['title']}"
+        )
     return "\n".join(lines)
 
 
@@ -220,9 +284,15 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
     from maestro.engine.dirtytree import Recorder
     from maestro.engine.run import Engine
 
-    engine = Engine(ctx.settings, env=ctx.env, options=options, out=ctx.stdout, quiet=ctx.json,
-                    review=_review_hook(ctx) if options.review else None,
-                    backoff_s=ctx.settings.retry_backoff)
+    engine = Engine(
+        ctx.settings,
+        env=ctx.env,
+        options=options,
+        out=ctx.stdout,
+        quiet=ctx.json,
+        review=_review_hook(ctx) if options.review else None,
+        backoff_s=ctx.settings.retry_backoff,
+    )
     recorder = Recorder(ctx.paths)
     try:
         summary = engine.run()

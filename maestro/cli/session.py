@@ -24,13 +24,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     verb = verb_adder(parser)
 
     listing = verb("list", "the project's sessions")
-    listing.add_argument("--siblings", action="store_true", help="only those sharing your coordinator")
+    listing.add_argument(
+        "--siblings", action="store_true", help="only those sharing your coordinator"
+    )
     listing.add_argument("--mine", action="store_true", help="only those you spawned")
     verb("show", "one session's manifest and status").add_argument("id", metavar="ID")
     verb("whoami", "the calling session")
     stop = verb("stop", "end a session's process group and mark it stopped")
     stop.add_argument("id", metavar="ID")
-    stop.add_argument("--reason", default="no reason given", help="recorded with the session (and its task)")
+    stop.add_argument(
+        "--reason", default="no reason given", help="recorded with the session (and its task)"
+    )
 
 
 def _row(session: Any) -> str:
@@ -48,7 +52,16 @@ def _row(session: Any) -> str:
 def _describe(session: Any) -> str:
     data = session.data
     lines = [_row(session)]
-    for key in ("strategy", "tier", "parent_session_id", "run_id", "agent", "created", "updated", "reason"):
+    for key in (
+        "strategy",
+        "tier",
+        "parent_session_id",
+        "run_id",
+        "agent",
+        "created",
+        "updated",
+        "reason",
+    ):
         if data.get(key):
             lines.append(f"  {key}: {data[key]}")
     process = data.get("process") or {}
@@ -73,15 +86,22 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
     me = caller(store, current_id(ctx.env))
     if args.verb == "whoami":
         session = store.get(me.id)
-        text = "user (the person at a shell; no MAESTRO_SESSION_ID)" if me.id == "user" else _describe(session)
+        text = (
+            "user (the person at a shell; no MAESTRO_SESSION_ID)"
+            if me.id == "user"
+            else _describe(session)
+        )
         return Result("session", {"verb": "whoami", "session": session.to_dict()}, text)
     if args.verb == "show":
         session = store.get(args.id)
         return Result("session", {"verb": "show", "session": session.to_dict()}, _describe(session))
     if args.verb == "stop":
         session, outcome = store.stop(args.id, args.reason, me.id)
-        return Result("session", {"verb": "stop", "session": session.to_dict(), "process": outcome},
-                      f"stopped {session.id} ({outcome}): {session.data['reason']}")
+        return Result(
+            "session",
+            {"verb": "stop", "session": session.to_dict(), "process": outcome},
+            f"stopped {session.id} ({outcome}): {session.data['reason']}",
+        )
     sessions, broken = store.all()
     if args.siblings:
         lead = coordinator_of(me, ctx.env)
@@ -90,6 +110,9 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
         sessions = [s for s in sessions if s.parent == me.id]
     lines = [_row(s) for s in sessions] or ["no sessions"]
     lines += [f"{sid}: unreadable manifest: {problem}" for sid, problem in broken]
-    data = {"verb": "list", "sessions": [s.to_dict() for s in sessions],
-            "broken": [{"id": sid, "problem": problem} for sid, problem in broken]}
+    data = {
+        "verb": "list",
+        "sessions": [s.to_dict() for s in sessions],
+        "broken": [{"id": sid, "problem": problem} for sid, problem in broken],
+    }
     return Result("session", data, "\n".join(lines))

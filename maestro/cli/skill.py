@@ -28,14 +28,26 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
     from maestro.tokens import count_tokens
 
     if not args.name:
-        rows = [(s.name, s.description, count_tokens(s.body)) for s in map(load_skill, ON_DEMAND_SKILLS)]
-        lines = [f"{name:<24} {tokens:>4} tokens  {description}" for name, description, tokens in rows]
+        rows = [
+            (s.name, s.description, count_tokens(s.body)) for s in map(load_skill, ON_DEMAND_SKILLS)
+        ]
+        lines = [
+            f"{name:<24} {tokens:>4} tokens  {description}" for name, description, tokens in rows
+        ]
         listing = {"skills": [{"name": n, "description": d, "tokens": t} for n, d, t in rows]}
         return Result("skill", listing, "\n".join(lines))
     name = args.name if args.name.startswith("maestro-") else f"maestro-{args.name}"
     if name not in ON_DEMAND_SKILLS:
-        raise NotFound(f"there is no Maestro skill {args.name!r}.", f"use one of: {', '.join(ON_DEMAND_SKILLS)}.")
+        raise NotFound(
+            f"there is no Maestro skill {args.name!r}.",
+            f"use one of: {', '.join(ON_DEMAND_SKILLS)}.",
+        )
     skill = load_skill(name)
     body = text.pin_invocation(skill.body, invocation.resolve())
-    data = {"name": skill.name, "description": skill.description, "body": body, "tokens": count_tokens(body)}
+    data = {
+        "name": skill.name,
+        "description": skill.description,
+        "body": body,
+        "tokens": count_tokens(body),
+    }
     return Result("skill", data, body)

@@ -53,13 +53,26 @@ def who(task: Task) -> str:
 def task_rows(tasks: Sequence[Task], *, with_status: bool) -> list[str]:
     """The compact task table shared by `plan` and `status`."""
     spent = with_status and any(t.usage.total or t.cost is not None for t in tasks)
-    headers = ["ID", *(["Status"] if with_status else []), "Title", "Specialist/Agent", "Tool", "Depends"]
+    headers = [
+        "ID",
+        *(["Status"] if with_status else []),
+        "Title",
+        "Specialist/Agent",
+        "Tool",
+        "Depends",
+    ]
     headers += ["Tokens", "Cost"] if spent else []
     headers.append("Files")
     rows = []
     for t in tasks:
-        row = [t.id, *([t.status] if with_status else []), one_line(t.title, TITLE_WIDTH), who(t),
-               t.tool or "-", ", ".join(t.depends) or "-"]
+        row = [
+            t.id,
+            *([t.status] if with_status else []),
+            one_line(t.title, TITLE_WIDTH),
+            who(t),
+            t.tool or "-",
+            ", ".join(t.depends) or "-",
+        ]
         if spent:
             cost = money_text(t.cost, t.cost_estimated, places=2)
             row += [f"{t.usage.total:,}" if t.usage.total else "-", cost]

@@ -13,7 +13,9 @@ EXAMPLES = """\
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--check", action="store_true", help="exit 1 when anything is over its budget")
+    parser.add_argument(
+        "--check", action="store_true", help="exit 1 when anything is over its budget"
+    )
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Result:

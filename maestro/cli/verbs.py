@@ -13,8 +13,12 @@ def verb_adder(parser: argparse.ArgumentParser) -> Callable[[str, str], argparse
     def verb(name: str, summary: str) -> argparse.ArgumentParser:
         child = verbs.add_parser(name, help=summary, description=summary)
         # SUPPRESS: `maestro mail --json inbox` keeps the command's own --json.
-        child.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
-                           help="print a versioned JSON envelope")
+        child.add_argument(
+            "--json",
+            action="store_true",
+            default=argparse.SUPPRESS,
+            help="print a versioned JSON envelope",
+        )
         return child
 
     return verb

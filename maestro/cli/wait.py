@@ -41,13 +41,26 @@ def _seconds(text: str) -> float:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--timeout", type=_seconds, default=DEFAULT_TIMEOUT_S, metavar="S",
-                        help=f"return after S seconds at most (default {DEFAULT_TIMEOUT_S:g}; 0 checks once)")
+    parser.add_argument(
+        "--timeout",
+        type=_seconds,
+        default=DEFAULT_TIMEOUT_S,
+        metavar="S",
+        help=f"return after S seconds at most (default {DEFAULT_TIMEOUT_S:g}; 0 checks once)",
+    )
     parser.add_argument("--run", metavar="RUN_ID", help="follow this run (default: the latest)")
-    parser.add_argument("--after", type=_count, metavar="SEQ",
-                        help="show the events after this one (default: those not shown yet)")
-    parser.add_argument("--poll", type=_count, metavar="N",
-                        help="this is the Nth call following the run (default: one more than the last)")
+    parser.add_argument(
+        "--after",
+        type=_count,
+        metavar="SEQ",
+        help="show the events after this one (default: those not shown yet)",
+    )
+    parser.add_argument(
+        "--poll",
+        type=_count,
+        metavar="N",
+        help="this is the Nth call following the run (default: one more than the last)",
+    )
 
 
 def _count(text: str) -> int:
@@ -89,16 +102,26 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
         mail.append({**message.to_dict(), "reply": reply})
         lines.append(full(message) + f"\n  answer: {reply}")
     if outcome.state == "ended" and not outcome.events:
-        lines.append("nothing new; " + (describe(outcome.ended) if outcome.ended else f"run {run_dir.run_id} has ended."))
+        lines.append(
+            "nothing new; "
+            + (describe(outcome.ended) if outcome.ended else f"run {run_dir.run_id} has ended.")
+        )
     if outcome.state == "running":
         lines.append(f"run {run_dir.run_id} is still going.")
     elif outcome.state == "timeout":
         news = "no task finished" if outcome.events else "nothing new"
         lines.append(f"{news} after {args.timeout:g}s; run {run_dir.run_id} is still going.")
-    data: dict[str, object] = {"run_id": run_dir.run_id, "state": outcome.state, "events": outcome.events,
-                               "ended": outcome.ended, "last_seq": outcome.last_seq,
-                               "mail": mail}
+    data: dict[str, object] = {
+        "run_id": run_dir.run_id,
+        "state": outcome.state,
+        "events": outcome.events,
+        "ended": outcome.ended,
+        "last_seq": outcome.last_seq,
+        "mail": mail,
+    }
     if outcome.state != "ended":
-        data["next"] = next_command(run_dir.run_id, after=outcome.last_seq, poll=outcome.poll + 1, as_json=ctx.json)
+        data["next"] = next_command(
+            run_dir.run_id, after=outcome.last_seq, poll=outcome.poll + 1, as_json=ctx.json
+        )
         lines.append(f"next: {data['next']}")
     return Result("wait", data, "\n".join(lines), exit_code=outcome.exit_code)

@@ -44,8 +44,17 @@ class Attempt:
     skipped: str | None = None  # the task was not ours to run (changed by hand)
 
 
-def make_request(task: Task, delegation: Any, resolved: Any, *, root: Path, abort_tokens: int | None,
-                 scratch: Path, env_extra: dict[str, str] | None = None, sim_delay_s: float | None = None) -> Any:
+def make_request(
+    task: Task,
+    delegation: Any,
+    resolved: Any,
+    *,
+    root: Path,
+    abort_tokens: int | None,
+    scratch: Path,
+    env_extra: dict[str, str] | None = None,
+    sim_delay_s: float | None = None,
+) -> Any:
     """The spoke request for a task: the agent's model, turns, tier and timeout, the
     task's declared files (folders and globs are for ownership, not deliverables)."""
     from maestro.agents.tiers import WEB_TOOLS
@@ -80,7 +89,9 @@ def receipt_note(receipt: Receipt, *, measured: bool = True) -> str:
     if not measured:
         parts.append("changes not measured (not a git repository)")
     elif receipt.files_changed:
-        shown = ", ".join(receipt.files_changed[:5]) + (f" +{len(receipt.files_changed) - 5} more" if len(receipt.files_changed) > 5 else "")
+        shown = ", ".join(receipt.files_changed[:5]) + (
+            f" +{len(receipt.files_changed) - 5} more" if len(receipt.files_changed) > 5 else ""
+        )
         parts.append(f"changed {shown} ({receipt.diff_stat})")
     else:
         parts.append("no file changed")
@@ -97,9 +108,19 @@ def expanded_context(ctx: RunContext, task_id: str, attempt: Attempt, previous: 
     task = ctx.store.load().task(task_id)
     root: Path = ctx.paths.root
     # What the user or a reviewer said stays in every later attempt's prompt.
-    parts = [previous] if previous and previous.startswith(("Clarification", "Review findings")) else []
-    parts.append("What failed:\n" + (attempt.failure.context if attempt.failure and attempt.failure.context
-                                     else attempt.failure.reason if attempt.failure else "unknown"))
+    parts = (
+        [previous] if previous and previous.startswith(("Clarification", "Review findings")) else []
+    )
+    parts.append(
+        "What failed:\n"
+        + (
+            attempt.failure.context
+            if attempt.failure and attempt.failure.context
+            else attempt.failure.reason
+            if attempt.failure
+            else "unknown"
+        )
+    )
     output = attempt.validation_output
     if output:
         parts.append(f"Output of `{task.validation}` (last lines):\n" + output[-3_000:])

@@ -74,10 +74,15 @@ def limits_for(cli: str, budgets_table: Mapping[str, Any]) -> Limits:
     base = default_limits(cli)
     table = budgets_table.get(cli, {})
     if not isinstance(table, Mapping):
-        raise ConfigError(f"[budgets.{cli}] must be a table.", f"write it as [budgets.{cli}] with budget/yellow/abort.")
+        raise ConfigError(
+            f"[budgets.{cli}] must be a table.",
+            f"write it as [budgets.{cli}] with budget/yellow/abort.",
+        )
     unknown = sorted(set(table) - {"budget", "yellow", "abort"})
     if unknown:
-        raise ConfigError(f"unknown key {unknown[0]!r} in [budgets.{cli}].", "use budget, yellow and abort.")
+        raise ConfigError(
+            f"unknown key {unknown[0]!r} in [budgets.{cli}].", "use budget, yellow and abort."
+        )
     budget = _int(table, "budget", cli) or base.budget
     abort = _int(table, "abort", cli) or base.abort
     yellow = _int(table, "yellow", cli)

@@ -84,16 +84,28 @@ tasks:
 def _git(root: Path, *args: str) -> None:
     from maestro.git import run_git
 
-    out = run_git("-c", "user.name=Maestro demo", "-c", "user.email=demo@maestro.invalid", *args, cwd=root, timeout_s=60)
+    out = run_git(
+        "-c",
+        "user.name=Maestro demo",
+        "-c",
+        "user.email=demo@maestro.invalid",
+        *args,
+        cwd=root,
+        timeout_s=60,
+    )
     if out.exit_code != 0:
-        raise MaestroError(f"`git {args[0]}` failed in the demo project: {out.stderr.strip()[:200]}",
-                           "check that git works: `git --version`.")
+        raise MaestroError(
+            f"`git {args[0]}` failed in the demo project: {out.stderr.strip()[:200]}",
+            "check that git works: `git --version`.",
+        )
 
 
 def create_project(root: Path) -> Path:
     """A fresh git project with a README and .gitignore, committed; the plan input beside."""
     root.mkdir(parents=True, exist_ok=True)
-    (root / "README.md").write_text("# textkit\n\nSmall text utilities (a Maestro demo project).\n", encoding="utf-8")
+    (root / "README.md").write_text(
+        "# textkit\n\nSmall text utilities (a Maestro demo project).\n", encoding="utf-8"
+    )
     (root / ".gitignore").write_text("__pycache__/\n*.pyc\n", encoding="utf-8")
     _git(root, "init", "-q", "-b", "main")
     _git(root, "add", "-A")
@@ -116,12 +128,14 @@ def demo_env(env: dict[str, str]) -> dict[str, str]:
     """The environment the demo's commands run with: the caller's, without its MAESTRO_*
     settings, with a fast, visible pace."""
     clean = {k: v for k, v in env.items() if not k.startswith("MAESTRO_")}
-    clean.update({
-        "MAESTRO_STAGGER_DELAY": "0.1",
-        "MAESTRO_MAX_CONCURRENT": "3",
-        "MAESTRO_LOG": "summary",
-        "MAESTRO_RETRY_BACKOFF": "0",
-    })
+    clean.update(
+        {
+            "MAESTRO_STAGGER_DELAY": "0.1",
+            "MAESTRO_MAX_CONCURRENT": "3",
+            "MAESTRO_LOG": "summary",
+            "MAESTRO_RETRY_BACKOFF": "0",
+        }
+    )
     return clean
 
 
@@ -143,7 +157,9 @@ def _report(paths: Any, keep: bool) -> Path:
 Command = Callable[..., str]
 
 
-def run_demo(env: dict[str, str], out: TextIO, *, keep: bool, as_json: bool, command: Command) -> DemoOutcome:
+def run_demo(
+    env: dict[str, str], out: TextIO, *, keep: bool, as_json: bool, command: Command
+) -> DemoOutcome:
     from maestro.config import load_settings
     from maestro.engine.context import RunOptions
     from maestro.engine.run import Engine
@@ -159,8 +175,15 @@ def run_demo(env: dict[str, str], out: TextIO, *, keep: bool, as_json: bool, com
         if not as_json:
             out.write(f"demo project: {root}\ngoal: {GOAL}\n\n")
         command(root, run_env, "plan", "--from", str(plan_input), "--yes")
-        engine = Engine(settings, env=run_env, options=RunOptions(), out=out, quiet=as_json,
-                        sim_delay_s=SIM_DELAY_S, backoff_s=0.0)
+        engine = Engine(
+            settings,
+            env=run_env,
+            options=RunOptions(),
+            out=out,
+            quiet=as_json,
+            sim_delay_s=SIM_DELAY_S,
+            backoff_s=0.0,
+        )
         summary = engine.run()
         status_text = command(root, run_env, "status")
         return DemoOutcome(root, keep, summary, status_text, _report(settings.paths, keep))

@@ -62,7 +62,11 @@ def _state(code: str) -> str:
 
 def _exclude(paths: ProjectPaths) -> list[str]:
     state = paths.state_dir
-    return [str(state.relative_to(paths.root))] if state.is_relative_to(paths.root) and state != paths.root else []
+    return (
+        [str(state.relative_to(paths.root))]
+        if state.is_relative_to(paths.root) and state != paths.root
+        else []
+    )
 
 
 def uncommitted(paths: ProjectPaths) -> dict[str, str] | None:
@@ -73,15 +77,23 @@ def uncommitted(paths: ProjectPaths) -> dict[str, str] | None:
         return None
     prefix = tree.git("rev-parse", "--show-prefix").strip()
     spec = ["."] + [f":(exclude){e}" for e in _exclude(paths)]
-    out = tree.git("status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames",
-                   "--ignore-submodules=dirty", "--", *spec)
+    out = tree.git(
+        "status",
+        "--porcelain=v1",
+        "-z",
+        "--untracked-files=all",
+        "--no-renames",
+        "--ignore-submodules=dirty",
+        "--",
+        *spec,
+    )
     found: dict[str, str] = {}
     for entry in out.split("\0"):
         if len(entry) < 4:
             continue
         path = entry[3:]  # porcelain paths are relative to the repository's top
         if path.startswith(prefix):
-            found[path[len(prefix):]] = _state(entry[:2])
+            found[path[len(prefix) :]] = _state(entry[:2])
     return found
 
 
@@ -109,7 +121,11 @@ def _load_record(paths: ProjectPaths) -> dict[str, str]:
         data = json.loads(_record_path(paths).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}  # none yet, or unreadable: every change is then asked about
-    files = data.get("files") if isinstance(data, dict) and data.get("format") == RECORD_FORMAT else None
+    files = (
+        data.get("files")
+        if isinstance(data, dict) and data.get("format") == RECORD_FORMAT
+        else None
+    )
     return {str(k): str(v) for k, v in files.items()} if isinstance(files, dict) else {}
 
 
@@ -182,7 +198,11 @@ class Recorder:
         earlier = _load_record(self.paths)
         files = {p: h for p, h in after.items() if self.before.get(p) != h or earlier.get(p) == h}
         try:
-            atomic_write(_record_path(self.paths), json.dumps({"format": RECORD_FORMAT, "files": files},
-                                                              indent=1, sort_keys=True) + "\n", durable=False)
+            atomic_write(
+                _record_path(self.paths),
+                json.dumps({"format": RECORD_FORMAT, "files": files}, indent=1, sort_keys=True)
+                + "\n",
+                durable=False,
+            )
         except (MaestroError, OSError):
             pass  # the record only spares a question; the run's own outcome matters more

@@ -55,14 +55,33 @@ def format_gate(parsed: Any) -> GateResult:
 
 
 _WORD = re.compile(r"[a-z0-9]+")
-_STOP = {"the", "a", "an", "and", "or", "of", "to", "in", "is", "are", "be", "for", "with", "it", "its", "on"}
+_STOP = {
+    "the",
+    "a",
+    "an",
+    "and",
+    "or",
+    "of",
+    "to",
+    "in",
+    "is",
+    "are",
+    "be",
+    "for",
+    "with",
+    "it",
+    "its",
+    "on",
+}
 
 
 def _words(text: str) -> set[str]:
     return {w for w in _WORD.findall(text.lower()) if w not in _STOP}
 
 
-def match_criteria(criteria: Sequence[str], verification: Sequence[tuple[bool, str]]) -> list[tuple[str, bool | None]]:
+def match_criteria(
+    criteria: Sequence[str], verification: Sequence[tuple[bool, str]]
+) -> list[tuple[str, bool | None]]:
     """Pair each criterion with the Verification line that names it.
 
     A spoke writes ``- [x] <criterion> - how it was verified``, rarely word for word, so a
@@ -98,7 +117,9 @@ def criteria_gate(criteria: Sequence[str], parsed: Any, strictness: str) -> Gate
     if status in ("failed", "blocked"):
         issues = getattr(submission, "issues", "") or ""
         issues_text = issues if isinstance(issues, str) else "; ".join(map(str, issues))
-        detail = f"the spoke reported status {status}" + (f": {' '.join(issues_text.split())}" if issues_text.strip() else "")
+        detail = f"the spoke reported status {status}" + (
+            f": {' '.join(issues_text.split())}" if issues_text.strip() else ""
+        )
         return GateResult("criteria", FAIL, detail)
     pairs = match_criteria(criteria, verification)
     unmet = [c for c, checked in pairs if not checked]
@@ -113,26 +134,40 @@ def criteria_gate(criteria: Sequence[str], parsed: Any, strictness: str) -> Gate
     if status == "partial":
         problems.insert(0, "the spoke reported status partial")
     if not problems:
-        return GateResult("criteria", PASS, f"{len(pairs)} of {len(pairs)} verified" if pairs else "no criteria")
+        return GateResult(
+            "criteria", PASS, f"{len(pairs)} of {len(pairs)} verified" if pairs else "no criteria"
+        )
     return GateResult("criteria", FAIL if strictness == "strict" else WARN, "; ".join(problems))
 
 
-def scope_gate(out_of_scope: Sequence[str], ambiguous: Sequence[str], strictness: str, *, checked: bool) -> GateResult:
+def scope_gate(
+    out_of_scope: Sequence[str], ambiguous: Sequence[str], strictness: str, *, checked: bool
+) -> GateResult:
     """``out_of_scope``: paths this dispatch changed outside its Files; ``ambiguous``:
     unowned paths changed while other tasks ran too (cannot be pinned on this one)."""
     if not checked:
         return GateResult("scope", SKIP, "not a git repository: file changes cannot be measured")
     if out_of_scope:
         level = WARN if strictness == "lenient" else FAIL
-        return GateResult("scope", level, "changed outside its Files: " + ", ".join(out_of_scope), list(out_of_scope))
+        return GateResult(
+            "scope",
+            level,
+            "changed outside its Files: " + ", ".join(out_of_scope),
+            list(out_of_scope),
+        )
     if ambiguous:
         return GateResult(
-            "scope", WARN, "unowned files changed while other tasks ran too: " + ", ".join(ambiguous), list(ambiguous)
+            "scope",
+            WARN,
+            "unowned files changed while other tasks ran too: " + ", ".join(ambiguous),
+            list(ambiguous),
         )
     return GateResult("scope", PASS)
 
 
-def integration_gate(command: str | None, exit_code: int | None, *, timed_out: bool = False, output: str = "") -> GateResult:
+def integration_gate(
+    command: str | None, exit_code: int | None, *, timed_out: bool = False, output: str = ""
+) -> GateResult:
     if not command:
         return GateResult("integration", SKIP, "no validation command")
     if timed_out:
@@ -140,7 +175,9 @@ def integration_gate(command: str | None, exit_code: int | None, *, timed_out: b
     if exit_code == 0:
         return GateResult("integration", PASS, f"`{command}` exited 0")
     tail = " ".join(output.split())[-200:]
-    return GateResult("integration", FAIL, f"`{command}` exited {exit_code}" + (f": {tail}" if tail else ""))
+    return GateResult(
+        "integration", FAIL, f"`{command}` exited {exit_code}" + (f": {tail}" if tail else "")
+    )
 
 
 @dataclass(frozen=True)
@@ -157,13 +194,17 @@ class Validation:
         return self.exit_code == 0 and not self.timed_out
 
 
-def run_validation(command: str, *, root: Path, env: Mapping[str, str], timeout_s: float) -> Validation:
+def run_validation(
+    command: str, *, root: Path, env: Mapping[str, str], timeout_s: float
+) -> Validation:
     """The one way a task's validation command runs (the integration gate, a review): a
     person's command from the plan, which may use pipes or &&, so it is run by sh."""
     from maestro.process import run_process
 
     out = run_process(["/bin/sh", "-c", command], cwd=root, env=dict(env), timeout_s=timeout_s)
-    return Validation(command, out.exit_code, out.timed_out, (out.stdout + "\n" + out.stderr).strip())
+    return Validation(
+        command, out.exit_code, out.timed_out, (out.stdout + "\n" + out.stderr).strip()
+    )
 
 
 def warnings(gates: list[GateResult]) -> list[str]:
@@ -183,22 +224,36 @@ def apply(ctx: RunContext, task: Task, attempt: Attempt, result: SpokeResult, ch
     attempt.gates.append(fmt)
     if fmt.failed:
         attempt.failure = ladder.Failure(
-            ladder.GATE, f"format gate: {fmt.detail}",
+            ladder.GATE,
+            f"format gate: {fmt.detail}",
             context=f"Your answer could not be read: {fmt.detail}. End your answer with the Result "
-            "Submission and the Handoff Report exactly in the Output Format given above.")
+            "Submission and the Handoff Report exactly in the Output Format given above.",
+        )
         return
     attempt.gates.append(criteria_gate(task.criteria, parsed, strictness))
-    attempt.gates.append(scope_gate(sorted(changes.out_of_scope), sorted(changes.ambiguous),
-                                    strictness, checked=ctx.observer.enabled))
+    attempt.gates.append(
+        scope_gate(
+            sorted(changes.out_of_scope),
+            sorted(changes.ambiguous),
+            strictness,
+            checked=ctx.observer.enabled,
+        )
+    )
     attempt.gates.append(_integration(ctx, task, attempt))
     failed = [g for g in attempt.gates if g.failed]
     scope = next((g for g in failed if g.gate == "scope"), None)
     if scope is not None:
-        attempt.failure = ladder.Failure(ladder.SCOPE, f"scope gate: {scope.detail}",
-                                         "revert or re-plan those edits, then run the task again.")
+        attempt.failure = ladder.Failure(
+            ladder.SCOPE,
+            f"scope gate: {scope.detail}",
+            "revert or re-plan those edits, then run the task again.",
+        )
     elif failed:
-        attempt.failure = ladder.Failure(ladder.GATE, "; ".join(f"{g.gate} gate: {g.detail}" for g in failed),
-                                         context="\n".join(f"- The {g.gate} gate failed: {g.detail}" for g in failed))
+        attempt.failure = ladder.Failure(
+            ladder.GATE,
+            "; ".join(f"{g.gate} gate: {g.detail}" for g in failed),
+            context="\n".join(f"- The {g.gate} gate failed: {g.detail}" for g in failed),
+        )
 
 
 def _integration(ctx: RunContext, task: Task, attempt: Attempt) -> GateResult:
@@ -208,9 +263,13 @@ def _integration(ctx: RunContext, task: Task, attempt: Attempt) -> GateResult:
     env.update({"MAESTRO_RUN_ID": ctx.run.run_id, "MAESTRO_TASK_ID": task.id})
     ctx.observer.begin("validate", task.id)
     try:
-        ran = run_validation(task.validation, root=ctx.paths.root, env=env, timeout_s=attempt.timeout_s)
+        ran = run_validation(
+            task.validation, root=ctx.paths.root, env=env, timeout_s=attempt.timeout_s
+        )
     finally:
         ctx.observer.end("validate", task.id)
     attempt.validation_exit = ran.exit_code
     attempt.validation_output = ran.output
-    return integration_gate(task.validation, ran.exit_code, timed_out=ran.timed_out, output=ran.output)
+    return integration_gate(
+        task.validation, ran.exit_code, timed_out=ran.timed_out, output=ran.output
+    )

@@ -59,7 +59,9 @@ def spoke_failure(result: object, tool: str) -> Failure | None:
     kind = getattr(result, "error_kind", None) or "other"
     error = " ".join(str(getattr(result, "error", "") or "no error text").split())
     if kind in _FATAL_FIX:
-        return Failure(FATAL, f"{tool}: {kind.replace('_', ' ')}: {error}", _FATAL_FIX[kind].format(tool=tool))
+        return Failure(
+            FATAL, f"{tool}: {kind.replace('_', ' ')}: {error}", _FATAL_FIX[kind].format(tool=tool)
+        )
     if kind == "over_budget" or getattr(result, "aborted_over_budget", False):
         return Failure(OVER_BUDGET, f"{tool}: stopped over its token abort threshold: {error}")
     if getattr(result, "transient", False):
@@ -105,10 +107,16 @@ def next_step(
 def decision_options(task_id: str) -> list[dict[str, str]]:
     """The notes' four options for a task that failed or is blocked, as commands."""
     return [
-        {"option": "1", "label": "Provide clarification and retry",
-         "command": f'maestro run {task_id} --clarify "<what the task needs to know>"'},
-        {"option": "2", "label": "Reassign to a different specialist or CLI",
-         "command": f"maestro run {task_id} --tool <claude|gemini|codex> [--agent <name>]"},
+        {
+            "option": "1",
+            "label": "Provide clarification and retry",
+            "command": f'maestro run {task_id} --clarify "<what the task needs to know>"',
+        },
+        {
+            "option": "2",
+            "label": "Reassign to a different specialist or CLI",
+            "command": f"maestro run {task_id} --tool <claude|gemini|codex> [--agent <name>]",
+        },
         {"option": "3", "label": "Mark as blocked and continue", "command": "maestro run"},
         {"option": "4", "label": "Abort orchestration", "command": "maestro run --abort"},
     ]

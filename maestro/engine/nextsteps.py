@@ -44,27 +44,51 @@ def next_actions(plan: Plan, engine: bool) -> list[dict[str, str]]:
     live = running if engine else []
     stale = [t for t in running if t not in live]
     if live:
-        add("maestro wait", f"a run is going ({_ids(live)} running); follow it until something happens")
+        add(
+            "maestro wait",
+            f"a run is going ({_ids(live)} running); follow it until something happens",
+        )
     if stale and not live:
-        add("maestro run", f"{_ids(stale, 'Task')} marked running but no run process is alive; this resumes it")
+        add(
+            "maestro run",
+            f"{_ids(stale, 'Task')} marked running but no run process is alive; this resumes it",
+        )
     for task in [t for t in tasks if t.status == "failed"][:3]:
-        add(f"maestro run {task.id}", f"retry Task {task.id} after reading why it failed: {one_line(task.result, 80) or 'no result recorded'}")
+        add(
+            f"maestro run {task.id}",
+            f"retry Task {task.id} after reading why it failed: {one_line(task.result, 80) or 'no result recorded'}",
+        )
     blocked = [t for t in tasks if t.status == "blocked"]
     if blocked:
-        add("maestro plan --from -", f"{_ids(blocked, 'Task')} blocked: split or fix it and re-plan (unchanged tasks keep their results)")
+        add(
+            "maestro plan --from -",
+            f"{_ids(blocked, 'Task')} blocked: split or fix it and re-plan (unchanged tasks keep their results)",
+        )
     for task in [t for t in tasks if t.review in REVIEW_ATTENTION][:2]:
         add(f"maestro review {task.id}", f"the review of Task {task.id} says {task.review}")
     ready = graph.ready(tasks)
     if ready and not live:
         fresh = all(t.status == "pending" for t in tasks)
         if fresh and not plan.challenges:
-            add("maestro challenge", "optional: have other vendors' CLIs challenge the plan before it runs")
-        add("maestro run", f"dispatch the ready {_ids(ready, 'task')} ({_waiting_note(tasks, ready)})")
+            add(
+                "maestro challenge",
+                "optional: have other vendors' CLIs challenge the plan before it runs",
+            )
+        add(
+            "maestro run",
+            f"dispatch the ready {_ids(ready, 'task')} ({_waiting_note(tasks, ready)})",
+        )
     if tasks and all(t.status == "done" for t in tasks):
         unreviewed = [t for t in tasks if t.specialist in ("code", "test") and not t.review]
         if unreviewed and not any(t.specialist == "review" for t in tasks):
-            add(f"maestro review {unreviewed[0].id}", "optional: a cross-vendor review before you accept the work")
-        add("maestro report", "every task is done: write the walkthrough with tokens, cost and timing")
+            add(
+                f"maestro review {unreviewed[0].id}",
+                "optional: a cross-vendor review before you accept the work",
+            )
+        add(
+            "maestro report",
+            "every task is done: write the walkthrough with tokens, cost and timing",
+        )
         add("maestro archive", "then move the plan and log away before the next goal")
     elif not actions:
         add("maestro status", "nothing can start now; look at the blockers above")

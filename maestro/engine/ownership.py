@@ -47,7 +47,12 @@ def _overlap(a: str, b: str) -> bool:
     if is_glob(a) or is_glob(b):
         # Two globs, or a glob and a path: overlapping if either matches the other's
         # literal text. Conservative in the direction that matters (exclusion).
-        return owns(a, b.rstrip("/")) or owns(b, a.rstrip("/")) or fnmatchcase(a, b) or fnmatchcase(b, a)
+        return (
+            owns(a, b.rstrip("/"))
+            or owns(b, a.rstrip("/"))
+            or fnmatchcase(a, b)
+            or fnmatchcase(b, a)
+        )
     return owns(a, b) or owns(b, a)
 
 

@@ -53,8 +53,14 @@ class TaskRunner:
         self._validation_lock = threading.Lock()
 
     # -- the ladder -------------------------------------------------------------------
-    def run(self, task_id: str, *, extra: str | None = None, resume_session: str | None = None,
-            review: bool = True) -> Outcome:
+    def run(
+        self,
+        task_id: str,
+        *,
+        extra: str | None = None,
+        resume_session: str | None = None,
+        review: bool = True,
+    ) -> Outcome:
         try:
             return self._ladder(task_id, extra, resume_session, review)
         except MaestroError as exc:
@@ -68,16 +74,25 @@ class TaskRunner:
             with self.ctx.store.edit() as plan:
                 task = plan.task(task_id)
                 # Pending: it failed before it could start (no CLI to route it to).
-                if task.status == "pending" or (task.status == "running" and task.pid == os.getpid()):
+                if task.status == "pending" or (
+                    task.status == "running" and task.pid == os.getpid()
+                ):
                     task.status, task.pid, task.finished = "failed", None, clock.iso()
                     task.result = f"{exc} {ladder.decision_text(task_id)}"
         except MaestroError:
             pass  # the plan itself cannot be written; the next run recovers the task
         self.ctx.emit("task_failed", task=task_id, reason=exc.message, fix=exc.fix)
-        self.ctx.emit("decision", task=task_id, status="failed", reason=exc.message,
-                    options=ladder.decision_options(task_id))
+        self.ctx.emit(
+            "decision",
+            task=task_id,
+            status="failed",
+            reason=exc.message,
+            options=ladder.decision_options(task_id),
+        )
 
-    def _ladder(self, task_id: str, extra: str | None, resume_session: str | None, review: bool) -> Outcome:
+    def _ladder(
+        self, task_id: str, extra: str | None, resume_session: str | None, review: bool
+    ) -> Outcome:
         extra = extra or self._clarification(task_id)
         if resume_session is None and self.ctx.options.task_id == task_id:
             resume_session = self.ctx.options.resume_session
@@ -88,23 +103,36 @@ class TaskRunner:
                 refusal = self.ctx.budget.refusal() or self.ctx.stopping()
                 if refusal:
                     return self._leave_pending(task_id, refusal)
-            attempt = self.attempt(task_id, extra, retry=attempts > 0,
-                                   resume_session=None if attempts else resume_session)
+            attempt = self.attempt(
+                task_id,
+                extra,
+                retry=attempts > 0,
+                resume_session=None if attempts else resume_session,
+            )
             if attempt.skipped:
                 return Outcome("pending", attempt.skipped)
             attempts += 1
             if attempt.failure is None:
                 return self._finish_done(task_id, attempt, time.monotonic() - began, review=review)
             step = ladder.next_step(
-                attempt.failure, attempts=attempts, max_retries=self.ctx.settings.max_retries,
-                transient_retries=transient, backoff_s=self.ctx.backoff_s,
+                attempt.failure,
+                attempts=attempts,
+                max_retries=self.ctx.settings.max_retries,
+                transient_retries=transient,
+                backoff_s=self.ctx.backoff_s,
             )
             if step.action in ("retry", "retry_with_context"):
                 if attempt.result is not None:
                     with self.ctx.store.edit() as plan:
                         self._charge(plan.task(task_id), attempt)
-                self.ctx.emit("task_retry", task=task_id, action=step.action, reason=step.reason,
-                            delay_s=step.delay_s or None, attempt=attempts + 1)
+                self.ctx.emit(
+                    "task_retry",
+                    task=task_id,
+                    action=step.action,
+                    reason=step.reason,
+                    delay_s=step.delay_s or None,
+                    attempt=attempts + 1,
+                )
                 if step.action == "retry":
                     transient += 1
                     if self._sleep(step.delay_s):
@@ -128,7 +156,11 @@ class TaskRunner:
         opts = self.ctx.options
         if opts.task_id != task_id:
             return None
-        parts = [f"Clarification from the user for this task:\n{opts.clarify.strip()}"] if opts.clarify else []
+        parts = (
+            [f"Clarification from the user for this task:\n{opts.clarify.strip()}"]
+            if opts.clarify
+            else []
+        )
         if opts.revision:
             parts.append(opts.revision.strip())
         return "\n\n".join(parts) or None
@@ -142,14 +174,19 @@ class TaskRunner:
         return self.run(task_id, extra=context, resume_session=resume_session, review=False).status
 
     # -- one attempt -----------------------------------------------------------------------
-    def attempt(self, task_id: str, extra: str | None, *, retry: bool, resume_session: str | None = None) -> Attempt:
+    def attempt(
+        self, task_id: str, extra: str | None, *, retry: bool, resume_session: str | None = None
+    ) -> Attempt:
         from maestro import planning
 
         ctx = self.ctx
         stored = ctx.store.load()
         current = stored.task(task_id)
         if current.status not in ("pending", "running"):
-            return Attempt(tool=current.tool or "-", skipped=f"Task {task_id} is {current.status} in the plan now; not run.")
+            return Attempt(
+                tool=current.tool or "-",
+                skipped=f"Task {task_id} is {current.status} in the plan now; not run.",
+            )
         # The loaded plan may be shared (parse cache): overrides go on a copy of the task.
         task = replace(current)
         plan = replace(stored, tasks=[task if t.id == task_id else t for t in stored.tasks])
@@ -157,17 +194,31 @@ class TaskRunner:
         forced = opts.task_id == task_id
         if forced and opts.agent:
             task.agent = opts.agent
-        tool = choose(task.tool, task.specialist, ctx.installed, ctx.hub, opts.tool, task_tier(ctx.catalog, task))
+        tool = choose(
+            task.tool,
+            task.specialist,
+            ctx.installed,
+            ctx.hub,
+            opts.tool,
+            task_tier(ctx.catalog, task),
+        )
         task.tool = tool
         attempt = Attempt(tool=tool, validation=task.validation)
         # Every AAVSR error is about one task alone (plan-wide checks only warn), so the
         # task is checked by itself: the same errors, without re-checking the whole plan.
         alone = replace(plan, tasks=[task])
-        problems = [f for f in planning.aavsr(alone, catalog=ctx.catalog, available=ctx.installed, paths=ctx.paths)
-                    if f.level == "error"]
+        problems = [
+            f
+            for f in planning.aavsr(
+                alone, catalog=ctx.catalog, available=ctx.installed, paths=ctx.paths
+            )
+            if f.level == "error"
+        ]
         if problems:
             first = problems[0]
-            reason = f"AAVSR {first.check}: {first.why}" + (f" (+{len(problems) - 1} more)" if len(problems) > 1 else "")
+            reason = f"AAVSR {first.check}: {first.why}" + (
+                f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
+            )
             attempt.failure = ladder.Failure(ladder.PRECONDITION, reason, first.remedy)
             return attempt
         agent = ctx.catalog.for_task(task)
@@ -175,41 +226,101 @@ class TaskRunner:
         attempt.agent = agent.name
         spoke = ctx.spoke_for(tool)
         session, lease = create_worker_session(
-            ctx.paths, run_id=ctx.run.run_id, task_id=task.id, cli=tool, agent=agent.name, tier=resolved.tier,
-            directive={"subject": f"Task {task.id}: {task.title}", "from": run_session_id(ctx.run.run_id),
-                       "message": extra if extra and extra.startswith("Clarification") else
-                       f"Do task {task.id} within its files until its criteria are met; report to me as you go."})
+            ctx.paths,
+            run_id=ctx.run.run_id,
+            task_id=task.id,
+            cli=tool,
+            agent=agent.name,
+            tier=resolved.tier,
+            directive={
+                "subject": f"Task {task.id}: {task.title}",
+                "from": run_session_id(ctx.run.run_id),
+                "message": extra
+                if extra and extra.startswith("Clarification")
+                else f"Do task {task.id} within its files until its criteria are met; report to me as you go.",
+            },
+        )
         try:
-            return self._dispatch(task, plan, attempt, spoke, resolved, session, extra=extra, retry=retry,
-                                  resume_session=resume_session, forced_agent=agent.name if (forced and opts.agent) else None)
+            return self._dispatch(
+                task,
+                plan,
+                attempt,
+                spoke,
+                resolved,
+                session,
+                extra=extra,
+                retry=retry,
+                resume_session=resume_session,
+                forced_agent=agent.name if (forced and opts.agent) else None,
+            )
         finally:
             stored_session = SessionStore(ctx.paths).peek(session.id)
             if stored_session.recorded_status in ENDED:
                 lease.release()  # stopped meanwhile (`maestro session stop`): its reason stays
             else:
-                end_session(ctx.paths, session.id, "failed" if attempt.failure else "completed",
-                            attempt.failure.reason if attempt.failure else None, lease=lease)
+                end_session(
+                    ctx.paths,
+                    session.id,
+                    "failed" if attempt.failure else "completed",
+                    attempt.failure.reason if attempt.failure else None,
+                    lease=lease,
+                )
 
-    def _dispatch(self, task: Task, plan: Plan, attempt: Attempt, spoke: Spoke, resolved: ResolvedAgent,
-                  session: Session, *,
-                  extra: str | None, retry: bool, resume_session: str | None, forced_agent: str | None) -> Attempt:
+    def _dispatch(
+        self,
+        task: Task,
+        plan: Plan,
+        attempt: Attempt,
+        spoke: Spoke,
+        resolved: ResolvedAgent,
+        session: Session,
+        *,
+        extra: str | None,
+        retry: bool,
+        resume_session: str | None,
+        forced_agent: str | None,
+    ) -> Attempt:
         """Run the spoke as ``session`` and check its answer."""
         from maestro.prompts.delegation import build_delegation
 
         ctx, task_id, tool = self.ctx, task.id, attempt.tool
         office = spoke.reaches_office(resolved.tier)
-        delegation = build_delegation(plan, task, resolved, project_root=ctx.paths.root, tool=tool,
-                                      enforced_by_cli=spoke.enforces(resolved.tier), extra_context=extra,
-                                      session=session if office else None)
+        delegation = build_delegation(
+            plan,
+            task,
+            resolved,
+            project_root=ctx.paths.root,
+            tool=tool,
+            enforced_by_cli=spoke.enforces(resolved.tier),
+            extra_context=extra,
+            session=session if office else None,
+        )
         limits = limits_for(tool, ctx.settings.table("budgets"))
         number = self._mark_running(task_id, tool, forced_agent)
-        ctx.emit("task_started", task=task_id, title=task.title, tool=tool, agent=attempt.agent, attempt=number,
-               simulated=bool(getattr(spoke, "simulated", False)) or None, session=session.id)
-        request = make_request(task, delegation, resolved, root=ctx.paths.root, abort_tokens=limits.abort,
-                               scratch=ctx.run.path / "scratch" / f"task-{task.id}-attempt-{number}",
-                               env_extra={"MAESTRO_RUN_ID": ctx.run.run_id, "MAESTRO_TASK_ID": task.id,
-                                          **spoke_env(ctx.paths, session)},
-                               sim_delay_s=ctx.sim_delay_s)
+        ctx.emit(
+            "task_started",
+            task=task_id,
+            title=task.title,
+            tool=tool,
+            agent=attempt.agent,
+            attempt=number,
+            simulated=bool(getattr(spoke, "simulated", False)) or None,
+            session=session.id,
+        )
+        request = make_request(
+            task,
+            delegation,
+            resolved,
+            root=ctx.paths.root,
+            abort_tokens=limits.abort,
+            scratch=ctx.run.path / "scratch" / f"task-{task.id}-attempt-{number}",
+            env_extra={
+                "MAESTRO_RUN_ID": ctx.run.run_id,
+                "MAESTRO_TASK_ID": task.id,
+                **spoke_env(ctx.paths, session),
+            },
+            sim_delay_s=ctx.sim_delay_s,
+        )
         request.shared_dirs = [ctx.paths.machine_dir] if office else []
         if resume_session and spoke.supports_resume:
             request.resume_session = resume_session
@@ -217,12 +328,17 @@ class TaskRunner:
         detailed = ctx.log.verbosity == "detailed"
         if detailed:
             ctx.run.artifact(task_id, number, "prompt.md").write_text(
-                f"<!-- system prompt -->\n{delegation.system}\n<!-- prompt -->\n{delegation.prompt}", encoding="utf-8")
+                f"<!-- system prompt -->\n{delegation.system}\n<!-- prompt -->\n{delegation.prompt}",
+                encoding="utf-8",
+            )
         ctx.observer.begin("spoke", task_id)
         ctx.spacing.wait()
         try:
-            result = spoke.dispatch(request, base_env=ctx.env,
-                                    on_start=lambda pid: self._spoke_started(task_id, pid, session.id))
+            result = spoke.dispatch(
+                request,
+                base_env=ctx.env,
+                on_start=lambda pid: self._spoke_started(task_id, pid, session.id),
+            )
         except SpokeError as exc:
             attempt.failure = ladder.Failure(ladder.FATAL, exc.message, exc.fix)
             ctx.observer.end("spoke", task_id)
@@ -235,23 +351,36 @@ class TaskRunner:
         if detailed:
             ctx.run.artifact(task_id, number, "output.txt").write_text(
                 f"argv: {result.argv}\nexit: {result.exit_code}\n\n--- stdout ---\n{result.stdout}\n"
-                f"--- stderr ---\n{result.stderr}\n--- final text ---\n{result.text}\n", encoding="utf-8")
+                f"--- stderr ---\n{result.stderr}\n--- final text ---\n{result.text}\n",
+                encoding="utf-8",
+            )
         attempt.failure = ladder.spoke_failure(result, tool)
         # Maestro's own kills (timeout, token abort) are not a stop: no grace for those.
         ours = result.timed_out or result.aborted_over_budget
         stopped = self._stopped_reason(session.id, None if ours else result.exit_code)
         if stopped:
-            attempt.failure = ladder.Failure(ladder.STOPPED, stopped,
-                                             f"run it again with `maestro run {task_id}` when it should go on.")
+            attempt.failure = ladder.Failure(
+                ladder.STOPPED,
+                stopped,
+                f"run it again with `maestro run {task_id}` when it should go on.",
+            )
         elif attempt.failure is None:
             gates.apply(ctx, task, attempt, result, changes)
         # The task's changes so far (every attempt of this run), for the log row and state.
-        attempt.receipt = ctx.observer.receipt(task_id, validation=attempt.validation,
-                                             validation_exit=attempt.validation_exit)
+        attempt.receipt = ctx.observer.receipt(
+            task_id, validation=attempt.validation, validation_exit=attempt.validation_exit
+        )
         attempt.level = limits.level(result.usage.total)
         if attempt.level != "ok":
-            ctx.emit("budget", task=task_id, tool=tool, tokens=result.usage.total, level=attempt.level,
-                   budget=limits.budget, abort=limits.abort)
+            ctx.emit(
+                "budget",
+                task=task_id,
+                tool=tool,
+                tokens=result.usage.total,
+                level=attempt.level,
+                budget=limits.budget,
+                abort=limits.abort,
+            )
         ctx.budget.add(result.usage.total)
         self._log_attempt(task_id, attempt, number, retry)
         return attempt
@@ -305,7 +434,9 @@ class TaskRunner:
         notes = [f"attempt {number}"]
         if attempt.level != "ok":
             limits = limits_for(attempt.tool, ctx.settings.table("budgets"))
-            line = {"over": limits.budget, "yellow": limits.yellow, "red": limits.abort}[attempt.level]
+            line = {"over": limits.budget, "yellow": limits.yellow, "red": limits.abort}[
+                attempt.level
+            ]
             label = {"over": "⚠️ over budget", "yellow": "⚠️ yellow", "red": "🛑 red"}[attempt.level]
             notes.append(f"{label} ({usage.total:,} > {line:,})")
         if result is not None and result.simulated:
@@ -314,13 +445,24 @@ class TaskRunner:
         if attempt.receipt is not None:
             notes.append(receipt_note(attempt.receipt, measured=ctx.observer.enabled))
         outcome = "✅" if attempt.failure is None else (attempt.failure.reason[:120])
-        ctx.log.append(LogRow(
-            time=clock.iso(), actor="Hub", action="Retry" if retry else "Dispatch", target=f"Task {task_id}",
-            tokens=usage.total if result is not None else None,
-            duration_s=result.duration_s if result is not None else None,
-            outcome=outcome, notes="; ".join(notes), tool=attempt.tool, failed=attempt.failure is not None,
-            retry=retry, cost=cost, cost_estimated=bool(result and result.cost_estimated), task=task_id,
-        ))
+        ctx.log.append(
+            LogRow(
+                time=clock.iso(),
+                actor="Hub",
+                action="Retry" if retry else "Dispatch",
+                target=f"Task {task_id}",
+                tokens=usage.total if result is not None else None,
+                duration_s=result.duration_s if result is not None else None,
+                outcome=outcome,
+                notes="; ".join(notes),
+                tool=attempt.tool,
+                failed=attempt.failure is not None,
+                retry=retry,
+                cost=cost,
+                cost_estimated=bool(result and result.cost_estimated),
+                task=task_id,
+            )
+        )
 
     # -- state transitions -------------------------------------------------------------
     def _mark_running(self, task_id: str, tool: str, agent: str | None) -> int:
@@ -347,10 +489,13 @@ class TaskRunner:
         self.ctx.emit("task_pending", task=task_id, reason=reason)
         return Outcome("pending", reason, stop_run=reason)
 
-    def _finish_done(self, task_id: str, attempt: Attempt, duration: float, *, review: bool = True) -> Outcome:
+    def _finish_done(
+        self, task_id: str, attempt: Attempt, duration: float, *, review: bool = True
+    ) -> Outcome:
         ctx = self.ctx
-        receipt = attempt.receipt or ctx.observer.receipt(task_id, validation=attempt.validation,
-                                                        validation_exit=attempt.validation_exit)
+        receipt = attempt.receipt or ctx.observer.receipt(
+            task_id, validation=attempt.validation, validation_exit=attempt.validation_exit
+        )
         submission = attempt.parsed.submission if attempt.parsed else None
         handoff = attempt.parsed.handoff if attempt.parsed else None
         warnings = gates.warnings(attempt.gates)
@@ -366,9 +511,18 @@ class TaskRunner:
             if handoff is not None and handoff.downstream_context.strip():
                 task.downstream_context = handoff.downstream_context.strip()
             tokens, cost, estimated = task.usage.total, task.cost, task.cost_estimated
-        ctx.emit("task_done", task=task_id, tool=attempt.tool, tokens=tokens, cost=cost,
-               cost_estimated=estimated or None, duration_s=round(duration, 3), warnings=warnings or None,
-               files=receipt.files_changed or None, validation_exit=receipt.validation_exit)
+        ctx.emit(
+            "task_done",
+            task=task_id,
+            tool=attempt.tool,
+            tokens=tokens,
+            cost=cost,
+            cost_estimated=estimated or None,
+            duration_s=round(duration, 3),
+            warnings=warnings or None,
+            files=receipt.files_changed or None,
+            validation_exit=receipt.validation_exit,
+        )
         if review and ctx.options.review and ctx.review is not None:
             ctx.review(task_id, revise=self.revise)
             status = ctx.store.load().task(task_id).status
@@ -376,18 +530,24 @@ class TaskRunner:
                 return Outcome(status, f"review: {status}")
         return Outcome("done")
 
-    def _finish_unsuccessful(self, task_id: str, status: str, reason: str, attempt: Attempt) -> Outcome:
+    def _finish_unsuccessful(
+        self, task_id: str, status: str, reason: str, attempt: Attempt
+    ) -> Outcome:
         ctx = self.ctx
         receipt: Receipt | None = attempt.receipt
         if receipt is None and task_id in ctx.observer.tasks:
-            receipt = ctx.observer.receipt(task_id, validation=attempt.validation, validation_exit=attempt.validation_exit)
+            receipt = ctx.observer.receipt(
+                task_id, validation=attempt.validation, validation_exit=attempt.validation_exit
+            )
         fix = attempt.failure.fix if attempt.failure else None
         options = ladder.decision_options(task_id)
         with ctx.store.edit() as plan:
             task = plan.task(task_id)
             self._charge(task, attempt)
             task.status = status
-            task.result = reason + (f" Fix: {fix}" if fix else "") + " " + ladder.decision_text(task_id)
+            task.result = (
+                reason + (f" Fix: {fix}" if fix else "") + " " + ladder.decision_text(task_id)
+            )
             task.finished = clock.iso()
             task.pid = None
             if receipt is not None and (receipt.files_changed or task.receipt is None):

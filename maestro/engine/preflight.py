@@ -44,8 +44,14 @@ def writable(folder: Path) -> bool:
     return True
 
 
-def refuse_doomed(paths: ProjectPaths, env: Mapping[str, str], *, detach: bool = False, network: bool = True,
-                  write: bool = True) -> None:
+def refuse_doomed(
+    paths: ProjectPaths,
+    env: Mapping[str, str],
+    *,
+    detach: bool = False,
+    network: bool = True,
+    write: bool = True,
+) -> None:
     """Raise CannotRunHere if this run cannot work here. ``detach``: the engine must
     outlive this command; ``network``: spokes that call a provider will be started;
     ``write``: the project's state will be written."""
@@ -74,6 +80,10 @@ def read_only_error(exc: OSError, env: Mapping[str, str]) -> MaestroError:
     sandbox = hub_sandbox(env)
     what = exc.filename or "a file"
     if sandbox is not None:
-        return CannotRunHere(f"cannot write {what}: {sandbox.host}'s command sandbox is read-only here.", sandbox.fix)
-    return CannotRunHere(f"cannot write {what}: the file system is read-only here.",
-                         "run Maestro where the project can be written (check the mount or the sandbox).")
+        return CannotRunHere(
+            f"cannot write {what}: {sandbox.host}'s command sandbox is read-only here.", sandbox.fix
+        )
+    return CannotRunHere(
+        f"cannot write {what}: the file system is read-only here.",
+        "run Maestro where the project can be written (check the mount or the sandbox).",
+    )

@@ -32,14 +32,26 @@ def elide(argv: list[str]) -> list[str]:
     return shown
 
 
-def preview(plan: Any, *, settings: Any, options: RunOptions, installed: dict[str, Any], spoke_for: Any,
-            catalog: Any) -> list[dict[str, Any]]:
+def preview(
+    plan: Any,
+    *,
+    settings: Any,
+    options: RunOptions,
+    installed: dict[str, Any],
+    spoke_for: Any,
+    catalog: Any,
+) -> list[dict[str, Any]]:
     from maestro import graph, planning
     from maestro.prompts.delegation import build_delegation
 
     paths = settings.paths
     if RunLock(paths).holder() is None:  # no engine alive: `maestro run` recovers these first
-        plan = replace(plan, tasks=[replace(t, status="pending") if t.status == "running" else t for t in plan.tasks])
+        plan = replace(
+            plan,
+            tasks=[
+                replace(t, status="pending") if t.status == "running" else t for t in plan.tasks
+            ],
+        )
     hub = settings.hub or (plan.source.hub if plan.source else None)
     if options.task_id:
         candidates = select_tasks(plan, options.task_id)
@@ -51,34 +63,56 @@ def preview(plan: Any, *, settings: Any, options: RunOptions, installed: dict[st
         task = replace(original)
         if options.task_id == task.id and options.agent:
             task.agent = options.agent
-        tool = choose(task.tool, task.specialist, installed, hub, options.tool, task_tier(catalog, task))
+        tool = choose(
+            task.tool, task.specialist, installed, hub, options.tool, task_tier(catalog, task)
+        )
         task.tool = tool
         agent = catalog.for_task(task)
         resolved = catalog.resolve(agent.name, tool)
         spoke = spoke_for(tool)
         view = replace(plan, tasks=[task if t.id == task.id else t for t in plan.tasks])
-        extra = f"Clarification from the user for this task:\n{options.clarify}" if options.clarify else None
-        delegation = build_delegation(view, task, resolved, project_root=paths.root, tool=tool,
-                                      enforced_by_cli=spoke.enforces(resolved.tier), extra_context=extra)
-        request = make_request(task, delegation, resolved, root=paths.root,
-                               abort_tokens=limits_for(tool, settings.table("budgets")).abort,
-                               scratch=paths.runs_dir / "dry-run" / f"task-{task.id}")
+        extra = (
+            f"Clarification from the user for this task:\n{options.clarify}"
+            if options.clarify
+            else None
+        )
+        delegation = build_delegation(
+            view,
+            task,
+            resolved,
+            project_root=paths.root,
+            tool=tool,
+            enforced_by_cli=spoke.enforces(resolved.tier),
+            extra_context=extra,
+        )
+        request = make_request(
+            task,
+            delegation,
+            resolved,
+            root=paths.root,
+            abort_tokens=limits_for(tool, settings.table("budgets")).abort,
+            scratch=paths.runs_dir / "dry-run" / f"task-{task.id}",
+        )
         argv = spoke.build_argv(request)
-        errors = [f"{f.check}: {f.why}" for f in findings if f.task == task.id and f.level == "error"]
-        rows.append({
-            "task": task.id,
-            "title": task.title,
-            "tool": tool,
-            "installed": tool in installed,
-            "agent": agent.name,
-            "tier": resolved.tier,
-            "model": resolved.model,
-            "timeout_s": request.timeout_s,
-            "argv": elide(argv),
-            "prompt_tokens": count_tokens(delegation.prompt),
-            "system_tokens": count_tokens(delegation.system),
-            "aavsr_errors": errors,
-        })
+        errors = [
+            f"{f.check}: {f.why}" for f in findings if f.task == task.id and f.level == "error"
+        ]
+        rows.append(
+            {
+                "task": task.id,
+                "title": task.title,
+                "tool": tool,
+                "installed": tool in installed,
+                "agent": agent.name,
+                "tier": resolved.tier,
+                "model": resolved.model,
+                "timeout_s": request.timeout_s,
+                "argv": elide(argv),
+                "prompt_tokens": count_tokens(delegation.prompt),
+                "system_tokens": count_tokens(delegation.system),
+                "aavsr_errors": errors,
+            }
+        )
     return rows
 
 

@@ -24,24 +24,41 @@ def describe(event: dict[str, Any]) -> str:
     kind = event.get("kind", "?")
     task = event.get("task")
     if kind == "run_started":
-        scope = f"task {event['only']}" if event.get("only") else f"{event.get('pending', 0)} pending tasks"
-        return (f"run {event.get('run_id')} started: {scope}, up to {event.get('max_concurrent')} at once"
-                + (f", budget {event['budget_tokens']:,} tokens" if event.get("budget_tokens") else ""))
+        scope = (
+            f"task {event['only']}"
+            if event.get("only")
+            else f"{event.get('pending', 0)} pending tasks"
+        )
+        return (
+            f"run {event.get('run_id')} started: {scope}, up to {event.get('max_concurrent')} at once"
+            + (f", budget {event['budget_tokens']:,} tokens" if event.get("budget_tokens") else "")
+        )
     if kind == "task_started":
-        return (f"task {task} started: {event.get('tool')} ({event.get('agent')}), attempt {event.get('attempt')}"
-                + (" [simulated]" if event.get("simulated") else ""))
+        return (
+            f"task {task} started: {event.get('tool')} ({event.get('agent')}), attempt {event.get('attempt')}"
+            + (" [simulated]" if event.get("simulated") else "")
+        )
     if kind == "task_retry":
-        how = "with more context" if event.get("action") == "retry_with_context" else f"in {elapsed_text(event.get('delay_s'))}"
+        how = (
+            "with more context"
+            if event.get("action") == "retry_with_context"
+            else f"in {elapsed_text(event.get('delay_s'))}"
+        )
         return f"task {task} retry {how}: {event.get('reason')}"
     if kind == "task_done":
-        parts = [str(event.get("tool")), tokens_text(int(event.get("tokens") or 0)),
-                 money_text(event.get("cost"), bool(event.get("cost_estimated")), unknown=""),
-                 elapsed_text(event.get("duration_s"))]
+        parts = [
+            str(event.get("tool")),
+            tokens_text(int(event.get("tokens") or 0)),
+            money_text(event.get("cost"), bool(event.get("cost_estimated")), unknown=""),
+            elapsed_text(event.get("duration_s")),
+        ]
         warn = event.get("warnings") or []
         text = f"task {task} done: " + ", ".join(p for p in parts if p)
         return text + (f" (warnings: {'; '.join(warn)})" if warn else "")
     if kind == "task_failed":
-        return f"task {task} failed: {event.get('reason')}" + (f" Fix: {event['fix']}" if event.get("fix") else "")
+        return f"task {task} failed: {event.get('reason')}" + (
+            f" Fix: {event['fix']}" if event.get("fix") else ""
+        )
     if kind == "task_blocked":
         return f"task {task} blocked: {event.get('reason')}"
     if kind == "task_pending":
@@ -49,14 +66,20 @@ def describe(event: dict[str, Any]) -> str:
     if kind == "task_report":  # a worker's own word: its subject names the task and the kind
         return f"{event.get('report')} ({event.get('session')})"
     if kind == "decision":
-        options = "; ".join(f"{o['option']}) {o['label'].lower()}: {o['command']}" for o in event.get("options", []))
+        options = "; ".join(
+            f"{o['option']}) {o['label'].lower()}: {o['command']}" for o in event.get("options", [])
+        )
         return f"decision needed on task {task} ({event.get('status')}): {options}"
     if kind == "budget":
-        return (f"task {task} {event.get('level')} budget level on {event.get('tool')}: "
-                f"{tokens_text(int(event.get('tokens') or 0))} (budget {int(event.get('budget') or 0):,}, abort {int(event.get('abort') or 0):,})")
+        return (
+            f"task {task} {event.get('level')} budget level on {event.get('tool')}: "
+            f"{tokens_text(int(event.get('tokens') or 0))} (budget {int(event.get('budget') or 0):,}, abort {int(event.get('abort') or 0):,})"
+        )
     if kind == "run_stopping":
-        return (f"stopping ({event.get('reason')}): {event.get('running', 0)} running task(s) finish, nothing new "
-                "starts; Ctrl-C again quits now (`maestro run` recovers them later)")
+        return (
+            f"stopping ({event.get('reason')}): {event.get('running', 0)} running task(s) finish, nothing new "
+            "starts; Ctrl-C again quits now (`maestro run` recovers them later)"
+        )
     if kind == "recovered":
         return f"task {task} recovered from a stopped run ({event.get('previous_run')}): back to pending"
     if kind == "review":
@@ -65,7 +88,11 @@ def describe(event: dict[str, Any]) -> str:
         counts = event.get("counts") or {}
         summary = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
         money = money_text(event.get("cost"), bool(event.get("cost_estimated")), unknown="")
-        spent = (tokens_text(int(event.get("tokens") or 0)), money, elapsed_text(event.get("duration_s")))
+        spent = (
+            tokens_text(int(event.get("tokens") or 0)),
+            money,
+            elapsed_text(event.get("duration_s")),
+        )
         tail = ", ".join(p for p in spent if p)
         text = f"run {event.get('run_id')} {event.get('status')}"
         if "counts" in event:  # an engine that died or refused to start never counted
@@ -125,7 +152,13 @@ def clip(line: str, width: int) -> str:
     combining mark none."""
     used = 0
     for index, char in enumerate(line):
-        cells = 0 if unicodedata.combining(char) else 2 if unicodedata.east_asian_width(char) in "WF" else 1
+        cells = (
+            0
+            if unicodedata.combining(char)
+            else 2
+            if unicodedata.east_asian_width(char) in "WF"
+            else 1
+        )
         if used + cells > width:
             return line[:index]
         used += cells
@@ -157,7 +190,11 @@ class LiveProgress:
             kind = event.get("kind")
             if row is not None:
                 if kind == "task_started":
-                    row.status, row.tool, row.started = "running", str(event.get("tool") or ""), time.monotonic()
+                    row.status, row.tool, row.started = (
+                        "running",
+                        str(event.get("tool") or ""),
+                        time.monotonic(),
+                    )
                     row.note = f"attempt {event.get('attempt')}"
                 elif kind == "task_retry":
                     row.note = "retrying"
@@ -184,8 +221,10 @@ class LiveProgress:
 
     def _draw(self) -> None:
         now = time.monotonic()
-        lines = [f"run {self.run_id}  {elapsed_text(now - self.started)}  {self.tokens:,} tokens",
-                 f"  {'task':>5}  {'status':<8} {'cli':<7} {'elapsed':>7} {'tokens':>9}  title"]
+        lines = [
+            f"run {self.run_id}  {elapsed_text(now - self.started)}  {self.tokens:,} tokens",
+            f"  {'task':>5}  {'status':<8} {'cli':<7} {'elapsed':>7} {'tokens':>9}  title",
+        ]
         for tid in self.order:
             row = self.rows[tid]
             elapsed = now - row.started if row.started is not None else row.elapsed

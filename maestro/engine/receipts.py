@@ -47,8 +47,16 @@ from maestro.state.model import Receipt
 
 # Written by tools and test runners, never deliverables.
 NOISE = (
-    "__pycache__", "*.pyc", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis",
-    ".coverage", ".tox", ".nox", "node_modules/.cache",
+    "__pycache__",
+    "*.pyc",
+    ".pytest_cache",
+    ".mypy_cache",
+    ".ruff_cache",
+    ".hypothesis",
+    ".coverage",
+    ".tox",
+    ".nox",
+    "node_modules/.cache",
 )
 _SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
@@ -60,7 +68,9 @@ class GitError(MaestroError):
 class GitTree:
     """Snapshots and diffs of one working tree."""
 
-    def __init__(self, root: Path, *, exclude: Iterable[str] = (), index_path: Path | None = None) -> None:
+    def __init__(
+        self, root: Path, *, exclude: Iterable[str] = (), index_path: Path | None = None
+    ) -> None:
         self.root = Path(root)
         self.exclude = [e for e in exclude if e]
         self._index = index_path
@@ -156,12 +166,16 @@ class GitTree:
     def diff(self, before: str, after: str, paths: list[str]) -> str:
         if not paths or before == after:
             return ""
-        return self.git("diff", "--relative", "--binary", "--no-renames", before, after, "--", *paths)
+        return self.git(
+            "diff", "--relative", "--binary", "--no-renames", before, after, "--", *paths
+        )
 
     def shortstat(self, before: str, after: str, paths: list[str]) -> str:
         if not paths or before == after:
             return ""
-        return self.git("diff", "--relative", "--shortstat", "--no-renames", before, after, "--", *paths).strip()
+        return self.git(
+            "diff", "--relative", "--shortstat", "--no-renames", before, after, "--", *paths
+        ).strip()
 
 
 @dataclass
@@ -239,14 +253,18 @@ class Observer:
             now = self._advance()
             self._writers.discard((kind, task_id))
             changes.last_tree = now
-            if changes.first_tree is not None and (changes.owned or changes.out_of_scope or changes.ambiguous):
+            if changes.first_tree is not None and (
+                changes.owned or changes.out_of_scope or changes.ambiguous
+            ):
                 net = set(self.tree.changed(changes.first_tree, now))
                 changes.owned &= net
                 changes.out_of_scope &= net
                 changes.ambiguous &= net
         return changes
 
-    def receipt(self, task_id: str, *, validation: str | None, validation_exit: int | None) -> Receipt:
+    def receipt(
+        self, task_id: str, *, validation: str | None, validation_exit: int | None
+    ) -> Receipt:
         changes = self.tasks.get(task_id, Changes())
         receipt = Receipt(validation=validation, validation_exit=validation_exit)
         if not self.enabled:
@@ -255,7 +273,9 @@ class Observer:
         receipt.files_changed = changes.files
         if changes.first_tree and changes.last_tree and changes.files:
             patch = self.tree.diff(changes.first_tree, changes.last_tree, changes.files)
-            receipt.diff_stat = self.tree.shortstat(changes.first_tree, changes.last_tree, changes.files)
+            receipt.diff_stat = self.tree.shortstat(
+                changes.first_tree, changes.last_tree, changes.files
+            )
             receipt.diff_sha = hashlib.sha256(patch.encode("utf-8", "surrogateescape")).hexdigest()
         return receipt
 

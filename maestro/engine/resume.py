@@ -38,10 +38,15 @@ def _is_spoke_of(pid: int, run_id: str, task_id: str) -> bool:
     except OSError:
         return False
     env = dict(item.split(b"=", 1) for item in raw.split(b"\0") if b"=" in item)
-    return env.get(b"MAESTRO_RUN_ID") == run_id.encode() and env.get(b"MAESTRO_TASK_ID") == task_id.encode()
+    return (
+        env.get(b"MAESTRO_RUN_ID") == run_id.encode()
+        and env.get(b"MAESTRO_TASK_ID") == task_id.encode()
+    )
 
 
-def stop_leftover_spoke(paths: ProjectPaths, run_id: str | None, task_id: str, grace_s: float = 3.0) -> int | None:
+def stop_leftover_spoke(
+    paths: ProjectPaths, run_id: str | None, task_id: str, grace_s: float = 3.0
+) -> int | None:
     if not run_id:
         return None
     record = paths.runs_dir / run_id / f"spoke-{task_id}.pid"
@@ -78,11 +83,27 @@ def recover(store: Any, paths: ProjectPaths, emit: Callable[..., Any], log: Any)
             )
     for item in found:
         item.stopped_spoke = stop_leftover_spoke(paths, item.previous_run, item.task)
-        emit("recovered", task=item.task, previous_run=item.previous_run, attempts=item.attempts,
-             stopped_spoke=item.stopped_spoke)
+        emit(
+            "recovered",
+            task=item.task,
+            previous_run=item.previous_run,
+            attempts=item.attempts,
+            stopped_spoke=item.stopped_spoke,
+        )
         note = f"attempt {item.attempts} of run {item.previous_run or '?'} was cut off"
         if item.stopped_spoke:
             note += f"; its leftover spoke (pid {item.stopped_spoke}) was stopped"
-        log.append(LogRow(time=clock.iso(), actor="Hub", action="Recover", target=f"Task {item.task}",
-                          tokens=None, duration_s=None, outcome="back to pending", notes=note, task=item.task))
+        log.append(
+            LogRow(
+                time=clock.iso(),
+                actor="Hub",
+                action="Recover",
+                target=f"Task {item.task}",
+                tokens=None,
+                duration_s=None,
+                outcome="back to pending",
+                notes=note,
+                task=item.task,
+            )
+        )
     return found

@@ -33,7 +33,12 @@ def preference(specialist: str | None) -> list[str]:
     """The vendors' CLIs in the specialist's order (each CLI's ``route_rank`` in
     ``maestro.roster``; a specialist a CLI does not rank counts as code)."""
     key = specialist or "code"
-    return [cli.name for cli in sorted(roster.real(), key=lambda cli: cli.route_rank.get(key, cli.route_rank.get("code", 99)))]
+    return [
+        cli.name
+        for cli in sorted(
+            roster.real(), key=lambda cli: cli.route_rank.get(key, cli.route_rank.get("code", 99))
+        )
+    ]
 
 
 def install_hint() -> str:
@@ -42,15 +47,22 @@ def install_hint() -> str:
     return f"install a spoke CLI ({hints}), or simulate the run with `maestro run --tool sim`."
 
 
-def route(specialist: str | None, installed: Container[str], hub: str | None, tier: str | None = None) -> str:
+def route(
+    specialist: str | None, installed: Container[str], hub: str | None, tier: str | None = None
+) -> str:
     """The rule above, for a task without a Tool; ``tier`` is its agent's tool tier."""
     from maestro.spokes.registry import get_spoke
 
     candidates = [cli for cli in preference(specialist) if cli in installed]
     if not candidates:
-        raise SpokeError(f"no spoke CLI is installed ({roster.or_list(list(roster.REAL))}).", install_hint())
+        raise SpokeError(
+            f"no spoke CLI is installed ({roster.or_list(list(roster.REAL))}).", install_hint()
+        )
     # Stable: within each group the specialist's order stands.
-    ranked = sorted(candidates, key=lambda cli: (tier is not None and not get_spoke(cli).enforces(tier), cli == hub))
+    ranked = sorted(
+        candidates,
+        key=lambda cli: (tier is not None and not get_spoke(cli).enforces(tier), cli == hub),
+    )
     return ranked[0]
 
 
@@ -63,8 +75,14 @@ def task_tier(catalog: Any, task: Any) -> str | None:
         return None
 
 
-def choose(task_tool: str | None, specialist: str | None, installed: Container[str], hub: str | None,
-           override: str | None = None, tier: str | None = None) -> str:
+def choose(
+    task_tool: str | None,
+    specialist: str | None,
+    installed: Container[str],
+    hub: str | None,
+    override: str | None = None,
+    tier: str | None = None,
+) -> str:
     if override:
         return override
     if task_tool:

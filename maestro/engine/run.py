@@ -149,8 +149,14 @@ class Engine:
         lock.acquire(run_id)
         try:
             run = RunDir(self.paths, run_id)
-            meta = {"pid": os.getpid(), "state": "running", "started": clock.iso(),
-                    "options": {k: v for k, v in self.options.__dict__.items() if v not in (None, False)}}
+            meta = {
+                "pid": os.getpid(),
+                "state": "running",
+                "started": clock.iso(),
+                "options": {
+                    k: v for k, v in self.options.__dict__.items() if v not in (None, False)
+                },
+            }
             if run.meta_path.exists():
                 run.write_meta(**meta)
             else:
@@ -160,11 +166,19 @@ class Engine:
             # (held while the engine lives) is what says the run still answers to them.
             from maestro.bus.sessions import end_session, run_session_id, start_run_session
 
-            session_lease = start_run_session(self.paths, run_id, goal=store.load().goal if store.exists() else None)
+            session_lease = start_run_session(
+                self.paths, run_id, goal=store.load().goal if store.exists() else None
+            )
             ended = "failed"
             try:
                 summary = self._run(store, run, events)
-                ended = "completed" if summary.status == "finished" else "stopped" if summary.status in ("aborted", "stopped") else "failed"
+                ended = (
+                    "completed"
+                    if summary.status == "finished"
+                    else "stopped"
+                    if summary.status in ("aborted", "stopped")
+                    else "failed"
+                )
                 return summary
             except MaestroError as exc:
                 events.emit("run_ended", run_id=run_id, status="error", message=str(exc))
@@ -189,8 +203,12 @@ class Engine:
         started = time.monotonic()
         log = ExecutionLog(self.paths, opts.log or self.settings.log)
         plan = store.load()
-        view = progress_views.choose(self.out, quiet=self.quiet, run_id=run.run_id,
-                                     tasks=[(t.id, t.title) for t in plan.tasks])
+        view = progress_views.choose(
+            self.out,
+            quiet=self.quiet,
+            run_id=run.run_id,
+            tasks=[(t.id, t.title) for t in plan.tasks],
+        )
 
         def emit(kind: str, **data: Any) -> dict[str, Any]:
             event: dict[str, Any] = events.emit(kind, **data)
@@ -213,11 +231,24 @@ class Engine:
         if selected:
             log.start_session(plan.goal, run_id=run.run_id, hub=hub)
         shared = RunContext(
-            paths=self.paths, settings=self.settings, store=store, log=log, run=run, emit=emit,
-            observer=self._observer(owners), budget=budget, catalog=catalog,
-            installed=self.installed(), options=opts, spoke_for=self.spoke_for, hub=hub,
-            env=self.env, backoff_s=self.backoff_s, review=self.review if opts.review else None,
-            sim_delay_s=self.sim_delay_s, spacing=StartSpacing(self.settings.stagger_delay),
+            paths=self.paths,
+            settings=self.settings,
+            store=store,
+            log=log,
+            run=run,
+            emit=emit,
+            observer=self._observer(owners),
+            budget=budget,
+            catalog=catalog,
+            installed=self.installed(),
+            options=opts,
+            spoke_for=self.spoke_for,
+            hub=hub,
+            env=self.env,
+            backoff_s=self.backoff_s,
+            review=self.review if opts.review else None,
+            sim_delay_s=self.sim_delay_s,
+            spacing=StartSpacing(self.settings.stagger_delay),
         )
         runner = TaskRunner(shared)
         reports = WorkerReports(self.paths, run.run_id, emit)
@@ -229,30 +260,67 @@ class Engine:
         jobs = [Job(t.id, tuple(t.depends), tuple(t.files)) for t in selected]
         done = {t.id for t in plan.tasks if t.status == "done"}
         scheduler = Scheduler(
-            jobs, runner.run, max_concurrent=self.settings.max_concurrent,
-            stagger_delay=self.settings.stagger_delay, done=done,
-            may_launch=lambda jid: budget.refusal(), on_idle=idle, order=task_sort_key,
-            on_interrupt=lambda running: emit("run_stopping", reason="interrupted (Ctrl-C)", running=running),
+            jobs,
+            runner.run,
+            max_concurrent=self.settings.max_concurrent,
+            stagger_delay=self.settings.stagger_delay,
+            done=done,
+            may_launch=lambda jid: budget.refusal(),
+            on_idle=idle,
+            order=task_sort_key,
+            on_interrupt=lambda running: emit(
+                "run_stopping", reason="interrupted (Ctrl-C)", running=running
+            ),
         )
         self.scheduler = scheduler
         shared.stopping = lambda: scheduler.stopping
-        emit("run_started", run_id=run.run_id, pid=os.getpid(), pending=len(jobs), only=opts.task_id,
-             max_concurrent=self.settings.max_concurrent, budget_tokens=opts.budget_tokens,
-             recovered=[r.task for r in recovered] or None)
+        emit(
+            "run_started",
+            run_id=run.run_id,
+            pid=os.getpid(),
+            pending=len(jobs),
+            only=opts.task_id,
+            max_concurrent=self.settings.max_concurrent,
+            budget_tokens=opts.budget_tokens,
+            recovered=[r.task for r in recovered] or None,
+        )
         with _abort_on_sigterm(scheduler), reports:
             report = scheduler.run()
         reports.deliver()
-        summary = self._summary(store, run, report, budget, started, [r.task for r in recovered],
-                                sorted(shared.observer.unattributed))
-        emit("run_ended", run_id=run.run_id, status=summary.status, counts=summary.counts, tokens=summary.tokens,
-             cost=summary.cost, cost_estimated=summary.cost_estimated or None, duration_s=summary.duration_s,
-             message=summary.message)
+        summary = self._summary(
+            store,
+            run,
+            report,
+            budget,
+            started,
+            [r.task for r in recovered],
+            sorted(shared.observer.unattributed),
+        )
+        emit(
+            "run_ended",
+            run_id=run.run_id,
+            status=summary.status,
+            counts=summary.counts,
+            tokens=summary.tokens,
+            cost=summary.cost,
+            cost_estimated=summary.cost_estimated or None,
+            duration_s=summary.duration_s,
+            message=summary.message,
+        )
         view.close()
         run.write_meta(state="ended", finished=clock.iso(), status=summary.status)
         return summary
 
-    def _summary(self, store: Any, run: RunDir, report: ScheduleReport, budget: RunBudget, started: float,
-                 recovered: list[str], unattributed: list[str]) -> RunSummary:
+    def _summary(
+        self,
+        store: Any,
+        run: RunDir,
+        report: ScheduleReport,
+        budget: RunBudget,
+        started: float,
+        recovered: list[str],
+        unattributed: list[str],
+    ) -> RunSummary:
         plan = store.load()
         counts = {status: 0 for status in STATUSES}
         for task in plan.tasks:
@@ -265,30 +333,60 @@ class Engine:
             status, message = "stopped", report.stopped
         elif report.stopped:
             status = "aborted"
-            left = len(report.waiting) + sum(o.status == "pending" for o in report.outcomes.values())
+            left = len(report.waiting) + sum(
+                o.status == "pending" for o in report.outcomes.values()
+            )
             message = f"{report.stopped}: running tasks finished, {left} task(s) left pending. Run `maestro run` to continue."
         elif unsuccessful:
             status = "incomplete"
-            parts = [f"Task {t.id} {t.status}: {(t.result or '').split(' Options:')[0].rstrip('.')}" for t in unsuccessful]
+            parts = [
+                f"Task {t.id} {t.status}: {(t.result or '').split(' Options:')[0].rstrip('.')}"
+                for t in unsuccessful
+            ]
             if report.waiting:
                 parts.append(f"waiting on them: Task {', '.join(report.waiting)}")
             message = "; ".join(parts) + ". See `maestro status` for the options."
         elif report.waiting:
             status = "incomplete"
-            message = "; ".join(f"Task {jid} waits for Task {', '.join(deps)}" for jid, deps in report.waiting.items())
+            message = "; ".join(
+                f"Task {jid} waits for Task {', '.join(deps)}"
+                for jid, deps in report.waiting.items()
+            )
         else:
             status = "finished"
-            message = "every task it ran is done." if ran else "nothing to run: no pending task is ready."
+            message = (
+                "every task it ran is done." if ran else "nothing to run: no pending task is ready."
+            )
         if unattributed:
-            shown = ", ".join(unattributed[:8]) + (f" and {len(unattributed) - 8} more" if len(unattributed) > 8 else "")
+            shown = ", ".join(unattributed[:8]) + (
+                f" and {len(unattributed) - 8} more" if len(unattributed) > 8 else ""
+            )
             message += f" Changed while no task was running (not attributed to any task): {shown}."
         return RunSummary(
-            run_id=run.run_id, status=status, counts=counts, tokens=tokens,
-            cost=round(sum(costs), 6) if costs else None, cost_estimated=any(t.cost_estimated for t in ran),
-            duration_s=round(time.monotonic() - started, 3), message=message,
-            tasks=[{"id": t.id, "title": t.title, "status": t.status, "tool": t.tool, "attempts": t.attempts,
-                    "tokens": t.usage.total, "cost": t.cost, "result": t.result} for t in ran],
-            recovered=recovered, peak_concurrency=report.peak_concurrency, unattributed=unattributed,
+            run_id=run.run_id,
+            status=status,
+            counts=counts,
+            tokens=tokens,
+            cost=round(sum(costs), 6) if costs else None,
+            cost_estimated=any(t.cost_estimated for t in ran),
+            duration_s=round(time.monotonic() - started, 3),
+            message=message,
+            tasks=[
+                {
+                    "id": t.id,
+                    "title": t.title,
+                    "status": t.status,
+                    "tool": t.tool,
+                    "attempts": t.attempts,
+                    "tokens": t.usage.total,
+                    "cost": t.cost,
+                    "result": t.result,
+                }
+                for t in ran
+            ],
+            recovered=recovered,
+            peak_concurrency=report.peak_concurrency,
+            unattributed=unattributed,
         )
 
 
@@ -351,7 +449,16 @@ class WorkerReports:
         reports = [m for m in messages if m.type == "status_update"]
         claimed = mailbox.mark_read([m.id for m in reports], self.session_id)
         sessions = SessionStore(self.paths)
-        for message in sorted((m for m in reports if m.id in claimed), key=lambda m: (m.created_ns, m.id)):
-            tasks = sessions.peek(message.sender).task_ids if sessions.exists(message.sender) else []
-            self.emit("task_report", task=",".join(tasks) or None, session=message.sender,
-                      report=message.subject, detail=message.body)
+        for message in sorted(
+            (m for m in reports if m.id in claimed), key=lambda m: (m.created_ns, m.id)
+        ):
+            tasks = (
+                sessions.peek(message.sender).task_ids if sessions.exists(message.sender) else []
+            )
+            self.emit(
+                "task_report",
+                task=",".join(tasks) or None,
+                session=message.sender,
+                report=message.subject,
+                detail=message.body,
+            )

@@ -137,7 +137,9 @@ class RunDir:
 
     def create(self, **meta: Any) -> RunDir:
         self.path.mkdir(parents=True, exist_ok=True)
-        self.write_meta(format_version=FORMAT_VERSION, run_id=self.run_id, created=clock.iso(), **meta)
+        self.write_meta(
+            format_version=FORMAT_VERSION, run_id=self.run_id, created=clock.iso(), **meta
+        )
         atomic_write(self.paths.runs_dir / LATEST, self.run_id + "\n")
         return self
 
@@ -148,7 +150,8 @@ class RunDir:
             return {}
         except ValueError:
             raise MaestroError(
-                f"{self.meta_path} is not valid JSON.", "delete that run folder; it is only a record.",
+                f"{self.meta_path} is not valid JSON.",
+                "delete that run folder; it is only a record.",
                 file=self.meta_path,
             ) from None
         version = data.get("format_version", FORMAT_VERSION)
@@ -162,7 +165,9 @@ class RunDir:
     def write_meta(self, **fields: Any) -> None:
         meta = self.read_meta() if self.meta_path.exists() else {}
         meta.update(fields)
-        atomic_write(self.meta_path, json.dumps(meta, indent=2, ensure_ascii=False, default=str) + "\n")
+        atomic_write(
+            self.meta_path, json.dumps(meta, indent=2, ensure_ascii=False, default=str) + "\n"
+        )
 
     def events(self) -> EventLog:
         return EventLog(self.events_path)
@@ -175,7 +180,9 @@ def latest_run(paths: ProjectPaths) -> RunDir:
     except FileNotFoundError:
         run_id = ""
     if not run_id or not (paths.runs_dir / run_id).is_dir():
-        raise NotFound("no run has been started in this project.", "start one with `maestro run --detach`.")
+        raise NotFound(
+            "no run has been started in this project.", "start one with `maestro run --detach`."
+        )
     return RunDir(paths, run_id)
 
 
@@ -184,8 +191,16 @@ def find_run(paths: ProjectPaths, run_id: str | None) -> RunDir:
         return latest_run(paths)
     run = RunDir(paths, run_id)
     if not run.path.is_dir():
-        known = sorted(p.name for p in paths.runs_dir.iterdir() if p.is_dir()) if paths.runs_dir.is_dir() else []
-        hint = f"known runs: {', '.join(known[-5:])}." if known else "start one with `maestro run --detach`."
+        known = (
+            sorted(p.name for p in paths.runs_dir.iterdir() if p.is_dir())
+            if paths.runs_dir.is_dir()
+            else []
+        )
+        hint = (
+            f"known runs: {', '.join(known[-5:])}."
+            if known
+            else "start one with `maestro run --detach`."
+        )
         raise NotFound(f"no run {run_id} in this project.", hint)
     return run
 
@@ -319,8 +334,9 @@ def busy_error(holder: dict[str, Any] | None) -> MaestroError:
     )
 
 
-def spawn_detached(argv: list[str], *, cwd: Path, env: dict[str, str], output: Path,
-                   pass_fds: tuple[int, ...] = ()) -> int:
+def spawn_detached(
+    argv: list[str], *, cwd: Path, env: dict[str, str], output: Path, pass_fds: tuple[int, ...] = ()
+) -> int:
     """Start ``argv`` in its own session, detached from our terminal, output to a file.
 
     Not the spoke process runner: that one waits for its child under a timeout, while a

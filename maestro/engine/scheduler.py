@@ -178,7 +178,9 @@ class Scheduler:
                 report.timings[jid] = Timing(started=time.monotonic())
                 report.peak_concurrency = max(report.peak_concurrency, len(running))
                 last_launch = report.timings[jid].started
-                thread = threading.Thread(target=work, args=(jid,), name=f"maestro-task-{jid}", daemon=True)
+                thread = threading.Thread(
+                    target=work, args=(jid,), name=f"maestro-task-{jid}", daemon=True
+                )
                 thread.start()
             if not running:
                 launchable = self._stop_reason is None and self._ready(pending, running)

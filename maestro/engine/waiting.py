@@ -82,7 +82,9 @@ def last_run_ended(run: RunDir) -> dict[str, Any] | None:
     return ended_event(read_events(run.events_path)[0])
 
 
-def wait_for(run: RunDir, timeout_s: float | None, after: int | None = None, poll: int | None = None) -> WaitResult:
+def wait_for(
+    run: RunDir, timeout_s: float | None, after: int | None = None, poll: int | None = None
+) -> WaitResult:
     """Return the events not shown yet, once one of them needs attention (a task
     finished, failed or was blocked, a decision is needed, the run ended), or when
     ``timeout_s`` passes (None: no limit). ``after``: show the events after that sequence
@@ -107,7 +109,10 @@ def wait_for(run: RunDir, timeout_s: float | None, after: int | None = None, pol
         write_cursor(run, offset, max(poll, read_polls(run)))
         return WaitResult(run.run_id, state, collected, end, last_seq, poll, mail)
 
-    with FolderObserver(run.path) as wakeup, Doorbell(run.paths, [run_session_id(run.run_id)], event=wakeup.event):
+    with (
+        FolderObserver(run.path) as wakeup,
+        Doorbell(run.paths, [run_session_id(run.run_id)], event=wakeup.event),
+    ):
         while True:
             wakeup.event.clear()
             read()
@@ -134,7 +139,9 @@ def wait_for(run: RunDir, timeout_s: float | None, after: int | None = None, pol
             remaining = None if deadline is None else deadline - time.monotonic()
             if remaining is not None and remaining <= 0:
                 return finish("timeout")
-            wakeup.event.wait(LIVENESS_RECHECK_S if remaining is None else min(remaining, LIVENESS_RECHECK_S))
+            wakeup.event.wait(
+                LIVENESS_RECHECK_S if remaining is None else min(remaining, LIVENESS_RECHECK_S)
+            )
 
 
 def _questions(run: RunDir) -> list[Any]:

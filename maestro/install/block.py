@@ -27,7 +27,9 @@ from maestro.errors import InstallError
 
 FORMAT = 1
 END = "<!-- /Maestro -->"
-_BEGIN = re.compile(r"^<!-- Maestro (?P<host>[a-z]+) v(?P<version>\d+) -->(?=\r?\n|\Z)", re.MULTILINE)
+_BEGIN = re.compile(
+    r"^<!-- Maestro (?P<host>[a-z]+) v(?P<version>\d+) -->(?=\r?\n|\Z)", re.MULTILINE
+)
 _END = re.compile(r"^<!-- /Maestro -->(?=\r?\n|\Z)", re.MULTILINE)
 # A line that reads as a marker to a person: a comment opening with "maestro" that is
 # an end marker (a slash, or nothing after the name) or names a host and a version.
@@ -80,10 +82,14 @@ def _check_markers(text: str, host: str, where: str) -> None:
     problems: list[tuple[int, str]] = []
     for line in _MARKER_LIKE.finditer(text):
         if line.start() not in valid:
-            problems.append((line.start(), f"the Maestro marker {line.group().strip()!r} was edited by hand"))
+            problems.append(
+                (line.start(), f"the Maestro marker {line.group().strip()!r} was edited by hand")
+            )
     opened = False
-    for marker in sorted([(m.start(), True) for m in _BEGIN.finditer(text)]
-                         + [(m.start(), False) for m in _END.finditer(text)]):
+    for marker in sorted(
+        [(m.start(), True) for m in _BEGIN.finditer(text)]
+        + [(m.start(), False) for m in _END.finditer(text)]
+    ):
         if marker[1]:
             opened = True
         elif opened:
@@ -96,7 +102,8 @@ def _check_markers(text: str, host: str, where: str) -> None:
             f"{problem}; refusing to change the file.",
             f"make that line read '{begin_marker(host)}' (a begin marker) or '{END}' (the end marker) "
             "as Maestro wrote it, or delete the block by hand; then run this again.",
-            file=where, line=_line_of(text, offset),
+            file=where,
+            line=_line_of(text, offset),
         )
 
 
@@ -122,10 +129,16 @@ def find(text: str, host: str, *, where: str = "the file") -> Block | None:
                 f"{where}: more than one Maestro {host} block (the second at line {line}).",
                 "delete all but one of them.",
             )
-        after = text[begin.end(): begin.end() + 2]
+        after = text[begin.end() : begin.end() + 2]
         eol = "\r\n" if after.startswith("\r\n") else "\n"
-        found = Block(host, int(begin.group("version")), begin.start(), end.end(), eol,
-                      text[begin.start(): end.end()])
+        found = Block(
+            host,
+            int(begin.group("version")),
+            begin.start(),
+            end.end(),
+            eol,
+            text[begin.start() : end.end()],
+        )
     return found
 
 
@@ -134,7 +147,7 @@ def splice(text: str, host: str, body: str, *, where: str = "the file") -> str:
     else appended."""
     block = find(text, host, where=where)
     if block is not None:
-        return text[: block.start] + render(host, body, block.eol) + text[block.end:]
+        return text[: block.start] + render(host, body, block.eol) + text[block.end :]
     eol = eol_of(text)
     if not text:
         return render(host, body, eol) + eol

@@ -65,17 +65,33 @@ def host_checks(s: Situation) -> list[Check]:
         use = "hub or spoke" if host else "spoke"
         found = s.available.get(name)
         if found is None or not found.path:
-            checks.append(Check("hosts", name, "info", f"{title} ({name}) is not on PATH.",
-                                f"to use it as {use}: {get_spoke(name).install_hint}"))
+            checks.append(
+                Check(
+                    "hosts",
+                    name,
+                    "info",
+                    f"{title} ({name}) is not on PATH.",
+                    f"to use it as {use}: {get_spoke(name).install_hint}",
+                )
+            )
         else:
             version = found.version or "version unknown"
             checks.append(Check("hosts", name, "ok", f"{title} {version} at {found.path}"))
             # What its flags cannot enforce as a spoke (codex: the shell in read+write).
             for tier, why in get_spoke(name).unenforced_tiers.items():
-                others = " or ".join(o for o in roster.REAL if o != name and get_spoke(o).enforces(tier))
-                checks.append(Check("hosts", f"{name} {tier}", "info", f"as a spoke in tool tier {tier}, {why}.",
-                                    f"`maestro run` routes {tier} tasks without a Tool to {others} when installed; "
-                                    f"a plan that names {name} for such a task gets the restriction from the prompt only."))
+                others = " or ".join(
+                    o for o in roster.REAL if o != name and get_spoke(o).enforces(tier)
+                )
+                checks.append(
+                    Check(
+                        "hosts",
+                        f"{name} {tier}",
+                        "info",
+                        f"as a spoke in tool tier {tier}, {why}.",
+                        f"`maestro run` routes {tier} tasks without a Tool to {others} when installed; "
+                        f"a plan that names {name} for such a task gets the restriction from the prompt only.",
+                    )
+                )
     return checks
 
 
@@ -88,7 +104,9 @@ def _install_checks(scope: str, path: Path, s: Situation) -> list[Check]:
     for item in manifest.installs:
         # Where the files really went (doctor only reads, so the recorded root is fine).
         root = s.project_root if item.root == "." else Path(item.root)
-        label = f"{item.host} ({item.scope}" + ("" if item.form == "files" else f", {item.form}") + ")"
+        label = (
+            f"{item.host} ({item.scope}" + ("" if item.form == "files" else f", {item.form}") + ")"
+        )
         modified, missing = [], []
         records = [(r, False) for r in item.files] + [(r, True) for r in item.blocks]
         for record, is_block in records:
@@ -102,33 +120,70 @@ def _install_checks(scope: str, path: Path, s: Situation) -> list[Check]:
             except InstallError as error:  # an escaping path, a block without its end marker
                 checks.append(Check("installs", label, "fail", error.message, error.fix))
                 continue
-            current = (block_hash(found) if found else None) if is_block else sha256(real.read_bytes())
+            current = (
+                (block_hash(found) if found else None) if is_block else sha256(real.read_bytes())
+            )
             if current is None:
                 missing.append(name)
             elif current != record.sha256:
                 modified.append(name)
         where = f"{len(item.files)} files in {root}"
-        reinstall = f"maestro install --host {item.host}" + (f" --scope {item.scope}" if item.form == "files" else f" --as {item.form}")
+        reinstall = f"maestro install --host {item.host}" + (
+            f" --scope {item.scope}" if item.form == "files" else f" --as {item.form}"
+        )
         if missing:
-            checks.append(Check("installs", label, "warn", f"{where}; missing: {', '.join(missing)}.",
-                                f"run `{reinstall}` to put them back."))
+            checks.append(
+                Check(
+                    "installs",
+                    label,
+                    "warn",
+                    f"{where}; missing: {', '.join(missing)}.",
+                    f"run `{reinstall}` to put them back.",
+                )
+            )
         if modified:
-            checks.append(Check("installs", label, "warn", f"{where}; changed by hand: {', '.join(modified)}.",
-                                "install and uninstall keep these; delete them and reinstall to get Maestro's version."))
+            checks.append(
+                Check(
+                    "installs",
+                    label,
+                    "warn",
+                    f"{where}; changed by hand: {', '.join(modified)}.",
+                    "install and uninstall keep these; delete them and reinstall to get Maestro's version.",
+                )
+            )
         if item.invocation and not invocation.runs(shlex.split(item.invocation)):
-            checks.append(Check("installs", label, "fail",
-                                f"its commands run `{item.invocation}`, which no longer runs this Maestro.",
-                                f"run `{reinstall}` with the Maestro you use now."))
+            checks.append(
+                Check(
+                    "installs",
+                    label,
+                    "fail",
+                    f"its commands run `{item.invocation}`, which no longer runs this Maestro.",
+                    f"run `{reinstall}` with the Maestro you use now.",
+                )
+            )
         elif item.maestro != __version__:
-            checks.append(Check("installs", label, "warn", f"written by Maestro {item.maestro}; this is {__version__}.",
-                                f"run `{reinstall}` to update the files."))
+            checks.append(
+                Check(
+                    "installs",
+                    label,
+                    "warn",
+                    f"written by Maestro {item.maestro}; this is {__version__}.",
+                    f"run `{reinstall}` to update the files.",
+                )
+            )
         elif not missing and not modified:
             checks.append(Check("installs", label, "ok", f"{where}, as installed."))
     keys = {(i.host, i.form) for i in manifest.installs}
     if ("gemini", "files") in keys and ("gemini", "extension") in keys and scope == "user":
-        checks.append(Check("installs", "gemini", "warn",
-                            "both ~/.gemini/commands/maestro and the maestro extension define /maestro:* commands.",
-                            "keep one: maestro uninstall --host gemini --scope user, or --as extension."))
+        checks.append(
+            Check(
+                "installs",
+                "gemini",
+                "warn",
+                "both ~/.gemini/commands/maestro and the maestro extension define /maestro:* commands.",
+                "keep one: maestro uninstall --host gemini --scope user, or --as extension.",
+            )
+        )
     return checks
 
 
@@ -136,8 +191,15 @@ def install_checks(s: Situation) -> list[Check]:
     checks = _install_checks("project", s.project_manifest, s)
     checks += _install_checks("user", user_state_dir(s.env) / MANIFEST_NAME, s)
     if not checks:
-        checks.append(Check("installs", "maestro", "info", "Maestro is not installed into any host here.",
-                            "maestro install --host claude|gemini|codex|all [--scope user]"))
+        checks.append(
+            Check(
+                "installs",
+                "maestro",
+                "info",
+                "Maestro is not installed into any host here.",
+                "maestro install --host claude|gemini|codex|all [--scope user]",
+            )
+        )
     return checks
 
 
@@ -152,7 +214,14 @@ def hub_checks(s: Situation) -> list[Check]:
             continue  # install_checks reports a broken manifest
         for item in installs:
             root = s.project_root if item.root == "." else Path(item.root)
-            found = next((r.path for r in item.files if Path(r.path).stem == "run" and "skills" not in r.path), None)
+            found = next(
+                (
+                    r.path
+                    for r in item.files
+                    if Path(r.path).stem == "run" and "skills" not in r.path
+                ),
+                None,
+            )
             try:
                 text = read_text(inside(root, found)) if found else None
             except (InstallError, OSError):
@@ -163,7 +232,15 @@ def hub_checks(s: Situation) -> list[Check]:
     for name, run_file in run_files.items():
         host = HOSTS[name]
         mode = host.hub_mode(s.env, s.project_root, run_file)
-        checks.append(Check("hubs", name, "ok" if mode.ready else "warn", f"{host.title}: {mode.detail}", mode.fix))
+        checks.append(
+            Check(
+                "hubs",
+                name,
+                "ok" if mode.ready else "warn",
+                f"{host.title}: {mode.detail}",
+                mode.fix,
+            )
+        )
     return checks
 
 
@@ -177,17 +254,24 @@ def _json(path: Path) -> Any:
 def _bypass_as_root(s: Situation) -> Check | None:
     if s.euid != 0 or s.env.get("IS_SANDBOX") == "1":
         return None
-    files = [user_home(s.env) / ".claude" / "settings.json", s.project_root / ".claude" / "settings.json",
-             s.project_root / ".claude" / "settings.local.json"]
+    files = [
+        user_home(s.env) / ".claude" / "settings.json",
+        s.project_root / ".claude" / "settings.json",
+        s.project_root / ".claude" / "settings.local.json",
+    ]
     for path in files:
         data = _json(path)
         mode = data.get("permissions", {}).get("defaultMode") if isinstance(data, dict) else None
         if mode == "bypassPermissions":
-            return Check("pitfalls", "claude as root", "fail",
-                         f"running as root with permissions.defaultMode bypassPermissions ({path}): Claude Code "
-                         "refuses bypassPermissions as root and exits 1.",
-                         "set defaultMode to acceptEdits (Maestro's claude spokes use acceptEdits with "
-                         "--allowedTools), run as a normal user, or set IS_SANDBOX=1 in a throwaway container.")
+            return Check(
+                "pitfalls",
+                "claude as root",
+                "fail",
+                f"running as root with permissions.defaultMode bypassPermissions ({path}): Claude Code "
+                "refuses bypassPermissions as root and exits 1.",
+                "set defaultMode to acceptEdits (Maestro's claude spokes use acceptEdits with "
+                "--allowedTools), run as a normal user, or set IS_SANDBOX=1 in a throwaway container.",
+            )
     return None
 
 
@@ -197,10 +281,15 @@ def gemini_trusted(s: Situation) -> bool | None:
     if flag in ("true", "false"):
         return flag == "true"
     settings = _json(user_home(s.env) / ".gemini" / "settings.json")
-    enabled = (((settings or {}).get("security") or {}).get("folderTrust") or {}).get("enabled", True)
+    enabled = (((settings or {}).get("security") or {}).get("folderTrust") or {}).get(
+        "enabled", True
+    )
     if enabled is False:
         return True
-    rules_path = Path(s.env.get("GEMINI_CLI_TRUSTED_FOLDERS_PATH") or user_home(s.env) / ".gemini" / "trustedFolders.json")
+    rules_path = Path(
+        s.env.get("GEMINI_CLI_TRUSTED_FOLDERS_PATH")
+        or user_home(s.env) / ".gemini" / "trustedFolders.json"
+    )
     rules = _json(rules_path)
     where = s.project_root.resolve()
     best: tuple[int, str] | None = None
@@ -217,11 +306,15 @@ def gemini_trusted(s: Situation) -> bool | None:
 def _gemini_trust(s: Situation) -> Check | None:
     if "gemini" not in s.available or gemini_trusted(s):
         return None
-    return Check("pitfalls", "gemini folder trust", "warn",
-                 f"Gemini CLI does not trust {s.project_root}: headless `gemini -p` exits 55 here and an "
-                 "interactive session asks first (Maestro's gemini spokes pass --skip-trust).",
-                 "run `gemini` in this folder once and trust it, add it to ~/.gemini/trustedFolders.json as "
-                 "TRUST_FOLDER, or export GEMINI_CLI_TRUST_WORKSPACE=true.")
+    return Check(
+        "pitfalls",
+        "gemini folder trust",
+        "warn",
+        f"Gemini CLI does not trust {s.project_root}: headless `gemini -p` exits 55 here and an "
+        "interactive session asks first (Maestro's gemini spokes pass --skip-trust).",
+        "run `gemini` in this folder once and trust it, add it to ~/.gemini/trustedFolders.json as "
+        "TRUST_FOLDER, or export GEMINI_CLI_TRUST_WORKSPACE=true.",
+    )
 
 
 def _old_codex(s: Situation) -> Check | None:
@@ -229,37 +322,56 @@ def _old_codex(s: Situation) -> Check | None:
     version = version_tuple(found.version if found else None)
     if found is None or version is None or version[:2] >= CODEX_SKILLS_SINCE:
         return None
-    return Check("pitfalls", "old codex", "fail",
-                 f"codex {found.version} predates 0.117: it still needs --full-auto (Maestro passes --sandbox) "
-                 "and has no skills, so `$maestro` does not work.",
-                 "upgrade: npm install -g @openai/codex@latest")
+    return Check(
+        "pitfalls",
+        "old codex",
+        "fail",
+        f"codex {found.version} predates 0.117: it still needs --full-auto (Maestro passes --sandbox) "
+        "and has no skills, so `$maestro` does not work.",
+        "upgrade: npm install -g @openai/codex@latest",
+    )
 
 
 def _inside_claude(s: Situation) -> Check | None:
     if not (s.env.get("CLAUDECODE") or s.env.get("CLAUDE_CODE_ENTRYPOINT")):
         return None
-    return Check("pitfalls", "CLAUDECODE set", "warn",
-                 "this shell runs inside Claude Code (CLAUDECODE / CLAUDE_CODE_ENTRYPOINT set): a `claude` "
-                 "started from here refuses or hangs. Maestro drops both for its spokes.",
-                 "for a claude you start by hand: env -u CLAUDECODE -u CLAUDE_CODE_ENTRYPOINT claude ...")
+    return Check(
+        "pitfalls",
+        "CLAUDECODE set",
+        "warn",
+        "this shell runs inside Claude Code (CLAUDECODE / CLAUDE_CODE_ENTRYPOINT set): a `claude` "
+        "started from here refuses or hangs. Maestro drops both for its spokes.",
+        "for a claude you start by hand: env -u CLAUDECODE -u CLAUDE_CODE_ENTRYPOINT claude ...",
+    )
 
 
 def _inside_spoke(s: Situation) -> Check | None:
     if s.env.get("MAESTRO_SPOKE") != "1":
         return None
-    return Check("pitfalls", "inside a spoke", "info",
-                 "MAESTRO_SPOKE=1: this shell belongs to a task Maestro dispatched; `maestro run` refuses here.",
-                 "run Maestro from the hub session, not from a spoke.")
+    return Check(
+        "pitfalls",
+        "inside a spoke",
+        "info",
+        "MAESTRO_SPOKE=1: this shell belongs to a task Maestro dispatched; `maestro run` refuses here.",
+        "run Maestro from the hub session, not from a spoke.",
+    )
 
 
-PITFALLS: tuple[Callable[[Situation], Check | None], ...] = (_bypass_as_root, _gemini_trust, _old_codex,
-                                                              _inside_claude, _inside_spoke)
+PITFALLS: tuple[Callable[[Situation], Check | None], ...] = (
+    _bypass_as_root,
+    _gemini_trust,
+    _old_codex,
+    _inside_claude,
+    _inside_spoke,
+)
 
 
 def examine(s: Situation) -> list[Check]:
     checks = host_checks(s) + install_checks(s) + hub_checks(s)
     found = [c for c in (p(s) for p in PITFALLS) if c is not None]
-    return checks + (found or [Check("pitfalls", "pitfalls", "ok", "none of the known pitfalls found.")])
+    return checks + (
+        found or [Check("pitfalls", "pitfalls", "ok", "none of the known pitfalls found.")]
+    )
 
 
 def situation(project_root: Path, project_manifest: Path, env: dict[str, str]) -> Situation:
@@ -270,8 +382,11 @@ def situation(project_root: Path, project_manifest: Path, env: dict[str, str]) -
 
 
 def to_data(checks: list[Check]) -> dict[str, Any]:
-    return {"checks": [asdict(c) for c in checks], "failed": sum(c.level == "fail" for c in checks),
-            "warnings": sum(c.level == "warn" for c in checks)}
+    return {
+        "checks": [asdict(c) for c in checks],
+        "failed": sum(c.level == "fail" for c in checks),
+        "warnings": sum(c.level == "warn" for c in checks),
+    }
 
 
 def to_text(checks: list[Check]) -> str:

@@ -95,8 +95,14 @@ def to_data(fp: Footprint) -> dict[str, Any]:
         "stub_budget": STUB_BUDGET,
         "budgets": BUDGETS,
         "hosts": [
-            {"host": h.host, "stub_block": h.stub_block, "stub_seen": h.stub_seen, "listed": h.listed,
-             "per_session": h.per_session, "bodies": h.bodies}
+            {
+                "host": h.host,
+                "stub_block": h.stub_block,
+                "stub_seen": h.stub_seen,
+                "listed": h.listed,
+                "per_session": h.per_session,
+                "bodies": h.bodies,
+            }
             for h in fp.hosts
         ],
         "notes_example_stub": fp.notes_stub,
@@ -114,9 +120,16 @@ def to_text(fp: Footprint) -> str:
     def row(label: str, values: list[str]) -> str:
         return f"  {label:<{width}}" + "".join(f"{v:>8}" for v in values)
 
-    lines = [f"Tokens Maestro adds, per host (cl100k via {ENCODING}; invocation: {fp.invocation})", ""]
+    lines = [
+        f"Tokens Maestro adds, per host (cl100k via {ENCODING}; invocation: {fp.invocation})",
+        "",
+    ]
     lines.append(f"{'Every session':<{width + 2}}" + "".join(f"{n:>8}" for n in names))
-    lines.append(row(f"stub block, markers included (<={STUB_BUDGET})", [str(h.stub_block) for h in fp.hosts]))
+    lines.append(
+        row(
+            f"stub block, markers included (<={STUB_BUDGET})", [str(h.stub_block) for h in fp.hosts]
+        )
+    )
     lines.append(row("stub the model reads", [str(h.stub_seen) for h in fp.hosts]))
     for kind in LIST_KINDS:
         lines.append(row(f"listed {kind}", [str(h.listed[kind]) for h in fp.hosts]))
@@ -124,13 +137,17 @@ def to_text(fp: Footprint) -> str:
     lines.append("")
     lines.append(f"{'On invoke (budget)':<{width + 2}}" + "".join(f"{n:>8}" for n in names))
     for verb in VERBS:
-        values = [f"{h.bodies[verb]}{'!' if h.bodies[verb] > BUDGETS[verb] else ''}" for h in fp.hosts]
+        values = [
+            f"{h.bodies[verb]}{'!' if h.bodies[verb] > BUDGETS[verb] else ''}" for h in fp.hosts
+        ]
         lines.append(row(f"{verb} ({BUDGETS[verb]})", values))
     lines += [
         "",
         f"Design notes' example stub, for comparison: {fp.notes_stub} tokens.",
-        (f"Gemini also lists .agents/skills: with Codex installed in a project, Gemini sessions there "
-         f"pay its skill listing too (+{fp.gemini_lists_codex_skill})."),
+        (
+            f"Gemini also lists .agents/skills: with Codex installed in a project, Gemini sessions there "
+            f"pay its skill listing too (+{fp.gemini_lists_codex_skill})."
+        ),
         "On-demand skills (not installed; the hub runs `maestro skill <name>` when a step needs one): "
         + ", ".join(f"{n} {t}" for n, t in fp.skills.items())
         + f". Installed as host skills they would add {fp.skills_if_native} tokens to every session of each host.",

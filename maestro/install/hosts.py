@@ -107,8 +107,14 @@ class Host:
         return self.verb_template.format(verb=verb)
 
     def body(self, source: CommandSource, opts: RenderOptions) -> str:
-        return text.render_body(source.body, host=self.name, verb_template=self.verb_template,
-                                arguments=self.arguments, invocation=opts.invocation, state=opts.state_dir)
+        return text.render_body(
+            source.body,
+            host=self.name,
+            verb_template=self.verb_template,
+            arguments=self.arguments,
+            invocation=opts.invocation,
+            state=opts.state_dir,
+        )
 
     def stub(self, opts: RenderOptions) -> str:
         """What the stub block says: the host's own syntax and the two state files."""
@@ -123,7 +129,10 @@ class Host:
 
     def commands(self, folder: str, opts: RenderOptions) -> list[RenderedFile]:
         """One command file per verb in ``folder`` (a prefix ending in '/')."""
-        return [RenderedFile(f"{folder}{c.verb}{self.command_suffix}", self.command_file(c, opts)) for c in load_commands()]
+        return [
+            RenderedFile(f"{folder}{c.verb}{self.command_suffix}", self.command_file(c, opts))
+            for c in load_commands()
+        ]
 
     def files(self, scope: str, opts: RenderOptions) -> list[RenderedFile]:
         return self.commands(self.prefix(scope) + "commands/maestro/", opts)
@@ -196,18 +205,27 @@ class ClaudeHost(Host):
 
     def hub_mode(self, env: Mapping[str, str], project: Path, run_file: str | None) -> HubMode:
         if run_file is not None and "Bash(maestro:*)" not in run_file:
-            return HubMode(False, "the installed commands pre-approve only the path they name: a model typing a bare "
-                                  "`maestro` is denied headless and asked interactive.",
-                           "run `maestro install --host claude` again (same scope) to pre-approve both.")
-        return HubMode(True, "default mode, headless (`claude -p \"/maestro:run\"`) and interactive: the command "
-                             "files pre-approve Maestro's path and a bare `maestro`; no prompt.")
+            return HubMode(
+                False,
+                "the installed commands pre-approve only the path they name: a model typing a bare "
+                "`maestro` is denied headless and asked interactive.",
+                "run `maestro install --host claude` again (same scope) to pre-approve both.",
+            )
+        return HubMode(
+            True,
+            'default mode, headless (`claude -p "/maestro:run"`) and interactive: the command '
+            "files pre-approve Maestro's path and a bare `maestro`; no prompt.",
+        )
 
     def form_files(self, form: str, scope: str, opts: RenderOptions) -> list[RenderedFile]:
         return self.plugin_files(opts) if form == "plugin" else self.files(scope, opts)
 
     def plugin_files(self, opts: RenderOptions) -> list[RenderedFile]:
         manifest = {"name": PLUGIN_NAME, "version": opts.version, "description": DESCRIPTION}
-        return [_json_file(".claude-plugin/plugin.json", manifest), *self.commands("commands/", opts)]
+        return [
+            _json_file(".claude-plugin/plugin.json", manifest),
+            *self.commands("commands/", opts),
+        ]
 
 
 class GeminiHost(Host):
@@ -220,8 +238,19 @@ class GeminiHost(Host):
     # Gemini CLI 0.61's shell execution service (besides its git configuration, which
     # maestro.git drops for every caller).
     shell_marker = ("GEMINI_CLI", "1")
-    shell_injects = ("GEMINI_CLI", "PAGER", "GIT_PAGER", "TERM", "GIT_TERMINAL_PROMPT", "GIT_ASKPASS", "SSH_ASKPASS",
-                     "GH_PROMPT_DISABLED", "GCM_INTERACTIVE", "DISPLAY", "DBUS_SESSION_BUS_ADDRESS")
+    shell_injects = (
+        "GEMINI_CLI",
+        "PAGER",
+        "GIT_PAGER",
+        "TERM",
+        "GIT_TERMINAL_PROMPT",
+        "GIT_ASKPASS",
+        "SSH_ASKPASS",
+        "GH_PROMPT_DISABLED",
+        "GCM_INTERACTIVE",
+        "DISPLAY",
+        "DBUS_SESSION_BUS_ADDRESS",
+    )
 
     def user_root(self, env: dict[str, str]) -> Path:
         return user_home(env) / ".gemini"
@@ -235,8 +264,10 @@ class GeminiHost(Host):
                     f"commands/{source.verb}.md contains {injection!r}, which Gemini CLI treats as an injection.",
                     "reword the command source.",
                 )
-        return (f"description = {_toml_string(source.description)}\n"
-                f"prompt = {_toml_string(prompt, multiline=True)}\n")
+        return (
+            f"description = {_toml_string(source.description)}\n"
+            f"prompt = {_toml_string(prompt, multiline=True)}\n"
+        )
 
     forms = ("files", "extension")
     # Settings that take the shell tool away from the model altogether.
@@ -255,40 +286,60 @@ class GeminiHost(Host):
 
     def policy(self, opts: RenderOptions) -> str:
         prefixes = list(dict.fromkeys([opts.invocation, "maestro"]))
-        return ("# Written by `maestro install --host gemini --scope user`: Gemini CLI may run Maestro's own\n"
-                "# commands (a run is followed with many calls), headless too. Nothing else is allowed.\n"
-                "[[rule]]\n"
-                'toolName = "run_shell_command"\n'
-                f"commandPrefix = [{', '.join(_toml_string(p) for p in prefixes)}]\n"
-                'decision = "allow"\n'
-                "priority = 500\n")
+        return (
+            "# Written by `maestro install --host gemini --scope user`: Gemini CLI may run Maestro's own\n"
+            "# commands (a run is followed with many calls), headless too. Nothing else is allowed.\n"
+            "[[rule]]\n"
+            'toolName = "run_shell_command"\n'
+            f"commandPrefix = [{', '.join(_toml_string(p) for p in prefixes)}]\n"
+            'decision = "allow"\n'
+            "priority = 500\n"
+        )
 
     def hub_mode(self, env: Mapping[str, str], project: Path, run_file: str | None) -> HubMode:
-        for path in (user_home(env) / ".gemini" / "settings.json", project / ".gemini" / "settings.json"):
+        for path in (
+            user_home(env) / ".gemini" / "settings.json",
+            project / ".gemini" / "settings.json",
+        ):
             data = _json_or_empty(path)
             for keys in self.EXCLUDES:
                 value: Any = data
                 for key in keys:
                     value = value.get(key, {}) if isinstance(value, dict) else {}
-                if isinstance(value, list) and any(str(v).startswith("run_shell_command") for v in value):
-                    return HubMode(False, f"{path} excludes run_shell_command: the model cannot run `maestro`.",
-                                   f"remove run_shell_command from {'.'.join(keys)} in {path}.")
+                if isinstance(value, list) and any(
+                    str(v).startswith("run_shell_command") for v in value
+                ):
+                    return HubMode(
+                        False,
+                        f"{path} excludes run_shell_command: the model cannot run `maestro`.",
+                        f"remove run_shell_command from {'.'.join(keys)} in {path}.",
+                    )
         from maestro.install.invocation import resolve
 
         if (user_home(env) / ".gemini" / self.POLICY).is_file():
-            return HubMode(True, "interactive and headless (`gemini -p \"/maestro:run\"`): the user policy "
-                                 f"~/.gemini/{self.POLICY} allows Maestro's commands.")
-        return HubMode(True, "interactive: one \"Allow for this session\" approval; headless: "
-                             f"`gemini -p \"/maestro:run\" --allowed-tools \"run_shell_command({resolve()})\"` "
-                             "(or `-y`), or `maestro install --host gemini --scope user`, whose policy allows "
-                             "Maestro's commands: headless default offers the model no shell tool.")
+            return HubMode(
+                True,
+                'interactive and headless (`gemini -p "/maestro:run"`): the user policy '
+                f"~/.gemini/{self.POLICY} allows Maestro's commands.",
+            )
+        return HubMode(
+            True,
+            'interactive: one "Allow for this session" approval; headless: '
+            f'`gemini -p "/maestro:run" --allowed-tools "run_shell_command({resolve()})"` '
+            "(or `-y`), or `maestro install --host gemini --scope user`, whose policy allows "
+            "Maestro's commands: headless default offers the model no shell tool.",
+        )
 
     def form_files(self, form: str, scope: str, opts: RenderOptions) -> list[RenderedFile]:
         return self.extension_files(opts) if form == "extension" else self.files(scope, opts)
 
     def extension_files(self, opts: RenderOptions) -> list[RenderedFile]:
-        manifest = {"name": PLUGIN_NAME, "version": opts.version, "description": DESCRIPTION,
-                    "contextFileName": self.instruction_file}
+        manifest = {
+            "name": PLUGIN_NAME,
+            "version": opts.version,
+            "description": DESCRIPTION,
+            "contextFileName": self.instruction_file,
+        }
         return [
             _json_file("gemini-extension.json", manifest),
             # The extension's own context file: wholly Maestro's, so no markers.
@@ -306,8 +357,15 @@ class CodexHost(Host):
     arguments = "<arguments>"
     # Codex CLI 0.169, every mode (HOSTS.md section 5), and its sandbox's own markers.
     shell_marker = ("CODEX_CI", "1")
-    shell_injects = ("CODEX_CI", "CODEX_SESSION_ID", "CODEX_THREAD_ID", "CODEX_TOOL_CALL_ID", "GIT_PAGER",
-                     "CODEX_SANDBOX_NETWORK_DISABLED", "CODEX_PERMISSION_PROFILE")
+    shell_injects = (
+        "CODEX_CI",
+        "CODEX_SESSION_ID",
+        "CODEX_THREAD_ID",
+        "CODEX_TOOL_CALL_ID",
+        "GIT_PAGER",
+        "CODEX_SANDBOX_NETWORK_DISABLED",
+        "CODEX_PERMISSION_PROFILE",
+    )
 
     def user_root(self, env: dict[str, str]) -> Path:
         return codex_home(env)
@@ -320,7 +378,9 @@ class CodexHost(Host):
     def files(self, scope: str, opts: RenderOptions) -> list[RenderedFile]:
         folder = self.prefix(scope) + f"skills/{ROUTER_SKILL}/"
         files = [RenderedFile(folder + "SKILL.md", self.router(opts))]
-        files += [RenderedFile(f"{folder}verbs/{c.verb}.md", self.body(c, opts)) for c in load_commands()]
+        files += [
+            RenderedFile(f"{folder}verbs/{c.verb}.md", self.body(c, opts)) for c in load_commands()
+        ]
         return files
 
     def expanded(self, verb: str, opts: RenderOptions) -> str:
@@ -329,8 +389,10 @@ class CodexHost(Host):
 
     # `codex exec -s danger-full-access` (interactive: `codex --sandbox danger-full-access`)
     # runs commands in the machine's own namespaces, with network (HOSTS.md section 5).
-    FULL_ACCESS = ("start Codex with `--sandbox danger-full-access` (`codex exec -s danger-full-access ...`, "
-                   "or `sandbox_mode = \"danger-full-access\"` in config.toml), then run `$maestro run` again.")
+    FULL_ACCESS = (
+        "start Codex with `--sandbox danger-full-access` (`codex exec -s danger-full-access ...`, "
+        'or `sandbox_mode = "danger-full-access"` in config.toml), then run `$maestro run` again.'
+    )
 
     def sandbox(self, env: Mapping[str, str]) -> Sandbox | None:
         """Codex 0.169 runs each command of its default (read-only) and workspace-write
@@ -338,14 +400,26 @@ class CodexHost(Host):
         command, and there is no network unless the config allows it. It marks them with
         CODEX_SANDBOX_NETWORK_DISABLED=1 (and CODEX_PERMISSION_PROFILE=:read-only); with
         network allowed only the missing `codex` process among our ancestors tells."""
-        if not any(env.get(k) for k in ("CODEX_THREAD_ID", "CODEX_SANDBOX_NETWORK_DISABLED", "CODEX_PERMISSION_PROFILE")):
+        if not any(
+            env.get(k)
+            for k in (
+                "CODEX_THREAD_ID",
+                "CODEX_SANDBOX_NETWORK_DISABLED",
+                "CODEX_PERMISSION_PROFILE",
+            )
+        ):
             return None
         profile = env.get("CODEX_PERMISSION_PROFILE", "")
         no_network = env.get("CODEX_SANDBOX_NETWORK_DISABLED") == "1"
         if not no_network and not profile and _has_ancestor("codex"):
             return None  # danger-full-access: the machine's own namespaces
-        return Sandbox(self.title, read_only=profile == ":read-only", network=not no_network,
-                       keeps_detached=False, fix=self.FULL_ACCESS)
+        return Sandbox(
+            self.title,
+            read_only=profile == ":read-only",
+            network=not no_network,
+            keeps_detached=False,
+            fix=self.FULL_ACCESS,
+        )
 
     def hub_mode(self, env: Mapping[str, str], project: Path, run_file: str | None) -> HubMode:
         import tomllib
@@ -356,15 +430,26 @@ class CodexHost(Host):
         except (OSError, ValueError):
             mode = None
         if mode == "danger-full-access":
-            return HubMode(True, f"{config} sets sandbox_mode = \"danger-full-access\": `$maestro run` works.")
-        return HubMode(False, f"Codex's {mode or 'default (read-only)'} sandbox cannot run `$maestro run` (no writes "
-                              "or no network, and a detached engine dies with its command): Maestro refuses it.",
-                       "use `codex --sandbox danger-full-access` (`codex exec -s danger-full-access \"$maestro run\"`), "
-                       f"or set sandbox_mode = \"danger-full-access\" in {config}.")
+            return HubMode(
+                True, f'{config} sets sandbox_mode = "danger-full-access": `$maestro run` works.'
+            )
+        return HubMode(
+            False,
+            f"Codex's {mode or 'default (read-only)'} sandbox cannot run `$maestro run` (no writes "
+            "or no network, and a detached engine dies with its command): Maestro refuses it.",
+            'use `codex --sandbox danger-full-access` (`codex exec -s danger-full-access "$maestro run"`), '
+            f'or set sandbox_mode = "danger-full-access" in {config}.',
+        )
 
     def listed(self, opts: RenderOptions) -> list[Listed]:
         source = load_skill(ROUTER_SKILL)
-        return [Listed("skills", source.name, f"- {source.name}: {source.description} (file: r1/{source.name}/SKILL.md)")]
+        return [
+            Listed(
+                "skills",
+                source.name,
+                f"- {source.name}: {source.description} (file: r1/{source.name}/SKILL.md)",
+            )
+        ]
 
 
 HOSTS: dict[str, Host] = {h.name: h for h in (ClaudeHost(), GeminiHost(), CodexHost())}
@@ -407,4 +492,6 @@ def get_host(name: str) -> Host:
     try:
         return HOSTS[name]
     except KeyError:
-        raise InstallError(f"unknown host {name!r}.", f"use one of: {', '.join(HOSTS)}, all.") from None
+        raise InstallError(
+            f"unknown host {name!r}.", f"use one of: {', '.join(HOSTS)}, all."
+        ) from None

@@ -122,8 +122,12 @@ def _block_action(target: Target, rel: str, previous: Install | None, shown: str
         return Action("identical", rel, real, kind="block")
     record = previous.block(rel) if previous else None
     if found is not None and _edited_by_hand(found, record, target.stub_body):
-        return Action("skip", rel, real, kind="block", note="Maestro block edited by hand; kept yours")
-    return Action("create" if not exists else "update", rel, real, kind="block", data=new.encode(*ENCODING))
+        return Action(
+            "skip", rel, real, kind="block", note="Maestro block edited by hand; kept yours"
+        )
+    return Action(
+        "create" if not exists else "update", rel, real, kind="block", data=new.encode(*ENCODING)
+    )
 
 
 def _previous(target: Target, manifest: Manifest) -> Install | None:
@@ -140,7 +144,9 @@ def _previous(target: Target, manifest: Manifest) -> Install | None:
     return previous
 
 
-def plan_install(target: Target, manifest: Manifest, *, invocation: str, shown: dict[str, str]) -> InstallPlan:
+def plan_install(
+    target: Target, manifest: Manifest, *, invocation: str, shown: dict[str, str]
+) -> InstallPlan:
     """``shown`` maps a relative path to how it is printed (filled in here)."""
     previous = _previous(target, manifest)
     actions: list[Action] = []
@@ -156,10 +162,19 @@ def plan_install(target: Target, manifest: Manifest, *, invocation: str, shown: 
         if old.path not in rendered:  # a file an older Maestro installed and this one does not
             actions.append(_uninstall_file(target, old))
     if target.stub_file:
-        action = _block_action(target, target.stub_file, previous, shown.get(target.stub_file, target.stub_file))
+        action = _block_action(
+            target, target.stub_file, previous, shown.get(target.stub_file, target.stub_file)
+        )
         actions.append(action)
-    record = Install(target.host.name, target.form, target.scope, target.root_record, __version__, invocation,
-                     dirs=sorted(set(new_dirs) | set(previous.dirs if previous else [])))
+    record = Install(
+        target.host.name,
+        target.form,
+        target.scope,
+        target.root_record,
+        __version__,
+        invocation,
+        dirs=sorted(set(new_dirs) | set(previous.dirs if previous else [])),
+    )
     for action in actions:
         _record(record, action, target, previous)
     return InstallPlan(target, actions, record)
@@ -170,7 +185,9 @@ def _record(record: Install, action: Action, target: Target, previous: Install |
     if action.verb in ("conflict", "remove", "missing"):
         return
     blocks = action.kind == "block"
-    before = (previous.block(action.rel) if blocks else previous.file(action.rel)) if previous else None
+    before = (
+        (previous.block(action.rel) if blocks else previous.file(action.rel)) if previous else None
+    )
     if action.verb == "skip":
         if before is not None:  # still Maestro's to account for, with the hash it wrote
             (record.blocks if blocks else record.files).append(before)
@@ -194,7 +211,9 @@ def _uninstall_file(target: Target, record: FileRecord) -> Action:
     return Action("remove", record.path, real, delete=True)
 
 
-def _uninstall_block(target: Target, rel: str, record: FileRecord | None, shown: str) -> Action | None:
+def _uninstall_block(
+    target: Target, rel: str, record: FileRecord | None, shown: str
+) -> Action | None:
     real = inside(target.root, rel)
     if not real.exists():
         return Action("missing", rel, real, kind="block") if record else None
@@ -205,10 +224,14 @@ def _uninstall_block(target: Target, rel: str, record: FileRecord | None, shown:
     if found.version > block.FORMAT:
         raise _newer(found, shown)
     if _edited_by_hand(found, record, target.stub_body):
-        return Action("skip", rel, real, kind="block", note="Maestro block edited by hand; kept yours")
+        return Action(
+            "skip", rel, real, kind="block", note="Maestro block edited by hand; kept yours"
+        )
     rest = block.remove(text, target.host.name)
     if rest == "" and record is not None and record.created:
-        return Action("remove", rel, real, kind="block", delete=True, note="the file did not exist before")
+        return Action(
+            "remove", rel, real, kind="block", delete=True, note="the file did not exist before"
+        )
     return Action("remove", rel, real, kind="block", data=rest.encode(*ENCODING))
 
 
@@ -217,11 +240,17 @@ def plan_uninstall(target: Target, manifest: Manifest, *, shown: dict[str, str])
     actions = [_uninstall_file(target, record) for record in previous.files] if previous else []
     if target.stub_file:
         record = previous.block(target.stub_file) if previous else None
-        action = _uninstall_block(target, target.stub_file, record, shown.get(target.stub_file, target.stub_file))
+        action = _uninstall_block(
+            target, target.stub_file, record, shown.get(target.stub_file, target.stub_file)
+        )
         if action is not None:
             actions.append(action)
     # Deepest first, the root itself (".") last.
-    prune = sorted(previous.dirs, key=lambda d: -1 if d == "." else d.count("/"), reverse=True) if previous else []
+    prune = (
+        sorted(previous.dirs, key=lambda d: -1 if d == "." else d.count("/"), reverse=True)
+        if previous
+        else []
+    )
     return InstallPlan(target, actions, None, prune)
 
 

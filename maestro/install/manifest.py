@@ -29,8 +29,11 @@ FORMAT = 1
 _ENTRY = {
     "type": "object",
     "required": ["path", "sha256"],
-    "properties": {"path": {"type": "string"}, "sha256": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
-                   "created": {"type": "boolean"}},
+    "properties": {
+        "path": {"type": "string"},
+        "sha256": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+        "created": {"type": "boolean"},
+    },
 }
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -60,7 +63,9 @@ SCHEMA: dict[str, Any] = {
 
 
 def sha256(data: bytes | str) -> str:
-    return hashlib.sha256(data.encode("utf-8", "surrogateescape") if isinstance(data, str) else data).hexdigest()
+    return hashlib.sha256(
+        data.encode("utf-8", "surrogateescape") if isinstance(data, str) else data
+    ).hexdigest()
 
 
 @dataclass
@@ -111,11 +116,16 @@ class Manifest:
         installs = []
         for item in sorted(self.installs, key=lambda i: i.key):
             data = asdict(item)
-            data["files"] = sorted(({"path": f.path, "sha256": f.sha256} for f in item.files), key=lambda f: f["path"])
+            data["files"] = sorted(
+                ({"path": f.path, "sha256": f.sha256} for f in item.files), key=lambda f: f["path"]
+            )
             data["blocks"] = sorted(data["blocks"], key=lambda b: b["path"])
             data["dirs"] = sorted(set(item.dirs))
             installs.append(data)
-        return json.dumps({"format": FORMAT, "installs": installs}, indent=2, ensure_ascii=False) + "\n"
+        return (
+            json.dumps({"format": FORMAT, "installs": installs}, indent=2, ensure_ascii=False)
+            + "\n"
+        )
 
     def save(self) -> None:
         if not self.installs:
@@ -133,11 +143,15 @@ class Manifest:
 def parse(text: str, path: Path) -> Manifest:
     import jsonschema
 
-    fix = "restore it from a backup, or delete it (Maestro then leaves the files it wrote in place)."
+    fix = (
+        "restore it from a backup, or delete it (Maestro then leaves the files it wrote in place)."
+    )
     try:
         data = json.loads(text)
     except ValueError as error:
-        raise InstallError(f"the install manifest is not valid JSON ({error}).", fix, file=path) from None
+        raise InstallError(
+            f"the install manifest is not valid JSON ({error}).", fix, file=path
+        ) from None
     if isinstance(data, dict) and isinstance(data.get("format"), int) and data["format"] > FORMAT:
         raise InstallError(
             f"the install manifest has format {data['format']}, newer than this Maestro knows ({FORMAT}).",
@@ -148,16 +162,27 @@ def parse(text: str, path: Path) -> Manifest:
         jsonschema.validate(data, SCHEMA)
     except jsonschema.ValidationError as error:
         where = "/".join(str(p) for p in error.absolute_path) or "top level"
-        raise InstallError(f"the install manifest is malformed at {where}: {error.message}.", fix, file=path) from None
+        raise InstallError(
+            f"the install manifest is malformed at {where}: {error.message}.", fix, file=path
+        ) from None
     installs = []
     for item in data["installs"]:
-        installs.append(Install(
-            host=item["host"], form=item["form"], scope=item["scope"], root=item["root"],
-            maestro=item["maestro"], invocation=item.get("invocation", ""),
-            files=[FileRecord(f["path"], f["sha256"]) for f in item["files"]],
-            blocks=[FileRecord(b["path"], b["sha256"], bool(b.get("created", False))) for b in item["blocks"]],
-            dirs=list(item["dirs"]),
-        ))
+        installs.append(
+            Install(
+                host=item["host"],
+                form=item["form"],
+                scope=item["scope"],
+                root=item["root"],
+                maestro=item["maestro"],
+                invocation=item.get("invocation", ""),
+                files=[FileRecord(f["path"], f["sha256"]) for f in item["files"]],
+                blocks=[
+                    FileRecord(b["path"], b["sha256"], bool(b.get("created", False)))
+                    for b in item["blocks"]
+                ],
+                dirs=list(item["dirs"]),
+            )
+        )
     return Manifest(path, installs)
 
 

@@ -67,7 +67,12 @@ class InstallReport:
                     "form": p.target.form,
                     "root": str(p.target.root),
                     "actions": [
-                        {"verb": a.verb, "path": self.shown(p, a.rel), "kind": a.kind, "note": a.note}
+                        {
+                            "verb": a.verb,
+                            "path": self.shown(p, a.rel),
+                            "kind": a.kind,
+                            "note": a.note,
+                        }
                         for a in p.actions
                     ],
                 }
@@ -93,7 +98,14 @@ def _locked(path: Path, dry_run: bool) -> Iterator[None]:
 
 def _targets(request: Request, where: Where, opts: RenderOptions) -> list[Target]:
     return [
-        build(host, request.form, request.effective_scope, project_root=where.project_root, env=where.env, opts=opts)
+        build(
+            host,
+            request.form,
+            request.effective_scope,
+            project_root=where.project_root,
+            env=where.env,
+            opts=opts,
+        )
         for host in request.hosts
     ]
 
@@ -112,7 +124,11 @@ def _operate(operation: str, request: Request, where: Where, invocation: str) ->
         for target in _targets(request, where, opts):
             shown_paths = _shown_map(target, where)
             if operation == "install":
-                plans.append(installer.plan_install(target, manifest, invocation=invocation, shown=shown_paths))
+                plans.append(
+                    installer.plan_install(
+                        target, manifest, invocation=invocation, shown=shown_paths
+                    )
+                )
             else:
                 plans.append(installer.plan_uninstall(target, manifest, shown=shown_paths))
         if not request.dry_run:  # every plan was made before anything is written
@@ -167,13 +183,21 @@ def to_text(report: InstallReport) -> str:
     conflicts = sum(len(p.conflicts) for p in report.plans)
     skipped = [report.shown(p, a.rel) for p in report.plans for a in p.skipped]
     if skipped:
-        lines.append(f"Kept {len(skipped)} file(s) changed since Maestro wrote them: {', '.join(skipped)}.")
+        lines.append(
+            f"Kept {len(skipped)} file(s) changed since Maestro wrote them: {', '.join(skipped)}."
+        )
     if conflicts:
-        lines.append(f"{conflicts} file(s) not written by Maestro are in the way and were left alone. "
-                     "Fix: move them away (or merge them by hand), then run this again.")
+        lines.append(
+            f"{conflicts} file(s) not written by Maestro are in the way and were left alone. "
+            "Fix: move them away (or merge them by hand), then run this again."
+        )
     if report.request.dry_run:
         lines.append("Dry run: nothing was written.")
     elif report.operation == "install" and not conflicts:
         for plan in report.plans:
-            lines.append(_next_step(plan, shown(plan.target.root, report.where.project_root, report.where.env)))
+            lines.append(
+                _next_step(
+                    plan, shown(plan.target.root, report.where.project_root, report.where.env)
+                )
+            )
     return "\n".join(lines)

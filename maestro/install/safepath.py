@@ -16,7 +16,12 @@ from maestro.errors import InstallError
 def inside(root: Path, rel: str) -> Path:
     """The real path of ``root/rel``; InstallError if it would leave ``root``."""
     pure = PurePosixPath(rel)
-    if not rel or pure.is_absolute() or "\\" in rel or any(part in ("..", "") for part in rel.split("/")):
+    if (
+        not rel
+        or pure.is_absolute()
+        or "\\" in rel
+        or any(part in ("..", "") for part in rel.split("/"))
+    ):
         raise InstallError(
             f"refusing the path {rel!r}: install paths must be relative and may not use '..'.",
             "if it came from the install manifest, restore the manifest or delete its entry.",

@@ -22,7 +22,12 @@ VERBS = ("plan", "challenge", "run", "review", "status", "report")
 # Token budgets of the rendered command bodies (design notes, "Token Budget").
 BUDGETS = {"plan": 800, "challenge": 400, "run": 500, "review": 300, "status": 200, "report": 300}
 STUB_BUDGET = 50
-ON_DEMAND_SKILLS = ("maestro-decompose", "maestro-route", "maestro-validate-result", "maestro-recover")
+ON_DEMAND_SKILLS = (
+    "maestro-decompose",
+    "maestro-route",
+    "maestro-validate-result",
+    "maestro-recover",
+)
 ROUTER_SKILL = "maestro"  # Codex has no custom commands: `$maestro <verb>` is one skill
 
 
@@ -49,13 +54,21 @@ def split_frontmatter(text: str, origin: str) -> tuple[dict[str, str], str]:
         meta, body = split(text)
     except FrontmatterError as error:
         if error.kind == "missing":
-            raise InstallError(f"{origin} has no frontmatter.", "start it with a '---' block holding description:.") from None
+            raise InstallError(
+                f"{origin} has no frontmatter.", "start it with a '---' block holding description:."
+            ) from None
         if error.kind == "unclosed":
-            raise InstallError(f"{origin}: its frontmatter is not closed.", "end the block with a '---' line.") from None
-        raise InstallError(f"{origin}: its frontmatter is not valid YAML (line {error.line}: {error.detail}).",
-                           "fix the YAML.") from None
+            raise InstallError(
+                f"{origin}: its frontmatter is not closed.", "end the block with a '---' line."
+            ) from None
+        raise InstallError(
+            f"{origin}: its frontmatter is not valid YAML (line {error.line}: {error.detail}).",
+            "fix the YAML.",
+        ) from None
     if not isinstance(meta, dict) or not isinstance(meta.get("description"), str):
-        raise InstallError(f"{origin}: its frontmatter has no description.", "add description: <one line>.")
+        raise InstallError(
+            f"{origin}: its frontmatter has no description.", "add description: <one line>."
+        )
     return {str(k): str(v) for k, v in meta.items()}, body
 
 

@@ -27,7 +27,11 @@ class Target:
 
     @property
     def label(self) -> str:
-        return f"{self.host.name} ({self.scope}" + ("" if self.form == "files" else f", {self.form}") + ")"
+        return (
+            f"{self.host.name} ({self.scope}"
+            + ("" if self.form == "files" else f", {self.form}")
+            + ")"
+        )
 
 
 def default_scope(form: str) -> str:
@@ -37,9 +41,13 @@ def default_scope(form: str) -> str:
 def check_form(host: str, form: str, scope: str) -> None:
     if form not in get_host(host).forms:
         offers = "; ".join(f"{h.name}: {', '.join(h.forms)}" for h in HOSTS.values())
-        raise InstallError(f"--as {form} is not a form {host} has.", f"use a form the host offers ({offers}).")
+        raise InstallError(
+            f"--as {form} is not a form {host} has.", f"use a form the host offers ({offers})."
+        )
     if form != "files" and scope != "user":
-        raise InstallError(f"a {form} is installed for the user, not into a project.", "drop --scope project.")
+        raise InstallError(
+            f"a {form} is installed for the user, not into a project.", "drop --scope project."
+        )
 
 
 def root_for(host: Host, form: str, scope: str, project_root: Path, env: dict[str, str]) -> Path:
@@ -54,8 +62,15 @@ def manifest_path(scope: str, project_manifest: Path, env: dict[str, str]) -> Pa
     return project_manifest if scope == "project" else user_state_dir(env) / MANIFEST_NAME
 
 
-def build(host_name: str, form: str, scope: str, *, project_root: Path, env: dict[str, str],
-          opts: RenderOptions) -> Target:
+def build(
+    host_name: str,
+    form: str,
+    scope: str,
+    *,
+    project_root: Path,
+    env: dict[str, str],
+    opts: RenderOptions,
+) -> Target:
     check_form(host_name, form, scope)
     host = get_host(host_name)
     root = root_for(host, form, scope, project_root, env)

@@ -23,7 +23,7 @@ def for_host(body: str, host: str) -> str:
         if tag is None:
             kept.append(line)
         elif host in tag.group(1).split(","):
-            kept.append(line[tag.end():])
+            kept.append(line[tag.end() :])
     return "".join(kept)
 
 
@@ -42,8 +42,9 @@ def state_dir(text: str, folder: str) -> str:
     return text if folder == ".ai" else _STATE.sub(lambda _m: folder.rstrip("/") + "/", text)
 
 
-def render_body(body: str, *, host: str, verb_template: str, arguments: str, invocation: str,
-                state: str = ".ai") -> str:
+def render_body(
+    body: str, *, host: str, verb_template: str, arguments: str, invocation: str, state: str = ".ai"
+) -> str:
     text = for_host(body, host)
     text = verb_refs(text, verb_template)
     text = text.replace("$ARGUMENTS", arguments).replace("$HUB", host)

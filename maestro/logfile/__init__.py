@@ -121,7 +121,9 @@ class ExecutionLog:
     def exists(self) -> bool:
         return self.path.is_file()
 
-    def start_session(self, goal: str, *, run_id: str | None = None, hub: str | None = None) -> None:
+    def start_session(
+        self, goal: str, *, run_id: str | None = None, hub: str | None = None
+    ) -> None:
         details = None
         if self.verbosity == "detailed" and run_id:
             runs = self.paths.runs_dir / run_id
@@ -144,7 +146,9 @@ class ExecutionLog:
         except FileNotFoundError:
             return ParsedLog()
         except (OSError, UnicodeDecodeError) as exc:
-            raise LogFormatError(f"cannot read the log: {exc}.", "check the file, or archive it.", file=self.path) from None
+            raise LogFormatError(
+                f"cannot read the log: {exc}.", "check the file, or archive it.", file=self.path
+            ) from None
         return parse(text, self._shown)
 
     def _update(self, change: Callable[[str], str]) -> None:
@@ -156,7 +160,9 @@ class ExecutionLog:
                 text = ""
             except (OSError, UnicodeDecodeError) as exc:
                 raise LogFormatError(
-                    f"cannot read the log: {exc}.", "repair the file, or archive it.", file=self.path
+                    f"cannot read the log: {exc}.",
+                    "repair the file, or archive it.",
+                    file=self.path,
                 ) from None
             newline = "\r\n" if "\r\n" in text else "\n"
             updated = change(text)

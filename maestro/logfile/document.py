@@ -66,7 +66,10 @@ def _meta_line(session: LogSession) -> str | None:
 
 
 def render_session_head(session: LogSession) -> list[str]:
-    lines = [f"{SESSION_PREFIX}{session.stamp}", f"**Goal:** {' '.join(session.goal.split()) or '-'}"]
+    lines = [
+        f"{SESSION_PREFIX}{session.stamp}",
+        f"**Goal:** {' '.join(session.goal.split()) or '-'}",
+    ]
     meta = _meta_line(session)
     if meta:
         lines.append(meta)
@@ -137,7 +140,7 @@ def parse(text: str, path: str = ".ai/MAESTRO-LOG.md") -> ParsedLog:
             continue
         if line.startswith("## "):
             if line.startswith(SESSION_PREFIX):
-                session = LogSession(stamp=line[len(SESSION_PREFIX):].strip(), goal="")
+                session = LogSession(stamp=line[len(SESSION_PREFIX) :].strip(), goal="")
                 log.sessions.append(session)
                 section = "session"
             else:
@@ -153,7 +156,11 @@ def parse(text: str, path: str = ".ai/MAESTRO-LOG.md") -> ParsedLog:
                 session.rows.append(parse_row(cells, file=path, line=number))
         elif section == "totals" and line.startswith("|"):
             cells = tables.split_row(line, breaks=True)
-            if cells == list(TOTAL_COLUMNS) or all(SEPARATOR_RE.match(c) for c in cells) or len(cells) < 5:
+            if (
+                cells == list(TOTAL_COLUMNS)
+                or all(SEPARATOR_RE.match(c) for c in cells)
+                or len(cells) < 5
+            ):
                 continue
             label = cells[0].strip("*")
             entry = ToolTotals(from_display(label), *(_int(c) for c in cells[1:5]))

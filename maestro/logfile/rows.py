@@ -211,7 +211,7 @@ def parse_row(cells: list[str], *, file: str | None = None, line: int | None = N
             cost, estimated = float(token_match.group(3)), token_match.group(2) == "~"
     failed = outcome.startswith(FAILED)
     if outcome.startswith(FAILED + " "):
-        outcome = outcome[len(FAILED) + 1:]
+        outcome = outcome[len(FAILED) + 1 :]
     return LogRow(
         time=time,
         actor=actor,

@@ -47,30 +47,38 @@ _VERBS = (
     "optimi[sz]e|design|research|investigate|audit|publish|release|install|upgrade|convert|"
     "extract|wire|hook up|expose|validate|verify|benchmark|profile|clean up|split|merge"
 )
-_JOINED = re.compile(rf"(?:\b(?:and|then|plus|also)\s+(?:then\s+|also\s+)?|&\s*|;\s*)({_VERBS})\b", re.IGNORECASE)
+_JOINED = re.compile(
+    rf"(?:\b(?:and|then|plus|also)\s+(?:then\s+|also\s+)?|&\s*|;\s*)({_VERBS})\b", re.IGNORECASE
+)
 
 
 def _atomic(task: Task) -> list[tuple[str, str, str]]:
     found = []
     if len(task.files) > MAX_FILES:
-        found.append((
-            f"it owns {len(task.files)} files (more than {MAX_FILES}), too much for one outcome.",
-            "split it into smaller tasks, each owning a few files.",
-            "warning",
-        ))
+        found.append(
+            (
+                f"it owns {len(task.files)} files (more than {MAX_FILES}), too much for one outcome.",
+                "split it into smaller tasks, each owning a few files.",
+                "warning",
+            )
+        )
     if len(task.criteria) > MAX_CRITERIA:
-        found.append((
-            f"it has {len(task.criteria)} success criteria (more than {MAX_CRITERIA}).",
-            "split it into smaller tasks with one clear outcome each.",
-            "warning",
-        ))
+        found.append(
+            (
+                f"it has {len(task.criteria)} success criteria (more than {MAX_CRITERIA}).",
+                "split it into smaller tasks with one clear outcome each.",
+                "warning",
+            )
+        )
     joined = _JOINED.search(task.title)
     if joined:
-        found.append((
-            f"its title joins two pieces of work ('... {joined.group(0).strip()} ...').",
-            "split it into smaller tasks, one outcome each, the second depending on the first.",
-            "warning",
-        ))
+        found.append(
+            (
+                f"its title joins two pieces of work ('... {joined.group(0).strip()} ...').",
+                "split it into smaller tasks, one outcome each, the second depending on the first.",
+                "warning",
+            )
+        )
     return found
 
 
@@ -93,39 +101,51 @@ def _agents_with(catalog: Any, tiers: tuple[str, ...]) -> list[str]:
     return names
 
 
-def _authority(task: Task, catalog: Any, available: Collection[str] | None) -> list[tuple[str, str, str]]:
+def _authority(
+    task: Task, catalog: Any, available: Collection[str] | None
+) -> list[tuple[str, str, str]]:
     found = []
     if catalog is not None:
         try:
             agent = catalog.get(task.agent) if task.agent else catalog.for_task(task)
         except MaestroError as exc:
-            whose = f"agent '{task.agent}'" if task.agent else f"the default agent for {task.specialist}"
+            whose = (
+                f"agent '{task.agent}'"
+                if task.agent
+                else f"the default agent for {task.specialist}"
+            )
             found.append((f"{whose}: {exc.message}", exc.fix or "name another agent.", "error"))
             agent = None
         if agent is not None:
             writes = agent.tier in WRITING_TIERS
             if task.files and not writes:
                 capable = ", ".join(_agents_with(catalog, WRITING_TIERS)) or "one with write access"
-                found.append((
-                    f"agent {agent.name} is {agent.tier} and cannot write the files it owns.",
-                    f"give it an agent that can write ({capable}), or drop its files.",
-                    "error",
-                ))
+                found.append(
+                    (
+                        f"agent {agent.name} is {agent.tier} and cannot write the files it owns.",
+                        f"give it an agent that can write ({capable}), or drop its files.",
+                        "error",
+                    )
+                )
             if task.specialist == "review" and writes:
                 readers = ", ".join(_agents_with(catalog, ("read-only",))) or "a read-only agent"
-                found.append((
-                    f"a review by agent {agent.name} ({agent.tier}) could change the code it reviews.",
-                    f"use a read-only reviewer ({readers}).",
-                    "warning",
-                ))
+                found.append(
+                    (
+                        f"a review by agent {agent.name} ({agent.tier}) could change the code it reviews.",
+                        f"use a read-only reviewer ({readers}).",
+                        "warning",
+                    )
+                )
     builtin = (cli := roster.get(task.tool)) is not None and cli.executable is None
     if task.tool and not builtin and available is not None and task.tool not in available:
         installed = ", ".join(sorted(str(name) for name in available)) or "none"
-        found.append((
-            f"tool {task.tool} is not installed (not found on PATH).",
-            f"{_install_hint(task.tool)}, or assign an installed tool ({installed}).",
-            "error",
-        ))
+        found.append(
+            (
+                f"tool {task.tool} is not installed (not found on PATH).",
+                f"{_install_hint(task.tool)}, or assign an installed tool ({installed}).",
+                "error",
+            )
+        )
     elif not task.tool and available is not None:
         # The run routes a task without a Tool; say now if nothing could take it. A
         # warning: the CLI may be installed before the run.
@@ -134,7 +154,9 @@ def _authority(task: Task, catalog: Any, available: Collection[str] | None) -> l
         try:
             route(task.specialist, available, None)
         except MaestroError as exc:
-            found.append((f"no tool is named and {exc.message}", exc.fix or "name a tool.", "warning"))
+            found.append(
+                (f"no tool is named and {exc.message}", exc.fix or "name a tool.", "warning")
+            )
     return found
 
 
@@ -144,7 +166,10 @@ _VAGUE = re.compile(
     r"\b(works?|working|good|better|properly|correctly|clean|nice|as expected|appropriate(ly)?|robust|well)\b",
     re.IGNORECASE,
 )
-_CONCRETE = re.compile(r"[0-9/`.()=<>]|\b(pass(es)?|exit|returns?|raises?|prints?|shows?|contains?|test)\b", re.IGNORECASE)
+_CONCRETE = re.compile(
+    r"[0-9/`.()=<>]|\b(pass(es)?|exit|returns?|raises?|prints?|shows?|contains?|test)\b",
+    re.IGNORECASE,
+)
 
 
 def _kind_of(task: Task, catalog: Any) -> str | None:
@@ -169,24 +194,30 @@ def _kind_of(task: Task, catalog: Any) -> str | None:
 def _verifiable(task: Task, kind: str | None) -> list[tuple[str, str, str]]:
     found = []
     if not task.criteria:
-        found.append((
-            "it has no success criteria, so nothing can say it is done.",
-            "add testable criteria, e.g. criteria: [\"pytest tests/test_auth.py passes\"].",
-            "error",
-        ))
+        found.append(
+            (
+                "it has no success criteria, so nothing can say it is done.",
+                'add testable criteria, e.g. criteria: ["pytest tests/test_auth.py passes"].',
+                "error",
+            )
+        )
     vague = [c for c in task.criteria if _VAGUE.search(c) and not _CONCRETE.search(c)]
     if vague:
-        found.append((
-            f"criterion '{vague[0]}' cannot be tested as written.",
-            "say how it is checked: a command that passes, an output, a status code, a file.",
-            "warning",
-        ))
+        found.append(
+            (
+                f"criterion '{vague[0]}' cannot be tested as written.",
+                "say how it is checked: a command that passes, an output, a status code, a file.",
+                "warning",
+            )
+        )
     if kind in BUILDS and not task.validation:
-        found.append((
-            f"it is a {kind} task with no validation command.",
-            "add a command that checks the work, e.g. validation: pytest tests/test_auth.py.",
-            "error",
-        ))
+        found.append(
+            (
+                f"it is a {kind} task with no validation command.",
+                "add a command that checks the work, e.g. validation: pytest tests/test_auth.py.",
+                "error",
+            )
+        )
     return found
 
 
@@ -221,11 +252,13 @@ def path_problem(raw: str, paths: ProjectPaths | None) -> str | None:
 def _scope(task: Task, paths: ProjectPaths | None, kind: str | None) -> list[tuple[str, str, str]]:
     found = []
     if kind in BUILDS and not task.files:
-        found.append((
-            f"it is a {kind} task that owns no files, so its scope cannot be checked.",
-            "list the files it may create or change, e.g. files: [src/auth.py].",
-            "error",
-        ))
+        found.append(
+            (
+                f"it is a {kind} task that owns no files, so its scope cannot be checked.",
+                "list the files it may create or change, e.g. files: [src/auth.py].",
+                "error",
+            )
+        )
     for raw in task.files:
         problem = path_problem(raw, paths)
         if problem:
@@ -236,14 +269,29 @@ def _scope(task: Task, paths: ProjectPaths | None, kind: str | None) -> list[tup
 # Risk -----------------------------------------------------------------------------------
 
 _RISKS = (
-    ("a migration", re.compile(r"\bmigrat\w*|\balembic\b|\bschema change", re.IGNORECASE),
-     "write the rollback step in its criteria"),
-    ("deleting data or files", re.compile(r"\b(delete|drop|truncate|purge|wipe|destroy)\b|\brm -rf\b", re.IGNORECASE),
-     "say exactly what is removed in its criteria"),
-    ("a deploy or release", re.compile(r"\b(deploy\w*|release|publish|production|prod)\b", re.IGNORECASE),
-     "keep the deploy itself for a person after review"),
-    ("secrets", re.compile(r"\b(secrets?|credentials?|api[ _-]?keys?|private key)\b|(^|/)\.env\b|\.pem\b|id_rsa", re.IGNORECASE),
-     "keep secret values out of the plan and of files a spoke writes"),
+    (
+        "a migration",
+        re.compile(r"\bmigrat\w*|\balembic\b|\bschema change", re.IGNORECASE),
+        "write the rollback step in its criteria",
+    ),
+    (
+        "deleting data or files",
+        re.compile(r"\b(delete|drop|truncate|purge|wipe|destroy)\b|\brm -rf\b", re.IGNORECASE),
+        "say exactly what is removed in its criteria",
+    ),
+    (
+        "a deploy or release",
+        re.compile(r"\b(deploy\w*|release|publish|production|prod)\b", re.IGNORECASE),
+        "keep the deploy itself for a person after review",
+    ),
+    (
+        "secrets",
+        re.compile(
+            r"\b(secrets?|credentials?|api[ _-]?keys?|private key)\b|(^|/)\.env\b|\.pem\b|id_rsa",
+            re.IGNORECASE,
+        ),
+        "keep secret values out of the plan and of files a spoke writes",
+    ),
 )
 _DESTRUCTIVE = re.compile(
     r"\brm\s+-\w*[rf]|\bgit\s+(push|reset\s+--hard|clean\s+-\w*f)|\b(drop|truncate)\s+(table|database)\b"
@@ -258,11 +306,13 @@ def _risk(task: Task, reviewed: set[str]) -> list[tuple[str, str, str]]:
     if task.validation:
         bad = _DESTRUCTIVE.search(task.validation)
         if bad:
-            found.append((
-                f"its validation command changes things ('{bad.group(0).strip()}'); the run executes it.",
-                "make validation a read-only check, such as the test suite.",
-                "error",
-            ))
+            found.append(
+                (
+                    f"its validation command changes things ('{bad.group(0).strip()}'); the run executes it.",
+                    "make validation a read-only check, such as the test suite.",
+                    "error",
+                )
+            )
     text = " ".join([task.title, *task.criteria, *task.files])
     hits = [(what, remedy) for what, pattern, remedy in _RISKS if pattern.search(text)]
     if task.risk != "high" and not hits:
@@ -270,11 +320,21 @@ def _risk(task: Task, reviewed: set[str]) -> list[tuple[str, str, str]]:
     what = f"it looks high-risk ({', '.join(h[0] for h in hits)})" if hits else "its risk is high"
     remedies = [h[1] for h in hits]
     if task.id not in reviewed:
-        remedies.append(f"add a review task that depends on it (specialist: review) or run `maestro review {task.id}` before accepting it")
-        found.append((f"{what} and no review task checks it.", "; ".join(remedies) + ".", "warning"))
+        remedies.append(
+            f"add a review task that depends on it (specialist: review) or run `maestro review {task.id}` before accepting it"
+        )
+        found.append(
+            (f"{what} and no review task checks it.", "; ".join(remedies) + ".", "warning")
+        )
     elif task.risk != "high":
         remedies.append("set risk: high so the run and the report treat it with care")
-        found.append((f"{what} but its risk is {task.risk or 'not set'}.", "; ".join(remedies) + ".", "warning"))
+        found.append(
+            (
+                f"{what} but its risk is {task.risk or 'not set'}.",
+                "; ".join(remedies) + ".",
+                "warning",
+            )
+        )
     return found
 
 
@@ -296,7 +356,9 @@ def aavsr(
     """
     findings: list[AavsrFinding] = []
     # A task is reviewed when some review task waits for it, directly or not.
-    reviewed = graph.ancestors_of_any(plan.tasks, [t.id for t in plan.tasks if t.specialist == "review"])
+    reviewed = graph.ancestors_of_any(
+        plan.tasks, [t.id for t in plan.tasks if t.specialist == "review"]
+    )
     for task in plan.tasks:
         kind = _kind_of(task, catalog)
         per_check = (
@@ -307,16 +369,20 @@ def aavsr(
             ("Risk", _risk(task, reviewed)),
         )
         for check, found in per_check:
-            findings.extend(AavsrFinding(check, task.id, why, remedy, level) for why, remedy, level in found)
+            findings.extend(
+                AavsrFinding(check, task.id, why, remedy, level) for why, remedy, level in found
+            )
     for first, second, path in graph.file_conflicts(plan.tasks):
-        findings.append(AavsrFinding(
-            "Scope",
-            first,
-            f"Task {first} and Task {second} both own {path} and could run at the same time.",
-            f"make one depend on the other or give {path} to one of them; "
-            "until then the run never starts them together.",
-            "warning",
-        ))
+        findings.append(
+            AavsrFinding(
+                "Scope",
+                first,
+                f"Task {first} and Task {second} both own {path} and could run at the same time.",
+                f"make one depend on the other or give {path} to one of them; "
+                "until then the run never starts them together.",
+                "warning",
+            )
+        )
     return findings
 
 

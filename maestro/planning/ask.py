@@ -81,13 +81,19 @@ def build_prompt(goal: str, *, catalog: Any, installed: list[str]) -> str:
     parts = [f"Goal: {goal}", "", _skill()]
     agents = _agents(catalog)
     if agents:
-        parts += ["", "Agents a task may name in `agent` (tier in brackets decides what it may do):", *agents]
+        parts += [
+            "",
+            "Agents a task may name in `agent` (tier in brackets decides what it may do):",
+            *agents,
+        ]
     if installed:
         parts += ["", f"CLIs installed for `tool`: {', '.join(installed)}."]
     parts += [
         "",
-        ("Answer with the plan only, as one ```json block holding an object that follows this "
-         "JSON Schema (paths in `files` relative to the project root):"),
+        (
+            "Answer with the plan only, as one ```json block holding an object that follows this "
+            "JSON Schema (paths in `files` relative to the project root):"
+        ),
         "```json",
         json.dumps(SCHEMA, indent=1),
         "```",
@@ -109,8 +115,16 @@ def _fix_for(kind: str | None, tool: str) -> str:
     return "ask another CLI with --hub, or write the plan yourself and pipe it: `maestro plan --from -`."
 
 
-def ask(goal: str, tool: str, *, settings: Any, env: dict[str, str], catalog: Any,
-        installed: list[str], emit: Any) -> Answer:
+def ask(
+    goal: str,
+    tool: str,
+    *,
+    settings: Any,
+    env: dict[str, str],
+    catalog: Any,
+    installed: list[str],
+    emit: Any,
+) -> Answer:
     from maestro.spokes.base import refuse_if_inside_spoke
     from maestro.spokes.contract import DispatchRequest
     from maestro.spokes.registry import get_spoke
@@ -146,7 +160,9 @@ def ask(goal: str, tool: str, *, settings: Any, env: dict[str, str], catalog: An
         ) from None
     plan.goal = goal  # the person's words, not the model's paraphrase
     plan.source = None  # the hub is the CLI asked, whatever the answer claims
-    return Answer(plan, tool, result.usage.total, result.cost, result.cost_estimated, result.duration_s)
+    return Answer(
+        plan, tool, result.usage.total, result.cost, result.cost_estimated, result.duration_s
+    )
 
 
 def _keep(settings: Any, tool: str, text: str) -> str:

@@ -44,7 +44,9 @@ def parse_text(text: str, name: str = "plan input") -> Any:
             line=line,
         ) from None
     except yaml.YAMLError as exc:
-        raise PlanError(f"{name} is not valid YAML: {exc}.", f"correct the YAML; {_SHAPE_FIX}.") from None
+        raise PlanError(
+            f"{name} is not valid YAML: {exc}.", f"correct the YAML; {_SHAPE_FIX}."
+        ) from None
 
 
 def _text(value: Any) -> str:

@@ -25,7 +25,17 @@ from maestro.state.markdown.layout import PlanLayout, RecordLayout, TextPiece
 from maestro.state.model import Plan, Task
 
 # Task fields the hub's plan sets; the others are the run's (carried over for same tasks).
-PLAN_FIELDS = ("title", "specialist", "agent", "tool", "depends", "files", "criteria", "validation", "risk")
+PLAN_FIELDS = (
+    "title",
+    "specialist",
+    "agent",
+    "tool",
+    "depends",
+    "files",
+    "criteria",
+    "validation",
+    "risk",
+)
 RUN_FIELDS = tuple(f.name for f in fields(Task) if f.name not in ("id", "layout", *PLAN_FIELDS))
 
 
@@ -34,7 +44,9 @@ class Replan:
     plan: Plan  # the new plan, on the current document's layout
     kept: list[dict[str, str]] = field(default_factory=list)  # tasks whose results carry over
     dropped: list[dict[str, str]] = field(default_factory=list)  # tasks whose results do not
-    notes: list[dict[str, str]] = field(default_factory=list)  # a person's text the new plan cannot hold
+    notes: list[dict[str, str]] = field(
+        default_factory=list
+    )  # a person's text the new plan cannot hold
     lost: list[str] = field(default_factory=list)  # other content of the old plan not carried over
 
     @property
@@ -49,8 +61,11 @@ def replan(new: Plan, old: Plan) -> Replan:
     previous = {t.id: t for t in old.tasks}
     same_work = {t.id for t in new.tasks if t.id in previous and previous[t.id].title == t.title}
     out = Replan(old)
-    out.dropped = [{"id": t.id, "status": t.status} for t in old.tasks
-                   if t.id not in same_work and (t.status != "pending" or t.attempts)]
+    out.dropped = [
+        {"id": t.id, "status": t.status}
+        for t in old.tasks
+        if t.id not in same_work and (t.status != "pending" or t.attempts)
+    ]
     new_ids = {t.id for t in new.tasks}
     out.notes = [note for t in old.tasks if t.id not in new_ids for note in _notes("tasks", t)]
     tasks = []
@@ -80,14 +95,18 @@ def replan(new: Plan, old: Plan) -> Replan:
         for slot, what in (("challenges", "challenge"), ("log", "Execution Log row")):
             records = getattr(old, slot)
             if records:
-                out.lost.append(f"{len(records)} {what}{'s' if len(records) != 1 else ''} (the goal changed)")
+                out.lost.append(
+                    f"{len(records)} {what}{'s' if len(records) != 1 else ''} (the goal changed)"
+                )
                 if slot == "challenges":
                     out.notes += [note for c in records for note in _notes(slot, c)]
                 setattr(old, slot, [])
     reviews = [r for r in old.reviews if r.task in same_work]
     gone = [r for r in old.reviews if r.task not in same_work]
     if gone:
-        out.lost.append(f"{len(gone)} review{'s' if len(gone) != 1 else ''} of tasks whose results are dropped")
+        out.lost.append(
+            f"{len(gone)} review{'s' if len(gone) != 1 else ''} of tasks whose results are dropped"
+        )
         out.notes += [note for r in gone for note in _notes("reviews", r)]
     old.reviews = reviews
     old.source = new.source
@@ -101,9 +120,15 @@ def _drop_empty_sections(plan: Plan) -> None:
     layout = plan.layout
     if not isinstance(layout, PlanLayout):
         return
-    layout.chunks = [c for c in layout.chunks
-                     if not (c.slot in ("challenges", "reviews") and not getattr(plan, c.slot)
-                             and len(c.text.strip().splitlines()) == 1)]
+    layout.chunks = [
+        c
+        for c in layout.chunks
+        if not (
+            c.slot in ("challenges", "reviews")
+            and not getattr(plan, c.slot)
+            and len(c.text.strip().splitlines()) == 1
+        )
+    ]
 
 
 def _paragraphs(text: str) -> list[str]:
@@ -118,5 +143,11 @@ def _notes(slot: str, record: Any) -> list[dict[str, str]]:
     text = "".join(p.text for p in layout.pieces if isinstance(p, TextPiece)).strip("\n")
     if not text.strip():
         return []
-    return [{"where": layout.heading.strip().lstrip("#").strip(), "id": record.id, "kind": KINDS[slot].word,
-             "text": text}]
+    return [
+        {
+            "where": layout.heading.strip().lstrip("#").strip(),
+            "id": record.id,
+            "kind": KINDS[slot].word,
+            "text": text,
+        }
+    ]

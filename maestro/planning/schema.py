@@ -36,7 +36,10 @@ TASK_SCHEMA: dict[str, Any] = {
             "maxLength": 200,
             "description": "One atomic outcome, one line: 'Add the /login endpoint'.",
         },
-        "specialist": {"enum": list(SPECIALISTS), "description": "The kind of work (or name an agent, or both)."},
+        "specialist": {
+            "enum": list(SPECIALISTS),
+            "description": "The kind of work (or name an agent, or both).",
+        },
         "agent": {
             "type": "string",
             "pattern": r"^[a-z0-9][a-z0-9-]*$",
@@ -91,14 +94,14 @@ EXAMPLES = {
     "goal": "goal: Add user authentication",
     "hub": "hub: claude",
     "tasks": "tasks: [{id: 1, title: ..., specialist: code, ...}]",
-    "id": "id: 1 (or \"2.1\", quoted, for a sub-task)",
+    "id": 'id: 1 (or "2.1", quoted, for a sub-task)',
     "title": "title: Add the /login endpoint",
     "specialist": "specialist: code",
     "agent": "agent: coder",
     "tool": "tool: gemini",
     "depends": "depends: [1, 2]",
     "files": "files: [src/auth.py, tests/test_auth.py]",
-    "criteria": "criteria: [\"pytest tests/test_auth.py passes\"]",
+    "criteria": 'criteria: ["pytest tests/test_auth.py passes"]',
     "validation": "validation: pytest tests/test_auth.py",
     "risk": "risk: low",
     "version": "version: 1",
@@ -154,9 +157,20 @@ def _describe(error: Any) -> tuple[str, str]:
         props = error.schema.get("properties", {})
         missing = [k for k in error.validator_value if isinstance(value, dict) and k not in value]
         name = missing[0] if missing else "?"
-        return f"missing required key '{name}'", f"add {EXAMPLES.get(name, name)}" if name in props else "add it"
-    if kind == "anyOf" and isinstance(value, dict) and "specialist" not in value and "agent" not in value:
-        return "names neither a specialist nor an agent", "add specialist: code (or agent: coder, or both)"
+        return (
+            f"missing required key '{name}'",
+            f"add {EXAMPLES.get(name, name)}" if name in props else "add it",
+        )
+    if (
+        kind == "anyOf"
+        and isinstance(value, dict)
+        and "specialist" not in value
+        and "agent" not in value
+    ):
+        return (
+            "names neither a specialist nor an agent",
+            "add specialist: code (or agent: coder, or both)",
+        )
     if kind == "additionalProperties":
         allowed = list(error.schema.get("properties", {}))
         extra = [k for k in value if k not in allowed]
@@ -165,15 +179,23 @@ def _describe(error: Any) -> tuple[str, str]:
         hint = f"did you mean '{close[0]}'? Otherwise " if close else ""
         return f"unknown key '{name}'", f"{hint}remove it or use one of: {', '.join(allowed)}"
     if kind == "type":
-        wanted = error.validator_value if isinstance(error.validator_value, list) else [error.validator_value]
+        wanted = (
+            error.validator_value
+            if isinstance(error.validator_value, list)
+            else [error.validator_value]
+        )
         names = " or ".join(_TYPE_NAMES.get(str(w), str(w)) for w in wanted)
         if key in ("id", "depends") and isinstance(value, float):
             return (
                 f"task id {value!r} was read as a decimal number",
-                "quote dotted ids so they stay text: id: \"2.1\", depends: [\"2.1\"]",
+                'quote dotted ids so they stay text: id: "2.1", depends: ["2.1"]',
             )
         fix = f"write it as {example}"
-        if "string" in wanted and isinstance(value, (bool, int, float)) and not isinstance(value, list):
+        if (
+            "string" in wanted
+            and isinstance(value, (bool, int, float))
+            and not isinstance(value, list)
+        ):
             fix += " (quote it if YAML reads it as a number or yes/no)"
         return f"expected {names}, got {_kind(value)}", fix
     if kind == "const" and key == "version":
@@ -191,9 +213,15 @@ def _describe(error: Any) -> tuple[str, str]:
         )
     if kind == "pattern":
         if key in ("id", "depends"):
-            return f"{value!r} is not a task id", "use a number like 1 or a dotted number like \"2.1\""
+            return (
+                f"{value!r} is not a task id",
+                'use a number like 1 or a dotted number like "2.1"',
+            )
         if key == "agent":
-            return f"{value!r} is not an agent name", "use a lowercase name like coder (see `maestro agents list`)"
+            return (
+                f"{value!r} is not an agent name",
+                "use a lowercase name like coder (see `maestro agents list`)",
+            )
         return "must be one non-empty line", f"write it on one line, e.g. {example}"
     if kind == "minimum":
         return f"{value!r} is not a task id", "use a number of 0 or more"

@@ -40,7 +40,9 @@ class TaskContext:
 
 
 def _attrs(values: dict[str, Any]) -> str:
-    return "".join(f" {key}={quoteattr(_clean(value))}" for key, value in values.items() if value is not None)
+    return "".join(
+        f" {key}={quoteattr(_clean(value))}" for key, value in values.items() if value is not None
+    )
 
 
 def _leaf(indent: int, tag: str, text: str | None = None, **attrs: Any) -> str:
@@ -67,7 +69,8 @@ def enabled_commands(manifest: SessionManifest, commands: Sequence[Any] | None =
     return [
         spec
         for spec in commands
-        if caps.get(spec.capability or "can_run_commands", False) and (office or spec.group != "office")
+        if caps.get(spec.capability or "can_run_commands", False)
+        and (office or spec.group != "office")
     ]
 
 
@@ -82,7 +85,9 @@ def _session_lines(manifest: SessionManifest, directive: Mapping[str, str] | Non
     facts = {
         "session_id": manifest.session_id,
         "mode": manifest.mode,
-        "coordinator_session_id": manifest.coordinator_session_id if is_coordinated(manifest.mode) else None,
+        "coordinator_session_id": manifest.coordinator_session_id
+        if is_coordinated(manifest.mode)
+        else None,
         "run_id": manifest.run_id,
     }
     lines = ["  <session_context>"]
@@ -90,7 +95,9 @@ def _session_lines(manifest: SessionManifest, directive: Mapping[str, str] | Non
     lines.append("  </session_context>")
     if directive and directive.get("message"):
         attrs = {"from": directive.get("from"), "subject": directive.get("subject")}
-        lines.append(f"  <coordinator_directive{_attrs(attrs)}>{escape(_clean(directive['message']))}</coordinator_directive>")
+        lines.append(
+            f"  <coordinator_directive{_attrs(attrs)}>{escape(_clean(directive['message']))}</coordinator_directive>"
+        )
     return lines
 
 
@@ -110,7 +117,9 @@ def render_system_prompt(
     lines += _session_lines(manifest, directive)
     lines.append("  <capabilities>")
     for name in CAPABILITIES:
-        lines.append(_leaf(2, "capability", name=name, enabled=str(manifest.capabilities[name]).lower()))
+        lines.append(
+            _leaf(2, "capability", name=name, enabled=str(manifest.capabilities[name]).lower())
+        )
     lines += ["  </capabilities>", "  <workflow>"]
     for name, text in phases(manifest.mode, manifest.strategy or "", office=has_office(manifest)):
         lines.append(_leaf(2, "phase", text, name=name))
@@ -125,7 +134,9 @@ def render_system_prompt(
             lines.append(f"    <group{_attrs({'name': group})}>")
             for spec in specs:
                 syntax = spec.syntax_for(manifest.mode)
-                lines.append(_leaf(3, "command", name=spec.name, syntax=syntax, description=spec.summary))
+                lines.append(
+                    _leaf(3, "command", name=spec.name, syntax=syntax, description=spec.summary)
+                )
             lines.append("    </group>")
         lines.append("  </commands>")
     else:
@@ -163,7 +174,9 @@ def render_task_prompt(manifest: SessionManifest, task_ctx: TaskContext) -> str:
     session = {
         "session_id": manifest.session_id,
         "run_id": manifest.run_id,
-        "coordinator_session_id": manifest.coordinator_session_id if is_coordinated(manifest.mode) else None,
+        "coordinator_session_id": manifest.coordinator_session_id
+        if is_coordinated(manifest.mode)
+        else None,
         "project_root": str(root) if root is not None else None,
         "directive": task_ctx.directive,
         **task_ctx.extra,
@@ -173,7 +186,20 @@ def render_task_prompt(manifest: SessionManifest, task_ctx: TaskContext) -> str:
             lines.append(_leaf(2, key, str(value)))
     lines += ["  </session_context>", "  <reference_task_context>"]
     for ref in task_ctx.references:
-        text = ref.downstream_context or "Downstream Context missing: verify this task's output before relying on it."
-        lines.append(_leaf(2, "reference_task", text, id=ref.id, title=ref.title, status=ref.status, agent=ref.agent))
+        text = (
+            ref.downstream_context
+            or "Downstream Context missing: verify this task's output before relying on it."
+        )
+        lines.append(
+            _leaf(
+                2,
+                "reference_task",
+                text,
+                id=ref.id,
+                title=ref.title,
+                status=ref.status,
+                agent=ref.agent,
+            )
+        )
     lines += ["  </reference_task_context>", "</maestro_task_prompt>"]
     return "\n".join(lines) + "\n"

@@ -35,16 +35,29 @@ def spoke_manifest(agent: ResolvedAgent, session: Any = None) -> SessionManifest
     (a ``bus.sessions.Session`` it can reach from its shell) it uses the office's mail;
     without, it reports in its answer."""
     if session is None:
-        return SessionManifest(mode="coordinated-worker", strategy="simple", agent=agent.name, shell=can_shell(agent.tier))
-    return SessionManifest(mode=session.mode, strategy=session.data.get("strategy"), agent=agent.name,
-                    shell=can_shell(agent.tier), session_id=session.id,
-                    coordinator_session_id=session.coordinator, run_id=session.data.get("run_id"))
+        return SessionManifest(
+            mode="coordinated-worker",
+            strategy="simple",
+            agent=agent.name,
+            shell=can_shell(agent.tier),
+        )
+    return SessionManifest(
+        mode=session.mode,
+        strategy=session.data.get("strategy"),
+        agent=agent.name,
+        shell=can_shell(agent.tier),
+        session_id=session.id,
+        coordinator_session_id=session.coordinator,
+        run_id=session.data.get("run_id"),
+    )
 
 
 def _system(agent: ResolvedAgent, session: Any = None) -> str:
     persona = f"# Agent: {agent.name} ({agent.tier})\n\n{agent.agent.description}\n\n{agent.body.strip()}\n"
     directive = session.data.get("directive") if session is not None else None
-    return render_system_prompt(spoke_manifest(agent, session), directive=directive) + "\n" + persona
+    return (
+        render_system_prompt(spoke_manifest(agent, session), directive=directive) + "\n" + persona
+    )
 
 
 def _indent(text: str) -> str:
@@ -58,11 +71,17 @@ def context_chain(plan: Any, task: Any) -> str:
     for dep_id in sorted(task.depends, key=task_sort_key):
         dep = plan.find(dep_id)
         if dep is None:
-            lines.append(f"- Task {dep_id}: not in the plan. Treat anything it was to provide as missing.")
+            lines.append(
+                f"- Task {dep_id}: not in the plan. Treat anything it was to provide as missing."
+            )
         elif dep.status != "done":
-            lines.append(f"- Task {dep.id} ({agent_name_for(dep)}): not completed (status: {dep.status}); its output is not available.")
+            lines.append(
+                f"- Task {dep.id} ({agent_name_for(dep)}): not completed (status: {dep.status}); its output is not available."
+            )
         elif dep.downstream_context and dep.downstream_context.strip():
-            lines.append(f"- Task {dep.id} ({agent_name_for(dep)}): {dep.title}\n{_indent(dep.downstream_context)}")
+            lines.append(
+                f"- Task {dep.id} ({agent_name_for(dep)}): {dep.title}\n{_indent(dep.downstream_context)}"
+            )
         else:
             lines.append(f"- Task {dep.id} ({agent_name_for(dep)}): {MISSING_CONTEXT}")
     return "\n".join(lines)
@@ -77,20 +96,27 @@ def _handoff(task: Any, agent: ResolvedAgent, root: Path) -> str:
     depends = ", ".join(f"Task {dep}" for dep in sorted(task.depends, key=task_sort_key)) or "none"
     context = [
         f"- Project root: {root}",
-        f"- Agent: {agent.name} (tier {agent.tier})" + (f"; specialist: {task.specialist}" if task.specialist else ""),
+        f"- Agent: {agent.name} (tier {agent.tier})"
+        + (f"; specialist: {task.specialist}" if task.specialist else ""),
         f"- Depends on: {depends}" + (" (their context is above)" if task.depends else ""),
     ]
     if task.risk:
         context.append(f"- Risk: {task.risk}")
-    criteria = [f"- [ ] {c}" for c in task.criteria] or ["- [ ] The task as stated is done; say how you checked it."]
+    criteria = [f"- [ ] {c}" for c in task.criteria] or [
+        "- [ ] The task as stated is done; say how you checked it."
+    ]
     constraints = []
     if can_write(agent.tier):
-        constraints.append("- Change only the files under Deliverables. A change needed elsewhere goes under Issues, not into the file.")
+        constraints.append(
+            "- Change only the files under Deliverables. A change needed elsewhere goes under Issues, not into the file."
+        )
     else:
         constraints.append("- You change no files: your findings are the deliverable.")
     constraints.append("- Follow the project's existing conventions (see the base protocol).")
     if task.risk == "high":
-        constraints.append("- High risk: make the smallest change that meets the criteria, and list anything you are unsure of under Assumptions.")
+        constraints.append(
+            "- High risk: make the smallest change that meets the criteria, and list anything you are unsure of under Assumptions."
+        )
     return "\n\n".join(
         [
             f"## Task\nTask {task.id}: {task.title}",
@@ -152,7 +178,9 @@ def _prohibitions(agent: ResolvedAgent, office: bool) -> str:
 
 
 def consumers(plan: Any, task: Any) -> str:
-    dependents = sorted((t for t in plan.tasks if task.id in t.depends), key=lambda t: task_sort_key(t.id))
+    dependents = sorted(
+        (t for t in plan.tasks if task.id in t.depends), key=lambda t: task_sort_key(t.id)
+    )
     if not dependents:
         return "Your output will be consumed by: the hub, which accepts the task from your Result Submission."
     names = ", ".join(f"{agent_name_for(t)} (Task {t.id})" for t in dependents)
@@ -179,7 +207,10 @@ def build_delegation(
     root = Path(project_root).absolute()
     sections = [protocols.base_protocol(tool), protocols.filesystem_protocol(tool)]
     if not enforced_by_cli:
-        sections += [protocols.tool_restrictions(agent.tier, agent.tools, tool), protocols.file_writing_rules(tool)]
+        sections += [
+            protocols.tool_restrictions(agent.tier, agent.tools, tool),
+            protocols.file_writing_rules(tool),
+        ]
     sections += [
         context_chain(plan, task),
         _handoff(task, agent, root),

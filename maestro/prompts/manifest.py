@@ -31,8 +31,21 @@ CAPABILITIES = (
 )
 LEGACY_MODES = {"execute": "worker", "coordinate": "coordinator"}
 LEGACY_ROLES = {"worker": "worker", "orchestrator": "coordinator"}
-_KEY_ALIASES = {"coordinatorSessionId": "coordinator_session_id", "sessionId": "session_id", "runId": "run_id"}
-_FIELDS = ("mode", "strategy", "session_id", "coordinator_session_id", "run_id", "agent", "shell", "restrict")
+_KEY_ALIASES = {
+    "coordinatorSessionId": "coordinator_session_id",
+    "sessionId": "session_id",
+    "runId": "run_id",
+}
+_FIELDS = (
+    "mode",
+    "strategy",
+    "session_id",
+    "coordinator_session_id",
+    "run_id",
+    "agent",
+    "shell",
+    "restrict",
+)
 
 
 class ManifestDeprecationWarning(DeprecationWarning):
@@ -86,8 +99,14 @@ class SessionManifest:
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
-            hint = " (a deprecated name: read manifests with load_manifest)" if self.mode in LEGACY_MODES else ""
-            raise MaestroError(f"unknown mode {self.mode!r}{hint}.", f"use one of: {', '.join(MODES)}.")
+            hint = (
+                " (a deprecated name: read manifests with load_manifest)"
+                if self.mode in LEGACY_MODES
+                else ""
+            )
+            raise MaestroError(
+                f"unknown mode {self.mode!r}{hint}.", f"use one of: {', '.join(MODES)}."
+            )
         allowed = strategies_for(self.mode)
         strategy = self.strategy or allowed[0]
         if strategy not in allowed:
@@ -98,13 +117,18 @@ class SessionManifest:
         object.__setattr__(self, "strategy", strategy)
         unknown = [name for name in self.restrict if name not in CAPABILITIES]
         if unknown:
-            raise MaestroError(f"unknown capability {unknown[0]!r} in restrict.", f"use one of: {', '.join(CAPABILITIES)}.")
+            raise MaestroError(
+                f"unknown capability {unknown[0]!r} in restrict.",
+                f"use one of: {', '.join(CAPABILITIES)}.",
+            )
         if family(self.mode) == "coordinate" and not self.shell:
             raise MaestroError(
                 f"a {self.mode} needs to run commands, but this manifest has no shell.",
                 "give the session shell access, or make it a worker.",
             )
-        object.__setattr__(self, "capabilities", _derive(self.mode, strategy, self.shell, tuple(self.restrict)))
+        object.__setattr__(
+            self, "capabilities", _derive(self.mode, strategy, self.shell, tuple(self.restrict))
+        )
 
 
 def _legacy(data: dict[str, Any]) -> tuple[str, list[str]]:
@@ -117,8 +141,13 @@ def _legacy(data: dict[str, Any]) -> tuple[str, list[str]]:
         if role not in LEGACY_ROLES:
             raise MaestroError(f"unknown role {role!r}.", f"use mode, one of: {', '.join(MODES)}.")
         from_role = LEGACY_ROLES[role]
-        if mode is not None and LEGACY_MODES.get(mode, mode).removeprefix("coordinated-") != from_role:
-            raise MaestroError(f"role {role!r} contradicts mode {mode!r}.", "drop role and keep mode.")
+        if (
+            mode is not None
+            and LEGACY_MODES.get(mode, mode).removeprefix("coordinated-") != from_role
+        ):
+            raise MaestroError(
+                f"role {role!r} contradicts mode {mode!r}.", "drop role and keep mode."
+            )
         if mode is None:
             mode = from_role
             notes.append(f"role={role}")
@@ -146,7 +175,10 @@ def load_manifest(data: Mapping[str, Any]) -> SessionManifest:
     values["mode"] = mode
     unknown = sorted(key for key in values if key not in _FIELDS)
     if unknown:
-        raise MaestroError(f"unknown manifest key {unknown[0]!r}.", f"use: {', '.join(_FIELDS)}, or role (deprecated).")
+        raise MaestroError(
+            f"unknown manifest key {unknown[0]!r}.",
+            f"use: {', '.join(_FIELDS)}, or role (deprecated).",
+        )
     values["restrict"] = tuple(values.get("restrict") or ())
     for message in messages:
         warnings.warn(message, ManifestDeprecationWarning, stacklevel=2)

@@ -100,7 +100,12 @@ def _blocks(text: str, parse: Any, depth: int = 0) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for node in parse(text):
         info = ((node.get("attrs") or {}).get("info") or "").strip().lower()
-        if node["type"] == "block_code" and depth < 2 and info in _FENCE_INFO and _MARKER.search(node["raw"]):
+        if (
+            node["type"] == "block_code"
+            and depth < 2
+            and info in _FENCE_INFO
+            and _MARKER.search(node["raw"])
+        ):
             out += _blocks(node["raw"], parse, depth + 1)
         else:
             out.append(node)
@@ -126,7 +131,11 @@ def _sections(blocks: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
             current = None
         if current is None or kind == "blank_line":
             continue
-        if name in _LIST_SECTIONS and kind == "paragraph" and any(n["type"] == "list" for n in current):
+        if (
+            name in _LIST_SECTIONS
+            and kind == "paragraph"
+            and any(n["type"] == "list" for n in current)
+        ):
             current = None
             continue
         current.append(node)
@@ -146,10 +155,14 @@ def _list_items(nodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [item for node in nodes if node["type"] == "list" for item in node["children"]]
 
 
-def _parse_submission(sections: dict[str, list[dict[str, Any]]], problems: list[str]) -> Submission | None:
+def _parse_submission(
+    sections: dict[str, list[dict[str, Any]]], problems: list[str]
+) -> Submission | None:
     present = [name for name in SUBMISSION_SECTIONS if name in sections]
     if not present:
-        problems.append("no Result Submission found (sections ## Status, ## Summary, ## Changes, ## Verification, ## Issues)")
+        problems.append(
+            "no Result Submission found (sections ## Status, ## Summary, ## Changes, ## Verification, ## Issues)"
+        )
         return None
     for name in SUBMISSION_SECTIONS:
         if name not in sections:
@@ -163,7 +176,9 @@ def _parse_submission(sections: dict[str, list[dict[str, Any]]], problems: list[
         if "|" in raw:
             problems.append("## Status still holds the template's choices; it must be one word")
         elif word not in SUBMISSION_STATUSES:
-            problems.append(f"## Status is {raw[:40]!r}; expected one of {', '.join(SUBMISSION_STATUSES)}")
+            problems.append(
+                f"## Status is {raw[:40]!r}; expected one of {', '.join(SUBMISSION_STATUSES)}"
+            )
         else:
             sub.status = word
     if "Summary" in sections:
@@ -181,9 +196,13 @@ def _parse_submission(sections: dict[str, list[dict[str, Any]]], problems: list[
             if item["type"] == "task_list_item":
                 sub.verification.append((bool(item["attrs"]["checked"]), body))
             else:
-                problems.append(f"## Verification item is not a checkbox (- [x] or - [ ]): {body[:60]!r}")
+                problems.append(
+                    f"## Verification item is not a checkbox (- [x] or - [ ]): {body[:60]!r}"
+                )
         if not sub.verification and not _is_none(text["Verification"]):
-            problems.append("## Verification must be a checklist: - [x] met criterion, - [ ] unmet criterion")
+            problems.append(
+                "## Verification must be a checklist: - [x] met criterion, - [ ] unmet criterion"
+            )
     if "Issues" in sections:
         sub.issues = "" if _is_none(text["Issues"]) else text["Issues"]
     return sub
@@ -191,7 +210,9 @@ def _parse_submission(sections: dict[str, list[dict[str, Any]]], problems: list[
 
 # `Key: value`, `**Key:** value`, `**Key**: value` (or with `__`): the markers around the
 # key are removed exactly, so a value that starts with `__init__` keeps its underscores.
-_FIELD = re.compile(r"^\s*(?P<open>\*\*|__)?(?P<key>[^:*_][^:]*?)(?:(?P=open)\s*:|:\s*(?P=open)|:)(?P<value>.*)$")
+_FIELD = re.compile(
+    r"^\s*(?P<open>\*\*|__)?(?P<key>[^:*_][^:]*?)(?:(?P=open)\s*:|:\s*(?P=open)|:)(?P<value>.*)$"
+)
 
 
 def _fields(nodes: list[dict[str, Any]], known: tuple[str, ...]) -> dict[str, str]:
@@ -209,9 +230,13 @@ def _fields(nodes: list[dict[str, Any]], known: tuple[str, ...]) -> dict[str, st
     return values
 
 
-def _parse_handoff(sections: dict[str, list[dict[str, Any]]], problems: list[str]) -> Handoff | None:
+def _parse_handoff(
+    sections: dict[str, list[dict[str, Any]]], problems: list[str]
+) -> Handoff | None:
     if TASK_REPORT not in sections and DOWNSTREAM not in sections:
-        problems.append(f"no Handoff Report found (sections ### {TASK_REPORT} and ### {DOWNSTREAM})")
+        problems.append(
+            f"no Handoff Report found (sections ### {TASK_REPORT} and ### {DOWNSTREAM})"
+        )
         return None
     handoff = Handoff()
     if TASK_REPORT not in sections:
@@ -226,14 +251,18 @@ def _parse_handoff(sections: dict[str, list[dict[str, Any]]], problems: list[str
             word = _first_word(status)
             word = "failure" if word == "failed" else word
             if "|" in status or word not in REPORT_STATUSES:
-                problems.append(f"Task Report Status is {status[:40]!r}; expected one of {', '.join(REPORT_STATUSES)}")
+                problems.append(
+                    f"Task Report Status is {status[:40]!r}; expected one of {', '.join(REPORT_STATUSES)}"
+                )
             else:
                 handoff.task_report["Status"] = word
         validation = handoff.task_report.get("Validation")
         if validation is not None:
             word = _first_word(validation)
             if "|" in validation or word not in VALIDATION_RESULTS:
-                problems.append(f"Task Report Validation is {validation[:40]!r}; expected one of {', '.join(VALIDATION_RESULTS)}")
+                problems.append(
+                    f"Task Report Validation is {validation[:40]!r}; expected one of {', '.join(VALIDATION_RESULTS)}"
+                )
             else:
                 handoff.task_report["Validation"] = word
     if DOWNSTREAM not in sections:
@@ -254,6 +283,8 @@ def parse_result(text: str) -> ParsedResult:
     submission = _parse_submission(sections, problems)
     handoff = _parse_handoff(sections, problems)
     agrees = _AGREES.get(handoff.status or "") if handoff else None
-    if submission and submission.status and agrees and submission.status not in agrees:
-        problems.append(f"## Status says {submission.status} but the Task Report says {handoff.status}")  # type: ignore[union-attr]  # agrees implies handoff
+    if handoff and submission and submission.status and agrees and submission.status not in agrees:
+        problems.append(
+            f"## Status says {submission.status} but the Task Report says {handoff.status}"
+        )
     return ParsedResult(submission, handoff, problems)

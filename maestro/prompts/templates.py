@@ -62,7 +62,9 @@ _DOWNSTREAM_HINTS = {
 
 
 def output_format() -> str:
-    submission = "\n\n".join(f"## {name}\n{_SUBMISSION_HINTS[name]}" for name in SUBMISSION_SECTIONS)
+    submission = "\n\n".join(
+        f"## {name}\n{_SUBMISSION_HINTS[name]}" for name in SUBMISSION_SECTIONS
+    )
     report = "\n".join(f"- {name}: {_REPORT_HINTS[name]}" for name in TASK_REPORT_FIELDS)
     downstream = "\n".join(f"- {name}: {_DOWNSTREAM_HINTS[name]}" for name in DOWNSTREAM_FIELDS)
     return (

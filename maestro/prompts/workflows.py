@@ -57,7 +57,9 @@ def _reporting(coordinated: bool, office: bool) -> tuple[str, str, str, str]:
             + ask,
             'Report the outcome with `maestro task report complete "<message>"`, then finish',
         )
-    directive = " Read your coordinator's directive first: it overrides defaults." if coordinated else ""
+    directive = (
+        " Read your coordinator's directive first: it overrides defaults." if coordinated else ""
+    )
     blocker = (
         " When blocked, stop and report the blocker to your coordinator with what you tried; do not wait for an answer."
         if coordinated
@@ -75,28 +77,50 @@ def _worker(strategy: str, coordinated: bool, office: bool) -> list[Phase]:
     )
     if strategy == "queue":
         return [
-            ("init", "Your tasks form a queue in the order given. Read each one's criteria and reference context." + directive),
+            (
+                "init",
+                "Your tasks form a queue in the order given. Read each one's criteria and reference context."
+                + directive,
+            ),
             (
                 "execute",
                 "Take the first unfinished task and work on it alone until it is complete or failed; record "
-                "that outcome before taking the next. Never hold two tasks open at once." + step + blocker,
+                "that outcome before taking the next. Never hold two tasks open at once."
+                + step
+                + blocker,
             ),
             ("complete", "When the queue is empty, report every task's outcome. " + close),
         ]
     if strategy == "tree":
         return [
-            ("init", "Read the task tree you own: every task, its dependencies and its criteria." + directive),
+            (
+                "init",
+                "Read the task tree you own: every task, its dependencies and its criteria."
+                + directive,
+            ),
             ("plan", "Order the tasks so each comes after the tasks it depends on."),
             (
                 "execute",
                 "Work through them in that order and report each task's outcome as it finishes. A task whose "
                 "dependency failed is blocked: report it, do not attempt it." + step + blocker,
             ),
-            ("complete", "Close with a session-level summary of what finished, failed or is blocked. " + close),
+            (
+                "complete",
+                "Close with a session-level summary of what finished, failed or is blocked. "
+                + close,
+            ),
         ]
     return [
-        ("init", "Read your task, its success criteria and the reference tasks' context." + directive),
-        ("execute", "Do the task within its files, checking each criterion as you meet it." + step + blocker),
+        (
+            "init",
+            "Read your task, its success criteria and the reference tasks' context." + directive,
+        ),
+        (
+            "execute",
+            "Do the task within its files, checking each criterion as you meet it."
+            + step
+            + blocker,
+        ),
         ("complete", close),
     ]
 
@@ -116,13 +140,21 @@ _DECOMPOSE = {
 
 def _coordinator(strategy: str, coordinated: bool, office: bool) -> list[Phase]:
     phases = [
-        ("analyze", "Read the goal and the current state with `maestro status`; read enough code to know its shape."),
+        (
+            "analyze",
+            "Read the goal and the current state with `maestro status`; read enough code to know its shape.",
+        ),
         (
             "decompose",
             "Split the goal into atomic tasks: one outcome each, testable criteria, the files each owns, "
-            "an agent, and dependencies. " + _DECOMPOSE[strategy] + " Write the plan with `maestro plan`.",
+            "an agent, and dependencies. "
+            + _DECOMPOSE[strategy]
+            + " Write the plan with `maestro plan`.",
         ),
-        ("spawn", "Start the run with `maestro run --detach`; Maestro dispatches each task once its dependencies are done."),
+        (
+            "spawn",
+            "Start the run with `maestro run --detach`; Maestro dispatches each task once its dependencies are done.",
+        ),
         (
             "monitor",
             (
@@ -137,7 +169,10 @@ def _coordinator(strategy: str, coordinated: bool, office: bool) -> list[Phase]:
                 "reassign it to another agent or CLI by re-planning, mark it blocked and continue, or stop."
             ),
         ),
-        ("verify", "Have another vendor review finished work with `maestro review`, and check each criterion against the result."),
+        (
+            "verify",
+            "Have another vendor review finished work with `maestro review`, and check each criterion against the result.",
+        ),
         ("complete", "Close with `maestro report`: the outcome, the cost, and what remains."),
     ]
     if office:
@@ -145,9 +180,11 @@ def _coordinator(strategy: str, coordinated: bool, office: bool) -> list[Phase]:
             4,
             (
                 "answer",
-                ("Your workers' questions and blockers come as mail: answer each with the `maestro mail reply` line "
-                "it ends with, redirect a worker with `maestro mail send --to <id> --type directive`, and between "
-                "runs wait for mail with `maestro mail wait`, never a polling loop."),
+                (
+                    "Your workers' questions and blockers come as mail: answer each with the `maestro mail reply` line "
+                    "it ends with, redirect a worker with `maestro mail send --to <id> --type directive`, and between "
+                    "runs wait for mail with `maestro mail wait`, never a polling loop."
+                ),
             ),
         )
     if coordinated:
@@ -158,7 +195,9 @@ def _coordinator(strategy: str, coordinated: bool, office: bool) -> list[Phase]:
             (
                 "report_to_parent",
                 (
-                    "Report to your parent coordinator" + report + " at each milestone, at once when blocked, "
+                    "Report to your parent coordinator"
+                    + report
+                    + " at each milestone, at once when blocked, "
                     "and with the final outcome from the report."
                 ),
             )

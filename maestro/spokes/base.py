@@ -96,7 +96,9 @@ class Spoke:
                 "dispatch the task afresh, or to a CLI that resumes (claude).",
             )
 
-    def spoke_env(self, req: DispatchRequest, base_env: dict[str, str] | None = None) -> dict[str, str]:
+    def spoke_env(
+        self, req: DispatchRequest, base_env: dict[str, str] | None = None
+    ) -> dict[str, str]:
         """The caller's environment as the user had it (minus what a hub's shell tool
         injected: its variables, its git settings, see maestro.git) and minus nested-host
         markers, plus the spoke marker."""
@@ -125,7 +127,9 @@ class Spoke:
         raise NotImplementedError
 
     # -- reading the output -------------------------------------------------------------
-    def read_result(self, outcome: ProcessOutcome, req: DispatchRequest | None) -> SpokeResult | None:
+    def read_result(
+        self, outcome: ProcessOutcome, req: DispatchRequest | None
+    ) -> SpokeResult | None:
         """The CLI's structurally complete answer (success or reported error), else None."""
         raise NotImplementedError
 
@@ -140,7 +144,11 @@ class Spoke:
         if result is None:
             if outcome.timed_out:
                 limit = f" of {req.timeout_s:g}s" if req else ""
-                result = fail(self.name, "timeout", f"{self.name} gave no complete result within the time limit{limit}; it was stopped.")
+                result = fail(
+                    self.name,
+                    "timeout",
+                    f"{self.name} gave no complete result within the time limit{limit}; it was stopped.",
+                )
             else:
                 result = self.diagnose(outcome, req)
         elif outcome.timed_out and result.success:
@@ -154,7 +162,9 @@ class Spoke:
             result.aborted_over_budget = True
             result.error = (
                 f"{self.name} was stopped at {result.usage.total:,} tokens, over its abort "
-                f"threshold of {threshold:,} tokens." if threshold else f"{self.name} was stopped over its token budget."
+                f"threshold of {threshold:,} tokens."
+                if threshold
+                else f"{self.name} was stopped over its token budget."
             )
         result.tool = self.name
         result.duration_s = outcome.duration_s
@@ -182,7 +192,9 @@ class Spoke:
         return round(total, 6)
 
     # -- running ------------------------------------------------------------------------
-    def stream_watcher(self, req: DispatchRequest) -> tuple[UsageTally, Callable[[str], bool]] | None:
+    def stream_watcher(
+        self, req: DispatchRequest
+    ) -> tuple[UsageTally, Callable[[str], bool]] | None:
         """A per-line callback that stops the process once usage passes ``abort_tokens``."""
         if not req.abort_tokens:
             return None
@@ -223,7 +235,13 @@ class Spoke:
         ``on_start`` gets the pid of the process doing the work."""
         return self.execute(req, self.spoke_env(req, base_env), runner, on_start)
 
-    def execute(self, req: DispatchRequest, env: dict[str, str], runner: Runner, on_start: Callable[[int], None] | None) -> SpokeResult:
+    def execute(
+        self,
+        req: DispatchRequest,
+        env: dict[str, str],
+        runner: Runner,
+        on_start: Callable[[int], None] | None,
+    ) -> SpokeResult:
         with self.scratch(req) as run_req:
             self.prepare(run_req)
             argv = self.build_argv(run_req)

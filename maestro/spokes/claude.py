@@ -39,7 +39,15 @@ CLAUDE_TIERS: dict[str, tuple[tuple[str, ...], tuple[str, ...], bool]] = {
 # before Maestro hears of it. A spoke gets no retries of its own; Maestro's ladder decides.
 SPOKE_ENV = {"CLAUDE_CODE_MAX_RETRIES": "0"}
 
-_BAD_FLAG = ("error: option", "unknown option", "error: unknown", "requires --verbose", "cannot be used with root", "error: missing required argument", "is invalid. allowed choices")
+_BAD_FLAG = (
+    "error: option",
+    "unknown option",
+    "error: unknown",
+    "requires --verbose",
+    "cannot be used with root",
+    "error: missing required argument",
+    "is invalid. allowed choices",
+)
 
 
 def claude_usage(usage: dict[str, Any] | None) -> Usage:
@@ -65,7 +73,11 @@ class ClaudeSpoke(Spoke):
     def build_argv(self, req: DispatchRequest) -> list[str]:
         argv = [self.executable or self.name, "-p", safe_positional(req.prompt)]
         # stream-json lets Maestro read usage while the session runs (budget abort).
-        argv += ["--output-format", "stream-json", "--verbose"] if req.abort_tokens else ["--output-format", "json"]
+        argv += (
+            ["--output-format", "stream-json", "--verbose"]
+            if req.abort_tokens
+            else ["--output-format", "json"]
+        )
         if req.model:
             argv += ["--model", req.model]
         if req.max_turns:
@@ -86,7 +98,9 @@ class ClaudeSpoke(Spoke):
             argv += ["--permission-mode", "acceptEdits"]
         return argv
 
-    def spoke_env(self, req: DispatchRequest, base_env: dict[str, str] | None = None) -> dict[str, str]:
+    def spoke_env(
+        self, req: DispatchRequest, base_env: dict[str, str] | None = None
+    ) -> dict[str, str]:
         env = super().spoke_env(req, base_env)
         env.update({k: v for k, v in SPOKE_ENV.items() if k not in req.env_extra})
         return env
@@ -95,7 +109,9 @@ class ClaudeSpoke(Spoke):
         if event.get("type") == "assistant":
             message = event.get("message") or {}
             # One API message arrives as several events, each repeating its usage so far.
-            tally.set(str(message.get("id") or len(tally.parts)), claude_usage(message.get("usage")))
+            tally.set(
+                str(message.get("id") or len(tally.parts)), claude_usage(message.get("usage"))
+            )
         elif event.get("type") == "result":
             tally.final(claude_usage(event.get("usage")))
 
@@ -108,7 +124,9 @@ class ClaudeSpoke(Spoke):
                 return dict(event)
         return None
 
-    def read_result(self, outcome: ProcessOutcome, req: DispatchRequest | None) -> SpokeResult | None:
+    def read_result(
+        self, outcome: ProcessOutcome, req: DispatchRequest | None
+    ) -> SpokeResult | None:
         data = self._result_object(outcome.stdout)
         if data is None:
             return None
@@ -121,7 +139,9 @@ class ClaudeSpoke(Spoke):
             tool=self.name,
             text=text,
             usage=usage,
-            cost=float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) else None,
+            cost=float(cost)
+            if isinstance(cost, (int, float)) and not isinstance(cost, bool)
+            else None,
             session_id=data.get("session_id"),
             model=",".join(models) or None,
             permission_denials=[
@@ -134,10 +154,16 @@ class ClaudeSpoke(Spoke):
         if not isinstance(data.get("is_error"), bool):
             # Without is_error a result cannot be told from an error: say so, rather than
             # guess a diagnosis from the text.
-            found = "no is_error field" if "is_error" not in data else f"is_error={data.get('is_error')!r}"
+            found = (
+                "no is_error field"
+                if "is_error" not in data
+                else f"is_error={data.get('is_error')!r}"
+            )
             result.error_kind = "other"
-            result.error = (f"claude's JSON result could not be read: {found} (keys: {', '.join(sorted(data)[:12])}); "
-                            "this claude may print a format Maestro does not know: check its version with `maestro doctor`.")
+            result.error = (
+                f"claude's JSON result could not be read: {found} (keys: {', '.join(sorted(data)[:12])}); "
+                "this claude may print a format Maestro does not know: check its version with `maestro doctor`."
+            )
             return result
         if data.get("is_error") is False and turns > 0:
             result.success = True
@@ -149,7 +175,10 @@ class ClaudeSpoke(Spoke):
         subtype = str(data.get("subtype") or "")
         errors = "; ".join(str(e) for e in data.get("errors") or [])
         if subtype == "error_max_turns" or data.get("terminal_reason") == "max_turns":
-            return "turn_limit", f"claude stopped at its turn limit after {turns} turns: {errors or 'no result'}."
+            return (
+                "turn_limit",
+                f"claude stopped at its turn limit after {turns} turns: {errors or 'no result'}.",
+            )
         status = data.get("api_error_status")
         detail = first_line(text) or errors or subtype
         if isinstance(status, int):
@@ -158,14 +187,20 @@ class ClaudeSpoke(Spoke):
         if data.get("is_error") is False and turns == 0:
             # An unknown slash command ends at once, exit 0, with no turn taken.
             return "other", f"claude ran no turn: {detail or 'empty result'}"
-        return message_kind(f"{text} {errors}") or "other", f"claude reported an error ({subtype or 'is_error'}): {detail}"
+        return message_kind(
+            f"{text} {errors}"
+        ) or "other", f"claude reported an error ({subtype or 'is_error'}): {detail}"
 
     def diagnose(self, outcome: ProcessOutcome, req: DispatchRequest | None) -> SpokeResult:
         stderr = outcome.stderr
         lowered = stderr.lower()
         if any(marker in lowered for marker in _BAD_FLAG):
-            return fail(self.name, "bad_flag", f"claude rejected its command line: {first_line(stderr)}")
+            return fail(
+                self.name, "bad_flag", f"claude rejected its command line: {first_line(stderr)}"
+            )
         kind = message_kind(last_line(stderr)) if stderr.strip() else None
         if kind in ("auth", "network", "rate_limit", "server"):
             return fail(self.name, kind, f"claude failed before answering: {last_line(stderr)}")
-        return fail(self.name, "other", garbled(self.name, outcome.stdout, outcome.exit_code, stderr))
+        return fail(
+            self.name, "other", garbled(self.name, outcome.stdout, outcome.exit_code, stderr)
+        )

@@ -43,13 +43,19 @@ def codex_usage(usage: dict[str, Any] | None) -> Usage:
     usage = usage or {}
     cached = as_int(usage.get("cached_input_tokens"))
     # OpenAI counts cached tokens inside input_tokens, reasoning inside output_tokens.
-    return Usage(input=max(0, as_int(usage.get("input_tokens")) - cached), output=as_int(usage.get("output_tokens")), cached=cached)
+    return Usage(
+        input=max(0, as_int(usage.get("input_tokens")) - cached),
+        output=as_int(usage.get("output_tokens")),
+        cached=cached,
+    )
 
 
 def configured_model(env: dict[str, str] | None = None) -> str | None:
     """The model codex uses when none is passed: ``model`` in $CODEX_HOME/config.toml."""
     try:
-        with (codex_home(env if env is not None else dict(os.environ)) / "config.toml").open("rb") as handle:
+        with (codex_home(env if env is not None else dict(os.environ)) / "config.toml").open(
+            "rb"
+        ) as handle:
             model = tomllib.load(handle).get("model")
     except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
         return None
@@ -65,7 +71,7 @@ class CodexSpoke(Spoke):
     # (codex offers exec_command in every sandbox; a real read+write spoke ran `touch`).
     unenforced_tiers: ClassVar[dict[str, str]] = {
         "read+write": "the shell cannot be forbidden: its workspace-write sandbox runs any command "
-                      "(writes confined to the workdir and /tmp); only the prompt asks it not to",
+        "(writes confined to the workdir and /tmp); only the prompt asks it not to",
     }
 
     def reaches_office(self, tier: str) -> bool:
@@ -74,7 +80,14 @@ class CodexSpoke(Spoke):
 
     def build_argv(self, req: DispatchRequest) -> list[str]:
         self.refuse_resume(req)
-        argv = [self.executable or self.name, "exec", "--json", "--skip-git-repo-check", "--sandbox", SANDBOX[req.tier]]
+        argv = [
+            self.executable or self.name,
+            "exec",
+            "--json",
+            "--skip-git-repo-check",
+            "--sandbox",
+            SANDBOX[req.tier],
+        ]
         if not req.web_search:
             # codex offers its web_search tool in every sandbox unless switched off.
             argv += ["-c", 'web_search="disabled"']
@@ -94,9 +107,13 @@ class CodexSpoke(Spoke):
         if event.get("type") == "turn.completed":
             tally.add(codex_usage(event.get("usage")))
 
-    def read_result(self, outcome: ProcessOutcome, req: DispatchRequest | None) -> SpokeResult | None:
+    def read_result(
+        self, outcome: ProcessOutcome, req: DispatchRequest | None
+    ) -> SpokeResult | None:
         events = json_events(outcome.stdout)
-        session = next((e.get("thread_id") for e in events if e.get("type") == "thread.started"), None)
+        session = next(
+            (e.get("thread_id") for e in events if e.get("type") == "thread.started"), None
+        )
         usage = Usage()
         messages: list[str] = []
         errors: list[str] = []
@@ -119,12 +136,22 @@ class CodexSpoke(Spoke):
         if failed or (errors and not completed):
             message = errors[-1] if errors else "turn failed"
             kind = message_kind(message) or "other"
-            return fail(self.name, kind, f"codex turn failed: {first_line(inner_message(message))}", session_id=session, usage=usage, model=model)
+            return fail(
+                self.name,
+                kind,
+                f"codex turn failed: {first_line(inner_message(message))}",
+                session_id=session,
+                usage=usage,
+                model=model,
+            )
         if not completed:
             return None
         result = SpokeResult(tool=self.name, usage=usage, session_id=session, model=model)
         if not messages:
-            result.error_kind, result.error = "other", "codex finished its turn without a final message."
+            result.error_kind, result.error = (
+                "other",
+                "codex finished its turn without a final message.",
+            )
             return result
         result.text, result.success = messages[-1], True
         return result
@@ -133,11 +160,18 @@ class CodexSpoke(Spoke):
         stderr = outcome.stderr
         if outcome.exit_code == 2:
             # clap's usage error: "error: unexpected argument '--full-auto' found".
-            line = next((ln.strip() for ln in stderr.splitlines() if ln.strip().startswith("error:")), first_line(stderr))
+            line = next(
+                (ln.strip() for ln in stderr.splitlines() if ln.strip().startswith("error:")),
+                first_line(stderr),
+            )
             return fail(self.name, "bad_flag", f"codex rejected its command line: {line}")
         if "Not inside a trusted directory" in stderr:
-            return fail(self.name, "untrusted_folder", f"codex refused the folder: {last_line(stderr)}")
+            return fail(
+                self.name, "untrusted_folder", f"codex refused the folder: {last_line(stderr)}"
+            )
         kind = message_kind(last_line(stderr)) if stderr.strip() else None
         if kind in ("auth", "network", "rate_limit", "server"):
             return fail(self.name, kind, f"codex failed before answering: {last_line(stderr)}")
-        return fail(self.name, "other", garbled(self.name, outcome.stdout, outcome.exit_code, stderr))
+        return fail(
+            self.name, "other", garbled(self.name, outcome.stdout, outcome.exit_code, stderr)
+        )

@@ -44,10 +44,26 @@ WEB_SEARCH = ("google_web_search",)
 # the network, enter_plan_mode, activate_skill, write_todos, update_topic): none is a
 # task's job, so the policy takes them all away.
 OTHERS = (
-    "save_memory", "web_fetch", "invoke_agent", "activate_skill", "ask_user", "complete_task", "enter_plan_mode",
-    "exit_plan_mode", "get_internal_docs", "list_mcp_resources", "read_mcp_resource", "take_snapshot",
-    "update_topic", "write_todos", "tracker_add_dependency", "tracker_create_task", "tracker_get_task",
-    "tracker_list_tasks", "tracker_update_task", "tracker_visualize",
+    "save_memory",
+    "web_fetch",
+    "invoke_agent",
+    "activate_skill",
+    "ask_user",
+    "complete_task",
+    "enter_plan_mode",
+    "exit_plan_mode",
+    "get_internal_docs",
+    "list_mcp_resources",
+    "read_mcp_resource",
+    "take_snapshot",
+    "update_topic",
+    "write_todos",
+    "tracker_add_dependency",
+    "tracker_create_task",
+    "tracker_get_task",
+    "tracker_list_tasks",
+    "tracker_update_task",
+    "tracker_visualize",
 )
 TIER_TOOLS: dict[str, tuple[str, ...]] = {
     "read-only": READ,
@@ -56,7 +72,12 @@ TIER_TOOLS: dict[str, tuple[str, ...]] = {
     "full": READ + WRITE + SHELL,
 }
 # approval mode (None: the CLI's default, which offers read-only tools only headless)
-TIER_MODE: dict[str, str | None] = {"read-only": None, "read+shell": "yolo", "read+write": "auto_edit", "full": "yolo"}
+TIER_MODE: dict[str, str | None] = {
+    "read-only": None,
+    "read+shell": "yolo",
+    "read+write": "auto_edit",
+    "full": "yolo",
+}
 
 # Gemini retries a failed model call itself (general.maxAttempts, 10 by default, with
 # backoff): a 429 or 5xx reaches Maestro as a timeout minutes later. The setting lives in
@@ -68,7 +89,9 @@ TIER_MODE: dict[str, str | None] = {"read-only": None, "read+shell": "yolo", "re
 #   "Attempt 1 failed. Retrying with backoff... Error: exception TypeError: fetch failed"
 # With model "auto" the first call is the router's (a flash-lite model), retried the
 # same way: its notice stops the spoke too, as the main call would meet the same API.
-RETRY_NOTICE = re.compile(r"^Attempt \d+ failed(?: with status (?P<status>\d{3}))?(?P<rest>[.:].*)$")
+RETRY_NOTICE = re.compile(
+    r"^Attempt \d+ failed(?: with status (?P<status>\d{3}))?(?P<rest>[.:].*)$"
+)
 
 # Exit codes of gemini's fatal errors (HOSTS.md section 2).
 EXIT_KINDS: dict[int, tuple[str, str]] = {
@@ -99,19 +122,33 @@ def policy_toml(tier: str, web_search: bool = False) -> str:
         "priority": 999,
         "denyMessage": f"Maestro dispatched this task with tool tier {tier}: this tool is not allowed.",
     }
-    return (f"# Maestro spoke policy for tool tier {tier}. Written for one dispatch, loaded with --policy.\n"
-            + tomli_w.dumps({"rule": [rule]}))
+    return (
+        f"# Maestro spoke policy for tool tier {tier}. Written for one dispatch, loaded with --policy.\n"
+        + tomli_w.dumps({"rule": [rule]})
+    )
 
 
 def _tokens_usage(tokens: dict[str, Any]) -> Usage:
     cached = as_int(tokens.get("cached"))
-    fresh = as_int(tokens["input"]) if "input" in tokens else max(0, as_int(tokens.get("prompt")) - cached)
-    return Usage(input=fresh, output=as_int(tokens.get("candidates")) + as_int(tokens.get("thoughts")), cached=cached)
+    fresh = (
+        as_int(tokens["input"])
+        if "input" in tokens
+        else max(0, as_int(tokens.get("prompt")) - cached)
+    )
+    return Usage(
+        input=fresh,
+        output=as_int(tokens.get("candidates")) + as_int(tokens.get("thoughts")),
+        cached=cached,
+    )
 
 
 def _stream_usage(stats: dict[str, Any]) -> Usage:
     cached = as_int(stats.get("cached"))
-    fresh = as_int(stats["input"]) if "input" in stats else max(0, as_int(stats.get("input_tokens")) - cached)
+    fresh = (
+        as_int(stats["input"])
+        if "input" in stats
+        else max(0, as_int(stats.get("input_tokens")) - cached)
+    )
     return Usage(input=fresh, output=as_int(stats.get("output_tokens")), cached=cached)
 
 
@@ -138,7 +175,14 @@ class GeminiSpoke(Spoke):
         # No flag appends to Gemini's system prompt (GEMINI_SYSTEM_MD replaces it), so
         # the system part travels in the prompt; no flag limits turns either.
         prompt = safe_positional(inline_system(req))
-        argv = [self.executable or self.name, "-p", prompt, "-o", "stream-json" if req.abort_tokens else "json", "--skip-trust"]
+        argv = [
+            self.executable or self.name,
+            "-p",
+            prompt,
+            "-o",
+            "stream-json" if req.abort_tokens else "json",
+            "--skip-trust",
+        ]
         if req.model:
             argv += ["-m", req.model]
         mode = TIER_MODE[req.tier]
@@ -154,22 +198,35 @@ class GeminiSpoke(Spoke):
 
     def stopped_retrying(self, outcome: ProcessOutcome, req: DispatchRequest | None) -> SpokeResult:
         """The first failed model call, read from gemini's retry notice."""
-        notice = next((m for m in map(RETRY_NOTICE.match, map(str.strip, outcome.stderr.splitlines())) if m), None)
+        notice = next(
+            (m for m in map(RETRY_NOTICE.match, map(str.strip, outcome.stderr.splitlines())) if m),
+            None,
+        )
         status = int(notice["status"]) if notice and notice["status"] else None
         rest = notice["rest"].lstrip(".: ") if notice else ""
         detail = rest.split("Retrying with backoff...", 1)[-1].strip() or rest
         detail = detail.removeprefix("_ApiError:").strip()
-        kind = http_kind(status) or message_kind(detail) or ("rate_limit" if "Retrying after" in outcome.stderr else "other")
+        kind = (
+            http_kind(status)
+            or message_kind(detail)
+            or ("rate_limit" if "Retrying after" in outcome.stderr else "other")
+        )
         where = f"HTTP {status}" if status else kind.replace("_", " ")
-        return fail(self.name, kind, f"gemini failed ({where}): {first_line(inner_message(detail)) or 'its model call failed'} "
-                                     "(stopped at gemini's own first retry; Maestro's retry ladder decides)")
+        return fail(
+            self.name,
+            kind,
+            f"gemini failed ({where}): {first_line(inner_message(detail)) or 'its model call failed'} "
+            "(stopped at gemini's own first retry; Maestro's retry ladder decides)",
+        )
 
     def watch(self, event: dict[str, Any], tally: UsageTally) -> None:
         if event.get("type") == "result" and isinstance(event.get("stats"), dict):
             tally.final(_stream_usage(event["stats"]))
 
     # -- reading --------------------------------------------------------------------------
-    def read_result(self, outcome: ProcessOutcome, req: DispatchRequest | None) -> SpokeResult | None:
+    def read_result(
+        self, outcome: ProcessOutcome, req: DispatchRequest | None
+    ) -> SpokeResult | None:
         data = load_json_object(outcome.stdout)
         if data is not None and ("response" in data or "error" in data):
             return self._from_json(data, outcome)
@@ -189,27 +246,41 @@ class GeminiSpoke(Spoke):
         for model, entry in ((data.get("stats") or {}).get("models") or {}).items():
             if isinstance(entry, dict) and isinstance(entry.get("tokens"), dict):
                 by_model[model] = _tokens_usage(entry["tokens"])
-        return self._success(str(data.get("response") or ""), data.get("session_id"), by_model, None)
+        return self._success(
+            str(data.get("response") or ""), data.get("session_id"), by_model, None
+        )
 
-    def _from_stream(self, events: list[dict[str, Any]], final: dict[str, Any], outcome: ProcessOutcome) -> SpokeResult:
+    def _from_stream(
+        self, events: list[dict[str, Any]], final: dict[str, Any], outcome: ProcessOutcome
+    ) -> SpokeResult:
         session = next((e.get("session_id") for e in events if e.get("type") == "init"), None)
         if final.get("status") != "success":
             raw = final.get("error")
             error = raw if isinstance(raw, dict) else {"message": str(final.get("status"))}
             return self._error(error, outcome, session)
         text = "".join(
-            str(e.get("content") or "") for e in events if e.get("type") == "message" and e.get("role") == "assistant"
+            str(e.get("content") or "")
+            for e in events
+            if e.get("type") == "message" and e.get("role") == "assistant"
         )
         stats = final.get("stats") or {}
-        by_model = {m: _stream_usage(s) for m, s in (stats.get("models") or {}).items() if isinstance(s, dict)}
+        by_model = {
+            m: _stream_usage(s)
+            for m, s in (stats.get("models") or {}).items()
+            if isinstance(s, dict)
+        }
         return self._success(text, session, by_model, _stream_usage(stats))
 
-    def _success(self, text: str, session: Any, by_model: dict[str | None, Usage], total: Usage | None) -> SpokeResult:
+    def _success(
+        self, text: str, session: Any, by_model: dict[str | None, Usage], total: Usage | None
+    ) -> SpokeResult:
         if total is None:
             total = Usage()
             for usage in by_model.values():
                 total = total + usage
-        result = SpokeResult(tool=self.name, text=text, success=True, usage=total, session_id=session)
+        result = SpokeResult(
+            tool=self.name, text=text, success=True, usage=total, session_id=session
+        )
         result.model = ",".join(m for m in by_model if m) or None
         if by_model:
             # Priced per model: with model "auto" a cheap router model answers first.
@@ -226,7 +297,12 @@ class GeminiSpoke(Spoke):
         if kind is None:
             kind = self._exit_kind(outcome.exit_code) or message_kind(message) or "other"
         where = f"HTTP {status}" if status else f"{error.get('type') or 'error'}"
-        return fail(self.name, kind, f"gemini failed ({where}): {first_line(inner_message(message))}", session_id=session)
+        return fail(
+            self.name,
+            kind,
+            f"gemini failed ({where}): {first_line(inner_message(message))}",
+            session_id=session,
+        )
 
     @staticmethod
     def _exit_kind(code: int | None) -> str | None:
@@ -242,16 +318,28 @@ class GeminiSpoke(Spoke):
     def diagnose(self, outcome: ProcessOutcome, req: DispatchRequest | None) -> SpokeResult:
         stderr, code = outcome.stderr, outcome.exit_code
         if code == 55 or "not running in a trusted directory" in stderr:
-            return fail(self.name, "untrusted_folder", f"gemini refused an untrusted folder: {first_line(stderr)}")
-        if code == 1 and ("Invalid values:" in stderr or "Unknown argument" in stderr or "Usage: gemini" in stderr):
+            return fail(
+                self.name,
+                "untrusted_folder",
+                f"gemini refused an untrusted folder: {first_line(stderr)}",
+            )
+        if code == 1 and (
+            "Invalid values:" in stderr or "Unknown argument" in stderr or "Usage: gemini" in stderr
+        ):
             lines = [line.strip() for line in stderr.splitlines() if line.strip()]
             # yargs prints "Invalid values:" and the offending argument on the next line.
             shown = " ".join(lines[:2]) if lines[0].endswith(":") and len(lines) > 1 else lines[0]
             return fail(self.name, "bad_flag", f"gemini rejected its command line: {shown}")
         if code in EXIT_KINDS:
             kind, why = EXIT_KINDS[code]
-            return fail(self.name, kind, f"gemini exited {code}: {why}. {last_line(stderr)}".strip())
+            return fail(
+                self.name, kind, f"gemini exited {code}: {why}. {last_line(stderr)}".strip()
+            )
         http = self._exit_kind(code)
         if http:
-            return fail(self.name, http, f"gemini exited {code} (HTTP {code + 256 if code is not None else '?'}): {last_line(stderr)}")
+            return fail(
+                self.name,
+                http,
+                f"gemini exited {code} (HTTP {code + 256 if code is not None else '?'}): {last_line(stderr)}",
+            )
         return fail(self.name, "other", garbled(self.name, outcome.stdout, code, stderr))

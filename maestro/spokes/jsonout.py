@@ -85,18 +85,44 @@ def http_kind(status: int | None) -> str | None:
 
 
 _MESSAGE_KINDS = (
-    ("auth", re.compile(r"unauthori[sz]ed|failed to authenticate|invalid api key|api key not valid|not logged in|please run /login|authentication|permission denied: 403", re.IGNORECASE)),
-    ("rate_limit", re.compile(r"rate.?limit|too many requests|quota|usage limit|resource.?exhausted", re.IGNORECASE)),
+    (
+        "auth",
+        re.compile(
+            r"unauthori[sz]ed|failed to authenticate|invalid api key|api key not valid|not logged in|please run /login|authentication|permission denied: 403",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "rate_limit",
+        re.compile(
+            r"rate.?limit|too many requests|quota|usage limit|resource.?exhausted", re.IGNORECASE
+        ),
+    ),
     # Codex words a 500 as "We're currently experiencing high demand, which may cause
     # temporary errors." with no status, and a full model as "Selected model is at
     # capacity"; Claude adds "This is a server-side issue" to its 5xx results.
-    ("server", re.compile(r"overloaded|internal server error|service unavailable|bad gateway|gateway timeout|"
-                          r"experiencing high demand|at capacity|capacity is unavailable|capacity unavailable|"
-                          r"server-side issue", re.IGNORECASE)),
-    ("network", re.compile(r"connection (error|refused|reset|closed)|econnrefused|econnreset|enotfound|etimedout|eai_again|fetch failed|network|stream disconnected|error sending request|dns|socket hang up|timed out", re.IGNORECASE)),
+    (
+        "server",
+        re.compile(
+            r"overloaded|internal server error|service unavailable|bad gateway|gateway timeout|"
+            r"experiencing high demand|at capacity|capacity is unavailable|capacity unavailable|"
+            r"server-side issue",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "network",
+        re.compile(
+            r"connection (error|refused|reset|closed)|econnrefused|econnreset|enotfound|etimedout|eai_again|fetch failed|network|stream disconnected|error sending request|dns|socket hang up|timed out",
+            re.IGNORECASE,
+        ),
+    ),
 )
 # "unexpected status 401", '"code":429', "API Error: 500", Claude's "Request rejected (429)".
-_STATUS = re.compile(r"(?:status(?: code)?[:= ]+|\"code\"\s*:\s*\"?|API Error: |error: |rejected \()(\d{3})\b", re.IGNORECASE)
+_STATUS = re.compile(
+    r"(?:status(?: code)?[:= ]+|\"code\"\s*:\s*\"?|API Error: |error: |rejected \()(\d{3})\b",
+    re.IGNORECASE,
+)
 
 
 def status_in(message: str) -> int | None:

@@ -34,7 +34,9 @@ class Price:
     source: str = "default"  # default | config | fallback
 
     def cost(self, usage: Usage) -> float:
-        return (usage.input * self.input + usage.output * self.output + usage.cached * self.cached) / 1_000_000
+        return (
+            usage.input * self.input + usage.output * self.output + usage.cached * self.cached
+        ) / 1_000_000
 
 
 def normalise(model: str) -> str:
@@ -56,7 +58,10 @@ def _config_prices(settings: Any) -> dict[str, Price]:
     for model, entry in table.items():
         where = f'[prices."{model}"] in {source}'
         if not isinstance(entry, dict):
-            raise ConfigError(f"{where} must be a table of prices.", "write input = N, output = N (dollars per million tokens).")
+            raise ConfigError(
+                f"{where} must be a table of prices.",
+                "write input = N, output = N (dollars per million tokens).",
+            )
         values: dict[str, float] = {}
         for key in ("input", "output", "cached"):
             raw = entry.get(key)
@@ -70,8 +75,12 @@ def _config_prices(settings: Any) -> dict[str, Price]:
             values[key] = float(raw)
         unknown = sorted(set(entry) - {"input", "output", "cached"})
         if unknown:
-            raise ConfigError(f"{where}: unknown key {unknown[0]!r}.", "use input, output and cached.")
-        prices[normalise(model)] = Price(values["input"], values["output"], values["cached"], "config")
+            raise ConfigError(
+                f"{where}: unknown key {unknown[0]!r}.", "use input, output and cached."
+            )
+        prices[normalise(model)] = Price(
+            values["input"], values["output"], values["cached"], "config"
+        )
     return prices
 
 
@@ -87,7 +96,9 @@ def price_for(model: str | None, settings: Any = None, *, tool: str | None = Non
             if fnmatchcase(name, pattern):
                 return configured[pattern]
         rows = [row for cli in roster.CLIS.values() for row in cli.prices]
-        for pattern, inp, out, cached in sorted(rows, key=lambda row: _specificity(row[0]), reverse=True):
+        for pattern, inp, out, cached in sorted(
+            rows, key=lambda row: _specificity(row[0]), reverse=True
+        ):
             if fnmatchcase(name, pattern):
                 return Price(inp, out, cached)
     cli = roster.get(tool)
@@ -96,7 +107,9 @@ def price_for(model: str | None, settings: Any = None, *, tool: str | None = Non
     return None
 
 
-def estimate_cost(model: str | None, usage: Usage, settings: Any = None, *, tool: str | None = None) -> float | None:
+def estimate_cost(
+    model: str | None, usage: Usage, settings: Any = None, *, tool: str | None = None
+) -> float | None:
     """Estimated dollars for ``usage`` on ``model`` (None: nothing to price it by)."""
     price = price_for(model, settings, tool=tool)
     if price is None:

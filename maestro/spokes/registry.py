@@ -45,7 +45,9 @@ def get_spoke(name: str, settings: Any = None) -> Spoke:
     if cls is None:
         close = difflib.get_close_matches(name, SPOKE_NAMES, n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
-        raise NotFound(f"unknown spoke CLI {name!r}{hint}.", f"use one of: {', '.join(SPOKE_NAMES)}.")
+        raise NotFound(
+            f"unknown spoke CLI {name!r}{hint}.", f"use one of: {', '.join(SPOKE_NAMES)}."
+        )
     return cls(settings)
 
 
@@ -53,7 +55,9 @@ def register(spoke: type[Spoke], facts: roster.Cli) -> None:
     """Add a CLI: its facts to the roster, its adapter here. Every command, the plan
     format and the engine know it from then on (a new CLI is one module that calls this)."""
     if spoke.name != facts.name:
-        raise ValueError(f"adapter {spoke.__name__} is named {spoke.name!r}, its facts {facts.name!r}")
+        raise ValueError(
+            f"adapter {spoke.__name__} is named {spoke.name!r}, its facts {facts.name!r}"
+        )
     roster.register(facts)
     SPOKES[facts.name] = spoke
     reset_availability_cache()
@@ -77,7 +81,13 @@ def reset_availability_cache() -> None:
 
 def _version(path: str, env: dict[str, str]) -> str | None:
     try:
-        outcome = run_process([path, "--version"], cwd=tempfile.gettempdir(), env=env, timeout_s=VERSION_TIMEOUT_S, grace_s=1.0)
+        outcome = run_process(
+            [path, "--version"],
+            cwd=tempfile.gettempdir(),
+            env=env,
+            timeout_s=VERSION_TIMEOUT_S,
+            grace_s=1.0,
+        )
     except MaestroError:
         return None
     if outcome.timed_out or outcome.exit_code != 0:

@@ -30,7 +30,9 @@ from maestro.state.model import Usage
 from maestro.tokens import count_tokens
 
 DELAY_ENV = "MAESTRO_SIM_DELAY"
-_CRITERION = re.compile(r"^\s*[-*]\s*\[ \]\s*(.+?)\s*$|<criterion>\s*(.+?)\s*</criterion>", re.MULTILINE)
+_CRITERION = re.compile(
+    r"^\s*[-*]\s*\[ \]\s*(.+?)\s*$|<criterion>\s*(.+?)\s*</criterion>", re.MULTILINE
+)
 
 
 @dataclass
@@ -53,7 +55,9 @@ def criteria(prompt: str) -> list[str]:
     """Success criteria named in a prompt: '- [ ] text' lines of its Success Criteria
     section (other sections, such as the Output Format's template, are not criteria) or
     <criterion> elements."""
-    section = re.search(r"^##\s*Success Criteria\s*\n(.*?)(?=^##\s|\Z)", prompt, re.MULTILINE | re.DOTALL)
+    section = re.search(
+        r"^##\s*Success Criteria\s*\n(.*?)(?=^##\s|\Z)", prompt, re.MULTILINE | re.DOTALL
+    )
     found: list[str] = []
     for match in _CRITERION.finditer(section.group(1) if section else prompt):
         text = (match.group(1) or match.group(2)).strip()
@@ -87,7 +91,10 @@ class SimSpoke(Spoke):
         except ValueError:
             value = -1.0
         if not 0 <= value < float("inf"):
-            raise ConfigError(f"{DELAY_ENV}={raw!r} is not a number of seconds.", f"set {DELAY_ENV} to 0 or more, or unset it.")
+            raise ConfigError(
+                f"{DELAY_ENV}={raw!r} is not a number of seconds.",
+                f"set {DELAY_ENV} to 0 or more, or unset it.",
+            )
         return value
 
     # -- the work ---------------------------------------------------------------------------
@@ -106,7 +113,9 @@ class SimSpoke(Spoke):
             if path.exists():
                 note = appended_note(path, title, task)
                 if note is None:
-                    work.refused.append((path, "exists and its format has no comments; left unchanged"))
+                    work.refused.append(
+                        (path, "exists and its format has no comments; left unchanged")
+                    )
                     continue
                 try:
                     old = path.read_text(encoding="utf-8")
@@ -130,16 +139,23 @@ class SimSpoke(Spoke):
         changes += [f"- Modified {shown_path(p, root)}: {why}" for p, why in work.modified]
         if not changes:
             changes = ["- None" + ("" if writes else f" (tool tier {req.tier}: no files written)")]
-        checks = req.criteria or criteria(req.prompt) or ["The declared files exist with content of their type"]
+        checks = (
+            req.criteria
+            or criteria(req.prompt)
+            or ["The declared files exist with content of their type"]
+        )
         verification = [f"- [x] {c} - simulated: not checked by a model" for c in checks]
         issues = "; ".join(f"{shown_path(p, root)} {why}" for p, why in work.refused) or "None"
         created = "; ".join(f"{p} ({why})" for p, why in work.created) or "none"
         modified = "; ".join(f"{p} ({why})" for p, why in work.modified) or "none"
-        interfaces = "; ".join(
-            f"summarize(items: list[str]) -> str in {shown_path(p, root)}"
-            for p, _ in work.created
-            if p.suffix == ".py" and not p.name.startswith("test_")
-        ) or "none"
+        interfaces = (
+            "; ".join(
+                f"summarize(items: list[str]) -> str in {shown_path(p, root)}"
+                for p, _ in work.created
+                if p.suffix == ".py" and not p.name.startswith("test_")
+            )
+            or "none"
+        )
         return "\n".join(
             [
                 "## Status",
@@ -179,7 +195,9 @@ class SimSpoke(Spoke):
             ]
         )
 
-    def read_result(self, outcome: ProcessOutcome, req: DispatchRequest | None) -> SpokeResult | None:
+    def read_result(
+        self, outcome: ProcessOutcome, req: DispatchRequest | None
+    ) -> SpokeResult | None:
         # The sim's "stdout" is its answer; dispatch() builds results directly, this only
         # serves callers that parse a recorded outcome.
         if "## Status" not in outcome.stdout:
@@ -187,10 +205,18 @@ class SimSpoke(Spoke):
         return SpokeResult(tool=self.name, text=outcome.stdout, success=True, cost=0.0)
 
     def diagnose(self, outcome: ProcessOutcome, req: DispatchRequest | None) -> SpokeResult:
-        return fail(self.name, "other", "the sim spoke's recorded output holds no Result Submission.")
+        return fail(
+            self.name, "other", "the sim spoke's recorded output holds no Result Submission."
+        )
 
     # -- the call ---------------------------------------------------------------------------
-    def execute(self, req: DispatchRequest, env: dict[str, str], runner: Runner, on_start: Callable[[int], None] | None) -> SpokeResult:
+    def execute(
+        self,
+        req: DispatchRequest,
+        env: dict[str, str],
+        runner: Runner,
+        on_start: Callable[[int], None] | None,
+    ) -> SpokeResult:
         """Runs in-process: ``runner`` is unused, ``on_start`` gets this process's pid."""
         started = time.monotonic()
         wait = self.delay(req, env)
@@ -200,7 +226,15 @@ class SimSpoke(Spoke):
         if wait >= req.timeout_s:
             time.sleep(req.timeout_s)
             outcome = ProcessOutcome("", "", None, True, time.monotonic() - started)
-            return self._finish(fail(self.name, "timeout", f"sim gave no result within the time limit of {req.timeout_s:g}s (delay {wait:g}s)."), outcome, argv)
+            return self._finish(
+                fail(
+                    self.name,
+                    "timeout",
+                    f"sim gave no result within the time limit of {req.timeout_s:g}s (delay {wait:g}s).",
+                ),
+                outcome,
+                argv,
+            )
         time.sleep(wait)
         title = _title(req)
         task = req.task_id or "-"
@@ -213,7 +247,14 @@ class SimSpoke(Spoke):
         text = self.answer(req, title, task, work)
         usage = Usage(input=prompt_tokens, output=count_tokens(text))
         digest = hashlib.sha256(f"{task}\0{req.prompt}".encode()).hexdigest()[:16]
-        result = SpokeResult(tool=self.name, text=text, success=True, usage=usage, session_id=f"sim-{digest}", model="sim")
+        result = SpokeResult(
+            tool=self.name,
+            text=text,
+            success=True,
+            usage=usage,
+            session_id=f"sim-{digest}",
+            model="sim",
+        )
         outcome = ProcessOutcome(text, "", 0, False, time.monotonic() - started)
         if req.abort_tokens and usage.total > req.abort_tokens:
             return self._finish(self._over(result, req), outcome, argv)
@@ -227,6 +268,10 @@ class SimSpoke(Spoke):
     def _finish(self, result: SpokeResult, outcome: ProcessOutcome, argv: list[str]) -> SpokeResult:
         result.tool, result.simulated, result.argv = self.name, True, argv
         result.cost, result.cost_estimated = 0.0, False  # nothing was spent
-        result.duration_s, result.exit_code, result.timed_out = outcome.duration_s, outcome.exit_code, outcome.timed_out
+        result.duration_s, result.exit_code, result.timed_out = (
+            outcome.duration_s,
+            outcome.exit_code,
+            outcome.timed_out,
+        )
         result.stdout = outcome.stdout
         return result

@@ -68,34 +68,52 @@ def content_for(path: Path, title: str, task: str, siblings: list[Path]) -> tupl
     suffix = path.suffix.lower()
     if _is_test(path):
         modules = [p for p in siblings if p.suffix == ".py" and not _is_test(p)]
-        return python_test(title, task, path, modules[0] if modules else None), "pytest tests that pass"
+        return python_test(
+            title, task, path, modules[0] if modules else None
+        ), "pytest tests that pass"
     if suffix == ".py":
         return python_module(title, task), "Python module with summarize(items)"
     if suffix in (".md", ".markdown"):
-        return f"# {title}\n\n> {MARK} for task {task}.\n\n## Overview\n\nThis page describes {title.lower()}.\n", "Markdown page"
+        return (
+            f"# {title}\n\n> {MARK} for task {task}.\n\n## Overview\n\nThis page describes {title.lower()}.\n",
+            "Markdown page",
+        )
     if suffix == ".rst":
         line = "=" * len(title)
         return f"{title}\n{line}\n\n{MARK} for task {task}.\n", "reStructuredText page"
     if suffix == ".json":
-        return json.dumps({"task": task, "title": title, "simulated": True}, indent=2) + "\n", "JSON document"
+        return json.dumps(
+            {"task": task, "title": title, "simulated": True}, indent=2
+        ) + "\n", "JSON document"
     if suffix in (".yaml", ".yml"):
-        return f"# {MARK}.\ntask: {json.dumps(task)}\ntitle: {json.dumps(title)}\nsimulated: true\n", "YAML document"
+        return (
+            f"# {MARK}.\ntask: {json.dumps(task)}\ntitle: {json.dumps(title)}\nsimulated: true\n",
+            "YAML document",
+        )
     if suffix == ".toml":
         import tomli_w
 
-        return f"# {MARK}.\n" + tomli_w.dumps({"task": {"id": task, "title": title, "simulated": True}}), "TOML document"
+        return f"# {MARK}.\n" + tomli_w.dumps(
+            {"task": {"id": task, "title": title, "simulated": True}}
+        ), "TOML document"
     if suffix in (".js", ".mjs", ".cjs", ".ts"):
         return (
             f"// {title}. {MARK} for task {task}.\n"
             "export function summarize(items) {\n"
-            "  return items.map((item) => item.trim()).filter(Boolean).join(\", \");\n"
+            '  return items.map((item) => item.trim()).filter(Boolean).join(", ");\n'
             "}\n"
         ), "JavaScript module with summarize(items)"
     if suffix == ".sh":
-        return f"#!/bin/sh\n# {title}. {MARK} for task {task}.\nset -eu\necho {json.dumps(title)}\n", "shell script"
+        return (
+            f"#!/bin/sh\n# {title}. {MARK} for task {task}.\nset -eu\necho {json.dumps(title)}\n",
+            "shell script",
+        )
     if suffix in (".html", ".htm"):
         safe = html.escape(title)
-        return f"<!doctype html>\n<title>{safe}</title>\n<!-- {MARK} for task {task}. -->\n<p>{safe}</p>\n", "HTML page"
+        return (
+            f"<!doctype html>\n<title>{safe}</title>\n<!-- {MARK} for task {task}. -->\n<p>{safe}</p>\n",
+            "HTML page",
+        )
     if suffix == ".css":
         return f"/* {title}. {MARK} for task {task}. */\n.sim {{ display: block; }}\n", "stylesheet"
     return f"{title}\n{MARK} for task {task}.\n", "text file"

@@ -27,8 +27,22 @@ def _names(cls: type) -> list[str]:
 
 _TASK, _CHALLENGE, _REVIEW = _names(m.Task), _names(m.Challenge), _names(m.Review)
 _SCHEMA = hashlib.sha256(
-    repr([_names(c) for c in (m.Plan, m.Task, m.Usage, m.Receipt, m.Finding, m.Challenge, m.Review,
-                              m.LogEntry, m.Source)]).encode()
+    repr(
+        [
+            _names(c)
+            for c in (
+                m.Plan,
+                m.Task,
+                m.Usage,
+                m.Receipt,
+                m.Finding,
+                m.Challenge,
+                m.Review,
+                m.LogEntry,
+                m.Source,
+            )
+        ]
+    ).encode()
 ).hexdigest()[:16]
 
 
@@ -51,11 +65,20 @@ def _record(obj: Any, names: list[str]) -> dict[str, Any]:
         if isinstance(value, m.Usage):
             value = _usage(value)
         elif isinstance(value, m.Receipt):
-            value = [value.diff_stat, value.files_changed, value.validation, value.validation_exit,
-                     value.commit, value.diff_sha]
+            value = [
+                value.diff_stat,
+                value.files_changed,
+                value.validation,
+                value.validation_exit,
+                value.commit,
+                value.diff_sha,
+            ]
         elif name == "findings":
-            value = ({k: [_finding(f) for f in v] for k, v in value.items()} if isinstance(value, dict)
-                     else [_finding(f) for f in value])
+            value = (
+                {k: [_finding(f) for f in v] for k, v in value.items()}
+                if isinstance(value, dict)
+                else [_finding(f) for f in value]
+            )
         out[name] = value
     return out
 
@@ -119,5 +142,7 @@ def write(path: Path, key: str, plan: m.Plan) -> None:
     from maestro.fsutil import atomic_write
 
     with contextlib.suppress(OSError):
-        payload = json.dumps({"key": key, "plan": to_json(plan)}, ensure_ascii=False, separators=(",", ":"))
+        payload = json.dumps(
+            {"key": key, "plan": to_json(plan)}, ensure_ascii=False, separators=(",", ":")
+        )
         atomic_write(path, payload, durable=False)  # a cache: losing it in a crash costs one parse

@@ -58,9 +58,14 @@ class History:
             digest = hashlib.sha256(data).hexdigest()[:16]
             if not (files and files[-1].name.endswith(f"-{digest}{_SUFFIX}")):
                 seq = int(files[-1].name.split("-", 1)[0]) + 1 if files else 1
-                body = json.dumps(cache.to_json(plan), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-                atomic_write(self.folder / f"{seq:08d}-{digest}{_SUFFIX}", gzip.compress(body, mtime=0),
-                             durable=False)
+                body = json.dumps(
+                    cache.to_json(plan), ensure_ascii=False, separators=(",", ":")
+                ).encode("utf-8")
+                atomic_write(
+                    self.folder / f"{seq:08d}-{digest}{_SUFFIX}",
+                    gzip.compress(body, mtime=0),
+                    durable=False,
+                )
                 files.append(self.folder / "new")
                 for old in files[: max(0, len(files) - KEEP)]:
                     old.unlink(missing_ok=True)

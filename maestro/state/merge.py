@@ -45,14 +45,23 @@ class _Merge:
         raise self.conflict(what)
 
     def plan(self, base: Plan, ours: Plan, theirs: Plan) -> Plan:
-        for attr, what in (("goal", "the Goal"), ("title", "the title"), ("source", "the Source line")):
-            take, value = self.value(what, getattr(base, attr), getattr(ours, attr), getattr(theirs, attr))
+        for attr, what in (
+            ("goal", "the Goal"),
+            ("title", "the title"),
+            ("source", "the Source line"),
+        ):
+            take, value = self.value(
+                what, getattr(base, attr), getattr(ours, attr), getattr(theirs, attr)
+            )
             if take:
                 setattr(theirs, attr, value)
         theirs.log = self.log(base.log, ours.log, theirs.log)
         for slot, kind in KINDS.items():
-            setattr(theirs, slot, self.records(kind, getattr(base, slot), getattr(ours, slot),
-                                               getattr(theirs, slot)))
+            setattr(
+                theirs,
+                slot,
+                self.records(kind, getattr(base, slot), getattr(ours, slot), getattr(theirs, slot)),
+            )
         return theirs
 
     def log(self, base: list[Any], ours: list[Any], theirs: list[Any]) -> list[Any]:
@@ -89,20 +98,27 @@ class _Merge:
                     raise self.conflict(f"{kind.title(record)} (added on both sides)")
                 continue
             after = ours[index - 1].id if index else None
-            at = next((i + 1 for i, r in enumerate(result) if r.id == after), len(result) if after else 0)
+            at = next(
+                (i + 1 for i, r in enumerate(result) if r.id == after), len(result) if after else 0
+            )
             result.insert(at, record)
         return result
 
     def fields(self, kind: Kind, base: Any, ours: Any, theirs: Any) -> None:
         name = kind.title(base)
         head = _HEAD_FIELD[kind.word]
-        take, value = self.value(f"the heading of {name}", getattr(base, head), getattr(ours, head),
-                                 getattr(theirs, head))
+        take, value = self.value(
+            f"the heading of {name}",
+            getattr(base, head),
+            getattr(ours, head),
+            getattr(theirs, head),
+        )
         if take:
             setattr(theirs, head, value)
         for spec in kind.specs:
-            take, value = self.value(f"{name}'s {spec.label} field", spec.get(base), spec.get(ours),
-                                     spec.get(theirs))
+            take, value = self.value(
+                f"{name}'s {spec.label} field", spec.get(base), spec.get(ours), spec.get(theirs)
+            )
             if take:
                 spec.set(theirs, value)
 
@@ -130,5 +146,7 @@ def distance(a: Plan, b: Plan) -> int:
                 count += width
             elif x != y:
                 head = _HEAD_FIELD[kind.word]
-                count += (getattr(x, head) != getattr(y, head)) + sum(s.get(x) != s.get(y) for s in kind.specs)
+                count += (getattr(x, head) != getattr(y, head)) + sum(
+                    s.get(x) != s.get(y) for s in kind.specs
+                )
     return count

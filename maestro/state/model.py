@@ -48,7 +48,9 @@ class Usage:
         return self.input + self.output
 
     def __add__(self, other: Usage) -> Usage:
-        return Usage(self.input + other.input, self.output + other.output, self.cached + other.cached)
+        return Usage(
+            self.input + other.input, self.output + other.output, self.cached + other.cached
+        )
 
     def is_zero(self) -> bool:
         return not (self.input or self.output or self.cached)

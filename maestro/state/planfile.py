@@ -34,8 +34,12 @@ def parse_bytes(data: bytes, path: str = DEFAULT_PATH) -> Plan:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
-        raise PlanError(f"the file is not valid UTF-8 (byte 0x{data[exc.start]:02x}).",
-                        "save it as UTF-8 text.", file=str(path), line=line) from None
+        raise PlanError(
+            f"the file is not valid UTF-8 (byte 0x{data[exc.start]:02x}).",
+            "save it as UTF-8 text.",
+            file=str(path),
+            line=line,
+        ) from None
     return parse(text, path)
 
 

@@ -45,7 +45,7 @@ class PlanStore:
         return NotFound(
             f"no plan yet: {self.display} does not exist.",
             "write one with `maestro plan --from plan.yaml` (its shape: `maestro plan --schema`), "
-            "or run /maestro:plan \"<goal>\" in Claude Code or Gemini CLI ($maestro plan in Codex).",
+            'or run /maestro:plan "<goal>" in Claude Code or Gemini CLI ($maestro plan in Codex).',
         )
 
     def _read(self) -> bytes:
@@ -122,9 +122,11 @@ class PlanStore:
                 result, text = self._rebase(base_bytes, plan, current)
                 seen = current
             else:
-                raise StateConflict(f"{self.display} kept changing while the change was being saved.",
-                                    "save the file in the editor, then run the command again.",
-                                    file=self.display)
+                raise StateConflict(
+                    f"{self.display} kept changing while the change was being saved.",
+                    "save the file in the editor, then run the command again.",
+                    file=self.display,
+                )
             payload = text.encode("utf-8")
             if payload != seen:
                 atomic_write(self.path, payload)
@@ -139,7 +141,9 @@ class PlanStore:
         from maestro.state.merge import merge
         from maestro.state.planfile import render
 
-        theirs = self._reconcile(current, self._parse(current))  # a file that does not parse is never rewritten
+        theirs = self._reconcile(
+            current, self._parse(current)
+        )  # a file that does not parse is never rewritten
         merged = merge(self._parse(base_bytes), ours, theirs, self.display)
         return merged, render(merged, self.display)
 
@@ -152,13 +156,18 @@ class PlanStore:
         with file_lock(self.lock_path):
             self._sweep()
             if self.exists() and not replace:
-                raise StateConflict(f"a plan already exists at {self.display}.",
-                                    "run `maestro archive` to keep it and start a new one, or re-plan to "
-                                    "replace it.", file=self.display)
+                raise StateConflict(
+                    f"a plan already exists at {self.display}.",
+                    "run `maestro archive` to keep it and start a new one, or re-plan to "
+                    "replace it.",
+                    file=self.display,
+                )
             if expect is not None and (not self.exists() or self.path.read_bytes() != expect):
-                raise StateConflict(f"{self.display} changed while the new plan was being checked.",
-                                    "run the command again: the new plan then goes onto the file as it is now.",
-                                    file=self.display)
+                raise StateConflict(
+                    f"{self.display} changed while the new plan was being checked.",
+                    "run the command again: the new plan then goes onto the file as it is now.",
+                    file=self.display,
+                )
             text = render(plan, self.display)
             if plan.layout is None and self.exists() and b"\r\n" in self.path.read_bytes()[:4096]:
                 text = text.replace("\n", "\r\n")
@@ -202,9 +211,17 @@ class PlanStore:
                 base, best = version, gap
         # Nearest to the latest: a plain hand edit. A copy that shares neither the goal nor
         # the task ids with its nearest version is a new document, not an old copy.
-        if base is ours or (base.goal != theirs.goal and [t.id for t in base.tasks] != [t.id for t in theirs.tasks]):
+        if base is ours or (
+            base.goal != theirs.goal and [t.id for t in base.tasks] != [t.id for t in theirs.tasks]
+        ):
             return theirs
-        return merge(base, ours, theirs, self.display, newer=_display(self.history.latest_path, self.paths.root))
+        return merge(
+            base,
+            ours,
+            theirs,
+            self.display,
+            newer=_display(self.history.latest_path, self.paths.root),
+        )
 
     def _sweep(self) -> None:
         """Remove temp files a killed writer left beside the plan (we hold the lock, so

@@ -17,6 +17,17 @@ def persona(name: str, tools: list[str], *, body: str | None = None, **extra: ob
     }
     lines = ["---"] + [f"{k}: {v}" for k, v in meta.items() if v is not None]
     lines += ["tools:"] + [f"  - {t}" for t in tools] + ["---", ""]
-    sections = ("Role", "Methodology", "Decision Frameworks", "Output Contract", "Anti-Patterns", "Downstream Consumers")
-    text = body if body is not None else "\n\n".join(f"## {s}\n\n{name} text for {s}." for s in sections)
+    sections = (
+        "Role",
+        "Methodology",
+        "Decision Frameworks",
+        "Output Contract",
+        "Anti-Patterns",
+        "Downstream Consumers",
+    )
+    text = (
+        body
+        if body is not None
+        else "\n\n".join(f"## {s}\n\n{name} text for {s}." for s in sections)
+    )
     return "\n".join(lines) + text + "\n"

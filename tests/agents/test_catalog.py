@@ -43,7 +43,9 @@ def test_each_persona_is_complete_and_focused(settings_for, name):
 def test_notes_models_and_limits(settings_for):
     catalog = load_catalog(settings_for())
     assert catalog.get("technical-writer").model == "gemini-3-flash-preview"
-    assert {catalog.get(n).model for n in ROSTER_NAMES if n != "technical-writer"} == {"gemini-3-pro-preview"}
+    assert {catalog.get(n).model for n in ROSTER_NAMES if n != "technical-writer"} == {
+        "gemini-3-pro-preview"
+    }
     assert (catalog.get("coder").max_turns, catalog.get("coder").timeout_mins) == (25, 10)
     assert (catalog.get("debugger").max_turns, catalog.get("debugger").timeout_mins) == (20, 8)
     assert catalog.get("architect").temperature == 0.3
@@ -67,11 +69,19 @@ def test_tier_comes_from_tools(tools, tier):
 
 def test_for_task_uses_agent_then_specialist_default(settings_for):
     catalog = load_catalog(settings_for())
-    assert catalog.for_task(Task("1", "t", specialist="review", agent="security-engineer")).name == "security-engineer"
+    assert (
+        catalog.for_task(Task("1", "t", specialist="review", agent="security-engineer")).name
+        == "security-engineer"
+    )
     for specialist, default in SPECIALIST_DEFAULTS.items():
         assert catalog.for_task(Task("1", "t", specialist=specialist)).name == default
     assert agent_name_for(Task("1", "t")) == "coder"
-    assert SPECIALIST_DEFAULTS == {"code": "coder", "review": "code-reviewer", "test": "tester", "research": "architect"}
+    assert SPECIALIST_DEFAULTS == {
+        "code": "coder",
+        "review": "code-reviewer",
+        "test": "tester",
+        "research": "architect",
+    }
 
 
 def test_unknown_agent_names_closest_and_all(settings_for):
@@ -101,27 +111,46 @@ def test_general_env_overrides_frontmatter(settings_for):
         "MAESTRO_AGENT_TIMEOUT": "2.5",
     }
     resolved = load_catalog(settings_for(env)).resolve("coder", "claude")
-    assert (resolved.model, resolved.temperature, resolved.max_turns, resolved.timeout_mins) == ("m-all", 0.7, 9, 2.5)
+    assert (resolved.model, resolved.temperature, resolved.max_turns, resolved.timeout_mins) == (
+        "m-all",
+        0.7,
+        9,
+        2.5,
+    )
     assert resolved.sources["max_turns"] == "MAESTRO_MAX_TURNS (environment)"
 
 
 def test_writer_model_beats_default_model(settings_for):
-    catalog = load_catalog(settings_for({"MAESTRO_DEFAULT_MODEL": "gemini-2.5-pro", "MAESTRO_WRITER_MODEL": "gemini-3-flash-preview"}))
+    catalog = load_catalog(
+        settings_for(
+            {
+                "MAESTRO_DEFAULT_MODEL": "gemini-2.5-pro",
+                "MAESTRO_WRITER_MODEL": "gemini-3-flash-preview",
+            }
+        )
+    )
     assert catalog.resolve("technical-writer", "gemini").model == "gemini-3-flash-preview"
     assert catalog.resolve("coder", "gemini").model == "gemini-2.5-pro"
 
 
 def test_a_model_override_of_one_vendor_is_not_sent_to_another_cli(settings_for):
-    catalog = load_catalog(settings_for({"MAESTRO_DEFAULT_MODEL": "gemini-2.5-pro",
-                                         "MAESTRO_WRITER_MODEL": "claude-sonnet-4-5"}))
+    catalog = load_catalog(
+        settings_for(
+            {"MAESTRO_DEFAULT_MODEL": "gemini-2.5-pro", "MAESTRO_WRITER_MODEL": "claude-sonnet-4-5"}
+        )
+    )
     assert catalog.resolve("coder", "gemini").model == "gemini-2.5-pro"
     for cli in ("claude", "codex"):
         resolved = catalog.resolve("coder", cli)
         assert resolved.model is None and resolved.sources["model"] == f"{cli} CLI default"
     assert catalog.resolve("technical-writer", "claude").model == "claude-sonnet-4-5"
-    assert catalog.resolve("technical-writer", "gemini").model == "gemini-2.5-pro"  # the general one fits
+    assert (
+        catalog.resolve("technical-writer", "gemini").model == "gemini-2.5-pro"
+    )  # the general one fits
     alias = load_catalog(settings_for({"MAESTRO_DEFAULT_MODEL": "team-proxy-large"}))
-    assert {alias.resolve("coder", cli).model for cli in ("claude", "gemini", "codex")} == {"team-proxy-large"}
+    assert {alias.resolve("coder", cli).model for cli in ("claude", "gemini", "codex")} == {
+        "team-proxy-large"
+    }
 
 
 def test_agent_table_beats_general_and_models_per_cli(settings_for):
@@ -134,7 +163,9 @@ timeout_mins = 12
 [agents.coder.models]
 claude = "sonnet"
 """
-    catalog = load_catalog(settings_for({"MAESTRO_DEFAULT_MODEL": "m-all", "MAESTRO_MAX_TURNS": "9"}, toml))
+    catalog = load_catalog(
+        settings_for({"MAESTRO_DEFAULT_MODEL": "m-all", "MAESTRO_MAX_TURNS": "9"}, toml)
+    )
     claude = catalog.resolve("coder", "claude")
     assert (claude.model, claude.max_turns, claude.timeout_mins) == ("sonnet", 40, 12.0)
     assert claude.sources["model"] == "[agents.coder] models.claude"
@@ -167,7 +198,9 @@ def test_bad_agent_tables_are_config_errors(settings_for, toml, needle):
 
 
 def test_disabled_agents_leave_names_and_refuse_get(settings_for):
-    catalog = load_catalog(settings_for({"MAESTRO_DISABLED_AGENTS": "security-engineer, performance-engineer"}))
+    catalog = load_catalog(
+        settings_for({"MAESTRO_DISABLED_AGENTS": "security-engineer, performance-engineer"})
+    )
     assert "security-engineer" not in catalog.names()
     assert "security-engineer" in catalog.all_names()
     with pytest.raises(MaestroError) as info:

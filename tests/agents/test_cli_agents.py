@@ -24,7 +24,12 @@ def test_list_json_marks_disabled_and_project_agents(project, cli, write_agent, 
     rows = {row["name"]: row for row in data["agents"]}
     assert rows["debugger"]["disabled"] is True
     assert rows["coder"]["origin"] == "project"
-    assert rows["coder"]["models"] == {"claude": None, "gemini": "gemini-2.5-pro", "codex": None, "sim": None}
+    assert rows["coder"]["models"] == {
+        "claude": None,
+        "gemini": "gemini-2.5-pro",
+        "codex": None,
+        "sim": None,
+    }
 
 
 def test_show_prints_resolved_values_with_sources_and_body(project, cli, monkeypatch):
@@ -59,7 +64,9 @@ def test_validate_passes_on_the_bundle(project, cli):
 def test_validate_reports_every_violation_with_file_and_key(project, cli, write_agent):
     write_agent("coder", persona("coder", ["read_file", "teleport"], temperature=3, kind="remote"))
     write_agent("helper", persona("other", ["read_file"]))
-    (project / ".ai" / "maestro.toml").write_text("[agents.tester]\nmax_turns = -1\n", encoding="utf-8")
+    (project / ".ai" / "maestro.toml").write_text(
+        "[agents.tester]\nmax_turns = -1\n", encoding="utf-8"
+    )
     result = cli("agents", "validate", "--json")
     assert result.code == 1
     found = {(v["file"], v["key"]) for v in json.loads(result.out)["data"]["violations"]}
@@ -89,9 +96,21 @@ def test_permissions_command_passes_then_fails_on_widening(project, cli, write_a
 def test_permissions_says_which_tiers_a_cli_cannot_enforce(project, cli):
     res = cli("agents", "permissions")
     assert res.code == 0
-    assert ("note: read+write (refactor, technical-writer) on codex: the shell cannot be forbidden: its "
-            "workspace-write sandbox runs any command") in res.out
-    assert "note: read+shell (debugger, performance-engineer, security-engineer) on claude: writes cannot be forbidden" in res.out
+    assert (
+        "note: read+write (refactor, technical-writer) on codex: the shell cannot be forbidden: its "
+        "workspace-write sandbox runs any command"
+    ) in res.out
+    assert (
+        "note: read+shell (debugger, performance-engineer, security-engineer) on claude: writes cannot be forbidden"
+        in res.out
+    )
     gaps = json.loads(cli("agents", "permissions", "--json").out)["data"]["unenforced"]
-    assert {(g["tool"], g["tier"]) for g in gaps} == {("codex", "read+write"), ("claude", "read+shell"), ("gemini", "read+shell")}
-    assert next(g for g in gaps if g["tool"] == "codex")["agents"] == ["refactor", "technical-writer"]
+    assert {(g["tool"], g["tier"]) for g in gaps} == {
+        ("codex", "read+write"),
+        ("claude", "read+shell"),
+        ("gemini", "read+shell"),
+    }
+    assert next(g for g in gaps if g["tool"] == "codex")["agents"] == [
+        "refactor",
+        "technical-writer",
+    ]

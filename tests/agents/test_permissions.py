@@ -20,7 +20,10 @@ def test_bundled_roster_keeps_least_privilege(settings_for):
 def test_project_override_may_not_widen_an_analysis_agent(settings_for, write_agent):
     write_agent("architect", persona("architect", list(TIER_TOOLS["read+write"])))
     found = problems(settings_for())
-    assert ("architect", "replaces a read-only agent but is read+write: a project agent may narrow tools, never widen them") in found
+    assert (
+        "architect",
+        "replaces a read-only agent but is read+write: a project agent may narrow tools, never widen them",
+    ) in found
     assert ("architect", "is an analysis agent and may not hold write or shell tools") in found
 
 
@@ -30,15 +33,23 @@ def test_project_override_may_narrow(settings_for, write_agent):
 
 
 def test_half_a_tier_is_not_a_declared_tier(settings_for, write_agent):
-    write_agent("patcher", persona("patcher", ["read_file", "glob", "search_file_content", "replace"]))
+    write_agent(
+        "patcher", persona("patcher", ["read_file", "glob", "search_file_content", "replace"])
+    )
     [(agent, problem)] = problems(settings_for())
-    assert agent == "patcher" and "match no declared tier" in problem and "missing ['write_file']" in problem
+    assert (
+        agent == "patcher"
+        and "match no declared tier" in problem
+        and "missing ['write_file']" in problem
+    )
 
 
 def test_web_search_only_for_read_only(settings_for, write_agent):
     write_agent("scout", persona("scout", [*TIER_TOOLS["read+shell"], "google_web_search"]))
     write_agent("reader", persona("reader", [*TIER_TOOLS["read-only"], "google_web_search"]))
-    assert problems(settings_for()) == [("scout", "google_web_search is only for read-only agents, and this one is read+shell")]
+    assert problems(settings_for()) == [
+        ("scout", "google_web_search is only for read-only agents, and this one is read+shell")
+    ]
 
 
 def test_roster_drift_in_the_bundle_is_caught(settings_for):

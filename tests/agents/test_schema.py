@@ -11,7 +11,12 @@ def keys(violations):
 
 
 def test_valid_frontmatter_has_no_violations():
-    agent, found = parse_agent(persona("helper", ["read_file", "glob"]), "x/helper.md", expected_name="helper", origin="bundled")
+    agent, found = parse_agent(
+        persona("helper", ["read_file", "glob"]),
+        "x/helper.md",
+        expected_name="helper",
+        origin="bundled",
+    )
     assert found == [] and agent is not None
     assert agent.tier == "read-only"
 
@@ -29,7 +34,18 @@ def test_every_violation_is_reported_with_its_key():
     }
     found = validate_frontmatter(meta, "agents/bad.md")
     assert keys(found) == sorted(
-        ["(frontmatter)", "description", "kind", "max_turns", "model", "name", "temperature", "timeout_mins", "tools", "tools[1]"]
+        [
+            "(frontmatter)",
+            "description",
+            "kind",
+            "max_turns",
+            "model",
+            "name",
+            "temperature",
+            "timeout_mins",
+            "tools",
+            "tools[1]",
+        ]
     )
     by_key = {v.key: v.message for v in found}
     assert "kebab-case" in by_key["name"]
@@ -41,8 +57,12 @@ def test_every_violation_is_reported_with_its_key():
 
 
 def test_name_must_match_file_name():
-    _, found = parse_agent(persona("helper", ["read_file"]), "x/other.md", expected_name="other", origin="bundled")
-    assert [(v.key, "must match the file name 'other'" in v.message) for v in found] == [("name", True)]
+    _, found = parse_agent(
+        persona("helper", ["read_file"]), "x/other.md", expected_name="other", origin="bundled"
+    )
+    assert [(v.key, "must match the file name 'other'" in v.message) for v in found] == [
+        ("name", True)
+    ]
 
 
 def test_models_map_accepts_only_other_clis():
@@ -52,14 +72,21 @@ def test_models_map_accepts_only_other_clis():
 
 
 def test_yaml_error_and_missing_frontmatter():
-    _, found = parse_agent("---\nname: [unclosed\n---\nbody\n", "x/a.md", expected_name="a", origin="project")
+    _, found = parse_agent(
+        "---\nname: [unclosed\n---\nbody\n", "x/a.md", expected_name="a", origin="project"
+    )
     assert keys(found) == ["(frontmatter)"] and "not valid YAML" in found[0].message
     _, found = parse_agent("just text\n", "x/a.md", expected_name="a", origin="project")
     assert "must start with a '---'" in found[0].message
 
 
 def test_missing_body_sections_are_listed():
-    _, found = parse_agent(persona("helper", ["read_file"], body="## Role\n\nx\n"), "x/helper.md", expected_name="helper", origin="bundled")
+    _, found = parse_agent(
+        persona("helper", ["read_file"], body="## Role\n\nx\n"),
+        "x/helper.md",
+        expected_name="helper",
+        origin="bundled",
+    )
     assert [v.message for v in found] == [
         "missing section '## Methodology'",
         "missing section '## Decision Frameworks'",

@@ -24,8 +24,15 @@ class Office:
     leases: dict[str, Lease] = field(default_factory=dict)
 
     def worker(self, task: str, **kwargs: Any) -> sessions.Session:
-        session, lease = sessions.create_worker_session(self.paths, run_id="R1", task_id=task, cli="claude",
-                                                        agent="coder", tier="full", **kwargs)
+        session, lease = sessions.create_worker_session(
+            self.paths,
+            run_id="R1",
+            task_id=task,
+            cli="claude",
+            agent="coder",
+            tier="full",
+            **kwargs,
+        )
         self.leases[session.id] = lease
         return session
 
@@ -42,17 +49,32 @@ class Office:
     def env(self, session_id: str | None) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("MAESTRO_")}
         if session_id is not None:
-            env.update(sessions.spoke_env(self.paths, sessions.SessionStore(self.paths).get(session_id)))
+            env.update(
+                sessions.spoke_env(self.paths, sessions.SessionStore(self.paths).get(session_id))
+            )
         else:
             env["MAESTRO_PROJECT_DIR"] = str(self.root)
         return env
 
-    def maestro(self, session_id: str | None, *argv: str, timeout: float = 30, cwd: Path | None = None,
-                stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    def maestro(
+        self,
+        session_id: str | None,
+        *argv: str,
+        timeout: float = 30,
+        cwd: Path | None = None,
+        stdin: str | None = None,
+    ) -> subprocess.CompletedProcess[str]:
         """`maestro ...` as a separate process, the way a spoke's shell runs it."""
-        return subprocess.run([sys.executable, "-m", "maestro", *argv], env=self.env(session_id),
-                              cwd=cwd or self.root, capture_output=True, text=True, timeout=timeout, input=stdin,
-                              check=False)
+        return subprocess.run(
+            [sys.executable, "-m", "maestro", *argv],
+            env=self.env(session_id),
+            cwd=cwd or self.root,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            input=stdin,
+            check=False,
+        )
 
 
 @pytest.fixture

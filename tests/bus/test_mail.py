@@ -19,13 +19,24 @@ from maestro.tokens import count_tokens
 def test_send_to_coordinator_and_the_hub_answers(office, cli, monkeypatch):
     worker = office.worker("4")
     office.become(monkeypatch, worker.id)
-    sent = cli("mail", "send", "--to-coordinator", "--type", "query", "--subject", "Token format?",
-               "--message", "JWT or opaque?")
+    sent = cli(
+        "mail",
+        "send",
+        "--to-coordinator",
+        "--type",
+        "query",
+        "--subject",
+        "Token format?",
+        "--message",
+        "JWT or opaque?",
+    )
     assert sent.code == 0 and sent.out == "sent m1 to run-R1\n"
     office.become(monkeypatch, None)  # the person's inbox holds the runs' mail
     inbox = cli("mail", "inbox")
-    assert inbox.out == (f"m1 query from {worker.id}: Token format?\n  JWT or opaque?\n"
-                         '  answer: maestro mail reply m1 --message "..."\n')
+    assert inbox.out == (
+        f"m1 query from {worker.id}: Token format?\n  JWT or opaque?\n"
+        '  answer: maestro mail reply m1 --message "..."\n'
+    )
     assert cli("mail", "reply", "m1", "--message", "JWT, RS256").out == f"sent m2 to {worker.id}\n"
     office.become(monkeypatch, worker.id)
     answer = cli("mail", "inbox", "--unread")
@@ -38,7 +49,16 @@ def test_send_to_coordinator_and_the_hub_answers(office, cli, monkeypatch):
 def test_receipts_say_delivered_and_read_by_whom(office, cli, monkeypatch):
     a, b = office.worker("1"), office.worker("2")
     office.become(monkeypatch, None)
-    cli("mail", "send", "--to", f"{a.id},{b.id}", "--type", "directive", "--message", "Use the v2 API")
+    cli(
+        "mail",
+        "send",
+        "--to",
+        f"{a.id},{b.id}",
+        "--type",
+        "directive",
+        "--message",
+        "Use the v2 API",
+    )
     shown = cli("mail", "show", "m1").out
     assert f"{a.id}: delivered " in shown and shown.count(", unread") == 2
     office.become(monkeypatch, a.id)
@@ -52,7 +72,13 @@ def test_receipts_say_delivered_and_read_by_whom(office, cli, monkeypatch):
 def test_inbox_is_sorted_by_priority_then_time(office, cli, monkeypatch):
     worker = office.worker("1")
     office.become(monkeypatch, None)
-    for priority, text in (("low", "a"), ("normal", "b"), ("critical", "c"), ("high", "d"), ("critical", "e")):
+    for priority, text in (
+        ("low", "a"),
+        ("normal", "b"),
+        ("critical", "c"),
+        ("high", "d"),
+        ("critical", "e"),
+    ):
         cli("mail", "send", "--to", worker.id, "--priority", priority, "--message", text)
     office.become(monkeypatch, worker.id)
     data = json.loads(cli("mail", "inbox", "--json").out)["data"]["messages"]
@@ -88,27 +114,56 @@ def test_siblings_and_broadcast_scopes(office, cli, monkeypatch):
     a, b, c = office.worker("1"), office.worker("2"), office.worker("3")
     office.leases.pop(c.id).release()  # dead: left out of every scope
     office.become(monkeypatch, a.id)
-    assert cli("mail", "send", "--to-siblings", "--message", "who has auth?").out == f"sent m1 to {b.id}\n"
-    assert cli("mail", "broadcast", "--scope", "team", "--message", "x").out == f"sent m2 to run-R1,{b.id}\n"
+    assert (
+        cli("mail", "send", "--to-siblings", "--message", "who has auth?").out
+        == f"sent m1 to {b.id}\n"
+    )
+    assert (
+        cli("mail", "broadcast", "--scope", "team", "--message", "x").out
+        == f"sent m2 to run-R1,{b.id}\n"
+    )
     mine = cli("mail", "broadcast", "--scope", "my-workers", "--message", "x")
     assert mine.code == 1 and "nobody live in scope my-workers" in mine.err
-    assert cli("mail", "broadcast", "--scope", "all", "--message", "x").out == f"sent m3 to user,run-R1,{b.id}\n"
+    assert (
+        cli("mail", "broadcast", "--scope", "all", "--message", "x").out
+        == f"sent m3 to user,run-R1,{b.id}\n"
+    )
     office.become(monkeypatch, office.run)
-    assert cli("mail", "broadcast", "--scope", "my-workers", "--type", "directive", "--priority", "critical",
-               "--message", "pivot").out == f"sent m4 to {a.id},{b.id}\n"
+    assert (
+        cli(
+            "mail",
+            "broadcast",
+            "--scope",
+            "my-workers",
+            "--type",
+            "directive",
+            "--priority",
+            "critical",
+            "--message",
+            "pivot",
+        ).out
+        == f"sent m4 to {a.id},{b.id}\n"
+    )
 
 
 def test_task_report_sends_the_right_type_and_priority(office, cli, monkeypatch):
     worker = office.worker("7")
     office.become(monkeypatch, worker.id)
     for kind in ("progress", "blocked", "complete"):
-        assert cli("task", "report", kind, f"{kind} text").out.startswith(f"reported {kind} to run-R1")
+        assert cli("task", "report", kind, f"{kind} text").out.startswith(
+            f"reported {kind} to run-R1"
+        )
     box = Mailbox(office.paths)
     got = [(m.type, m.priority, m.subject) for m in (box.get(n)[0] for n in (1, 2, 3))]
-    assert got == [("status_update", "normal", "task 7 progress: progress text"),
-                   ("blocked", "high", "task 7 blocked: blocked text"),
-                   ("status_update", "high", "task 7 complete: complete text")]
-    assert json.loads(cli("session", "whoami", "--json").out)["data"]["session"]["status"] == "completed"
+    assert got == [
+        ("status_update", "normal", "task 7 progress: progress text"),
+        ("blocked", "high", "task 7 blocked: blocked text"),
+        ("status_update", "high", "task 7 complete: complete text"),
+    ]
+    assert (
+        json.loads(cli("session", "whoami", "--json").out)["data"]["session"]["status"]
+        == "completed"
+    )
     office.become(monkeypatch, None)
     person = cli("task", "report", "progress", "x")
     assert person.code == 1 and "MAESTRO_SESSION_ID is not set" in person.err
@@ -142,8 +197,12 @@ def test_a_damaged_store_is_one_line_with_the_fix(office, cli, monkeypatch):
 def test_wait_returns_at_once_critical_first(office, cli, monkeypatch):
     worker = office.worker("1")
     box = Mailbox(office.paths)
-    box.send("user", [worker.id], type="notification", priority="low", subject="later", body="later")
-    box.send("user", [worker.id], type="directive", priority="critical", subject="stop", body="stop now")
+    box.send(
+        "user", [worker.id], type="notification", priority="low", subject="later", body="later"
+    )
+    box.send(
+        "user", [worker.id], type="directive", priority="critical", subject="stop", body="stop now"
+    )
     office.become(monkeypatch, worker.id)
     done = cli("mail", "wait", "--timeout", "5")
     assert done.code == 0
@@ -188,7 +247,9 @@ def test_wait_wakes_on_a_send_without_polling(office, monkeypatch, watcher):
     assert ready.wait(10)
     time.sleep(0.2)
     sent = time.monotonic()
-    Mailbox(office.paths).send(office.run, [worker.id], type="answer", priority="normal", subject="s", body="b")
+    Mailbox(office.paths).send(
+        office.run, [worker.id], type="answer", priority="normal", subject="s", body="b"
+    )
     thread.join(20)
     assert result["r"].state == "mail" and [m.body for m in result["r"].messages] == ["b"]
     assert result["t"] - sent < 2  # woken by the doorbell, not by the 20 s timeout
@@ -198,9 +259,13 @@ def test_the_doorbell_wakes_an_engine_waiting_on_its_run(office):
     worker = office.worker("2")
     wake = threading.Event()
     with Doorbell(office.paths, [office.run], event=wake):
-        Mailbox(office.paths).send(worker.id, [worker.id], type="notification", priority="low", subject="s", body="b")
+        Mailbox(office.paths).send(
+            worker.id, [worker.id], type="notification", priority="low", subject="s", body="b"
+        )
         assert not wake.wait(0.5)  # mail for someone else
-        Mailbox(office.paths).send(worker.id, [office.run], type="query", priority="normal", subject="q", body="?")
+        Mailbox(office.paths).send(
+            worker.id, [office.run], type="query", priority="normal", subject="q", body="?"
+        )
         assert wake.wait(5)
     assert [m.subject for m in pending(office.paths, office.run)] == ["q"]
     assert Mailbox(office.paths).unread_count(office.run) == 1  # pending() does not mark read
@@ -230,7 +295,12 @@ def test_reply_to_an_urgent_blocker_is_urgent_and_in_its_thread(office, cli, mon
     office.become(monkeypatch, None)
     cli("mail", "reply", "m1", "--message", "see docs/schema.md")
     answer = Mailbox(office.paths).get(2)[0]
-    assert (answer.type, answer.priority, answer.thread, answer.reply_to) == ("answer", "high", 1, 1)
+    assert (answer.type, answer.priority, answer.thread, answer.reply_to) == (
+        "answer",
+        "high",
+        1,
+        1,
+    )
     assert answer.to == [worker.id]
     receipt = Mailbox(office.paths).get(1)[1][0]
     assert receipt.read_by == "user"  # replying reads it
@@ -241,8 +311,14 @@ def test_a_long_lived_waiter_keeps_one_connection_across_waits(office):
     kept = Mailbox(office.paths, keep_open=True)
     try:
         for n in range(3):
-            Mailbox(office.paths).send("user", [worker.id], type="notification", priority="normal",
-                                       subject="s", body=str(n))
+            Mailbox(office.paths).send(
+                "user",
+                [worker.id],
+                type="notification",
+                priority="normal",
+                subject="s",
+                body=str(n),
+            )
             outcome = wait_for_mail(office.paths, worker.id, 5, mailbox=kept)
             assert [m.body for m in outcome.messages] == [str(n)]
         assert kept._kept is not None  # the one connection, still open
@@ -255,7 +331,9 @@ def test_send_into_an_existing_thread(office, cli, monkeypatch):
     worker = office.worker("1")
     office.become(monkeypatch, None)
     cli("mail", "send", "--to", worker.id, "--message", "first")
-    cli("mail", "reply", "m1", "--message", "second")  # the person answering its own note: same thread
+    cli(
+        "mail", "reply", "m1", "--message", "second"
+    )  # the person answering its own note: same thread
     assert cli("mail", "send", "--to", worker.id, "--thread", "m2", "--message", "third").code == 0
     assert Mailbox(office.paths).get(3)[0].thread == 1
     assert [m.body for m in Mailbox(office.paths).thread(3)[0]] == ["first", "second", "third"]

@@ -47,7 +47,9 @@ def test_eight_senders_two_readers_every_message_exactly_once(office, tmp_path):
     count, senders = 40, 8
     done = tmp_path / "senders-done"
     readers = [_spawn(READER, str(office.root), worker.id, str(done)) for _ in range(2)]
-    procs = [_spawn(SENDER, str(office.root), f"s{i}", str(count), worker.id) for i in range(senders)]
+    procs = [
+        _spawn(SENDER, str(office.root), f"s{i}", str(count), worker.id) for i in range(senders)
+    ]
     for proc in procs:
         assert proc.wait(timeout=120) == 0
     done.touch()
@@ -66,7 +68,9 @@ def test_concurrent_readers_claim_each_message_once(office):
     worker = office.worker("1")
     box = Mailbox(office.paths)
     for n in range(300):
-        box.send("user", [worker.id], type="notification", priority="normal", subject="s", body=str(n))
+        box.send(
+            "user", [worker.id], type="notification", priority="normal", subject="s", body=str(n)
+        )
     done = office.root / "done"
     done.touch()
     readers = [_spawn(READER, str(office.root), worker.id, str(done)) for _ in range(4)]
@@ -79,12 +83,30 @@ def test_concurrent_readers_claim_each_message_once(office):
 
 def test_a_spoke_process_waits_and_is_woken_by_another_process(office):
     worker = office.worker("4")
-    waiter = subprocess.Popen([sys.executable, "-m", "maestro", "mail", "wait", "--timeout", "60"],
-                              env=office.env(worker.id), cwd=office.root, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True)
+    waiter = subprocess.Popen(
+        [sys.executable, "-m", "maestro", "mail", "wait", "--timeout", "60"],
+        env=office.env(worker.id),
+        cwd=office.root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     time.sleep(1.5)  # let it arm its watch; a send before that is found by its first read anyway
-    sent = office.maestro(None, "mail", "send", "--to", worker.id, "--type", "directive", "--priority",
-                          "critical", "--subject", "Pivot", "--message", "use v2")
+    sent = office.maestro(
+        None,
+        "mail",
+        "send",
+        "--to",
+        worker.id,
+        "--type",
+        "directive",
+        "--priority",
+        "critical",
+        "--subject",
+        "Pivot",
+        "--message",
+        "use v2",
+    )
     assert sent.returncode == 0, sent.stderr
     started = time.monotonic()
     out, err = waiter.communicate(timeout=30)

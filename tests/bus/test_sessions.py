@@ -23,8 +23,12 @@ def test_four_modes_with_strategies_checked_against_the_mode(office):
     made = {
         "worker": store.create(mode="worker", session_id="w", strategy="queue"),
         "coordinator": store.create(mode="coordinator", session_id="c", strategy="dag"),
-        "coordinated-worker": store.create(mode="coordinated-worker", session_id="cw", coordinator="c"),
-        "coordinated-coordinator": store.create(mode="coordinated-coordinator", session_id="cc", coordinator="c"),
+        "coordinated-worker": store.create(
+            mode="coordinated-worker", session_id="cw", coordinator="c"
+        ),
+        "coordinated-coordinator": store.create(
+            mode="coordinated-coordinator", session_id="cc", coordinator="c"
+        ),
     }
     for mode, session in made.items():
         assert store.get(session.id).mode == mode
@@ -62,18 +66,28 @@ def test_capabilities_come_from_the_tier(office):
 
 
 def test_identity_comes_from_the_environment_in_any_subfolder(office):
-    worker = office.worker("4", directive={"subject": "task 4", "message": "Add JWT", "from": office.run})
+    worker = office.worker(
+        "4", directive={"subject": "task 4", "message": "Add JWT", "from": office.run}
+    )
     deep = office.root / "src" / "pkg"
     deep.mkdir(parents=True)
     done = office.maestro(worker.id, "session", "whoami", cwd=deep)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith(f"{worker.id} coordinated-worker working task 4 claude coordinator run-R1")
+    assert done.stdout.startswith(
+        f"{worker.id} coordinated-worker working task 4 claude coordinator run-R1"
+    )
     assert "directive from run-R1: task 4" in done.stdout
     person = office.maestro(None, "session", "whoami", cwd=deep)
     assert person.stdout.startswith("user")
     env = office.env(None) | {"MAESTRO_SESSION_ID": "t9-nope"}
-    bad = subprocess.run([sys.executable, "-m", "maestro", "mail", "inbox"], env=env, cwd=office.root,
-                         capture_output=True, text=True, check=False)
+    bad = subprocess.run(
+        [sys.executable, "-m", "maestro", "mail", "inbox"],
+        env=env,
+        cwd=office.root,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert bad.returncode == 1
     assert "MAESTRO_SESSION_ID=t9-nope names no session" in bad.stderr
     assert "Traceback" not in bad.stderr
@@ -82,8 +96,12 @@ def test_identity_comes_from_the_environment_in_any_subfolder(office):
 def test_spoke_env_names_session_coordinator_and_state(office):
     worker = office.worker("1")
     env = sessions.spoke_env(office.paths, worker)
-    assert env == {"MAESTRO_SESSION_ID": worker.id, "MAESTRO_COORDINATOR_SESSION_ID": office.run,
-                   "MAESTRO_PROJECT_DIR": str(office.root), "MAESTRO_STATE_DIR": ".ai"}
+    assert env == {
+        "MAESTRO_SESSION_ID": worker.id,
+        "MAESTRO_COORDINATOR_SESSION_ID": office.run,
+        "MAESTRO_PROJECT_DIR": str(office.root),
+        "MAESTRO_STATE_DIR": ".ai",
+    }
 
 
 def test_list_siblings_mine_and_json(office, cli, monkeypatch):
@@ -91,7 +109,9 @@ def test_list_siblings_mine_and_json(office, cli, monkeypatch):
     SessionStore(office.paths).create(mode="worker", session_id="loner")
     office.become(monkeypatch, a.id)
     siblings = cli("session", "list", "--siblings")
-    assert siblings.out.splitlines() == [f"{b.id} coordinated-worker working task 2 claude coordinator run-R1"]
+    assert siblings.out.splitlines() == [
+        f"{b.id} coordinated-worker working task 2 claude coordinator run-R1"
+    ]
     office.become(monkeypatch, office.run)
     mine = json.loads(cli("session", "list", "--mine", "--json").out)["data"]["sessions"]
     assert [s["id"] for s in mine] == [a.id, b.id]
@@ -190,8 +210,13 @@ def test_stop_ends_the_process_group_and_records_the_reason(office, cli, monkeyp
     stopped = SessionStore(office.paths).get(worker.id)
     assert stopped.status == "stopped"
     assert stopped.data["reason"] == "stopped by user: requirements changed"
-    sessions.end_session(office.paths, worker.id, "failed", "exit 143", office.leases.pop(worker.id))
-    assert SessionStore(office.paths).get(worker.id).data["reason"] == "stopped by user: requirements changed"
+    sessions.end_session(
+        office.paths, worker.id, "failed", "exit 143", office.leases.pop(worker.id)
+    )
+    assert (
+        SessionStore(office.paths).get(worker.id).data["reason"]
+        == "stopped by user: requirements changed"
+    )
 
 
 def test_stop_never_signals_a_recycled_pid(office, cli):
@@ -200,7 +225,9 @@ def test_stop_never_signals_a_recycled_pid(office, cli):
     bystander = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
     try:
         mark = ProcessMark.of(bystander.pid).to_dict()
-        store.update("ghost", process={**mark, "start": int(mark["start"]) + 7, "pgid": bystander.pid})
+        store.update(
+            "ghost", process={**mark, "start": int(mark["start"]) + 7, "pgid": bystander.pid}
+        )
         done = cli("session", "stop", "ghost")
         assert done.code == 0 and "(no live process)" in done.out
         assert bystander.poll() is None

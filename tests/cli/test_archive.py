@@ -21,7 +21,9 @@ def make_plan(cli):
 def make_log(project):
     log = ExecutionLog(ProjectPaths(project), "summary")
     log.start_session("Add user authentication")
-    log.append(LogRow("12:00:00", "Hub", "Dispatch", "Task 1", 10, 1.0, "✅", "", tool="gemini", task="1"))
+    log.append(
+        LogRow("12:00:00", "Hub", "Dispatch", "Task 1", 10, 1.0, "✅", "", tool="gemini", task="1")
+    )
 
 
 def test_moves_plan_and_log(cli, project, monkeypatch):
@@ -32,11 +34,16 @@ def test_moves_plan_and_log(cli, project, monkeypatch):
     log_text = (project / ".ai" / "MAESTRO-LOG.md").read_bytes()
     res = cli("archive")
     assert res.code == 0, res.err
-    assert "Archived .ai/MAESTRO.md and .ai/MAESTRO-LOG.md to .ai/archive/20261121T120000Z/" in res.out
+    assert (
+        "Archived .ai/MAESTRO.md and .ai/MAESTRO-LOG.md to .ai/archive/20261121T120000Z/" in res.out
+    )
     folder = project / ".ai" / "archive" / "20261121T120000Z"
     assert (folder / "MAESTRO.md").read_bytes() == plan_text
     assert (folder / "MAESTRO-LOG.md").read_bytes() == log_text
-    assert not (project / ".ai" / "MAESTRO.md").exists() and not (project / ".ai" / "MAESTRO-LOG.md").exists()
+    assert (
+        not (project / ".ai" / "MAESTRO.md").exists()
+        and not (project / ".ai" / "MAESTRO-LOG.md").exists()
+    )
     status = cli("status")
     assert status.code == 1 and "no plan yet" in status.err
 
@@ -60,11 +67,15 @@ def test_same_second_never_overwrites(cli, project, monkeypatch):
     assert cli("archive").code == 0
     first = (project / ".ai/archive/20261121T120000Z/MAESTRO.md").read_bytes()
     make_plan(cli)
-    (project / ".ai/MAESTRO.md").write_bytes((project / ".ai/MAESTRO.md").read_bytes() + b"\nsecond\n")
+    (project / ".ai/MAESTRO.md").write_bytes(
+        (project / ".ai/MAESTRO.md").read_bytes() + b"\nsecond\n"
+    )
     res = cli("archive")
     assert res.code == 0 and "20261121T120000Z-2/" in res.out
     assert (project / ".ai/archive/20261121T120000Z/MAESTRO.md").read_bytes() == first
-    assert (project / ".ai/archive/20261121T120000Z-2/MAESTRO.md").read_bytes().endswith(b"second\n")
+    assert (
+        (project / ".ai/archive/20261121T120000Z-2/MAESTRO.md").read_bytes().endswith(b"second\n")
+    )
 
 
 def test_nothing_to_archive(cli, project):
@@ -104,14 +115,22 @@ def test_refuses_while_a_run_holds_the_lock_between_dispatches(cli, project):
     finally:
         lock.release()
     assert res.code == 1 and res.err.count("\n") == 1, res.err
-    assert "run R-live" in res.err and "`maestro wait`" in res.err and "`maestro run --abort`" in res.err
-    assert (project / ".ai" / "MAESTRO.md").read_bytes() == before and not (project / ".ai" / "archive").exists()
+    assert (
+        "run R-live" in res.err
+        and "`maestro wait`" in res.err
+        and "`maestro run --abort`" in res.err
+    )
+    assert (project / ".ai" / "MAESTRO.md").read_bytes() == before and not (
+        project / ".ai" / "archive"
+    ).exists()
     assert cli("archive").code == 0  # once the run has let go
 
 
 def test_broken_plan_can_still_be_archived(cli, project):
     (project / ".ai").mkdir()
-    (project / ".ai" / "MAESTRO.md").write_text("### Task 1: nothing parses here\n- **Status:** weird\n")
+    (project / ".ai" / "MAESTRO.md").write_text(
+        "### Task 1: nothing parses here\n- **Status:** weird\n"
+    )
     res = cli("archive")
     assert res.code == 0, res.err
     assert not (project / ".ai" / "MAESTRO.md").exists()

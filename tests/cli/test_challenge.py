@@ -51,9 +51,14 @@ def test_default_challenger_is_another_vendor_read_only(cli, planned, fake_clis,
     assert fake_clis.runs("claude") == [] and fake_clis.runs("codex") == []
     (call,) = fake_clis.runs("gemini")
     argv = call["argv"]
-    assert "-y" not in argv and "--yolo" not in argv and "yolo" not in argv  # read-only: no write tools
+    assert (
+        "-y" not in argv and "--yolo" not in argv and "yolo" not in argv
+    )  # read-only: no write tools
     prompt = argv[argv.index("-p") + 1]
-    assert "### Task 1: Count words in a file" in prompt and "count_words returns the number of words" in prompt
+    assert (
+        "### Task 1: Count words in a file" in prompt
+        and "count_words returns the number of words" in prompt
+    )
     assert "`README.md`:" in prompt and "# wc demo" in prompt  # recon: key files
     assert "Files the plan names that do not exist yet: src/cli.py, src/wc.py" in prompt
     assert "Assumption issues:" in res.out and "- Task 1: assumes UTF-8 input" in res.out
@@ -65,9 +70,11 @@ def test_default_challenger_is_another_vendor_read_only(cli, planned, fake_clis,
     assert challenge.usage.input == 5000 and challenge.usage.output == 300
     assert challenge.cost is not None and challenge.cost_estimated  # gemini reports no dollars
     assert [(f.task, f.text) for f in challenge.findings["assumptions"]] == [
-        ("1", "assumes UTF-8 input, but the project reads files as bytes")]
+        ("1", "assumes UTF-8 input, but the project reads files as bytes")
+    ]
     assert [(f.task, f.text) for f in challenge.findings["scope"]] == [
-        ("2", "Task 2 also has to change the help text of the CLI")]
+        ("2", "Task 2 also has to change the help text of the CLI")
+    ]
     log = (planned.paths.log).read_text(encoding="utf-8")
     assert "| Challenge | Gemini (challenge) | 5,300 (~$" in log and "C1: 2 findings" in log
 
@@ -112,7 +119,9 @@ def test_tool_names_the_challenger_and_a_missing_one_is_refused(cli, planned, fa
     res = cli("challenge", "--tool", "gemini")
     assert res.code == 1
     assert res.err.count("\n") == 1
-    assert "gemini CLI is not installed" in res.err and "npm install -g @google/gemini-cli" in res.err
+    assert (
+        "gemini CLI is not installed" in res.err and "npm install -g @google/gemini-cli" in res.err
+    )
 
 
 def test_only_the_hubs_vendor_installed_says_so(cli, planned, fake_clis):
@@ -140,10 +149,15 @@ def test_a_challenger_that_fails_records_nothing(cli, planned, fake_clis):
 
 
 def test_a_challenger_that_tries_to_write_is_refused_by_its_cli(cli, planned, fake_clis, project):
-    fake_clis.script("gemini", [{"text": ANSWER, "write": {"path": "src/wc.py", "content": "hacked"}}])
+    fake_clis.script(
+        "gemini", [{"text": ANSWER, "write": {"path": "src/wc.py", "content": "hacked"}}]
+    )
     assert cli("challenge").code == 0
     (call,) = fake_clis.runs("gemini")
-    assert call["writes"][0]["written"] is False and "not offered headless" in call["writes"][0]["refused"]
+    assert (
+        call["writes"][0]["written"] is False
+        and "not offered headless" in call["writes"][0]["refused"]
+    )
     assert not (project / "src" / "wc.py").exists()
 
 

@@ -22,7 +22,9 @@ def test_demo_runs_the_goal_in_parallel_and_cleans_up(cli, tmp_path, monkeypatch
         assert f"task {n} done: sim" in out
     # Tasks 2 and 3 (and then 4 and 5) ran at the same time.
     lines = out.splitlines()
-    assert lines.index(next(l for l in lines if "task 3 started" in l)) < lines.index(next(l for l in lines if "task 2 done" in l))
+    assert lines.index(next(l for l in lines if "task 3 started" in l)) < lines.index(
+        next(l for l in lines if "task 2 done" in l)
+    )
     report = Path(out.split("report: ")[1].split()[0])
     assert report.is_file() and "Maestro report" in report.read_text()
     assert "the temporary project was removed" in out
@@ -40,8 +42,15 @@ def test_demo_keep_leaves_a_real_project(cli, tmp_path, monkeypatch):
     body = json.loads(res.out)
     project = Path(body["data"]["project"])
     assert body["data"]["kept"] and body["data"]["run"]["counts"]["done"] == 6
-    for name in ("textkit/__init__.py", "textkit/slug.py", "textkit/count.py", "tests/test_textkit.py",
-                 "docs/usage.md", ".ai/MAESTRO.md", ".ai/MAESTRO-LOG.md"):
+    for name in (
+        "textkit/__init__.py",
+        "textkit/slug.py",
+        "textkit/count.py",
+        "tests/test_textkit.py",
+        "docs/usage.md",
+        ".ai/MAESTRO.md",
+        ".ai/MAESTRO-LOG.md",
+    ):
         assert (project / name).is_file(), name
     from tests.engine.runkit import plan
 

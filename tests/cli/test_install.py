@@ -51,8 +51,17 @@ def test_install_twice_gives_identical_bytes(cli, project):
     assert tree(project) == first
 
 
-@pytest.mark.parametrize("original", [None, b"", b"crlf\r\nlines\r\n", b"no trailing newline",
-                                      b"bytes \xe9\xff not utf-8\n", b"\xef\xbb\xbfBOM\n\n\n"])
+@pytest.mark.parametrize(
+    "original",
+    [
+        None,
+        b"",
+        b"crlf\r\nlines\r\n",
+        b"no trailing newline",
+        b"bytes \xe9\xff not utf-8\n",
+        b"\xef\xbb\xbfBOM\n\n\n",
+    ],
+)
 def test_uninstall_restores_every_original_byte_for_byte(cli, project, original):
     for name in INSTRUCTION_FILES:
         if original is not None:
@@ -103,7 +112,10 @@ def test_upgrade_replaces_only_unmodified_files(cli, project, monkeypatch):
     assert verbs[".gemini/commands/maestro/status.toml"] == "skip"
     assert verbs[".gemini/commands/maestro/plan.toml"] == "update"
     assert edited.read_bytes() == kept
-    assert "/new/venv/bin/maestro plan --schema" in (project / ".gemini/commands/maestro/plan.toml").read_text()
+    assert (
+        "/new/venv/bin/maestro plan --schema"
+        in (project / ".gemini/commands/maestro/plan.toml").read_text()
+    )
     assert "changed since Maestro wrote it" in cli("install", "--host", "gemini").out
 
 
@@ -121,8 +133,10 @@ def test_a_file_maestro_did_not_write_is_a_conflict(cli, project):
 
 
 def test_foreign_blocks_are_left_alone(cli, project):
-    text = ("# Project\n\n<!-- SPECKIT START -->\nspec-kit\n<!-- SPECKIT END -->\n\n"
-            "<!-- Maestro codex v1 -->\nanother host's block\n<!-- /Maestro -->\n")
+    text = (
+        "# Project\n\n<!-- SPECKIT START -->\nspec-kit\n<!-- SPECKIT END -->\n\n"
+        "<!-- Maestro codex v1 -->\nanother host's block\n<!-- /Maestro -->\n"
+    )
     (project / "CLAUDE.md").write_text(text)
     assert cli("install", "--host", "claude").code == 0
     installed = (project / "CLAUDE.md").read_text()
@@ -160,8 +174,13 @@ def test_a_begin_marker_edited_by_hand_is_named_not_doubled_or_missing(cli, proj
     for verb in ("install", "uninstall"):
         res = cli(verb, "--host", "claude")
         assert res.code == 1, res.out
-        assert res.err.startswith("maestro: error: CLAUDE.md:3: the Maestro marker '<!-- maestro claude v1-->' "
-                                  "was edited by hand") and res.err.count("\n") == 1, res.err
+        assert (
+            res.err.startswith(
+                "maestro: error: CLAUDE.md:3: the Maestro marker '<!-- maestro claude v1-->' "
+                "was edited by hand"
+            )
+            and res.err.count("\n") == 1
+        ), res.err
         assert "'<!-- Maestro claude v1 -->'" in res.err
         assert claude.read_text() == edited  # no second block, nothing removed
     claude.write_text(edited.replace("<!-- maestro claude v1-->", "<!-- Maestro claude v1 -->"))
@@ -177,6 +196,7 @@ def test_a_block_edited_by_hand_survives_uninstall_then_install(cli, project):
     res = cli("install", "--host", "codex")
     assert res.code == 0 and "Maestro block edited by hand" in res.out
     assert "(my words)" in agents.read_text()
+
 
 def test_manifest_paths_may_not_escape(cli, project, tmp_path):
     outside = tmp_path / "outside.txt"
@@ -224,8 +244,14 @@ def test_user_scope_goes_into_the_home_folder(cli, project, temp_home):
         assert (temp_home / f".claude/commands/maestro/{verb}.md").is_file()
         assert (temp_home / f".gemini/commands/maestro/{verb}.toml").is_file()
         assert (temp_home / f".codex/skills/maestro/verbs/{verb}.md").is_file()
-    assert (temp_home / ".claude/CLAUDE.md").read_bytes().startswith(b"my global rules\n<!-- Maestro claude v1 -->")
-    assert (temp_home / ".gemini/GEMINI.md").is_file() and (temp_home / ".codex/AGENTS.md").is_file()
+    assert (
+        (temp_home / ".claude/CLAUDE.md")
+        .read_bytes()
+        .startswith(b"my global rules\n<!-- Maestro claude v1 -->")
+    )
+    assert (temp_home / ".gemini/GEMINI.md").is_file() and (
+        temp_home / ".codex/AGENTS.md"
+    ).is_file()
     assert (temp_home / ".local/state/maestro/install-manifest.json").is_file()
     assert "~/.claude/commands/maestro/plan.md" in res.out
     assert tree(project) == project_before
@@ -256,12 +282,15 @@ def test_plugin_and_extension_forms(cli, project, temp_home):
     assert not plugin.exists()
 
 
-@pytest.mark.parametrize("argv, words", [
-    (["--host", "codex", "--as", "plugin"], "not a form codex has"),
-    (["--host", "gemini", "--as", "extension", "--scope", "project"], "drop --scope project"),
-    (["--host", "vim"], "invalid choice"),
-    ([], "required"),
-])
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (["--host", "codex", "--as", "plugin"], "not a form codex has"),
+        (["--host", "gemini", "--as", "extension", "--scope", "project"], "drop --scope project"),
+        (["--host", "vim"], "invalid choice"),
+        ([], "required"),
+    ],
+)
 def test_bad_options_are_one_line_errors(cli, project, capsys, argv, words):
     res = cli("install", *argv)
     err = res.err or capsys.readouterr().err  # argparse writes to the process's stderr
@@ -276,8 +305,12 @@ def test_a_file_an_upgrade_no_longer_renders_is_removed(cli, project):
     data = json.loads(path.read_text())
     import hashlib
 
-    data["installs"][0]["files"].append({"path": ".claude/commands/maestro/old-verb.md",
-                                         "sha256": hashlib.sha256(old.read_bytes()).hexdigest()})
+    data["installs"][0]["files"].append(
+        {
+            "path": ".claude/commands/maestro/old-verb.md",
+            "sha256": hashlib.sha256(old.read_bytes()).hexdigest(),
+        }
+    )
     path.write_text(json.dumps(data))
     res = cli("install", "--host", "claude", "--json")
     assert actions(res)[".claude/commands/maestro/old-verb.md"] == "remove"
@@ -291,7 +324,9 @@ def test_uninstall_without_a_manifest_removes_only_a_pristine_block(cli, project
     res = cli("uninstall", "--host", "claude")
     assert res.code == 0
     assert (project / "CLAUDE.md").read_text() == "mine\n"
-    assert (project / ".claude/commands/maestro/plan.md").exists()  # not provably Maestro's any more
+    assert (
+        project / ".claude/commands/maestro/plan.md"
+    ).exists()  # not provably Maestro's any more
 
 
 def test_nothing_installed(cli, project):
@@ -305,7 +340,9 @@ def test_state_dir_setting_reaches_the_stub(cli, project, monkeypatch):
     assert "State .maestro-state/MAESTRO.md" in (project / "CLAUDE.md").read_text()
     assert (project / ".maestro-state/maestro/install-manifest.json").is_file()
     assert os.path.exists(project / ".claude/commands/maestro/run.md")
-    assert ".maestro-state/MAESTRO.md" in Path(project / ".claude/commands/maestro/run.md").read_text()
+    assert (
+        ".maestro-state/MAESTRO.md" in Path(project / ".claude/commands/maestro/run.md").read_text()
+    )
 
 
 def test_a_moved_codex_home_is_refused_not_orphaned(cli, project, tmp_path, monkeypatch):

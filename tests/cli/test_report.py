@@ -38,12 +38,26 @@ def planned(cli, project, fake_clis, monkeypatch):
 
 
 def _script_success(fake_clis):
-    fake_clis.script("codex", [{"text": submission("count_words returns the number of words", "src/wc.py"),
-                                "write": {"path": "src/wc.py", "content": "def count_words(t):\n    return 0\n"},
-                                "usage": {"input": 9000, "output": 800}}])
-    fake_clis.script("gemini", [{"text": submission("docs/wc.md explains wc", "docs/wc.md"),
-                                 "write": {"path": "docs/wc.md", "content": "# wc\n"},
-                                 "usage": {"input": 7000, "output": 500}}])
+    fake_clis.script(
+        "codex",
+        [
+            {
+                "text": submission("count_words returns the number of words", "src/wc.py"),
+                "write": {"path": "src/wc.py", "content": "def count_words(t):\n    return 0\n"},
+                "usage": {"input": 9000, "output": 800},
+            }
+        ],
+    )
+    fake_clis.script(
+        "gemini",
+        [
+            {
+                "text": submission("docs/wc.md explains wc", "docs/wc.md"),
+                "write": {"path": "docs/wc.md", "content": "# wc\n"},
+                "usage": {"input": 7000, "output": 500},
+            }
+        ],
+    )
 
 
 def test_report_of_a_small_finished_run(cli, planned, fake_clis, md_snapshot):
@@ -62,24 +76,51 @@ def test_report_of_a_small_finished_run(cli, planned, fake_clis, md_snapshot):
 def test_report_of_a_run_with_failures_and_retries(cli, planned, fake_clis, md_snapshot):
     # codex: a server error (retried at once), then success. gemini: an answer the format
     # gate rejects (retried with more context), then success.
-    fake_clis.script("codex", [{"http": 500},
-                               {"text": submission("count_words returns the number of words", "src/wc.py"),
-                                "write": {"path": "src/wc.py", "content": "x = 1\n"}}])
-    fake_clis.script("gemini", [{"text": "I documented it."},
-                                {"text": submission("docs/wc.md explains wc", "docs/wc.md"),
-                                 "write": {"path": "docs/wc.md", "content": "# wc\n"}}])
+    fake_clis.script(
+        "codex",
+        [
+            {"http": 500},
+            {
+                "text": submission("count_words returns the number of words", "src/wc.py"),
+                "write": {"path": "src/wc.py", "content": "x = 1\n"},
+            },
+        ],
+    )
+    fake_clis.script(
+        "gemini",
+        [
+            {"text": "I documented it."},
+            {
+                "text": submission("docs/wc.md explains wc", "docs/wc.md"),
+                "write": {"path": "docs/wc.md", "content": "# wc\n"},
+            },
+        ],
+    )
     run = cli("run")
     assert run.code == 0, run.out + run.err
     res = cli("report", "--json")
     data = json.loads(res.out)["data"]
     clis = {c["tool"]: c for c in data["clis"]}
-    assert (clis["codex"]["dispatches"], clis["codex"]["failures"], clis["codex"]["retries"]) == (2, 1, 1)
-    assert (clis["gemini"]["dispatches"], clis["gemini"]["failures"], clis["gemini"]["retries"]) == (2, 1, 1)
+    assert (clis["codex"]["dispatches"], clis["codex"]["failures"], clis["codex"]["retries"]) == (
+        2,
+        1,
+        1,
+    )
+    assert (
+        clis["gemini"]["dispatches"],
+        clis["gemini"]["failures"],
+        clis["gemini"]["retries"],
+    ) == (2, 1, 1)
     story = "\n".join(data["resolutions"])
     assert "Task 1 (Count words in a file): dispatch on Codex failed" in story
     assert "immediate retry on Codex" in story and "succeeded" in story
-    assert "Task 2 (Document wc): dispatch on Gemini failed" in story and "context expansion on Gemini" in story
-    assert any("Task 2 needed 2 attempts (context expansion)" in tip for tip in data["recommendations"])
+    assert (
+        "Task 2 (Document wc): dispatch on Gemini failed" in story
+        and "context expansion on Gemini" in story
+    )
+    assert any(
+        "Task 2 needed 2 attempts (context expansion)" in tip for tip in data["recommendations"]
+    )
     markdown = data["markdown"]
     assert markdown.count(":crit,") == 2
     assert normalized(markdown) == md_snapshot
@@ -92,7 +133,9 @@ def test_output_writes_a_file_and_never_overwrites_other_files(cli, planned, fak
     assert res.code == 0 and "Report written to" in res.out
     text = (project / "walkthrough.md").read_text(encoding="utf-8")
     assert text.startswith("# Maestro report\n") and "```mermaid" in text
-    assert cli("report", "--output", "walkthrough.md", "--brief").code == 0  # its own report: replaced
+    assert (
+        cli("report", "--output", "walkthrough.md", "--brief").code == 0
+    )  # its own report: replaced
     assert "```mermaid" not in (project / "walkthrough.md").read_text(encoding="utf-8")
     (project / "notes.md").write_text("my notes\n", encoding="utf-8")
     res = cli("report", "--output", "notes.md")

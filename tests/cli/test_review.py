@@ -22,7 +22,9 @@ tasks:
      criteria: ["docs/wc.md explains wc"], validation: "test -f docs/wc.md"}
 """
 FIRST = "def count_words(text):\n    return len(text.split())\n"
-FIXED = "def count_words(text: str) -> int:\n    \"\"\"Words in text.\"\"\"\n    return len(text.split())\n"
+FIXED = (
+    'def count_words(text: str) -> int:\n    """Words in text."""\n    return len(text.split())\n'
+)
 
 
 def verdict(name: str, *findings: str, prose: str = "I read the diff and src/wc.py.") -> str:
@@ -32,17 +34,44 @@ def verdict(name: str, *findings: str, prose: str = "I read the diff and src/wc.
 
 def submission(criterion: str, path: str) -> str:
     """A Result Submission and Handoff Report that pass the engine's gates."""
-    return "\n".join([
-        "## Status", "success", "", "## Summary", f"Updated {path} as the review asked.", "",
-        "## Changes", f"- Modified {path}: addressed the review", "",
-        "## Verification", f"- [x] {criterion} - checked by running it", "",
-        "## Issues", "None", "",
-        "### Task Report", "- Status: success", "- Objective Achieved: yes", "- Files Created: none",
-        f"- Files Modified: {path}", "- Files Deleted: none", "- Decisions Made: none", "- Validation: pass",
-        "- Validation Output: ok", "- Errors: none", "- Scope Deviations: none", "",
-        "### Downstream Context", "- Key Interfaces Introduced: count_words(text) -> int",
-        "- Patterns Established: none", "- Integration Points: none", "- Assumptions: none", "- Warnings: none", "",
-    ])
+    return "\n".join(
+        [
+            "## Status",
+            "success",
+            "",
+            "## Summary",
+            f"Updated {path} as the review asked.",
+            "",
+            "## Changes",
+            f"- Modified {path}: addressed the review",
+            "",
+            "## Verification",
+            f"- [x] {criterion} - checked by running it",
+            "",
+            "## Issues",
+            "None",
+            "",
+            "### Task Report",
+            "- Status: success",
+            "- Objective Achieved: yes",
+            "- Files Created: none",
+            f"- Files Modified: {path}",
+            "- Files Deleted: none",
+            "- Decisions Made: none",
+            "- Validation: pass",
+            "- Validation Output: ok",
+            "- Errors: none",
+            "- Scope Deviations: none",
+            "",
+            "### Downstream Context",
+            "- Key Interfaces Introduced: count_words(text) -> int",
+            "- Patterns Established: none",
+            "- Integration Points: none",
+            "- Assumptions: none",
+            "- Warnings: none",
+            "",
+        ]
+    )
 
 
 def _git(root, *args):
@@ -60,14 +89,25 @@ def store(cli, project, fake_clis):
     (project / "src").mkdir()
     (project / "src" / "wc.py").write_text(FIRST, encoding="utf-8")
     store = PlanStore(ProjectPaths(project))
-    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=project, capture_output=True, text=True,
-                          check=True).stdout.strip()
+    head = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=project, capture_output=True, text=True, check=True
+    ).stdout.strip()
     with store.edit() as plan:
         task = plan.task("1")
-        task.status, task.result, task.attempts, task.session = "done", "count_words added.", 1, "thread-1"
+        task.status, task.result, task.attempts, task.session = (
+            "done",
+            "count_words added.",
+            1,
+            "thread-1",
+        )
         task.started, task.finished = "2026-11-21T12:00:00Z", "2026-11-21T12:00:30Z"
-        task.receipt = Receipt(diff_stat="1 file changed, 2 insertions(+)", files_changed=["src/wc.py"],
-                               validation="test -f src/wc.py", validation_exit=0, commit=head)
+        task.receipt = Receipt(
+            diff_stat="1 file changed, 2 insertions(+)",
+            files_changed=["src/wc.py"],
+            validation="test -f src/wc.py",
+            validation_exit=0,
+            commit=head,
+        )
     return store
 
 
@@ -78,8 +118,15 @@ def prompt_of(call: dict) -> str:
 
 def test_approve_with_auto_accepts_and_records(cli, store, fake_clis, monkeypatch):
     monkeypatch.setenv("MAESTRO_LOG", "summary")
-    fake_clis.script("gemini", [{"text": verdict("approve", "note: a docstring would help"),
-                                 "usage": {"input": 7000, "output": 250}}])
+    fake_clis.script(
+        "gemini",
+        [
+            {
+                "text": verdict("approve", "note: a docstring would help"),
+                "usage": {"input": 7000, "output": 250},
+            }
+        ],
+    )
     res = cli("review", "1", "--auto")
     assert res.code == 0, res.out + res.err
     assert "Task 1 is accepted" in res.out and "note: a docstring would help" in res.out
@@ -95,11 +142,19 @@ def test_approve_with_auto_accepts_and_records(cli, store, fake_clis, monkeypatc
     assert plan.task("1").review == "approved" and plan.task("1").status == "done"
     (review,) = plan.reviews
     assert (review.id, review.reviewer, review.round, review.verdict, review.outcome) == (
-        "R1", "gemini", 1, "approve", "accepted")
+        "R1",
+        "gemini",
+        1,
+        "approve",
+        "accepted",
+    )
     assert review.usage.input == 7000 and review.cost_estimated and len(review.diff_sha) == 64
     assert [(f.severity, f.text) for f in review.findings] == [("note", "a docstring would help")]
     log = store.paths.log.read_text(encoding="utf-8")
-    assert "| Review | Gemini (review, Task 1) | 7,250 (~$" in log and "R1 round 1: approve -> accepted" in log
+    assert (
+        "| Review | Gemini (review, Task 1) | 7,250 (~$" in log
+        and "R1 round 1: approve -> accepted" in log
+    )
 
 
 def test_approval_without_auto_waits_for_a_yes_and_is_not_reviewed_again(cli, store, fake_clis):
@@ -118,18 +173,37 @@ def test_a_failing_validation_spends_no_reviewer_tokens(cli, store, fake_clis, p
     (project / "src" / "wc.py").unlink()
     res = cli("review", "1", "--auto")
     assert res.code == 1
-    assert "validation `test -f src/wc.py` exited 1" in res.out and "no reviewer was asked" in res.out
+    assert (
+        "validation `test -f src/wc.py` exited 1" in res.out and "no reviewer was asked" in res.out
+    )
     assert fake_clis.runs("gemini") == [] and store.load().reviews == []
 
 
-def test_request_changes_goes_back_to_the_author_and_is_reviewed_again(cli, store, fake_clis, project):
-    fake_clis.script("gemini", [
-        {"text": verdict("request-changes", "major: src/wc.py: count_words has no type hints",
-                         "minor: add a docstring")},
-        {"text": verdict("approve")},
-    ])
-    fake_clis.script("codex", [{"text": submission("count_words returns the number of words", "src/wc.py"),
-                                "write": {"path": "src/wc.py", "content": FIXED}}])
+def test_request_changes_goes_back_to_the_author_and_is_reviewed_again(
+    cli, store, fake_clis, project
+):
+    fake_clis.script(
+        "gemini",
+        [
+            {
+                "text": verdict(
+                    "request-changes",
+                    "major: src/wc.py: count_words has no type hints",
+                    "minor: add a docstring",
+                )
+            },
+            {"text": verdict("approve")},
+        ],
+    )
+    fake_clis.script(
+        "codex",
+        [
+            {
+                "text": submission("count_words returns the number of words", "src/wc.py"),
+                "write": {"path": "src/wc.py", "content": FIXED},
+            }
+        ],
+    )
     res = cli("review", "1", "--auto")
     assert res.code == 0, res.out + res.err
     (revision,) = fake_clis.runs("codex")
@@ -139,11 +213,15 @@ def test_request_changes_goes_back_to_the_author_and_is_reviewed_again(cli, stor
     assert "resume" not in revision["argv"]  # codex cannot resume a session: a new dispatch
     assert (project / "src" / "wc.py").read_text(encoding="utf-8") == FIXED
     _, second = fake_clis.runs("gemini")
-    assert "# Earlier review rounds" in prompt_of(second) and "count_words has no type hints" in prompt_of(second)
+    assert "# Earlier review rounds" in prompt_of(
+        second
+    ) and "count_words has no type hints" in prompt_of(second)
     assert '+    """Words in text."""' in prompt_of(second)  # round 2 sees the revised diff
     plan = store.load()
     assert [(r.round, r.verdict, r.outcome) for r in plan.reviews] == [
-        (1, "request-changes", "revising"), (2, "approve", "accepted")]
+        (1, "request-changes", "revising"),
+        (2, "approve", "accepted"),
+    ]
     assert plan.reviews[0].diff_sha != plan.reviews[1].diff_sha
     task = plan.task("1")
     assert (task.status, task.review, task.attempts) == ("done", "approved", 2)
@@ -152,10 +230,22 @@ def test_request_changes_goes_back_to_the_author_and_is_reviewed_again(cli, stor
 def test_claude_author_gets_its_session_resumed(cli, store, fake_clis):
     with store.edit() as plan:
         plan.task("1").tool = "claude"
-    fake_clis.script("gemini", [{"text": verdict("request-changes", "major: no type hints")},
-                                {"text": verdict("approve")}])
-    fake_clis.script("claude", [{"text": submission("count_words returns the number of words", "src/wc.py"),
-                                 "write": {"path": "src/wc.py", "content": FIXED}}])
+    fake_clis.script(
+        "gemini",
+        [
+            {"text": verdict("request-changes", "major: no type hints")},
+            {"text": verdict("approve")},
+        ],
+    )
+    fake_clis.script(
+        "claude",
+        [
+            {
+                "text": submission("count_words returns the number of words", "src/wc.py"),
+                "write": {"path": "src/wc.py", "content": FIXED},
+            }
+        ],
+    )
     assert cli("review", "1", "--auto").code == 0
     (revision,) = fake_clis.runs("claude")
     argv = revision["argv"]
@@ -163,8 +253,17 @@ def test_claude_author_gets_its_session_resumed(cli, store, fake_clis):
 
 
 def test_flag_blocks_the_task_with_the_findings(cli, store, fake_clis):
-    fake_clis.script("gemini", [{"text": verdict("flag", "critical: src/wc.py reads any path the user gives, "
-                                                         "including /etc/shadow")}])
+    fake_clis.script(
+        "gemini",
+        [
+            {
+                "text": verdict(
+                    "flag",
+                    "critical: src/wc.py reads any path the user gives, including /etc/shadow",
+                )
+            }
+        ],
+    )
     res = cli("review", "1", "--auto")
     assert res.code == 1
     assert "gemini flagged Task 1: it is blocked with the findings" in res.out
@@ -176,12 +275,22 @@ def test_flag_blocks_the_task_with_the_findings(cli, store, fake_clis):
 
 def test_the_round_cap_ends_in_needs_human(cli, store, fake_clis, monkeypatch):
     monkeypatch.setenv("MAESTRO_REVIEW_ROUNDS", "2")
-    fake_clis.script("gemini", [
-        {"text": verdict("request-changes", "major: no type hints")},
-        {"text": verdict("request-changes", "major: empty input returns None instead of 0")},
-    ])
-    fake_clis.script("codex", [{"text": submission("count_words returns the number of words", "src/wc.py"),
-                                "write": {"path": "src/wc.py", "content": FIXED}}])
+    fake_clis.script(
+        "gemini",
+        [
+            {"text": verdict("request-changes", "major: no type hints")},
+            {"text": verdict("request-changes", "major: empty input returns None instead of 0")},
+        ],
+    )
+    fake_clis.script(
+        "codex",
+        [
+            {
+                "text": submission("count_words returns the number of words", "src/wc.py"),
+                "write": {"path": "src/wc.py", "content": FIXED},
+            }
+        ],
+    )
     res = cli("review", "1", "--auto")
     assert res.code == 1
     assert "needs a human" in res.out and "review cap of 2" in res.out
@@ -191,12 +300,22 @@ def test_the_round_cap_ends_in_needs_human(cli, store, fake_clis, monkeypatch):
 
 
 def test_a_later_round_repeating_a_finding_does_not_loop(cli, store, fake_clis):
-    fake_clis.script("gemini", [
-        {"text": verdict("request-changes", "major: count_words has no type hints")},
-        {"text": verdict("request-changes", "major: count_words still has no type hints")},
-    ])
-    fake_clis.script("codex", [{"text": submission("count_words returns the number of words", "src/wc.py"),
-                                "write": {"path": "src/wc.py", "content": FIXED + "\n"}}])
+    fake_clis.script(
+        "gemini",
+        [
+            {"text": verdict("request-changes", "major: count_words has no type hints")},
+            {"text": verdict("request-changes", "major: count_words still has no type hints")},
+        ],
+    )
+    fake_clis.script(
+        "codex",
+        [
+            {
+                "text": submission("count_words returns the number of words", "src/wc.py"),
+                "write": {"path": "src/wc.py", "content": FIXED + "\n"},
+            }
+        ],
+    )
     res = cli("review", "1", "--auto")
     assert res.code == 1 and "repeats 1 earlier critical/major finding" in res.out
     assert len(fake_clis.runs("codex")) == 1  # no third round
@@ -215,7 +334,9 @@ def test_an_unchanged_diff_is_never_reviewed_again(cli, store, fake_clis):
 
 def test_a_revision_that_changes_nothing_needs_a_human(cli, store, fake_clis):
     fake_clis.script("gemini", [{"text": verdict("request-changes", "major: no type hints")}])
-    fake_clis.script("codex", [{"text": submission("count_words returns the number of words", "src/wc.py")}])
+    fake_clis.script(
+        "codex", [{"text": submission("count_words returns the number of words", "src/wc.py")}]
+    )
     res = cli("review", "1", "--auto")
     assert res.code == 1 and "revision left its diff unchanged" in res.out
     assert len(fake_clis.runs("gemini")) == 1
@@ -223,13 +344,23 @@ def test_a_revision_that_changes_nothing_needs_a_human(cli, store, fake_clis):
 
 
 @pytest.mark.parametrize("reviewer", ["gemini", "claude", "codex"])
-def test_a_reviewer_that_tries_to_write_is_refused_by_its_read_only_invocation(cli, store, fake_clis, project,
-                                                                                reviewer):
+def test_a_reviewer_that_tries_to_write_is_refused_by_its_read_only_invocation(
+    cli, store, fake_clis, project, reviewer
+):
     with store.edit() as plan:
         plan.task("1").tool = "gemini" if reviewer != "gemini" else "codex"
-    fake_clis.script(reviewer, [{"text": verdict("approve"),
-                                 "write": [{"path": "src/wc.py", "content": "rewritten by the reviewer"},
-                                           {"path": "NOTES.md", "content": "x"}]}])
+    fake_clis.script(
+        reviewer,
+        [
+            {
+                "text": verdict("approve"),
+                "write": [
+                    {"path": "src/wc.py", "content": "rewritten by the reviewer"},
+                    {"path": "NOTES.md", "content": "x"},
+                ],
+            }
+        ],
+    )
     res = cli("review", "1", "--tool", reviewer, "--auto")
     assert res.code == 0, res.out + res.err
     (call,) = fake_clis.runs(reviewer)
@@ -248,8 +379,16 @@ def test_a_reviewer_that_tries_to_write_is_refused_by_its_read_only_invocation(c
 
 def test_a_reviewer_that_edits_anyway_is_not_accepted(cli, store, fake_clis, project):
     # "force" stands for a CLI whose read-only mode failed: the file really changes.
-    fake_clis.script("gemini", [{"text": verdict("approve"), "force": True,
-                                 "write": {"path": "src/wc.py", "content": FIXED}}])
+    fake_clis.script(
+        "gemini",
+        [
+            {
+                "text": verdict("approve"),
+                "force": True,
+                "write": {"path": "src/wc.py", "content": FIXED},
+            }
+        ],
+    )
     res = cli("review", "1", "--auto")
     assert res.code == 1
     assert "the reviewer changed the task's files while reviewing" in res.out
@@ -260,13 +399,17 @@ def test_a_reviewer_that_edits_anyway_is_not_accepted(cli, store, fake_clis, pro
 
 
 def test_a_malformed_answer_is_a_format_failure_then_asked_again(cli, store, fake_clis):
-    fake_clis.script("gemini", [{"text": "Looks good to me, approve!"}, {"text": verdict("approve")}])
+    fake_clis.script(
+        "gemini", [{"text": "Looks good to me, approve!"}, {"text": verdict("approve")}]
+    )
     res = cli("review", "1", "--auto")
     assert res.code == 0, res.out
     first, second = store.load().reviews
     assert (first.verdict, first.outcome) == (None, "format-failure")
     assert (second.round, second.verdict, second.outcome) == (2, "approve", "accepted")
-    assert "Your previous answer could not be read: no ```maestro-review block" in prompt_of(fake_clis.runs("gemini")[1])
+    assert "Your previous answer could not be read: no ```maestro-review block" in prompt_of(
+        fake_clis.runs("gemini")[1]
+    )
 
 
 def test_only_one_cli_installed_says_so_plainly(cli, store, fake_clis):
@@ -278,9 +421,12 @@ def test_only_one_cli_installed_says_so_plainly(cli, store, fake_clis):
     assert res.code == 0, res.out
     (outcome,) = json.loads(res.out)["data"]["outcomes"]
     assert outcome["reviewer"] == "codex"
-    assert outcome["notes"] == [(
-        "only codex is installed, so the reviewer is the same vendor as the task's author (codex): "
-        "install another CLI (e.g. `npm install -g @google/gemini-cli`) for a cross-vendor opinion.")]
+    assert outcome["notes"] == [
+        (
+            "only codex is installed, so the reviewer is the same vendor as the task's author (codex): "
+            "install another CLI (e.g. `npm install -g @google/gemini-cli`) for a cross-vendor opinion."
+        )
+    ]
 
 
 def test_without_task_id_reviews_every_done_unreviewed_task(cli, store, fake_clis):
@@ -305,10 +451,20 @@ RUN_PLAN = "".join(PLAN.splitlines(keepends=True)[:5])  # the goal and Task 1 on
 def test_run_with_review_revises_through_the_engine(cli, project, fake_clis):
     assert cli("plan", "--from", "-", "--yes", stdin=RUN_PLAN).code == 0
     done = submission("count_words returns the number of words", "src/wc.py")
-    fake_clis.script("codex", [{"text": done, "write": {"path": "src/wc.py", "content": FIRST}},
-                               {"text": done, "write": {"path": "src/wc.py", "content": FIXED}}])
-    fake_clis.script("gemini", [{"text": verdict("request-changes", "major: count_words has no type hints")},
-                                {"text": verdict("approve")}])
+    fake_clis.script(
+        "codex",
+        [
+            {"text": done, "write": {"path": "src/wc.py", "content": FIRST}},
+            {"text": done, "write": {"path": "src/wc.py", "content": FIXED}},
+        ],
+    )
+    fake_clis.script(
+        "gemini",
+        [
+            {"text": verdict("request-changes", "major: count_words has no type hints")},
+            {"text": verdict("approve")},
+        ],
+    )
     res = cli("run", "--review")
     assert res.code == 0, res.out + res.err
     assert len(fake_clis.runs("codex")) == 2 and len(fake_clis.runs("gemini")) == 2
@@ -323,7 +479,10 @@ def test_run_with_review_and_no_reviewer_blocks_instead_of_failing(cli, project,
     for name in ("claude", "gemini", "codex"):
         fake_clis.uninstall(name)
     reset_availability_cache()
-    assert cli("plan", "--from", "-", "--yes", stdin=RUN_PLAN.replace("tool: codex", "tool: sim")).code == 0
+    assert (
+        cli("plan", "--from", "-", "--yes", stdin=RUN_PLAN.replace("tool: codex", "tool: sim")).code
+        == 0
+    )
     res = cli("run", "--review")
     assert res.code == 2, res.out + res.err
     task = PlanStore(ProjectPaths(project)).load().task("1")

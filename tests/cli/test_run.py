@@ -19,7 +19,10 @@ def test_run_one_task_needs_its_dependencies(cli, project, runenv):
     write_plan(cli, project, [task(1), task(2, files=["src/b.py"], depends=[1])])
     res = cli("run", "2")
     assert res.code == 1 and res.err.count("\n") == 1
-    assert "Task 2 cannot run yet: it depends on Task 1 (pending)" in res.err and "maestro run 1" in res.err
+    assert (
+        "Task 2 cannot run yet: it depends on Task 1 (pending)" in res.err
+        and "maestro run 1" in res.err
+    )
     assert runenv.runs("codex") == []
 
 
@@ -58,15 +61,25 @@ def test_unknown_task_and_missing_plan(cli, project, runenv):
 
 
 def test_dry_run_shows_cli_argv_and_tokens_and_sends_nothing(cli, project, runenv):
-    write_plan(cli, project, [task(1), task(2, files=["src/b.py"], depends=[1]),
-                              task(3, tool="claude", files=["src/c.py"], validation="test -f src/c.py")])
+    write_plan(
+        cli,
+        project,
+        [
+            task(1),
+            task(2, files=["src/b.py"], depends=[1]),
+            task(3, tool="claude", files=["src/c.py"], validation="test -f src/c.py"),
+        ],
+    )
     before = (project / ".ai" / "MAESTRO.md").read_bytes()
     res = cli("run", "--dry-run")
     assert res.code == 0, res.err
     assert "dry run: 2 ready task(s); nothing dispatched." in res.out
     assert "Task 1:" in res.out and "Task 3:" in res.out and "Task 2:" not in res.out
     assert re.search(r"argv: codex exec --json .*<[\d,]+ tokens elided>", res.out)
-    assert re.search(r"argv: claude -p <[\d,]+ tokens elided> .*--append-system-prompt <[\d,]+ tokens elided>", res.out)
+    assert re.search(
+        r"argv: claude -p <[\d,]+ tokens elided> .*--append-system-prompt <[\d,]+ tokens elided>",
+        res.out,
+    )
     assert re.search(r"prompt: [\d,]+ tokens \+ system [\d,]+ = [\d,]+ tokens", res.out)
     assert runenv.runs("codex") == [] and runenv.runs("claude") == []
     assert (project / ".ai" / "MAESTRO.md").read_bytes() == before
@@ -93,7 +106,10 @@ def test_log_summary_rows_and_detailed_artifacts(cli, project, runenv):
     assert cli("run", "--log", "detailed").code == 0
     log = (project / ".ai" / "MAESTRO-LOG.md").read_text()
     assert "| Dispatch | Codex (Task 1) |" in log and "| Retry | Codex (Task 1) |" in log
-    assert "receipt: changed src/app.py (1 file changed, 2 insertions(+)), validation exit 0, diff sha256" in log
+    assert (
+        "receipt: changed src/app.py (1 file changed, 2 insertions(+)), validation exit 0, diff sha256"
+        in log
+    )
     run_id = (project / ".ai" / "maestro" / "runs" / "latest").read_text().strip()
     folder = project / ".ai" / "maestro" / "runs" / run_id
     assert f"**Details:** `.ai/maestro/runs/{run_id}/`" in log
@@ -112,8 +128,15 @@ def test_log_off_writes_no_log(cli, project, runenv):
 def start_engine(project, runenv):
     """`maestro run` in its own process, returned once its first codex dispatch started."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    engine = subprocess.Popen([sys.executable, "-m", "maestro", "run"], cwd=project, env=env,
-                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    engine = subprocess.Popen(
+        [sys.executable, "-m", "maestro", "run"],
+        cwd=project,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 20
     while not runenv.runs("codex") and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -137,8 +160,14 @@ def test_abort_stops_launching_running_tasks_finish(cli, project, runenv, monkey
 
 def test_abort_during_a_retry_counts_every_task_left_pending(cli, project, runenv, monkeypatch):
     monkeypatch.setenv("MAESTRO_MAX_CONCURRENT", "1")
-    write_plan(cli, project, [task(1, validation="test -f src/other.py"),
-                              task(2, files=["src/b.py"], validation="test -f src/b.py")])
+    write_plan(
+        cli,
+        project,
+        [
+            task(1, validation="test -f src/other.py"),
+            task(2, files=["src/b.py"], validation="test -f src/b.py"),
+        ],
+    )
     runenv.script("codex", [{**step(), "sleep": 1.5}])
     engine = start_engine(project, runenv)
     assert cli("run", "--abort").code == 0
@@ -151,12 +180,31 @@ def test_abort_during_a_retry_counts_every_task_left_pending(cli, project, runen
 def test_plain_progress_is_one_line_per_event():
     out = io.StringIO()
     view = PlainProgress(out)
-    view.handle({"kind": "task_started", "time": "2026-11-21T12:00:01Z", "task": "1", "tool": "codex",
-                 "agent": "coder", "attempt": 1})
-    view.handle({"kind": "task_done", "time": "2026-11-21T12:00:09Z", "task": "1", "tool": "codex",
-                 "tokens": 1200, "cost": 0.01, "duration_s": 8})
-    assert out.getvalue() == ("12:00:01 task 1 started: codex (coder), attempt 1\n"
-                              "12:00:09 task 1 done: codex, 1,200 tokens, $0.0100, 8.0s\n")
+    view.handle(
+        {
+            "kind": "task_started",
+            "time": "2026-11-21T12:00:01Z",
+            "task": "1",
+            "tool": "codex",
+            "agent": "coder",
+            "attempt": 1,
+        }
+    )
+    view.handle(
+        {
+            "kind": "task_done",
+            "time": "2026-11-21T12:00:09Z",
+            "task": "1",
+            "tool": "codex",
+            "tokens": 1200,
+            "cost": 0.01,
+            "duration_s": 8,
+        }
+    )
+    assert out.getvalue() == (
+        "12:00:01 task 1 started: codex (coder), attempt 1\n"
+        "12:00:09 task 1 done: codex, 1,200 tokens, $0.0100, 8.0s\n"
+    )
 
 
 def test_live_progress_redraws_in_place():
@@ -165,7 +213,7 @@ def test_live_progress_redraws_in_place():
     view.handle({"kind": "task_started", "task": "1", "tool": "codex", "attempt": 1})
     first = out.getvalue()
     view.handle({"kind": "task_done", "task": "1", "tokens": 1500})
-    second = out.getvalue()[len(first):]
+    second = out.getvalue()[len(first) :]
     assert first.count("\n") == 4 and "running  codex" in first and "elapsed" in first
     assert second.startswith("\x1b[4F") and "done" in second and "1,500" in second
     assert all(line.startswith("\x1b[2K") for line in second.removeprefix("\x1b[4F").splitlines())
@@ -174,12 +222,25 @@ def test_live_progress_redraws_in_place():
 def test_a_reader_that_goes_away_does_not_stop_the_run(cli, project, runenv):
     """`maestro run | head -1`: the pipe closes after the first line; the run still works
     through every task, records its end, and exits with its own code, quietly."""
-    write_plan(cli, project, [task(1, files=["a.md"], validation="test -f a.md"),
-                              task(2, files=["b.md"], depends=[1], validation="test -f b.md"),
-                              task(3, files=["c.md"], depends=[2], validation="test -f c.md")])
+    write_plan(
+        cli,
+        project,
+        [
+            task(1, files=["a.md"], validation="test -f a.md"),
+            task(2, files=["b.md"], depends=[1], validation="test -f b.md"),
+            task(3, files=["c.md"], depends=[2], validation="test -f c.md"),
+        ],
+    )
     env = {**os.environ, "PYTHONPATH": str(REPO), "MAESTRO_SIM_DELAY": "0.3"}
-    engine = subprocess.Popen([sys.executable, "-m", "maestro", "run", "--tool", "sim"], cwd=project, env=env,
-                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    engine = subprocess.Popen(
+        [sys.executable, "-m", "maestro", "run", "--tool", "sim"],
+        cwd=project,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert "started" in engine.stdout.readline()
     engine.stdout.close()  # what `head -1` does once it has its line
     err = engine.stderr.read()
@@ -187,4 +248,6 @@ def test_a_reader_that_goes_away_does_not_stop_the_run(cli, project, runenv):
     assert err == ""
     p = plan(project)
     assert [t.status for t in p.tasks] == ["done", "done", "done"]
-    assert events(project)[-1]["kind"] == "run_ended" and events(project)[-1]["status"] == "finished"
+    assert (
+        events(project)[-1]["kind"] == "run_ended" and events(project)[-1]["status"] == "finished"
+    )

@@ -35,7 +35,13 @@ class Terminal(io.StringIO):
 
 def run_on_terminal(answer, *argv):
     out = Terminal()
-    ctx = Context(cwd=Path.cwd(), env=dict(os.environ), stdout=out, stderr=io.StringIO(), stdin=Terminal(answer))
+    ctx = Context(
+        cwd=Path.cwd(),
+        env=dict(os.environ),
+        stdout=out,
+        stderr=io.StringIO(),
+        stdin=Terminal(answer),
+    )
     return main(["run", *argv], ctx), out.getvalue(), ctx.stderr.getvalue()
 
 
@@ -46,8 +52,10 @@ def test_an_uncommitted_edit_to_an_owned_file_is_refused_without_a_terminal(cli,
     (project / "docs" / "notes.md").write_text("draft\n")  # untracked, inside a folder Task 2 owns
     res = cli("run")
     assert res.code == 1 and res.err.count("\n") == 1, res.err
-    assert ("uncommitted changes to 2 file(s) the tasks own, which a task may overwrite: "
-            "docs/notes.md (untracked; Task 2); src/app.py (modified; Task 1).") in res.err
+    assert (
+        "uncommitted changes to 2 file(s) the tasks own, which a task may overwrite: "
+        "docs/notes.md (untracked; Task 2); src/app.py (modified; Task 1)."
+    ) in res.err
     assert "--allow-dirty" in res.err and "git stash -u" in res.err
     assert runenv.runs("codex") == []  # nothing started
     assert not (project / ".ai" / "maestro" / "runs").exists()
@@ -80,7 +88,10 @@ def test_on_a_terminal_it_asks_and_no_means_nothing_starts(cli, project, runenv)
     write_plan(cli, project, [task(1)])
     code, out, err = run_on_terminal("n\n")
     assert code == 1
-    assert "Uncommitted changes to files the tasks own" in out and "src/app.py (modified; Task 1)" in out
+    assert (
+        "Uncommitted changes to files the tasks own" in out
+        and "src/app.py (modified; Task 1)" in out
+    )
     assert "Run anyway" in out and "answer y when asked" in err
     assert runenv.runs("codex") == [] and (project / "src" / "app.py").read_text() == MINE
     runenv.script("codex", [step()])
@@ -125,11 +136,22 @@ def test_a_project_in_a_subfolder_sees_its_own_paths(cli, tmp_path, runenv, monk
 
 
 def test_while_a_run_is_going_a_second_run_hears_that_not_its_edits(cli, project, runenv):
-    write_plan(cli, project, [task(1), task(2, files=["src/b.py"], depends=[1], validation="test -f src/b.py")])
+    write_plan(
+        cli,
+        project,
+        [task(1), task(2, files=["src/b.py"], depends=[1], validation="test -f src/b.py")],
+    )
     runenv.script("codex", [{**step(), "sleep": 1.5}, step("src/b.py")])
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
-    engine = subprocess.Popen([sys.executable, "-m", "maestro", "run"], cwd=project, env=env,
-                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    engine = subprocess.Popen(
+        [sys.executable, "-m", "maestro", "run"],
+        cwd=project,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 20
     while not runenv.runs("codex") and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -137,4 +159,8 @@ def test_while_a_run_is_going_a_second_run_hears_that_not_its_edits(cli, project
     (project / "src" / "b.py").write_text(MINE)  # what Task 2 will write, in the tree meanwhile
     res = cli("run")
     engine.communicate(timeout=30)
-    assert res.code == 1 and "another Maestro run is in progress" in res.err and "uncommitted" not in res.err
+    assert (
+        res.code == 1
+        and "another Maestro run is in progress" in res.err
+        and "uncommitted" not in res.err
+    )

@@ -14,14 +14,20 @@ from tests.engine.runkit import plan, task, write_plan
 
 REPO = Path(__file__).resolve().parents[2]
 # What Codex 0.169 puts in a sandboxed command's environment (HOSTS.md section 5).
-CODEX_WORKSPACE_WRITE = {"CODEX_CI": "1", "CODEX_THREAD_ID": "t-1", "CODEX_SANDBOX_NETWORK_DISABLED": "1"}
+CODEX_WORKSPACE_WRITE = {
+    "CODEX_CI": "1",
+    "CODEX_THREAD_ID": "t-1",
+    "CODEX_SANDBOX_NETWORK_DISABLED": "1",
+}
 CODEX_READ_ONLY = {**CODEX_WORKSPACE_WRITE, "CODEX_PERMISSION_PROFILE": ":read-only"}
 FULL_ACCESS = "--sandbox danger-full-access"
 
 
 def state_files(project: Path) -> list[str]:
     machine = project / ".ai" / "maestro"
-    return sorted(str(p.relative_to(machine)) for p in machine.rglob("*")) if machine.exists() else []
+    return (
+        sorted(str(p.relative_to(machine)) for p in machine.rglob("*")) if machine.exists() else []
+    )
 
 
 @pytest.fixture
@@ -36,7 +42,9 @@ def test_detach_inside_codexs_sandbox_is_refused_and_starts_nothing(cli, sim_pla
         monkeypatch.setenv(key, value)
     res = cli("run", "--detach")
     assert res.code == 1 and res.err.count("\n") == 1, res.err
-    assert "Codex CLI's command sandbox" in res.err and "detached engine would be stopped" in res.err
+    assert (
+        "Codex CLI's command sandbox" in res.err and "detached engine would be stopped" in res.err
+    )
     assert FULL_ACCESS in res.err
     assert state_files(sim_plan) == before and not (sim_plan / ".ai" / "maestro" / "runs").exists()
 
@@ -72,10 +80,20 @@ def test_which_codex_commands_are_sandboxed():
 
 def _read_only_mount() -> list[str]:
     """A prefix that runs a command with the project mounted read-only, or a skip."""
-    probe = subprocess.run(["unshare", "-rm", "true"], capture_output=True, check=False) if _has("unshare") else None
+    probe = (
+        subprocess.run(["unshare", "-rm", "true"], capture_output=True, check=False)
+        if _has("unshare")
+        else None
+    )
     if probe is None or probe.returncode != 0:
         pytest.skip("this system does not allow a private mount namespace (unshare -rm)")
-    return ["unshare", "-rm", "sh", "-c", 'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" && shift && exec "$@"']
+    return [
+        "unshare",
+        "-rm",
+        "sh",
+        "-c",
+        'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" && shift && exec "$@"',
+    ]
 
 
 def _has(name: str) -> bool:
@@ -91,8 +109,15 @@ def test_a_read_only_project_is_refused_in_one_line_never_an_internal_error(cli,
     full_env = {**os.environ, **env, "PYTHONPATH": str(REPO)}
 
     def maestro(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([*prefix, str(sim_plan), "-", sys.executable, "-m", "maestro", *args], cwd=sim_plan,
-                              env=full_env, capture_output=True, text=True, check=False, timeout=60)
+        return subprocess.run(
+            [*prefix, str(sim_plan), "-", sys.executable, "-m", "maestro", *args],
+            cwd=sim_plan,
+            env=full_env,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=60,
+        )
 
     for args in (["run", "--detach"], ["run"]):
         out = maestro(*args)
@@ -100,6 +125,10 @@ def test_a_read_only_project_is_refused_in_one_line_never_an_internal_error(cli,
         assert "cannot be written" in out.stderr and "internal error" not in out.stderr
         assert (FULL_ACCESS in out.stderr) == bool(env)
     rewrite = maestro("plan", "--from", str(sim_plan.parent / "plan-input.yaml"), "--yes")
-    assert rewrite.returncode == 1 and "read-only" in rewrite.stderr and "internal error" not in rewrite.stderr
+    assert (
+        rewrite.returncode == 1
+        and "read-only" in rewrite.stderr
+        and "internal error" not in rewrite.stderr
+    )
     assert maestro("status").returncode == 0
     assert state_files(sim_plan) == before

@@ -45,7 +45,11 @@ def test_no_plan_is_exit_1_with_the_fix(cli, project):
     res = cli("status")
     assert res.code == 1
     assert res.err.count("\n") == 1
-    assert "no plan yet" in res.err and "maestro plan --from plan.yaml" in res.err and "/maestro:plan" in res.err
+    assert (
+        "no plan yet" in res.err
+        and "maestro plan --from plan.yaml" in res.err
+        and "/maestro:plan" in res.err
+    )
     body = json.loads(cli("status", "--json").out)
     assert body["ok"] is False and body["error"]["type"] == "NotFound"
 
@@ -63,15 +67,25 @@ def test_fresh_plan_suggests_challenge_then_run(cli, planned):
 
 
 def test_failed_task_is_a_blocker_with_waiting_tasks_and_a_retry(cli, planned):
-    set_status(planned, t1=("done", "login added"), t2=("failed", "Could not determine session storage"))
+    set_status(
+        planned, t1=("done", "login added"), t2=("failed", "Could not determine session storage")
+    )
     res = cli("status")
     assert "Blockers:" in res.out
-    assert "Task 2 failed: Could not determine session storage Waiting on it: 3, 4." in res.out.replace(". Waiting", " Waiting")
+    assert (
+        "Task 2 failed: Could not determine session storage Waiting on it: 3, 4."
+        in res.out.replace(". Waiting", " Waiting")
+    )
     body = json.loads(cli("status", "--json").out)
-    assert body["data"]["blockers"] == [{
-        "task": "2", "title": "Add the session store", "status": "failed",
-        "result": "Could not determine session storage", "waiting": ["3", "4"],
-    }]
+    assert body["data"]["blockers"] == [
+        {
+            "task": "2",
+            "title": "Add the session store",
+            "status": "failed",
+            "result": "Could not determine session storage",
+            "waiting": ["3", "4"],
+        }
+    ]
     assert commands(body)[0] == "maestro run 2"
     assert "maestro run" not in commands(body)[1:]  # nothing else is ready
 
@@ -139,8 +153,14 @@ def test_status_does_not_import_heavy_modules(cli, planned, project):
     from pathlib import Path
 
     repo = Path(__file__).resolve().parents[2]
-    out = subprocess.run([sys.executable, "-c", code], cwd=project, capture_output=True, text=True, check=False,
-                         env={**os.environ, "PYTHONPATH": str(repo)})
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "PYTHONPATH": str(repo)},
+    )
     assert out.returncode == 0, out.stderr
     assert "HEAVY []" in out.stdout
 

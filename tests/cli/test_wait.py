@@ -26,7 +26,11 @@ def detachable(runenv, monkeypatch):
 
 
 def two_tasks(cli, project, fakes, sleep=0.4):
-    write_plan(cli, project, [task(1), task(2, files=["src/b.py"], validation="test -f src/b.py", depends=[1])])
+    write_plan(
+        cli,
+        project,
+        [task(1), task(2, files=["src/b.py"], validation="test -f src/b.py", depends=[1])],
+    )
     fakes.script("codex", [{**step(), "sleep": sleep}, {**step("src/b.py"), "sleep": sleep}])
 
 
@@ -62,7 +66,9 @@ def test_detach_returns_at_once_and_wait_follows_to_the_end(cli, project, detach
     assert "task 2 done" in log.read_text()
 
 
-def test_detached_engine_is_this_maestro_whatever_the_project_holds(cli, project, runenv, monkeypatch):
+def test_detached_engine_is_this_maestro_whatever_the_project_holds(
+    cli, project, runenv, monkeypatch
+):
     """No PYTHONPATH from the caller (a source checkout run as `python -m maestro -C DIR`),
     and a `maestro` folder in the project that would shadow the package from its cwd."""
     monkeypatch.delenv("PYTHONPATH", raising=False)
@@ -134,7 +140,10 @@ def _pid_namespace() -> list[str]:
     """The command prefix that runs a command in a new PID namespace, or a skip."""
     if shutil.which("unshare") is None:
         pytest.skip("unshare(1) is not installed")
-    for prefix in (["unshare", "--pid", "--fork"], ["unshare", "--user", "--map-root-user", "--pid", "--fork"]):
+    for prefix in (
+        ["unshare", "--pid", "--fork"],
+        ["unshare", "--user", "--map-root-user", "--pid", "--fork"],
+    ):
         if subprocess.run([*prefix, "true"], capture_output=True, check=False).returncode == 0:
             return prefix
     pytest.skip("this system does not allow a new PID namespace (unshare --pid --fork failed)")
@@ -147,8 +156,15 @@ def test_an_engine_gone_with_its_pid_namespace_is_reported_dead_at_once(cli, pro
     prefix = _pid_namespace()
     write_plan(cli, project, [task(1)])
     detachable.script("codex", [{"hang": True}])
-    out = subprocess.run([*prefix, sys.executable, "-m", "maestro", "run", "--detach"], cwd=project,
-                         env=dict(os.environ), capture_output=True, text=True, check=False, timeout=60)
+    out = subprocess.run(
+        [*prefix, sys.executable, "-m", "maestro", "run", "--detach"],
+        cwd=project,
+        env=dict(os.environ),
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
     assert out.returncode == 0, out.stderr
     run_id = out.stdout.split()[1]
     assert RunLock(ProjectPaths(project)).holder() is None  # the kernel dropped the engine's lock
@@ -179,7 +195,11 @@ def test_detach_refused_while_a_run_holds_the_lock(cli, project, detachable):
 def test_help_documents_the_exit_codes(cli, capsys):
     assert cli("wait", "--help").code == 0
     out = capsys.readouterr().out
-    assert "0 the run has ended" in out and "10 the run is still going" in out and "11 the timeout" in out
+    assert (
+        "0 the run has ended" in out
+        and "10 the run is still going" in out
+        and "11 the timeout" in out
+    )
 
 
 def test_watchdog_log_lines_never_reach_the_terminal():
@@ -188,10 +208,19 @@ def test_watchdog_log_lines_never_reach_the_terminal():
     import subprocess
     import sys
 
-    code = ("import logging, maestro.engine.waiting\n"
-            "logging.getLogger('watchdog.observers.inotify').error("
-            "'InotifyEmitter.queue_events() called when the thread is inactive')\n")
-    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60, check=False)
+    code = (
+        "import logging, maestro.engine.waiting\n"
+        "logging.getLogger('watchdog.observers.inotify').error("
+        "'InotifyEmitter.queue_events() called when the thread is inactive')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert done.returncode == 0 and done.stderr == ""
 
 
@@ -204,7 +233,7 @@ def _next(res) -> str | None:
 def _run_next(cli, command: str):
     """Run a `next` command line as a hub would, in-process: its words after `wait`."""
     words = shlex.split(command)
-    return cli(*words[words.index("wait"):])
+    return cli(*words[words.index("wait") :])
 
 
 def test_each_answer_names_the_next_command_until_the_run_ends(cli, project, detachable):
@@ -241,7 +270,9 @@ def test_json_answers_carry_next_and_a_repeated_next_answers_the_same(cli, proje
     # The last call, repeated (its answer lost, say): the events after the same point again.
     again = json.loads(_run_next(cli, previous).out)
     after = int(shlex.split(previous)[shlex.split(previous).index("--after") + 1])
-    assert [e["seq"] for e in again["data"]["events"]] == list(range(after + 1, body["data"]["last_seq"] + 1))
+    assert [e["seq"] for e in again["data"]["events"]] == list(
+        range(after + 1, body["data"]["last_seq"] + 1)
+    )
     assert again["data"]["events"][-1] == body["data"]["events"][-1]
 
 
@@ -304,11 +335,25 @@ def test_wait_wakes_on_a_workers_question_and_prints_the_reply_line(cli, project
 
     run_id = _hung_run(cli, project, detachable)
     mailbox = Mailbox(ProjectPaths(project))
-    mailbox.send("t1-abc", [f"run-{run_id}"], type="status_update", priority="normal",
-                 subject="task 1: progress", body="halfway")
-    sender = threading.Timer(0.8, lambda: mailbox.send(
-        "t1-abc", [f"run-{run_id}"], type="query", priority="normal", subject="Token format?",
-        body="JWT or opaque ids?"))
+    mailbox.send(
+        "t1-abc",
+        [f"run-{run_id}"],
+        type="status_update",
+        priority="normal",
+        subject="task 1: progress",
+        body="halfway",
+    )
+    sender = threading.Timer(
+        0.8,
+        lambda: mailbox.send(
+            "t1-abc",
+            [f"run-{run_id}"],
+            type="query",
+            priority="normal",
+            subject="Token format?",
+            body="JWT or opaque ids?",
+        ),
+    )
     started = time.monotonic()
     sender.start()
     try:
@@ -320,15 +365,24 @@ def test_wait_wakes_on_a_workers_question_and_prints_the_reply_line(cli, project
     assert "m2 query from t1-abc: Token format?\n  JWT or opaque ids?\n" in res.out
     answer = next(line for line in res.out.splitlines() if line.startswith("  answer: "))
     assert answer.endswith(' mail reply m2 --message "..."')
-    assert answer.removeprefix("  answer: ").split(" mail reply")[0] == res.out.split("next: ")[1].split(" wait")[0]
+    assert (
+        answer.removeprefix("  answer: ").split(" mail reply")[0]
+        == res.out.split("next: ")[1].split(" wait")[0]
+    )
     assert "halfway" not in res.out  # progress is no question: it does not wake the hub
     assert "\nnext: " in res.out
     # Shown once, and the worker sees that the hub read it.
     again = cli("wait", "--timeout", "0.5")
     assert again.code == 11 and "Token format" not in again.out
     assert "read " in cli("mail", "show", "m2").out and "by user" in cli("mail", "show", "m2").out
-    blocked = mailbox.send("t1-abc", [f"run-{run_id}"], type="blocked", priority="high",
-                           subject="task 1: blocked", body="no database")
+    blocked = mailbox.send(
+        "t1-abc",
+        [f"run-{run_id}"],
+        type="blocked",
+        priority="high",
+        subject="task 1: blocked",
+        body="no database",
+    )
     data = json.loads(cli("wait", "--json", "--timeout", "5").out)["data"]
     assert [m["id"] for m in data["mail"]] == [f"m{blocked.id}"] and data["state"] == "running"
     assert data["mail"][0]["reply"].endswith(f'mail reply m{blocked.id} --message "..."')

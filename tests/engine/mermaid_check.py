@@ -21,7 +21,9 @@ _LABEL_BAD = re.compile(r'["<>`\n]|#(?![0-9]+;|quot;|lt;|gt;)')
 _FLOW = {
     "node": re.compile(rf'^  (?P<id>{_ID})\["(?P<label>[^"\n]*)"\]:::(?P<cls>[a-z]+)$'),
     "edge": re.compile(rf"^  (?P<a>{_ID}) --> (?P<b>{_ID})$"),
-    "classdef": re.compile(r"^  classDef (?P<cls>[a-z]+) (?:[a-z-]+:#[0-9a-f]{3,6})(?:,[a-z-]+:#[0-9a-f]{3,6})*$"),
+    "classdef": re.compile(
+        r"^  classDef (?P<cls>[a-z]+) (?:[a-z-]+:#[0-9a-f]{3,6})(?:,[a-z-]+:#[0-9a-f]{3,6})*$"
+    ),
 }
 _DATE = r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}"
 _GANTT = {
@@ -97,7 +99,9 @@ def _check_gantt(lines: list[str]) -> list[str]:
         if not in_section:
             problems.append(f"line {number}: bar before any section")
         if match["tag"] not in BAR_TAGS:
-            problems.append(f"line {number}: tag {match['tag']!r} is not one of {', '.join(BAR_TAGS)}")
+            problems.append(
+                f"line {number}: tag {match['tag']!r} is not one of {', '.join(BAR_TAGS)}"
+            )
         if match["id"] in ids:
             problems.append(f"line {number}: bar id {match['id']} used twice")
         ids.add(match["id"])

@@ -17,13 +17,21 @@ from maestro.state.store import PlanStore
 CRITERION = "the module defines greet(name) returning a greeting"
 
 
-def answer(criteria: list[str] | None = None, *, status: str = "success", checked: bool = True,
-           summary: str = "Wrote the module.", downstream: str = "greet(name) -> str in src/app.py") -> str:
+def answer(
+    criteria: list[str] | None = None,
+    *,
+    status: str = "success",
+    checked: bool = True,
+    summary: str = "Wrote the module.",
+    downstream: str = "greet(name) -> str in src/app.py",
+) -> str:
     """A spoke's final message with a Result Submission and a Handoff Report."""
     criteria = [CRITERION] if criteria is None else criteria
     mark = "x" if checked else " "
     report_status = {"success": "success", "partial": "partial"}.get(status, "failure")
-    verification = "\n".join(f"- [{mark}] {c}: checked by reading the file" for c in criteria) or "- none"
+    verification = (
+        "\n".join(f"- [{mark}] {c}: checked by reading the file" for c in criteria) or "- none"
+    )
     return f"""I did the task.
 
 ## Status
@@ -62,8 +70,13 @@ None
 """
 
 
-def step(path: str = "src/app.py", *, content: str = "def greet(name):\n    return f'hi {name}'\n",
-         usage: tuple[int, int] = (1000, 200), **extra: Any) -> dict[str, Any]:
+def step(
+    path: str = "src/app.py",
+    *,
+    content: str = "def greet(name):\n    return f'hi {name}'\n",
+    usage: tuple[int, int] = (1000, 200),
+    **extra: Any,
+) -> dict[str, Any]:
     """A fake-CLI step that writes ``path`` and answers in the result format."""
     out: dict[str, Any] = {"text": answer(), "usage": {"input": usage[0], "output": usage[1]}}
     if path:
@@ -85,10 +98,18 @@ def task(tid: int, title: str | None = None, **fields: Any) -> dict[str, Any]:
     return {k: v for k, v in base.items() if v is not None}
 
 
-def write_plan(cli: Any, root: Path, tasks: list[dict[str, Any]], *, hub: str = "claude",
-               goal: str = "Add a greeting module") -> None:
+def write_plan(
+    cli: Any,
+    root: Path,
+    tasks: list[dict[str, Any]],
+    *,
+    hub: str = "claude",
+    goal: str = "Add a greeting module",
+) -> None:
     source = root.parent / "plan-input.yaml"
-    source.write_text(yaml.safe_dump({"version": 1, "goal": goal, "hub": hub, "tasks": tasks}, sort_keys=False))
+    source.write_text(
+        yaml.safe_dump({"version": 1, "goal": goal, "hub": hub, "tasks": tasks}, sort_keys=False)
+    )
     result = cli("plan", "--from", str(source), "--yes")
     assert result.code == 0, result.err + result.out
 

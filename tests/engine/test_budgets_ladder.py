@@ -10,7 +10,12 @@ from maestro.errors import ConfigError
 def test_default_levels_follow_the_notes():
     gemini = limits_for("gemini", {})
     assert gemini == Limits(30_000, 35_000, 50_000)
-    assert [gemini.level(n) for n in (30_000, 30_001, 35_001, 50_001)] == ["ok", "over", "yellow", "red"]
+    assert [gemini.level(n) for n in (30_000, 30_001, 35_001, 50_001)] == [
+        "ok",
+        "over",
+        "yellow",
+        "red",
+    ]
     assert limits_for("codex", {}) == Limits(40_000, 45_000, 60_000)
     assert limits_for("claude", {}) == default_limits("claude") == Limits(55_000, 65_000, 80_000)
 
@@ -21,7 +26,10 @@ def test_config_overrides_and_keeps_yellow_in_proportion():
     assert limits_for("codex", {"codex": {"yellow": 50_000}}).yellow == 50_000
 
 
-@pytest.mark.parametrize("table", [{"budget": "lots"}, {"budget": 0}, {"ceiling": 5}, {"budget": 70_000, "abort": 60_000}])
+@pytest.mark.parametrize(
+    "table",
+    [{"budget": "lots"}, {"budget": 0}, {"ceiling": 5}, {"budget": 70_000, "abort": 60_000}],
+)
 def test_bad_budget_tables_are_config_errors(table):
     with pytest.raises(ConfigError) as info:
         limits_for("codex", {"codex": table})
@@ -39,8 +47,13 @@ def test_run_budget_refuses_once_reached():
 
 
 def result(kind=None, success=False, transient=False, **kw):
-    return SimpleNamespace(success=success, error_kind=kind, error=kw.get("error", "x"), transient=transient,
-                           aborted_over_budget=kw.get("aborted", False))
+    return SimpleNamespace(
+        success=success,
+        error_kind=kind,
+        error=kw.get("error", "x"),
+        transient=transient,
+        aborted_over_budget=kw.get("aborted", False),
+    )
 
 
 @pytest.mark.parametrize("kind", ["auth", "bad_flag", "untrusted_folder"])
@@ -54,24 +67,44 @@ def test_fatal_kinds_fail_at_once_with_a_fix(kind):
 def test_transient_retries_with_exponential_backoff_then_fails():
     failure = ladder.spoke_failure(result("rate_limit", transient=True), "codex")
     assert failure.kind == ladder.TRANSIENT
-    delays = [ladder.next_step(failure, attempts=a, max_retries=3, transient_retries=a - 1, backoff_s=2).delay_s
-              for a in (1, 2, 3)]
+    delays = [
+        ladder.next_step(
+            failure, attempts=a, max_retries=3, transient_retries=a - 1, backoff_s=2
+        ).delay_s
+        for a in (1, 2, 3)
+    ]
     assert delays == [2, 4, 8]
-    assert ladder.next_step(failure, attempts=4, max_retries=3, transient_retries=3, backoff_s=2).action == "fail"
+    assert (
+        ladder.next_step(
+            failure, attempts=4, max_retries=3, transient_retries=3, backoff_s=2
+        ).action
+        == "fail"
+    )
 
 
 def test_gate_failure_expands_context_then_needs_decomposition():
     failure = ladder.Failure(ladder.GATE, "criteria unmet", context="more")
-    assert ladder.next_step(failure, attempts=1, max_retries=1, transient_retries=0, backoff_s=0).action == "retry_with_context"
+    assert (
+        ladder.next_step(
+            failure, attempts=1, max_retries=1, transient_retries=0, backoff_s=0
+        ).action
+        == "retry_with_context"
+    )
     step = ladder.next_step(failure, attempts=2, max_retries=1, transient_retries=0, backoff_s=0)
     assert step.action == "block" and step.reason.startswith("needs decomposition")
 
 
 def test_scope_never_retries_and_over_budget_blocks():
     scope = ladder.Failure(ladder.SCOPE, "edited README.md")
-    assert ladder.next_step(scope, attempts=1, max_retries=5, transient_retries=0, backoff_s=0).action == "fail"
+    assert (
+        ladder.next_step(scope, attempts=1, max_retries=5, transient_retries=0, backoff_s=0).action
+        == "fail"
+    )
     over = ladder.spoke_failure(result("over_budget", aborted=True), "claude")
-    assert ladder.next_step(over, attempts=1, max_retries=5, transient_retries=0, backoff_s=0).action == "block"
+    assert (
+        ladder.next_step(over, attempts=1, max_retries=5, transient_retries=0, backoff_s=0).action
+        == "block"
+    )
 
 
 def test_turn_limit_and_unknown_errors_retry_with_context():

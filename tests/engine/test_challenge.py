@@ -36,7 +36,10 @@ def test_challenge_fenced_answer_in_four_categories():
     assert list(parsed.findings) == ["assumptions", "scope", "alternatives"]
     first = parsed.findings["assumptions"][0]
     assert first.task == "2"
-    assert first.text == "the plan assumes JWT but `src/auth.py` uses session cookies (the cookie name is `sid`)"
+    assert (
+        first.text
+        == "the plan assumes JWT but `src/auth.py` uses session cookies (the cookie name is `sid`)"
+    )
     assert parsed.findings["scope"][0].task == "3"
     assert parsed.findings["scope"][0].text == "Task 3 is too large, it should be split"
     assert parsed.findings["alternatives"][0].task is None
@@ -47,7 +50,9 @@ def test_challenge_loose_headings_bold_and_colon_forms():
     text = "**1. Assumptions**\n\n- [Task 1] uses Python 3.12 features\n\nScope concerns:\n\n* (T3) too broad\n"
     parsed = parse_challenge(text, KNOWN)
     assert parsed.parsed
-    assert [(f.task, f.text) for f in parsed.findings["assumptions"]] == [("1", "uses Python 3.12 features")]
+    assert [(f.task, f.text) for f in parsed.findings["assumptions"]] == [
+        ("1", "uses Python 3.12 features")
+    ]
     assert [(f.task, f.text) for f in parsed.findings["scope"]] == [("3", "too broad")]
 
 
@@ -115,21 +120,34 @@ def test_default_challenger_is_another_vendor(hub, installed, expected):
 
 
 def test_every_other_vendor_with_all():
-    assert choose("claude", {"claude", "gemini", "codex"}, role="challenger", every=True).tools == ["gemini", "codex"]
+    assert choose("claude", {"claude", "gemini", "codex"}, role="challenger", every=True).tools == [
+        "gemini",
+        "codex",
+    ]
     assert choose("gemini", {"gemini"}, role="challenger", every=True).tools == ["gemini"]
 
 
 def test_same_vendor_only_when_nothing_else_is_installed_and_says_so():
     choice = choose("claude", {"claude", "sim"}, role="reviewer")
     assert choice.tools == ["claude"]
-    assert "only claude is installed" in choice.notes[0] and "npm install -g @google/gemini-cli" in choice.notes[0]
+    assert (
+        "only claude is installed" in choice.notes[0]
+        and "npm install -g @google/gemini-cli" in choice.notes[0]
+    )
 
 
 def test_named_tool_must_be_installed_and_none_at_all_is_an_error():
     with pytest.raises(SpokeError, match="codex CLI is not installed") as caught:
         choose("claude", {"claude", "gemini"}, role="challenger", tool="codex")
-    assert "npm install -g @openai/codex" in caught.value.fix and "claude, gemini installed" in caught.value.fix
-    assert choose("claude", {"claude"}, role="challenger", tool="claude").notes[0].startswith("claude is the same vendor")
+    assert (
+        "npm install -g @openai/codex" in caught.value.fix
+        and "claude, gemini installed" in caught.value.fix
+    )
+    assert (
+        choose("claude", {"claude"}, role="challenger", tool="claude")
+        .notes[0]
+        .startswith("claude is the same vendor")
+    )
     with pytest.raises(SpokeError, match="no spoke CLI is installed"):
         choose("claude", {"sim"}, role="challenger")
 

@@ -6,8 +6,10 @@ from maestro.engine import gates
 
 
 def parsed(status="success", verification=(), problems=(), issues="None"):
-    return SimpleNamespace(problems=list(problems),
-                           submission=SimpleNamespace(status=status, verification=list(verification), issues=issues))
+    return SimpleNamespace(
+        problems=list(problems),
+        submission=SimpleNamespace(status=status, verification=list(verification), issues=issues),
+    )
 
 
 def test_format_gate():
@@ -20,29 +22,44 @@ CRITERIA = ["slugify lowercases and joins words with hyphens", "tests pass with 
 
 
 def test_criteria_all_verified_in_other_words():
-    ver = [(True, "slugify lowercases input and joins the words with hyphens - checked by hand"),
-           (True, "Tests pass: ran pytest, 4 passed")]
+    ver = [
+        (True, "slugify lowercases input and joins the words with hyphens - checked by hand"),
+        (True, "Tests pass: ran pytest, 4 passed"),
+    ]
     assert gates.criteria_gate(CRITERIA, parsed(verification=ver), "normal").level == "pass"
 
 
-@pytest.mark.parametrize("strictness,level", [("strict", "fail"), ("normal", "warn"), ("lenient", "warn")])
+@pytest.mark.parametrize(
+    "strictness,level", [("strict", "fail"), ("normal", "warn"), ("lenient", "warn")]
+)
 def test_unverified_criterion_per_strictness(strictness, level):
-    ver = [(True, "slugify lowercases and joins words with hyphens"), (False, "tests pass with pytest - no pytest here")]
+    ver = [
+        (True, "slugify lowercases and joins words with hyphens"),
+        (False, "tests pass with pytest - no pytest here"),
+    ]
     result = gates.criteria_gate(CRITERIA, parsed(verification=ver), strictness)
     assert result.level == level and "not verified: tests pass with pytest" in result.detail
 
 
 def test_missing_criterion_is_named():
-    result = gates.criteria_gate(CRITERIA, parsed(verification=[(True, "slugify lowercases and joins words with hyphens")]), "strict")
+    result = gates.criteria_gate(
+        CRITERIA,
+        parsed(verification=[(True, "slugify lowercases and joins words with hyphens")]),
+        "strict",
+    )
     assert result.failed and "not reported: tests pass with pytest" in result.detail
 
 
 def test_spoke_reporting_failure_fails_the_gate_at_every_level():
-    result = gates.criteria_gate(CRITERIA, parsed(status="blocked", issues="need the API key"), "lenient")
+    result = gates.criteria_gate(
+        CRITERIA, parsed(status="blocked", issues="need the API key"), "lenient"
+    )
     assert result.failed and "need the API key" in result.detail
 
 
-@pytest.mark.parametrize("strictness,level", [("strict", "fail"), ("normal", "fail"), ("lenient", "warn")])
+@pytest.mark.parametrize(
+    "strictness,level", [("strict", "fail"), ("normal", "fail"), ("lenient", "warn")]
+)
 def test_scope_gate_per_strictness(strictness, level):
     result = gates.scope_gate(["README.md"], [], strictness, checked=True)
     assert result.level == level and result.paths == ["README.md"]

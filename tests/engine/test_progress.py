@@ -13,9 +13,13 @@ ANSI = re.compile(r"\x1b\[[0-9]*[A-Za-z]")
 def test_a_long_title_is_clipped_to_the_terminal_width(monkeypatch):
     monkeypatch.setenv("COLUMNS", "50")
     out = io.StringIO()
-    view = LiveProgress(out, [("1", "A title far longer than any narrow terminal can show " * 2)], "R1")
+    view = LiveProgress(
+        out, [("1", "A title far longer than any narrow terminal can show " * 2)], "R1"
+    )
     view.handle({"kind": "task_started", "task": "1", "tool": "codex", "attempt": 1})
-    view.handle({"kind": "task_failed", "task": "1", "reason": "a reason that is long as well " * 3})
+    view.handle(
+        {"kind": "task_failed", "task": "1", "reason": "a reason that is long as well " * 3}
+    )
     drawn = [ANSI.sub("", line) for line in out.getvalue().splitlines()]
     assert drawn and max(len(line) for line in drawn) == 49
     # The second draw goes up exactly as many lines as the first one wrote.

@@ -35,7 +35,9 @@ def test_owned_edit_and_untracked_file_are_the_tasks(repo):
     assert "2 files changed" in receipt.diff_stat
     assert receipt.commit and len(receipt.diff_sha) == 64
     # The user's index and HEAD are untouched.
-    status = subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True, check=True).stdout
+    status = subprocess.run(
+        ["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True, check=True
+    ).stdout
     assert " M src/a.py" in status and "?? src/new.py" in status
 
 
@@ -122,7 +124,9 @@ def test_empty_repository_without_commits(project):
 
 def test_head_is_read_from_the_ref_files_as_git_reads_it(repo):
     tree = GitTree(repo)
-    real = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, check=True).stdout.strip()
+    real = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, check=True
+    ).stdout.strip()
     assert tree.head() == real
     git(repo, "pack-refs", "--all")  # the branch now lives in packed-refs only
     assert not (repo / ".git" / "refs" / "heads" / "main").exists() and tree.head() == real
@@ -132,15 +136,25 @@ def test_head_is_read_from_the_ref_files_as_git_reads_it(repo):
     (repo / "x.txt").write_text("x\n")
     git(repo, "add", "x.txt")
     git(repo, "commit", "-q", "-m", "x")
-    newer = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, check=True).stdout.strip()
+    newer = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, check=True
+    ).stdout.strip()
     assert tree.head() == newer != real
 
 
 def test_head_in_a_worktree_asks_git(repo, tmp_path):
     git(repo, "worktree", "add", "-q", str(tmp_path / "wt"), "-b", "wt")
     tree = GitTree(tmp_path / "wt")
-    assert tree.head() == subprocess.run(["git", "rev-parse", "HEAD"], cwd=tmp_path / "wt", capture_output=True,
-                                         text=True, check=True).stdout.strip()
+    assert (
+        tree.head()
+        == subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            cwd=tmp_path / "wt",
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    )
 
 
 def test_a_file_that_appears_and_vanishes_within_a_task_is_not_its_change(repo):

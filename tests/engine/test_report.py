@@ -27,7 +27,9 @@ from tests.engine.sample_runs import failing_run, finished_run
 
 MERMAID_JS = Path(__file__).resolve().parent / "mermaid_js"
 FAKE_NOW = "2026-11-21T12:10:00Z"
-GANTT_HEAD = "gantt\n  title x\n  dateFormat YYYY-MM-DD HH:mm:ss\n  axisFormat %H:%M:%S\n  section a\n"
+GANTT_HEAD = (
+    "gantt\n  title x\n  dateFormat YYYY-MM-DD HH:mm:ss\n  axisFormat %H:%M:%S\n  section a\n"
+)
 
 
 @pytest.fixture(autouse=True)
@@ -50,7 +52,9 @@ def diagrams(markdown: str) -> list[str]:
 
 def test_finished_run_report_snapshot(md_snapshot):
     plan, log = finished_run()
-    markdown = render_markdown(build_report(plan, log, sources=["`.ai/MAESTRO.md`", "`.ai/MAESTRO-LOG.md`"]))
+    markdown = render_markdown(
+        build_report(plan, log, sources=["`.ai/MAESTRO.md`", "`.ai/MAESTRO-LOG.md`"])
+    )
     assert markdown == md_snapshot
 
 
@@ -71,11 +75,19 @@ def test_failures_are_told_with_how_they_were_resolved():
     plan, log = failing_run()
     report = build_report(plan, log)
     story = "\n".join(report.resolutions)
-    assert ("Task 2 (Add the wc subcommand): dispatch on Codex failed at `12:01:40` "
-            "(integration gate: `python -m pytest -q` exited 1) → context expansion on Codex at `12:02:05` "
-            "succeeded") in story
-    assert "review round 1 (Claude): request-changes, 1 critical/major → revising; round 2 (Claude): approve → accepted" in story
-    assert "Task 3 (Stream large files): dispatch on Codex failed at `12:01:42` (codex: rate limit" in story
+    assert (
+        "Task 2 (Add the wc subcommand): dispatch on Codex failed at `12:01:40` "
+        "(integration gate: `python -m pytest -q` exited 1) → context expansion on Codex at `12:02:05` "
+        "succeeded"
+    ) in story
+    assert (
+        "review round 1 (Claude): request-changes, 1 critical/major → revising; round 2 (Claude): approve → accepted"
+        in story
+    )
+    assert (
+        "Task 3 (Stream large files): dispatch on Codex failed at `12:01:42` (codex: rate limit"
+        in story
+    )
     assert "now blocked: needs decomposition" in story
     tips = "\n".join(report.recommendations)
     assert "Task 2 needed 2 attempts (context expansion)" in tips
@@ -89,10 +101,19 @@ def test_tokens_and_cost_per_cli_mark_estimates():
     plan, log = failing_run()
     data = report_data(build_report(plan, log))
     by_tool = {c["tool"]: c for c in data["clis"]}
-    assert by_tool["codex"] == {"tool": "codex", "dispatches": 6, "tokens": 90_000, "failures": 4, "retries": 3,
-                                "cost": pytest.approx(0.2438), "cost_estimated": True}
+    assert by_tool["codex"] == {
+        "tool": "codex",
+        "dispatches": 6,
+        "tokens": 90_000,
+        "failures": 4,
+        "retries": 3,
+        "cost": pytest.approx(0.2438),
+        "cost_estimated": True,
+    }
     assert by_tool["claude"]["cost_estimated"] is False and by_tool["claude"]["dispatches"] == 2
-    assert data["tokens"] == sum(t.usage.total for t in plan.tasks) + sum(r.usage.total for r in plan.reviews)
+    assert data["tokens"] == sum(t.usage.total for t in plan.tasks) + sum(
+        r.usage.total for r in plan.reviews
+    )
     assert data["cost_estimated"] is True
     levels = {b["what"]: b["level"] for b in data["budgets"]}
     assert levels["Task 1 dispatch"] == "red" and levels["Task 3 retry"] == "ok"
@@ -150,7 +171,9 @@ def test_flowchart_colors_each_task_by_status():
     assert 't3["3. Stream large files (blocked)"]:::blocked' in text
     assert 't2["2. Add the wc subcommand (done, review approved)"]:::done' in text
     assert "  t1 --> t2" in text and "  t3 --> t4" in text
-    assert all(f"classDef {s} " in text for s in ("pending", "running", "done", "failed", "blocked"))
+    assert all(
+        f"classDef {s} " in text for s in ("pending", "running", "done", "failed", "blocked")
+    )
 
 
 def test_labels_escape_what_mermaid_would_read():
@@ -163,11 +186,20 @@ def test_labels_escape_what_mermaid_would_read():
 @pytest.mark.parametrize(
     ("text", "problem"),
     [
-        ('flowchart LR\n  t1["a"]:::done\n  t1 --> t2\n  classDef done fill:#fff', "undeclared node t2"),
+        (
+            'flowchart LR\n  t1["a"]:::done\n  t1 --> t2\n  classDef done fill:#fff',
+            "undeclared node t2",
+        ),
         ('flowchart LR\n  t1["a "b""]:::done\n  classDef done fill:#fff', "not a node"),
         ('flowchart LR\n  t1["a"]:::done', "no classDef"),
-        (GANTT_HEAD + "    b :done, d1, 2026-02-30 12:00:00, 2026-02-30 12:00:05", "date does not exist"),
-        (GANTT_HEAD + "    b: c :done, d1, 2026-01-01 12:00:00, 2026-01-01 12:00:05", "not a section or bar"),
+        (
+            GANTT_HEAD + "    b :done, d1, 2026-02-30 12:00:00, 2026-02-30 12:00:05",
+            "date does not exist",
+        ),
+        (
+            GANTT_HEAD + "    b: c :done, d1, 2026-01-01 12:00:00, 2026-01-01 12:00:05",
+            "not a section or bar",
+        ),
         ("graph TD\n  a --> b", "expected 'flowchart"),
     ],
 )
@@ -190,11 +222,34 @@ def large_run(n: int = 700) -> tuple[Plan, ParsedLog]:
     for i in range(1, n + 1):
         depends = [str(d) for d in (i - 1, i - 7) if d >= 1]
         stamp = f"2026-11-21T{12 + i // 3600:02d}:{i // 60 % 60:02d}:{i % 60:02d}Z"
-        tasks.append(Task(str(i), f"Step {i}", status="failed" if i == 350 else "done", tool="codex",
-                          depends=depends, attempts=1, started=stamp, finished=stamp))
-        rows.append(LogRow(time=stamp, actor="Hub", action="Dispatch", target=f"Task {i}", tokens=1000,
-                           duration_s=1, outcome="✅", tool="codex", task=str(i)))
-    return Plan(goal="large", tasks=tasks), ParsedLog(sessions=[LogSession("2026-11-21 12:00 UTC", "large", rows=rows)])
+        tasks.append(
+            Task(
+                str(i),
+                f"Step {i}",
+                status="failed" if i == 350 else "done",
+                tool="codex",
+                depends=depends,
+                attempts=1,
+                started=stamp,
+                finished=stamp,
+            )
+        )
+        rows.append(
+            LogRow(
+                time=stamp,
+                actor="Hub",
+                action="Dispatch",
+                target=f"Task {i}",
+                tokens=1000,
+                duration_s=1,
+                outcome="✅",
+                tool="codex",
+                task=str(i),
+            )
+        )
+    return Plan(goal="large", tasks=tasks), ParsedLog(
+        sessions=[LogSession("2026-11-21 12:00 UTC", "large", rows=rows)]
+    )
 
 
 def test_large_runs_are_drawn_coarser_so_mermaid_still_draws_them():
@@ -205,7 +260,9 @@ def test_large_runs_are_drawn_coarser_so_mermaid_still_draws_them():
     assert report.gantt_note and "one bar per" in report.gantt_note
     for text in (report.flowchart, report.gantt):
         assert check(text) == [] and len(text) <= MAX_TEXT
-    assert 'Waves 349-352: 4 tasks (3 done, 1 failed)"]:::failed' in report.flowchart  # the most urgent wins
+    assert (
+        'Waves 349-352: 4 tasks (3 done, 1 failed)"]:::failed' in report.flowchart
+    )  # the most urgent wins
     markdown = render_markdown(report)
     assert f"> {report.flowchart_note}" in markdown and f"> {report.gantt_note}" in markdown
 
@@ -220,8 +277,10 @@ def test_diagrams_parse_with_mermaid_itself():
     MAESTRO_REQUIRE_MERMAID_JS=1 (CI) makes its absence a failure."""
     if not _mermaid_js_ready():
         if os.environ.get("MAESTRO_REQUIRE_MERMAID_JS") == "1":
-            pytest.fail("node or tests/engine/mermaid_js/node_modules is missing; run "
-                        "`npm ci --prefix tests/engine/mermaid_js`")
+            pytest.fail(
+                "node or tests/engine/mermaid_js/node_modules is missing; run "
+                "`npm ci --prefix tests/engine/mermaid_js`"
+            )
         pytest.skip("mermaid npm package not installed: npm ci --prefix tests/engine/mermaid_js")
     texts = []
     for run in (finished_run, failing_run):
@@ -230,11 +289,23 @@ def test_diagrams_parse_with_mermaid_itself():
         texts += diagrams(render_markdown(build_report(plan, None)))
     big = build_report(*large_run())
     texts += [big.flowchart, big.gantt]
-    texts.append(flowchart([Task("1", 'Quote " and <tag> and #5; `x`', depends=[]),
-                            Task("1.1", "end", depends=["1"], status="failed")]))
+    texts.append(
+        flowchart(
+            [
+                Task("1", 'Quote " and <tag> and #5; `x`', depends=[]),
+                Task("1.1", "end", depends=["1"], status="failed"),
+            ]
+        )
+    )
     broken = 'flowchart LR\n  t1["a"]:::done\n  t1 -->'
-    out = subprocess.run(["node", str(MERMAID_JS / "check.mjs")], input=json.dumps(texts + [broken]),
-                         capture_output=True, text=True, timeout=120, check=True)
+    out = subprocess.run(
+        ["node", str(MERMAID_JS / "check.mjs")],
+        input=json.dumps(texts + [broken]),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
     results = json.loads(out.stdout)
     assert results[:-1] == [None] * len(texts), [r for r in results if r]
     assert results[-1] and "Parse error" in results[-1]  # the parser really rejects a broken one

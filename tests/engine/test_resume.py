@@ -18,8 +18,14 @@ REPO = Path(__file__).resolve().parents[2]
 
 def start_engine(project: Path, *args: str) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.Popen([sys.executable, "-m", "maestro", "run", *args], cwd=project, env=env,
-                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    return subprocess.Popen(
+        [sys.executable, "-m", "maestro", "run", *args],
+        cwd=project,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
 
 
 def wait_for_event(project: Path, predicate, timeout: float = 30.0) -> dict:
@@ -39,7 +45,11 @@ def wait_for_event(project: Path, predicate, timeout: float = 30.0) -> dict:
 
 
 def test_sigkill_then_run_recovers_and_never_reruns_done_tasks(cli, project, runenv):
-    write_plan(cli, project, [task(1), task(2, files=["src/b.py"], validation="test -f src/b.py", depends=[1])])
+    write_plan(
+        cli,
+        project,
+        [task(1), task(2, files=["src/b.py"], validation="test -f src/b.py", depends=[1])],
+    )
     runenv.script("codex", [step(), {"hang": True}, step("src/b.py")])
     engine = start_engine(project, "--log", "summary")
     wait_for_event(project, lambda e: e["kind"] == "task_started" and e["task"] == "2")
@@ -100,7 +110,9 @@ def test_run_is_refused_inside_a_spoke(cli, project, runenv, monkeypatch):
 def test_task_left_running_in_the_file_is_recovered(cli, project, runenv):
     write_plan(cli, project, [task(1)])
     path = project / ".ai" / "MAESTRO.md"
-    text = path.read_text().replace("- **Status:** pending", "- **Status:** running\n- **Attempts:** 1", 1)
+    text = path.read_text().replace(
+        "- **Status:** pending", "- **Status:** running\n- **Attempts:** 1", 1
+    )
     path.write_text(text)
     runenv.script("codex", [step()])
     assert cli("run").code == 0

@@ -21,8 +21,10 @@ def block(body: str, before: str = "Looks mostly right.\n\n", after: str = "") -
 
 def test_review_block_request_changes_with_findings():
     parsed = parse_review(
-        block("verdict: Request Changes\n- major: src/a.py:3 never closes the file\n"
-              "  and leaks a descriptor\n- note: naming\n"),
+        block(
+            "verdict: Request Changes\n- major: src/a.py:3 never closes the file\n"
+            "  and leaks a descriptor\n- note: naming\n"
+        ),
         task_id="2",
     )
     assert parsed.ok and parsed.verdict == "request-changes"
@@ -59,7 +61,11 @@ def test_review_block_format_failures(answer, problem):
 
 
 def test_review_only_the_final_block_counts():
-    answer = block("verdict: approve\n") + "\n" + block("verdict: flag\n- critical: secrets in the log\n", before="")
+    answer = (
+        block("verdict: approve\n")
+        + "\n"
+        + block("verdict: flag\n- critical: secrets in the log\n", before="")
+    )
     parsed = parse_review(answer)
     assert parsed.verdict == "flag"
 
@@ -75,7 +81,10 @@ MINOR = Finding("rename x", severity="minor")
 
 
 def test_round_one_request_changes_revises_and_flag_blocks():
-    assert decide("request-changes", [MAJOR], round_no=1, max_rounds=3, earlier=[]).outcome == "revising"
+    assert (
+        decide("request-changes", [MAJOR], round_no=1, max_rounds=3, earlier=[]).outcome
+        == "revising"
+    )
     assert decide("flag", [MAJOR], round_no=1, max_rounds=3, earlier=[]).outcome == "blocked"
     assert decide("approve", [MINOR], round_no=1, max_rounds=3, earlier=[]).outcome == "accepted"
 
@@ -95,21 +104,40 @@ def test_later_round_blocks_only_on_new_blocking_findings():
 
 def test_cap_ends_in_needs_human():
     fresh = Finding("a third, unrelated problem in b.py", severity="major")
-    assert decide("request-changes", [fresh], round_no=3, max_rounds=3, earlier=[MAJOR]).outcome == "needs-human"
+    assert (
+        decide("request-changes", [fresh], round_no=3, max_rounds=3, earlier=[MAJOR]).outcome
+        == "needs-human"
+    )
     assert decide(None, [], round_no=3, max_rounds=3, earlier=[]).outcome == "needs-human"
     assert decide(None, [], round_no=1, max_rounds=3, earlier=[]).outcome == "format-failure"
 
 
 def test_same_finding_is_about_text_not_severity():
-    assert same_finding(Finding("Missing test for b()", severity="minor"), Finding("missing test for b().", severity="major"))
+    assert same_finding(
+        Finding("Missing test for b()", severity="minor"),
+        Finding("missing test for b().", severity="major"),
+    )
     assert not same_finding(Finding("missing test for b()"), Finding("SQL injection in query()"))
 
 
 def test_current_cycle_starts_after_last_terminal_outcome():
     def rev(n, task, outcome):
-        return Review(id=f"R{n}", task=task, reviewer="codex", round=n, time="t", verdict="approve", outcome=outcome)
+        return Review(
+            id=f"R{n}",
+            task=task,
+            reviewer="codex",
+            round=n,
+            time="t",
+            verdict="approve",
+            outcome=outcome,
+        )
 
-    reviews = [rev(1, "1", "revising"), rev(2, "1", "accepted"), rev(3, "2", "revising"), rev(4, "1", "revising")]
+    reviews = [
+        rev(1, "1", "revising"),
+        rev(2, "1", "accepted"),
+        rev(3, "2", "revising"),
+        rev(4, "1", "revising"),
+    ]
     assert [r.id for r in current_cycle(reviews, "1")] == ["R4"]
     assert [r.id for r in current_cycle(reviews, "2")] == ["R3"]
     assert current_cycle(reviews, "3") == []
@@ -143,8 +171,9 @@ def test_diff_is_taken_from_the_commit_the_task_ran_on(project):
     (project / "a.py").write_text("one\n", encoding="utf-8")
     _git(project, "add", ".")
     _git(project, "commit", "-q", "-m", "start")
-    base = subprocess.run(["git", "rev-parse", "HEAD"], cwd=project, capture_output=True, text=True,
-                          check=True).stdout.strip()
+    base = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=project, capture_output=True, text=True, check=True
+    ).stdout.strip()
     (project / "a.py").write_text("one\ntwo\n", encoding="utf-8")
     _git(project, "commit", "-q", "-am", "a person committed the task's work")
     task = Task("1", "t", files=["a.py"], receipt=Receipt(commit=base))

@@ -15,7 +15,9 @@ def test_unverified_criterion_warns_under_normal(cli, project, runenv):
     assert any("criteria: warn" in w for w in done["warnings"])
 
 
-def test_unverified_criterion_fails_under_strict_and_retries_with_context(cli, project, runenv, monkeypatch):
+def test_unverified_criterion_fails_under_strict_and_retries_with_context(
+    cli, project, runenv, monkeypatch
+):
     monkeypatch.setenv("MAESTRO_VALIDATION_STRICTNESS", "strict")
     write_plan(cli, project, [task(1)])
     runenv.script("codex", [step(text=answer(checked=False)), step()])
@@ -55,12 +57,16 @@ def run_with_an_extra_write(cli, project, fakes, path, content):
 
 
 def test_out_of_scope_edit_fails_at_once_without_retry(cli, project, runenv):
-    assert run_with_an_extra_write(cli, project, runenv, "README.md", "rewritten by the spoke\n") == 2
+    assert (
+        run_with_an_extra_write(cli, project, runenv, "README.md", "rewritten by the spoke\n") == 2
+    )
     t = plan(project).task("1")
     assert t.status == "failed" and "scope gate" in t.result and "README.md" in t.result
     assert len(runenv.runs("codex")) == 1
     assert t.receipt is not None and "README.md" in t.receipt.files_changed
-    assert (project / "README.md").read_text() == "rewritten by the spoke\n"  # reported, never reverted
+    assert (
+        project / "README.md"
+    ).read_text() == "rewritten by the spoke\n"  # reported, never reverted
 
 
 def test_out_of_scope_edit_only_warns_when_lenient(cli, project, runenv, monkeypatch):
@@ -86,9 +92,13 @@ def test_integration_failure_retries_with_the_output_then_passes(cli, project, r
     assert "greet is missing" in retry_prompt and "x = 1" in retry_prompt
 
 
-def test_gate_failure_exhausts_the_ladder_and_needs_decomposition(cli, project, runenv, monkeypatch):
+def test_gate_failure_exhausts_the_ladder_and_needs_decomposition(
+    cli, project, runenv, monkeypatch
+):
     monkeypatch.setenv("MAESTRO_MAX_RETRIES", "2")
-    write_plan(cli, project, [task(1, validation="false"), task(2, files=["src/b.py"], depends=[1])])
+    write_plan(
+        cli, project, [task(1, validation="false"), task(2, files=["src/b.py"], depends=[1])]
+    )
     runenv.default("codex", step())
     assert cli("run").code == 2
     one, two = plan(project).task("1"), plan(project).task("2")

@@ -38,7 +38,11 @@ def test_json_output_is_the_summary(cli, project, runenv):
 
 
 def test_dependant_gets_the_downstream_context(cli, project, runenv):
-    write_plan(cli, project, [task(1), task(2, files=["src/b.py"], validation="test -f src/b.py", depends=[1])])
+    write_plan(
+        cli,
+        project,
+        [task(1), task(2, files=["src/b.py"], validation="test -f src/b.py", depends=[1])],
+    )
     runenv.script("codex", [step(), step("src/b.py")])
     assert cli("run").code == 0
     second = runenv.runs("codex")[1]
@@ -112,7 +116,9 @@ def test_untrusted_folder_fails_at_once(cli, project, runenv):
     from tests.fakes.samples import read_sample
 
     write_plan(cli, project, [task(1, tool="gemini")])
-    runenv.script("gemini", [{"stdout": "", "stderr": read_sample("gemini_no_trust_env").stderr, "exit": 55}])
+    runenv.script(
+        "gemini", [{"stdout": "", "stderr": read_sample("gemini_no_trust_env").stderr, "exit": 55}]
+    )
     assert cli("run").code == 2
     t = plan(project).task("1")
     assert t.status == "failed" and "trust this folder" in t.result
@@ -138,7 +144,11 @@ def test_missing_cli_blocks_before_dispatch_with_the_remedy(cli, project, runenv
     reset_availability_cache()
     assert cli("run").code == 2
     t = plan(project).task("1")
-    assert t.status == "blocked" and "not dispatched: AAVSR Authority" in t.result and "codex" in t.result
+    assert (
+        t.status == "blocked"
+        and "not dispatched: AAVSR Authority" in t.result
+        and "codex" in t.result
+    )
     assert runenv.runs("codex") == []
 
 
@@ -167,7 +177,11 @@ def test_a_task_no_installed_cli_can_take_fails_with_the_decision(cli, project, 
     res = cli("run")
     assert res.code == 2
     t = plan(project).task("1")
-    assert t.status == "failed" and "no spoke CLI is installed" in t.result and "--tool sim" in t.result
+    assert (
+        t.status == "failed"
+        and "no spoke CLI is installed" in t.result
+        and "--tool sim" in t.result
+    )
     assert "decision" in kinds(project)
 
 
@@ -188,17 +202,29 @@ def test_outside_git_the_scope_gate_is_skipped_and_said_so(cli, tmp_path, fake_c
     assert cli("run", "--log", "summary").code == 0
     t = plan(root).task("1")
     assert t.status == "done" and "scope: skipped (not a git repository" in t.result
-    assert t.receipt.validation_exit == 0 and t.receipt.files_changed == [] and t.receipt.commit is None
-    assert "changes not measured (not a git repository)" in (root / ".ai" / "MAESTRO-LOG.md").read_text()
+    assert (
+        t.receipt.validation_exit == 0
+        and t.receipt.files_changed == []
+        and t.receipt.commit is None
+    )
+    assert (
+        "changes not measured (not a git repository)"
+        in (root / ".ai" / "MAESTRO-LOG.md").read_text()
+    )
 
 
-def test_a_change_made_between_dispatches_is_reported_not_attributed(cli, project, runenv, monkeypatch):
+def test_a_change_made_between_dispatches_is_reported_not_attributed(
+    cli, project, runenv, monkeypatch
+):
     monkeypatch.setenv("MAESTRO_MAX_CONCURRENT", "1")
     two = [task(1), task(2, files=["src/b.py"], validation="test -f src/b.py", depends=[1])]
     write_plan(cli, project, two)
     # Task 1's validation writes outside any task: it runs while no spoke writes.
-    (project / ".ai" / "MAESTRO.md").write_text((project / ".ai" / "MAESTRO.md").read_text().replace(
-        "test -f src/app.py", "test -f src/app.py && echo made > by-validation.txt"))
+    (project / ".ai" / "MAESTRO.md").write_text(
+        (project / ".ai" / "MAESTRO.md")
+        .read_text()
+        .replace("test -f src/app.py", "test -f src/app.py && echo made > by-validation.txt")
+    )
     runenv.script("codex", [step(), step("src/b.py")])
     res = cli("run", "--json")
     body = json.loads(res.out)
@@ -217,7 +243,9 @@ def test_bad_budget_table_stops_the_run_before_any_dispatch(cli, project, runenv
     assert events(project)[-1]["status"] == "error"
 
 
-def test_an_error_outside_the_ladder_fails_the_task_instead_of_leaving_it_running(cli, project, runenv, monkeypatch):
+def test_an_error_outside_the_ladder_fails_the_task_instead_of_leaving_it_running(
+    cli, project, runenv, monkeypatch
+):
     from maestro.engine import receipts
     from maestro.errors import MaestroError
 
@@ -229,14 +257,28 @@ def test_an_error_outside_the_ladder_fails_the_task_instead_of_leaving_it_runnin
     monkeypatch.setattr(receipts.GitTree, "snapshot", broken)
     assert cli("run").code == 2
     t = plan(project).task("1")
-    assert t.status == "failed" and t.result.startswith("git broke. Fix: repair it.") and t.pid is None
+    assert (
+        t.status == "failed" and t.result.startswith("git broke. Fix: repair it.") and t.pid is None
+    )
 
 
 def test_a_read_write_task_goes_to_a_cli_that_can_forbid_the_shell(cli, project, runenv):
     # technical-writer is read+write: codex would run it with the shell (workspace-write).
-    write_plan(cli, project, [task(1, agent="technical-writer", files=["docs/a.md"], validation="test -f docs/a.md"),
-                              task(2, agent="technical-writer", files=["docs/b.md"], validation="test -f docs/b.md",
-                                   tool="codex")], hub="gemini")
+    write_plan(
+        cli,
+        project,
+        [
+            task(1, agent="technical-writer", files=["docs/a.md"], validation="test -f docs/a.md"),
+            task(
+                2,
+                agent="technical-writer",
+                files=["docs/b.md"],
+                validation="test -f docs/b.md",
+                tool="codex",
+            ),
+        ],
+        hub="gemini",
+    )
     runenv.script("claude", [step("docs/a.md")])
     runenv.script("codex", [step("docs/b.md")])
     assert cli("run").code == 0

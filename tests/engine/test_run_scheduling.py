@@ -7,7 +7,10 @@ from tests.engine.runkit import events, plan, step, task, write_plan
 
 
 def independent(n, **fields):
-    return [task(i, files=[f"src/m{i}.py"], validation=f"test -f src/m{i}.py", **fields) for i in range(1, n + 1)]
+    return [
+        task(i, files=[f"src/m{i}.py"], validation=f"test -f src/m{i}.py", **fields)
+        for i in range(1, n + 1)
+    ]
 
 
 def test_never_more_than_max_concurrent_at_once(cli, project, runenv, monkeypatch):
@@ -23,9 +26,11 @@ def test_never_more_than_max_concurrent_at_once(cli, project, runenv, monkeypatc
 def test_tasks_owning_the_same_file_never_run_together(cli, project, runenv, monkeypatch):
     monkeypatch.setenv("MAESTRO_MAX_CONCURRENT", "3")
     research = {"specialist": "research", "agent": "technical-writer", "validation": None}
-    shared = [task(1, files=["src/app.py"], **research),
-              task(2, title="Write the second greeting", files=["src/"], **research),
-              task(3, files=["docs/x.md"], **research)]
+    shared = [
+        task(1, files=["src/app.py"], **research),
+        task(2, title="Write the second greeting", files=["src/"], **research),
+        task(3, files=["docs/x.md"], **research),
+    ]
     write_plan(cli, project, shared)
     runenv.default("gemini", step("", sleep=0.5))
     assert cli("run").code == 0
@@ -40,8 +45,11 @@ def test_tasks_owning_the_same_file_never_run_together(cli, project, runenv, mon
 def test_eager_start_does_not_wait_for_the_wave(cli, project, runenv, monkeypatch):
     monkeypatch.setenv("MAESTRO_MAX_CONCURRENT", "3")
     research = {"specialist": "research", "agent": "technical-writer", "validation": None}
-    tasks = [task(1, files=["src/slow.py"], **research), task(2, files=["src/fast.py"], **research),
-             task(3, files=["src/next.py"], depends=[2], **research)]
+    tasks = [
+        task(1, files=["src/slow.py"], **research),
+        task(2, files=["src/fast.py"], **research),
+        task(3, files=["src/next.py"], depends=[2], **research),
+    ]
     write_plan(cli, project, tasks)
     # Task 2 goes first (it has a dependant), task 1 a stagger later: steps in that order.
     monkeypatch.setenv("MAESTRO_STAGGER_DELAY", "0.2")

@@ -21,7 +21,11 @@ def test_every_dispatch_is_a_session_of_the_run(cli, project, runenv):
     by_mode = {s.mode: s for s in sessions}
     coordinator, worker = by_mode["coordinator"], by_mode["coordinated-worker"]
     assert coordinator.id == f"run-{run_id}" and coordinator.status == "completed"
-    assert worker.coordinator == coordinator.id and worker.task_ids == ["1"] and worker.status == "completed"
+    assert (
+        worker.coordinator == coordinator.id
+        and worker.task_ids == ["1"]
+        and worker.status == "completed"
+    )
     assert (worker.data["cli"], worker.data["run_id"]) == ("codex", run_id)
     assert worker.data["process"]["pid"] == runenv.runs("codex")[0]["pid"]
     started = next(e for e in events(project) if e["kind"] == "task_started")
@@ -41,14 +45,29 @@ def test_every_dispatch_is_a_session_of_the_run(cli, project, runenv):
 
 
 def test_a_spoke_that_cannot_write_the_office_is_told_to_report_in_its_answer(cli, project, runenv):
-    write_plan(cli, project, [task(1, tool="codex", agent="debugger", specialist="review", files=[], validation="test -f README.md")])
+    write_plan(
+        cli,
+        project,
+        [
+            task(
+                1,
+                tool="codex",
+                agent="debugger",
+                specialist="review",
+                files=[],
+                validation="test -f README.md",
+            )
+        ],
+    )
     runenv.script("codex", [step(None)])
     cli("run")
     call = runenv.runs("codex")[0]
     assert "--add-dir" not in call["argv"]  # read-only sandbox: nothing would make it writable
     prompt = prompt_of(call)
     assert "maestro mail" not in prompt and "nobody will answer" in prompt
-    assert call["env"]["MAESTRO_SESSION_ID"].startswith("t1-")  # still a session, for session list/stop
+    assert call["env"]["MAESTRO_SESSION_ID"].startswith(
+        "t1-"
+    )  # still a session, for session list/stop
 
 
 def _working_worker(project, deadline_s=20.0):
@@ -58,7 +77,9 @@ def _working_worker(project, deadline_s=20.0):
     store = SessionStore(ProjectPaths(project))
     deadline = time.monotonic() + deadline_s
     while time.monotonic() < deadline:
-        workers = [s for s in store.all()[0] if s.mode == "coordinated-worker" and s.data.get("process")]
+        workers = [
+            s for s in store.all()[0] if s.mode == "coordinated-worker" and s.data.get("process")
+        ]
         if workers:
             return workers[0]
         time.sleep(0.05)
@@ -66,20 +87,48 @@ def _working_worker(project, deadline_s=20.0):
 
 
 def test_a_critical_directive_comes_first_and_session_stop_ends_the_task_with_its_reason(
-        cli, project, runenv, monkeypatch):
+    cli, project, runenv, monkeypatch
+):
 
     from tests.cli.test_wait import wait_until_ended
 
-    monkeypatch.setenv("PYTHONPATH", str(Path(__file__).resolve().parents[2]))  # the detached engine
+    monkeypatch.setenv(
+        "PYTHONPATH", str(Path(__file__).resolve().parents[2])
+    )  # the detached engine
     write_plan(cli, project, [task(1, tool="codex")])
     runenv.script("codex", [{"hang": True}])
     assert cli("run", "--detach").code == 0
     worker = _working_worker(project)
     spoke_pid = worker.data["process"]["pid"]
     # The hub redirects the worker: its next inbox check shows the critical directive first.
-    assert cli("mail", "send", "--to", worker.id, "--type", "notification", "--message", "fyi: CI is slow").code == 0
-    assert cli("mail", "send", "--to", worker.id, "--type", "directive", "--priority", "critical",
-               "--message", "Stop: keep the public API unchanged").code == 0
+    assert (
+        cli(
+            "mail",
+            "send",
+            "--to",
+            worker.id,
+            "--type",
+            "notification",
+            "--message",
+            "fyi: CI is slow",
+        ).code
+        == 0
+    )
+    assert (
+        cli(
+            "mail",
+            "send",
+            "--to",
+            worker.id,
+            "--type",
+            "directive",
+            "--priority",
+            "critical",
+            "--message",
+            "Stop: keep the public API unchanged",
+        ).code
+        == 0
+    )
     monkeypatch.setenv("MAESTRO_SESSION_ID", worker.id)
     inbox = cli("mail", "inbox", "--unread").out
     assert inbox.index("keep the public API unchanged") < inbox.index("fyi: CI is slow")
@@ -94,11 +143,16 @@ def test_a_critical_directive_comes_first_and_session_stop_ends_the_task_with_it
     assert "task 1 blocked: stopped by user: wrong approach" in text
     assert f"task 1 progress: halfway there ({worker.id})" in text
     run_id = events(project)[0]["run_id"]
-    assert "task 1 progress: halfway there" in (project / ".ai" / "maestro" / "runs" / run_id / "engine.log").read_text()
+    assert (
+        "task 1 progress: halfway there"
+        in (project / ".ai" / "maestro" / "runs" / run_id / "engine.log").read_text()
+    )
     task1 = plan(project).task("1")
     assert task1.status == "blocked" and "stopped by user: wrong approach" in task1.result
     assert len(runenv.runs("codex")) == 1  # a stop is never retried
     status = Path(f"/proc/{spoke_pid}/status")
     assert not status.exists() or "zombie" in status.read_text().lower()
     stopped = SessionStore(ProjectPaths(project)).get(worker.id)
-    assert stopped.status == "stopped" and stopped.data["reason"] == "stopped by user: wrong approach"
+    assert (
+        stopped.status == "stopped" and stopped.data["reason"] == "stopped by user: wrong approach"
+    )

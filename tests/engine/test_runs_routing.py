@@ -23,7 +23,9 @@ def test_events_append_and_read_from_an_offset(tmp_path):
     log.emit("run_started", run_id="R")
     log.emit("task_done", task="1", cost=None)
     events, offset = read_events(log.path)
-    assert [e["kind"] for e in events] == ["run_started", "task_done"] and [e["seq"] for e in events] == [1, 2]
+    assert [e["kind"] for e in events] == ["run_started", "task_done"] and [
+        e["seq"] for e in events
+    ] == [1, 2]
     assert "cost" not in events[1]
     log.emit("run_ended")
     more, _ = read_events(log.path, offset)

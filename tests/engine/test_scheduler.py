@@ -60,7 +60,11 @@ def test_never_more_than_max_concurrent(cap):
 
 
 def test_two_jobs_owning_the_same_file_never_overlap():
-    jobs = [Job("1", files=("src/a.py",)), Job("2", files=("src/",)), Job("3", files=("docs/x.md",))]
+    jobs = [
+        Job("1", files=("src/a.py",)),
+        Job("2", files=("src/",)),
+        Job("3", files=("docs/x.md",)),
+    ]
     rec = Recorder({"1": 0.1, "2": 0.1, "3": 0.1})
     Scheduler(jobs, rec, max_concurrent=3).run()
     pairs = {frozenset(p) for p in rec.overlaps}
@@ -139,8 +143,9 @@ def test_first_ctrl_c_stops_launching_second_leaves_at_once(monkeypatch):
 
     monkeypatch.setattr(queue_module.Queue, "get", interrupted_get)
     seen = []
-    scheduler = Scheduler([Job("1"), Job("2")], Recorder({"1": 5.0}), max_concurrent=1,
-                          on_interrupt=seen.append)
+    scheduler = Scheduler(
+        [Job("1"), Job("2")], Recorder({"1": 5.0}), max_concurrent=1, on_interrupt=seen.append
+    )
     started = time.monotonic()
     with pytest.raises(KeyboardInterrupt):
         scheduler.run()
@@ -152,6 +157,8 @@ def test_a_chain_thousands_of_jobs_deep_schedules_in_order():
     # Ranks were computed recursively: a chain past ~1000 jobs crashed the run.
     jobs = [Job(str(i), (str(i - 1),) if i > 1 else ()) for i in range(1, 3001)]
     order = []
-    report = Scheduler(jobs, lambda jid: order.append(jid) or Outcome("done"), max_concurrent=4).run()
+    report = Scheduler(
+        jobs, lambda jid: order.append(jid) or Outcome("done"), max_concurrent=4
+    ).run()
     assert order == [str(i) for i in range(1, 3001)]
     assert all(o.status == "done" for o in report.outcomes.values())

@@ -51,7 +51,11 @@ CLAUDE: Spec = {
     "--system-prompt": ("value", (), "prompt"),
     "--resume": ("value", (), "sessionId"),
     "--session-id": ("value", (), "uuid"),
-    "--permission-mode": ("value", ("acceptEdits", "bypassPermissions", "default", "dontAsk", "plan"), "mode"),
+    "--permission-mode": (
+        "value",
+        ("acceptEdits", "bypassPermissions", "default", "dontAsk", "plan"),
+        "mode",
+    ),
     "--setting-sources": ("value", (), "sources"),
     "--plugin-dir": ("repeat", (), "path"),
     "--allowedTools": ("many", (), "tools..."),
@@ -60,7 +64,13 @@ CLAUDE: Spec = {
     "--add-dir": ("many", (), "directories..."),
     "--mcp-config": ("many", (), "configs..."),
 }
-CLAUDE_ALIASES = {"-p": "--print", "-c": "--continue", "-r": "--resume", "--allowed-tools": "--allowedTools", "--disallowed-tools": "--disallowedTools"}
+CLAUDE_ALIASES = {
+    "-p": "--print",
+    "-c": "--continue",
+    "-r": "--resume",
+    "--allowed-tools": "--allowedTools",
+    "--disallowed-tools": "--disallowedTools",
+}
 
 GEMINI: Spec = {
     "--prompt": ("value", (), "string"),
@@ -79,7 +89,16 @@ GEMINI: Spec = {
     "--debug": ("flag", (), ""),
     "--sandbox": ("flag", (), ""),
 }
-GEMINI_ALIASES = {"-p": "--prompt", "-m": "--model", "-o": "--output-format", "-y": "--yolo", "-d": "--debug", "-s": "--sandbox", "-r": "--resume", "-e": "--extensions"}
+GEMINI_ALIASES = {
+    "-p": "--prompt",
+    "-m": "--model",
+    "-o": "--output-format",
+    "-y": "--yolo",
+    "-d": "--debug",
+    "-s": "--sandbox",
+    "-r": "--resume",
+    "-e": "--extensions",
+}
 
 CODEX: Spec = {
     "--json": ("flag", (), ""),
@@ -97,17 +116,34 @@ CODEX: Spec = {
     "--disable": ("repeat", (), "FEATURE"),
     "--profile": ("value", (), "CONFIG_PROFILE"),
     "--image": ("repeat", (), "FILE"),
-    "--add-dir": ("repeat", (), "DIR"),  # codex 0.169 exec: "Additional directories that should be writable"
+    "--add-dir": (
+        "repeat",
+        (),
+        "DIR",
+    ),  # codex 0.169 exec: "Additional directories that should be writable"
 }
-CODEX_ALIASES = {"-s": "--sandbox", "-m": "--model", "-C": "--cd", "-o": "--output-last-message", "-c": "--config", "-p": "--profile", "-i": "--image"}
+CODEX_ALIASES = {
+    "-s": "--sandbox",
+    "-m": "--model",
+    "-C": "--cd",
+    "-o": "--output-last-message",
+    "-c": "--config",
+    "-p": "--profile",
+    "-i": "--image",
+}
 
 
-def _claude_error(kind: str, opt: str, meta: str = "", value: str = "", choices: tuple[str, ...] = ()) -> Rejected:
+def _claude_error(
+    kind: str, opt: str, meta: str = "", value: str = "", choices: tuple[str, ...] = ()
+) -> Rejected:
     if kind == "unknown":
         return Rejected(f"error: unknown option '{opt}'\n", 1)
     if kind == "missing":
         return Rejected(f"error: option '{opt} <{meta}>' argument missing\n", 1)
-    return Rejected(f"error: option '{opt} <{meta}>' argument '{value}' is invalid. Allowed choices are {', '.join(choices)}.\n", 1)
+    return Rejected(
+        f"error: option '{opt} <{meta}>' argument '{value}' is invalid. Allowed choices are {', '.join(choices)}.\n",
+        1,
+    )
 
 
 def _gemini_usage() -> str:
@@ -115,27 +151,42 @@ def _gemini_usage() -> str:
     return stderr[stderr.index("Usage: gemini") :]
 
 
-def _gemini_error(kind: str, opt: str, meta: str = "", value: str = "", choices: tuple[str, ...] = ()) -> Rejected:
+def _gemini_error(
+    kind: str, opt: str, meta: str = "", value: str = "", choices: tuple[str, ...] = ()
+) -> Rejected:
     name = opt.lstrip("-")
     if kind == "unknown":
         return Rejected(f"Unknown argument: {name}\n" + _gemini_usage(), 1)
     if kind == "missing":
         return Rejected(f"Not enough arguments following: {name}\n" + _gemini_usage(), 1)
     shown = ", ".join(f'"{c}"' for c in choices)
-    return Rejected(f'Invalid values:\n  Argument: {name}, Given: "{value}", Choices: {shown}\n' + _gemini_usage(), 1)
+    return Rejected(
+        f'Invalid values:\n  Argument: {name}, Given: "{value}", Choices: {shown}\n'
+        + _gemini_usage(),
+        1,
+    )
 
 
-def _codex_error(kind: str, opt: str, meta: str = "", value: str = "", choices: tuple[str, ...] = ()) -> Rejected:
+def _codex_error(
+    kind: str, opt: str, meta: str = "", value: str = "", choices: tuple[str, ...] = ()
+) -> Rejected:
     if kind == "unknown":
         # The genuine clap message, for the option at hand.
         return Rejected(read_sample("codex_full_auto").stderr.replace("--full-auto", opt), 2)
     tail = "\nFor more information, try '--help'.\n"
     if kind == "missing":
-        return Rejected(f"error: a value is required for '{opt} <{meta}>' but none was supplied\n{tail}", 2)
-    return Rejected(f"error: invalid value '{value}' for '{opt} <{meta}>'\n  [possible values: {', '.join(choices)}]\n{tail}", 2)
+        return Rejected(
+            f"error: a value is required for '{opt} <{meta}>' but none was supplied\n{tail}", 2
+        )
+    return Rejected(
+        f"error: invalid value '{value}' for '{opt} <{meta}>'\n  [possible values: {', '.join(choices)}]\n{tail}",
+        2,
+    )
 
 
-def _parse(args: list[str], spec: Spec, aliases: dict[str, str], error, *, single_positional: bool = False) -> Opts:
+def _parse(
+    args: list[str], spec: Spec, aliases: dict[str, str], error, *, single_positional: bool = False
+) -> Opts:
     opts = Opts()
     i = 0
     while i < len(args):

@@ -26,9 +26,15 @@ from fake_render import compact, gemini_retries, gemini_retry_notice, render
 from samples import read_sample
 
 VERSIONS = {"claude": "2.1.197 (Claude Code)", "gemini": "0.61.0", "codex": "codex-cli 0.169.0"}
-GARBAGE = "<html><body><h1>502 Bad Gateway</h1></body></html>\nthis is not JSON {\"type\": \"res\n"
-MARKERS = ("MAESTRO_SPOKE", "CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "GEMINI_CLI_TRUST_WORKSPACE", "IS_SANDBOX",
-           "CLAUDE_CODE_MAX_RETRIES")
+GARBAGE = '<html><body><h1>502 Bad Gateway</h1></body></html>\nthis is not JSON {"type": "res\n'
+MARKERS = (
+    "MAESTRO_SPOKE",
+    "CLAUDECODE",
+    "CLAUDE_CODE_ENTRYPOINT",
+    "GEMINI_CLI_TRUST_WORKSPACE",
+    "IS_SANDBOX",
+    "CLAUDE_CODE_MAX_RETRIES",
+)
 
 
 @contextlib.contextmanager
@@ -81,21 +87,35 @@ def precheck(cli: str, opts: Opts, workdir: Path) -> tuple[str, int] | None:
             return "fake claude: only headless `claude -p` is scripted\n", 2
         if opts.get("--output-format") == "stream-json" and "--verbose" not in opts.flags:
             return read_sample("claude_stream_no_verbose").stderr, 1
-        bypass = opts.get("--permission-mode") == "bypassPermissions" or "--dangerously-skip-permissions" in opts.flags
+        bypass = (
+            opts.get("--permission-mode") == "bypassPermissions"
+            or "--dangerously-skip-permissions" in opts.flags
+        )
         if bypass and os.getuid() == 0 and os.environ.get("IS_SANDBOX") != "1":
             return read_sample("claude_bypass_as_root").stderr, 1
         if not opts.positional:
-            return "Error: Input must be provided either through stdin or as a prompt argument when using --print\n", 1
+            return (
+                "Error: Input must be provided either through stdin or as a prompt argument when using --print\n",
+                1,
+            )
     elif cli == "gemini":
         if opts.get("--prompt") is None:
             return "fake gemini: only headless `gemini -p` is scripted\n", 2
-        if "--skip-trust" not in opts.flags and os.environ.get("GEMINI_CLI_TRUST_WORKSPACE") != "true":
+        if (
+            "--skip-trust" not in opts.flags
+            and os.environ.get("GEMINI_CLI_TRUST_WORKSPACE") != "true"
+        ):
             return read_sample("gemini_no_trust_env").stderr, 55
     else:
         if "--skip-git-repo-check" not in opts.flags and not in_git(workdir):
-            return read_sample("codex_no_git").stderr.replace("Reading additional input from stdin...\n", ""), 1
+            return read_sample("codex_no_git").stderr.replace(
+                "Reading additional input from stdin...\n", ""
+            ), 1
         if not opts.positional:
-            return "No prompt provided. Either specify one as an argument or pipe the prompt into stdin.\n", 1
+            return (
+                "No prompt provided. Either specify one as an argument or pipe the prompt into stdin.\n",
+                1,
+            )
     return None
 
 
@@ -121,7 +141,9 @@ def write_refusal(cli: str, opts: Opts, path: Path, workdir: Path, denied: set[s
     """Why the real CLI, under these flags, would not let the model write ``path``."""
     inside = path.resolve().is_relative_to(workdir.resolve())
     if cli == "claude":
-        split = lambda name: {t.strip() for v in opts.all(name) for t in v.replace(" ", ",").split(",") if t.strip()}
+        split = lambda name: {
+            t.strip() for v in opts.all(name) for t in v.replace(" ", ",").split(",") if t.strip()
+        }
         if opts.all("--tools") and not {"Write", "Edit"} & split("--tools"):
             return "Write is not offered: --tools leaves it out"
         if {"Write", "Edit"} & split("--disallowedTools"):
@@ -129,7 +151,9 @@ def write_refusal(cli: str, opts: Opts, path: Path, workdir: Path, denied: set[s
         if not inside:
             return "outside the working directory"
         mode = opts.get("--permission-mode")
-        if mode in ("acceptEdits", "bypassPermissions") or {"Write", "Edit"} & split("--allowedTools"):
+        if mode in ("acceptEdits", "bypassPermissions") or {"Write", "Edit"} & split(
+            "--allowedTools"
+        ):
             return None
         return "Write needs permission and -p cannot ask"
     if cli == "gemini":
@@ -139,7 +163,11 @@ def write_refusal(cli: str, opts: Opts, path: Path, workdir: Path, denied: set[s
         if "write_file" in denied:
             return "write_file is denied by the --policy file"
         return None if inside else "outside the workspace"
-    sandbox = "danger-full-access" if "--dangerously-bypass-approvals-and-sandbox" in opts.flags else opts.get("--sandbox", "read-only")
+    sandbox = (
+        "danger-full-access"
+        if "--dangerously-bypass-approvals-and-sandbox" in opts.flags
+        else opts.get("--sandbox", "read-only")
+    )
     if sandbox == "read-only":
         return "the read-only sandbox blocks writes"
     if sandbox == "workspace-write" and not (inside or str(path.resolve()).startswith("/tmp/")):
@@ -147,7 +175,9 @@ def write_refusal(cli: str, opts: Opts, path: Path, workdir: Path, denied: set[s
     return None
 
 
-def do_writes(cli: str, opts: Opts, step: dict[str, Any], workdir: Path, denied: set[str]) -> list[dict[str, Any]]:
+def do_writes(
+    cli: str, opts: Opts, step: dict[str, Any], workdir: Path, denied: set[str]
+) -> list[dict[str, Any]]:
     wanted = step.get("write") or []
     done = []
     for spec in [wanted] if isinstance(wanted, dict) else wanted:
@@ -166,7 +196,9 @@ def spawn_child(spec: dict[str, Any]) -> int:
     if spec.get("ignore_term", True):
         code += "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
     code += "time.sleep(float(sys.argv[1]))\n"
-    child = subprocess.Popen([sys.executable, "-c", code, str(spec.get("sleep", 120))], stdin=subprocess.DEVNULL)
+    child = subprocess.Popen(
+        [sys.executable, "-c", code, str(spec.get("sleep", 120))], stdin=subprocess.DEVNULL
+    )
     return child.pid
 
 
@@ -180,7 +212,9 @@ def emit(lines: list[str], stderr: str, step: dict[str, Any], cli: str, mode: st
         lines = [whole[: max(1, len(whole) // 2)]]
     # Claude's stream-json and Codex's JSONL carry events mid-run; Gemini's carry no usage
     # before its final result, so a Gemini stream step only takes its time.
-    if stream and ((cli == "claude" and mode == "stream-json") or (cli == "codex" and mode == "json")):
+    if stream and (
+        (cli == "claude" and mode == "stream-json") or (cli == "codex" and mode == "json")
+    ):
         keep = 2 if cli == "codex" else 1  # the answer and its closing event(s) come last
         head, tail = lines[:-keep], lines[-keep:]
         for line in head:
@@ -201,10 +235,34 @@ def emit(lines: list[str], stderr: str, step: dict[str, Any], cli: str, mode: st
 def progress_event(cli: str, index: int, stream: dict[str, Any]) -> dict[str, Any]:
     """One mid-run event; Claude's carry the usage of their API message."""
     if cli == "claude":
-        usage = {"input_tokens": stream.get("input", 1000), "output_tokens": stream.get("output", 100), "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
-        message = {"id": f"msg_stream_{index}", "type": "message", "role": "assistant", "model": "claude-opus-4-8", "content": [{"type": "text", "text": f"working, step {index}"}], "usage": usage}
-        return {"type": "assistant", "message": message, "parent_tool_use_id": None, "session_id": "fake-stream"}
-    item = {"id": f"item_s{index}", "type": "command_execution", "command": f"/bin/bash -lc 'echo step {index}'", "aggregated_output": f"step {index}", "exit_code": 0, "status": "completed"}
+        usage = {
+            "input_tokens": stream.get("input", 1000),
+            "output_tokens": stream.get("output", 100),
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
+        }
+        message = {
+            "id": f"msg_stream_{index}",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-opus-4-8",
+            "content": [{"type": "text", "text": f"working, step {index}"}],
+            "usage": usage,
+        }
+        return {
+            "type": "assistant",
+            "message": message,
+            "parent_tool_use_id": None,
+            "session_id": "fake-stream",
+        }
+    item = {
+        "id": f"item_s{index}",
+        "type": "command_execution",
+        "command": f"/bin/bash -lc 'echo step {index}'",
+        "aggregated_output": f"step {index}",
+        "exit_code": 0,
+        "status": "completed",
+    }
     return {"type": "item.completed", "item": item}
 
 
@@ -234,7 +292,11 @@ def main(cli: str) -> int:
         "pid": os.getpid(),
         "pgid": os.getpgid(0),
         "stdin_devnull": stdin_is_devnull(),
-        "env": {k: v for k, v in os.environ.items() if k in MARKERS or k.startswith(("MAESTRO_", "FAKE_ENV_"))},
+        "env": {
+            k: v
+            for k, v in os.environ.items()
+            if k in MARKERS or k.startswith(("MAESTRO_", "FAKE_ENV_"))
+        },
         "time": time.time(),
         "forked": forked_at(),
     }
@@ -278,17 +340,31 @@ def main(cli: str) -> int:
         time.sleep(float(step.get("retry_wait", 3600)))
     mode = mode_of(cli, opts)
     if "stdout" in step or "stderr" in step:
-        lines, stderr, code = [step.get("stdout", "")], step.get("stderr", ""), int(step.get("exit", 0))
+        lines, stderr, code = (
+            [step.get("stdout", "")],
+            step.get("stderr", ""),
+            int(step.get("exit", 0)),
+        )
     elif step.get("garbage"):
         lines, stderr, code = [GARBAGE], step.get("stderr", ""), int(step.get("exit", 0))
     else:
-        denials = [{"tool_name": "Write", "tool_use_id": f"toolu_fake_{i}", "tool_input": {"file_path": w["path"]}} for i, w in enumerate(writes) if not w["written"]]
+        denials = [
+            {
+                "tool_name": "Write",
+                "tool_use_id": f"toolu_fake_{i}",
+                "tool_input": {"file_path": w["path"]},
+            }
+            for i, w in enumerate(writes)
+            if not w["written"]
+        ]
         if cli == "claude" and denials:
             step = {**step, "denials": denials}
         lines, stderr, code = render(cli, mode, step, opts.get("--model") or "gemini-2.5-flash")
         last = opts.get("--output-last-message")
         if cli == "codex" and last:
-            Path(last).write_text(step.get("text", "FAKE-REPLY: hello from the fake model server."), encoding="utf-8")
+            Path(last).write_text(
+                step.get("text", "FAKE-REPLY: hello from the fake model server."), encoding="utf-8"
+            )
     emit(lines, stderr, step, cli, mode)
     time.sleep(float(step.get("sleep_after", 0)))
     # When the call ended, for tests that check how many ran at once (see intervals()).

@@ -23,7 +23,16 @@ DEFAULT_SAMPLE = {
     ("codex", "text"): "codex_text",
 }
 TURN_LIMIT = {"claude": "claude_max_turns", "gemini": "gemini_max_turns"}
-REASONS = {400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 429: "Too Many Requests", 500: "Internal Server Error", 502: "Bad Gateway", 503: "Service Unavailable", 529: "Overloaded"}
+REASONS = {
+    400: "Bad Request",
+    401: "Unauthorized",
+    403: "Forbidden",
+    429: "Too Many Requests",
+    500: "Internal Server Error",
+    502: "Bad Gateway",
+    503: "Service Unavailable",
+    529: "Overloaded",
+}
 
 
 def compact(obj: Any) -> str:
@@ -53,10 +62,26 @@ def _swap_status(text: str, status: int) -> str:
     """Turn a sample's HTTP 401 into another status, wording included."""
     reason = REASONS.get(status, "Error")
     if status not in (401, 403):
-        kind = "rate_limit" if status == 429 else "server_error" if status >= 500 else "invalid_request"
-        text = text.replace("Failed to authenticate. ", "").replace('"error":"authentication_failed"', f'"error":"{kind}"')
-    text = text.replace("401 Unauthorized", f"{status} {reason}").replace("fake 401", f"fake {status}")
-    for old, new in (('"code":401', f'"code":{status}'), ('\\"code\\":401', f'\\"code\\":{status}'), ('"code": 401', f'"code": {status}'), ("status: 401", f"status: {status}"), ("API Error: 401", f"API Error: {status}")):
+        kind = (
+            "rate_limit"
+            if status == 429
+            else "server_error"
+            if status >= 500
+            else "invalid_request"
+        )
+        text = text.replace("Failed to authenticate. ", "").replace(
+            '"error":"authentication_failed"', f'"error":"{kind}"'
+        )
+    text = text.replace("401 Unauthorized", f"{status} {reason}").replace(
+        "fake 401", f"fake {status}"
+    )
+    for old, new in (
+        ('"code":401', f'"code":{status}'),
+        ('\\"code\\":401', f'\\"code\\":{status}'),
+        ('"code": 401', f'"code": {status}'),
+        ("status: 401", f"status: {status}"),
+        ("API Error: 401", f"API Error: {status}"),
+    ):
         text = text.replace(old, new)
     return text
 
@@ -82,13 +107,40 @@ def _claude_result(obj: dict[str, Any], step: dict[str, Any], text: str | None) 
 
 def _gemini_stats(usage: dict[str, int], model: str) -> dict[str, Any]:
     inp, out, cached = usage.get("input", 0), usage.get("output", 0), usage.get("cached", 0)
-    tokens = {"input": inp, "prompt": inp + cached, "candidates": out, "total": inp + cached + out, "cached": cached, "thoughts": 0, "tool": 0}
-    return {model: {"api": {"totalRequests": 1, "totalErrors": 0, "totalLatencyMs": 10, "errorsByType": {}}, "tokens": tokens, "roles": {"main": {"totalRequests": 1, "totalErrors": 0, "totalLatencyMs": 10, "tokens": tokens}}}}
+    tokens = {
+        "input": inp,
+        "prompt": inp + cached,
+        "candidates": out,
+        "total": inp + cached + out,
+        "cached": cached,
+        "thoughts": 0,
+        "tool": 0,
+    }
+    return {
+        model: {
+            "api": {"totalRequests": 1, "totalErrors": 0, "totalLatencyMs": 10, "errorsByType": {}},
+            "tokens": tokens,
+            "roles": {
+                "main": {
+                    "totalRequests": 1,
+                    "totalErrors": 0,
+                    "totalLatencyMs": 10,
+                    "tokens": tokens,
+                }
+            },
+        }
+    }
 
 
 def _gemini_stream_stats(usage: dict[str, int], model: str) -> dict[str, Any]:
     inp, out, cached = usage.get("input", 0), usage.get("output", 0), usage.get("cached", 0)
-    entry = {"total_tokens": inp + cached + out, "input_tokens": inp + cached, "output_tokens": out, "cached": cached, "input": inp}
+    entry = {
+        "total_tokens": inp + cached + out,
+        "input_tokens": inp + cached,
+        "output_tokens": out,
+        "cached": cached,
+        "input": inp,
+    }
     return {**entry, "duration_ms": 10, "tool_calls": 0, "models": {model: entry}}
 
 
@@ -109,7 +161,9 @@ def edit_json(cli: str, stdout: str, step: dict[str, Any], text: str | None, mod
     return out + ("\n" if cli == "claude" else "")
 
 
-def edit_events(cli: str, stdout: str, step: dict[str, Any], text: str | None, model: str) -> list[str]:
+def edit_events(
+    cli: str, stdout: str, step: dict[str, Any], text: str | None, model: str
+) -> list[str]:
     events = [json.loads(line) for line in stdout.splitlines() if line.strip()]
     session = step.get("session_id")
     lines: list[str] = []
@@ -137,7 +191,13 @@ def edit_events(cli: str, stdout: str, step: dict[str, Any], text: str | None, m
                 event["stats"] = _gemini_stream_stats(step["usage"], model)
         if event.get("type") == "turn.completed" and "usage" in step:
             u = step["usage"]
-            event["usage"] = {"input_tokens": u.get("input", 0) + u.get("cached", 0), "cached_input_tokens": u.get("cached", 0), "cache_write_input_tokens": 0, "output_tokens": u.get("output", 0), "reasoning_output_tokens": 0}
+            event["usage"] = {
+                "input_tokens": u.get("input", 0) + u.get("cached", 0),
+                "cached_input_tokens": u.get("cached", 0),
+                "cache_write_input_tokens": 0,
+                "output_tokens": u.get("output", 0),
+                "reasoning_output_tokens": 0,
+            }
         lines.append(compact(event) + "\n")
     return lines
 
@@ -148,7 +208,10 @@ def _is_answer(cli: str, event: dict[str, Any]) -> bool:
         return event.get("type") == "assistant" and any(c.get("type") == "text" for c in content)
     if cli == "gemini":
         return event.get("type") == "message" and event.get("role") == "assistant"
-    return event.get("type") == "item.completed" and (event.get("item") or {}).get("type") == "agent_message"
+    return (
+        event.get("type") == "item.completed"
+        and (event.get("item") or {}).get("type") == "agent_message"
+    )
 
 
 def render(cli: str, mode: str, step: dict[str, Any], model: str) -> tuple[list[str], str, int]:
@@ -167,7 +230,11 @@ def render(cli: str, mode: str, step: dict[str, Any], model: str) -> tuple[list[
     text = step.get("text")
     if step.get("huge_mb"):
         pad = "x" * 1023 + "\n"
-        text = (text or "FAKE-REPLY: huge output follows.") + "\n" + pad * (int(step["huge_mb"] * 1024))
+        text = (
+            (text or "FAKE-REPLY: huge output follows.")
+            + "\n"
+            + pad * (int(step["huge_mb"] * 1024))
+        )
         stderr += "noise: " + pad * (int(step["huge_mb"] * 1024))
     stripped = stdout.strip()
     if not stripped or sample.meta.get("stdout_kind") == "text":
@@ -190,7 +257,11 @@ def gemini_retry_notice(status: int) -> str:
     """gemini's stderr up to its first retry notice, as the real one prints it."""
     base = 429 if status == 429 else 500
     text = read_sample(f"gemini_retry{base}").stderr
-    for old, new in ((f"status {base}", f"status {status}"), (f'"code":{base}', f'"code":{status}'),
-                     (f"fake {base}", f"fake {status}"), (f"status: {base}", f"status: {status}")):
+    for old, new in (
+        (f"status {base}", f"status {status}"),
+        (f'"code":{base}', f'"code":{status}'),
+        (f"fake {base}", f"fake {status}"),
+        (f"status: {base}", f"status: {status}"),
+    ):
         text = text.replace(old, new)
     return text

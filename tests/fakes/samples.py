@@ -32,7 +32,16 @@ def read_sample(name: str) -> Sample:
         path = SAMPLES / f"{name}.{suffix}"
         return path.read_text(encoding="utf-8") if path.is_file() else ""
 
-    return Sample(name, meta["cli"], meta["argv"], meta["rc"], meta["timed_out"], text("stdout"), text("stderr"), meta)
+    return Sample(
+        name,
+        meta["cli"],
+        meta["argv"],
+        meta["rc"],
+        meta["timed_out"],
+        text("stdout"),
+        text("stderr"),
+        meta,
+    )
 
 
 def sample_names(cli: str | None = None) -> list[str]:

@@ -43,7 +43,10 @@ def test_hosts_are_listed_with_versions_or_install_hints(tmp_path):
     s = situation(tmp_path, available={"claude": Availability("claude", "/x/claude", "2.1.197")})
     hosts = {c.name: c for c in doctor.examine(s) if c.area == "hosts"}
     assert hosts["claude"].level == "ok" and "2.1.197" in hosts["claude"].detail
-    assert hosts["codex"].level == "info" and hosts["codex"].fix == "to use it as hub or spoke: npm install -g @openai/codex"
+    assert (
+        hosts["codex"].level == "info"
+        and hosts["codex"].fix == "to use it as hub or spoke: npm install -g @openai/codex"
+    )
 
 
 def test_root_with_bypass_permissions(tmp_path):
@@ -57,18 +60,27 @@ def test_root_with_bypass_permissions(tmp_path):
     assert "claude as root" not in pitfalls(situation(tmp_path, euid=0, env={"IS_SANDBOX": "1"}))
 
 
-@pytest.mark.parametrize("rules, env, trusted", [
-    (None, {}, False),
-    (None, {"GEMINI_CLI_TRUST_WORKSPACE": "true"}, True),
-    ({"{root}": "TRUST_FOLDER"}, {}, True),
-    ({"{root}/child": "TRUST_PARENT"}, {}, True),
-    ({"{parent}": "TRUST_FOLDER", "{root}": "DO_NOT_TRUST"}, {}, False),
-    ({"{root}": "TRUST_FOLDER"}, {"GEMINI_CLI_TRUST_WORKSPACE": "false"}, False),
-])
+@pytest.mark.parametrize(
+    "rules, env, trusted",
+    [
+        (None, {}, False),
+        (None, {"GEMINI_CLI_TRUST_WORKSPACE": "true"}, True),
+        ({"{root}": "TRUST_FOLDER"}, {}, True),
+        ({"{root}/child": "TRUST_PARENT"}, {}, True),
+        ({"{parent}": "TRUST_FOLDER", "{root}": "DO_NOT_TRUST"}, {}, False),
+        ({"{root}": "TRUST_FOLDER"}, {"GEMINI_CLI_TRUST_WORKSPACE": "false"}, False),
+    ],
+)
 def test_gemini_folder_trust(tmp_path, rules, env, trusted):
     s = situation(tmp_path, env=env)
     if rules:
-        trust(s, {k.format(root=s.project_root, parent=s.project_root.parent): v for k, v in rules.items()})
+        trust(
+            s,
+            {
+                k.format(root=s.project_root, parent=s.project_root.parent): v
+                for k, v in rules.items()
+            },
+        )
     found = pitfalls(s).get("gemini folder trust")
     assert (found is None) == trusted
     if found:
@@ -88,11 +100,22 @@ def test_no_gemini_no_trust_warning(tmp_path):
     assert "gemini folder trust" not in pitfalls(s)
 
 
-@pytest.mark.parametrize("version, old", [("0.110.0", True), ("codex-cli 0.116.9", True), ("0.117.0", False),
-                                          ("0.169.0", False), (None, False)])
+@pytest.mark.parametrize(
+    "version, old",
+    [
+        ("0.110.0", True),
+        ("codex-cli 0.116.9", True),
+        ("0.117.0", False),
+        ("0.169.0", False),
+        (None, False),
+    ],
+)
 def test_old_codex(tmp_path, version, old):
-    s = situation(tmp_path, env={"GEMINI_CLI_TRUST_WORKSPACE": "true"},
-                  available={"codex": Availability("codex", "/x/codex", version)})
+    s = situation(
+        tmp_path,
+        env={"GEMINI_CLI_TRUST_WORKSPACE": "true"},
+        available={"codex": Availability("codex", "/x/codex", version)},
+    )
     found = pitfalls(s).get("old codex")
     assert (found is not None) == old
     if found:
@@ -104,8 +127,12 @@ def test_codex_read_write_gap_is_reported_when_codex_is_installed(tmp_path):
     gap = hosts["codex read+write"]
     assert gap.level == "info" and "the shell cannot be forbidden" in gap.detail
     assert "routes read+write tasks without a Tool to claude or gemini" in gap.fix
-    assert hosts["claude read+shell"].fix.startswith("`maestro run` routes read+shell tasks without a Tool to codex")
-    without = situation(tmp_path, available={"claude": Availability("claude", "/x/claude", "2.1.197")})
+    assert hosts["claude read+shell"].fix.startswith(
+        "`maestro run` routes read+shell tasks without a Tool to codex"
+    )
+    without = situation(
+        tmp_path, available={"claude": Availability("claude", "/x/claude", "2.1.197")}
+    )
     assert "codex read+write" not in {c.name for c in doctor.examine(without)}
 
 
@@ -125,7 +152,10 @@ def fake_bin(tmp_path, versions):
 
 
 def test_doctor_command_reports_installs_and_exit_code(cli, project, tmp_path, monkeypatch):
-    folder = fake_bin(tmp_path, {"claude": "2.1.197 (Claude Code)", "gemini": "0.61.0", "codex": "codex-cli 0.110.0"})
+    folder = fake_bin(
+        tmp_path,
+        {"claude": "2.1.197 (Claude Code)", "gemini": "0.61.0", "codex": "codex-cli 0.110.0"},
+    )
     monkeypatch.setenv("PATH", f"{folder}:/usr/bin:/bin")
     monkeypatch.setenv("GEMINI_CLI_TRUST_WORKSPACE", "true")
     assert cli("install", "--host", "claude").code == 0
@@ -138,7 +168,9 @@ def test_doctor_command_reports_installs_and_exit_code(cli, project, tmp_path, m
     assert any(c["level"] == "warn" and "run.md" in c["detail"] for c in installs)
     assert res.code == 1  # the old codex is a problem
     text = cli("doctor").out
-    assert "claude (project)" in text and "fix: upgrade: npm install -g @openai/codex@latest" in text
+    assert (
+        "claude (project)" in text and "fix: upgrade: npm install -g @openai/codex@latest" in text
+    )
 
 
 def test_doctor_finds_a_stale_invocation(cli, project, tmp_path, monkeypatch):
@@ -150,7 +182,11 @@ def test_doctor_finds_a_stale_invocation(cli, project, tmp_path, monkeypatch):
     path.write_text(json.dumps(data))
     res = cli("doctor", "--json")
     stale = [c for c in json.loads(res.out)["data"]["checks"] if "no longer runs" in c["detail"]]
-    assert stale and stale[0]["fix"] == "run `maestro install --host codex --scope project` with the Maestro you use now."
+    assert (
+        stale
+        and stale[0]["fix"]
+        == "run `maestro install --host codex --scope project` with the Maestro you use now."
+    )
     assert res.code == 1
 
 
@@ -171,16 +207,25 @@ def test_doctor_reports_a_broken_block(cli, project, tmp_path, monkeypatch):
 
 
 def hubs(cli) -> dict[str, dict]:
-    return {c["name"]: c for c in json.loads(cli("doctor", "--json").out)["data"]["checks"] if c["area"] == "hubs"}
+    return {
+        c["name"]: c
+        for c in json.loads(cli("doctor", "--json").out)["data"]["checks"]
+        if c["area"] == "hubs"
+    }
 
 
-def test_doctor_says_per_installed_host_whether_its_hub_mode_is_ready(cli, project, tmp_path, monkeypatch):
+def test_doctor_says_per_installed_host_whether_its_hub_mode_is_ready(
+    cli, project, tmp_path, monkeypatch
+):
     monkeypatch.setenv("PATH", f"{fake_bin(tmp_path, PINNED)}:/usr/bin:/bin")
     assert cli("install", "--host", "all").code == 0
     found = hubs(cli)
     assert set(found) == {"claude", "gemini", "codex"}
     assert found["claude"]["level"] == "ok" and "headless" in found["claude"]["detail"]
-    assert found["gemini"]["level"] == "ok" and "--allowed-tools \"run_shell_command(" in found["gemini"]["detail"]
+    assert (
+        found["gemini"]["level"] == "ok"
+        and '--allowed-tools "run_shell_command(' in found["gemini"]["detail"]
+    )
     codex = found["codex"]
     assert codex["level"] == "warn" and "--sandbox danger-full-access" in codex["fix"]
     config = Path(os.environ["HOME"]) / ".codex" / "config.toml"
@@ -191,12 +236,18 @@ def test_doctor_says_per_installed_host_whether_its_hub_mode_is_ready(cli, proje
 
 def test_doctor_names_the_fix_when_a_hub_mode_cannot_work(cli, project, tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", f"{fake_bin(tmp_path, PINNED)}:/usr/bin:/bin")
-    assert cli("install", "--host", "claude").code == 0 and cli("install", "--host", "gemini").code == 0
+    assert (
+        cli("install", "--host", "claude").code == 0
+        and cli("install", "--host", "gemini").code == 0
+    )
     run = project / ".claude/commands/maestro/run.md"
     run.write_text(run.read_text().replace(", Bash(maestro:*)", ""))  # as an older Maestro wrote it
     settings = project / ".gemini/settings.json"
     settings.write_text(json.dumps({"tools": {"exclude": ["run_shell_command"]}}))
     found = hubs(cli)
-    assert found["claude"]["level"] == "warn" and "maestro install --host claude" in found["claude"]["fix"]
+    assert (
+        found["claude"]["level"] == "warn"
+        and "maestro install --host claude" in found["claude"]["fix"]
+    )
     assert found["gemini"]["level"] == "warn" and "tools.exclude" in found["gemini"]["fix"]
     assert "hubs:" in cli("doctor").out

@@ -21,7 +21,15 @@ def fresh():
 
 def shell(command, cwd):
     env = {"PATH": "/usr/bin:/bin", "HOME": os.environ["HOME"]}
-    return subprocess.run(["sh", "-c", command], check=False, cwd=cwd, env=env, capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        ["sh", "-c", command],
+        check=False,
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 def test_resolved_invocation_runs_from_a_bare_shell(tmp_path):
@@ -48,7 +56,9 @@ def test_a_script_printing_another_version_is_not_used(tmp_path, monkeypatch):
 
 
 def test_pipx_link_is_preferred_to_the_long_venv_path(tmp_path, monkeypatch):
-    venv_script = _script(tmp_path / "pipx/venvs/maestro-orchestra/bin", f"echo 'maestro {__version__}'\n")
+    venv_script = _script(
+        tmp_path / "pipx/venvs/maestro-orchestra/bin", f"echo 'maestro {__version__}'\n"
+    )
     link_dir = tmp_path / "local-bin"
     link_dir.mkdir()
     (link_dir / "maestro").symlink_to(venv_script)

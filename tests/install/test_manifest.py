@@ -8,9 +8,22 @@ from maestro.install.manifest import FileRecord, Install, Manifest, load, parse,
 
 def sample(path):
     manifest = Manifest(path)
-    manifest.put(Install("codex", "files", "user", "/h/.codex", "0.1.0", "/v/bin/maestro",
-                         files=[FileRecord("skills/maestro/SKILL.md", sha256("b")), FileRecord("a.md", sha256("a"))],
-                         blocks=[FileRecord("AGENTS.md", sha256("c"), True)], dirs=["skills/maestro", "skills"]))
+    manifest.put(
+        Install(
+            "codex",
+            "files",
+            "user",
+            "/h/.codex",
+            "0.1.0",
+            "/v/bin/maestro",
+            files=[
+                FileRecord("skills/maestro/SKILL.md", sha256("b")),
+                FileRecord("a.md", sha256("a")),
+            ],
+            blocks=[FileRecord("AGENTS.md", sha256("c"), True)],
+            dirs=["skills/maestro", "skills"],
+        )
+    )
     manifest.put(Install("claude", "files", "user", "/h/.claude", "0.1.0", "/v/bin/maestro"))
     return manifest
 
@@ -53,12 +66,20 @@ def test_newer_format_is_refused_with_upgrade_hint(tmp_path):
     assert "upgrade Maestro" in str(caught.value)
 
 
-@pytest.mark.parametrize("text, where", [
-    ("{not json", "not valid JSON"),
-    ('{"format": 1, "installs": [{"host": "vim"}]}', "installs/0"),
-    (('{"format": 1, "installs": [{"host": "claude", "form": "files", "scope": "project", "root": ".", '
-      '"maestro": "0.1.0", "files": [{"path": "x", "sha256": "short"}], "blocks": [], "dirs": []}]}'), "sha256"),
-])
+@pytest.mark.parametrize(
+    "text, where",
+    [
+        ("{not json", "not valid JSON"),
+        ('{"format": 1, "installs": [{"host": "vim"}]}', "installs/0"),
+        (
+            (
+                '{"format": 1, "installs": [{"host": "claude", "form": "files", "scope": "project", "root": ".", '
+                '"maestro": "0.1.0", "files": [{"path": "x", "sha256": "short"}], "blocks": [], "dirs": []}]}'
+            ),
+            "sha256",
+        ),
+    ],
+)
 def test_malformed_manifest_names_the_problem(tmp_path, text, where):
     path = tmp_path / "m.json"
     path.write_text(text)

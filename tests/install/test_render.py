@@ -15,17 +15,26 @@ from maestro.install.sources import VERBS, load_commands
 from .helpers import FIXED_INVOCATION
 
 OPTS = RenderOptions(invocation=shlex.join([FIXED_INVOCATION]), version="0.1.0")
-FORMS = [(host, form, scope) for host, h in HOSTS.items() for form in h.forms
-         for scope in (("project", "user") if form == "files" else ("user",))]
-CASES = [(host, form, scope, f.path) for host, form, scope in FORMS
-         for f in HOSTS[host].form_files(form, scope, OPTS)]
+FORMS = [
+    (host, form, scope)
+    for host, h in HOSTS.items()
+    for form in h.forms
+    for scope in (("project", "user") if form == "files" else ("user",))
+]
+CASES = [
+    (host, form, scope, f.path)
+    for host, form, scope in FORMS
+    for f in HOSTS[host].form_files(form, scope, OPTS)
+]
 
 
 def rendered(host, form, scope, path):
     return next(f.content for f in HOSTS[host].form_files(form, scope, OPTS) if f.path == path)
 
 
-@pytest.mark.parametrize("host, form, scope, path", CASES, ids=["-".join(c).replace("/", "__") for c in CASES])
+@pytest.mark.parametrize(
+    "host, form, scope, path", CASES, ids=["-".join(c).replace("/", "__") for c in CASES]
+)
 def test_rendered_file(text_snapshot, host, form, scope, path):
     assert rendered(host, form, scope, path) == text_snapshot
 
@@ -41,7 +50,10 @@ def test_file_layout_per_host():
     codex = [f.path for f in HOSTS["codex"].files("project", OPTS)]
     assert claude == [f".claude/commands/maestro/{v}.md" for v in VERBS]
     assert gemini == [*(f"commands/maestro/{v}.toml" for v in VERBS), "policies/maestro.toml"]
-    assert codex == [".agents/skills/maestro/SKILL.md", *[f".agents/skills/maestro/verbs/{v}.md" for v in VERBS]]
+    assert codex == [
+        ".agents/skills/maestro/SKILL.md",
+        *[f".agents/skills/maestro/verbs/{v}.md" for v in VERBS],
+    ]
 
 
 @pytest.mark.parametrize("verb", VERBS)
@@ -60,15 +72,29 @@ def test_claude_command_frontmatter(verb):
 
 def test_gemini_user_policy_allows_maestros_own_commands_only():
     data = tomllib.loads(rendered("gemini", "files", "user", "policies/maestro.toml"))
-    assert data == {"rule": [{"toolName": "run_shell_command", "commandPrefix": [shlex.join([FIXED_INVOCATION]), "maestro"],
-                              "decision": "allow", "priority": 500}]}
+    assert data == {
+        "rule": [
+            {
+                "toolName": "run_shell_command",
+                "commandPrefix": [shlex.join([FIXED_INVOCATION]), "maestro"],
+                "decision": "allow",
+                "priority": 500,
+            }
+        ]
+    }
 
 
 @pytest.mark.parametrize("verb", VERBS)
 def test_gemini_command_is_toml_with_args_and_no_shell_injection(verb):
-    data = tomllib.loads(rendered("gemini", "files", "project", f".gemini/commands/maestro/{verb}.toml"))
+    data = tomllib.loads(
+        rendered("gemini", "files", "project", f".gemini/commands/maestro/{verb}.toml")
+    )
     assert set(data) == {"description", "prompt"}
-    assert "!{" not in data["prompt"] and "@{" not in data["prompt"] and "$ARGUMENTS" not in data["prompt"]
+    assert (
+        "!{" not in data["prompt"]
+        and "@{" not in data["prompt"]
+        and "$ARGUMENTS" not in data["prompt"]
+    )
     assert ("{{args}}" in data["prompt"]) == (verb != "status")
 
 
@@ -92,10 +118,19 @@ def test_every_maestro_call_is_pinned():
     for host, form, scope, path in CASES:
         content = rendered(host, form, scope, path)
         for line in content.splitlines():
-            for word in ("maestro plan", "maestro run", "maestro wait", "maestro status", "maestro skill"):
+            for word in (
+                "maestro plan",
+                "maestro run",
+                "maestro wait",
+                "maestro status",
+                "maestro skill",
+            ):
                 at = line.find(word)
                 while at != -1:
-                    assert line[at - 1] in "$/" or line[:at].endswith(FIXED_INVOCATION), (path, line)
+                    assert line[at - 1] in "$/" or line[:at].endswith(FIXED_INVOCATION), (
+                        path,
+                        line,
+                    )
                     at = line.find(word, at + 1)
 
 
@@ -103,7 +138,11 @@ def test_plugin_and_extension_manifests():
     plugin = json.loads(rendered("claude", "plugin", "user", ".claude-plugin/plugin.json"))
     assert plugin == {"name": "maestro", "version": "0.1.0", "description": plugin["description"]}
     ext = json.loads(rendered("gemini", "extension", "user", "gemini-extension.json"))
-    assert ext["name"] == "maestro" and ext["version"] == "0.1.0" and ext["contextFileName"] == "GEMINI.md"
+    assert (
+        ext["name"] == "maestro"
+        and ext["version"] == "0.1.0"
+        and ext["contextFileName"] == "GEMINI.md"
+    )
     assert rendered("gemini", "extension", "user", "GEMINI.md") == HOSTS["gemini"].stub(OPTS)
 
 

@@ -29,4 +29,7 @@ def test_a_symlinked_root_is_fine(tmp_path):
     real = tmp_path / "dotfiles" / "claude"
     real.mkdir(parents=True)
     (tmp_path / ".claude").symlink_to(real)
-    assert inside(tmp_path / ".claude", "commands/maestro/plan.md") == real.resolve() / "commands/maestro/plan.md"
+    assert (
+        inside(tmp_path / ".claude", "commands/maestro/plan.md")
+        == real.resolve() / "commands/maestro/plan.md"
+    )

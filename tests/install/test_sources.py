@@ -8,11 +8,20 @@ from maestro.commands import BY_NAME
 from maestro.install.sources import ON_DEMAND_SKILLS, ROUTER_SKILL, VERBS, load_command, load_skill
 
 EXPECTED_CALLS = {
-    "plan": ["maestro plan --schema", "maestro plan --from - --hub $HUB --dry-run", "maestro plan --from - --hub $HUB --yes",
-             "maestro skill maestro-decompose", "maestro skill maestro-route"],
+    "plan": [
+        "maestro plan --schema",
+        "maestro plan --from - --hub $HUB --dry-run",
+        "maestro plan --from - --hub $HUB --yes",
+        "maestro skill maestro-decompose",
+        "maestro skill maestro-route",
+    ],
     "challenge": ["maestro challenge --json"],
-    "run": ["maestro run --detach --json", "`next`", "maestro skill maestro-recover",
-            "maestro status --json"],
+    "run": [
+        "maestro run --detach --json",
+        "`next`",
+        "maestro skill maestro-recover",
+        "maestro status --json",
+    ],
     "review": ["maestro review $ARGUMENTS --json"],
     "status": ["maestro status --json"],
     "report": ["maestro report --output .ai/maestro/report.md"],
@@ -44,7 +53,9 @@ def _calls(text):
 
 
 def test_every_maestro_call_in_every_source_is_a_registered_command():
-    texts = [load_command(v).body for v in VERBS] + [load_skill(s).body for s in (*ON_DEMAND_SKILLS, ROUTER_SKILL)]
+    texts = [load_command(v).body for v in VERBS] + [
+        load_skill(s).body for s in (*ON_DEMAND_SKILLS, ROUTER_SKILL)
+    ]
     calls = [c for text in texts for c in _calls(text)]
     assert calls and all(c in BY_NAME for c in calls), [c for c in calls if c not in BY_NAME]
 

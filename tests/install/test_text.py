@@ -8,11 +8,15 @@ def test_host_tagged_lines():
 
 
 def test_pin_replaces_maestro_commands_only():
-    source = ("Run `maestro status --json`, then maestro run --detach. Not $maestro plan, /maestro:plan, "
-              ".ai/maestro/report.md, maestro-recover, `maestro` alone or maestro itself.")
+    source = (
+        "Run `maestro status --json`, then maestro run --detach. Not $maestro plan, /maestro:plan, "
+        ".ai/maestro/report.md, maestro-recover, `maestro` alone or maestro itself."
+    )
     pinned = text.pin_invocation(source, "/v/bin/maestro")
-    assert pinned == ("Run `/v/bin/maestro status --json`, then /v/bin/maestro run --detach. Not $maestro plan, "
-                      "/maestro:plan, .ai/maestro/report.md, maestro-recover, `maestro` alone or maestro itself.")
+    assert pinned == (
+        "Run `/v/bin/maestro status --json`, then /v/bin/maestro run --detach. Not $maestro plan, "
+        "/maestro:plan, .ai/maestro/report.md, maestro-recover, `maestro` alone or maestro itself."
+    )
 
 
 def test_verb_references_follow_the_host():
@@ -20,4 +24,7 @@ def test_verb_references_follow_the_host():
 
 
 def test_state_dir():
-    assert text.state_dir("see .ai/MAESTRO.md and x.ai/y", "state") == "see state/MAESTRO.md and x.ai/y"
+    assert (
+        text.state_dir("see .ai/MAESTRO.md and x.ai/y", "state")
+        == "see state/MAESTRO.md and x.ai/y"
+    )

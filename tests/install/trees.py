@@ -17,4 +17,8 @@ def tree(root: Path) -> dict[str, str]:
 
 
 def dirs(root: Path) -> set[str]:
-    return {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_dir() and ".git" not in p.parts}
+    return {
+        p.relative_to(root).as_posix()
+        for p in root.rglob("*")
+        if p.is_dir() and ".git" not in p.parts
+    }

@@ -32,7 +32,9 @@ def expected(project, task_id, tool):
     catalog = load_catalog(settings)
     agent = catalog.resolve(catalog.for_task(task).name, tool)
     enforced = get_spoke(tool).enforces(agent.tier)
-    return build_delegation(plan, task, agent, project_root=project, tool=tool, enforced_by_cli=enforced), enforced
+    return build_delegation(
+        plan, task, agent, project_root=project, tool=tool, enforced_by_cli=enforced
+    ), enforced
 
 
 def test_prints_exactly_what_the_spoke_receives_with_token_counts(planned, cli):
@@ -52,8 +54,15 @@ def test_json_carries_the_prompts_and_counts(planned, cli):
     data = json.loads(cli("prompt", "3", "--tool", "gemini", "--json").out)["data"]
     delegation, enforced = expected(planned, "3", "gemini")
     assert (data["system"], data["prompt"]) == (delegation.system, delegation.prompt)
-    assert data["tokens"]["total"] == count_tokens(delegation.system) + count_tokens(delegation.prompt)
-    assert (data["agent"], data["tier"], data["tool"], data["model"]) == ("coder", "full", "gemini", "gemini-3-pro-preview")
+    assert data["tokens"]["total"] == count_tokens(delegation.system) + count_tokens(
+        delegation.prompt
+    )
+    assert (data["agent"], data["tier"], data["tool"], data["model"]) == (
+        "coder",
+        "full",
+        "gemini",
+        "gemini-3-pro-preview",
+    )
     assert data["enforced_by_cli"] is enforced
 
 
@@ -103,8 +112,15 @@ def test_plan_written_by_plan_from_is_promptable(project, cli, tmp_path):
     plan = {
         "goal": "Add a greeting",
         "tasks": [
-            {"id": "1", "title": "Write greet()", "specialist": "code", "tool": "sim",
-             "files": ["src/greet.py"], "criteria": ["greet('x') returns 'hello x'"], "validation": "python -c 'import src.greet'"},
+            {
+                "id": "1",
+                "title": "Write greet()",
+                "specialist": "code",
+                "tool": "sim",
+                "files": ["src/greet.py"],
+                "criteria": ["greet('x') returns 'hello x'"],
+                "validation": "python -c 'import src.greet'",
+            },
         ],
     }
     source.write_text(json.dumps(plan), encoding="utf-8")
@@ -117,7 +133,11 @@ def test_plan_written_by_plan_from_is_promptable(project, cli, tmp_path):
 
 
 def test_prompting_writes_nothing(planned, cli):
-    before = sorted((p, p.read_bytes()) for p in planned.rglob("*") if p.is_file() and ".git" not in p.parts)
+    before = sorted(
+        (p, p.read_bytes()) for p in planned.rglob("*") if p.is_file() and ".git" not in p.parts
+    )
     assert cli("prompt", "3", "--tool", "claude").code == 0
-    after = sorted((p, p.read_bytes()) for p in planned.rglob("*") if p.is_file() and ".git" not in p.parts)
+    after = sorted(
+        (p, p.read_bytes()) for p in planned.rglob("*") if p.is_file() and ".git" not in p.parts
+    )
     assert after == before

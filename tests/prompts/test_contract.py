@@ -31,7 +31,13 @@ from maestro.state.model import Task
 from .helpers import ROOT, sample_plan
 
 VALID = [(mode, strategy) for mode in MODES for strategy in strategies_for(mode)]
-INVALID = [(mode, strategy) for mode in MODES for fam, names in STRATEGIES.items() if fam != family(mode) for strategy in names]
+INVALID = [
+    (mode, strategy)
+    for mode in MODES
+    for fam, names in STRATEGIES.items()
+    if fam != family(mode)
+    for strategy in names
+]
 
 
 def manifest_for(mode: str, strategy: str) -> SessionManifest:
@@ -48,11 +54,22 @@ def manifest_for(mode: str, strategy: str) -> SessionManifest:
 def task_context(mode: str) -> TaskContext:
     plan = sample_plan()
     if family(mode) == "coordinate":
-        return TaskContext(goal=plan.goal, tasks=plan.tasks[2:], references=plan.tasks[:2], project_root=ROOT)
-    return TaskContext(tasks=[plan.task("3")], references=plan.tasks[:2], project_root=ROOT, directive="Keep the public API unchanged.")
+        return TaskContext(
+            goal=plan.goal, tasks=plan.tasks[2:], references=plan.tasks[:2], project_root=ROOT
+        )
+    return TaskContext(
+        tasks=[plan.task("3")],
+        references=plan.tasks[:2],
+        project_root=ROOT,
+        directive="Keep the public API unchanged.",
+    )
 
 
-DIRECTIVE = {"subject": "Task 3", "message": "Keep the public API <unchanged>.", "from": "sess-parent"}
+DIRECTIVE = {
+    "subject": "Task 3",
+    "message": "Keep the public API <unchanged>.",
+    "from": "sess-parent",
+}
 
 
 @pytest.mark.parametrize("mode, strategy", VALID)
@@ -63,13 +80,26 @@ def test_system_prompt_snapshot(mode, strategy, xml_snapshot, pinned_commands):
 
 @pytest.mark.parametrize("mode", MODES)
 def test_session_context_and_directive_in_the_system_prompt(mode):
-    root = ET.fromstring(render_system_prompt(manifest_for(mode, strategies_for(mode)[0]), directive=DIRECTIVE))
+    root = ET.fromstring(
+        render_system_prompt(manifest_for(mode, strategies_for(mode)[0]), directive=DIRECTIVE)
+    )
     context = {child.tag: child.text for child in root.find("session_context")}
-    coordinator = {"coordinator_session_id": "sess-parent"} if mode.startswith("coordinated-") else {}
+    coordinator = (
+        {"coordinator_session_id": "sess-parent"} if mode.startswith("coordinated-") else {}
+    )
     assert context == {"session_id": "sess-child", "mode": mode, **coordinator, "run_id": "run-1"}
     directive = root.find("coordinator_directive")
-    assert (directive.get("from"), directive.get("subject"), directive.text) == ("sess-parent", "Task 3", DIRECTIVE["message"])
-    assert ET.fromstring(render_system_prompt(SessionManifest(mode=mode))).find("coordinator_directive") is None
+    assert (directive.get("from"), directive.get("subject"), directive.text) == (
+        "sess-parent",
+        "Task 3",
+        DIRECTIVE["message"],
+    )
+    assert (
+        ET.fromstring(render_system_prompt(SessionManifest(mode=mode))).find(
+            "coordinator_directive"
+        )
+        is None
+    )
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -77,7 +107,10 @@ def test_office_commands_need_a_session_and_a_shell_and_take_the_modes_form(mode
     office = {"session", "mail", "task"}
 
     def shown(manifest):
-        return {c.get("name"): c.get("syntax") for c in ET.fromstring(render_system_prompt(manifest)).iter("command")}
+        return {
+            c.get("name"): c.get("syntax")
+            for c in ET.fromstring(render_system_prompt(manifest)).iter("command")
+        }
 
     with_session = shown(manifest_for(mode, strategies_for(mode)[0]))
     assert office <= set(with_session)
@@ -172,7 +205,14 @@ def test_every_registry_capability_is_in_the_vector():
 
 
 def test_a_command_added_to_the_registry_appears_without_renderer_changes(monkeypatch):
-    extra = CommandSpec("memo", "maestro.cli.memo", "Leave a memo.", 'maestro memo --to <id> "<text>"', "office", "can_report_task_level")
+    extra = CommandSpec(
+        "memo",
+        "maestro.cli.memo",
+        "Leave a memo.",
+        'maestro memo --to <id> "<text>"',
+        "office",
+        "can_report_task_level",
+    )
     monkeypatch.setattr(registry, "COMMANDS", COMMANDS + (extra,))
     text = render_system_prompt(SessionManifest(mode="coordinated-worker", session_id="s1"))
     group = ET.fromstring(text).find("commands/group[@name='office']")
@@ -193,7 +233,11 @@ def test_workflow_names_only_commands_it_lists(mode):
 
 def test_capabilities_are_derived_once_from_the_manifest():
     coordinator = SessionManifest(mode="coordinator").capabilities
-    assert coordinator["can_spawn_sessions"] and coordinator["can_edit_tasks"] and not coordinator["can_use_queue"]
+    assert (
+        coordinator["can_spawn_sessions"]
+        and coordinator["can_edit_tasks"]
+        and not coordinator["can_use_queue"]
+    )
     queue = SessionManifest(mode="worker", strategy="queue").capabilities
     assert queue["can_use_queue"] and not queue["can_spawn_sessions"]
     assert not SessionManifest(mode="worker", strategy="tree").capabilities["can_use_queue"]
@@ -203,7 +247,9 @@ def test_capabilities_are_derived_once_from_the_manifest():
 def test_no_shell_means_no_commands_and_coordinators_need_one():
     manifest = SessionManifest(mode="coordinated-worker", shell=False)
     assert not any(manifest.capabilities.values())
-    assert "<commands>none: report through your final answer</commands>" in render_system_prompt(manifest)
+    assert "<commands>none: report through your final answer</commands>" in render_system_prompt(
+        manifest
+    )
     with pytest.raises(MaestroError, match="needs to run commands"):
         SessionManifest(mode="coordinator", shell=False)
     with pytest.raises(MaestroError, match="unknown capability"):
@@ -220,7 +266,10 @@ def test_no_shell_means_no_commands_and_coordinators_need_one():
         ({"role": "worker"}, "worker"),
         ({"role": "orchestrator"}, "coordinator"),
         ({"role": "worker", "coordinator_session_id": "s1"}, "coordinated-worker"),
-        ({"role": "orchestrator", "coordinatorSessionId": "s1", "orchestratorStrategy": "dag"}, "coordinated-coordinator"),
+        (
+            {"role": "orchestrator", "coordinatorSessionId": "s1", "orchestratorStrategy": "dag"},
+            "coordinated-coordinator",
+        ),
     ],
 )
 def test_deprecated_names_map_with_a_warning(data, mode):
@@ -236,8 +285,14 @@ def test_deprecated_names_map_with_a_warning(data, mode):
 def test_current_names_load_without_warnings():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        manifest = load_manifest({"mode": "coordinated-worker", "strategy": "tree", "coordinator_session_id": "s1"})
-    assert (manifest.mode, manifest.strategy, manifest.warnings) == ("coordinated-worker", "tree", ())
+        manifest = load_manifest(
+            {"mode": "coordinated-worker", "strategy": "tree", "coordinator_session_id": "s1"}
+        )
+    assert (manifest.mode, manifest.strategy, manifest.warnings) == (
+        "coordinated-worker",
+        "tree",
+        (),
+    )
 
 
 @pytest.mark.parametrize(
@@ -259,11 +314,19 @@ def test_bad_manifests_are_errors(data, needle):
 
 def test_xml_escaping_round_trips_hostile_text():
     hostile = "Fix <&\"> and 'quotes' in a </task> tag\x01"
-    task = Task("7", hostile, criteria=[hostile], files=["a&b<c>.py"], validation='test "$x" < in && echo ok')
+    task = Task(
+        "7",
+        hostile,
+        criteria=[hostile],
+        files=["a&b<c>.py"],
+        validation='test "$x" < in && echo ok',
+    )
     ref = Task("1", hostile, status="done", agent="coder", downstream_context=hostile)
     manifest = SessionManifest(mode="coordinated-worker", coordinator_session_id='s"<1>')
-    text = render_task_prompt(manifest, TaskContext(tasks=[task], references=[ref], directive=hostile))
-    assert "<&\">" not in text
+    text = render_task_prompt(
+        manifest, TaskContext(tasks=[task], references=[ref], directive=hostile)
+    )
+    assert '<&">' not in text
     root = ET.fromstring(text)
     clean = hostile.replace("\x01", "\ufffd")
     assert root.findtext("task/item/title") == clean
@@ -277,5 +340,8 @@ def test_xml_escaping_round_trips_hostile_text():
 
 def test_reference_without_context_shows_the_gap():
     plan = sample_plan()
-    text = render_task_prompt(SessionManifest(mode="worker"), TaskContext(tasks=[plan.task("3")], references=[plan.task("2")]))
+    text = render_task_prompt(
+        SessionManifest(mode="worker"),
+        TaskContext(tasks=[plan.task("3")], references=[plan.task("2")]),
+    )
     assert "Downstream Context missing" in text

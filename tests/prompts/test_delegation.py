@@ -22,7 +22,13 @@ TIER_CASES = [
 def build(catalog, plan, task_id, agent, tool="gemini", *, enforced=False, extra=None):
     task = plan.task(task_id)
     return build_delegation(
-        plan, task, catalog.resolve(agent, tool), project_root=ROOT, tool=tool, enforced_by_cli=enforced, extra_context=extra
+        plan,
+        task,
+        catalog.resolve(agent, tool),
+        project_root=ROOT,
+        tool=tool,
+        enforced_by_cli=enforced,
+        extra_context=extra,
     )
 
 
@@ -64,7 +70,9 @@ def test_cli_enforced_tier_drops_the_restriction_blocks(catalog):
 
 def test_context_chain_holds_only_completed_dependencies(catalog):
     plan = sample_plan()
-    plan.tasks.append(Task("6", "Unrelated", status="done", downstream_context="- Warnings: SECRET-UNRELATED"))
+    plan.tasks.append(
+        Task("6", "Unrelated", status="done", downstream_context="- Warnings: SECRET-UNRELATED")
+    )
     prompt = build(catalog, plan, "3", "coder").prompt
     assert "`RateLimiter.allow(key: str) -> bool`" in prompt
     assert "SECRET-UNRELATED" not in prompt
@@ -74,7 +82,9 @@ def test_context_chain_holds_only_completed_dependencies(catalog):
 
 def test_unfinished_dependency_is_said_not_hidden(catalog):
     prompt = build(catalog, sample_plan(), "4", "tester").prompt
-    assert "- Task 3 (coder): not completed (status: pending); its output is not available." in prompt
+    assert (
+        "- Task 3 (coder): not completed (status: pending); its output is not available." in prompt
+    )
 
 
 def test_deliverables_are_absolute_and_validation_named(catalog):
@@ -87,13 +97,21 @@ def test_deliverables_are_absolute_and_validation_named(catalog):
 
 def test_prohibitions_cover_questions_commits_scope_and_interaction(catalog):
     prohibitions = build(catalog, sample_plan(), "3", "coder").prompt.split("## Prohibitions")[1]
-    for needle in ("follow-up questions", "git commits", "other than the deliverables", "interactive commands"):
+    for needle in (
+        "follow-up questions",
+        "git commits",
+        "other than the deliverables",
+        "interactive commands",
+    ):
         assert needle in prohibitions
 
 
 def test_downstream_consumers_are_the_dependents_agents(catalog):
     plan = sample_plan()
-    assert "consumed by: tester (Task 4), technical-writer (Task 5), who need" in build(catalog, plan, "3", "coder").prompt
+    assert (
+        "consumed by: tester (Task 4), technical-writer (Task 5), who need"
+        in build(catalog, plan, "3", "coder").prompt
+    )
     assert "consumed by: the hub" in build(catalog, plan, "5", "technical-writer").prompt
 
 
@@ -107,8 +125,14 @@ def test_read_only_agent_gets_no_write_scope_and_cannot_run_validation(catalog):
 
 def test_tool_names_follow_the_spoke_cli(catalog):
     plan = sample_plan()
-    assert "only with Write and Edit. Never with Bash" in build(catalog, plan, "3", "coder", "claude").prompt
-    assert "only with write_file and replace. Never with run_shell_command" in build(catalog, plan, "3", "coder", "gemini").prompt
+    assert (
+        "only with Write and Edit. Never with Bash"
+        in build(catalog, plan, "3", "coder", "claude").prompt
+    )
+    assert (
+        "only with write_file and replace. Never with run_shell_command"
+        in build(catalog, plan, "3", "coder", "gemini").prompt
+    )
     codex = build(catalog, plan, "3", "refactor", "codex").prompt
     assert "create and edit files (apply_patch)" in codex
     assert "read-only commands for reading files are allowed" in codex
@@ -119,9 +143,15 @@ def test_tool_names_follow_the_spoke_cli(catalog):
 def test_retry_context_is_a_marked_section_only_when_given(catalog):
     plan = sample_plan()
     assert "Retry context" not in build(catalog, plan, "3", "coder").prompt
-    prompt = build(catalog, plan, "3", "coder", extra="pytest failed: test_429\nlimiter.py line 3").prompt
-    section = prompt.split("## Retry context (your previous attempt did not pass)")[1].split("## Prohibitions")[0]
-    assert "<<<RETRY CONTEXT\npytest failed: test_429\nlimiter.py line 3\nRETRY CONTEXT>>>" in section
+    prompt = build(
+        catalog, plan, "3", "coder", extra="pytest failed: test_429\nlimiter.py line 3"
+    ).prompt
+    section = prompt.split("## Retry context (your previous attempt did not pass)")[1].split(
+        "## Prohibitions"
+    )[0]
+    assert (
+        "<<<RETRY CONTEXT\npytest failed: test_429\nlimiter.py line 3\nRETRY CONTEXT>>>" in section
+    )
 
 
 def test_deterministic(catalog):
@@ -131,7 +161,9 @@ def test_deterministic(catalog):
 
 def test_system_prompt_is_a_coordinated_worker_with_the_persona(catalog):
     system = build(catalog, sample_plan(), "3", "architect").system
-    assert system.startswith('<maestro_system_prompt mode="coordinated-worker" strategy="simple" version="3.0">')
+    assert system.startswith(
+        '<maestro_system_prompt mode="coordinated-worker" strategy="simple" version="3.0">'
+    )
     assert "<commands>none: report through your final answer</commands>" in system
     assert "# Agent: architect (read-only)" in system and "## Decision Frameworks" in system
     coder = build(catalog, sample_plan(), "3", "coder").system

@@ -70,7 +70,9 @@ def test_well_formed_answer_parses_every_field():
     assert report["Files Modified"] == "- /work/project/src/api/middleware.py: calls `allow()`"
     assert report["Validation Output"] == "```\n4 passed in 0.1s\n```"
     assert result.handoff.downstream["Assumptions"] == "x < y & keys are ASCII!"
-    assert result.handoff.downstream_context.startswith("- Key Interfaces Introduced: `RateLimiter.allow(key: str) -> bool`")
+    assert result.handoff.downstream_context.startswith(
+        "- Key Interfaces Introduced: `RateLimiter.allow(key: str) -> bool`"
+    )
 
 
 def test_prose_and_fences_around_the_blocks_are_tolerated():
@@ -93,14 +95,18 @@ def test_trailing_sign_off_is_not_part_of_downstream_context():
 
 
 def test_an_echoed_template_is_replaced_by_the_real_answer():
-    echo = "## Status\nsuccess | partial | failed | blocked\n\n## Summary\n[one or two sentences]\n\n"
+    echo = (
+        "## Status\nsuccess | partial | failed | blocked\n\n## Summary\n[one or two sentences]\n\n"
+    )
     result = parse_result(echo + ANSWER)
     assert result.problems == []
     assert result.submission.summary.startswith("Added the limiter")
 
 
 def test_bold_keys_and_failed_status_spelling_are_accepted():
-    answer = ANSWER.replace("## Status\nsuccess", "## Status\n**failed**").replace("- Status: success", "- **Status:** failed")
+    answer = ANSWER.replace("## Status\nsuccess", "## Status\n**failed**").replace(
+        "- Status: success", "- **Status:** failed"
+    )
     result = parse_result(answer)
     assert result.problems == []
     assert (result.submission.status, result.handoff.status) == ("failed", "failure")
@@ -122,7 +128,10 @@ def test_missing_blocks_are_named():
     ]
     only_report = parse_result(SUBMISSION + "\n### Task Report\n- Status: success\n")
     assert "the Handoff Report has no ### Downstream Context" in only_report.problems
-    assert any(p.startswith("the Task Report lacks: Objective Achieved, Files Created") for p in only_report.problems)
+    assert any(
+        p.startswith("the Task Report lacks: Objective Achieved, Files Created")
+        for p in only_report.problems
+    )
 
 
 def test_malformed_values_are_named():
@@ -130,10 +139,16 @@ def test_malformed_values_are_named():
         ANSWER.replace("## Status\nsuccess", "## Status\ndone and dusted")
         .replace("- [x] Requests", "- Requests")
         .replace("- Validation: pass", "- Validation: pass | fail | skipped")
-        .replace("## Summary\nAdded the limiter; requests over the limit now get 429.", "## Summary\n[one or two sentences]")
+        .replace(
+            "## Summary\nAdded the limiter; requests over the limit now get 429.",
+            "## Summary\n[one or two sentences]",
+        )
     )
     problems = parse_result(answer).problems
-    assert "## Status is 'done and dusted'; expected one of success, partial, failed, blocked" in problems
+    assert (
+        "## Status is 'done and dusted'; expected one of success, partial, failed, blocked"
+        in problems
+    )
     assert "## Summary is empty or still the template placeholder" in problems
     assert any(p.startswith("## Verification item is not a checkbox") for p in problems)
     assert any(p.startswith("Task Report Validation is 'pass | fail | skipped'") for p in problems)
@@ -141,7 +156,9 @@ def test_malformed_values_are_named():
 
 def test_statuses_must_agree():
     answer = ANSWER.replace("- Status: success", "- Status: failure")
-    assert parse_result(answer).problems == ["## Status says success but the Task Report says failure"]
+    assert parse_result(answer).problems == [
+        "## Status says success but the Task Report says failure"
+    ]
 
 
 def test_none_sections_are_empty_not_missing():
@@ -150,14 +167,22 @@ def test_none_sections_are_empty_not_missing():
         "- /work/project/src/api/middleware.py: modified, calls the limiter\n",
         "## Changes\n- none\n",
     )
-    result = parse_result(answer.replace("## Issues\nNone", "## Issues\nThe cache is cold on start."))
+    result = parse_result(
+        answer.replace("## Issues\nNone", "## Issues\nThe cache is cold on start.")
+    )
     assert result.problems == []
     assert result.submission.changes == []
     assert result.submission.issues == "The cache is cold on start."
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(st.sampled_from(list("#-*[]x `\n:|abc>_") + ["## Status\n", "### Task Report\n", "```\n", "- [x] "])).map("".join))
+@given(
+    st.lists(
+        st.sampled_from(
+            list("#-*[]x `\n:|abc>_") + ["## Status\n", "### Task Report\n", "```\n", "- [x] "]
+        )
+    ).map("".join)
+)
 def test_parser_never_crashes_and_always_explains(text):
     result = parse_result(text)
     assert isinstance(result.problems, list)
@@ -185,7 +210,10 @@ None
 - Key Interfaces Introduced: pkg/__init__.py exports __all__ and `_private`
 """
     result = parse_result(text)
-    assert result.submission.summary == "Added `__init__` and __init__ to pkg/__init__.py; a_b_c * x * y"
+    assert (
+        result.submission.summary
+        == "Added `__init__` and __init__ to pkg/__init__.py; a_b_c * x * y"
+    )
     assert result.submission.changes == ["created pkg/__init__.py"]
     assert result.handoff.task_report["Objective Achieved"] == "__init__ exports the API"
     assert "pkg/__init__.py exports __all__ and `_private`" in result.handoff.downstream_context

@@ -144,11 +144,24 @@ def tool_results(api: str, body: Any) -> list[str]:
     if not isinstance(body, dict):
         return []
     if api == "anthropic":
-        return [_anthropic_text(b) for b in _anthropic_blocks(body) if b.get("type") == "tool_result"]
+        return [
+            _anthropic_text(b) for b in _anthropic_blocks(body) if b.get("type") == "tool_result"
+        ]
     if api == "gemini":
-        return [json.dumps(p["functionResponse"].get("response")) for p in _gemini_parts(body) if "functionResponse" in p]
-    outputs = [i for i in _openai_items(body) if i.get("type") in ("function_call_output", "custom_tool_call_output")]
-    return [o["output"] if isinstance(o.get("output"), str) else json.dumps(o.get("output")) for o in outputs]
+        return [
+            json.dumps(p["functionResponse"].get("response"))
+            for p in _gemini_parts(body)
+            if "functionResponse" in p
+        ]
+    outputs = [
+        i
+        for i in _openai_items(body)
+        if i.get("type") in ("function_call_output", "custom_tool_call_output")
+    ]
+    return [
+        o["output"] if isinstance(o.get("output"), str) else json.dumps(o.get("output"))
+        for o in outputs
+    ]
 
 
 def apply_patch_add(path: str, content: str) -> str:
@@ -161,14 +174,21 @@ def apply_patch_add(path: str, content: str) -> str:
 _ERRORS: dict[int, tuple[str, str, str, str]] = {
     401: ("authentication_error", "UNAUTHENTICATED", "invalid_api_key", "invalid x-api-key"),
     403: ("permission_error", "PERMISSION_DENIED", "permission_denied", "permission denied"),
-    429: ("rate_limit_error", "RESOURCE_EXHAUSTED", "rate_limit_exceeded", "Rate limit reached; please try again later."),
+    429: (
+        "rate_limit_error",
+        "RESOURCE_EXHAUSTED",
+        "rate_limit_exceeded",
+        "Rate limit reached; please try again later.",
+    ),
     500: ("api_error", "INTERNAL", "server_error", "Internal server error."),
     529: ("overloaded_error", "UNAVAILABLE", "server_error", "Overloaded"),
 }
 
 
 def error_body(api: str, error: HttpError) -> dict[str, Any]:
-    kind, status, code, message = _ERRORS.get(error.status, ("api_error", "UNKNOWN", "error", "error"))
+    kind, status, code, message = _ERRORS.get(
+        error.status, ("api_error", "UNKNOWN", "error", "error")
+    )
     message = error.message or message
     if api == "anthropic":
         return {"type": "error", "error": {"type": kind, "message": message}}
@@ -257,40 +277,86 @@ def _handler(model: FakeModel) -> type[BaseHTTPRequestHandler]:
             tokens = model.report("anthropic")
             usage = {"input_tokens": tokens["input"], "output_tokens": tokens["output"]}
             if isinstance(answer, (ToolCall, WriteFile)):
-                name, args = (("Bash", {"command": answer.command, "description": "run"}) if isinstance(answer, ToolCall)
-                              else ("Write", {"file_path": answer.path, "content": answer.content}))
-                block: dict[str, Any] = {"type": "tool_use", "id": f"toolu_fake{_call_number(body)}", "name": name,
-                                         "input": {}}
+                name, args = (
+                    ("Bash", {"command": answer.command, "description": "run"})
+                    if isinstance(answer, ToolCall)
+                    else ("Write", {"file_path": answer.path, "content": answer.content})
+                )
+                block: dict[str, Any] = {
+                    "type": "tool_use",
+                    "id": f"toolu_fake{_call_number(body)}",
+                    "name": name,
+                    "input": {},
+                }
                 delta = {"type": "input_json_delta", "partial_json": json.dumps(args)}
                 stop = "tool_use"
             else:
                 block = {"type": "text", "text": ""}
                 delta = {"type": "text_delta", "text": answer}
                 stop = "end_turn"
-            message = {"id": "msg_fake", "type": "message", "role": "assistant", "model": body.get("model", "claude"),
-                       "content": [], "stop_reason": None, "stop_sequence": None, "usage": usage}
+            message = {
+                "id": "msg_fake",
+                "type": "message",
+                "role": "assistant",
+                "model": body.get("model", "claude"),
+                "content": [],
+                "stop_reason": None,
+                "stop_sequence": None,
+                "usage": usage,
+            }
             if not body.get("stream"):
-                content = [{**block, "input": json.loads(delta["partial_json"])} if stop == "tool_use" else {"type": "text", "text": answer}]
+                content = [
+                    {**block, "input": json.loads(delta["partial_json"])}
+                    if stop == "tool_use"
+                    else {"type": "text", "text": answer}
+                ]
                 self._json(200, {**message, "content": content, "stop_reason": stop})
                 return
-            self._sse([
-                ("message_start", {"type": "message_start", "message": message}),
-                ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": block}),
-                ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}),
-                ("content_block_stop", {"type": "content_block_stop", "index": 0}),
-                ("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
-                                   "usage": {"output_tokens": tokens["output"]}}),
-                ("message_stop", {"type": "message_stop"}),
-            ])
+            self._sse(
+                [
+                    ("message_start", {"type": "message_start", "message": message}),
+                    (
+                        "content_block_start",
+                        {"type": "content_block_start", "index": 0, "content_block": block},
+                    ),
+                    (
+                        "content_block_delta",
+                        {"type": "content_block_delta", "index": 0, "delta": delta},
+                    ),
+                    ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+                    (
+                        "message_delta",
+                        {
+                            "type": "message_delta",
+                            "delta": {"stop_reason": stop, "stop_sequence": None},
+                            "usage": {"output_tokens": tokens["output"]},
+                        },
+                    ),
+                    ("message_stop", {"type": "message_stop"}),
+                ]
+            )
 
         # -- Gemini ---------------------------------------------------------------
         def _gemini_router(self, body: Any) -> None:
             text = json.dumps({"reasoning": "fake", "model_choice": "flash"})
             tokens = model.report("gemini")
-            self._json(200, {"candidates": [{"content": {"role": "model", "parts": [{"text": text}]},
-                                             "finishReason": "STOP", "index": 0}],
-                             "usageMetadata": {"promptTokenCount": tokens["input"], "candidatesTokenCount": tokens["output"],
-                                               "totalTokenCount": tokens["input"] + tokens["output"]}})
+            self._json(
+                200,
+                {
+                    "candidates": [
+                        {
+                            "content": {"role": "model", "parts": [{"text": text}]},
+                            "finishReason": "STOP",
+                            "index": 0,
+                        }
+                    ],
+                    "usageMetadata": {
+                        "promptTokenCount": tokens["input"],
+                        "candidatesTokenCount": tokens["output"],
+                        "totalTokenCount": tokens["input"] + tokens["output"],
+                    },
+                },
+            )
 
         def _gemini_stream(self, body: Any) -> None:
             answer = self._answer("gemini", body)
@@ -299,16 +365,36 @@ def _handler(model: FakeModel) -> type[BaseHTTPRequestHandler]:
             if isinstance(answer, ToolCall) and _gemini_last_command(body) == answer.command:
                 answer = "done: " + _gemini_last_tool_result(body)[:2000]
             if isinstance(answer, ToolCall):
-                part: dict[str, Any] = {"functionCall": {"name": "run_shell_command",
-                                                         "args": {"command": answer.command, "description": "run"}}}
+                part: dict[str, Any] = {
+                    "functionCall": {
+                        "name": "run_shell_command",
+                        "args": {"command": answer.command, "description": "run"},
+                    }
+                }
             elif isinstance(answer, WriteFile):
-                part = {"functionCall": {"name": "write_file", "args": {"file_path": answer.path, "content": answer.content}}}
+                part = {
+                    "functionCall": {
+                        "name": "write_file",
+                        "args": {"file_path": answer.path, "content": answer.content},
+                    }
+                }
             else:
                 part = {"text": answer}
             tokens = model.report("gemini")
-            chunk = {"candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}],
-                     "usageMetadata": {"promptTokenCount": tokens["input"], "candidatesTokenCount": tokens["output"],
-                                       "totalTokenCount": tokens["input"] + tokens["output"]}}
+            chunk = {
+                "candidates": [
+                    {
+                        "content": {"role": "model", "parts": [part]},
+                        "finishReason": "STOP",
+                        "index": 0,
+                    }
+                ],
+                "usageMetadata": {
+                    "promptTokenCount": tokens["input"],
+                    "candidatesTokenCount": tokens["output"],
+                    "totalTokenCount": tokens["input"] + tokens["output"],
+                },
+            }
             self._sse([(None, chunk)])
 
         # -- OpenAI Responses -----------------------------------------------------
@@ -320,30 +406,77 @@ def _handler(model: FakeModel) -> type[BaseHTTPRequestHandler]:
                 answer = "done: " + _openai_last_tool_result(body)[:2000]
             call_id = f"call_fake{_call_number(body)}"
             if isinstance(answer, ToolCall):
-                item: dict[str, Any] = {"type": "function_call", "id": f"fc_fake{_call_number(body)}", "call_id": call_id,
-                                        "name": "exec_command", "arguments": json.dumps({"cmd": answer.command}),
-                                        "status": "completed"}
+                item: dict[str, Any] = {
+                    "type": "function_call",
+                    "id": f"fc_fake{_call_number(body)}",
+                    "call_id": call_id,
+                    "name": "exec_command",
+                    "arguments": json.dumps({"cmd": answer.command}),
+                    "status": "completed",
+                }
             elif isinstance(answer, WriteFile):
-                item = {"type": "custom_tool_call", "id": f"ctc_fake{_call_number(body)}", "call_id": call_id, "name": "apply_patch",
-                        "input": apply_patch_add(answer.path, answer.content), "status": "completed"}
+                item = {
+                    "type": "custom_tool_call",
+                    "id": f"ctc_fake{_call_number(body)}",
+                    "call_id": call_id,
+                    "name": "apply_patch",
+                    "input": apply_patch_add(answer.path, answer.content),
+                    "status": "completed",
+                }
             else:
-                item = {"type": "message", "id": "msg_fake1", "role": "assistant", "status": "completed",
-                        "content": [{"type": "output_text", "text": answer, "annotations": []}]}
+                item = {
+                    "type": "message",
+                    "id": "msg_fake1",
+                    "role": "assistant",
+                    "status": "completed",
+                    "content": [{"type": "output_text", "text": answer, "annotations": []}],
+                }
             tokens = model.report("openai")
-            usage = {"input_tokens": tokens["input"], "input_tokens_details": {"cached_tokens": 0},
-                     "output_tokens": tokens["output"], "output_tokens_details": {"reasoning_tokens": 0},
-                     "total_tokens": tokens["input"] + tokens["output"]}
+            usage = {
+                "input_tokens": tokens["input"],
+                "input_tokens_details": {"cached_tokens": 0},
+                "output_tokens": tokens["output"],
+                "output_tokens_details": {"reasoning_tokens": 0},
+                "total_tokens": tokens["input"] + tokens["output"],
+            }
             events: list[tuple[str | None, Any]] = [
-                ("response.created", {"type": "response.created", "response": {"id": "resp_fake", "status": "in_progress"}}),
-                ("response.output_item.added", {"type": "response.output_item.added", "output_index": 0, "item": item}),
+                (
+                    "response.created",
+                    {
+                        "type": "response.created",
+                        "response": {"id": "resp_fake", "status": "in_progress"},
+                    },
+                ),
+                (
+                    "response.output_item.added",
+                    {"type": "response.output_item.added", "output_index": 0, "item": item},
+                ),
             ]
             if item["type"] == "message":
-                events.append(("response.output_text.delta", {"type": "response.output_text.delta", "item_id": item["id"],
-                                                              "output_index": 0, "content_index": 0, "delta": answer}))
+                events.append(
+                    (
+                        "response.output_text.delta",
+                        {
+                            "type": "response.output_text.delta",
+                            "item_id": item["id"],
+                            "output_index": 0,
+                            "content_index": 0,
+                            "delta": answer,
+                        },
+                    )
+                )
             events += [
-                ("response.output_item.done", {"type": "response.output_item.done", "output_index": 0, "item": item}),
-                ("response.completed", {"type": "response.completed",
-                                        "response": {"id": "resp_fake", "status": "completed", "usage": usage}}),
+                (
+                    "response.output_item.done",
+                    {"type": "response.output_item.done", "output_index": 0, "item": item},
+                ),
+                (
+                    "response.completed",
+                    {
+                        "type": "response.completed",
+                        "response": {"id": "resp_fake", "status": "completed", "usage": usage},
+                    },
+                ),
             ]
             self._sse(events)
 
@@ -356,7 +489,11 @@ def _call_number(body: Any) -> int:
     blocks = _anthropic_blocks(body) if isinstance(body, dict) and "messages" in body else []
     items = _openai_items(body) if isinstance(body, dict) and "input" in body else []
     calls = ("function_call", "custom_tool_call")
-    return 1 + sum(b.get("type") == "tool_use" for b in blocks) + sum(i.get("type") in calls for i in items)
+    return (
+        1
+        + sum(b.get("type") == "tool_use" for b in blocks)
+        + sum(i.get("type") in calls for i in items)
+    )
 
 
 def _has_user_turn(body: Any) -> bool:
@@ -375,7 +512,11 @@ def _anthropic_blocks(body: Any) -> list[dict[str, Any]]:
 def _anthropic_last_command(body: Any) -> str | None:
     """The command of the last tool call already answered: asked again, the fake ends."""
     calls = [b for b in _anthropic_blocks(body) if b.get("type") == "tool_use"]
-    return (calls[-1].get("input") or {}).get("command") if calls and _anthropic_has_result(body) else None
+    return (
+        (calls[-1].get("input") or {}).get("command")
+        if calls and _anthropic_has_result(body)
+        else None
+    )
 
 
 def _anthropic_has_result(body: Any) -> bool:
@@ -395,7 +536,9 @@ def _anthropic_text(result: dict[str, Any]) -> str:
 
 
 def _gemini_parts(body: Any) -> list[dict[str, Any]]:
-    return [p for c in body.get("contents") or [] for p in c.get("parts") or [] if isinstance(p, dict)]
+    return [
+        p for c in body.get("contents") or [] for p in c.get("parts") or [] if isinstance(p, dict)
+    ]
 
 
 def _gemini_last_command(body: Any) -> str | None:

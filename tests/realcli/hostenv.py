@@ -93,7 +93,11 @@ def gemini_env(home: Path, url: str, path_dirs: list[str]) -> dict[str, str]:
     folder.mkdir(parents=True, exist_ok=True)
     if not (folder / "settings.json").exists():
         (folder / "settings.json").write_text(json.dumps(settings))
-    return {**base_env(home, path_dirs), "GOOGLE_GEMINI_BASE_URL": url, "GEMINI_API_KEY": "fake-key"}
+    return {
+        **base_env(home, path_dirs),
+        "GOOGLE_GEMINI_BASE_URL": url,
+        "GEMINI_API_KEY": "fake-key",
+    }
 
 
 def codex_env(home: Path, url: str, path_dirs: list[str]) -> dict[str, str]:
@@ -119,8 +123,16 @@ class Outcome:
 
 
 def run(argv: list[str], *, cwd: Path, env: dict[str, str], timeout: float = 90) -> Outcome:
-    proc = subprocess.run(argv, check=False, cwd=cwd, env=env, stdin=subprocess.DEVNULL, capture_output=True,
-                          text=True, timeout=timeout)
+    proc = subprocess.run(
+        argv,
+        check=False,
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     return Outcome(proc.returncode, proc.stdout, proc.stderr)
 
 
@@ -134,7 +146,9 @@ def needs(name: str) -> Path:
     missing = pytest.fail if REQUIRED else pytest.skip
     exe = executable(name)
     if exe is None:
-        missing(f"{name} not installed: set MAESTRO_REALCLI_DIR to an npm prefix holding the pinned CLIs")
+        missing(
+            f"{name} not installed: set MAESTRO_REALCLI_DIR to an npm prefix holding the pinned CLIs"
+        )
     assert exe is not None
     with tempfile.TemporaryDirectory() as home:
         env = {"PATH": node_dir() + ":/usr/bin:/bin", "HOME": home}

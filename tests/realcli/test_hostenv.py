@@ -26,4 +26,6 @@ def test_an_empty_or_other_version_prefix_names_what_to_install(tmp_path):
     fake_prefix(tmp_path, {**hostenv.PINNED, "gemini": "0.60.0"})
     (tmp_path / "node_modules" / ".bin" / "codex").unlink()
     assert hostenv.outdated(tmp_path) == [
-        f"@google/gemini-cli@{hostenv.PINNED['gemini']}", f"@openai/codex@{hostenv.PINNED['codex']}"]
+        f"@google/gemini-cli@{hostenv.PINNED['gemini']}",
+        f"@openai/codex@{hostenv.PINNED['codex']}",
+    ]

@@ -42,7 +42,11 @@ def run_status(api: str, body: object) -> str | ToolCall:
     """Answer the expanded command by running the status command line it names."""
     text = json.dumps(body)
     match = re.search(r"Run `([^`]*status --json)`", text.replace("\\n", "\n"))
-    return ToolCall(match.group(1)) if match and STATUS_BODY in text else "no maestro command in the prompt"
+    return (
+        ToolCall(match.group(1))
+        if match and STATUS_BODY in text
+        else "no maestro command in the prompt"
+    )
 
 
 @pytest.fixture
@@ -56,16 +60,22 @@ def test_claude_expands_the_installed_command_and_runs_maestro(cli, planned, tem
     assert cli("install", "--host", "claude").code == 0
     with FakeModel(reply=run_status) as fake:
         env = hostenv.claude_env(temp_home, fake.url, shell_path())
-        out = hostenv.run([str(claude), "-p", "/maestro:status", "--output-format", "json"], cwd=planned, env=env)
+        out = hostenv.run(
+            [str(claude), "-p", "/maestro:status", "--output-format", "json"], cwd=planned, env=env
+        )
         assert out.code == 0, out.stderr
         result = json.loads(out.stdout)
         assert fake.seen(STATUS_BODY) and fake.seen(status_command())
-        assert "Add user authentication" in result["result"]  # maestro's own answer, through Claude's Bash
+        assert (
+            "Add user authentication" in result["result"]
+        )  # maestro's own answer, through Claude's Bash
         assert result["permission_denials"] == []  # allowed-tools pre-approved the call
         tools = {tool["name"] for tool in fake.model_requests()[0].body["tools"]}
         assert {"Agent", "Read", "Bash"} <= tools  # allowed-tools adds permission, removes no tool
         fake.requests.clear()
-        hello = hostenv.run([str(claude), "-p", "hello", "--output-format", "json"], cwd=planned, env=env)
+        hello = hostenv.run(
+            [str(claude), "-p", "hello", "--output-format", "json"], cwd=planned, env=env
+        )
         assert hello.code == 0
         assert fake.seen("/maestro:plan|challenge|run|review|status|report")  # the stub
         assert not fake.seen("<!-- Maestro claude")  # Claude hides the markers
@@ -78,8 +88,19 @@ def test_claude_plugin_dir(cli, planned, temp_home):
     plugin = temp_home / ".local/state/maestro/claude-plugin"
     with FakeModel() as fake:
         env = hostenv.claude_env(temp_home, fake.url, shell_path())
-        out = hostenv.run([str(claude), "-p", "/maestro:status", "--output-format", "json", "--plugin-dir", str(plugin)],
-                          cwd=planned, env=env)
+        out = hostenv.run(
+            [
+                str(claude),
+                "-p",
+                "/maestro:status",
+                "--output-format",
+                "json",
+                "--plugin-dir",
+                str(plugin),
+            ],
+            cwd=planned,
+            env=env,
+        )
         assert out.code == 0, out.stderr
         assert json.loads(out.stdout)["num_turns"] > 0 and fake.seen(STATUS_BODY)
 
@@ -89,7 +110,17 @@ def test_gemini_expands_the_installed_command_and_runs_maestro(cli, planned, tem
     assert cli("install", "--host", "gemini").code == 0
     with FakeModel(reply=run_status) as fake:
         env = hostenv.gemini_env(temp_home, fake.url, shell_path())
-        argv = [str(gemini), "-p", "/maestro:status", "-o", "json", "--skip-trust", "-m", "gemini-2.5-flash", "-y"]
+        argv = [
+            str(gemini),
+            "-p",
+            "/maestro:status",
+            "-o",
+            "json",
+            "--skip-trust",
+            "-m",
+            "gemini-2.5-flash",
+            "-y",
+        ]
         out = hostenv.run(argv, cwd=planned, env=env)
         assert out.code == 0, out.stderr[-2000:]
         assert fake.seen(STATUS_BODY) and fake.seen(status_command())
@@ -103,11 +134,22 @@ def test_gemini_extension(cli, planned, temp_home):
     assert cli("install", "--host", "gemini", "--as", "extension").code == 0
     with FakeModel() as fake:
         env = hostenv.gemini_env(temp_home, fake.url, shell_path())
-        argv = [str(gemini), "-p", "/maestro:status", "-o", "json", "--skip-trust", "-m", "gemini-2.5-flash"]
+        argv = [
+            str(gemini),
+            "-p",
+            "/maestro:status",
+            "-o",
+            "json",
+            "--skip-trust",
+            "-m",
+            "gemini-2.5-flash",
+        ]
         out = hostenv.run(argv, cwd=planned, env=env)
         assert out.code == 0, out.stderr[-2000:]
         assert fake.seen(STATUS_BODY)
-        assert fake.seen("/maestro:plan|challenge|run|review|status|report. State")  # the extension's context
+        assert fake.seen(
+            "/maestro:plan|challenge|run|review|status|report. State"
+        )  # the extension's context
 
 
 def test_codex_injects_the_skill_and_runs_maestro(cli, planned, temp_home):
@@ -125,7 +167,15 @@ def test_codex_injects_the_skill_and_runs_maestro(cli, planned, temp_home):
 
     with FakeModel(reply=reply) as fake:
         env = hostenv.codex_env(temp_home, fake.url, shell_path())
-        argv = [str(codex), "exec", "--json", "--skip-git-repo-check", "--sandbox", "workspace-write", "$maestro status"]
+        argv = [
+            str(codex),
+            "exec",
+            "--json",
+            "--skip-git-repo-check",
+            "--sandbox",
+            "workspace-write",
+            "$maestro status",
+        ]
         out = hostenv.run(argv, cwd=planned, env=env)
         assert out.code == 0, out.stderr[-2000:]
         assert fake.seen("<name>maestro</name>") and fake.seen("verbs/<verb>.md")
@@ -145,11 +195,22 @@ def test_user_scope_install_is_found_from_the_home_folder(cli, planned, temp_hom
             argv = [str(exe), "-p", "/maestro:status", "--output-format", "json"]
         elif host == "gemini":
             env = hostenv.gemini_env(temp_home, fake.url, shell_path())
-            argv = [str(exe), "-p", "/maestro:status", "-o", "json", "--skip-trust", "-m", "gemini-2.5-flash"]
+            argv = [
+                str(exe),
+                "-p",
+                "/maestro:status",
+                "-o",
+                "json",
+                "--skip-trust",
+                "-m",
+                "gemini-2.5-flash",
+            ]
         else:
             env = hostenv.codex_env(temp_home, fake.url, shell_path())
             argv = [str(exe), "exec", "--json", "--skip-git-repo-check", "$maestro status"]
         out = hostenv.run(argv, cwd=planned, env=env)
         assert out.code == 0, out.stderr[-2000:]
-        assert fake.seen("plan|challenge|run|review|status|report. State .ai/MAESTRO.md")  # the user stub
+        assert fake.seen(
+            "plan|challenge|run|review|status|report. State .ai/MAESTRO.md"
+        )  # the user stub
         assert fake.seen("verbs/<verb>.md" if host == "codex" else STATUS_BODY)

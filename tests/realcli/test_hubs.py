@@ -79,7 +79,9 @@ class Hub:
     """The scripted hub model: start, follow every `next`, then status, then answer."""
 
     start: str | None = None  # the start command line; None: read it from the command file
-    prelude: list[str] = field(default_factory=list)  # commands to run first (Codex: read the verb file)
+    prelude: list[str] = field(
+        default_factory=list
+    )  # commands to run first (Codex: read the verb file)
     commands: list[str] = field(default_factory=list)
     results: list[str] = field(default_factory=list)
 
@@ -131,10 +133,14 @@ def statuses(project: Path) -> list[str]:
 
 def assert_followed_to_the_end(hub: Hub, project: Path) -> None:
     assert statuses(project) == ["done", "done", "done"], (hub.commands, hub.results[-2:])
-    assert hub.commands[-1].endswith("status --json") and any('"done": 3' in t for t in _texts(hub.results[-1]))
-    follows = hub.commands[len(hub.prelude) + 1:-1]
+    assert hub.commands[-1].endswith("status --json") and any(
+        '"done": 3' in t for t in _texts(hub.results[-1])
+    )
+    follows = hub.commands[len(hub.prelude) + 1 : -1]
     assert len(follows) >= 2 and all(" wait --json --run " in c for c in follows)
-    assert all(a != b for a, b in zip(hub.commands, hub.commands[1:], strict=False))  # never one call twice in a row
+    assert all(
+        a != b for a, b in zip(hub.commands, hub.commands[1:], strict=False)
+    )  # never one call twice in a row
     assert any('"state": "ended"' in t for t in _texts(hub.results[-2]))
 
 
@@ -144,8 +150,12 @@ def test_claude_code_default_mode_drives_the_run(cli, hub_project, temp_home):
     hub = Hub()
     with FakeModel(reply=hub) as fake:
         env = {**hostenv.claude_env(temp_home, fake.url, shell_path()), **SIM_DELAY}
-        out = hostenv.run([str(claude), "-p", "/maestro:run", "--output-format", "json"], cwd=hub_project, env=env,
-                          timeout=300)
+        out = hostenv.run(
+            [str(claude), "-p", "/maestro:run", "--output-format", "json"],
+            cwd=hub_project,
+            env=env,
+            timeout=300,
+        )
     assert out.code == 0, out.stderr[-2000:]
     result = json.loads(out.stdout)
     assert result["permission_denials"] == [] and not result["is_error"]
@@ -162,9 +172,16 @@ def test_claude_code_allows_a_bare_maestro_too(cli, hub_project, temp_home):
         pytest.skip("Maestro is not installed as a `maestro` script here")
     hub = Hub(start="maestro run --detach --json")
     with FakeModel(reply=hub) as fake:
-        env = {**hostenv.claude_env(temp_home, fake.url, [str(program.parent), *shell_path()]), **SIM_DELAY}
-        out = hostenv.run([str(claude), "-p", "/maestro:run", "--output-format", "json"], cwd=hub_project, env=env,
-                          timeout=300)
+        env = {
+            **hostenv.claude_env(temp_home, fake.url, [str(program.parent), *shell_path()]),
+            **SIM_DELAY,
+        }
+        out = hostenv.run(
+            [str(claude), "-p", "/maestro:run", "--output-format", "json"],
+            cwd=hub_project,
+            env=env,
+            timeout=300,
+        )
     assert out.code == 0, out.stderr[-2000:]
     assert json.loads(out.stdout)["permission_denials"] == []
     assert_followed_to_the_end(hub, hub_project)
@@ -179,17 +196,32 @@ def test_gemini_headless_drives_the_run_in_its_documented_modes(cli, hub_project
     gemini = needs("gemini")
     scope = "user" if mode == "user-policy" else "project"
     assert cli("install", "--host", "gemini", "--scope", scope).code == 0
-    flags = {"yolo": ["-y"], "allow-rule": ["--allowed-tools", f"run_shell_command({invocation.resolve()})"]}.get(mode, [])
+    flags = {
+        "yolo": ["-y"],
+        "allow-rule": ["--allowed-tools", f"run_shell_command({invocation.resolve()})"],
+    }.get(mode, [])
     hub = Hub()
     with FakeModel(reply=hub) as fake:
         env = {**hostenv.gemini_env(temp_home, fake.url, shell_path()), **SIM_DELAY}
-        argv = [str(gemini), "-p", "/maestro:run", "-o", "json", "--skip-trust", "-m", "gemini-2.5-flash", *flags]
+        argv = [
+            str(gemini),
+            "-p",
+            "/maestro:run",
+            "-o",
+            "json",
+            "--skip-trust",
+            "-m",
+            "gemini-2.5-flash",
+            *flags,
+        ]
         out = hostenv.run(argv, cwd=hub_project, env=env, timeout=300)
     assert out.code == 0, out.stderr[-2000:]
     assert_followed_to_the_end(hub, hub_project)
     answer = json.loads(out.stdout)
     assert answer["response"].startswith("FINISHED")
-    assert answer["stats"]["tools"]["totalFail"] == 0 and answer["stats"]["tools"]["totalCalls"] == len(hub.commands)
+    assert answer["stats"]["tools"]["totalFail"] == 0 and answer["stats"]["tools"][
+        "totalCalls"
+    ] == len(hub.commands)
     receipts = [t.receipt for t in PlanStore(load_settings(hub_project).paths).load().tasks]
     assert all(r and r.diff_sha for r in receipts)
 
@@ -211,13 +243,18 @@ def test_codex_full_access_drives_the_run(cli, hub_project, temp_home):
     assert_followed_to_the_end(hub, hub_project)
 
 
-@pytest.mark.parametrize("mode", [[], ["--sandbox", "workspace-write"]], ids=["default", "workspace-write"])
-def test_codex_sandboxed_modes_are_refused_in_one_line_and_start_nothing(cli, hub_project, temp_home, mode):
+@pytest.mark.parametrize(
+    "mode", [[], ["--sandbox", "workspace-write"]], ids=["default", "workspace-write"]
+)
+def test_codex_sandboxed_modes_are_refused_in_one_line_and_start_nothing(
+    cli, hub_project, temp_home, mode
+):
     hub, _out = _codex(cli, hub_project, temp_home, *mode)
     assert len(hub.commands) == 2 and hub.commands[1].endswith("run --detach --json")
     refusal = hub.results[1]
-    assert "Codex CLI's command sandbox cannot run this" in refusal and FULL_ACCESS in refusal, refusal
+    assert "Codex CLI's command sandbox cannot run this" in refusal and FULL_ACCESS in refusal, (
+        refusal
+    )
     assert "internal error" not in refusal
     assert statuses(hub_project) == ["pending", "pending", "pending"]
     assert not (hub_project / ".ai" / "maestro" / "runs").exists()
-

@@ -64,8 +64,14 @@ def model(project, temp_home, monkeypatch):
             **hostenv.gemini_env(temp_home, fake.url, dirs),
             **hostenv.codex_env(temp_home, fake.url, dirs),
         }
-        keep = ("XDG_STATE_HOME", "XDG_CONFIG_HOME", "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL",
-                "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL")
+        keep = (
+            "XDG_STATE_HOME",
+            "XDG_CONFIG_HOME",
+            "GIT_AUTHOR_NAME",
+            "GIT_AUTHOR_EMAIL",
+            "GIT_COMMITTER_NAME",
+            "GIT_COMMITTER_EMAIL",
+        )
         for key in list(os.environ):
             if key not in keep:
                 monkeypatch.delenv(key)
@@ -81,8 +87,15 @@ def model(project, temp_home, monkeypatch):
 
 
 def one_task(cli: Any, root: Path, tool: str, **fields: Any) -> None:
-    task = {"id": 1, "title": "Write the greeting file", "specialist": "code", "tool": tool,
-            "files": ["hello.txt"], "criteria": [CRITERION], "validation": "grep -q world hello.txt"}
+    task = {
+        "id": 1,
+        "title": "Write the greeting file",
+        "specialist": "code",
+        "tool": tool,
+        "files": ["hello.txt"],
+        "criteria": [CRITERION],
+        "validation": "grep -q world hello.txt",
+    }
     merged = {key: value for key, value in {**task, **fields}.items() if value is not None}
     write_plan(cli, root, [merged], hub=OTHER[tool], goal="Greet the world")
 
@@ -153,8 +166,17 @@ def test_spoke_writes_with_its_own_tool_and_the_task_is_done(cli, model, project
 @pytest.mark.parametrize("tool", VENDORS)
 def test_read_only_spoke_whose_model_tries_to_write_writes_nothing(cli, model, project, tool):
     needs(tool)
-    one_task(cli, project, tool, title="Review the project for risks", specialist=None, agent="code-reviewer", files=None,
-             criteria=["the review names each risk"], validation=None)
+    one_task(
+        cli,
+        project,
+        tool,
+        title="Review the project for risks",
+        specialist=None,
+        agent="code-reviewer",
+        files=None,
+        criteria=["the review names each risk"],
+        validation=None,
+    )
     target = project / "notes.md"
     seen: list[str] = []
 
@@ -173,8 +195,16 @@ def test_read_only_spoke_whose_model_tries_to_write_writes_nothing(cli, model, p
         assert offered(model) == READ_ONLY_TOOLS[tool]
     else:
         assert "web_search" not in offered(model)
-    assert subprocess.run(["git", "status", "--porcelain", "--", "notes.md"], cwd=project,
-                          capture_output=True, text=True, check=True).stdout == ""
+    assert (
+        subprocess.run(
+            ["git", "status", "--porcelain", "--", "notes.md"],
+            cwd=project,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        == ""
+    )
 
 
 # ---- challenge and review by another vendor, read-only ----------------------------------
@@ -215,7 +245,9 @@ def refused_writer(path: Path, final: str, seen: list[str]) -> Any:
 
 
 @pytest.mark.parametrize("tool", VENDORS)
-def test_challenge_by_another_vendor_cannot_write_and_its_answer_is_parsed(cli, model, project, tool):
+def test_challenge_by_another_vendor_cannot_write_and_its_answer_is_parsed(
+    cli, model, project, tool
+):
     needs(tool)
     one_task(cli, project, OTHER[tool])  # the plan's hub is another vendor than the challenger
     target = project / "README.md"
@@ -226,7 +258,9 @@ def test_challenge_by_another_vendor_cannot_write_and_its_answer_is_parsed(cli, 
     assert target.read_text() == "project\n" and refused(tool, seen), seen
     challenge = plan(project).challenges[-1]
     assert challenge.challenger == tool and challenge.parsed
-    assert [f.text for f in challenge.findings["alternatives"]] == ["print the greeting from README.md instead"]
+    assert [f.text for f in challenge.findings["alternatives"]] == [
+        "print the greeting from README.md instead"
+    ]
     assert [f.task for f in challenge.findings["assumptions"]] == ["1"]
 
 
@@ -246,7 +280,9 @@ def test_review_by_another_vendor_cannot_write_and_its_verdict_is_parsed(cli, mo
     review = plan(project).reviews[-1]
     assert review.reviewer == tool and review.verdict == "flag", out.out + out.err
     assert review.outcome == "blocked" and task_row(project).status == "blocked"
-    assert [(f.severity, f.text) for f in review.findings] == [("major", "hello.txt: the greeting has no trailing punctuation")]
+    assert [(f.severity, f.text) for f in review.findings] == [
+        ("major", "hello.txt: the greeting has no trailing punctuation")
+    ]
 
 
 # ---- HTTP errors from the model: Maestro's ladder decides ---------------------------------
@@ -329,7 +365,9 @@ def processes_of(home: Path) -> list[int]:
 
 
 @pytest.mark.parametrize("tool", VENDORS)
-def test_model_that_never_answers_is_killed_at_the_agent_timeout(cli, model, project, tool, temp_home, monkeypatch):
+def test_model_that_never_answers_is_killed_at_the_agent_timeout(
+    cli, model, project, tool, temp_home, monkeypatch
+):
     needs(tool)
     monkeypatch.setenv("MAESTRO_AGENT_TIMEOUT", "0.1")  # six seconds
     monkeypatch.setenv("MAESTRO_MAX_RETRIES", "0")

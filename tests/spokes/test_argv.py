@@ -25,12 +25,52 @@ CLAUDE = ["claude", "-p", "Do the task.", "--output-format", "json", "--no-sessi
 @pytest.mark.parametrize(
     ("tier", "tail"),
     [
-        ("read-only", ["--tools", "Read,Grep,Glob", "--allowedTools", "Read,Grep,Glob", "--disallowedTools", "Bash,Edit,Write,NotebookEdit"]),
-        ("read+shell", ["--tools", "Read,Grep,Glob,Bash", "--allowedTools", "Read,Grep,Glob,Bash", "--disallowedTools", "Edit,Write,NotebookEdit"]),
-        ("read+write", ["--tools", "Read,Grep,Glob,Edit,Write,NotebookEdit", "--allowedTools", "Read,Grep,Glob,Edit,Write,NotebookEdit",
-                        "--disallowedTools", "Bash", "--permission-mode", "acceptEdits"]),
-        ("full", ["--tools", "Read,Grep,Glob,Edit,Write,NotebookEdit,Bash", "--allowedTools", "Read,Grep,Glob,Edit,Write,NotebookEdit,Bash",
-                  "--permission-mode", "acceptEdits"]),
+        (
+            "read-only",
+            [
+                "--tools",
+                "Read,Grep,Glob",
+                "--allowedTools",
+                "Read,Grep,Glob",
+                "--disallowedTools",
+                "Bash,Edit,Write,NotebookEdit",
+            ],
+        ),
+        (
+            "read+shell",
+            [
+                "--tools",
+                "Read,Grep,Glob,Bash",
+                "--allowedTools",
+                "Read,Grep,Glob,Bash",
+                "--disallowedTools",
+                "Edit,Write,NotebookEdit",
+            ],
+        ),
+        (
+            "read+write",
+            [
+                "--tools",
+                "Read,Grep,Glob,Edit,Write,NotebookEdit",
+                "--allowedTools",
+                "Read,Grep,Glob,Edit,Write,NotebookEdit",
+                "--disallowedTools",
+                "Bash",
+                "--permission-mode",
+                "acceptEdits",
+            ],
+        ),
+        (
+            "full",
+            [
+                "--tools",
+                "Read,Grep,Glob,Edit,Write,NotebookEdit,Bash",
+                "--allowedTools",
+                "Read,Grep,Glob,Edit,Write,NotebookEdit,Bash",
+                "--permission-mode",
+                "acceptEdits",
+            ],
+        ),
     ],
 )
 def test_claude_argv_per_tier(tier, tail):
@@ -46,9 +86,13 @@ def test_claude_offers_web_search_only_when_the_agent_has_it():
 
 
 def test_claude_spoke_never_retries_on_its_own(tmp_path):
-    env = get_spoke("claude").spoke_env(req("full"), {"PATH": "/bin", "CLAUDE_CODE_MAX_RETRIES": "10"})
+    env = get_spoke("claude").spoke_env(
+        req("full"), {"PATH": "/bin", "CLAUDE_CODE_MAX_RETRIES": "10"}
+    )
     assert env["CLAUDE_CODE_MAX_RETRIES"] == "0"
-    assert "CLAUDE_CODE_MAX_RETRIES" not in get_spoke("gemini").spoke_env(req("full"), {"PATH": "/bin"})
+    assert "CLAUDE_CODE_MAX_RETRIES" not in get_spoke("gemini").spoke_env(
+        req("full"), {"PATH": "/bin"}
+    )
 
 
 GEMINI = ["gemini", "-p", "Do the task.", "-o", "json", "--skip-trust"]
@@ -58,8 +102,19 @@ GEMINI = ["gemini", "-p", "Do the task.", "-o", "json", "--skip-trust"]
     ("tier", "tail"),
     [
         ("read-only", ["--policy", str(SCRATCH / "gemini-policy-read-only.toml")]),
-        ("read+shell", ["--approval-mode", "yolo", "--policy", str(SCRATCH / "gemini-policy-read-shell.toml")]),
-        ("read+write", ["--approval-mode", "auto_edit", "--policy", str(SCRATCH / "gemini-policy-read-write.toml")]),
+        (
+            "read+shell",
+            ["--approval-mode", "yolo", "--policy", str(SCRATCH / "gemini-policy-read-shell.toml")],
+        ),
+        (
+            "read+write",
+            [
+                "--approval-mode",
+                "auto_edit",
+                "--policy",
+                str(SCRATCH / "gemini-policy-read-write.toml"),
+            ],
+        ),
         ("full", ["--approval-mode", "yolo", "--policy", str(SCRATCH / "gemini-policy-full.toml")]),
     ],
 )
@@ -71,22 +126,49 @@ def test_gemini_argv_per_tier(tier, tail):
 # loopback model): exactly the tier's tools.
 OFFERED = {
     "read-only": {"glob", "grep_search", "list_directory", "read_file"},
-    "read+shell": {"glob", "grep_search", "list_directory", "read_file", "run_shell_command", "list_background_processes",
-                   "read_background_output"},
+    "read+shell": {
+        "glob",
+        "grep_search",
+        "list_directory",
+        "read_file",
+        "run_shell_command",
+        "list_background_processes",
+        "read_background_output",
+    },
     "read+write": {"glob", "grep_search", "list_directory", "read_file", "write_file", "replace"},
-    "full": {"glob", "grep_search", "list_directory", "read_file", "write_file", "replace", "run_shell_command",
-             "list_background_processes", "read_background_output"},
+    "full": {
+        "glob",
+        "grep_search",
+        "list_directory",
+        "read_file",
+        "write_file",
+        "replace",
+        "run_shell_command",
+        "list_background_processes",
+        "read_background_output",
+    },
 }
 # ... and what it offered before the policy named them: invoke_agent, web tools and more.
-OFFERED_BEFORE = {"enter_plan_mode", "google_web_search", "invoke_agent", "update_topic", "web_fetch", "activate_skill",
-                  "write_todos", "save_memory"}
+OFFERED_BEFORE = {
+    "enter_plan_mode",
+    "google_web_search",
+    "invoke_agent",
+    "update_topic",
+    "web_fetch",
+    "activate_skill",
+    "write_todos",
+    "save_memory",
+}
 
 
 @pytest.mark.parametrize("tier", sorted(OFFERED))
 def test_gemini_policy_denies_every_tool_outside_the_tier(tier):
     (rule,) = tomllib.loads(policy_toml(tier))["rule"]
     assert (rule["decision"], rule["priority"]) == ("deny", 999)
-    assert rule["denyMessage"] == f"Maestro dispatched this task with tool tier {tier}: this tool is not allowed."
+    assert (
+        rule["denyMessage"]
+        == f"Maestro dispatched this task with tool tier {tier}: this tool is not allowed."
+    )
     denied = set(rule["toolName"])
     assert not denied & OFFERED[tier]
     assert OFFERED_BEFORE <= denied
@@ -101,7 +183,9 @@ def test_gemini_web_search_only_for_agents_that_have_it():
 
 def test_gemini_prepare_writes_the_policy_file_named_in_argv(tmp_path):
     spoke = get_spoke("gemini")
-    request = DispatchRequest(prompt="x", tier="read+write", cwd=tmp_path, scratch_dir=tmp_path / "scratch")
+    request = DispatchRequest(
+        prompt="x", tier="read+write", cwd=tmp_path, scratch_dir=tmp_path / "scratch"
+    )
     spoke.prepare(request)
     path = Path(spoke.build_argv(request)[-1])
     assert path.parent == tmp_path / "scratch"
@@ -114,16 +198,31 @@ CODEX_HEAD = ["codex", "exec", "--json", "--skip-git-repo-check", "--sandbox"]
 
 @pytest.mark.parametrize(
     ("tier", "sandbox"),
-    [("read-only", "read-only"), ("read+shell", "read-only"), ("read+write", "workspace-write"), ("full", "workspace-write")],
+    [
+        ("read-only", "read-only"),
+        ("read+shell", "read-only"),
+        ("read+write", "workspace-write"),
+        ("full", "workspace-write"),
+    ],
 )
 def test_codex_argv_per_tier(tier, sandbox):
     argv = get_spoke("codex").build_argv(req(tier))
-    assert argv == CODEX_HEAD + [sandbox, "-c", 'web_search="disabled"', "-C", str(CWD), "--ephemeral", "Do the task."]
+    assert argv == CODEX_HEAD + [
+        sandbox,
+        "-c",
+        'web_search="disabled"',
+        "-C",
+        str(CWD),
+        "--ephemeral",
+        "Do the task.",
+    ]
     assert "--full-auto" not in argv and "-a" not in argv
 
 
 def test_codex_keeps_web_search_only_for_agents_that_have_it():
-    assert 'web_search="disabled"' not in get_spoke("codex").build_argv(req("read-only", web_search=True))
+    assert 'web_search="disabled"' not in get_spoke("codex").build_argv(
+        req("read-only", web_search=True)
+    )
 
 
 @pytest.mark.parametrize(
@@ -142,10 +241,33 @@ def test_enforces(cli, expected):
 
 def test_claude_options():
     argv = get_spoke("claude").build_argv(
-        req("read-only", model="sonnet", max_turns=7, system_prompt="Be brief.", resume_session="abc-123", abort_tokens=5000)
+        req(
+            "read-only",
+            model="sonnet",
+            max_turns=7,
+            system_prompt="Be brief.",
+            resume_session="abc-123",
+            abort_tokens=5000,
+        )
     )
-    assert argv[:6] == ["claude", "-p", "Do the task.", "--output-format", "stream-json", "--verbose"]
-    assert argv[6:14] == ["--model", "sonnet", "--max-turns", "7", "--append-system-prompt", "Be brief.", "--resume", "abc-123"]
+    assert argv[:6] == [
+        "claude",
+        "-p",
+        "Do the task.",
+        "--output-format",
+        "stream-json",
+        "--verbose",
+    ]
+    assert argv[6:14] == [
+        "--model",
+        "sonnet",
+        "--max-turns",
+        "7",
+        "--append-system-prompt",
+        "Be brief.",
+        "--resume",
+        "abc-123",
+    ]
     assert "--no-session-persistence" not in argv
     assert "bypassPermissions" not in argv and "--dangerously-skip-permissions" not in argv
 
@@ -157,8 +279,18 @@ def test_claude_keeps_a_session_only_when_asked():
 
 
 def test_gemini_and_codex_carry_the_system_prompt_in_the_prompt():
-    gem = get_spoke("gemini").build_argv(req("full", system_prompt="SYSTEM RULES", model="gemini-2.5-pro", abort_tokens=10))
-    assert gem[:7] == ["gemini", "-p", "SYSTEM RULES\n\nDo the task.", "-o", "stream-json", "--skip-trust", "-m"]
+    gem = get_spoke("gemini").build_argv(
+        req("full", system_prompt="SYSTEM RULES", model="gemini-2.5-pro", abort_tokens=10)
+    )
+    assert gem[:7] == [
+        "gemini",
+        "-p",
+        "SYSTEM RULES\n\nDo the task.",
+        "-o",
+        "stream-json",
+        "--skip-trust",
+        "-m",
+    ]
     cod = get_spoke("codex").build_argv(req("full", system_prompt="SYSTEM RULES", model="gpt-5.5"))
     assert cod[5:10] == ["workspace-write", "-c", 'web_search="disabled"', "-m", "gpt-5.5"]
     assert cod[-1] == "SYSTEM RULES\n\nDo the task."
@@ -166,7 +298,9 @@ def test_gemini_and_codex_carry_the_system_prompt_in_the_prompt():
 
 def test_a_prompt_starting_with_a_dash_stays_a_value():
     for cli in ("claude", "gemini", "codex"):
-        argv = get_spoke(cli).build_argv(DispatchRequest(prompt="--help me", cwd=CWD, scratch_dir=SCRATCH))
+        argv = get_spoke(cli).build_argv(
+            DispatchRequest(prompt="--help me", cwd=CWD, scratch_dir=SCRATCH)
+        )
         assert "\n--help me" in argv and "--help me" not in argv
 
 
@@ -196,9 +330,13 @@ def test_the_office_state_is_made_writable_where_the_sandbox_allows(tier):
     argv = codex.build_argv(req(tier, shared_dirs=[STATE]))
     writable = tier in ("read+write", "full")
     assert codex.reaches_office(tier) == writable
-    assert (argv[argv.index("--add-dir") + 1] == str(STATE)) if writable else "--add-dir" not in argv
+    assert (
+        (argv[argv.index("--add-dir") + 1] == str(STATE)) if writable else "--add-dir" not in argv
+    )
     assert argv.index("-C") > (argv.index("--add-dir") if writable else 0)
     gemini = get_spoke("gemini").build_argv(req(tier, shared_dirs=[STATE]))
     assert gemini[gemini.index("--include-directories") + 1] == str(STATE)
     assert get_spoke("gemini").reaches_office(tier) and get_spoke("claude").reaches_office(tier)
-    assert "--add-dir" not in codex.build_argv(req(tier)) and "--include-directories" not in get_spoke("gemini").build_argv(req(tier))
+    assert "--add-dir" not in codex.build_argv(
+        req(tier)
+    ) and "--include-directories" not in get_spoke("gemini").build_argv(req(tier))

@@ -10,17 +10,41 @@ from maestro.process import ProcessOutcome
 from maestro.spokes import get_spoke
 
 
-def parse(cli: str, stdout: str = "", stderr: str = "", code: int | None = 1, timed_out: bool = False, aborted: bool = False):
+def parse(
+    cli: str,
+    stdout: str = "",
+    stderr: str = "",
+    code: int | None = 1,
+    timed_out: bool = False,
+    aborted: bool = False,
+):
     return get_spoke(cli).parse(ProcessOutcome(stdout, stderr, code, timed_out, 0.5, aborted))
 
 
 @pytest.mark.parametrize(
     ("code", "kind"),
-    [(41, "auth"), (42, "other"), (44, "other"), (52, "other"), (53, "turn_limit"), (54, "other"), (55, "untrusted_folder"),
-     (130, "other"), (145, "auth"), (147, "auth"), (173, "rate_limit"), (244, "server"), (247, "server"), (144, "other"), (7, "other")],
+    [
+        (41, "auth"),
+        (42, "other"),
+        (44, "other"),
+        (52, "other"),
+        (53, "turn_limit"),
+        (54, "other"),
+        (55, "untrusted_folder"),
+        (130, "other"),
+        (145, "auth"),
+        (147, "auth"),
+        (173, "rate_limit"),
+        (244, "server"),
+        (247, "server"),
+        (144, "other"),
+        (7, "other"),
+    ],
 )
 def test_gemini_exit_codes(code, kind):
-    result = parse("gemini", stderr="Warning: Basic terminal detected\nsomething went wrong\n", code=code)
+    result = parse(
+        "gemini", stderr="Warning: Basic terminal detected\nsomething went wrong\n", code=code
+    )
     assert (result.success, result.error_kind) == (False, kind)
     assert result.error.startswith("gemini ")
 
@@ -35,7 +59,15 @@ def test_gemini_error_code_wins_over_the_exit_code():
 def test_gemini_stream_error_result():
     events = [
         {"type": "init", "session_id": "abc", "model": "auto"},
-        {"type": "result", "status": "error", "error": {"type": "unknown", "message": '[API Error: {"error":{"code":503,"message":"overloaded"}}]'}, "stats": {}},
+        {
+            "type": "result",
+            "status": "error",
+            "error": {
+                "type": "unknown",
+                "message": '[API Error: {"error":{"code":503,"message":"overloaded"}}]',
+            },
+            "stats": {},
+        },
     ]
     result = parse("gemini", stdout="\n".join(json.dumps(e) for e in events) + "\n", code=247)
     assert (result.error_kind, result.session_id, result.transient) == ("server", "abc", True)
@@ -54,14 +86,21 @@ def test_gemini_stream_error_result():
     ],
 )
 def test_codex_turn_failures(message, kind):
-    events = [{"type": "thread.started", "thread_id": "t1"}, {"type": "turn.started"}, {"type": "error", "message": message},
-              {"type": "turn.failed", "error": {"message": message}}]
+    events = [
+        {"type": "thread.started", "thread_id": "t1"},
+        {"type": "turn.started"},
+        {"type": "error", "message": message},
+        {"type": "turn.failed", "error": {"message": message}},
+    ]
     result = parse("codex", stdout="\n".join(json.dumps(e) for e in events), code=1)
     assert (result.success, result.error_kind, result.session_id) == (False, kind, "t1")
 
 
 def test_codex_turn_without_a_final_message():
-    events = [{"type": "thread.started", "thread_id": "t1"}, {"type": "turn.completed", "usage": {"input_tokens": 10, "output_tokens": 2}}]
+    events = [
+        {"type": "thread.started", "thread_id": "t1"},
+        {"type": "turn.completed", "usage": {"input_tokens": 10, "output_tokens": 2}},
+    ]
     result = parse("codex", stdout="\n".join(json.dumps(e) for e in events), code=0)
     assert (result.success, result.error_kind) == (False, "other")
     assert result.error == "codex finished its turn without a final message."
@@ -69,17 +108,30 @@ def test_codex_turn_without_a_final_message():
 
 
 def test_codex_reconnect_errors_before_a_completed_turn_are_not_failures():
-    events = [{"type": "error", "message": "Reconnecting... 1/5"},
-              {"type": "item.completed", "item": {"type": "agent_message", "text": "done"}},
-              {"type": "turn.completed", "usage": {"input_tokens": 10, "cached_input_tokens": 4, "output_tokens": 2}}]
+    events = [
+        {"type": "error", "message": "Reconnecting... 1/5"},
+        {"type": "item.completed", "item": {"type": "agent_message", "text": "done"}},
+        {
+            "type": "turn.completed",
+            "usage": {"input_tokens": 10, "cached_input_tokens": 4, "output_tokens": 2},
+        },
+    ]
     result = parse("codex", stdout="\n".join(json.dumps(e) for e in events), code=0)
     assert result.success and result.text == "done"
     assert (result.usage.input, result.usage.cached) == (6, 4)
 
 
 def claude_result(**fields):
-    base = {"type": "result", "subtype": "success", "is_error": True, "num_turns": 1, "result": "", "session_id": "s",
-            "total_cost_usd": 0, "usage": {"input_tokens": 0, "output_tokens": 0}}
+    base = {
+        "type": "result",
+        "subtype": "success",
+        "is_error": True,
+        "num_turns": 1,
+        "result": "",
+        "session_id": "s",
+        "total_cost_usd": 0,
+        "usage": {"input_tokens": 0, "output_tokens": 0},
+    }
     return json.dumps({**base, **fields})
 
 
@@ -99,16 +151,30 @@ def test_claude_error_results(fields, kind):
 
 
 def test_claude_cache_tokens():
-    usage = {"input_tokens": 10, "cache_creation_input_tokens": 2000, "cache_read_input_tokens": 50000, "output_tokens": 300}
-    result = parse("claude", stdout=claude_result(is_error=False, result="ok", usage=usage, total_cost_usd=0.12), code=0)
+    usage = {
+        "input_tokens": 10,
+        "cache_creation_input_tokens": 2000,
+        "cache_read_input_tokens": 50000,
+        "output_tokens": 300,
+    }
+    result = parse(
+        "claude",
+        stdout=claude_result(is_error=False, result="ok", usage=usage, total_cost_usd=0.12),
+        code=0,
+    )
     assert (result.usage.input, result.usage.output, result.usage.cached) == (2010, 300, 50000)
     assert (result.cost, result.cost_estimated) == (0.12, False)
 
 
 def test_claude_without_a_cost_field_is_estimated():
-    text = claude_result(is_error=False, result="ok", usage={"input_tokens": 1_000_000, "output_tokens": 0})
+    text = claude_result(
+        is_error=False, result="ok", usage={"input_tokens": 1_000_000, "output_tokens": 0}
+    )
     result = parse("claude", stdout=text.replace('"total_cost_usd": 0, ', ""), code=0)
-    assert (result.cost, result.cost_estimated) == (3.0, True)  # the claude fallback (Sonnet) input price
+    assert (result.cost, result.cost_estimated) == (
+        3.0,
+        True,
+    )  # the claude fallback (Sonnet) input price
 
 
 @pytest.mark.parametrize("cli", ["claude", "gemini", "codex"])
@@ -119,13 +185,20 @@ def test_never_an_exception_on_odd_output(cli, stdout):
 
 
 def test_partial_output_at_the_timeout_is_a_timeout():
-    result = parse("claude", stdout='{"type":"system","subtype":"init"}\n', code=-15, timed_out=True)
+    result = parse(
+        "claude", stdout='{"type":"system","subtype":"init"}\n', code=-15, timed_out=True
+    )
     assert (result.error_kind, result.transient, result.timed_out) == ("timeout", True, True)
 
 
 def test_aborted_is_over_budget_whatever_the_output():
     result = parse("codex", stdout='{"type":"turn.started"}\n', code=-15, aborted=True)
-    assert (result.success, result.error_kind, result.aborted_over_budget, result.transient) == (False, "over_budget", True, False)
+    assert (result.success, result.error_kind, result.aborted_over_budget, result.transient) == (
+        False,
+        "over_budget",
+        True,
+        False,
+    )
 
 
 @pytest.mark.parametrize("is_error", [None, "no"])
@@ -157,24 +230,45 @@ def test_codex_fixed_wordings_without_a_status(message, kind):
 
 
 def test_claude_status_in_its_wording_when_the_field_is_missing():
-    assert parse("claude", stdout=claude_result(result="API Error: Request rejected (429) · slow down")).error_kind == "rate_limit"
+    assert (
+        parse(
+            "claude", stdout=claude_result(result="API Error: Request rejected (429) · slow down")
+        ).error_kind
+        == "rate_limit"
+    )
 
 
 @pytest.mark.parametrize(
     ("line", "kind", "words"),
     [
-        ('Attempt 1 failed with status 429. Retrying with backoff... _ApiError: {"error":{"code":429,"message":"quota","status":"RESOURCE_EXHAUSTED"}}',
-         "rate_limit", "gemini failed (HTTP 429): quota"),
-        ("Attempt 1 failed: Resource has been exhausted (e.g. check quota).", "rate_limit",
-         "gemini failed (rate limit): Resource has been exhausted (e.g. check quota)."),
-        ("Attempt 1 failed. Retrying with backoff... Error: exception TypeError: fetch failed sending request", "network",
-         "gemini failed (network): Error: exception TypeError: fetch failed sending request"),
+        (
+            'Attempt 1 failed with status 429. Retrying with backoff... _ApiError: {"error":{"code":429,"message":"quota","status":"RESOURCE_EXHAUSTED"}}',
+            "rate_limit",
+            "gemini failed (HTTP 429): quota",
+        ),
+        (
+            "Attempt 1 failed: Resource has been exhausted (e.g. check quota).",
+            "rate_limit",
+            "gemini failed (rate limit): Resource has been exhausted (e.g. check quota).",
+        ),
+        (
+            "Attempt 1 failed. Retrying with backoff... Error: exception TypeError: fetch failed sending request",
+            "network",
+            "gemini failed (network): Error: exception TypeError: fetch failed sending request",
+        ),
     ],
 )
 def test_gemini_retry_notices(line, kind, words):
     spoke = get_spoke("gemini")
     assert spoke.retry_notice(line) and not spoke.retry_notice("Attempt to read the file failed")
-    outcome = ProcessOutcome("", f"Warning: Basic terminal detected\n{line}\n    at x (y.js:1:2)\n", -15, False, 1.0, stopped_on_stderr=True)
+    outcome = ProcessOutcome(
+        "",
+        f"Warning: Basic terminal detected\n{line}\n    at x (y.js:1:2)\n",
+        -15,
+        False,
+        1.0,
+        stopped_on_stderr=True,
+    )
     result = spoke.parse(outcome)
     assert (result.error_kind, result.transient) == (kind, True)
     assert result.error.startswith(words)

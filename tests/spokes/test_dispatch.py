@@ -21,7 +21,16 @@ def dispatch(cli: str, project, **kw):
 
 @pytest.mark.parametrize("cli", CLIS)
 def test_success_returns_the_final_text(fake_clis, project, cli):
-    fake_clis.script(cli, [{"text": SUBMISSION, "usage": {"input": 1200, "output": 300, "cached": 50}, "session_id": "sess-1"}])
+    fake_clis.script(
+        cli,
+        [
+            {
+                "text": SUBMISSION,
+                "usage": {"input": 1200, "output": 300, "cached": 50},
+                "session_id": "sess-1",
+            }
+        ],
+    )
     result = dispatch(cli, project)
     assert result.success and result.error_kind is None
     assert result.text == SUBMISSION
@@ -33,7 +42,10 @@ def test_success_returns_the_final_text(fake_clis, project, cli):
 
 
 @pytest.mark.parametrize("cli", CLIS)
-@pytest.mark.parametrize(("status", "kind", "transient"), [(401, "auth", False), (429, "rate_limit", True), (500, "server", True)])
+@pytest.mark.parametrize(
+    ("status", "kind", "transient"),
+    [(401, "auth", False), (429, "rate_limit", True), (500, "server", True)],
+)
 def test_api_errors(fake_clis, project, cli, status, kind, transient):
     fake_clis.script(cli, [{"http": status}])
     result = dispatch(cli, project)
@@ -50,7 +62,9 @@ def test_gemini_api_error_exits_with_the_status_mod_256(fake_clis, project):
     assert result.exit_code == 429 % 256 and result.error_kind == "rate_limit"
 
 
-@pytest.mark.parametrize(("status", "kind"), [(429, "rate_limit"), (500, "server"), (503, "server")])
+@pytest.mark.parametrize(
+    ("status", "kind"), [(429, "rate_limit"), (500, "server"), (503, "server")]
+)
 def test_gemini_is_stopped_at_its_own_first_retry(fake_clis, project, status, kind):
     # The fake retries like the real gemini (for an hour here); the spoke stops it at the
     # first retry notice so that Maestro's ladder decides, long before the time limit.
@@ -79,7 +93,10 @@ def test_garbage_output_is_a_clear_failure(fake_clis, project, cli):
     fake_clis.script(cli, [{"garbage": True}])
     result = dispatch(cli, project)
     assert (result.success, result.error_kind) == (False, "other")
-    assert result.error == f"{cli} exited 0 without a readable JSON result; its output starts with '<html><body><h1>502 Bad Gateway</h1></body></html>'."
+    assert (
+        result.error
+        == f"{cli} exited 0 without a readable JSON result; its output starts with '<html><body><h1>502 Bad Gateway</h1></body></html>'."
+    )
 
 
 @pytest.mark.parametrize("cli", CLIS)
@@ -105,7 +122,12 @@ def test_hang_is_a_transient_timeout(fake_clis, project, cli):
     started = time.monotonic()
     result = dispatch(cli, project, timeout_s=1.0)
     assert time.monotonic() - started < 10
-    assert (result.success, result.error_kind, result.timed_out, result.transient) == (False, "timeout", True, True)
+    assert (result.success, result.error_kind, result.timed_out, result.transient) == (
+        False,
+        "timeout",
+        True,
+        True,
+    )
     assert "time limit of 1s" in result.error
 
 
@@ -118,19 +140,31 @@ def test_complete_output_before_a_hang_is_a_soft_success(fake_clis, project, cli
 
 
 def test_claude_stream_over_the_abort_threshold_is_stopped_mid_flight(fake_clis, project):
-    fake_clis.script("claude", [{"stream": {"events": 40, "input": 1000, "output": 100, "interval": 0.1}}])
+    fake_clis.script(
+        "claude", [{"stream": {"events": 40, "input": 1000, "output": 100, "interval": 0.1}}]
+    )
     started = time.monotonic()
     result = dispatch("claude", project, abort_tokens=5000)
     elapsed = time.monotonic() - started
-    assert "--output-format" in result.argv and result.argv[result.argv.index("--output-format") + 1] == "stream-json"
-    assert (result.success, result.error_kind, result.aborted_over_budget) == (False, "over_budget", True)
+    assert (
+        "--output-format" in result.argv
+        and result.argv[result.argv.index("--output-format") + 1] == "stream-json"
+    )
+    assert (result.success, result.error_kind, result.aborted_over_budget) == (
+        False,
+        "over_budget",
+        True,
+    )
     assert 5000 < result.usage.total < 8000
     assert elapsed < 3.5  # the whole stream would take 4 s
     assert "abort threshold of 5,000 tokens" in result.error
 
 
 def test_claude_stream_under_the_threshold_succeeds(fake_clis, project):
-    fake_clis.script("claude", [{"stream": {"events": 3, "input": 100, "output": 10, "interval": 0.01}, "text": "fine"}])
+    fake_clis.script(
+        "claude",
+        [{"stream": {"events": 3, "input": 100, "output": 10, "interval": 0.01}, "text": "fine"}],
+    )
     result = dispatch("claude", project, abort_tokens=50_000)
     assert result.success and result.text == "fine" and not result.aborted_over_budget
 
@@ -139,19 +173,35 @@ def test_claude_stream_under_the_threshold_succeeds(fake_clis, project):
 def test_usage_reported_at_the_end_still_trips_the_threshold(fake_clis, project, cli):
     fake_clis.script(cli, [{"usage": {"input": 70_000, "output": 500}}])
     result = dispatch(cli, project, abort_tokens=60_000)
-    assert (result.success, result.error_kind, result.aborted_over_budget) == (False, "over_budget", True)
+    assert (result.success, result.error_kind, result.aborted_over_budget) == (
+        False,
+        "over_budget",
+        True,
+    )
     assert result.usage.total == 70_500
 
 
 def test_writes_inside_the_project_under_a_write_tier(fake_clis, project):
-    fake_clis.script("claude", [{"write": {"path": "src/x.py", "content": "X = 1\n"}, "text": SUBMISSION}])
+    fake_clis.script(
+        "claude", [{"write": {"path": "src/x.py", "content": "X = 1\n"}, "text": SUBMISSION}]
+    )
     result = dispatch("claude", project, tier="read+write")
     assert result.success and (project / "src" / "x.py").read_text() == "X = 1\n"
 
 
 def test_writes_outside_the_task_scope_still_happen(fake_clis, project):
     # Scope is the engine's gate: the CLI lets the model write anywhere in the project.
-    fake_clis.script("codex", [{"write": [{"path": "src/x.py", "content": "ok"}, {"path": "README.md", "content": "stray"}]}])
+    fake_clis.script(
+        "codex",
+        [
+            {
+                "write": [
+                    {"path": "src/x.py", "content": "ok"},
+                    {"path": "README.md", "content": "stray"},
+                ]
+            }
+        ],
+    )
     dispatch("codex", project, tier="full", files=[project / "src" / "x.py"])
     assert (project / "README.md").read_text() == "stray"
 
@@ -163,7 +213,9 @@ def test_read_only_tier_blocks_writes(fake_clis, project, cli):
     assert not (project / "x.txt").exists()
     assert fake_clis.runs(cli)[0]["writes"][0]["written"] is False
     if cli == "claude":
-        assert result.permission_denials == [{"tool": "Write", "input": {"file_path": str(project / "x.txt")}}]
+        assert result.permission_denials == [
+            {"tool": "Write", "input": {"file_path": str(project / "x.txt")}}
+        ]
 
 
 # Not codex: its workspace-write sandbox also allows /tmp, where every test folder lives.
@@ -209,9 +261,13 @@ def test_base_env_is_the_one_passed(fake_clis, project):
     import os
 
     base = dict(os.environ, CLAUDECODE="1", FAKE_ENV_MARK="base")
-    get_spoke("codex").dispatch(DispatchRequest(prompt="x", cwd=project, timeout_s=30), base_env=base)
+    get_spoke("codex").dispatch(
+        DispatchRequest(prompt="x", cwd=project, timeout_s=30), base_env=base
+    )
     env = fake_clis.runs("codex")[0]["env"]
-    assert env["FAKE_ENV_MARK"] == "base" and "CLAUDECODE" not in env and env["MAESTRO_SPOKE"] == "1"
+    assert (
+        env["FAKE_ENV_MARK"] == "base" and "CLAUDECODE" not in env and env["MAESTRO_SPOKE"] == "1"
+    )
 
 
 def test_a_nested_maestro_refuses_to_run_inside_a_spoke():
@@ -224,17 +280,27 @@ def test_a_nested_maestro_refuses_to_run_inside_a_spoke():
 def test_codex_cost_uses_the_configured_model(fake_clis, project, temp_home):
     (temp_home / ".codex").mkdir()
     (temp_home / ".codex" / "config.toml").write_text('model = "gpt-5-mini"\n')
-    fake_clis.script("codex", [{"usage": {"input": 1_000_000, "output": 0}}, {"usage": {"input": 1_000_000, "output": 0}}])
+    fake_clis.script(
+        "codex",
+        [
+            {"usage": {"input": 1_000_000, "output": 0}},
+            {"usage": {"input": 1_000_000, "output": 0}},
+        ],
+    )
     assert dispatch("codex", project).cost == pytest.approx(0.25)
     assert dispatch("codex", project, model="gpt-5.5").cost == pytest.approx(1.25)
 
 
 def test_project_prices_override_the_table(fake_clis, project):
     (project / ".ai").mkdir()
-    (project / ".ai" / "maestro.toml").write_text('[prices."gemini-2.5-flash"]\ninput = 10.0\noutput = 20.0\n')
+    (project / ".ai" / "maestro.toml").write_text(
+        '[prices."gemini-2.5-flash"]\ninput = 10.0\noutput = 20.0\n'
+    )
     spoke = get_spoke("gemini", load_settings(project))
     fake_clis.script("gemini", [{"usage": {"input": 100_000, "output": 50_000}}])
-    result = spoke.dispatch(DispatchRequest(prompt="x", cwd=project, model="gemini-2.5-flash", timeout_s=30))
+    result = spoke.dispatch(
+        DispatchRequest(prompt="x", cwd=project, model="gemini-2.5-flash", timeout_s=30)
+    )
     assert result.cost == pytest.approx(1.0 + 1.0) and result.cost_estimated
 
 

@@ -57,9 +57,15 @@ def write_config(project, text):
 
 
 def test_project_table_overrides_and_adds(project):
-    settings = write_config(project, '[prices."gpt-5.5"]\ninput = 2\noutput = 4\ncached = 1\n\n[prices."acme-*"]\ninput = 1\noutput = 1\n')
+    settings = write_config(
+        project,
+        '[prices."gpt-5.5"]\ninput = 2\noutput = 4\ncached = 1\n\n[prices."acme-*"]\ninput = 1\noutput = 1\n',
+    )
     assert price_for("gpt-5.5", settings) == price_for("GPT-5.5", settings)
-    assert (price_for("gpt-5.5", settings).input, price_for("gpt-5.5", settings).source) == (2.0, "config")
+    assert (price_for("gpt-5.5", settings).input, price_for("gpt-5.5", settings).source) == (
+        2.0,
+        "config",
+    )
     acme = price_for("acme-large", settings)
     assert (acme.input, acme.output, acme.cached) == (1.0, 1.0, 1.0)  # cached defaults to input
     assert price_for("gpt-5-mini", settings).source == "default"
@@ -72,7 +78,7 @@ def test_project_table_overrides_and_adds(project):
         ('[prices."m"]\ninput = 1\n', "output = None is not a price"),
         ('[prices."m"]\ninput = -1\noutput = 1\n', "input = -1 is not a price"),
         ('[prices."m"]\ninput = 1\noutput = 1\nextra = 2\n', "unknown key 'extra'"),
-        ('[prices]\nm = 3\n', "must be a table of prices"),
+        ("[prices]\nm = 3\n", "must be a table of prices"),
     ],
 )
 def test_bad_price_entries_name_the_fix(project, text, words):

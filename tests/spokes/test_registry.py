@@ -19,7 +19,9 @@ def test_names_and_adapters():
 
 
 def test_unknown_name_suggests_the_closest():
-    with pytest.raises(NotFound, match=r"unknown spoke CLI 'gemni' \(did you mean 'gemini'\?\)") as caught:
+    with pytest.raises(
+        NotFound, match=r"unknown spoke CLI 'gemni' \(did you mean 'gemini'\?\)"
+    ) as caught:
         get_spoke("gemni")
     assert "claude, gemini, codex, sim" in caught.value.fix
 
@@ -27,7 +29,12 @@ def test_unknown_name_suggests_the_closest():
 def test_detects_installed_clis_and_versions(fake_clis):
     fake_clis.version("codex", "codex-cli 0.170.2")
     found = detect_available()
-    assert {n: a.version for n, a in found.items()} == {"claude": "2.1.197", "gemini": "0.61.0", "codex": "0.170.2", "sim": None}
+    assert {n: a.version for n, a in found.items()} == {
+        "claude": "2.1.197",
+        "gemini": "0.61.0",
+        "codex": "0.170.2",
+        "sim": None,
+    }
     assert found["claude"].path == str(fake_clis.path("claude"))
     assert found["sim"].path is None
     # `--version` ran through the runner with stdin at /dev/null.

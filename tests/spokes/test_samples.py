@@ -21,12 +21,45 @@ EXPECTED = {
     "claude_bypass_as_root": (False, "bad_flag", (0, 0, 0), 0.0, True, "", ""),
     "claude_bypass_is_sandbox": (True, None, (200, 8, 0), 0.0012, False, "0ae49043", REPLY),
     "claude_flags": (True, None, (100, 7, 0), 0.000405, False, "1ad510ad", REPLY),
-    "claude_http400": (False, "other", (0, 0, 0), 0.0, False, "a40450a3", "API Error: 400 fake 400"),
-    "claude_http401": (False, "auth", (0, 0, 0), 0.0, False, "ca2e6a11", "Failed to authenticate. API Error: 401 fake 401"),
-    "claude_http429": (False, "rate_limit", (0, 0, 0), 0.0, False, "90b0720e", "API Error: Request rejected (429) · fake 429"),
-    "claude_http500": (False, "server", (0, 0, 0), 0.0, False, "da6817a6",
-                       ("API Error: 500 fake 500. This is a server-side issue, usually temporary — try again in a moment. "
-                       "If it persists, check your inference gateway (127.0.0.1:PORT).")),
+    "claude_http400": (
+        False,
+        "other",
+        (0, 0, 0),
+        0.0,
+        False,
+        "a40450a3",
+        "API Error: 400 fake 400",
+    ),
+    "claude_http401": (
+        False,
+        "auth",
+        (0, 0, 0),
+        0.0,
+        False,
+        "ca2e6a11",
+        "Failed to authenticate. API Error: 401 fake 401",
+    ),
+    "claude_http429": (
+        False,
+        "rate_limit",
+        (0, 0, 0),
+        0.0,
+        False,
+        "90b0720e",
+        "API Error: Request rejected (429) · fake 429",
+    ),
+    "claude_http500": (
+        False,
+        "server",
+        (0, 0, 0),
+        0.0,
+        False,
+        "da6817a6",
+        (
+            "API Error: 500 fake 500. This is a server-side issue, usually temporary — try again in a moment. "
+            "If it persists, check your inference gateway (127.0.0.1:PORT)."
+        ),
+    ),
     "claude_json": (True, None, (100, 7, 0), 0.000675, False, "71cf165f", REPLY),
     "claude_json_default_env": (True, None, (100, 7, 0), 0.000675, False, "a31a1cc1", REPLY),
     "claude_max_turns": (False, "turn_limit", (100, 1, 0), 0.000525, False, "8f727547", ""),
@@ -35,15 +68,39 @@ EXPECTED = {
     "claude_slash": (True, None, (100, 7, 0), 0.000675, False, "3d4dc2bc", REPLY),
     "claude_stdin_open_pipe": (True, None, (100, 7, 0), 0.000675, False, "aa8bba96", REPLY),
     "claude_stream": (True, None, (100, 7, 0), 0.000675, False, "f62c7341", REPLY),
-    "claude_stream_http401": (False, "auth", (0, 0, 0), 0.0, False, "efb196f5", "Failed to authenticate. API Error: 401 fake 401"),
+    "claude_stream_http401": (
+        False,
+        "auth",
+        (0, 0, 0),
+        0.0,
+        False,
+        "efb196f5",
+        "Failed to authenticate. API Error: 401 fake 401",
+    ),
     "claude_stream_no_verbose": (False, "bad_flag", (0, 0, 0), 0.0, True, "", ""),
     "claude_stream_tool": (True, None, (200, 8, 0), 0.0012, False, "b15bb569", REPLY),
     "claude_text": (False, "other", (0, 0, 0), 0.0, True, "", ""),
     "claude_tool_allowed": (True, None, (200, 8, 0), 0.0012, False, "26e7f4b8", REPLY),
     "claude_tool_denied": (True, None, (200, 8, 0), 0.0012, False, "072414a5", REPLY),
-    "claude_unknown_slash": (False, "other", (0, 0, 0), 0.0, False, "5dc41385", "Unknown command: /maestro:nope"),
+    "claude_unknown_slash": (
+        False,
+        "other",
+        (0, 0, 0),
+        0.0,
+        False,
+        "5dc41385",
+        "Unknown command: /maestro:nope",
+    ),
     "codex_ask_for_approval_flag": (False, "bad_flag", (0, 0, 0), 0.0, True, "", ""),
-    "codex_c_overrides_default_privacy": (True, None, (100, 7, 0), 0.000195, True, "01a20083", REPLY),
+    "codex_c_overrides_default_privacy": (
+        True,
+        None,
+        (100, 7, 0),
+        0.000195,
+        True,
+        "01a20083",
+        REPLY,
+    ),
     "codex_c_overrides_only": (True, None, (100, 7, 0), 0.000195, True, "01a20083", REPLY),
     "codex_flags": (True, None, (100, 7, 0), 0.000195, True, "01a20083", REPLY),
     "codex_full_auto": (False, "bad_flag", (0, 0, 0), 0.0, True, "", ""),
@@ -114,7 +171,9 @@ def test_sample_parses(name):
     assert (result.usage.input, result.usage.output, result.usage.cached) == tokens
     assert result.cost == pytest.approx(cost, abs=1e-9)
     assert result.cost_estimated is estimated
-    assert (result.session_id or "").startswith(session) and bool(result.session_id) == bool(session)
+    assert (result.session_id or "").startswith(session) and bool(result.session_id) == bool(
+        session
+    )
     assert result.text == text
     assert result.exit_code == sample.exit_code
     assert result.duration_s == 1.5  # the runner's measure, not the CLI's duration_ms
@@ -159,7 +218,13 @@ def test_claude_permission_denials_are_reported():
     _, result = parse("claude_tool_denied")
     assert result.success
     assert result.permission_denials == [
-        {"tool": "Bash", "input": {"command": "touch made-by-tool.txt && printf MRK-TOOL-%s 42", "description": "write a file"}}
+        {
+            "tool": "Bash",
+            "input": {
+                "command": "touch made-by-tool.txt && printf MRK-TOOL-%s 42",
+                "description": "write a file",
+            },
+        }
     ]
     assert parse("claude_tool_allowed")[1].permission_denials == []
 
@@ -176,10 +241,13 @@ def test_timed_out_sample_is_transient_and_auth_is_not():
     assert not parse("claude_json")[1].transient
 
 
-@pytest.mark.parametrize(("name", "kind", "words"), [
-    ("gemini_retry429", "rate_limit", "gemini failed (HTTP 429): fake 429"),
-    ("gemini_retry500", "server", "gemini failed (HTTP 500): fake 500"),
-])
+@pytest.mark.parametrize(
+    ("name", "kind", "words"),
+    [
+        ("gemini_retry429", "rate_limit", "gemini failed (HTTP 429): fake 429"),
+        ("gemini_retry500", "server", "gemini failed (HTTP 500): fake 500"),
+    ],
+)
 def test_gemini_stopped_at_its_first_retry_reports_the_failed_call(name, kind, words):
     sample = read_sample(name)
     outcome = ProcessOutcome(sample.stdout, sample.stderr, -15, False, 1.5, stopped_on_stderr=True)

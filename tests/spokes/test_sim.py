@@ -27,12 +27,22 @@ Add a greeting helper
 
 def run(project, files, **kw):
     kw.setdefault("tier", "full")
-    req = DispatchRequest(prompt=PROMPT, cwd=project, files=[project / f for f in files], task_id="4", **kw)
+    req = DispatchRequest(
+        prompt=PROMPT, cwd=project, files=[project / f for f in files], task_id="4", **kw
+    )
     return get_spoke("sim").dispatch(req)
 
 
 def test_writes_plausible_files_by_type(project):
-    files = ["src/greet.py", "tests/test_greet.py", "docs/greet.md", "conf/a.json", "conf/b.yaml", "conf/c.toml", "web/x.js"]
+    files = [
+        "src/greet.py",
+        "tests/test_greet.py",
+        "docs/greet.md",
+        "conf/a.json",
+        "conf/b.yaml",
+        "conf/c.toml",
+        "web/x.js",
+    ]
     result = run(project, files)
     assert result.success and result.simulated
     module = (project / "src/greet.py").read_text()
@@ -44,8 +54,13 @@ def test_writes_plausible_files_by_type(project):
     assert (project / "docs/greet.md").read_text().startswith("# Add a greeting helper\n")
     assert "export function summarize" in (project / "web/x.js").read_text()
     # The generated test imports the generated module and passes.
-    tests = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_greet.py"],
-                           cwd=project, capture_output=True, text=True, check=False)
+    tests = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_greet.py"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert tests.returncode == 0, tests.stdout + tests.stderr
     assert "2 passed" in tests.stdout
 
@@ -55,13 +70,18 @@ def test_answer_is_a_valid_result_submission_and_handoff(project):
     parsed = parse_result(result.text)
     assert parsed.problems == []
     assert parsed.submission.status == "success"
-    assert parsed.submission.changes == ["Created src/greet.py: Python module with summarize(items)"]
+    assert parsed.submission.changes == [
+        "Created src/greet.py: Python module with summarize(items)"
+    ]
     assert [text for _, text in parsed.submission.verification] == [
         "greet() returns a greeting - simulated: not checked by a model",
         "the tests pass - simulated: not checked by a model",
     ]
     assert all(checked for checked, _ in parsed.submission.verification)
-    assert parsed.handoff.task_report["Files Created"] == f"{project / 'src/greet.py'} (Python module with summarize(items))"
+    assert (
+        parsed.handoff.task_report["Files Created"]
+        == f"{project / 'src/greet.py'} (Python module with summarize(items))"
+    )
     assert "Simulated" in parsed.submission.summary
 
 
@@ -79,14 +99,22 @@ def test_deterministic(tmp_path):
         root = tmp_path / name / "proj"
         root.mkdir(parents=True)
         result = run(root, ["src/m.py", "README.md"])
-        texts.append((result.text.replace(str(root), "<root>"), result.session_id, (root / "src/m.py").read_text()))
+        texts.append(
+            (
+                result.text.replace(str(root), "<root>"),
+                result.session_id,
+                (root / "src/m.py").read_text(),
+            )
+        )
     assert texts[0] == texts[1]
 
 
 def test_read_only_tier_writes_nothing(project):
     result = run(project, ["src/m.py"], tier="read-only")
     assert not (project / "src/m.py").exists()
-    assert parse_result(result.text).submission.changes == ["None (tool tier read-only: no files written)"]
+    assert parse_result(result.text).submission.changes == [
+        "None (tool tier read-only: no files written)"
+    ]
 
 
 def test_existing_files_keep_their_content(project):
@@ -97,7 +125,10 @@ def test_existing_files_keep_their_content(project):
     assert (project / "data.json").read_text() == '{"mine": 1}\n'
     parsed = parse_result(result.text)
     assert parsed.submission.status == "partial"
-    assert "data.json exists and its format has no comments; left unchanged" in parsed.submission.issues
+    assert (
+        "data.json exists and its format has no comments; left unchanged"
+        in parsed.submission.issues
+    )
 
 
 def test_files_outside_the_project_are_refused(project, tmp_path):
@@ -127,13 +158,22 @@ def test_bad_delay_is_a_config_error(project, monkeypatch):
 
 def test_delay_past_the_timeout_is_a_timeout(project):
     result = run(project, ["x.py"], sim_delay_s=5, timeout_s=0.2)
-    assert (result.success, result.error_kind, result.timed_out, result.transient) == (False, "timeout", True, True)
+    assert (result.success, result.error_kind, result.timed_out, result.transient) == (
+        False,
+        "timeout",
+        True,
+        True,
+    )
     assert not (project / "x.py").exists()
 
 
 def test_abort_threshold(project):
     result = run(project, ["x.py"], abort_tokens=10)
-    assert (result.success, result.error_kind, result.aborted_over_budget) == (False, "over_budget", True)
+    assert (result.success, result.error_kind, result.aborted_over_budget) == (
+        False,
+        "over_budget",
+        True,
+    )
 
 
 def test_on_start_gets_this_process(project):

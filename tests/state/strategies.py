@@ -14,9 +14,36 @@ _CHARS = st.characters(
     blacklist_categories=("Cs", "Cc", "Zl", "Zp"),
     blacklist_characters="\u0085",
 )
-_MARKDOWNISH = st.sampled_from(["#", "##", "- ", "* ", "1. ", "`", "```", "~~~", "|", "\\", "**", ":",
-                                "<!--", "-->", "<div>", "> ", "---", "===", "    ", "\t", "[x]", "Task 1: ",
-                                "[major] ", "none", "$", "(estimate)"])
+_MARKDOWNISH = st.sampled_from(
+    [
+        "#",
+        "##",
+        "- ",
+        "* ",
+        "1. ",
+        "`",
+        "```",
+        "~~~",
+        "|",
+        "\\",
+        "**",
+        ":",
+        "<!--",
+        "-->",
+        "<div>",
+        "> ",
+        "---",
+        "===",
+        "    ",
+        "\t",
+        "[x]",
+        "Task 1: ",
+        "[major] ",
+        "none",
+        "$",
+        "(estimate)",
+    ]
+)
 
 
 def _clean(text: str) -> str:
@@ -24,23 +51,36 @@ def _clean(text: str) -> str:
 
 
 line_text = (
-    st.lists(st.one_of(st.text(_CHARS, min_size=1, max_size=8), _MARKDOWNISH), min_size=1, max_size=6)
+    st.lists(
+        st.one_of(st.text(_CHARS, min_size=1, max_size=8), _MARKDOWNISH), min_size=1, max_size=6
+    )
     .map("".join)
     .map(_clean)
     .filter(bool)
 )
-multi_text = st.lists(st.one_of(line_text, st.just(""), line_text.map(lambda s: "  " + s)),
-                      min_size=1, max_size=5).map("\n".join).map(_clean).filter(bool)
+multi_text = (
+    st.lists(
+        st.one_of(line_text, st.just(""), line_text.map(lambda s: "  " + s)), min_size=1, max_size=5
+    )
+    .map("\n".join)
+    .map(_clean)
+    .filter(bool)
+)
 names = st.from_regex(r"[a-z][a-z0-9-]{0,12}", fullmatch=True)
-isos = st.datetimes(min_value=datetime(2000, 1, 1), max_value=datetime(2100, 1, 1),
-                    timezones=st.just(UTC)).map(lambda d: d.strftime("%Y-%m-%dT%H:%M:%SZ"))
+isos = st.datetimes(
+    min_value=datetime(2000, 1, 1), max_value=datetime(2100, 1, 1), timezones=st.just(UTC)
+).map(lambda d: d.strftime("%Y-%m-%dT%H:%M:%SZ"))
 stamps = st.datetimes(min_value=datetime(2000, 1, 1), max_value=datetime(2100, 1, 1)).map(
-    lambda d: d.strftime("%Y-%m-%d %H:%M UTC"))
-costs = st.one_of(st.none(), st.floats(min_value=0, max_value=1e6, allow_nan=False, allow_infinity=False))
+    lambda d: d.strftime("%Y-%m-%d %H:%M UTC")
+)
+costs = st.one_of(
+    st.none(), st.floats(min_value=0, max_value=1e6, allow_nan=False, allow_infinity=False)
+)
 counts = st.integers(min_value=0, max_value=10**9)
 usages = st.builds(m.Usage, counts, counts, counts)
-paths = st.lists(st.one_of(st.from_regex(r"[A-Za-z0-9_./-]{1,20}", fullmatch=True), line_text),
-                 max_size=3)
+paths = st.lists(
+    st.one_of(st.from_regex(r"[A-Za-z0-9_./-]{1,20}", fullmatch=True), line_text), max_size=3
+)
 
 
 def task_ids(n: int) -> list[str]:
@@ -96,8 +136,12 @@ def tasks(draw, task_id: str, earlier: list[str]):  # type: ignore[no-untyped-de
     )
 
 
-findings = st.builds(m.Finding, multi_text, st.one_of(st.none(), st.sampled_from(task_ids(6))),
-                     st.one_of(st.none(), st.sampled_from(m.SEVERITIES)))
+findings = st.builds(
+    m.Finding,
+    multi_text,
+    st.one_of(st.none(), st.sampled_from(task_ids(6))),
+    st.one_of(st.none(), st.sampled_from(m.SEVERITIES)),
+)
 
 
 @st.composite
@@ -105,13 +149,29 @@ def challenges(draw, cid: str):  # type: ignore[no-untyped-def]  # @st.composite
     cost, estimated = _cost_pair(draw)
     keys = draw(st.lists(st.sampled_from([k for k, _ in m.CHALLENGE_CATEGORIES]), unique=True))
     return m.Challenge(
-        id=cid, challenger=draw(line_text), time=draw(isos), parsed=draw(st.booleans()),
-        findings={k: draw(st.lists(findings.map(lambda f: m.Finding(f.text, f.task)), max_size=3))
-                  for k in keys},
-        usage=draw(usages), cost=cost, cost_estimated=estimated,
-        raw=draw(st.one_of(st.none(), st.text(st.characters(blacklist_categories=("Cs",),
-                                                            blacklist_characters="\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029\x00"),
-                                              max_size=80))),
+        id=cid,
+        challenger=draw(line_text),
+        time=draw(isos),
+        parsed=draw(st.booleans()),
+        findings={
+            k: draw(st.lists(findings.map(lambda f: m.Finding(f.text, f.task)), max_size=3))
+            for k in keys
+        },
+        usage=draw(usages),
+        cost=cost,
+        cost_estimated=estimated,
+        raw=draw(
+            st.one_of(
+                st.none(),
+                st.text(
+                    st.characters(
+                        blacklist_categories=("Cs",),
+                        blacklist_characters="\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029\x00",
+                    ),
+                    max_size=80,
+                ),
+            )
+        ),
     )
 
 
@@ -119,18 +179,39 @@ def challenges(draw, cid: str):  # type: ignore[no-untyped-def]  # @st.composite
 def reviews(draw, rid: str):  # type: ignore[no-untyped-def]  # @st.composite supplies draw
     cost, estimated = _cost_pair(draw)
     return m.Review(
-        id=rid, task=draw(st.sampled_from(task_ids(6))), reviewer=draw(names), round=draw(st.integers(0, 5)),
-        time=draw(isos), verdict=draw(st.one_of(st.none(), st.sampled_from(m.VERDICTS))),
-        findings=draw(st.lists(findings, max_size=3)), usage=draw(usages), cost=cost, cost_estimated=estimated,
+        id=rid,
+        task=draw(st.sampled_from(task_ids(6))),
+        reviewer=draw(names),
+        round=draw(st.integers(0, 5)),
+        time=draw(isos),
+        verdict=draw(st.one_of(st.none(), st.sampled_from(m.VERDICTS))),
+        findings=draw(st.lists(findings, max_size=3)),
+        usage=draw(usages),
+        cost=cost,
+        cost_estimated=estimated,
         diff_sha=draw(st.one_of(st.none(), st.from_regex(r"[0-9a-f]{12}", fullmatch=True))),
-        outcome=draw(st.one_of(st.none(), st.sampled_from(
-            ("accepted", "revising", "blocked", "needs-human", "format-failure")))),
+        outcome=draw(
+            st.one_of(
+                st.none(),
+                st.sampled_from(
+                    ("accepted", "revising", "blocked", "needs-human", "format-failure")
+                ),
+            )
+        ),
     )
 
 
 cells = st.one_of(st.just(""), line_text)
-log_entries = st.builds(m.LogEntry, cells, cells, cells, cells, cells, st.one_of(st.none(), counts),
-                        st.one_of(st.none(), line_text))
+log_entries = st.builds(
+    m.LogEntry,
+    cells,
+    cells,
+    cells,
+    cells,
+    cells,
+    st.one_of(st.none(), counts),
+    st.one_of(st.none(), line_text),
+)
 
 
 @st.composite

@@ -19,9 +19,30 @@ from .strategies import plans
 
 GARBAGE = st.one_of(
     st.binary(min_size=1, max_size=6),
-    st.sampled_from([b"\xff", b"\xc3", b"\xe2\x82", b"\x00", b"\r", b"\r\n", b"\t", b"\xef\xbb\xbf",
-                     b"## Tasks\n", b"### Task 1: again\n", b"- **Status:** doing\n", b"- **Depends:** 99\n",
-                     b"```\n", b"<!--\n", b"- **Tokens:** many\n", b"|", b"\n\n", b"    ", b"* ", b"**"]),
+    st.sampled_from(
+        [
+            b"\xff",
+            b"\xc3",
+            b"\xe2\x82",
+            b"\x00",
+            b"\r",
+            b"\r\n",
+            b"\t",
+            b"\xef\xbb\xbf",
+            b"## Tasks\n",
+            b"### Task 1: again\n",
+            b"- **Status:** doing\n",
+            b"- **Depends:** 99\n",
+            b"```\n",
+            b"<!--\n",
+            b"- **Tokens:** many\n",
+            b"|",
+            b"\n\n",
+            b"    ",
+            b"* ",
+            b"**",
+        ]
+    ),
 )
 
 

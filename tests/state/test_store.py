@@ -25,7 +25,9 @@ FORK = multiprocessing.get_context("fork")
 
 def make_store(root: Path, tasks: int = 3, newline: str = "\n") -> PlanStore:
     store = PlanStore(ProjectPaths(root))
-    plan = Plan(goal="Ship it.", tasks=[Task(str(i), f"Task number {i}") for i in range(1, tasks + 1)])
+    plan = Plan(
+        goal="Ship it.", tasks=[Task(str(i), f"Task number {i}") for i in range(1, tasks + 1)]
+    )
     store.create(plan)
     if newline != "\n":
         store.path.write_bytes(store.path.read_bytes().replace(b"\n", newline.encode()))
@@ -82,7 +84,9 @@ def test_edit_keeps_mode_and_crlf(project):
 INVALID = [
     lambda t: t.replace("- **Status:** pending", "- **Status:** doing", 1),
     lambda t: t.replace("### Task 2:", "### Task 1:"),
-    lambda t: t.replace("### Task 2: Task number 2\n", "### Task 2: Task number 2\n- **Depends:** 9\n"),
+    lambda t: t.replace(
+        "### Task 2: Task number 2\n", "### Task 2: Task number 2\n- **Depends:** 9\n"
+    ),
     lambda t: t.replace("- **Status:** pending", "- **Status:** pending\n- **Tokens:** lots", 1),
     lambda t: t.replace("<!-- maestro:format 1 -->", "<!-- maestro:format 7 -->"),
     lambda t: t.replace("## Tasks", "## Work"),
@@ -136,8 +140,11 @@ def test_a_hand_edit_saved_during_edit_is_kept_and_the_change_reapplied(project)
     with store.edit() as plan:
         plan.tasks[0].status = "done"
         plan.log.append(LogEntry("12:00", "1", "sim", "dispatch", "done"))
-        save_by_hand(store, "### Task 2: Task number 2\n- **Status:** pending\n",
-                     "### Task 2: Task number 2\n- **Status:** blocked\n\nWaiting for the API key.\n")
+        save_by_hand(
+            store,
+            "### Task 2: Task number 2\n- **Status:** pending\n",
+            "### Task 2: Task number 2\n- **Status:** blocked\n\nWaiting for the API key.\n",
+        )
     text = store.path.read_text()
     assert "### Task 1: Task number 1\n- **Status:** done\n" in text
     assert "- **Status:** blocked\n\nWaiting for the API key.\n" in text
@@ -159,7 +166,8 @@ def test_hand_added_task_and_log_rows_on_both_sides_are_kept(project):
     with store.edit() as plan:
         plan.log.append(LogEntry("12:00", "1", "sim", "dispatch", "done"))
         text = store.path.read_text().replace(
-            "## Execution Log", "### Task 4: Added by hand\n- **Depends:** 1\n\n## Execution Log")
+            "## Execution Log", "### Task 4: Added by hand\n- **Depends:** 1\n\n## Execution Log"
+        )
         store.path.write_text(text + "| 11:59 | 2 | claude | note | by hand |  |  |\n")
     merged = parse(store.path.read_text())
     assert [t.id for t in merged.tasks] == ["1", "2", "3", "4"]
@@ -187,7 +195,8 @@ def test_an_addition_that_an_unclosed_code_fence_would_swallow_is_refused(projec
         plan.log.append(LogEntry("12:00", "1", "sim", "dispatch", "done"))
     assert str(info.value).startswith(
         f'.ai/MAESTRO.md:{line}: the code fence "```" opened at line {line} is never closed, so the rest of the '
-        "file reads as code (the new Execution Log rows would be written inside it).")
+        "file reads as code (the new Execution Log rows would be written inside it)."
+    )
     assert store.path.read_bytes() == before
 
 
@@ -201,13 +210,17 @@ def test_a_hand_edit_that_breaks_the_file_is_never_written_over(project):
 
 def test_load_uses_the_cache_without_importing_mistune(project):
     store = make_store(project, tasks=40)
-    script = ("import sys, json; from maestro.paths import ProjectPaths; from maestro.state.store import PlanStore; "
-              f"p = PlanStore(ProjectPaths(__import__('pathlib').Path({str(project)!r}))).load(); "
-              "print(json.dumps([len(p.tasks), p.tasks[3].title, 'mistune' in sys.modules]))")
+    script = (
+        "import sys, json; from maestro.paths import ProjectPaths; from maestro.state.store import PlanStore; "
+        f"p = PlanStore(ProjectPaths(__import__('pathlib').Path({str(project)!r}))).load(); "
+        "print(json.dumps([len(p.tasks), p.tasks[3].title, 'mistune' in sys.modules]))"
+    )
     env = {**os.environ, "PYTHONPATH": str(REPO)}
 
     def run() -> list:
-        out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
+        out = subprocess.run(
+            [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True
+        )
         return json.loads(out.stdout)
 
     cache = store.cache_path
@@ -255,11 +268,15 @@ def test_eight_processes_apply_two_hundred_updates_and_all_land(project):
         assert process.exitcode == 0
     plan = parse(store.path.read_text())
     assert [t.status for t in plan.tasks] == ["done"] * 200
-    assert [t.result for t in plan.tasks] == [f"worker {i // 25} update {i % 25}" for i in range(200)]
+    assert [t.result for t in plan.tasks] == [
+        f"worker {i // 25} update {i % 25}" for i in range(200)
+    ]
 
 
 def _expected(n: int, tasks: int) -> Plan:
-    plan = Plan(goal="Ship it.", tasks=[Task(str(i), f"Task number {i}") for i in range(1, tasks + 1)])
+    plan = Plan(
+        goal="Ship it.", tasks=[Task(str(i), f"Task number {i}") for i in range(1, tasks + 1)]
+    )
     for task in plan.tasks:
         task.attempts = n
         task.result = f"edit {n}" if n else None
@@ -278,7 +295,11 @@ def _writer(root: str, ready: object) -> None:
 
 
 def _temp_files(store: PlanStore) -> set[str]:
-    return {n for n in os.listdir(store.path.parent) if n.startswith(".MAESTRO.md.") and n.endswith(".tmp")}
+    return {
+        n
+        for n in os.listdir(store.path.parent)
+        if n.startswith(".MAESTRO.md.") and n.endswith(".tmp")
+    }
 
 
 @pytest.mark.slow

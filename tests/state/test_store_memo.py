@@ -50,22 +50,38 @@ claude | 2026-11-21 12:00 UTC
 
 def running(plan, tid, n):
     t = plan.tasks[tid % len(plan.tasks)]
-    t.status, t.attempts, t.pid, t.run_id, t.tool = "running", t.attempts + 1, 4242 + n, f"R{n}", "codex"
+    t.status, t.attempts, t.pid, t.run_id, t.tool = (
+        "running",
+        t.attempts + 1,
+        4242 + n,
+        f"R{n}",
+        "codex",
+    )
     t.started, t.finished = "2026-11-22T00:00:00Z", None
 
 
 def done(plan, tid, n):
     t = plan.tasks[tid % len(plan.tasks)]
-    t.status, t.result, t.finished, t.pid = "done", f"Wrote it, round {n}.", "2026-11-22T00:01:00Z", None
+    t.status, t.result, t.finished, t.pid = (
+        "done",
+        f"Wrote it, round {n}.",
+        "2026-11-22T00:01:00Z",
+        None,
+    )
     t.usage = t.usage + Usage(1000 * n, 200, 5)
     t.cost, t.cost_estimated, t.session = 0.01 * n, n % 2 == 0, f"s-{n}"
-    t.receipt = Receipt("1 file changed, 2 insertions(+)", ["src/app.py"], "pytest -q", 0, "abc", "f" * 64)
+    t.receipt = Receipt(
+        "1 file changed, 2 insertions(+)", ["src/app.py"], "pytest -q", 0, "abc", "f" * 64
+    )
     t.downstream_context = f"- Key Interfaces Introduced: greet{n}(name) -> str\n- Warnings: none"
 
 
 def blocked(plan, tid, n):
     t = plan.tasks[tid % len(plan.tasks)]
-    t.status, t.result = "blocked", f"needs decomposition: criteria gate: not verified: x{n}. Options: 1) ... `maestro run 1`"
+    t.status, t.result = (
+        "blocked",
+        f"needs decomposition: criteria gate: not verified: x{n}. Options: 1) ... `maestro run 1`",
+    )
 
 
 def pending(plan, tid, n):
@@ -88,19 +104,25 @@ def compare(text: str, steps: list[tuple[int, int]], tmp: Path) -> None:
             OPS[op](plan, tid, n)
         with PlanStore(ProjectPaths(fresh)).edit() as plan:  # a new store: always parses
             OPS[op](plan, tid, n)
-        assert (one / ".ai" / "MAESTRO.md").read_bytes() == (fresh / ".ai" / "MAESTRO.md").read_bytes(), n
+        assert (one / ".ai" / "MAESTRO.md").read_bytes() == (
+            fresh / ".ai" / "MAESTRO.md"
+        ).read_bytes(), n
 
 
 STEPS = st.lists(st.tuples(st.integers(0, len(OPS) - 1), st.integers(0, 5)), min_size=1, max_size=8)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(steps=STEPS)
 def test_hand_written_plan(tmp_path, steps):
     compare(HAND_WRITTEN, steps, tmp_path)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(plan=plans(), steps=STEPS)
 def test_any_plan(tmp_path, plan, steps):
     try:
@@ -118,7 +140,9 @@ def test_a_person_editing_in_between_is_still_parsed(tmp_path):
     store = PlanStore(ProjectPaths(tmp_path))
     with store.edit() as plan:
         running(plan, 0, 1)
-    path.write_text(path.read_text().replace("Ship the greeting module", "Ship the greeting module today"))
+    path.write_text(
+        path.read_text().replace("Ship the greeting module", "Ship the greeting module today")
+    )
     with store.edit() as plan:
         assert plan.goal == "Ship the greeting module today"
         done(plan, 0, 2)

@@ -21,7 +21,9 @@ NOTE = "A note saved from an editor buffer opened before the run."
 
 def make_store(root) -> PlanStore:
     store = PlanStore(ProjectPaths(root))
-    store.create(Plan(goal="Ship it.", tasks=[Task("1", "First"), Task("2", "Second", depends=["1"])]))
+    store.create(
+        Plan(goal="Ship it.", tasks=[Task("1", "First"), Task("2", "Second", depends=["1"])])
+    )
     return store
 
 
@@ -47,7 +49,9 @@ def stale_status(project, task_id: str, status: str) -> PlanStore:
     buffer = store.path.read_text()
     engine_finishes_task_1(store)
     heading = f"### Task {task_id}: {'First' if task_id == '1' else 'Second'}\n"
-    save_stale(store, buffer, heading + "- **Status:** pending\n", heading + f"- **Status:** {status}\n")
+    save_stale(
+        store, buffer, heading + "- **Status:** pending\n", heading + f"- **Status:** {status}\n"
+    )
     return store
 
 
@@ -62,8 +66,12 @@ def test_a_stale_save_with_a_note_keeps_the_engines_newer_state(project):
         p.task("2").status = "running"
     text = store.path.read_text()
     first = parse(text).task("1")
-    assert (first.status, first.result, first.attempts, first.finished) == ("done", "Wrote it.", 1,
-                                                                           "2026-11-21T12:01:10Z")
+    assert (first.status, first.result, first.attempts, first.finished) == (
+        "done",
+        "Wrote it.",
+        1,
+        "2026-11-21T12:01:10Z",
+    )
     assert parse(text).task("2").status == "running"
     assert f"## Tasks\n\n{NOTE}\n" in text
 
@@ -110,14 +118,20 @@ def test_a_new_plan_or_an_archive_forgets_the_old_versions(cli, project):
     engine_finishes_task_1(store)
     assert cli("archive").code == 0
     (project / ".ai").mkdir(exist_ok=True)
-    store.path.write_text("# Maestro Orchestration\n\n## Goal\n\nShip it.\n\n## Tasks\n\n### Task 1: First\n")
+    store.path.write_text(
+        "# Maestro Orchestration\n\n## Goal\n\nShip it.\n\n## Tasks\n\n### Task 1: First\n"
+    )
     assert store.load().task("1").status == "pending"  # written by hand: nothing merged into it
 
 
 def test_a_stale_save_during_a_run_does_not_send_a_done_task_back(cli, project, runenv):
     """The issue's case, end to end: `maestro run`, and while Task 2 runs, the editor saves
     the buffer it opened before the run with a note added."""
-    write_plan(cli, project, [task(1), task(2, files=["src/b.py"], validation="test -f src/b.py", depends=[1])])
+    write_plan(
+        cli,
+        project,
+        [task(1), task(2, files=["src/b.py"], validation="test -f src/b.py", depends=[1])],
+    )
     buffer = (project / ".ai" / "MAESTRO.md").read_text()
     runenv.script("codex", [step(), {**step("src/b.py"), "sleep": 1.5}])
     saved = threading.Event()
@@ -126,7 +140,9 @@ def test_a_stale_save_during_a_run_does_not_send_a_done_task_back(cli, project, 
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             if len(runenv.runs("codex")) == 2:  # Task 1 is done, Task 2 has been dispatched
-                (project / ".ai" / "MAESTRO.md").write_text(buffer.replace("## Tasks\n", f"## Tasks\n\n{NOTE}\n", 1))
+                (project / ".ai" / "MAESTRO.md").write_text(
+                    buffer.replace("## Tasks\n", f"## Tasks\n\n{NOTE}\n", 1)
+                )
                 saved.set()
                 return
             time.sleep(0.02)
@@ -146,8 +162,10 @@ def test_a_stale_save_during_a_run_does_not_send_a_done_task_back(cli, project, 
 
 
 def test_replanning_over_a_stale_save_keeps_the_engines_results(cli, project):
-    source = ("goal: Ship it.\ntasks:\n  - {id: 1, title: First, specialist: code, files: [a.py], "
-              "criteria: [a.py exists], validation: test -f a.py}\n")
+    source = (
+        "goal: Ship it.\ntasks:\n  - {id: 1, title: First, specialist: code, files: [a.py], "
+        "criteria: [a.py exists], validation: test -f a.py}\n"
+    )
     assert cli("plan", "--from", "-", "--yes", stdin=source).code == 0
     store = PlanStore(ProjectPaths(project))
     buffer = store.path.read_text()

@@ -64,7 +64,11 @@ def load_plan(paths: Any) -> Plan:
 
 
 def next_id(prefix: str, existing: list[str]) -> str:
-    numbers = [int(i[len(prefix):]) for i in existing if i.startswith(prefix) and i[len(prefix):].isdigit()]
+    numbers = [
+        int(i[len(prefix) :])
+        for i in existing
+        if i.startswith(prefix) and i[len(prefix) :].isdigit()
+    ]
     return f"{prefix}{max(numbers, default=0) + 1}"
 
 
@@ -76,7 +80,9 @@ def _ask(tool: str, request: Any, settings: Any, env: dict[str, str]) -> Challen
     except MaestroError as error:
         return ChallengeAnswer(tool, ok=False, error=str(error))
     if not result.success:
-        return ChallengeAnswer(tool, ok=False, result=result, error=result.error or "the CLI reported a failure")
+        return ChallengeAnswer(
+            tool, ok=False, result=result, error=result.error or "the CLI reported a failure"
+        )
     return ChallengeAnswer(tool, ok=True, result=result)
 
 
@@ -93,11 +99,15 @@ def run_challenge(
     paths = settings.paths
     plan = load_plan(paths)
     if not plan.tasks:
-        raise PlanError("the plan has no tasks to challenge.", "add tasks with `maestro plan --from FILE`.")
+        raise PlanError(
+            "the plan has no tasks to challenge.", "add tasks with `maestro plan --from FILE`."
+        )
     hub = plan.source.hub if plan.source else getattr(settings, "hub", None)
     choice = choose(hub, detect_available(ctx.env), role="challenger", tool=tool, every=every)
     prompt = build_prompt(plan, project_recon(paths.root, plan))
-    outcome = ChallengeOutcome(hub=hub, notes=list(choice.notes), prompt_tokens=count_tokens(SYSTEM + prompt))
+    outcome = ChallengeOutcome(
+        hub=hub, notes=list(choice.notes), prompt_tokens=count_tokens(SYSTEM + prompt)
+    )
     request = DispatchRequest(
         prompt=prompt,
         system_prompt=SYSTEM,
@@ -110,7 +120,9 @@ def run_challenge(
     for name in choice.tools:
         ctx.emit(f"asking {name} to challenge the plan (read-only)...")
     with ThreadPoolExecutor(max_workers=len(choice.tools)) as pool:
-        answers = list(pool.map(lambda name: _ask(name, request, settings, dict(ctx.env)), choice.tools))
+        answers = list(
+            pool.map(lambda name: _ask(name, request, settings, dict(ctx.env)), choice.tools)
+        )
     outcome.answers = answers
     _record(paths, answers)
     _log(settings, answers, plan.goal)
@@ -153,14 +165,22 @@ def _log(settings: Any, answers: list[ChallengeAnswer], goal: str) -> None:
         result = answer.result
         if answer.ok and answer.parsed is not None:
             note = (
-                f"{answer.parsed.count()} findings" if answer.parsed.parsed
+                f"{answer.parsed.count()} findings"
+                if answer.parsed.parsed
                 else "answer did not parse: kept verbatim"
             )
         else:
             note = answer.error or "failed"
-        log_row(settings, action="Challenge", tool=answer.tool, role="challenge", result=result,
-                ok=answer.ok, notes=f"{answer.challenge.id}: {note}" if answer.challenge else note,
-                goal=goal)
+        log_row(
+            settings,
+            action="Challenge",
+            tool=answer.tool,
+            role="challenge",
+            result=result,
+            ok=answer.ok,
+            notes=f"{answer.challenge.id}: {note}" if answer.challenge else note,
+            goal=goal,
+        )
 
 
 def _keep_detail(settings: Any, prompt: str, answers: list[ChallengeAnswer]) -> None:

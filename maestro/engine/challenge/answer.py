@@ -25,7 +25,9 @@ _HEADING_WORDS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("scope", ("scope",)),
     ("alternatives", ("alternative",)),
 )
-_EMPTY_ITEM = re.compile(r"^(none|n/?a|nothing|no (issues?|concerns?|findings?)( found)?)\b[.!]?$", re.IGNORECASE)
+_EMPTY_ITEM = re.compile(
+    r"^(none|n/?a|nothing|no (issues?|concerns?|findings?)( found)?)\b[.!]?$", re.IGNORECASE
+)
 # "Task 2: ...", "[Task 2] ...", "(T2) ...", "T2 - ...": a prefix naming the task, dropped
 # from the text. "Task 3 is too large" keeps its words and still names Task 3.
 _LEADING_TASK = re.compile(
@@ -115,7 +117,7 @@ def split_task(text: str, known: set[str] | None) -> tuple[str | None, str]:
     lead = _LEADING_TASK.match(text)
     lead_id = lead and (lead.group("a") or lead.group("b") or lead.group("c"))
     if lead and lead_id and (known is None or lead_id in known):
-        return lead_id, text[lead.end():].strip() or text.strip()
+        return lead_id, text[lead.end() :].strip() or text.strip()
     for match in _ANY_TASK.finditer(text):
         if known is None or match.group(1) in known:
             return match.group(1), text.strip()

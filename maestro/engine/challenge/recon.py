@@ -15,10 +15,31 @@ from maestro.state.model import Plan
 from maestro.tokens import count_tokens
 
 KEY_FILES = (
-    "README.md", "README.rst", "README", "pyproject.toml", "setup.cfg", "package.json",
-    "Cargo.toml", "go.mod", "Makefile", "AGENTS.md", "CLAUDE.md", "GEMINI.md",
+    "README.md",
+    "README.rst",
+    "README",
+    "pyproject.toml",
+    "setup.cfg",
+    "package.json",
+    "Cargo.toml",
+    "go.mod",
+    "Makefile",
+    "AGENTS.md",
+    "CLAUDE.md",
+    "GEMINI.md",
 )
-SKIP_DIRS = {".git", ".ai", "node_modules", "__pycache__", ".venv", "venv", ".tox", "dist", "build", ".mypy_cache"}
+SKIP_DIRS = {
+    ".git",
+    ".ai",
+    "node_modules",
+    "__pycache__",
+    ".venv",
+    "venv",
+    ".tox",
+    "dist",
+    "build",
+    ".mypy_cache",
+}
 TREE_MAX_PATHS = 200
 DIR_MAX_FILES = 12
 FILE_MAX_LINES = 60
@@ -32,7 +53,9 @@ def list_files(root: Path) -> list[str]:
     from maestro.git import run_git
 
     try:
-        outcome = run_git("ls-files", "--cached", "--others", "--exclude-standard", "-z", cwd=root, timeout_s=30)
+        outcome = run_git(
+            "ls-files", "--cached", "--others", "--exclude-standard", "-z", cwd=root, timeout_s=30
+        )
     except SpokeError:  # no git: fall back to a plain walk
         outcome = None
     if outcome is not None and outcome.exit_code == 0:

@@ -67,7 +67,11 @@ def choose(
                 f"install it with `{facts.install_hint}`, or pick another with --tool"
                 + (f" ({', '.join(installed)} installed)." if installed else "."),
             )
-        notes = [f"{tool} is the same vendor as {of}: it may share its blind spots."] if tool == first and of else []
+        notes = (
+            [f"{tool} is the same vendor as {of}: it may share its blind spots."]
+            if tool == first and of
+            else []
+        )
         return Choice([tool], notes)
     if not installed:
         raise SpokeError(
@@ -81,12 +85,16 @@ def choose(
     return Choice(
         [only],
         [
-            (f"only {only} is installed, so the {role} is the same vendor as {of or 'the work'}: "
-             f"install another CLI (e.g. `{_suggest(only)}`) for a cross-vendor opinion.")
+            (
+                f"only {only} is installed, so the {role} is the same vendor as {of or 'the work'}: "
+                f"install another CLI (e.g. `{_suggest(only)}`) for a cross-vendor opinion."
+            )
         ],
     )
 
 
 def _suggest(only: str) -> str:
     """The install command of the CLI that would give ``only``'s work its second opinion."""
-    return next((cli.install_hint for cli in _by_opinion() if cli.name != only), "npm install -g <cli>")
+    return next(
+        (cli.install_hint for cli in _by_opinion() if cli.name != only), "npm install -g <cli>"
+    )

@@ -16,8 +16,16 @@ from maestro.formatting import shown_path
 from maestro.fsutil import atomic_write
 from maestro.paths import ProjectPaths
 
-__all__ = ["Report", "build_report", "default_output", "load_report", "render_markdown", "report_data", "save_report",
-           "write_report"]
+__all__ = [
+    "Report",
+    "build_report",
+    "default_output",
+    "load_report",
+    "render_markdown",
+    "report_data",
+    "save_report",
+    "write_report",
+]
 
 
 def default_output(paths: ProjectPaths) -> Path:
@@ -36,8 +44,10 @@ def load_report(paths: ProjectPaths, settings: Any = None) -> Report:
     if settings is None:
         from maestro.config import load_settings
 
-        settings = load_settings(paths.root, {"MAESTRO_PROJECT_DIR": str(paths.root),
-                                              "MAESTRO_STATE_DIR": paths.state_dir_name})
+        settings = load_settings(
+            paths.root,
+            {"MAESTRO_PROJECT_DIR": str(paths.root), "MAESTRO_STATE_DIR": paths.state_dir_name},
+        )
     store = PlanStore(paths)
     plan = store.load() if store.exists() else None
     log = ExecutionLog(paths, "summary").read() if paths.log.is_file() else None
@@ -47,10 +57,18 @@ def load_report(paths: ProjectPaths, settings: Any = None) -> Report:
             "write a plan with `maestro plan --from FILE` and run it with `maestro run`; "
             "try `maestro demo` to see a report.",
         )
-    sources = [_shown(paths, p) for p, there in ((paths.plan, plan is not None), (paths.log, bool(log and log.sessions)))
-               if there]
-    return build_report(plan, log, budgets=settings.table("budgets"),
-                        max_concurrent=getattr(settings, "max_concurrent", None), sources=sources)
+    sources = [
+        _shown(paths, p)
+        for p, there in ((paths.plan, plan is not None), (paths.log, bool(log and log.sessions)))
+        if there
+    ]
+    return build_report(
+        plan,
+        log,
+        budgets=settings.table("budgets"),
+        max_concurrent=getattr(settings, "max_concurrent", None),
+        sources=sources,
+    )
 
 
 def save_report(report: Report, target: Path, *, brief: bool = False) -> Path:
@@ -58,7 +76,9 @@ def save_report(report: Report, target: Path, *, brief: bool = False) -> Path:
     return target
 
 
-def write_report(paths: ProjectPaths, output: Path | None = None, *, settings: Any = None, brief: bool = False) -> Path:
+def write_report(
+    paths: ProjectPaths, output: Path | None = None, *, settings: Any = None, brief: bool = False
+) -> Path:
     """Write the Markdown report (default ``.ai/maestro/report.md``) and return its path."""
     target = Path(output) if output is not None else default_output(paths)
     if not target.is_absolute():
@@ -86,32 +106,65 @@ def report_data(report: Report) -> dict[str, Any]:
         "cost": round(report.money.cost, 6) if report.money.known else None,
         "cost_estimated": report.money.estimated,
         "timing": {
-            "start": _iso(timing.start), "end": _iso(timing.end), "wall_s": timing.wall_s,
-            "busy_s": timing.busy_s, "task_span_s": timing.task_span_s, "critical_path": timing.critical_path, "critical_s": timing.critical_s,
+            "start": _iso(timing.start),
+            "end": _iso(timing.end),
+            "wall_s": timing.wall_s,
+            "busy_s": timing.busy_s,
+            "task_span_s": timing.task_span_s,
+            "critical_path": timing.critical_path,
+            "critical_s": timing.critical_s,
         },
         "tasks": [
             {
-                "id": f.task.id, "title": f.task.title, "tool": f.task.tool, "status": f.task.status,
-                "review": f.task.review, "attempts": f.task.attempts, "usage": vars(f.usage),
-                "cost": f.money.cost if f.money.known else None, "cost_estimated": f.money.estimated,
-                "review_tokens": f.review_tokens, "started": _iso(f.started), "finished": _iso(f.finished),
-                "duration_s": f.duration_s, "waited_s": f.waited_s, "queued_s": f.queued_s,
+                "id": f.task.id,
+                "title": f.task.title,
+                "tool": f.task.tool,
+                "status": f.task.status,
+                "review": f.task.review,
+                "attempts": f.task.attempts,
+                "usage": vars(f.usage),
+                "cost": f.money.cost if f.money.known else None,
+                "cost_estimated": f.money.estimated,
+                "review_tokens": f.review_tokens,
+                "started": _iso(f.started),
+                "finished": _iso(f.finished),
+                "duration_s": f.duration_s,
+                "waited_s": f.waited_s,
+                "queued_s": f.queued_s,
             }
             for f in report.figures
         ],
         "clis": [
-            {"tool": c.tool, "dispatches": c.dispatches, "tokens": c.tokens, "failures": c.failures,
-             "retries": c.retries, "cost": c.money.cost if c.money.known else None,
-             "cost_estimated": c.money.estimated}
+            {
+                "tool": c.tool,
+                "dispatches": c.dispatches,
+                "tokens": c.tokens,
+                "failures": c.failures,
+                "retries": c.retries,
+                "cost": c.money.cost if c.money.known else None,
+                "cost_estimated": c.money.estimated,
+            }
             for c in report.clis
         ],
         "budgets": [
-            {"what": c.what, "tool": c.tool, "tokens": c.tokens, "level": c.level, "average": c.average,
-             "budget": c.limits.budget, "yellow": c.limits.yellow, "abort": c.limits.abort}
+            {
+                "what": c.what,
+                "tool": c.tool,
+                "tokens": c.tokens,
+                "level": c.level,
+                "average": c.average,
+                "budget": c.limits.budget,
+                "yellow": c.limits.yellow,
+                "abort": c.limits.abort,
+            }
             for c in report.checks
         ],
         "resolutions": report.resolutions,
         "recommendations": report.recommendations,
-        "diagrams": {"flowchart": report.flowchart, "gantt": report.gantt,
-                     "flowchart_note": report.flowchart_note, "gantt_note": report.gantt_note},
+        "diagrams": {
+            "flowchart": report.flowchart,
+            "gantt": report.gantt,
+            "flowchart_note": report.flowchart_note,
+            "gantt_note": report.gantt_note,
+        },
     }

@@ -57,12 +57,16 @@ def build_report(
     if plan is None:
         goal = log.sessions[-1].goal if has_log else "-"
         plan = Plan(goal=goal)
-        missing.append("No plan file: task states, reviews and challenges are unknown; the report is built "
-                       "from the log alone.")
+        missing.append(
+            "No plan file: task states, reviews and challenges are unknown; the report is built "
+            "from the log alone."
+        )
     if not has_log:
-        missing.append("No execution log (logging was off, MAESTRO_LOG=off): the narrative, timeline and budget "
-                       "checks below come from the plan's own fields (each task's start, finish, attempts and "
-                       "totals), so single dispatches, failed attempts and per-dispatch tokens are not shown.")
+        missing.append(
+            "No execution log (logging was off, MAESTRO_LOG=off): the narrative, timeline and budget "
+            "checks below come from the plan's own fields (each task's start, finish, attempts and "
+            "totals), so single dispatches, failed attempts and per-dispatch tokens are not shown."
+        )
     dispatches = collect.place_rows(log) if has_log else []
     figures = collect.task_figures(plan)
     clis = collect.cli_figures(plan, dispatches)
@@ -97,8 +101,9 @@ def build_report(
         log_steps=story.narrative(log) if has_log else [],
         plan_steps=story.plan_narrative(plan, figures),
         resolutions=story.resolutions(plan, dispatches),
-        recommendations=story.recommendations(plan, figures, clis, checks, dispatches,
-                                              has_log=has_log, max_concurrent=max_concurrent),
+        recommendations=story.recommendations(
+            plan, figures, clis, checks, dispatches, has_log=has_log, max_concurrent=max_concurrent
+        ),
         flowchart=graph_text,
         gantt=gantt_text,
         flowchart_note=graph_note,

@@ -150,8 +150,16 @@ def task_figures(plan: Plan) -> list[TaskFigures]:
         money = Money()
         if task.attempts or not task.usage.is_zero():
             money.add(task.cost, task.cost_estimated)
-        figures.append(TaskFigures(task, task.usage, money, review_tokens.get(task.id, 0),
-                                   _when(task.started), _when(task.finished)))
+        figures.append(
+            TaskFigures(
+                task,
+                task.usage,
+                money,
+                review_tokens.get(task.id, 0),
+                _when(task.started),
+                _when(task.finished),
+            )
+        )
     # Waiting is measured within the task's own run: a resumed run starts a new clock.
     run_start: dict[str | None, datetime] = {}
     for fig in figures:
@@ -232,7 +240,9 @@ def _what(row: Any) -> str:
     return f"Task {row.task} {action}" if row.task else row.action
 
 
-def budget_checks(plan: Plan, dispatches: list[Dispatch], budgets: Mapping[str, Any]) -> list[BudgetCheck]:
+def budget_checks(
+    plan: Plan, dispatches: list[Dispatch], budgets: Mapping[str, Any]
+) -> list[BudgetCheck]:
     checks = []
     if dispatches:
         for item in dispatches:
@@ -240,14 +250,24 @@ def budget_checks(plan: Plan, dispatches: list[Dispatch], budgets: Mapping[str, 
             if row.tokens is None:
                 continue
             limits = limits_for(row.tool, budgets)
-            checks.append(BudgetCheck(_what(row), row.tool, row.tokens, limits, limits.level(row.tokens)))
+            checks.append(
+                BudgetCheck(_what(row), row.tool, row.tokens, limits, limits.level(row.tokens))
+            )
         return checks
     for task in plan.tasks:
         if task.tool and task.attempts and not task.usage.is_zero():
             limits = limits_for(task.tool, budgets)
             tokens = task.usage.total // max(1, task.attempts)
-            checks.append(BudgetCheck(f"Task {task.id}", task.tool, tokens, limits, limits.level(tokens),
-                                      average=task.attempts > 1))
+            checks.append(
+                BudgetCheck(
+                    f"Task {task.id}",
+                    task.tool,
+                    tokens,
+                    limits,
+                    limits.level(tokens),
+                    average=task.attempts > 1,
+                )
+            )
     return checks
 
 
@@ -255,13 +275,17 @@ def timing(plan: Plan, figures: list[TaskFigures], dispatches: list[Dispatch]) -
     from maestro import graph
 
     starts = [f.started for f in figures if f.started] + [d.start for d in dispatches if d.start]
-    ends = [f.finished or f.started for f in figures if f.started] + [d.end for d in dispatches if d.end]
+    ends = [f.finished or f.started for f in figures if f.started] + [
+        d.end for d in dispatches if d.end
+    ]
     result = Timing(min(starts) if starts else None, max(ends) if ends else None)
     durations = {f.task.id: f.duration_s for f in figures if f.duration_s is not None}
     result.busy_s = sum(durations.values())
     spans = [(f.started, f.finished) for f in figures if f.started and f.finished]
     if spans:
-        result.task_span_s = (max(end for _, end in spans) - min(start for start, _ in spans)).total_seconds()
+        result.task_span_s = (
+            max(end for _, end in spans) - min(start for start, _ in spans)
+        ).total_seconds()
     if durations:
         result.critical_s, result.critical_path = graph.critical_path(plan.tasks, durations)
     return result

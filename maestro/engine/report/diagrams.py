@@ -30,7 +30,7 @@ def wave_groups(tasks: list[Task]) -> list[tuple[int, int, list[Task]]]:
     size = -(-len(waves) // MAX_GROUPS) if waves else 1  # ceiling division
     groups = []
     for start in range(0, len(waves), size):
-        chunk = waves[start:start + size]
+        chunk = waves[start : start + size]
         groups.append((start + 1, start + len(chunk), [by_id[i] for wave in chunk for i in wave]))
     return groups
 
@@ -50,8 +50,10 @@ def dependency_graph(tasks: list[Task]) -> tuple[str, str | None]:
         return full, None
     groups = [_group_label(first, last, members) for first, last, members in wave_groups(tasks)]
     edges = sum(len(t.depends) for t in tasks)
-    note = (f"The plan has {len(tasks)} tasks and {edges} dependencies, more than Mermaid draws: one node per "
-            "group of waves (tasks that can run together), colored by its most urgent status.")
+    note = (
+        f"The plan has {len(tasks)} tasks and {edges} dependencies, more than Mermaid draws: one node per "
+        "group of waves (tasks that can run together), colored by its most urgent status."
+    )
     return chain_flowchart(groups), note
 
 
@@ -81,7 +83,9 @@ def task_bars(figures: list[TaskFigures], now: datetime) -> list[Bar]:
             continue
         task = fig.task
         label = f"{story.tool_name(task.tool)}, {task.attempts or 1} attempt(s)"
-        bars.append(Bar(f"Task {task.id}", label, fig.started, fig.finished or now, _tag([task.status])))
+        bars.append(
+            Bar(f"Task {task.id}", label, fig.started, fig.finished or now, _tag([task.status]))
+        )
     return bars
 
 
@@ -107,7 +111,9 @@ def _ordered(bars: list[Bar]) -> list[Bar]:
     return sorted(bars, key=lambda b: (first[b.section], b.section, b.start))
 
 
-def timeline(tasks: list[Task], figures: list[TaskFigures], dispatches: list[Dispatch]) -> tuple[str | None, str | None]:
+def timeline(
+    tasks: list[Task], figures: list[TaskFigures], dispatches: list[Dispatch]
+) -> tuple[str | None, str | None]:
     """(gantt, note) at the finest grain that fits; (None, note) when nothing ran."""
     now = clock.utc_now()
     per_task = "Too many dispatches for one Mermaid chart: one bar per task, from its first start to its last finish."

@@ -10,8 +10,10 @@ from maestro.formatting import duration_text, money_text
 from maestro.state.model import CHALLENGE_CATEGORIES, STATUSES
 from maestro.tables import markdown as table
 
-ESTIMATE_NOTE = ("`~` marks a cost Maestro estimated from its price table (only Claude Code reports dollars); "
-                 "`-` means no cost is known.")
+ESTIMATE_NOTE = (
+    "`~` marks a cost Maestro estimated from its price table (only Claude Code reports dollars); "
+    "`-` means no cost is known."
+)
 
 
 def _clock(moment: datetime | None) -> str:
@@ -47,12 +49,23 @@ def summary_rows(report: Report) -> list[list[str]]:
         rows.append(["Wall time", f"{duration_text(timing.wall_s)} ({between})"])
     if timing.busy_s:
         span = timing.task_span_s
-        parallel = f" over {duration_text(span)}: {timing.busy_s / span:.1f}x in parallel" if span else ""
+        parallel = (
+            f" over {duration_text(span)}: {timing.busy_s / span:.1f}x in parallel" if span else ""
+        )
         rows.append(["Task time", f"{duration_text(timing.busy_s)} in total{parallel}"])
     if timing.critical_path:
-        rows.append(["Critical path", f"{' -> '.join(timing.critical_path)} ({duration_text(timing.critical_s)})"])
+        rows.append(
+            [
+                "Critical path",
+                f"{' -> '.join(timing.critical_path)} ({duration_text(timing.critical_s)})",
+            ]
+        )
     usage = report.usage
-    split = f" (input {usage.input:,}, output {usage.output:,}, cached {usage.cached:,})" if usage else " (from the log)"
+    split = (
+        f" (input {usage.input:,}, output {usage.output:,}, cached {usage.cached:,})"
+        if usage
+        else " (from the log)"
+    )
     rows.append(["Tokens", f"{report.tokens:,}{split}"])
     rows.append(["Cost", _money(report)])
     if plan.challenges:
@@ -63,7 +76,12 @@ def summary_rows(report: Report) -> list[list[str]]:
         rows.append(["Reviews", f"{len(plan.reviews)} round(s) on {tasks} task(s)"])
     failures = sum(c.failures for c in report.clis)
     retries = sum(c.retries for c in report.clis)
-    rows.append(["Failures", f"{failures} failed dispatch(es), {retries} retr{'y' if retries == 1 else 'ies'}"])
+    rows.append(
+        [
+            "Failures",
+            f"{failures} failed dispatch(es), {retries} retr{'y' if retries == 1 else 'ies'}",
+        ]
+    )
     return rows
 
 
@@ -72,10 +90,22 @@ def _plan_section(report: Report) -> list[str]:
     if report.flowchart_note:
         lines += [f"> {report.flowchart_note}", ""]
     lines += ["Dependency graph, colored by status:", "", "```mermaid", report.flowchart, "```", ""]
-    rows = [[t.id, t.title, t.specialist or "-", tool_name(t.tool), ", ".join(t.depends) or "-", t.status,
-             t.review or "-"] for t in report.plan.tasks]
+    rows = [
+        [
+            t.id,
+            t.title,
+            t.specialist or "-",
+            tool_name(t.tool),
+            ", ".join(t.depends) or "-",
+            t.status,
+            t.review or "-",
+        ]
+        for t in report.plan.tasks
+    ]
     if rows:
-        lines += table(["Task", "Title", "Specialist", "CLI", "Depends", "Status", "Review"], rows) + [""]
+        lines += table(
+            ["Task", "Title", "Specialist", "CLI", "Depends", "Status", "Review"], rows
+        ) + [""]
     return lines
 
 
@@ -102,12 +132,30 @@ def _timeline_section(report: Report) -> list[str]:
         what = "each dispatch" if report.has_log else "each task, first start to last finish"
         intro = "Timeline (UTC)" if report.gantt_note else f"Timeline of {what} (UTC)"
         lines += [f"{intro}; failed ones in red:", "", "```mermaid", report.gantt, "```", ""]
-    rows = [[f.task.id, _clock(f.started), _clock(f.finished), duration_text(f.duration_s),
-             duration_text(f.waited_s), duration_text(f.queued_s)] for f in report.figures if f.started]
+    rows = [
+        [
+            f.task.id,
+            _clock(f.started),
+            _clock(f.finished),
+            duration_text(f.duration_s),
+            duration_text(f.waited_s),
+            duration_text(f.queued_s),
+        ]
+        for f in report.figures
+        if f.started
+    ]
     if rows:
-        lines += table(["Task", "Started", "Finished", "Duration", "Waiting on dependencies", "Queued"], rows)
-        lines += ["", ("Waiting on dependencies: from the run's start until the task's last dependency "
-                       "finished. Queued: ready, but waiting for a free slot."), ""]
+        lines += table(
+            ["Task", "Started", "Finished", "Duration", "Waiting on dependencies", "Queued"], rows
+        )
+        lines += [
+            "",
+            (
+                "Waiting on dependencies: from the run's start until the task's last dependency "
+                "finished. Queued: ready, but waiting for a free slot."
+            ),
+            "",
+        ]
     else:
         lines += ["No task has started yet.", ""]
     return lines
@@ -118,17 +166,41 @@ def _cost_section(report: Report) -> list[str]:
     rows = []
     for fig in report.figures:
         task = fig.task
-        rows.append([task.id, tool_name(task.tool), str(task.attempts), f"{fig.usage.input:,}", f"{fig.usage.output:,}",
-                     f"{fig.usage.cached:,}", f"{fig.usage.total:,}",
-                     money_text(fig.money.cost, fig.money.estimated) if fig.money.known else "-",
-                     f"{fig.review_tokens:,}" if fig.review_tokens else "-"])
-    lines += table(["Task", "CLI", "Attempts", "Input", "Output", "Cached", "Tokens", "Cost", "Review tokens"], rows)
+        rows.append(
+            [
+                task.id,
+                tool_name(task.tool),
+                str(task.attempts),
+                f"{fig.usage.input:,}",
+                f"{fig.usage.output:,}",
+                f"{fig.usage.cached:,}",
+                f"{fig.usage.total:,}",
+                money_text(fig.money.cost, fig.money.estimated) if fig.money.known else "-",
+                f"{fig.review_tokens:,}" if fig.review_tokens else "-",
+            ]
+        )
+    lines += table(
+        ["Task", "CLI", "Attempts", "Input", "Output", "Cached", "Tokens", "Cost", "Review tokens"],
+        rows,
+    )
     source = "from the log's rows" if report.has_log else "from the plan (no log)"
     lines += ["", f"### Per CLI, {source}", ""]
-    rows = [[tool_name(c.tool), str(c.dispatches), f"{c.tokens:,}",
-             money_text(c.money.cost, c.money.estimated) if c.money.known else "-", str(c.failures), str(c.retries)]
-            for c in report.clis]
-    lines += table(["CLI", "Dispatches", "Tokens", "Cost", "Failures", "Retries"], rows) if rows else ["No dispatches."]
+    rows = [
+        [
+            tool_name(c.tool),
+            str(c.dispatches),
+            f"{c.tokens:,}",
+            money_text(c.money.cost, c.money.estimated) if c.money.known else "-",
+            str(c.failures),
+            str(c.retries),
+        ]
+        for c in report.clis
+    ]
+    lines += (
+        table(["CLI", "Dispatches", "Tokens", "Cost", "Failures", "Retries"], rows)
+        if rows
+        else ["No dispatches."]
+    )
     return lines + ["", ESTIMATE_NOTE, ""]
 
 
@@ -137,8 +209,11 @@ def bullets(heading: str, items: list[str], empty: str) -> list[str]:
 
 
 def _failures_section(report: Report) -> list[str]:
-    return bullets("Failures and how they were resolved", report.resolutions,
-                   "None: every dispatch succeeded on its first attempt.")
+    return bullets(
+        "Failures and how they were resolved",
+        report.resolutions,
+        "None: every dispatch succeeded on its first attempt.",
+    )
 
 
 def _budget_section(report: Report) -> list[str]:
@@ -152,18 +227,37 @@ def _budget_section(report: Report) -> list[str]:
             continue
         top = max(c.tokens for c in mine)
         over = sum(1 for c in mine if c.level != "ok")
-        rows.append([tool_name(tool), f"{limits.budget:,}", f"{limits.yellow:,}", f"{limits.abort:,}", str(len(mine)),
-                     f"{top:,}", str(over)])
-    lines += table(["CLI", "Budget", "Yellow", "Abort", "Checked", "Highest", "Over budget"], rows) + [""]
+        rows.append(
+            [
+                tool_name(tool),
+                f"{limits.budget:,}",
+                f"{limits.yellow:,}",
+                f"{limits.abort:,}",
+                str(len(mine)),
+                f"{top:,}",
+                str(over),
+            ]
+        )
+    lines += table(
+        ["CLI", "Budget", "Yellow", "Abort", "Checked", "Highest", "Over budget"], rows
+    ) + [""]
     flagged = [c for c in report.checks if c.level != "ok"]
     for check in flagged:
         per = " (per attempt, on average)" if check.average else ""
-        lines.append(f"- {check.what} on {tool_name(check.tool)}: {check.tokens:,} tokens{per}, level {check.level}")
+        lines.append(
+            f"- {check.what} on {tool_name(check.tool)}: {check.tokens:,} tokens{per}, level {check.level}"
+        )
     if not flagged:
         lines.append(f"All {len(report.checks)} checked dispatch(es) stayed within budget.")
     what = "dispatch" if report.has_log else "task (its tokens divided by its attempts: no log)"
-    return lines + ["", (f"Checked per {what} against the thresholds above (defaults or `[budgets.CLI]` "
-                         "in the config); over the abort threshold a streaming CLI is stopped."), ""]
+    return lines + [
+        "",
+        (
+            f"Checked per {what} against the thresholds above (defaults or `[budgets.CLI]` "
+            "in the config); over the abort threshold a streaming CLI is stopped."
+        ),
+        "",
+    ]
 
 
 def _challenges_section(report: Report) -> list[str]:
@@ -175,10 +269,15 @@ def _challenges_section(report: Report) -> list[str]:
     for c in challenges:
         cost = money_text(c.cost, c.cost_estimated)
         if c.parsed:
-            found = ", ".join(f"{titles.get(k, k).lower()} {len(v)}" for k, v in c.findings.items()) or "no findings"
+            found = (
+                ", ".join(f"{titles.get(k, k).lower()} {len(v)}" for k, v in c.findings.items())
+                or "no findings"
+            )
         else:
             found = "did not parse (kept verbatim in the plan)"
-        lines.append(f"- {c.id}, {tool_name(c.challenger)} at `{c.time}`: {found}; {c.usage.total:,} tokens, {cost}")
+        lines.append(
+            f"- {c.id}, {tool_name(c.challenger)} at `{c.time}`: {found}; {c.usage.total:,} tokens, {cost}"
+        )
     return lines + [""]
 
 
@@ -192,15 +291,45 @@ def _reviews_section(report: Report) -> list[str]:
         for f in r.findings:
             counts[f.severity or "note"] = counts.get(f.severity or "note", 0) + 1
         found = ", ".join(f"{n} {s}" for s, n in counts.items()) or "-"
-        rows.append([r.id, r.task, tool_name(r.reviewer), str(r.round), r.verdict or "format failure", found,
-                     r.outcome or "-", f"{r.usage.total:,}", money_text(r.cost, r.cost_estimated)])
-    return ["## Reviews", ""] + table(
-        ["Review", "Task", "Reviewer", "Round", "Verdict", "Findings", "Outcome", "Tokens", "Cost"], rows) + [""]
+        rows.append(
+            [
+                r.id,
+                r.task,
+                tool_name(r.reviewer),
+                str(r.round),
+                r.verdict or "format failure",
+                found,
+                r.outcome or "-",
+                f"{r.usage.total:,}",
+                money_text(r.cost, r.cost_estimated),
+            ]
+        )
+    return (
+        ["## Reviews", ""]
+        + table(
+            [
+                "Review",
+                "Task",
+                "Reviewer",
+                "Round",
+                "Verdict",
+                "Findings",
+                "Outcome",
+                "Tokens",
+                "Cost",
+            ],
+            rows,
+        )
+        + [""]
+    )
 
 
 def _recommendations(report: Report) -> list[str]:
-    return bullets("Recommendations", report.recommendations,
-                   "None: every task finished on its first attempt, within budget.")
+    return bullets(
+        "Recommendations",
+        report.recommendations,
+        "None: every task finished on its first attempt, within budget.",
+    )
 
 
 def _head(report: Report) -> list[str]:

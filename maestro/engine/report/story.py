@@ -12,7 +12,9 @@ from maestro.formatting import duration_text, money_text, tokens_text
 from maestro.logfile import short_name
 from maestro.state.model import Plan, Review
 
-_TRANSIENT = re.compile(r"rate.?limit|timeout|timed out|network|server|transient|\b5\d\d\b|\b429\b", re.IGNORECASE)
+_TRANSIENT = re.compile(
+    r"rate.?limit|timeout|timed out|network|server|transient|\b5\d\d\b|\b429\b", re.IGNORECASE
+)
 
 
 def tool_name(tool: str | None) -> str:
@@ -24,7 +26,11 @@ def rung(failure: Any) -> str:
     at once, any other with the failure and the files added (the engine's ladder)."""
     if failure is None:
         return "retry"
-    return "immediate retry" if _TRANSIENT.search(f"{failure.outcome} {failure.notes}") else "context expansion"
+    return (
+        "immediate retry"
+        if _TRANSIENT.search(f"{failure.outcome} {failure.notes}")
+        else "context expansion"
+    )
 
 
 def retries(rows: list[Any]) -> list[tuple[Any, Any]]:
@@ -39,14 +45,24 @@ def retries(rows: list[Any]) -> list[tuple[Any, Any]]:
 
 
 def row_line(row: Any) -> str:
-    action = row.action + (" (retry)" if row.retry and not row.action.lower().startswith("retry") else "")
+    action = row.action + (
+        " (retry)" if row.retry and not row.action.lower().startswith("retry") else ""
+    )
     target = row.target or "-"
     if row.tool:
         target = f"{tool_name(row.tool)} ({target})" if row.target else tool_name(row.tool)
-    facts = [p for p in (tokens_text(row.tokens),
-                         money_text(row.cost, row.cost_estimated) if row.cost is not None else "",
-                         duration_text(row.duration_s) if row.duration_s is not None else "") if p]
-    outcome = ("❌ " if row.failed and not row.outcome.startswith("❌") else "") + (row.outcome or "")
+    facts = [
+        p
+        for p in (
+            tokens_text(row.tokens),
+            money_text(row.cost, row.cost_estimated) if row.cost is not None else "",
+            duration_text(row.duration_s) if row.duration_s is not None else "",
+        )
+        if p
+    ]
+    outcome = ("❌ " if row.failed and not row.outcome.startswith("❌") else "") + (
+        row.outcome or ""
+    )
     text = f"`{row.time}` {row.actor}: {action} → {target}: {outcome.strip() or '-'}"
     if facts:
         text += f" ({', '.join(facts)})"
@@ -82,8 +98,10 @@ def plan_narrative(plan: Plan, figures: list[TaskFigures]) -> list[str]:
             continue
         text = f"`{task.started}` Task {task.id} ({task.title}) started on {tool_name(task.tool)}"
         if task.finished:
-            text += (f"; ended `{task.finished}` after {task.attempts or 1} attempt(s), "
-                     f"{duration_text(fig.duration_s)}: {task.status}")
+            text += (
+                f"; ended `{task.finished}` after {task.attempts or 1} attempt(s), "
+                f"{duration_text(fig.duration_s)}: {task.status}"
+            )
         else:
             text += f"; {task.status}"
         if task.result:
@@ -91,8 +109,10 @@ def plan_narrative(plan: Plan, figures: list[TaskFigures]) -> list[str]:
         events.append((task.started, text))
     for review in plan.reviews:
         verdict = review.verdict or "no valid verdict"
-        text = (f"`{review.time}` {tool_name(review.reviewer)} reviewed Task {review.task} (round {review.round}): "
-                f"{verdict} → {review.outcome or '-'}")
+        text = (
+            f"`{review.time}` {tool_name(review.reviewer)} reviewed Task {review.task} (round {review.round}): "
+            f"{verdict} → {review.outcome or '-'}"
+        )
         events.append((review.time, text))
     return [text for _, text in sorted(events, key=lambda e: e[0])]
 
@@ -104,7 +124,9 @@ def _review_chain(reviews: list[Review]) -> str:
         what = review.verdict or "format failure"
         if blocking:
             what += f", {len(blocking)} critical/major"
-        steps.append(f"round {review.round} ({tool_name(review.reviewer)}): {what} → {review.outcome or '-'}")
+        steps.append(
+            f"round {review.round} ({tool_name(review.reviewer)}): {what} → {review.outcome or '-'}"
+        )
     return "; ".join(steps)
 
 
@@ -129,7 +151,10 @@ def resolutions(plan: Plan, dispatches: list[Dispatch]) -> list[str]:
             what = f"{rung(before[id(row)])} on" if row.retry else f"{row.action.lower()} on"
             if row.failed:
                 why = row.outcome or row.notes
-                steps.append(f"{what} {tool_name(row.tool)} failed at `{row.time}`" + (f" ({why})" if why else ""))
+                steps.append(
+                    f"{what} {tool_name(row.tool)} failed at `{row.time}`"
+                    + (f" ({why})" if why else "")
+                )
             elif row.retry:
                 steps.append(f"{what} {tool_name(row.tool)} at `{row.time}` succeeded")
         if not rows and task.attempts > 1:
@@ -143,8 +168,11 @@ def resolutions(plan: Plan, dispatches: list[Dispatch]) -> list[str]:
         lines.append(f"Task {task.id} ({task.title}): " + " → ".join(steps) + ".")
     for item in dispatches:
         if item.row.failed and not item.row.task:
-            lines.append(f"{item.row.action} on {tool_name(item.row.tool)} failed at `{item.row.time}`"
-                         + (f": {item.row.notes}" if item.row.notes else "") + ".")
+            lines.append(
+                f"{item.row.action} on {tool_name(item.row.tool)} failed at `{item.row.time}`"
+                + (f": {item.row.notes}" if item.row.notes else "")
+                + "."
+            )
     return lines
 
 
@@ -163,49 +191,75 @@ def recommendations(
     for item in dispatches:
         if item.row.task and item.row.action.lower() != "review":
             by_task.setdefault(item.row.task, []).append(item.row)
-    expanded = {tid for tid, rows in by_task.items()
-                if any(rung(failed) == "context expansion" for _, failed in retries(rows))}
+    expanded = {
+        tid
+        for tid, rows in by_task.items()
+        if any(rung(failed) == "context expansion" for _, failed in retries(rows))
+    }
     for fig in figures:
         task = fig.task
-        if task.status == "done" and (task.id in expanded or (not dispatches and task.attempts > 1)):
-            tips.append(f"Task {task.id} needed {task.attempts or 2} attempts (context expansion): name the files it "
-                        "must read and the exact check in its criteria, so the first dispatch has what the retry had.")
+        if task.status == "done" and (
+            task.id in expanded or (not dispatches and task.attempts > 1)
+        ):
+            tips.append(
+                f"Task {task.id} needed {task.attempts or 2} attempts (context expansion): name the files it "
+                "must read and the exact check in its criteria, so the first dispatch has what the retry had."
+            )
     for check in checks:
         if check.level == "ok":
             continue
-        line, limit = {"red": ("abort threshold", check.limits.abort), "yellow": ("warning level", check.limits.yellow),
-                       "over": ("budget", check.limits.budget)}[check.level]
+        line, limit = {
+            "red": ("abort threshold", check.limits.abort),
+            "yellow": ("warning level", check.limits.yellow),
+            "over": ("budget", check.limits.budget),
+        }[check.level]
         per = " per attempt on average" if check.average else ""
-        tips.append(f"{check.what} on {tool_name(check.tool)} used {check.tokens:,} tokens{per}, over its {line} "
-                    f"({limit:,}): split the task or narrow its Files.")
+        tips.append(
+            f"{check.what} on {tool_name(check.tool)} used {check.tokens:,} tokens{per}, over its {line} "
+            f"({limit:,}): split the task or narrow its Files."
+        )
     for cli in clis:
         if cli.failures >= 2 and cli.failures / max(1, cli.dispatches) >= 0.3:
-            tips.append(f"{tool_name(cli.tool)} failed {cli.failures} of {cli.dispatches} dispatches: check it with "
-                        "`maestro doctor`, or plan those tasks for another CLI.")
+            tips.append(
+                f"{tool_name(cli.tool)} failed {cli.failures} of {cli.dispatches} dispatches: check it with "
+                "`maestro doctor`, or plan those tasks for another CLI."
+            )
     for task in plan.tasks:
         if task.status == "blocked" and task.result and NEEDS_DECOMPOSITION in task.result.lower():
-            tips.append(f"Task {task.id} is blocked ({NEEDS_DECOMPOSITION}): split it into smaller tasks and load "
-                        "the plan again with `maestro plan --from`.")
+            tips.append(
+                f"Task {task.id} is blocked ({NEEDS_DECOMPOSITION}): split it into smaller tasks and load "
+                "the plan again with `maestro plan --from`."
+            )
         elif task.status == "failed":
-            tips.append(f"Task {task.id} failed: see `maestro status` for its options (clarify and retry, reassign, "
-                        "or continue without it).")
+            tips.append(
+                f"Task {task.id} failed: see `maestro status` for its options (clarify and retry, reassign, "
+                "or continue without it)."
+            )
         if task.review in ("needs-human", "flagged"):
-            tips.append(f"Task {task.id}'s review ended in {task.review}: read its findings under ## Reviews in "
-                        f"the plan, decide, and review it again with `maestro review {task.id}` once it changed.")
+            tips.append(
+                f"Task {task.id}'s review ended in {task.review}: read its findings under ## Reviews in "
+                f"the plan, decide, and review it again with `maestro review {task.id}` once it changed."
+            )
     for challenge in plan.challenges:
         if not challenge.parsed:
-            tips.append(f"Challenge {challenge.id} from {tool_name(challenge.challenger)} did not follow the format: "
-                        "read it under ## Challenges in the plan.")
+            tips.append(
+                f"Challenge {challenge.id} from {tool_name(challenge.challenger)} did not follow the format: "
+                "read it under ## Challenges in the plan."
+            )
     queued = sum(f.queued_s or 0 for f in figures)
     busy = sum(f.duration_s or 0 for f in figures)
     if queued > 10 and busy and queued / busy > 0.25:
         now = f" (now {max_concurrent})" if max_concurrent else ""
-        tips.append(f"Ready tasks waited {duration_text(queued)} in total for a free slot: raise "
-                    f"MAESTRO_MAX_CONCURRENT{now} if the machine and your rate limits allow.")
+        tips.append(
+            f"Ready tasks waited {duration_text(queued)} in total for a free slot: raise "
+            f"MAESTRO_MAX_CONCURRENT{now} if the machine and your rate limits allow."
+        )
     pending = sum(1 for t in plan.tasks if t.status == "pending")
     if pending:
         tips.append(f"{pending} task(s) are still pending: `maestro run` continues the plan.")
     if not has_log:
-        tips.append("Logging was off: set MAESTRO_LOG=summary before `maestro run` to get each dispatch's timing, "
-                    "failures and budget check in the next report.")
+        tips.append(
+            "Logging was off: set MAESTRO_LOG=summary before `maestro run` to get each dispatch's timing, "
+            "failures and budget check in the next report."
+        )
     return tips

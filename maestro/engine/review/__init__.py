@@ -46,10 +46,19 @@ def _check(ctx: CommandContext, task: Any) -> dict[str, Any] | None:
     from maestro.engine.gates import run_validation
 
     settings = ctx.settings
-    ran = run_validation(task.validation, root=settings.paths.root, env=ctx.env,
-                         timeout_s=max(60.0, timeout_s(settings)))
-    return {"command": task.validation, "exit": ran.exit_code, "timed_out": ran.timed_out,
-            "passed": ran.passed, "output": ran.output[-VALIDATION_TAIL:]}
+    ran = run_validation(
+        task.validation,
+        root=settings.paths.root,
+        env=ctx.env,
+        timeout_s=max(60.0, timeout_s(settings)),
+    )
+    return {
+        "command": task.validation,
+        "exit": ran.exit_code,
+        "timed_out": ran.timed_out,
+        "passed": ran.passed,
+        "output": ran.output[-VALIDATION_TAIL:],
+    }
 
 
 def _validation_note(check: dict[str, Any] | None) -> str:
@@ -59,7 +68,9 @@ def _validation_note(check: dict[str, Any] | None) -> str:
 
 
 def _reviewable(task: Any) -> None:
-    if task.status == "done" or (task.status == "blocked" and task.review in ("flagged", "needs-human")):
+    if task.status == "done" or (
+        task.status == "blocked" and task.review in ("flagged", "needs-human")
+    ):
         return
     raise MaestroError(
         f"Task {task.id} is {task.status}: only finished work can be reviewed.",
@@ -114,17 +125,27 @@ def review_task(
         last = made[-1]
         task = plan_store(ctx.paths).load().task(task_id)
         session = task.session if _resumes(task.tool) else None
-        ctx.emit(f"Task {task_id}: sending {len(last.findings)} finding(s) back to {task.tool}"
-                 + (" (resuming its session)" if session else "") + "...")
+        ctx.emit(
+            f"Task {task_id}: sending {len(last.findings)} finding(s) back to {task.tool}"
+            + (" (resuming its session)" if session else "")
+            + "..."
+        )
         status = revise(task_id, revision_context(last), session)
         if status != "done":
-            return ReviewOutcome(task_id, "revision-failed",
-                                 f"Task {task_id}'s revision ended {status}; see `maestro status`.",
-                                 last.reviewer, made, fix=f"see the options in `maestro status`, then "
-                                 f"`maestro review {task_id}` once it is done.")
+            return ReviewOutcome(
+                task_id,
+                "revision-failed",
+                f"Task {task_id}'s revision ended {status}; see `maestro status`.",
+                last.reviewer,
+                made,
+                fix=f"see the options in `maestro status`, then "
+                f"`maestro review {task_id}` once it is done.",
+            )
 
 
-def review_in_run(ctx: CommandContext, task_id: str, *, revise: Revise | None = None) -> ReviewOutcome:
+def review_in_run(
+    ctx: CommandContext, task_id: str, *, revise: Revise | None = None
+) -> ReviewOutcome:
     """``maestro run --review``'s hook: like ``review_task(auto=True)``, but a review that
     cannot happen (no reviewer CLI, a git error) leaves the task blocked, needing a human,
     with the reason, instead of ending the task's job with an error while the plan says done."""
@@ -135,10 +156,22 @@ def review_in_run(ctx: CommandContext, task_id: str, *, revise: Revise | None = 
             task = plan.task(task_id)
             apply(task, "needs-human")
             task.result = f"{task.result or 'done'} (not reviewed: {error.message})"
-        log_row(ctx.settings, action="Review", tool=None, role="review", result=None, ok=False, task=task_id,
-                notes=f"not reviewed: {error}")
-        return ReviewOutcome(task_id, "needs-human", f"Task {task_id} was not reviewed: {error.message}",
-                             fix=error.fix)
+        log_row(
+            ctx.settings,
+            action="Review",
+            tool=None,
+            role="review",
+            result=None,
+            ok=False,
+            task=task_id,
+            notes=f"not reviewed: {error}",
+        )
+        return ReviewOutcome(
+            task_id,
+            "needs-human",
+            f"Task {task_id} was not reviewed: {error.message}",
+            fix=error.fix,
+        )
 
 
 def _resumes(tool: str | None) -> bool:
@@ -150,8 +183,15 @@ def _resumes(tool: str | None) -> bool:
         return False
 
 
-def _round(ctx: CommandContext, task_id: str, *, tool: str | None, auto: bool, made: list[Review],
-           retry_note: str) -> ReviewOutcome:
+def _round(
+    ctx: CommandContext,
+    task_id: str,
+    *,
+    tool: str | None,
+    auto: bool,
+    made: list[Review],
+    retry_note: str,
+) -> ReviewOutcome:
     from maestro.spokes.contract import DispatchRequest
     from maestro.spokes.registry import detect_available, get_spoke
 
@@ -163,14 +203,26 @@ def _round(ctx: CommandContext, task_id: str, *, tool: str | None, auto: bool, m
     reviews = [r for r in plan.reviews if r.task == task_id]
     check = _check(ctx, task)
     if check is not None and not check["passed"]:
-        log_row(settings, action="Review", tool=None, role="validation", result=None, ok=False, task=task_id,
-                notes=f"`{task.validation}` exited {check['exit']}: no review", goal=plan.goal)
-        return ReviewOutcome(task_id, "validation-failed",
-                             f"Task {task_id}'s validation `{task.validation}` exited {check['exit']}"
-                             f"{' (timed out)' if check['timed_out'] else ''}: no reviewer was asked.",
-                             validation=check,
-                             fix=f"fix the work (e.g. `maestro run {task_id} --clarify \"...\"` after setting it "
-                                 "pending) until the check passes, then review again.")
+        log_row(
+            settings,
+            action="Review",
+            tool=None,
+            role="validation",
+            result=None,
+            ok=False,
+            task=task_id,
+            notes=f"`{task.validation}` exited {check['exit']}: no review",
+            goal=plan.goal,
+        )
+        return ReviewOutcome(
+            task_id,
+            "validation-failed",
+            f"Task {task_id}'s validation `{task.validation}` exited {check['exit']}"
+            f"{' (timed out)' if check['timed_out'] else ''}: no reviewer was asked.",
+            validation=check,
+            fix=f'fix the work (e.g. `maestro run {task_id} --clarify "..."` after setting it '
+            "pending) until the check passes, then review again.",
+        )
     diff_text = task_diff.task_diff(settings.paths.root, task)
     sha = task_diff.diff_sha(diff_text)
     judged = [r for r in reviews if r.verdict is not None]
@@ -184,34 +236,75 @@ def _round(ctx: CommandContext, task_id: str, *, tool: str | None, auto: bool, m
     if retry_note:
         prompt += f"\nYour previous answer could not be read: {retry_note}. End with the block exactly as shown.\n"
     ctx.emit(f"Task {task_id}: review round {round_no} by {reviewer} (read-only)...")
-    request = DispatchRequest(prompt=prompt, system_prompt=SYSTEM, tier="read-only", cwd=settings.paths.root,
-                              timeout_s=timeout_s(settings), max_turns=getattr(settings, "max_turns", None),
-                              task_id=task_id, title=f"Review Task {task_id}")
+    request = DispatchRequest(
+        prompt=prompt,
+        system_prompt=SYSTEM,
+        tier="read-only",
+        cwd=settings.paths.root,
+        timeout_s=timeout_s(settings),
+        max_turns=getattr(settings, "max_turns", None),
+        task_id=task_id,
+        title=f"Review Task {task_id}",
+    )
     result = get_spoke(reviewer, settings).dispatch(request, base_env=dict(ctx.env))
     if not result.success:
-        log_row(settings, action="Review", tool=reviewer, role="review", result=result, ok=False, task=task_id,
-                notes=result.error or "failed", goal=plan.goal)
-        return ReviewOutcome(task_id, "reviewer-failed", f"the reviewer {reviewer} failed: {result.error}",
-                             reviewer, notes=choice.notes, validation=check,
-                             fix="fix the cause above, or pick another reviewer with --tool.")
+        log_row(
+            settings,
+            action="Review",
+            tool=reviewer,
+            role="review",
+            result=result,
+            ok=False,
+            task=task_id,
+            notes=result.error or "failed",
+            goal=plan.goal,
+        )
+        return ReviewOutcome(
+            task_id,
+            "reviewer-failed",
+            f"the reviewer {reviewer} failed: {result.error}",
+            reviewer,
+            notes=choice.notes,
+            validation=check,
+            fix="fix the cause above, or pick another reviewer with --tool.",
+        )
     parsed = parse_review(result.text, task_id)
     edited = task_diff.diff_sha(task_diff.task_diff(settings.paths.root, task)) != sha
     if edited:
         parsed.verdict = None
-        parsed.problems.append("the reviewer changed the task's files; a reviewer reports, it does not edit")
+        parsed.problems.append(
+            "the reviewer changed the task's files; a reviewer reports, it does not edit"
+        )
     earlier = [f for r in cycle for f in r.findings]
-    decision = decide(parsed.verdict, parsed.findings, round_no=round_no,
-                      max_rounds=settings.review_rounds, earlier=earlier)
+    decision = decide(
+        parsed.verdict,
+        parsed.findings,
+        round_no=round_no,
+        max_rounds=settings.review_rounds,
+        earlier=earlier,
+    )
     if edited:
         # Its edits are now in the work: no later round may judge them as the author's.
-        decision = RoundDecision("needs-human", "the reviewer changed the task's files while reviewing; "
-                                 "check them with `git diff` before accepting anything")
+        decision = RoundDecision(
+            "needs-human",
+            "the reviewer changed the task's files while reviewing; "
+            "check them with `git diff` before accepting anything",
+        )
     outcome = decision.outcome
     awaiting = outcome == "accepted" and not auto
     review = Review(
-        id="", task=task_id, reviewer=reviewer, round=round_no, time=clock.iso(), verdict=parsed.verdict,
-        findings=parsed.findings, usage=result.usage, cost=result.cost, cost_estimated=result.cost_estimated,
-        diff_sha=sha, outcome=None if awaiting else outcome,
+        id="",
+        task=task_id,
+        reviewer=reviewer,
+        round=round_no,
+        time=clock.iso(),
+        verdict=parsed.verdict,
+        findings=parsed.findings,
+        usage=result.usage,
+        cost=result.cost,
+        cost_estimated=result.cost_estimated,
+        diff_sha=sha,
+        outcome=None if awaiting else outcome,
     )
     with plans.edit() as editable:
         review.id = next_id("R", [r.id for r in editable.reviews])
@@ -219,10 +312,20 @@ def _round(ctx: CommandContext, task_id: str, *, tool: str | None, auto: bool, m
         apply(editable.task(task_id), None if awaiting else outcome)
     made.append(review)
     summary = parsed.verdict or "format failure: " + "; ".join(parsed.problems)
-    log_row(settings, action="Review", tool=reviewer, role="review", result=result, ok=parsed.verdict is not None,
-            task=task_id, notes=f"{review.id} round {round_no}: {summary} -> {review.outcome or 'awaiting acceptance'}",
-            goal=plan.goal)
-    base = ReviewOutcome(task_id, outcome, decision.reason, reviewer, notes=choice.notes, validation=check)
+    log_row(
+        settings,
+        action="Review",
+        tool=reviewer,
+        role="review",
+        result=result,
+        ok=parsed.verdict is not None,
+        task=task_id,
+        notes=f"{review.id} round {round_no}: {summary} -> {review.outcome or 'awaiting acceptance'}",
+        goal=plan.goal,
+    )
+    base = ReviewOutcome(
+        task_id, outcome, decision.reason, reviewer, notes=choice.notes, validation=check
+    )
     if outcome == "format-failure":
         # Recorded, never accepted; the next round asks again (the cap bounds the cost).
         base.outcome = "format-retry"

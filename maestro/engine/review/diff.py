@@ -61,7 +61,9 @@ def task_diff(root: Path, task: Task) -> str:
         new = [f for f in files if (root / f).is_file()]
     elif base is None:
         # No commit yet: staged files are new too.
-        new += [p for p in _git(root, "ls-files", "--cached", "-z", "--", *files)[1].split("\0") if p]
+        new += [
+            p for p in _git(root, "ls-files", "--cached", "-z", "--", *files)[1].split("\0") if p
+        ]
     for path in sorted(set(new)):
         # --no-index exits 1 when the files differ, which they always do here.
         parts.append(_git(root, "diff", "--no-index", "--", "/dev/null", path)[1])
@@ -76,4 +78,7 @@ def clip(diff_text: str, limit: int = DIFF_MAX_CHARS) -> str:
     """The diff for the prompt; a huge one is cut with a note saying so."""
     if len(diff_text) <= limit:
         return diff_text
-    return diff_text[:limit] + f"\n... (diff cut at {limit:,} of {len(diff_text):,} characters; read the files)\n"
+    return (
+        diff_text[:limit]
+        + f"\n... (diff cut at {limit:,} of {len(diff_text):,} characters; read the files)\n"
+    )

@@ -57,8 +57,10 @@ def described(outcome: ReviewOutcome, review: Review) -> ReviewOutcome:
     if outcome.outcome in words:
         outcome.message = words[outcome.outcome]
     if outcome.outcome in ("blocked", "needs-human"):
-        outcome.fix = (f"read the findings under ## Reviews ({review.id}), fix the work, and run "
-                       f"`maestro review {review.task}` again.")
+        outcome.fix = (
+            f"read the findings under ## Reviews ({review.id}), fix the work, and run "
+            f"`maestro review {review.task}` again."
+        )
     return outcome
 
 
@@ -67,9 +69,13 @@ def accept(ctx: CommandContext, task_id: str, review: Review, base: ReviewOutcom
     question = f"{review.reviewer} approved Task {task_id} (round {review.round}). Accept it?"
     if not ctx.interactive():
         base.outcome = "awaiting-acceptance"
-        base.message = f"{review.reviewer} approved Task {task_id}, and accepting it needs your yes."
-        base.fix = (f"run `maestro review {task_id} --auto` to accept it (the approval {review.id} is kept: "
-                    "no new review is run).")
+        base.message = (
+            f"{review.reviewer} approved Task {task_id}, and accepting it needs your yes."
+        )
+        base.fix = (
+            f"run `maestro review {task_id} --auto` to accept it (the approval {review.id} is kept: "
+            "no new review is run)."
+        )
         return base
     accepted = ctx.confirm(question)
     outcome = "accepted" if accepted else "needs-human"
@@ -83,7 +89,9 @@ def accept(ctx: CommandContext, task_id: str, review: Review, base: ReviewOutcom
     return described(base, review)
 
 
-def unchanged(ctx: CommandContext, task: Any, last: Review, auto: bool, made: list[Review]) -> ReviewOutcome:
+def unchanged(
+    ctx: CommandContext, task: Any, last: Review, auto: bool, made: list[Review]
+) -> ReviewOutcome:
     """The diff is the one ``last`` judged: never reviewed again."""
     if last.verdict is not None and last.outcome is None:
         # An approval waiting for the person's yes: accept it now without a new review.
@@ -99,13 +107,19 @@ def unchanged(ctx: CommandContext, task: Any, last: Review, auto: bool, made: li
         # Inside a review loop: the author's revision changed nothing.
         with plan_store(ctx.paths).edit() as plan:
             apply(plan.task(task.id), "needs-human")
-        return ReviewOutcome(task.id, "needs-human",
-                             f"Task {task.id}'s revision left its diff unchanged; another review would repeat "
-                             f"{last.id}. A person decides.", last.reviewer,
-                             fix=f"read {last.id}'s findings under ## Reviews, fix the work, then review again.")
+        return ReviewOutcome(
+            task.id,
+            "needs-human",
+            f"Task {task.id}'s revision left its diff unchanged; another review would repeat "
+            f"{last.id}. A person decides.",
+            last.reviewer,
+            fix=f"read {last.id}'s findings under ## Reviews, fix the work, then review again.",
+        )
     return ReviewOutcome(
-        task.id, "unchanged",
+        task.id,
+        "unchanged",
         f"Task {task.id}'s diff is unchanged since review {last.id} (round {last.round}, {last.verdict} -> "
-        f"{last.outcome}): it is not reviewed again.", last.reviewer,
+        f"{last.outcome}): it is not reviewed again.",
+        last.reviewer,
         fix=f"change the work first (or read {last.id}'s findings under ## Reviews in the plan).",
     )

@@ -31,10 +31,14 @@ def _receipt(task: Task) -> list[str]:
     receipt = task.receipt
     if receipt is None:
         return ["(no receipt: the task was not run by `maestro run`)"]
-    lines = [f"- Diff stat: {receipt.diff_stat or '-'}",
-             f"- Files changed: {', '.join(receipt.files_changed) or '-'}"]
+    lines = [
+        f"- Diff stat: {receipt.diff_stat or '-'}",
+        f"- Files changed: {', '.join(receipt.files_changed) or '-'}",
+    ]
     if receipt.validation:
-        lines.append(f"- Validation at the end of the run: `{receipt.validation}` exited {receipt.validation_exit}")
+        lines.append(
+            f"- Validation at the end of the run: `{receipt.validation}` exited {receipt.validation_exit}"
+        )
     if receipt.commit:
         lines.append(f"- Commit of the working tree: {receipt.commit[:12]}")
     return lines
@@ -49,14 +53,24 @@ def _earlier(rounds: list[Review]) -> list[str]:
         lines.extend(f"- {f.severity or 'note'}: {f.text}" for f in review.findings)
     if not lines:
         return []
-    return ["# Earlier review rounds", "", *lines, "",
-            ("The author has revised the work since. Say which of these findings are settled. Repeat a "
-             "critical or major finding only if it is still there; raise a new one only for a real problem "
-             "that the earlier rounds missed, not for a preference."), ""]
+    return [
+        "# Earlier review rounds",
+        "",
+        *lines,
+        "",
+        (
+            "The author has revised the work since. Say which of these findings are settled. Repeat a "
+            "critical or major finding only if it is still there; raise a new one only for a real problem "
+            "that the earlier rounds missed, not for a preference."
+        ),
+        "",
+    ]
 
 
 def build_prompt(task: Task, diff_text: str, validation_note: str, earlier: list[Review]) -> str:
-    criteria = [f"- {c}" for c in task.criteria] or ["- (none written: judge the title and the result)"]
+    criteria = [f"- {c}" for c in task.criteria] or [
+        "- (none written: judge the title and the result)"
+    ]
     parts = [
         f"# Task {task.id}: {task.title}",
         "",
@@ -95,8 +109,12 @@ def build_prompt(task: Task, diff_text: str, validation_note: str, earlier: list
 def revision_context(review: Review) -> str:
     """What the author's next dispatch is told: the findings to address."""
     # "Review findings" starts the text: the engine keeps it in the prompts of later retries.
-    lines = [(f"Review findings to address (reviewer {review.reviewer}, round {review.round}): the reviewer "
-              "requested changes to your work on this task. Address each finding below, keep the rest of "
-              "the work as it is, and report again:")]
+    lines = [
+        (
+            f"Review findings to address (reviewer {review.reviewer}, round {review.round}): the reviewer "
+            "requested changes to your work on this task. Address each finding below, keep the rest of "
+            "the work as it is, and report again:"
+        )
+    ]
     lines.extend(f"- {f.severity or 'note'}: {f.text}" for f in review.findings)
     return "\n".join(lines)

@@ -50,7 +50,9 @@ def same_finding(a: Finding, b: Finding) -> bool:
     return SequenceMatcher(None, x, y).ratio() >= SAME_FINDING_RATIO
 
 
-def split_blocking(findings: list[Finding], earlier: list[Finding]) -> tuple[list[Finding], list[Finding]]:
+def split_blocking(
+    findings: list[Finding], earlier: list[Finding]
+) -> tuple[list[Finding], list[Finding]]:
     """(new blocking findings, blocking findings that repeat an earlier one)."""
     new, repeated = [], []
     for finding in findings:
@@ -68,7 +70,7 @@ def current_cycle(reviews: list[Review], task_id: str) -> list[Review]:
     mine = [r for r in reviews if r.task == task_id]
     for index in range(len(mine) - 1, -1, -1):
         if mine[index].outcome in TERMINAL:
-            return mine[index + 1:]
+            return mine[index + 1 :]
     return mine
 
 
@@ -83,12 +85,17 @@ def decide(
     last = round_no >= max_rounds
     if verdict is None:
         if last:
-            return RoundDecision("needs-human", f"round {round_no} of {max_rounds} gave no valid verdict")
+            return RoundDecision(
+                "needs-human", f"round {round_no} of {max_rounds} gave no valid verdict"
+            )
         return RoundDecision("format-failure", "the answer had no valid maestro-review block")
     if verdict == "approve":
         return RoundDecision("accepted", "the reviewer approved")
-    new, repeated = split_blocking(findings, earlier) if round_no > 1 else (
-        [f for f in findings if f.severity in BLOCKING], [])
+    new, repeated = (
+        split_blocking(findings, earlier)
+        if round_no > 1
+        else ([f for f in findings if f.severity in BLOCKING], [])
+    )
     if round_no > 1 and not new:
         if repeated:
             return RoundDecision(

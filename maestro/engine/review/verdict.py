@@ -97,7 +97,9 @@ def parse_review(text: str, task_id: str | None = None) -> ParsedReview:
         if verdict is None:
             match = _VERDICT.match(line)
             if not match:
-                problems.append(f"line {number} of the block must be 'verdict: ...', found {line!r}")
+                problems.append(
+                    f"line {number} of the block must be 'verdict: ...', found {line!r}"
+                )
                 break
             verdict = normalize_verdict(match.group("value"))
             if verdict is None:
@@ -124,7 +126,9 @@ def parse_review(text: str, task_id: str | None = None) -> ParsedReview:
         if raw[:1] in (" ", "\t") and findings:
             findings[-1].text = f"{findings[-1].text} {line}"
             continue
-        problems.append(f"line {number} of the block is not a finding ('- severity: text'): {line!r}")
+        problems.append(
+            f"line {number} of the block is not a finding ('- severity: text'): {line!r}"
+        )
     if verdict is None and not problems:
         problems.append("the block has no 'verdict:' line")
     if said_none and findings:

@@ -105,7 +105,9 @@ class Choice(Codec):
     def _known(self, label: str, value: Any) -> Any:
         if value not in self.choices:
             shown = v.preview(value) if isinstance(value, str) else repr(value)
-            raise FieldError(f'unknown {label.lower()} "{shown}"', f"use one of {', '.join(self.choices)}.")
+            raise FieldError(
+                f'unknown {label.lower()} "{shown}"', f"use one of {', '.join(self.choices)}."
+            )
         return value
 
     def check(self, label: str, value: Any) -> None:
@@ -145,14 +147,18 @@ class YesNo(Codec):
             return True
         if value in ("no", "false"):
             return False
-        raise FieldError(f'an unreadable {label} value "{v.preview(value)}"', f"write {label} as yes or no.")
+        raise FieldError(
+            f'an unreadable {label} value "{v.preview(value)}"', f"write {label} as yes or no."
+        )
 
     def render(self, value: Any) -> list[str]:
         return ["yes" if value else "no"]
 
     def check(self, label: str, value: Any) -> None:
         if not isinstance(value, bool):
-            raise FieldError(f"a {label} that is not true or false ({value!r})", f"set {label} to a boolean.")
+            raise FieldError(
+                f"a {label} that is not true or false ({value!r})", f"set {label} to a boolean."
+            )
 
 
 class Text(Codec):

@@ -112,7 +112,8 @@ class Findings(Codec):
                 v.check_id(f"{label} finding's task", task)
             if severity is not None and severity not in ("critical", "major", "minor", "note"):
                 raise FieldError(
-                    f'a finding with unknown severity "{severity}"', "use critical, major, minor or note."
+                    f'a finding with unknown severity "{severity}"',
+                    "use critical, major, minor or note.",
                 )
 
 
@@ -124,7 +125,10 @@ class Receipt(Codec):
 
     def parse(self, label: str, first: str, rest: Sequence[str]) -> Any:
         if first.strip():
-            raise FieldError(f"a {label} field with text after its label", f"write {label}'s parts as nested items.")
+            raise FieldError(
+                f"a {label} field with text after its label",
+                f"write {label}'s parts as nested items.",
+            )
         parts: list[Any] = ["", (), None, None, None, None]
         for text, more in split_items(label, rest):
             name, _, value = text.partition(":")
@@ -203,7 +207,8 @@ class Fence(Codec):
                     )
                 return "\n".join(lines[1:end])
         raise FieldError(
-            f"a {label} block without its closing fence", f"end {label}'s text with a line `{fence}`."
+            f"a {label} block without its closing fence",
+            f"end {label}'s text with a line `{fence}`.",
         )
 
     def render(self, value: Any) -> list[str]:

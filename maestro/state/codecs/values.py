@@ -23,9 +23,12 @@ _LINE_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 _CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029]")
 _INT = re.compile(r"[0-9][0-9,]*")
 _NUMBER = r"[0-9][0-9,]*(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?"
-_COST = re.compile(r"(?:US)?\$?\s*(" + _NUMBER + r")\s*(\((?:estimate|estimated|est\.?)\))?", re.IGNORECASE)
+_COST = re.compile(
+    r"(?:US)?\$?\s*(" + _NUMBER + r")\s*(\((?:estimate|estimated|est\.?)\))?", re.IGNORECASE
+)
 _USAGE = re.compile(
-    r"([0-9][0-9,]*)\s*in\s*/\s*([0-9][0-9,]*)\s*out(?:\s*/\s*([0-9][0-9,]*)\s*cached)?", re.IGNORECASE
+    r"([0-9][0-9,]*)\s*in\s*/\s*([0-9][0-9,]*)\s*out(?:\s*/\s*([0-9][0-9,]*)\s*cached)?",
+    re.IGNORECASE,
 )
 _DEPENDS_NONE = {"", "none", "-", "\u2014", "n/a"}
 
@@ -97,10 +100,14 @@ def parse_int(label: str, value: str, *, minimum: int = 0) -> int:
     negative = value.startswith("-") and minimum < 0
     digits = value[1:] if negative else value
     if not _INT.fullmatch(digits):
-        raise FieldError(f'an unreadable {label} "{preview(value)}"', f"write {label} as a whole number.")
+        raise FieldError(
+            f'an unreadable {label} "{preview(value)}"', f"write {label} as a whole number."
+        )
     number = -int(digits.replace(",", "")) if negative else int(digits.replace(",", ""))
     if number < minimum:
-        raise FieldError(f"a {label} below {minimum}", f"write {label} as a number from {minimum} up.")
+        raise FieldError(
+            f"a {label} below {minimum}", f"write {label} as a number from {minimum} up."
+        )
     return number
 
 
@@ -132,10 +139,20 @@ def parse_cost(label: str, value: str) -> tuple[float, bool]:
 def check_cost(label: str, cost: object, estimated: object) -> None:
     if cost is None:
         if estimated:
-            raise FieldError(f"an estimated {label} without an amount", f"set {label} or clear the estimate flag.")
+            raise FieldError(
+                f"an estimated {label} without an amount",
+                f"set {label} or clear the estimate flag.",
+            )
         return
-    if not isinstance(cost, (int, float)) or isinstance(cost, bool) or not cost >= 0 or cost == float("inf"):
-        raise FieldError(f"an invalid {label} ({cost!r})", f"set {label} to a dollar amount of 0 or more.")
+    if (
+        not isinstance(cost, (int, float))
+        or isinstance(cost, bool)
+        or not cost >= 0
+        or cost == float("inf")
+    ):
+        raise FieldError(
+            f"an invalid {label} ({cost!r})", f"set {label} to a dollar amount of 0 or more."
+        )
 
 
 def format_usage(usage: tuple[int, int, int]) -> str:
@@ -212,7 +229,8 @@ def parse_ids(value: str) -> tuple[str, ...]:
 def check_id(label: str, value: object) -> str:
     if not isinstance(value, str) or not TASK_ID.fullmatch(value):
         raise FieldError(
-            f"an invalid {label} ({value!r})", "use task ids made of numbers and dots, e.g. 3 or 3.1."
+            f"an invalid {label} ({value!r})",
+            "use task ids made of numbers and dots, e.g. 3 or 3.1.",
         )
     return value
 

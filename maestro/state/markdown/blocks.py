@@ -54,7 +54,7 @@ def _build_parser() -> Any:
             # token it added; setdefault keeps that start. A quote cut short by a nested
             # block is inserted before the last token (``prepend_token``), so the token at
             # ``count - 1`` may be this call's too.
-            for token in state.tokens[max(count - 1, 0):]:
+            for token in state.tokens[max(count - 1, 0) :]:
                 token.setdefault("_start", start)
             return end
 
@@ -130,7 +130,11 @@ def unclosed_block(text: str, blocks: list[Block]) -> tuple[int, str] | None:
     mark = m.group(1)
     for line in rest.split("\n"):
         body = line.strip(" \t")
-        if len(line) - len(line.lstrip(" ")) < 4 and len(body) >= len(mark) and body == mark[0] * len(body):
+        if (
+            len(line) - len(line.lstrip(" ")) < 4
+            and len(body) >= len(mark)
+            and body == mark[0] * len(body)
+        ):
             return None
     return last.line, first.strip()
 

@@ -16,18 +16,28 @@ _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
 
 def _attr(name: str, label: str, codec: f.Codec, **kw: Any) -> Spec:
-    return Spec(name, label, codec, lambda o: getattr(o, name), lambda o, x: setattr(o, name, x), **kw)
+    return Spec(
+        name, label, codec, lambda o: getattr(o, name), lambda o, x: setattr(o, name, x), **kw
+    )
 
 
 def _listed(name: str, label: str, codec: f.Codec) -> Spec:
-    return Spec(name, label, codec, lambda o: tuple(getattr(o, name)), lambda o, x: setattr(o, name, list(x)))
+    return Spec(
+        name,
+        label,
+        codec,
+        lambda o: tuple(getattr(o, name)),
+        lambda o, x: setattr(o, name, list(x)),
+    )
 
 
 def _usage() -> Spec:
     def put(o: Any, x: Any) -> None:
         o.usage = m.Usage(*x)
 
-    return Spec("usage", "Tokens", f.Usage(), lambda o: (o.usage.input, o.usage.output, o.usage.cached), put)
+    return Spec(
+        "usage", "Tokens", f.Usage(), lambda o: (o.usage.input, o.usage.output, o.usage.cached), put
+    )
 
 
 def _cost() -> Spec:
@@ -52,7 +62,9 @@ def _category(key: str, label: str) -> Spec:
         else:
             o.findings[key] = _thaw_findings(x)
 
-    return Spec(f"findings.{key}", label, n.Findings(), lambda o: _freeze_findings(o.findings.get(key)), put)
+    return Spec(
+        f"findings.{key}", label, n.Findings(), lambda o: _freeze_findings(o.findings.get(key)), put
+    )
 
 
 def _receipt() -> Spec:
@@ -60,7 +72,14 @@ def _receipt() -> Spec:
         r = o.receipt
         if r is None:
             return None
-        return (r.diff_stat, tuple(r.files_changed), r.validation, r.validation_exit, r.commit, r.diff_sha)
+        return (
+            r.diff_stat,
+            tuple(r.files_changed),
+            r.validation,
+            r.validation_exit,
+            r.commit,
+            r.diff_sha,
+        )
 
     def put(o: Any, x: Any) -> None:
         o.receipt = None if x is None else m.Receipt(x[0], list(x[1]), *x[2:])
@@ -75,16 +94,24 @@ def _check_task_head(task: Any) -> None:
 
 def _check_challenge_head(ch: Any) -> None:
     if not isinstance(ch.id, str) or not _ID.fullmatch(ch.id):
-        raise v.FieldError(f"an invalid id ({ch.id!r})", "use letters, digits, dots and dashes, e.g. 1 or C1.")
+        raise v.FieldError(
+            f"an invalid id ({ch.id!r})", "use letters, digits, dots and dashes, e.g. 1 or C1."
+        )
     v.check_line("challenger", ch.challenger)
-    if not isinstance(ch.findings, dict) or set(ch.findings) - {k for k, _ in m.CHALLENGE_CATEGORIES}:
-        raise v.FieldError("findings under unknown categories",
-                           "use " + ", ".join(k for k, _ in m.CHALLENGE_CATEGORIES) + ".")
+    if not isinstance(ch.findings, dict) or set(ch.findings) - {
+        k for k, _ in m.CHALLENGE_CATEGORIES
+    }:
+        raise v.FieldError(
+            "findings under unknown categories",
+            "use " + ", ".join(k for k, _ in m.CHALLENGE_CATEGORIES) + ".",
+        )
 
 
 def _check_review_head(rv: Any) -> None:
     if not isinstance(rv.id, str) or not _ID.fullmatch(rv.id):
-        raise v.FieldError(f"an invalid id ({rv.id!r})", "use letters, digits, dots and dashes, e.g. 1 or R1.")
+        raise v.FieldError(
+            f"an invalid id ({rv.id!r})", "use letters, digits, dots and dashes, e.g. 1 or R1."
+        )
     v.check_id("task", rv.task)
 
 
@@ -152,8 +179,13 @@ REVIEW = Kind(
         _attr("round", "Round", f.Int(0), required=True),
         _attr("time", "Time", f.Iso(), required=True),
         _attr("verdict", "Verdict", f.Choice(m.VERDICTS)),
-        Spec("findings", "Findings", n.Findings(default=()), lambda o: _freeze_findings(o.findings),
-             lambda o, x: setattr(o, "findings", _thaw_findings(x))),
+        Spec(
+            "findings",
+            "Findings",
+            n.Findings(default=()),
+            lambda o: _freeze_findings(o.findings),
+            lambda o, x: setattr(o, "findings", _thaw_findings(x)),
+        ),
         _usage(),
         _cost(),
         _attr("diff_sha", "Diff SHA", f.Line()),

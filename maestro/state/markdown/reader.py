@@ -16,8 +16,11 @@ from maestro.state.markdown.layout import Chunk, FieldPiece, PlanLayout
 from maestro.state.markdown.records import RecordReader
 from maestro.state.model import FORMAT_VERSION, Plan, Task
 
-_RECORD_WORD = {"tasks": re.compile(r"task\s", re.IGNORECASE), "challenges": re.compile(r"challenge\s", re.IGNORECASE),
-                "reviews": re.compile(r"review\s", re.IGNORECASE)}
+_RECORD_WORD = {
+    "tasks": re.compile(r"task\s", re.IGNORECASE),
+    "challenges": re.compile(r"challenge\s", re.IGNORECASE),
+    "reviews": re.compile(r"review\s", re.IGNORECASE),
+}
 _TASK_LIKE = re.compile(r"task\s+[0-9][0-9.]*\s*:", re.IGNORECASE)
 
 
@@ -31,8 +34,11 @@ class DocumentReader:
         text = text.replace("\r\n", "\n")
         lone = text.find("\r")
         if lone >= 0:
-            raise self.error(text.count("\n", 0, lone) + 1, "the file has a carriage return without a line feed.",
-                             "save the file with LF or CRLF line endings.")
+            raise self.error(
+                text.count("\n", 0, lone) + 1,
+                "the file has a carriage return without a line feed.",
+                "save the file with LF or CRLF line endings.",
+            )
         self.final_newline = text.endswith("\n") or not text
         self.text = text if self.final_newline else text + "\n"
 
@@ -68,7 +74,9 @@ class DocumentReader:
             return False
 
         effect = exc.message.rstrip(".")
-        if not same(self.text[:start] + self.text[self.text.index("\n", start) + 1 :]):  # without the opening line
+        if not same(
+            self.text[:start] + self.text[self.text.index("\n", start) + 1 :]
+        ):  # without the opening line
             return unclosed_error(self.path, line, opener, effect)
         if not same(self.text[:start]):
             return unclosed_error(self.path, line, opener, effect, move=True)
@@ -85,17 +93,27 @@ class DocumentReader:
         for slot, group, first in groups:
             start, end = first, first + len(group)
             if slot in seen:
-                raise self.error(group[0].line, f"the file has a second `## {s.SECTION_TITLES[slot]}` section "
-                                 f"(the first is at line {seen[slot]}).", "merge the two into one section.")
+                raise self.error(
+                    group[0].line,
+                    f"the file has a second `## {s.SECTION_TITLES[slot]}` section "
+                    f"(the first is at line {seen[slot]}).",
+                    "merge the two into one section.",
+                )
             if slot is not None:
                 seen[slot] = group[0].line
             if slot is None:
-                chunks += self._preamble(group, start) if first == 0 else [Chunk(None, self.raw(group), start, end)]
+                chunks += (
+                    self._preamble(group, start)
+                    if first == 0
+                    else [Chunk(None, self.raw(group), start, end)]
+                )
             elif slot == "title":
                 plan.title = s.title_of(self.raw(group[:1]))
                 chunks.append(Chunk("title", self.raw(group[:1]), start, start + 1, plan.title))
                 if group[1:]:
-                    chunks += self._preamble(group[1:], start + 1, any(c.slot == "marker" for c in chunks))
+                    chunks += self._preamble(
+                        group[1:], start + 1, any(c.slot == "marker" for c in chunks)
+                    )
             elif slot in ("goal", "source"):
                 chunks.append(self._simple(plan, slot, group, start, end))
             elif slot == "log":
@@ -106,10 +124,21 @@ class DocumentReader:
                 chunks.append(chunk)
         for slot, title in (("goal", "Goal"), ("tasks", "Tasks")):
             if slot not in seen:
-                raise self.error(None, f"the file has no `## {title}` section.",
-                                 f"add a `## {title}` section" + (" with the goal under it." if slot == "goal" else
-                                                                  " with `### Task <id>: <title>` headings."))
-        plan.tasks, plan.challenges, plan.reviews = records["tasks"], records["challenges"], records["reviews"]
+                raise self.error(
+                    None,
+                    f"the file has no `## {title}` section.",
+                    f"add a `## {title}` section"
+                    + (
+                        " with the goal under it."
+                        if slot == "goal"
+                        else " with `### Task <id>: <title>` headings."
+                    ),
+                )
+        plan.tasks, plan.challenges, plan.reviews = (
+            records["tasks"],
+            records["challenges"],
+            records["reviews"],
+        )
         self._check_ids(plan)
         plan.layout = PlanLayout(chunks, self.newline, self.final_newline, self.bom)
         return plan, version
@@ -120,8 +149,11 @@ class DocumentReader:
         titled = False
         for index, block in enumerate(blocks):
             if block.kind == "heading" and block.level == 2 and _TASK_LIKE.match(block.text):
-                raise self.error(block.line, f'"{block.text}" is a level-{block.level} heading.',
-                                 f"write task headings with three hashes: `### {block.text}`.")
+                raise self.error(
+                    block.line,
+                    f'"{block.text}" is a level-{block.level} heading.',
+                    f"write task headings with three hashes: `### {block.text}`.",
+                )
             if block.kind == "heading" and block.level <= 2:
                 name = " ".join(block.text.split()).lower()
                 slot: str | None = None
@@ -136,9 +168,16 @@ class DocumentReader:
             if slot != "tasks":
                 stray = misplaced_task(group)
                 if stray is not None:
-                    where = f" (line {group[0].line} starts another section)" if group[0].kind == "heading" else ""
-                    raise self.error(stray.line, f'"### {stray.text}" is outside the `## Tasks` section{where}.',
-                                     "move the task under `## Tasks`.")
+                    where = (
+                        f" (line {group[0].line} starts another section)"
+                        if group[0].kind == "heading"
+                        else ""
+                    )
+                    raise self.error(
+                        stray.line,
+                        f'"### {stray.text}" is outside the `## Tasks` section{where}.',
+                        "move the task under `## Tasks`.",
+                    )
         return groups
 
     def _version(self, preamble: list[Block]) -> int:
@@ -148,12 +187,19 @@ class DocumentReader:
             if not m:
                 continue
             if not m.group(1).isdigit():
-                raise self.error(block.line, f'the format marker names version "{m.group(1)}", not a number.',
-                                 f"write the marker as `{s.MARKER_LINE.strip()}`.")
+                raise self.error(
+                    block.line,
+                    f'the format marker names version "{m.group(1)}", not a number.',
+                    f"write the marker as `{s.MARKER_LINE.strip()}`.",
+                )
             version = int(m.group(1))
             if version > FORMAT_VERSION:
-                raise self.error(block.line, f"the file is plan format {version}, newer than this Maestro "
-                                 f"reads (up to {FORMAT_VERSION}).", "upgrade Maestro: pip install -U maestro-orchestra.")
+                raise self.error(
+                    block.line,
+                    f"the file is plan format {version}, newer than this Maestro "
+                    f"reads (up to {FORMAT_VERSION}).",
+                    "upgrade Maestro: pip install -U maestro-orchestra.",
+                )
             return version
         return 0
 
@@ -163,8 +209,20 @@ class DocumentReader:
         for offset, block in enumerate(group):
             raw = self.text[block.start : block.end]
             m = s.MARKER.fullmatch(raw.strip())
-            slot = "marker" if m and not marked and not any(c.slot == "marker" for c in chunks) else None
-            chunks.append(Chunk(slot, raw, start + offset, start + offset + 1, int(m.group(1)) if slot and m else None))
+            slot = (
+                "marker"
+                if m and not marked and not any(c.slot == "marker" for c in chunks)
+                else None
+            )
+            chunks.append(
+                Chunk(
+                    slot,
+                    raw,
+                    start + offset,
+                    start + offset + 1,
+                    int(m.group(1)) if slot and m else None,
+                )
+            )
         merged: list[Chunk] = []
         for chunk in chunks:
             if chunk.slot is None and merged and merged[-1].slot is None:
@@ -182,24 +240,43 @@ class DocumentReader:
         if slot == "goal":
             value = core.strip()
             if not value:
-                raise self.error(group[0].line, "the Goal section is empty.", "write the goal under `## Goal`.")
+                raise self.error(
+                    group[0].line, "the Goal section is empty.", "write the goal under `## Goal`."
+                )
             plan.goal = value
         elif core.strip():
             if core.strip().count("\n"):
-                raise self.error(line, "the Source section has more than one line.",
-                                 "keep one line: `<hub tool> | YYYY-MM-DD HH:MM UTC`.")
+                raise self.error(
+                    line,
+                    "the Source section has more than one line.",
+                    "keep one line: `<hub tool> | YYYY-MM-DD HH:MM UTC`.",
+                )
             try:
                 value = plan.source = s.parse_source(core)
             except FieldError as exc:
                 raise self.error(line, f"the file has {exc.text}.", exc.fix) from None
-        return Chunk(slot, heading + lead + core + trail, start, end, value,
-                     {"heading": heading, "lead": lead, "trail": trail})
+        return Chunk(
+            slot,
+            heading + lead + core + trail,
+            start,
+            end,
+            value,
+            {"heading": heading, "lead": lead, "trail": trail},
+        )
 
     def _log(self, plan: Plan, group: list[Block], start: int, end: int) -> Chunk:
         body = self.raw(group)
         lines = body.split("\n")[:-1]
-        first = next((i for i, line in enumerate(lines) if i and line.strip().startswith("|")), None)
-        parts: dict[str, Any] = {"pre": body, "header": None, "columns": list(s.COLUMNS), "rows": [], "post": ""}
+        first = next(
+            (i for i, line in enumerate(lines) if i and line.strip().startswith("|")), None
+        )
+        parts: dict[str, Any] = {
+            "pre": body,
+            "header": None,
+            "columns": list(s.COLUMNS),
+            "rows": [],
+            "post": "",
+        }
         if first is not None:
             last = first
             while last < len(lines) and lines[last].strip().startswith("|"):
@@ -214,17 +291,27 @@ class DocumentReader:
                 pre="".join(line + "\n" for line in lines[:first]),
                 header=lines[first] + "\n" + lines[first + 1] + "\n",
                 columns=columns,
-                rows=[(line + "\n", entry) for line, entry in zip(lines[first + 2 : last], entries)],
+                rows=[
+                    (line + "\n", entry) for line, entry in zip(lines[first + 2 : last], entries)
+                ],
                 post="".join(line + "\n" for line in lines[last:]),
             )
         return Chunk("log", body, start, end, None, parts)
 
-    def _records(self, slot: str, group: list[Block], start: int, end: int, version: int) -> tuple[Chunk, list[Any]]:
+    def _records(
+        self, slot: str, group: list[Block], start: int, end: int, version: int
+    ) -> tuple[Chunk, list[Any]]:
         word = _RECORD_WORD[slot]
-        heads = [i for i, b in enumerate(group) if i and b.kind == "heading" and b.level == 3 and word.match(b.text)]
+        heads = [
+            i
+            for i, b in enumerate(group)
+            if i and b.kind == "heading" and b.level == 3 and word.match(b.text)
+        ]
         bounds = heads + [len(group)]
         reader = RecordReader(KINDS[slot], self.path, version)
-        found = [reader.read(self.text, group[a:b], start + a, start + b) for a, b in pairwise(bounds)]
+        found = [
+            reader.read(self.text, group[a:b], start + a, start + b) for a, b in pairwise(bounds)
+        ]
         intro_end = heads[0] if heads else len(group)
         return Chunk(slot, self.raw(group[:intro_end]), start, start + intro_end), found
 
@@ -234,36 +321,56 @@ class DocumentReader:
             for record in getattr(plan, slot):
                 kind = KINDS[slot]
                 if record.id in first:
-                    raise self.error(record.layout.line, f"{kind.title(record)} appears twice (the first at line "
-                                     f"{first[record.id]}).", f"give each {kind.word.lower()} its own id.")
+                    raise self.error(
+                        record.layout.line,
+                        f"{kind.title(record)} appears twice (the first at line "
+                        f"{first[record.id]}).",
+                        f"give each {kind.word.lower()} its own id.",
+                    )
                 first[record.id] = record.layout.line
         problem = dependency_problem(plan.tasks)
         if problem:
             task, message, fix = problem
-            line = next((p.line for p in task.layout.pieces
-                         if isinstance(p, FieldPiece) and p.name == "depends"), task.layout.line)
+            line = next(
+                (
+                    p.line
+                    for p in task.layout.pieces
+                    if isinstance(p, FieldPiece) and p.name == "depends"
+                ),
+                task.layout.line,
+            )
             raise self.error(line, message, fix)
 
 
-def unclosed_error(path: str, line: int, opener: str, effect: str, *, move: bool = False) -> PlanError:
+def unclosed_error(
+    path: str, line: int, opener: str, effect: str, *, move: bool = False
+) -> PlanError:
     """The error for a code fence or HTML comment opened at ``line`` and never closed;
     ``effect`` says what that broke; ``move``: closing it is not enough, the block must
     also leave the section it is in."""
     what = "HTML comment" if opener.startswith("<!--") else "code fence"
     fix = f'close it with a line "{closer(opener)}" where it should end'
-    fix += (", and move the block out of that section (into a `## Notes` section of its own, say)." if move
-            else ", or delete it.")
+    fix += (
+        ", and move the block out of that section (into a `## Notes` section of its own, say)."
+        if move
+        else ", or delete it."
+    )
     return PlanError(
         f'the {what} "{opener}" opened at line {line} is never closed, so the rest of the file '
         f"reads as {'a comment' if what == 'HTML comment' else 'code'} ({effect}).",
-        fix, file=path, line=line,
+        fix,
+        file=path,
+        line=line,
     )
 
 
 def misplaced_task(blocks: list[Block]) -> Block | None:
     """The first ``### Task N: ...`` heading among ``blocks`` (outside the Tasks section it
     would be silently taken for text)."""
-    return next((b for b in blocks if b.kind == "heading" and b.level == 3 and _TASK_LIKE.match(b.text)), None)
+    return next(
+        (b for b in blocks if b.kind == "heading" and b.level == 3 and _TASK_LIKE.match(b.text)),
+        None,
+    )
 
 
 def dependency_problem(tasks: list[Task]) -> tuple[Task, str, str] | None:
@@ -275,8 +382,11 @@ def dependency_problem(tasks: list[Task]) -> tuple[Task, str, str] | None:
         for dep in task.depends:
             if dep not in ids:
                 known = ", ".join(sorted(ids - {task.id}, key=_sort_key)) or "none"
-                return (task, f"Task {task.id} depends on Task {dep}, which is not in the plan.",
-                        f"use one of the task ids ({known}), or remove {dep} from its Depends.")
+                return (
+                    task,
+                    f"Task {task.id} depends on Task {dep}, which is not in the plan.",
+                    f"use one of the task ids ({known}), or remove {dep} from its Depends.",
+                )
     loop = graph.dependency_loop(tasks)
     if loop is None:
         return None
@@ -317,10 +427,20 @@ def _upgrade_0(plan: Plan, path: str) -> None:
         elif name in TOOLS:
             task.tool = name
         else:
-            line = next((p.line for p in task.layout.pieces if isinstance(p, FieldPiece) and p.name == "tool"),
-                        task.layout.line)
-            raise PlanError(f'Task {task.id} is assigned to "{task.tool}", which is not a known tool.',
-                            f"write `- **Tool:** <name>` with one of {', '.join(TOOLS)}.", file=path, line=line)
+            line = next(
+                (
+                    p.line
+                    for p in task.layout.pieces
+                    if isinstance(p, FieldPiece) and p.name == "tool"
+                ),
+                task.layout.line,
+            )
+            raise PlanError(
+                f'Task {task.id} is assigned to "{task.tool}", which is not a known tool.',
+                f"write `- **Tool:** <name>` with one of {', '.join(TOOLS)}.",
+                file=path,
+                line=line,
+            )
 
 
 _UPGRADES = {0: _upgrade_0}

@@ -105,7 +105,9 @@ class RecordReader:
         self.kind = kind
         self.path = path
         self.aliases = kind.aliases.get(version, {})
-        self._labels: dict[tuple[str, bool], tuple[Spec | None, bool]] = {}  # (label, bold) -> field
+        self._labels: dict[
+            tuple[str, bool], tuple[Spec | None, bool]
+        ] = {}  # (label, bold) -> field
 
     def error(self, line: int, message: str, fix: str) -> PlanError:
         return PlanError(message, fix, file=self.path, line=line)
@@ -116,8 +118,11 @@ class RecordReader:
         first, _, extra = raw.partition("\n")
         m = self.kind.heading_re.fullmatch(first.strip())
         if not m:
-            raise self.error(heading.line, f'"{first.strip()}" is not a valid {self.kind.word.lower()} heading.',
-                             self.kind.heading_fix)
+            raise self.error(
+                heading.line,
+                f'"{first.strip()}" is not a valid {self.kind.word.lower()} heading.',
+                self.kind.heading_fix,
+            )
         obj = self.kind.make(m.groups())
         name = self.kind.title(obj)
         try:
@@ -135,21 +140,35 @@ class RecordReader:
                 continue
             items = split_list(raw)
             if len(items) != block.items:
-                raise self.error(block.line, f"{name} has a list that could not be read item by item.",
-                                 "start each field with `- ` at the left margin and indent its "
-                                 "continuation lines by two spaces.")
+                raise self.error(
+                    block.line,
+                    f"{name} has a list that could not be read item by item.",
+                    "start each field with `- ` at the left margin and indent its "
+                    "continuation lines by two spaces.",
+                )
             for offset, lines, item in items:
                 pieces.append(self._item(obj, name, lines, item, block.line + offset, seen))
         for spec in self.kind.specs:
             if spec.required and spec.name not in seen:
-                raise self.error(heading.line, f"{name} has no {spec.label} field.",
-                                 f"add `- **{spec.label}:** ...` under its heading.")
-        obj.layout = RecordLayout(first + "\n", self.kind.head(obj), _merge_text(pieces), heading.line,
-                                  start, end)
+                raise self.error(
+                    heading.line,
+                    f"{name} has no {spec.label} field.",
+                    f"add `- **{spec.label}:** ...` under its heading.",
+                )
+        obj.layout = RecordLayout(
+            first + "\n", self.kind.head(obj), _merge_text(pieces), heading.line, start, end
+        )
         return obj
 
-    def _item(self, obj: Any, name: str, lines: list[str], item: tuple[int, int, str], line_no: int,
-              seen: dict[str, int]) -> Any:
+    def _item(
+        self,
+        obj: Any,
+        name: str,
+        lines: list[str],
+        item: tuple[int, int, str],
+        line_no: int,
+        seen: dict[str, int],
+    ) -> Any:
         count = len(lines)
         while count > 1 and not lines[count - 1].strip():
             count -= 1
@@ -167,8 +186,11 @@ class RecordReader:
         if spec is None:
             return TextPiece(body + gap)
         if spec.name in seen:
-            raise self.error(line_no, f"{name} has two {spec.label} fields (the first at line {seen[spec.name]}).",
-                             f"keep one {spec.label} line.")
+            raise self.error(
+                line_no,
+                f"{name} has two {spec.label} fields (the first at line {seen[spec.name]}).",
+                f"keep one {spec.label} line.",
+            )
         seen[spec.name] = line_no
         rest = [dedent(line, content) for line in lines[1:count]]
         first = after[m.end() :].strip()
@@ -202,8 +224,11 @@ class RecordReader:
         close = difflib.get_close_matches(label, labels, n=1, cutoff=0.75)
         if close:
             spec = self.kind.by_label[close[0]]
-            raise self.error(line_no, f'{name} has an unknown field "{label}".',
-                             f"did you mean {spec.label}? Write `- **{spec.label}:** ...`.")
+            raise self.error(
+                line_no,
+                f'{name} has an unknown field "{label}".',
+                f"did you mean {spec.label}? Write `- **{spec.label}:** ...`.",
+            )
 
 
 def _merge_text(pieces: list[FieldPiece | TextPiece]) -> list[FieldPiece | TextPiece]:
@@ -263,7 +288,9 @@ def render_record(kind: Kind, obj: Any) -> tuple[str, bool]:
         for field_piece in fields:
             if kind.order[field_piece.name] < kind.order[spec.name]:
                 anchor = field_piece.name
-        bullet = next((p.bullet for p in fields if p.name == anchor), fields[0].bullet if fields else "- ")
+        bullet = next(
+            (p.bullet for p in fields if p.name == anchor), fields[0].bullet if fields else "- "
+        )
         added.setdefault(anchor, []).append(spec.line(value, bullet))
     out = [heading]
     bare = not fields and None in added

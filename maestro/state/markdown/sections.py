@@ -41,6 +41,7 @@ def split_body(body: str) -> tuple[str, str, str]:
     last = len(lines)
     while last > first and not lines[last - 1].strip():
         last -= 1
+
     def join(part: list[str]) -> str:
         return "".join(line + "\n" for line in part)
 
@@ -65,8 +66,10 @@ def check_goal(goal: Any) -> str:
     blocks = split_blocks(probe)
     headings = [b for b in blocks if b.kind == "heading" and b.level <= 2]
     if misplaced_task(blocks) is not None:
-        raise FieldError("a Goal with a `### Task` heading in it",
-                         "write the goal as prose; tasks go under `## Tasks`.")
+        raise FieldError(
+            "a Goal with a `### Task` heading in it",
+            "write the goal as prose; tasks go under `## Tasks`.",
+        )
     if len(headings) != 2 or headings[1].start != len(probe) - len("## End\n"):
         raise FieldError(
             "a Goal with a line that would start a new section or swallow the next one",
@@ -78,14 +81,22 @@ def check_goal(goal: Any) -> str:
 def parse_source(line: str) -> Source:
     hub, bar, time = line.strip().rpartition("|")
     if not bar:
-        raise FieldError(f'an unreadable Source line "{v.preview(line)}"',
-                         "write it as `<hub tool> | YYYY-MM-DD HH:MM UTC`, e.g. `claude | 2026-11-21 12:00 UTC`.")
+        raise FieldError(
+            f'an unreadable Source line "{v.preview(line)}"',
+            "write it as `<hub tool> | YYYY-MM-DD HH:MM UTC`, e.g. `claude | 2026-11-21 12:00 UTC`.",
+        )
     return Source(hub.strip(), v.check_stamp("Source", time.strip()))
 
 
 def check_source(source: Any) -> None:
-    if not isinstance(source.hub, str) or not _HUB.fullmatch(source.hub) or source.hub != source.hub.strip():
-        raise FieldError(f"an invalid Source hub ({source.hub!r})", "name the hub tool, e.g. claude.")
+    if (
+        not isinstance(source.hub, str)
+        or not _HUB.fullmatch(source.hub)
+        or source.hub != source.hub.strip()
+    ):
+        raise FieldError(
+            f"an invalid Source hub ({source.hub!r})", "name the hub tool, e.g. claude."
+        )
     v.check_stamp("Source", source.time)
 
 
@@ -108,15 +119,24 @@ def parse_table(lines: list[str]) -> tuple[list[str], list[LogEntry]]:
     columns = [" ".join(c.split()).lower() for c in header]
     for offset, column in enumerate(columns):
         if column not in COLUMNS or columns.index(column) != offset:
-            raise TableError(0, f'the Execution Log table has an unknown or repeated column "{header[offset]}".',
-                             "use the columns " + ", ".join(c.title() for c in COLUMNS) + ".")
+            raise TableError(
+                0,
+                f'the Execution Log table has an unknown or repeated column "{header[offset]}".',
+                "use the columns " + ", ".join(c.title() for c in COLUMNS) + ".",
+            )
     missing = [c.title() for c in REQUIRED_COLUMNS if c not in columns]
     if missing:
-        raise TableError(0, f"the Execution Log table has no {', '.join(missing)} column.",
-                         "use the columns " + ", ".join(c.title() for c in COLUMNS) + ".")
+        raise TableError(
+            0,
+            f"the Execution Log table has no {', '.join(missing)} column.",
+            "use the columns " + ", ".join(c.title() for c in COLUMNS) + ".",
+        )
     if len(lines) < 2 or not _DELIMITER.fullmatch(lines[1].strip()):
-        raise TableError(1, "the Execution Log table has no |---| line under its header.",
-                         "add a line like `|---|---|` under the header.")
+        raise TableError(
+            1,
+            "the Execution Log table has no |---| line under its header.",
+            "add a line like `|---|---|` under the header.",
+        )
     entries = [_entry(offset, line, columns) for offset, line in enumerate(lines[2:], start=2)]
     return columns, entries
 
@@ -124,15 +144,25 @@ def parse_table(lines: list[str]) -> tuple[list[str], list[LogEntry]]:
 def _entry(offset: int, line: str, columns: list[str]) -> LogEntry:
     cells = tables.split_row(line)
     if len(cells) != len(columns):
-        raise TableError(offset, f"an Execution Log row has {len(cells)} cells, the header {len(columns)}.",
-                         "give every row one cell per column; write `\\|` for a | inside a cell.")
+        raise TableError(
+            offset,
+            f"an Execution Log row has {len(cells)} cells, the header {len(columns)}.",
+            "give every row one cell per column; write `\\|` for a | inside a cell.",
+        )
     data = dict(zip(columns, cells))
     try:
         tokens = v.parse_int("Tokens", data["tokens"]) if data.get("tokens") else None
     except FieldError as exc:
         raise TableError(offset, f"an Execution Log row has {exc.text}.", exc.fix) from None
-    return LogEntry(data["time"], data["task"], data["tool"], data["action"], data["outcome"],
-                    tokens, data.get("cost") or None)
+    return LogEntry(
+        data["time"],
+        data["task"],
+        data["tool"],
+        data["action"],
+        data["outcome"],
+        tokens,
+        data.get("cost") or None,
+    )
 
 
 def table_header(columns: list[str]) -> str:
@@ -142,8 +172,13 @@ def table_header(columns: list[str]) -> str:
 
 def table_row(entry: LogEntry, columns: list[str]) -> str:
     cells = {
-        "time": entry.time, "task": entry.task, "tool": entry.tool, "action": entry.action,
-        "outcome": entry.outcome, "tokens": v.format_int(entry.tokens), "cost": entry.cost or "",
+        "time": entry.time,
+        "task": entry.task,
+        "tool": entry.tool,
+        "action": entry.action,
+        "outcome": entry.outcome,
+        "tokens": v.format_int(entry.tokens),
+        "cost": entry.cost or "",
     }
     return tables.row([tables.escape(cells[c]) for c in columns]) + "\n"
 

@@ -41,7 +41,12 @@ class DocumentWriter:
             return
         self.risky = self.risky or (start is None and self.layout is not None)
         adjacent = start is not None and start == self.prev_end
-        if self.out and not adjacent and not self.after_marker and not self.out[-1].endswith("\n\n"):
+        if (
+            self.out
+            and not adjacent
+            and not self.after_marker
+            and not self.out[-1].endswith("\n\n")
+        ):
             self.out.append("\n")
         self.out.append(text)
         self.prev_end, self.after_marker = end, marker
@@ -91,14 +96,20 @@ class DocumentWriter:
     def _check(self) -> None:
         plan = self.plan
         if plan.format_version != FORMAT_VERSION:
-            raise PlanError(f"the plan says format {plan.format_version}; only format {FORMAT_VERSION} is written.",
-                            f"set format_version to {FORMAT_VERSION}.", file=self.path)
+            raise PlanError(
+                f"the plan says format {plan.format_version}; only format {FORMAT_VERSION} is written.",
+                f"set format_version to {FORMAT_VERSION}.",
+                file=self.path,
+            )
         for slot, kind in KINDS.items():
             seen: set[str] = set()
             for record in getattr(plan, slot):
                 if record.id in seen:
-                    raise PlanError(f"{kind.title(record)} appears twice in the plan.",
-                                    f"give each {kind.word.lower()} its own id.", file=self.path)
+                    raise PlanError(
+                        f"{kind.title(record)} appears twice in the plan.",
+                        f"give each {kind.word.lower()} its own id.",
+                        file=self.path,
+                    )
                 seen.add(record.id)
         problem = dependency_problem(plan.tasks)
         if problem:
@@ -149,12 +160,23 @@ class DocumentWriter:
             return
         s.check_source(source)
         parts = chunk.parts if chunk else {"heading": "## Source\n", "lead": "\n", "trail": ""}
-        self.emit(parts["heading"] + parts["lead"] + s.source_line(source) + parts["trail"], start, end)
+        self.emit(
+            parts["heading"] + parts["lead"] + s.source_line(source) + parts["trail"], start, end
+        )
 
     def _log(self, chunk: Chunk | None, start: int | None, end: int | None) -> None:
         log = self.plan.log
-        parts: dict[str, Any] = chunk.parts if chunk else {
-            "pre": "## Execution Log\n\n", "header": None, "columns": list(s.COLUMNS), "rows": [], "post": ""}
+        parts: dict[str, Any] = (
+            chunk.parts
+            if chunk
+            else {
+                "pre": "## Execution Log\n\n",
+                "header": None,
+                "columns": list(s.COLUMNS),
+                "rows": [],
+                "post": "",
+            }
+        )
         if chunk is not None and parts["header"] is None and not log:
             self.emit(chunk.text, start, end)
             return
@@ -224,7 +246,10 @@ def _read_back(plan: Plan, text: str, path: str) -> None:
     unclosed = plan.layout.unclosed if isinstance(plan.layout, PlanLayout) else None
     if unclosed is not None:
         raise unclosed_error(path, *unclosed, f"{what} would be written inside it")
-    raise PlanError(f"{what} would not read back as written: the text around it in the file changes its "
-                    "meaning.", "look for an unclosed code fence (```) or HTML comment (<!--) at the end of the "
-                    "file, or an indented line right under a task heading; fix it, then run the command again.",
-                    file=path)
+    raise PlanError(
+        f"{what} would not read back as written: the text around it in the file changes its "
+        "meaning.",
+        "look for an unclosed code fence (```) or HTML comment (<!--) at the end of the "
+        "file, or an indented line right under a task heading; fix it, then run the command again.",
+        file=path,
+    )
