@@ -96,83 +96,13 @@ def host_checks(s: Situation) -> list[Check]:
 
 
 def _install_checks(scope: str, path: Path, s: Situation) -> list[Check]:
+    """The checks of one manifest (the project's or the user's): each install in it, and
+    the one clash between installs."""
     try:
         manifest = manifests.load(path)
     except InstallError as error:
         return [Check("installs", f"{scope} manifest", "fail", error.message, error.fix)]
-    checks = []
-    for item in manifest.installs:
-        # Where the files really went (doctor only reads, so the recorded root is fine).
-        root = s.project_root if item.root == "." else Path(item.root)
-        label = (
-            f"{item.host} ({item.scope}" + ("" if item.form == "files" else f", {item.form}") + ")"
-        )
-        modified, missing = [], []
-        records = [(r, False) for r in item.files] + [(r, True) for r in item.blocks]
-        for record, is_block in records:
-            name = f"{record.path} (Maestro block)" if is_block else record.path
-            try:
-                real = inside(root, record.path)
-                if not real.is_file():
-                    missing.append(name)
-                    continue
-                found = block.find(read_text(real), item.host, where=name) if is_block else None
-            except InstallError as error:  # an escaping path, a block without its end marker
-                checks.append(Check("installs", label, "fail", error.message, error.fix))
-                continue
-            current = (
-                (block_hash(found) if found else None) if is_block else sha256(real.read_bytes())
-            )
-            if current is None:
-                missing.append(name)
-            elif current != record.sha256:
-                modified.append(name)
-        where = f"{len(item.files)} files in {root}"
-        reinstall = f"maestro install --host {item.host}" + (
-            f" --scope {item.scope}" if item.form == "files" else f" --as {item.form}"
-        )
-        if missing:
-            checks.append(
-                Check(
-                    "installs",
-                    label,
-                    "warn",
-                    f"{where}; missing: {', '.join(missing)}.",
-                    f"run `{reinstall}` to put them back.",
-                )
-            )
-        if modified:
-            checks.append(
-                Check(
-                    "installs",
-                    label,
-                    "warn",
-                    f"{where}; changed by hand: {', '.join(modified)}.",
-                    "install and uninstall keep these; delete them and reinstall to get Maestro's version.",
-                )
-            )
-        if item.invocation and not invocation.runs(shlex.split(item.invocation)):
-            checks.append(
-                Check(
-                    "installs",
-                    label,
-                    "fail",
-                    f"its commands run `{item.invocation}`, which no longer runs this Maestro.",
-                    f"run `{reinstall}` with the Maestro you use now.",
-                )
-            )
-        elif item.maestro != __version__:
-            checks.append(
-                Check(
-                    "installs",
-                    label,
-                    "warn",
-                    f"written by Maestro {item.maestro}; this is {__version__}.",
-                    f"run `{reinstall}` to update the files.",
-                )
-            )
-        elif not missing and not modified:
-            checks.append(Check("installs", label, "ok", f"{where}, as installed."))
+    checks = [check for item in manifest.installs for check in _one_install(item, s)]
     keys = {(i.host, i.form) for i in manifest.installs}
     if ("gemini", "files") in keys and ("gemini", "extension") in keys and scope == "user":
         checks.append(
@@ -185,6 +115,98 @@ def _install_checks(scope: str, path: Path, s: Situation) -> list[Check]:
             )
         )
     return checks
+
+
+def _one_install(item: manifests.Install, s: Situation) -> list[Check]:
+    """One install: its files as recorded, and whether the Maestro that wrote them is the
+    one that runs now."""
+    # Where the files really went (doctor only reads, so the recorded root is fine).
+    root = s.project_root if item.root == "." else Path(item.root)
+    label = f"{item.host} ({item.scope}" + ("" if item.form == "files" else f", {item.form}") + ")"
+    missing, modified, broken = _compare_files(item, root)
+    checks = [Check("installs", label, "fail", error.message, error.fix) for error in broken]
+    where = f"{len(item.files)} files in {root}"
+    reinstall = f"maestro install --host {item.host}" + (
+        f" --scope {item.scope}" if item.form == "files" else f" --as {item.form}"
+    )
+    if missing:
+        checks.append(
+            Check(
+                "installs",
+                label,
+                "warn",
+                f"{where}; missing: {', '.join(missing)}.",
+                f"run `{reinstall}` to put them back.",
+            )
+        )
+    if modified:
+        checks.append(
+            Check(
+                "installs",
+                label,
+                "warn",
+                f"{where}; changed by hand: {', '.join(modified)}.",
+                "install and uninstall keep these; delete them and reinstall to get Maestro's version.",
+            )
+        )
+    if item.invocation and not invocation.runs(shlex.split(item.invocation)):
+        checks.append(
+            Check(
+                "installs",
+                label,
+                "fail",
+                f"its commands run `{item.invocation}`, which no longer runs this Maestro.",
+                f"run `{reinstall}` with the Maestro you use now.",
+            )
+        )
+    elif item.maestro != __version__:
+        checks.append(
+            Check(
+                "installs",
+                label,
+                "warn",
+                f"written by Maestro {item.maestro}; this is {__version__}.",
+                f"run `{reinstall}` to update the files.",
+            )
+        )
+    elif not missing and not modified:
+        checks.append(Check("installs", label, "ok", f"{where}, as installed."))
+    return checks
+
+
+def _compare_files(
+    item: manifests.Install, root: Path
+) -> tuple[list[str], list[str], list[InstallError]]:
+    """(missing, changed by hand, unreadable) among an install's files and blocks, each
+    named as the user sees it."""
+    missing: list[str] = []
+    modified: list[str] = []
+    broken: list[InstallError] = []
+    records = [(r, False) for r in item.files] + [(r, True) for r in item.blocks]
+    for record, is_block in records:
+        name = f"{record.path} (Maestro block)" if is_block else record.path
+        try:
+            current = _current_hash(root, record.path, item.host, name, is_block)
+        except InstallError as error:  # an escaping path, a block without its end marker
+            broken.append(error)
+            continue
+        if current is None:
+            missing.append(name)
+        elif current != record.sha256:
+            modified.append(name)
+    return missing, modified, broken
+
+
+def _current_hash(root: Path, rel: str, host: str, name: str, is_block: bool) -> str | None:
+    """The hash of an installed file (or of Maestro's block in it) as it is now; None when
+    the file or the block is gone."""
+    real = inside(root, rel)
+    if not real.is_file():
+        return None
+    if not is_block:
+        return sha256(real.read_bytes())
+    found = block.find(read_text(real), host, where=name)
+    return block_hash(found) if found else None
 
 
 def install_checks(s: Situation) -> list[Check]:
