@@ -103,6 +103,44 @@ def proc_stat(pid: int | str) -> ProcStat | None:
     return ProcStat(name, fields[0], int(fields[1]), int(fields[2]), start)
 
 
+def _proc_bytes(path: str) -> bytes | None:
+    try:
+        return Path(path).read_bytes()
+    except OSError:
+        return None
+
+
+def proc_cmdline(pid: int) -> list[bytes] | None:
+    """Process ``pid``'s argv (``/proc/<pid>/cmdline``), or None when it cannot be read
+    (no such process, not ours to read, no /proc). A zombie's is empty."""
+    raw = _proc_bytes(f"/proc/{pid}/cmdline")
+    return None if raw is None else raw.split(b"\0")
+
+
+def proc_environ(pid: int) -> dict[bytes, bytes] | None:
+    """Process ``pid``'s environment as it started (``/proc/<pid>/environ``), or None when
+    it cannot be read (no such process, another user's, no /proc)."""
+    raw = _proc_bytes(f"/proc/{pid}/environ")
+    if raw is None:
+        return None
+    return dict(item.split(b"=", 1) for item in raw.split(b"\0") if b"=" in item)
+
+
+def pid_namespace() -> str | None:
+    """This process's PID namespace (``pid:[4026531836]``): pids mean the same thing only
+    to readers in the same one."""
+    try:
+        return os.readlink("/proc/self/ns/pid")
+    except OSError:
+        return None
+
+
+def boot_id() -> str | None:
+    """This boot's id: a start time in clock ticks means the same thing only within it."""
+    raw = _proc_bytes("/proc/sys/kernel/random/boot_id")
+    return None if raw is None else raw.decode("ascii", "replace").strip()
+
+
 def pid_alive(pid: int | None) -> bool:
     """True for a live process; a zombie (exited, not yet reaped) counts as dead. Without
     /proc the signal test alone decides."""
@@ -318,3 +356,35 @@ def run_process(
         pid=proc.pid,
         stopped_on_stderr=stop_err.is_set() and not abort.is_set(),
     )
+
+
+def spawn_detached(
+    argv: list[str],
+    *,
+    cwd: Path,
+    env: dict[str, str],
+    output: Path,
+    pass_fds: tuple[int, ...] = (),
+) -> int:
+    """Start ``argv`` in its own session, detached from our terminal, its output appended
+    to ``output``; return its pid without waiting for it.
+
+    Not :func:`run_process`: that one waits for its child under a deadline, while a
+    detached engine must outlive the command that started it. ``pass_fds`` are inherited
+    (the run lock handed to the engine); every other descriptor is closed.
+    """
+    executable = _resolve(argv[0], env)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    with output.open("ab") as log:
+        proc = subprocess.Popen(
+            [executable, *argv[1:]],
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            close_fds=True,
+            pass_fds=pass_fds,
+        )
+    return proc.pid

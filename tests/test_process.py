@@ -9,7 +9,14 @@ from pathlib import Path
 import pytest
 
 from maestro.errors import SpokeError
-from maestro.process import ExecutableNotFound
+from maestro.process import (
+    ExecutableNotFound,
+    boot_id,
+    pid_namespace,
+    proc_cmdline,
+    proc_environ,
+    spawn_detached,
+)
 from maestro.spokes import DispatchRequest, get_spoke, run_process
 
 PY = sys.executable
@@ -217,3 +224,59 @@ def test_an_argument_over_the_systems_limit_names_the_prompt_not_the_executable(
     message = str(info.value)
     assert "too long" in message and "200,000 bytes" in message
     assert "executable program" not in message and "\n" not in message
+
+
+# -- the /proc readers and the detached start ----------------------------------------
+
+
+def test_proc_readers_see_a_child_and_nothing_of_a_gone_one(tmp_path):
+    import subprocess
+
+    child = subprocess.Popen(
+        [PY, "-c", "import time; time.sleep(30)", "--marker"],
+        env={"MAESTRO_TASK_ID": "7", "PATH": "/usr/bin"},
+    )
+    try:
+        assert proc_cmdline(child.pid)[:4] == [
+            PY.encode(),
+            b"-c",
+            b"import time; time.sleep(30)",
+            b"--marker",
+        ]
+        assert proc_environ(child.pid) == {b"MAESTRO_TASK_ID": b"7", b"PATH": b"/usr/bin"}
+    finally:
+        child.kill()
+        child.wait()
+    assert proc_cmdline(child.pid) is None and proc_environ(child.pid) is None
+    assert pid_namespace().startswith("pid:[") and len(boot_id()) == 36
+
+
+def test_spawn_detached_outlives_its_caller_in_its_own_session(tmp_path):
+    import os
+
+    output = tmp_path / "run" / "engine.log"
+    output.parent.mkdir()
+    output.write_text("before\n")
+    read, write = os.pipe()
+    code = (
+        "import os, sys, time; print(os.getsid(0) == os.getpid(), flush=True); "
+        f"os.write({write}, b'x'); print(sys.stdin.read() == '', file=sys.stderr, flush=True)"
+    )
+    try:
+        pid = spawn_detached(
+            [PY, "-c", code], cwd=tmp_path, env={}, output=output, pass_fds=(write,)
+        )
+        assert os.read(read, 1) == b"x"  # the handed-over descriptor reached it
+    finally:
+        os.close(read)
+        os.close(write)
+    deadline = time.monotonic() + 10
+    while alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    # Appended to, never truncated; stdout and stderr both; stdin is /dev/null.
+    assert output.read_text() == "before\nTrue\nTrue\n"
+
+
+def test_spawn_detached_names_a_missing_executable(tmp_path):
+    with pytest.raises(ExecutableNotFound):
+        spawn_detached(["no-such-tool"], cwd=tmp_path, env={"PATH": ""}, output=tmp_path / "o")

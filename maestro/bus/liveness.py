@@ -20,21 +20,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from maestro.process import proc_stat
-
-
-def _read(path: str) -> str | None:
-    try:
-        return Path(path).read_text(encoding="utf-8").strip()
-    except OSError:
-        return None
-
-
-def _pid_namespace() -> str | None:
-    try:
-        return os.readlink("/proc/self/ns/pid")
-    except OSError:
-        return None
+from maestro.process import boot_id, pid_namespace, proc_stat
 
 
 @dataclass(frozen=True)
@@ -52,8 +38,8 @@ class ProcessMark:
         return cls(
             pid,
             stat.start if stat else None,
-            _pid_namespace(),
-            _read("/proc/sys/kernel/random/boot_id"),
+            pid_namespace(),
+            boot_id(),
         )
 
     def to_dict(self) -> dict[str, object]:
@@ -82,9 +68,7 @@ class ProcessMark:
         """True only when this very process still runs (not a zombie, not a recycled pid)."""
         if self.start is None or self.namespace is None or self.boot is None:
             return False  # recorded where /proc could not say: the pid alone proves nothing
-        if self.namespace != _pid_namespace() or self.boot != _read(
-            "/proc/sys/kernel/random/boot_id"
-        ):
+        if self.namespace != pid_namespace() or self.boot != boot_id():
             return False
         stat = proc_stat(self.pid)
         return stat is not None and not stat.gone and stat.start == self.start

@@ -143,7 +143,8 @@ def _abort(ctx: Context) -> Result:
 def _detach(args: argparse.Namespace, ctx: Context) -> Result:
     from maestro.cli.wait import next_command
     from maestro.engine.run import open_store
-    from maestro.engine.rundir import RunDir, RunLock, new_run_id, spawn_detached
+    from maestro.engine.rundir import RunDir, RunLock, new_run_id
+    from maestro.process import spawn_detached
 
     paths = ctx.paths
     open_store(paths)

@@ -21,7 +21,7 @@ from typing import Any
 
 from maestro import clock
 from maestro.paths import ProjectPaths
-from maestro.process import pid_alive, signal_group, stop_gracefully
+from maestro.process import pid_alive, proc_environ, signal_group, stop_gracefully
 
 
 @dataclass
@@ -33,11 +33,7 @@ class Recovered:
 
 
 def _is_spoke_of(pid: int, run_id: str, task_id: str) -> bool:
-    try:
-        raw = open(f"/proc/{pid}/environ", "rb").read()  # noqa: SIM115 - short read
-    except OSError:
-        return False
-    env = dict(item.split(b"=", 1) for item in raw.split(b"\0") if b"=" in item)
+    env = proc_environ(pid) or {}
     return (
         env.get(b"MAESTRO_RUN_ID") == run_id.encode()
         and env.get(b"MAESTRO_TASK_ID") == task_id.encode()

@@ -22,7 +22,6 @@ import fcntl
 import json
 import os
 import secrets
-import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -34,6 +33,7 @@ from maestro import clock
 from maestro.errors import MaestroError, NotFound
 from maestro.fsutil import atomic_write
 from maestro.paths import ProjectPaths
+from maestro.process import has_proc, pid_alive, proc_cmdline
 
 FORMAT_VERSION = 1
 LATEST = "latest"
@@ -47,13 +47,11 @@ def new_run_id() -> str:
 def is_engine_of(pid: int, run_id: str) -> bool:
     """Is process ``pid``, as this shell sees it, the engine of ``run_id``? A foreground
     engine is this very program; a detached one carries ``--run-id`` on its command line.
-    Without /proc there is no telling, and the pid is trusted."""
-    try:
-        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-    except FileNotFoundError:
-        return not Path("/proc/self").exists()
-    except OSError:
-        return True
+    Without /proc there is no telling, and the pid is trusted; so is a live process whose
+    command line is not ours to read."""
+    argv = proc_cmdline(pid)
+    if argv is None:
+        return not has_proc() or pid_alive(pid)
     return b"maestro" in b" ".join(argv) and (run_id.encode() in argv or b"--run-id" not in argv)
 
 
@@ -332,27 +330,3 @@ def busy_error(holder: dict[str, Any] | None) -> MaestroError:
         f"another Maestro run is in progress in this project: {who}.",
         "follow it with `maestro wait`, or stop it with `maestro run --abort`.",
     )
-
-
-def spawn_detached(
-    argv: list[str], *, cwd: Path, env: dict[str, str], output: Path, pass_fds: tuple[int, ...] = ()
-) -> int:
-    """Start ``argv`` in its own session, detached from our terminal, output to a file.
-
-    Not the spoke process runner: that one waits for its child under a timeout, while a
-    detached engine must outlive the command that started it.
-    """
-    output.parent.mkdir(parents=True, exist_ok=True)
-    with output.open("ab") as log:
-        proc = subprocess.Popen(
-            argv,
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            close_fds=True,
-            pass_fds=pass_fds,
-        )
-    return proc.pid
