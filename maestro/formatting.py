@@ -7,6 +7,7 @@ its parser.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 
@@ -81,3 +82,12 @@ def shown_path(path: Path, root: Path, *, home: Path | None = None, folder: bool
 def one_line(text: str | None, width: int) -> str:
     flat = " ".join((text or "").split())
     return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def key_path(parts: Iterable[str | int], whole: str) -> str:
+    """Where in a document a value sits, as a reader writes it: ``tasks[0].depends``;
+    ``whole`` names the document itself (an empty path)."""
+    text = ""
+    for part in parts:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text or whole

@@ -1,9 +1,10 @@
 """The roster of CLIs: every fact about each CLI Maestro can dispatch to, in one place.
 
-It sits at the bottom of the package (it imports nothing of Maestro's) so that every
-layer can ask it: the plan format (``state``) needs the names, the log (``logfile``) the
-display names, the engine the budgets, routing and second-opinion order, pricing the
-price table. The spoke adapters in ``maestro.spokes`` read their facts from here; how a
+It sits at the bottom of the package (it imports only ``errors``) so that every layer
+can ask it: the plan format (``state``) needs the names, the log (``logfile``) the
+display names, the engine the budgets and second-opinion order, the plan checks and the
+engine the routing rule (``route``, here), pricing the price table, the spokes the tool
+tiers each CLI's flags cannot enforce and the variables a hub's shell tool injects. The spoke adapters in ``maestro.spokes`` read their facts from here; how a
 CLI is called and how its output is read stays in its adapter.
 
 Nothing outside this module and the adapters branches on a CLI's name: a new CLI is one
@@ -15,8 +16,10 @@ the plan format hold that same list, so a CLI registered later is accepted every
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Container, Mapping
 from dataclasses import dataclass, field
+
+from maestro.errors import SpokeError
 
 # A tool's dollars per million tokens: fresh input, output, cached input.
 PriceRow = tuple[float, float, float]
@@ -54,6 +57,14 @@ class Cli:
     # What each ability is called on this CLI, for the protocol texts; None: the persona's
     # own (Gemini-style) tool names.
     vocabulary: Mapping[str, str] | None = None
+    # Tool tiers its flags cannot fully enforce -> why, in words for the user (`maestro
+    # agents permissions`, `maestro doctor`, routing, the delegation prompt's choice).
+    unenforced_tiers: Mapping[str, str] = field(default_factory=dict)
+    # What its shell tool adds to the environment of every command it runs, as a hub:
+    # the variable that shows it did (name, value) and the variables it sets that the
+    # user's own environment did not have (or had otherwise). Spokes get them removed.
+    shell_marker: tuple[str, str] | None = None
+    shell_injects: tuple[str, ...] = ()
 
     @property
     def persona_model_key(self) -> str:
@@ -86,7 +97,7 @@ _CODEX_VOCABULARY = {
     "read-only commands for reading files are allowed",
 }
 
-# Routing (maestro.engine.routing): code and test go to codex first (its workspace-write
+# Routing (``route`` below): code and test go to codex first (its workspace-write
 # sandbox is the strongest enforcement for writing work), review and research to gemini
 # (read-only by default headless, a large context for reading a codebase), claude second.
 # Second opinions (maestro.engine.challenge.vendors): gemini, then codex, then claude.
@@ -115,6 +126,10 @@ BUILTIN: tuple[Cli, ...] = (
         route_rank={"code": 1, "test": 1, "review": 1, "research": 1},
         opinion_rank=2,
         vocabulary=_CLAUDE_VOCABULARY,
+        # read+shell allows Bash, and Bash can write files: the flags cannot stop that.
+        unenforced_tiers={
+            "read+shell": "writes cannot be forbidden: a Bash command can write files; only the prompt asks it not to",
+        },
     ),
     Cli(
         "gemini",
@@ -138,6 +153,26 @@ BUILTIN: tuple[Cli, ...] = (
         opinion_rank=0,
         reads_persona_model=True,
         vocabulary=_GEMINI_VOCABULARY,
+        # read+shell needs the shell, and a shell command can write files.
+        unenforced_tiers={
+            "read+shell": "writes cannot be forbidden: a run_shell_command call can write files; only the prompt asks it not to",
+        },
+        # Gemini CLI 0.61's shell execution service (besides its git configuration, which
+        # maestro.git drops for every caller).
+        shell_marker=("GEMINI_CLI", "1"),
+        shell_injects=(
+            "GEMINI_CLI",
+            "PAGER",
+            "GIT_PAGER",
+            "TERM",
+            "GIT_TERMINAL_PROMPT",
+            "GIT_ASKPASS",
+            "SSH_ASKPASS",
+            "GH_PROMPT_DISABLED",
+            "GCM_INTERACTIVE",
+            "DISPLAY",
+            "DBUS_SESSION_BUS_ADDRESS",
+        ),
     ),
     Cli(
         "codex",
@@ -162,6 +197,23 @@ BUILTIN: tuple[Cli, ...] = (
         route_rank={"code": 0, "test": 0, "review": 2, "research": 2},
         opinion_rank=1,
         vocabulary=_CODEX_VOCABULARY,
+        # workspace-write grants the shell along with writes: read+write cannot exclude it
+        # (codex offers exec_command in every sandbox; a real read+write spoke ran `touch`).
+        unenforced_tiers={
+            "read+write": "the shell cannot be forbidden: its workspace-write sandbox runs any command "
+            "(writes confined to the workdir and /tmp); only the prompt asks it not to",
+        },
+        # Codex CLI 0.169, every mode (HOSTS.md section 5), and its sandbox's own markers.
+        shell_marker=("CODEX_CI", "1"),
+        shell_injects=(
+            "CODEX_CI",
+            "CODEX_SESSION_ID",
+            "CODEX_THREAD_ID",
+            "CODEX_TOOL_CALL_ID",
+            "GIT_PAGER",
+            "CODEX_SANDBOX_NETWORK_DISABLED",
+            "CODEX_PERMISSION_PROFILE",
+        ),
     ),
     Cli(
         "sim",
@@ -208,6 +260,64 @@ def real() -> list[Cli]:
 def persona_cli() -> str:
     """The CLI whose model a persona's own ``model`` names (the notes' names are its)."""
     return next(cli.name for cli in CLIS.values() if cli.reads_persona_model)
+
+
+def enforces(name: str, tier: str) -> bool:
+    """True only where CLI ``name``'s own flags fully enforce ``tier``; elsewhere the
+    delegation prompt's restriction block has to carry it."""
+    cli = CLIS.get(name)
+    return cli is None or tier not in cli.unenforced_tiers
+
+
+def user_env(env: Mapping[str, str]) -> dict[str, str]:
+    """``env`` as the user had it before a hub's shell tool ran this command: for each CLI
+    whose marker is there, the variables it injects are dropped (a value it blanked
+    becomes unset: the original is not known)."""
+    cleaned = dict(env)
+    for cli in CLIS.values():
+        if cli.shell_marker and env.get(cli.shell_marker[0]) == cli.shell_marker[1]:
+            for name in cli.shell_injects:
+                cleaned.pop(name, None)
+    return cleaned
+
+
+# -- routing: which CLI runs a task that names none --------------------------------------
+
+
+def preference(specialist: str | None) -> list[str]:
+    """The vendors' CLIs in the specialist's order (each CLI's ``route_rank``; a
+    specialist a CLI does not rank counts as code)."""
+    key = specialist or "code"
+    return [
+        cli.name
+        for cli in sorted(
+            real(), key=lambda cli: cli.route_rank.get(key, cli.route_rank.get("code", 99))
+        )
+    ]
+
+
+def install_hint() -> str:
+    """What to do when no spoke CLI is installed."""
+    hints = or_list([cli.install_hint for cli in real()])
+    return f"install a spoke CLI ({hints}), or simulate the run with `maestro run --tool sim`."
+
+
+def route(
+    specialist: str | None, installed: Container[str], hub: str | None, tier: str | None = None
+) -> str:
+    """The CLI for a task without a Tool: the specialist's preferred CLI among those
+    installed, a CLI that enforces ``tier`` (its agent's tool tier) before one that
+    cannot, and the hub (the CLI the plan was made in) last, so the work gets a second
+    vendor's eyes. The sim spoke is never chosen here."""
+    candidates = [cli for cli in preference(specialist) if cli in installed]
+    if not candidates:
+        raise SpokeError(f"no spoke CLI is installed ({or_list(list(REAL))}).", install_hint())
+    # Stable: within each group the specialist's order stands.
+    ranked = sorted(
+        candidates,
+        key=lambda cli: (tier is not None and not enforces(cli, tier), cli == hub),
+    )
+    return ranked[0]
 
 
 def or_list(names: list[str]) -> str:

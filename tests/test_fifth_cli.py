@@ -36,6 +36,8 @@ ACME = roster.Cli(
     model_prefixes=("acme",),
     route_rank={"code": -1, "test": -1, "review": -1, "research": -1},
     opinion_rank=-1,
+    # Its adapter is Claude's: the same flags, so the same tier its flags cannot enforce.
+    unenforced_tiers=roster.CLIS["claude"].unenforced_tiers,
 )
 
 

@@ -17,22 +17,9 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "maestro"
 LAYER = re.compile(r"^layer (\d+):\s+(.+?)\s*$")
 
-# Imports that go up today, each with why it is there and what would remove it. Any
-# other upward import fails; an entry here that the code no longer has fails too.
-KNOWN: dict[tuple[str, str], str] = {
-    ("agents/permissions.py", "spokes"): "the permission table asks each spoke for its tier flags; "
-    "the flags belong in a roster below agents",
-    (
-        "agents/schema.py",
-        "planning",
-    ): "key_path (a JSON Schema error's path) lives in planning.schema; "
-    "one helper at the bottom would serve both",
-    ("spokes/base.py", "install"): "user_env (the environment before a host's shell tool added to "
-    "it) needs each host's shell facts, kept in install.hosts; they "
-    "belong in the roster",
-    ("planning/aavsr.py", "engine"): "the tool check routes a task to see which CLI would run it; "
-    "routing is a fact of the roster, not of the engine",
-}
+# Imports that go up, each with why it is there and what would remove it: none today.
+# Any upward import not listed fails; an entry here that the code no longer has fails too.
+KNOWN: dict[tuple[str, str], str] = {}
 
 
 def layers() -> dict[str, int]:

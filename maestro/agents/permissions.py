@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from maestro import roster
 from maestro.agents.catalog import Agent
 from maestro.agents.tiers import (
     ROSTER,
@@ -107,15 +108,13 @@ class TierGap:
 
 def tier_gaps(agents: dict[str, Agent]) -> list[TierGap]:
     """Per spoke CLI, each tier of the roster that the CLI's flags cannot enforce (the
-    registry's ``unenforced_tiers``): there only the delegation prompt holds the line."""
-    from maestro.spokes.registry import SPOKES
-
+    roster's ``unenforced_tiers``): there only the delegation prompt holds the line."""
     by_tier: dict[str, list[str]] = {}
     for agent in agents.values():
         by_tier.setdefault(agent.tier, []).append(agent.name)
     return [
         TierGap(name, tier, tuple(sorted(by_tier[tier])), why)
-        for name, spoke in SPOKES.items()
-        for tier, why in spoke.unenforced_tiers.items()
+        for name, cli in roster.CLIS.items()
+        for tier, why in cli.unenforced_tiers.items()
         if by_tier.get(tier)
     ]

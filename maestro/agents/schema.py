@@ -11,7 +11,7 @@ from typing import Any
 
 from maestro import roster
 from maestro.agents.tiers import TOOLS
-from maestro.planning.schema import key_path
+from maestro.formatting import key_path
 
 NAME_PATTERN = r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$"
 
@@ -118,7 +118,7 @@ def validate_frontmatter(meta: Any, file: str) -> list[Violation]:
     for error in sorted(
         validator.iter_errors(meta), key=lambda e: (list(map(str, e.path)), e.message)
     ):
-        key = key_path(error.path) if error.path else "(frontmatter)"
+        key = key_path(error.path, "(frontmatter)")
         if error.validator == "required":
             key = error.message.split("'")[1] if "'" in error.message else key
         found.append(Violation(file, key, _describe(error)))

@@ -34,12 +34,14 @@ def enforced_by(tool: str, tier: str) -> tuple[bool, str]:
 
 def _routed(ctx: Context, plan: Any, task: Any, catalog: Any) -> str:
     """The CLI `maestro run` would pick for a task without a Tool."""
-    from maestro.engine.routing import route, task_tier
+    from maestro.engine.routing import task_tier
     from maestro.spokes.registry import detect_available
 
     hub = ctx.settings.hub or (plan.source.hub if plan.source else None)
     try:
-        return route(task.specialist, detect_available(ctx.env), hub, task_tier(catalog, task))
+        return roster.route(
+            task.specialist, detect_available(ctx.env), hub, task_tier(catalog, task)
+        )
     except SpokeError as error:
         # A prompt can be shown for any CLI, installed or not.
         raise SpokeError(

@@ -91,11 +91,6 @@ class Host:
     verb_template = "/maestro:{verb}"
     arguments = "$ARGUMENTS"
     strips_comments = False  # does the model see HTML comments of the instruction file?
-    # What this host's shell tool adds to the environment of every command it runs: the
-    # variable that shows it did (name, value) and the variables it sets that the user's
-    # own environment did not have (or had otherwise). Spokes get them removed.
-    shell_marker: tuple[str, str] | None = None
-    shell_injects: tuple[str, ...] = ()
 
     def user_root(self, env: dict[str, str]) -> Path:
         raise NotImplementedError
@@ -235,22 +230,6 @@ class GeminiHost(Host):
     project_prefix = ".gemini/"
     arguments = "{{args}}"
     command_suffix = ".toml"
-    # Gemini CLI 0.61's shell execution service (besides its git configuration, which
-    # maestro.git drops for every caller).
-    shell_marker = ("GEMINI_CLI", "1")
-    shell_injects = (
-        "GEMINI_CLI",
-        "PAGER",
-        "GIT_PAGER",
-        "TERM",
-        "GIT_TERMINAL_PROMPT",
-        "GIT_ASKPASS",
-        "SSH_ASKPASS",
-        "GH_PROMPT_DISABLED",
-        "GCM_INTERACTIVE",
-        "DISPLAY",
-        "DBUS_SESSION_BUS_ADDRESS",
-    )
 
     def user_root(self, env: dict[str, str]) -> Path:
         return user_home(env) / ".gemini"
@@ -355,17 +334,6 @@ class CodexHost(Host):
     project_prefix = ".agents/"
     verb_template = "$maestro {verb}"
     arguments = "<arguments>"
-    # Codex CLI 0.169, every mode (HOSTS.md section 5), and its sandbox's own markers.
-    shell_marker = ("CODEX_CI", "1")
-    shell_injects = (
-        "CODEX_CI",
-        "CODEX_SESSION_ID",
-        "CODEX_THREAD_ID",
-        "CODEX_TOOL_CALL_ID",
-        "GIT_PAGER",
-        "CODEX_SANDBOX_NETWORK_DISABLED",
-        "CODEX_PERMISSION_PROFILE",
-    )
 
     def user_root(self, env: dict[str, str]) -> Path:
         return codex_home(env)
@@ -453,18 +421,6 @@ class CodexHost(Host):
 
 
 HOSTS: dict[str, Host] = {h.name: h for h in (ClaudeHost(), GeminiHost(), CodexHost())}
-
-
-def user_env(env: Mapping[str, str]) -> dict[str, str]:
-    """``env`` as the user had it before a host's shell tool ran this command: for each
-    host whose marker is there, the variables it injects are dropped (a value it blanked
-    becomes unset: the original is not known)."""
-    cleaned = dict(env)
-    for host in HOSTS.values():
-        if host.shell_marker and env.get(host.shell_marker[0]) == host.shell_marker[1]:
-            for name in host.shell_injects:
-                cleaned.pop(name, None)
-    return cleaned
 
 
 def hub_sandbox(env: Mapping[str, str]) -> Sandbox | None:

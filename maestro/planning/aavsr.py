@@ -149,10 +149,8 @@ def _authority(
     elif not task.tool and available is not None:
         # The run routes a task without a Tool; say now if nothing could take it. A
         # warning: the CLI may be installed before the run.
-        from maestro.engine.routing import route
-
         try:
-            route(task.specialist, available, None)
+            roster.route(task.specialist, available, None)
         except MaestroError as exc:
             found.append(
                 (f"no tool is named and {exc.message}", exc.fix or "name a tool.", "warning")

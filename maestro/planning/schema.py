@@ -11,6 +11,7 @@ import difflib
 from typing import Any
 
 from maestro.errors import PlanError
+from maestro.formatting import key_path
 from maestro.state.model import RISKS, SPECIALISTS, TASK_ID, TOOLS
 
 INPUT_VERSION = 1
@@ -113,13 +114,6 @@ _TYPE_NAMES = {
     "array": "a list",
     "object": "a mapping",
 }
-
-
-def key_path(parts: Any) -> str:
-    text = ""
-    for part in parts:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
-    return text or "the plan"
 
 
 def _kind(value: Any) -> str:
@@ -249,4 +243,6 @@ def check(data: Any, name: str = "plan input") -> None:
     problem, fix = _describe(first)
     more = len(errors) - 1
     tail = f" ({more} more problem{'s' if more != 1 else ''} after this one)" if more else ""
-    raise PlanError(f"{name}: {key_path(first.absolute_path)}: {problem}{tail}.", f"{fix}.")
+    raise PlanError(
+        f"{name}: {key_path(first.absolute_path, 'the plan')}: {problem}{tail}.", f"{fix}."
+    )

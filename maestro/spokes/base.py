@@ -14,8 +14,9 @@ import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
+from maestro import roster
 from maestro.errors import MaestroError, SpokeError
 from maestro.git import clean_env as clean_git_env
 from maestro.process import ExecutableNotFound, ProcessOutcome, run_process
@@ -70,14 +71,16 @@ class Spoke:
         self.settings = settings
 
     # -- what the CLI can guarantee -------------------------------------------------
-    # Tiers the CLI's flags cannot fully enforce -> why, in words for the user
-    # (`maestro agents permissions`, `maestro doctor`, the delegation prompt's choice).
-    unenforced_tiers: ClassVar[dict[str, str]] = {}
+    @property
+    def unenforced_tiers(self) -> Mapping[str, str]:
+        """Tiers the CLI's flags cannot fully enforce -> why (its roster entry's)."""
+        cli = roster.get(self.name)
+        return cli.unenforced_tiers if cli else {}
 
     def enforces(self, tier: str) -> bool:
         """True only where the CLI's own flags fully enforce ``tier``; elsewhere the
         delegation prompt's restriction block has to carry it."""
-        return tier not in self.unenforced_tiers
+        return roster.enforces(self.name, tier)
 
     def reaches_office(self, tier: str) -> bool:
         """Can a spoke of ``tier`` write the office's state from its shell (given
@@ -102,9 +105,7 @@ class Spoke:
         """The caller's environment as the user had it (minus what a hub's shell tool
         injected: its variables, its git settings, see maestro.git) and minus nested-host
         markers, plus the spoke marker."""
-        from maestro.install.hosts import user_env
-
-        env = clean_git_env(user_env(os.environ if base_env is None else base_env))
+        env = clean_git_env(roster.user_env(os.environ if base_env is None else base_env))
         for key in NESTED_HOST_VARS:
             env.pop(key, None)
         env[SPOKE_MARKER] = "1"

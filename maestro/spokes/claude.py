@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 from maestro import roster
 from maestro.process import ProcessOutcome
@@ -64,11 +64,6 @@ class ClaudeSpoke(Spoke):
     executable = roster.CLIS[name].executable
     install_hint = roster.CLIS[name].install_hint
     supports_resume = True
-
-    # read+shell allows Bash, and Bash can write files: the flags cannot stop that.
-    unenforced_tiers: ClassVar[dict[str, str]] = {
-        "read+shell": "writes cannot be forbidden: a Bash command can write files; only the prompt asks it not to",
-    }
 
     def build_argv(self, req: DispatchRequest) -> list[str]:
         argv = [self.executable or self.name, "-p", safe_positional(req.prompt)]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import tomllib
-from typing import Any, ClassVar
+from typing import Any
 
 from maestro import roster
 from maestro.paths import codex_home
@@ -66,13 +66,6 @@ class CodexSpoke(Spoke):
     name = "codex"
     executable = roster.CLIS[name].executable
     install_hint = roster.CLIS[name].install_hint
-
-    # workspace-write grants the shell along with writes: read+write cannot exclude it
-    # (codex offers exec_command in every sandbox; a real read+write spoke ran `touch`).
-    unenforced_tiers: ClassVar[dict[str, str]] = {
-        "read+write": "the shell cannot be forbidden: its workspace-write sandbox runs any command "
-        "(writes confined to the workdir and /tmp); only the prompt asks it not to",
-    }
 
     def reaches_office(self, tier: str) -> bool:
         # A read-only sandbox fails every write with EROFS, --add-dir or not.

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import tempfile
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 from maestro import roster
 from maestro.fsutil import atomic_write
@@ -156,11 +156,6 @@ class GeminiSpoke(Spoke):
     name = "gemini"
     executable = roster.CLIS[name].executable
     install_hint = roster.CLIS[name].install_hint
-
-    # read+shell needs the shell, and a shell command can write files.
-    unenforced_tiers: ClassVar[dict[str, str]] = {
-        "read+shell": "writes cannot be forbidden: a run_shell_command call can write files; only the prompt asks it not to",
-    }
 
     def policy_path(self, req: DispatchRequest) -> Path:
         folder = req.scratch_dir or Path(tempfile.gettempdir())

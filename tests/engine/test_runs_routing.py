@@ -4,7 +4,6 @@ import os
 
 import pytest
 
-from maestro.engine.routing import route
 from maestro.engine.rundir import (
     EventLog,
     RunDir,
@@ -16,6 +15,7 @@ from maestro.engine.rundir import (
 from maestro.errors import MaestroError, NotFound, SpokeError
 from maestro.paths import ProjectPaths
 from maestro.process import pid_alive
+from maestro.roster import route
 
 
 def test_events_append_and_read_from_an_offset(tmp_path):
