@@ -298,6 +298,9 @@ def main(cli: str) -> int:
             if k in MARKERS or k.startswith(("MAESTRO_", "FAKE_ENV_"))
         },
         "time": time.time(),
+        # The same moment on the clock /proc's start times count on: a bench turns
+        # "forked" into wall-clock time with the two.
+        "boottime": time.clock_gettime(time.CLOCK_BOOTTIME),
         "forked": forked_at(),
     }
     if args in (["--version"], ["-v"], ["-V"]):
@@ -332,6 +335,9 @@ def main(cli: str) -> int:
         entry["child_pid"] = spawn_child(step["child"] if isinstance(step["child"], dict) else {})
     record(state, cli, entry)
     time.sleep(float(step.get("sleep", 3600 if step.get("hang") else 0)))
+    # A task's own duration: one default step serves a whole plan whose calls come in an
+    # order the scheduler decides (bench/launch.py).
+    time.sleep(float(step.get("sleep_for_task", {}).get(os.environ.get("MAESTRO_TASK_ID"), 0)))
     if cli == "gemini" and gemini_retries(step):
         # The real gemini retries a 429 or 5xx itself (10 attempts with backoff, minutes)
         # after printing its first retry notice; only then does it exit with the error.
