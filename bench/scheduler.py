@@ -87,7 +87,7 @@ def eager(tasks: list[Task], durations: dict[str, float], cap: int) -> tuple[flo
 
     jobs = [Job(t.id, tuple(t.depends)) for t in tasks]
     started = time.monotonic()
-    report = Scheduler(jobs, run_one, max_concurrent=cap, stagger_delay=0.0, order=int).run()
+    report = Scheduler(jobs, run_one, max_concurrent=cap, order=int).run()
     assert all(o.status == "done" for o in report.outcomes.values()) and len(
         report.outcomes
     ) == len(tasks)

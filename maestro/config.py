@@ -69,7 +69,12 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting("max_concurrent", "int", 3, "Most spokes running at once.", minimum=1, maximum=64),
     Setting(
-        "stagger_delay", "float", 1.0, "Seconds between two spoke launches.", minimum=0, maximum=600
+        "stagger_delay",
+        "float",
+        1.0,
+        "Seconds a spoke waits after another of its CLI started, while that one runs.",
+        minimum=0,
+        maximum=600,
     ),
     Setting(
         "agent_timeout",

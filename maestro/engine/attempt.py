@@ -42,6 +42,8 @@ class Attempt:
     receipt: Receipt | None = None  # what the task changed so far, measured after the spoke
     charged: bool = False  # its tokens and cost are in the plan
     skipped: str | None = None  # the task was not ours to run (changed by hand)
+    # The run began stopping while the spoke waited for the stagger: it never started.
+    held_back: str | None = None
 
 
 def make_request(

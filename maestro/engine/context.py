@@ -4,13 +4,12 @@
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
 from maestro.config import Settings
+from maestro.engine.stagger import Stagger
 from maestro.paths import ProjectPaths
 
 if TYPE_CHECKING:  # the engine's modules import this one: types only, no import cycle
@@ -60,30 +59,6 @@ class RunOptions:
     resume_session: str | None = None
 
 
-class StartSpacing:
-    """The stagger, kept at the moment a spoke's process starts.
-
-    The scheduler spaces the tasks' launches by the stagger, but a task then does work of
-    varying length (its checks, prompt, plan write, tree snapshot) before its spoke starts,
-    so two spokes could start closer together than the stagger. Each task calls
-    :meth:`wait` just before its spoke starts: it returns at least ``delay_s`` after the
-    previous start it allowed."""
-
-    def __init__(self, delay_s: float) -> None:
-        self.delay_s = delay_s
-        self._lock = threading.Lock()
-        self._last: float | None = None
-
-    def wait(self) -> None:
-        if self.delay_s <= 0:
-            return
-        with self._lock:
-            now = time.monotonic()
-            start = now if self._last is None else max(now, self._last + self.delay_s)
-            self._last = start
-        time.sleep(start - now)
-
-
 @dataclass
 class RunContext:
     """What every task of one run shares (the run engine builds it; each task's pipeline
@@ -108,4 +83,4 @@ class RunContext:
     # review(task_id, revise=TaskRunner.revise): `maestro run --review`'s hook.
     review: Callable[..., ReviewOutcome] | None = None
     sim_delay_s: float | None = None
-    spacing: StartSpacing = field(default_factory=lambda: StartSpacing(0.0))
+    stagger: Stagger = field(default_factory=lambda: Stagger(0.0))

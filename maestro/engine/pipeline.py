@@ -109,6 +109,8 @@ class TaskRunner:
                 retry=attempts > 0,
                 resume_session=None if attempts else resume_session,
             )
+            if attempt.held_back:
+                return self._leave_pending(task_id, attempt.held_back)
             if attempt.skipped:
                 return Outcome("pending", attempt.skipped)
             attempts += 1
@@ -258,12 +260,10 @@ class TaskRunner:
             if stored_session.recorded_status in ENDED:
                 lease.release()  # stopped meanwhile (`maestro session stop`): its reason stays
             else:
+                failure = attempt.failure.reason if attempt.failure else None
+                status = "stopped" if attempt.held_back else "failed" if failure else "completed"
                 end_session(
-                    ctx.paths,
-                    session.id,
-                    "failed" if attempt.failure else "completed",
-                    attempt.failure.reason if attempt.failure else None,
-                    lease=lease,
+                    ctx.paths, session.id, status, attempt.held_back or failure, lease=lease
                 )
 
     def _dispatch(
@@ -332,7 +332,11 @@ class TaskRunner:
                 encoding="utf-8",
             )
         ctx.observer.begin("spoke", task_id)
-        ctx.spacing.wait()
+        start = ctx.stagger.start(tool, stopping=ctx.stopping)
+        if start is None:  # the run is stopping: the spoke never started
+            ctx.observer.end("spoke", task_id)
+            attempt.held_back = ctx.stopping() or "stopped"
+            return attempt
         try:
             result = spoke.dispatch(
                 request,
@@ -345,6 +349,7 @@ class TaskRunner:
             self._log_attempt(task_id, attempt, number, retry)
             return attempt
         finally:
+            start.ended()
             (ctx.run.path / f"spoke-{task_id}.pid").unlink(missing_ok=True)
         changes = ctx.observer.end("spoke", task_id)
         attempt.result = result

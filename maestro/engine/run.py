@@ -19,12 +19,13 @@ from typing import Any, TextIO
 from maestro import clock, roster
 from maestro.engine import progress as progress_views
 from maestro.engine.budgets import RunBudget, limits_for
-from maestro.engine.context import RunContext, RunOptions, StartSpacing
+from maestro.engine.context import RunContext, RunOptions
 from maestro.engine.pipeline import TaskRunner
 from maestro.engine.receipts import GitTree, Observer
 from maestro.engine.resume import recover
 from maestro.engine.rundir import RunDir, RunLock, new_run_id
 from maestro.engine.scheduler import Job, Scheduler, ScheduleReport
+from maestro.engine.stagger import Stagger
 from maestro.errors import MaestroError
 from maestro.formatting import shown_path
 from maestro.state.model import STATUSES, task_sort_key
@@ -248,7 +249,7 @@ class Engine:
             backoff_s=self.backoff_s,
             review=self.review if opts.review else None,
             sim_delay_s=self.sim_delay_s,
-            spacing=StartSpacing(self.settings.stagger_delay),
+            stagger=Stagger(self.settings.stagger_delay),
         )
         runner = TaskRunner(shared)
         reports = WorkerReports(self.paths, run.run_id, emit)
@@ -263,7 +264,6 @@ class Engine:
             jobs,
             runner.run,
             max_concurrent=self.settings.max_concurrent,
-            stagger_delay=self.settings.stagger_delay,
             done=done,
             may_launch=lambda jid: budget.refusal(),
             on_idle=idle,

@@ -2,9 +2,9 @@
 
 Not batch waves: a wave-based runner waits for the slowest task of a wave before starting
 anything of the next one; here each completion immediately frees its dependants. Limits:
-at most ``max_concurrent`` jobs at once, at least ``stagger_delay`` seconds between two
-launches (providers rate-limit bursts), and never two running jobs that own the same
-file (they share one working tree).
+at most ``max_concurrent`` jobs at once, and never two running jobs that own the same file
+(they share one working tree). The stagger between spokes is not kept here but where a
+spoke starts (stagger.py), so a job that is ready is launched at once.
 
 The scheduler knows nothing about spokes or plans: it is given jobs and a ``run_one``
 function (blocking, called in a worker thread) that returns an `Outcome`. The engine
@@ -96,7 +96,6 @@ class Scheduler:
         run_one: Callable[[str], Outcome],
         *,
         max_concurrent: int,
-        stagger_delay: float = 0.0,
         done: Iterable[str] = (),
         may_launch: Callable[[str], str | None] | None = None,
         on_idle: Callable[[], None] | None = None,
@@ -106,7 +105,6 @@ class Scheduler:
         self.jobs = {job.id: job for job in jobs}
         self.run_one = run_one
         self.max_concurrent = max(1, int(max_concurrent))
-        self.stagger_delay = max(0.0, float(stagger_delay))
         self.done = set(done)
         self.may_launch = may_launch
         self.on_idle = on_idle
@@ -115,6 +113,12 @@ class Scheduler:
         self._rank = _ranks(self.jobs)
         self._stop_reason: str | None = None
         self._stop_lock = threading.Lock()
+        # One run's state (see run()).
+        self._report = ScheduleReport()
+        self._pending: list[str] = []
+        self._running: dict[str, Job] = {}
+        self._finished: queue.Queue[tuple[str, Outcome | BaseException]] = queue.Queue()
+        self._crash: BaseException | None = None
 
     def request_stop(self, reason: str) -> None:
         """Launch nothing more; jobs already running finish. Safe from any thread."""
@@ -126,100 +130,92 @@ class Scheduler:
     def stopping(self) -> str | None:
         return self._stop_reason
 
-    def _ready(self, pending: list[str], running: dict[str, Job]) -> list[str]:
-        busy_files = [f for job in running.values() for f in job.files]
-        ready = []
-        for jid in pending:
-            job = self.jobs[jid]
-            if not all(dep in self.done for dep in job.depends):
-                continue
-            if busy_files and overlapping(job.files, busy_files):
-                continue
-            ready.append(jid)
-        ready.sort(key=lambda jid: (-self._rank[jid], self._order(jid)))
-        return ready
-
     def run(self) -> ScheduleReport:
-        report = ScheduleReport()
-        pending = sorted(self.jobs, key=self._order)
-        running: dict[str, Job] = {}
-        finished: queue.Queue[tuple[str, Outcome | BaseException]] = queue.Queue()
-        last_launch: float | None = None
-        crash: BaseException | None = None
-
-        def work(jid: str) -> None:
-            try:
-                result: Outcome | BaseException = self.run_one(jid)
-            except MaestroError as exc:
-                result = Outcome("failed", str(exc))
-            except BaseException as exc:  # noqa: BLE001 - re-raised in the main thread once running jobs finish
-                result = exc
-            finished.put((jid, result))
-
-        # One daemon thread per running job (never more than max_concurrent): a second Ctrl-C
-        # can then end the process without waiting for spokes; the next run recovers them.
+        self._report = report = ScheduleReport()
+        self._pending = sorted(self.jobs, key=self._order)
+        self._running = {}
         while True:
-            wait_s = _IDLE_WAKE_S
-            while self._stop_reason is None and len(running) < self.max_concurrent:
-                ready = self._ready(pending, running)
-                if not ready:
-                    break
-                now = time.monotonic()
-                if last_launch is not None and now - last_launch < self.stagger_delay:
-                    wait_s = min(wait_s, self.stagger_delay - (now - last_launch))
-                    break
-                jid = ready[0]
-                refusal = self.may_launch(jid) if self.may_launch else None
-                if refusal:
-                    self.request_stop(refusal)
-                    break
-                pending.remove(jid)
-                running[jid] = self.jobs[jid]
-                report.timings[jid] = Timing(started=time.monotonic())
-                report.peak_concurrency = max(report.peak_concurrency, len(running))
-                last_launch = report.timings[jid].started
-                thread = threading.Thread(
-                    target=work, args=(jid,), name=f"maestro-task-{jid}", daemon=True
-                )
-                thread.start()
-            if not running:
-                launchable = self._stop_reason is None and self._ready(pending, running)
-                if not launchable:
-                    break
-            try:
-                items = [finished.get(timeout=max(0.0, wait_s))]
-            except queue.Empty:
-                if self.on_idle:
-                    self.on_idle()
-                continue
-            except KeyboardInterrupt:
-                if self._stop_reason == INTERRUPTED:
-                    raise  # the second Ctrl-C: leave now, running tasks are recovered later
-                self.request_stop(INTERRUPTED)
-                if self.on_interrupt:
-                    self.on_interrupt(len(running))
-                continue
-            while True:  # several may have finished together
-                try:
-                    items.append(finished.get_nowait())
-                except queue.Empty:
-                    break
-            for jid, result in items:
-                running.pop(jid, None)
-                report.timings[jid].finished = time.monotonic()
-                if isinstance(result, BaseException):
-                    crash = crash or result
-                    self.request_stop(f"internal error in task {jid}")
-                    result = Outcome("failed", f"internal error: {result}")
-                report.outcomes[jid] = result
-                if result.status == "done":
-                    self.done.add(jid)
-                if result.stop_run:
-                    self.request_stop(result.stop_run)
-        if crash is not None:
-            raise crash
+            self._launch_ready()
+            if not self._running:  # nothing runs, and nothing could start
+                break
+            self._collect()
+        if self._crash is not None:
+            raise self._crash
         report.stopped = self._stop_reason
-        for jid in pending:
-            blockers = [d for d in self.jobs[jid].depends if d not in self.done]
-            report.waiting[jid] = blockers
+        for jid in self._pending:
+            report.waiting[jid] = [d for d in self.jobs[jid].depends if d not in self.done]
         return report
+
+    def _launch_ready(self) -> None:
+        """Launch ready jobs, the longest tail first, while slots are free."""
+        while self._stop_reason is None and len(self._running) < self.max_concurrent:
+            jid = self._next_ready()
+            if jid is None:
+                return
+            refusal = self.may_launch(jid) if self.may_launch else None
+            if refusal:
+                self.request_stop(refusal)
+                return
+            self._pending.remove(jid)
+            self._running[jid] = self.jobs[jid]
+            self._report.timings[jid] = Timing(started=time.monotonic())
+            self._report.peak_concurrency = max(self._report.peak_concurrency, len(self._running))
+            # One daemon thread per running job (never more than max_concurrent): a second
+            # Ctrl-C can then end the process without waiting for spokes; the next run
+            # recovers them.
+            threading.Thread(
+                target=self._work, args=(jid,), name=f"maestro-task-{jid}", daemon=True
+            ).start()
+
+    def _next_ready(self) -> str | None:
+        busy_files = [f for job in self._running.values() for f in job.files]
+        ready = [
+            jid
+            for jid in self._pending
+            if all(dep in self.done for dep in self.jobs[jid].depends)
+            and not (busy_files and overlapping(self.jobs[jid].files, busy_files))
+        ]
+        return min(ready, key=lambda jid: (-self._rank[jid], self._order(jid)), default=None)
+
+    def _work(self, jid: str) -> None:
+        try:
+            result: Outcome | BaseException = self.run_one(jid)
+        except MaestroError as exc:
+            result = Outcome("failed", str(exc))
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the main thread once running jobs finish
+            result = exc
+        self._finished.put((jid, result))
+
+    def _collect(self) -> None:
+        """Wait for running jobs to finish (all that finished together), or for the idle
+        tick; the first Ctrl-C stops launching, the second leaves at once."""
+        try:
+            items = [self._finished.get(timeout=_IDLE_WAKE_S)]
+        except queue.Empty:
+            if self.on_idle:
+                self.on_idle()
+            return
+        except KeyboardInterrupt:
+            if self._stop_reason == INTERRUPTED:
+                raise  # the second Ctrl-C: leave now, running tasks are recovered later
+            self.request_stop(INTERRUPTED)
+            if self.on_interrupt:
+                self.on_interrupt(len(self._running))
+            return
+        while not self._finished.empty():
+            items.append(self._finished.get_nowait())
+        for jid, result in items:
+            self._record(jid, result)
+
+    def _record(self, jid: str, result: Outcome | BaseException) -> None:
+        self._running.pop(jid, None)
+        self._report.timings[jid].finished = time.monotonic()
+        if isinstance(result, BaseException):
+            self._crash = self._crash or result
+            self.request_stop(f"internal error in task {jid}")
+            result = Outcome("failed", f"internal error: {result}")
+        self._report.outcomes[jid] = result
+        if result.status == "done":
+            self.done.add(jid)
+        if result.stop_run:
+            self.request_stop(result.stop_run)

@@ -158,6 +158,26 @@ def test_abort_stops_launching_running_tasks_finish(cli, project, runenv, monkey
     assert cli("run", "--abort").code == 1  # nothing left to abort
 
 
+def test_abort_while_a_spoke_waits_for_the_stagger_leaves_its_task_pending(
+    cli, project, runenv, monkeypatch
+):
+    monkeypatch.setenv("MAESTRO_MAX_CONCURRENT", "2")
+    monkeypatch.setenv("MAESTRO_STAGGER_DELAY", "60")
+    research = {"specialist": "research", "agent": "technical-writer", "validation": None}
+    tasks = [task(i, files=[f"notes/{i}.md"], tool="codex", **research) for i in (1, 2)]
+    write_plan(cli, project, tasks)
+    runenv.default("codex", step("", sleep=3))
+    engine = start_engine(project, runenv)  # one spoke runs; the other waits behind it
+    assert cli("run", "--abort").code == 0
+    engine.communicate(timeout=30)
+    assert engine.returncode == 2
+    (ran,) = [c["env"]["MAESTRO_TASK_ID"] for c in runenv.runs("codex")]  # one spoke only
+    held = "2" if ran == "1" else "1"
+    p = plan(project)
+    assert p.task(ran).status == "done" and p.task(held).status == "pending"
+    assert any(e["kind"] == "task_pending" and e["task"] == held for e in events(project))
+
+
 def test_abort_during_a_retry_counts_every_task_left_pending(cli, project, runenv, monkeypatch):
     monkeypatch.setenv("MAESTRO_MAX_CONCURRENT", "1")
     write_plan(

@@ -1,6 +1,5 @@
 """Concurrency bound, file ownership, stagger and budgets, against fake CLIs."""
 
-import itertools
 import time
 
 from tests.engine.runkit import events, plan, step, task, write_plan
@@ -51,9 +50,7 @@ def test_eager_start_does_not_wait_for_the_wave(cli, project, runenv, monkeypatc
         task(3, files=["src/next.py"], depends=[2], **research),
     ]
     write_plan(cli, project, tasks)
-    # Task 2 goes first (it has a dependant), task 1 a stagger later: steps in that order.
-    monkeypatch.setenv("MAESTRO_STAGGER_DELAY", "0.2")
-    runenv.script("gemini", [step("", sleep=0.1), step("", sleep=1.5), step("", sleep=0.1)])
+    runenv.default("gemini", step("", sleep_for_task={"1": 1.5, "2": 0.1, "3": 0.1}))
     assert cli("run").code == 0
     start = {c["env"]["MAESTRO_TASK_ID"]: c["time"] for c in runenv.runs("gemini")}
     spans = dict(zip(sorted(start, key=start.get), runenv.intervals("gemini")))
@@ -61,15 +58,41 @@ def test_eager_start_does_not_wait_for_the_wave(cli, project, runenv, monkeypatc
     assert spans["3"][0] < spans["1"][1]  # task 3 started while task 1 still ran
 
 
-def test_stagger_delay_spaces_launches(cli, project, runenv, monkeypatch):
-    monkeypatch.setenv("MAESTRO_MAX_CONCURRENT", "3")
-    monkeypatch.setenv("MAESTRO_STAGGER_DELAY", "0.4")
-    write_plan(cli, project, independent(3))
-    runenv.script("codex", [step(f"src/m{i}.py") for i in range(1, 4)])
+def test_the_stagger_spreads_a_burst_of_one_cli_and_holds_nothing_else(
+    cli, project, runenv, monkeypatch
+):
+    # A stagger of a minute that no spoke waits out: a spoke of a CLI waits while another
+    # of that CLI, started less than a minute ago, runs, and not a moment after it ends.
+    monkeypatch.setenv("MAESTRO_MAX_CONCURRENT", "4")
+    monkeypatch.setenv("MAESTRO_STAGGER_DELAY", "60")
+    research = {"specialist": "research", "agent": "technical-writer", "validation": None}
+    tasks = [task(i, files=[f"notes/{i}.md"], tool="codex", **research) for i in (1, 2, 3)]
+    tasks.append(task(4, files=["notes/4.md"], tool="gemini", **research))
+    write_plan(cli, project, tasks)
+    runenv.default("codex", step("", sleep=0.3))
+    runenv.default("gemini", step("", sleep=0.3))
+    started = time.monotonic()
     assert cli("run").code == 0
-    # The kernel's fork times: the fakes' own clocks would add their varying start-up.
-    starts = sorted(c["forked"] for c in runenv.runs("codex"))
-    assert all(b - a >= 0.38 for a, b in itertools.pairwise(starts))  # 0.4 s, less two 10 ms ticks
+    assert time.monotonic() - started < 30  # nobody waited the minute out
+    codex = runenv.intervals("codex")
+    assert len(codex) == 3 and runenv.most_at_once(codex) == 1  # the burst, one at a time
+    assert runenv.most_at_once(runenv.intervals("codex", "gemini")) == 2  # gemini alongside
+
+
+def test_a_chain_is_not_held_by_the_stagger(cli, project, runenv, monkeypatch):
+    monkeypatch.setenv("MAESTRO_STAGGER_DELAY", "60")
+    research = {"specialist": "research", "agent": "technical-writer", "validation": None}
+    tasks = [
+        task(i, files=[f"notes/{i}.md"], tool="codex", depends=[i - 1] if i > 1 else [], **research)
+        for i in (1, 2, 3)
+    ]
+    write_plan(cli, project, tasks)
+    runenv.default("codex", step(""))
+    started = time.monotonic()
+    assert cli("run").code == 0
+    assert time.monotonic() - started < 30  # each spoke starts once its dependency's has ended
+    order = [c["env"]["MAESTRO_TASK_ID"] for c in runenv.runs("codex")]
+    assert order == ["1", "2", "3"]
 
 
 def test_run_budget_refuses_the_next_dispatch(cli, project, runenv, monkeypatch):
