@@ -10,6 +10,7 @@ import os
 import threading
 import time
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TextIO
 
@@ -19,87 +20,123 @@ from maestro.formatting import elapsed_text, money_text, tokens_text
 WAKE_KINDS = ("task_done", "task_failed", "task_blocked", "decision", "run_ended")
 
 
-def describe(event: dict[str, Any]) -> str:
-    """One line for one event."""
+Event = dict[str, Any]
+
+
+def describe(event: Event) -> str:
+    """One line for one event; an event of a kind not in ``_LINES`` shows its fields."""
     kind = event.get("kind", "?")
-    task = event.get("task")
-    if kind == "run_started":
-        scope = (
-            f"task {event['only']}"
-            if event.get("only")
-            else f"{event.get('pending', 0)} pending tasks"
-        )
-        return (
-            f"run {event.get('run_id')} started: {scope}, up to {event.get('max_concurrent')} at once"
-            + (f", budget {event['budget_tokens']:,} tokens" if event.get("budget_tokens") else "")
-        )
-    if kind == "task_started":
-        return (
-            f"task {task} started: {event.get('tool')} ({event.get('agent')}), attempt {event.get('attempt')}"
-            + (" [simulated]" if event.get("simulated") else "")
-        )
-    if kind == "task_retry":
-        how = (
-            "with more context"
-            if event.get("action") == "retry_with_context"
-            else f"in {elapsed_text(event.get('delay_s'))}"
-        )
-        return f"task {task} retry {how}: {event.get('reason')}"
-    if kind == "task_done":
-        parts = [
-            str(event.get("tool")),
-            tokens_text(int(event.get("tokens") or 0)),
-            money_text(event.get("cost"), bool(event.get("cost_estimated")), unknown=""),
-            elapsed_text(event.get("duration_s")),
-        ]
-        warn = event.get("warnings") or []
-        text = f"task {task} done: " + ", ".join(p for p in parts if p)
-        return text + (f" (warnings: {'; '.join(warn)})" if warn else "")
-    if kind == "task_failed":
-        return f"task {task} failed: {event.get('reason')}" + (
-            f" Fix: {event['fix']}" if event.get("fix") else ""
-        )
-    if kind == "task_blocked":
-        return f"task {task} blocked: {event.get('reason')}"
-    if kind == "task_pending":
-        return f"task {task} left pending: {event.get('reason')}"
-    if kind == "task_report":  # a worker's own word: its subject names the task and the kind
-        return f"{event.get('report')} ({event.get('session')})"
-    if kind == "decision":
-        options = "; ".join(
-            f"{o['option']}) {o['label'].lower()}: {o['command']}" for o in event.get("options", [])
-        )
-        return f"decision needed on task {task} ({event.get('status')}): {options}"
-    if kind == "budget":
-        return (
-            f"task {task} {event.get('level')} budget level on {event.get('tool')}: "
-            f"{tokens_text(int(event.get('tokens') or 0))} (budget {int(event.get('budget') or 0):,}, abort {int(event.get('abort') or 0):,})"
-        )
-    if kind == "run_stopping":
-        return (
-            f"stopping ({event.get('reason')}): {event.get('running', 0)} running task(s) finish, nothing new "
-            "starts; Ctrl-C again quits now (`maestro run` recovers them later)"
-        )
-    if kind == "recovered":
-        return f"task {task} recovered from a stopped run ({event.get('previous_run')}): back to pending"
-    if kind == "review":
-        return f"task {task} review: {event.get('outcome')}"
-    if kind == "run_ended":
-        counts = event.get("counts") or {}
-        summary = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
-        money = money_text(event.get("cost"), bool(event.get("cost_estimated")), unknown="")
-        spent = (
-            tokens_text(int(event.get("tokens") or 0)),
-            money,
-            elapsed_text(event.get("duration_s")),
-        )
-        tail = ", ".join(p for p in spent if p)
-        text = f"run {event.get('run_id')} {event.get('status')}"
-        if "counts" in event:  # an engine that died or refused to start never counted
-            text += f": {summary or 'nothing to do'}; {tail}"
-        return text + (f". {event['message']}" if event.get("message") else "")
+    line = _LINES.get(kind)
+    if line is not None:
+        return line(event)
     details = {k: v for k, v in event.items() if k not in ("v", "seq", "time", "kind")}
     return f"{kind}: {details}"
+
+
+def _spent(event: Event) -> str:
+    """'1,200 tokens, $0.01, 8s': what an event says was spent, the parts it knows."""
+    parts = (
+        tokens_text(int(event.get("tokens") or 0)),
+        money_text(event.get("cost"), bool(event.get("cost_estimated")), unknown=""),
+        elapsed_text(event.get("duration_s")),
+    )
+    return ", ".join(p for p in parts if p)
+
+
+def _run_started(event: Event) -> str:
+    only = event.get("only")
+    scope = f"task {only}" if only else f"{event.get('pending', 0)} pending tasks"
+    budget = event.get("budget_tokens")
+    return (
+        f"run {event.get('run_id')} started: {scope}, up to {event.get('max_concurrent')} at once"
+        + (f", budget {budget:,} tokens" if budget else "")
+    )
+
+
+def _task_started(event: Event) -> str:
+    return (
+        f"task {event.get('task')} started: {event.get('tool')} ({event.get('agent')}), "
+        f"attempt {event.get('attempt')}" + (" [simulated]" if event.get("simulated") else "")
+    )
+
+
+def _task_retry(event: Event) -> str:
+    how = (
+        "with more context"
+        if event.get("action") == "retry_with_context"
+        else f"in {elapsed_text(event.get('delay_s'))}"
+    )
+    return f"task {event.get('task')} retry {how}: {event.get('reason')}"
+
+
+def _task_done(event: Event) -> str:
+    done = ", ".join(p for p in (str(event.get("tool")), _spent(event)) if p)
+    warn = event.get("warnings") or []
+    return f"task {event.get('task')} done: {done}" + (
+        f" (warnings: {'; '.join(warn)})" if warn else ""
+    )
+
+
+def _task_failed(event: Event) -> str:
+    fix = event.get("fix")
+    return f"task {event.get('task')} failed: {event.get('reason')}" + (
+        f" Fix: {fix}" if fix else ""
+    )
+
+
+def _decision(event: Event) -> str:
+    options = "; ".join(
+        f"{o['option']}) {o['label'].lower()}: {o['command']}" for o in event.get("options", [])
+    )
+    return f"decision needed on task {event.get('task')} ({event.get('status')}): {options}"
+
+
+def _budget(event: Event) -> str:
+    used = tokens_text(int(event.get("tokens") or 0))
+    budget, abort = int(event.get("budget") or 0), int(event.get("abort") or 0)
+    return (
+        f"task {event.get('task')} {event.get('level')} budget level on {event.get('tool')}: "
+        f"{used} (budget {budget:,}, abort {abort:,})"
+    )
+
+
+def _run_stopping(event: Event) -> str:
+    return (
+        f"stopping ({event.get('reason')}): {event.get('running', 0)} running task(s) finish, nothing new "
+        "starts; Ctrl-C again quits now (`maestro run` recovers them later)"
+    )
+
+
+def _run_ended(event: Event) -> str:
+    text = f"run {event.get('run_id')} {event.get('status')}"
+    if "counts" in event:  # an engine that died or refused to start never counted
+        counts = event.get("counts") or {}
+        summary = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
+        text += f": {summary or 'nothing to do'}; {_spent(event)}"
+    return text + (f". {event['message']}" if event.get("message") else "")
+
+
+# The line for each kind of event (docs/architecture.md lists the kinds).
+_LINES: dict[str, Callable[[Event], str]] = {
+    "run_started": _run_started,
+    "task_started": _task_started,
+    "task_retry": _task_retry,
+    "task_done": _task_done,
+    "task_failed": _task_failed,
+    "task_blocked": lambda e: f"task {e.get('task')} blocked: {e.get('reason')}",
+    "task_pending": lambda e: f"task {e.get('task')} left pending: {e.get('reason')}",
+    # A worker's own word: its subject names the task and the kind.
+    "task_report": lambda e: f"{e.get('report')} ({e.get('session')})",
+    "decision": _decision,
+    "budget": _budget,
+    "run_stopping": _run_stopping,
+    "recovered": lambda e: (
+        f"task {e.get('task')} recovered from a stopped run ({e.get('previous_run')}): "
+        "back to pending"
+    ),
+    "review": lambda e: f"task {e.get('task')} review: {e.get('outcome')}",
+    "run_ended": _run_ended,
+}
 
 
 class PlainProgress:
