@@ -16,6 +16,7 @@ from typing import Any
 
 from maestro import clock
 from maestro.engine.budgets import Limits, limits_for
+from maestro.logfile import LogRow
 from maestro.state.model import Challenge, Plan, Review, Task, Usage
 
 
@@ -25,7 +26,12 @@ class Dispatch:
 
     session: int
     end: datetime | None
-    row: Any  # LogRow
+    row: LogRow
+
+    @property
+    def tool(self) -> str:
+        """The CLI dispatched (only a row that names one becomes a Dispatch)."""
+        return self.row.tool or ""
 
     @property
     def start(self) -> datetime | None:
@@ -192,7 +198,7 @@ def cli_figures(plan: Plan, dispatches: list[Dispatch]) -> list[CliFigures]:
     if dispatches:
         for item in dispatches:
             row = item.row
-            cli = entry(row.tool)
+            cli = entry(item.tool)
             cli.dispatches += 1
             cli.tokens += row.tokens or 0
             cli.failures += int(row.failed)
@@ -249,9 +255,9 @@ def budget_checks(
             row = item.row
             if row.tokens is None:
                 continue
-            limits = limits_for(row.tool, budgets)
+            limits = limits_for(item.tool, budgets)
             checks.append(
-                BudgetCheck(_what(row), row.tool, row.tokens, limits, limits.level(row.tokens))
+                BudgetCheck(_what(row), item.tool, row.tokens, limits, limits.level(row.tokens))
             )
         return checks
     for task in plan.tasks:
