@@ -8,6 +8,7 @@ error mapping turns jsonschema's findings into a message naming the key path
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable
 from typing import Any
 
 from maestro.errors import PlanError
@@ -140,92 +141,130 @@ def _key_of(parts: list[Any]) -> str:
     return ""
 
 
-def _describe(error: Any) -> tuple[str, str]:
-    """(problem, fix) for one jsonschema ValidationError."""
-    parts = list(error.absolute_path)
-    key = _key_of(parts)
+# One jsonschema error (a ValidationError: jsonschema has no type hints to name it by).
+SchemaError = Any
+# (problem, fix) for an error of one validator, given the key it is about and an example
+# of a right value; None: no better words than jsonschema's own.
+Explain = Callable[[SchemaError, str, str], tuple[str, str] | None]
+
+
+def _describe(error: SchemaError) -> tuple[str, str]:
+    """(problem, fix) for one jsonschema ValidationError, in the words of ``_EXPLAIN``
+    for its validator."""
+    key = _key_of(list(error.absolute_path))
     example = EXAMPLES.get(key, "see `maestro plan --schema`")
+    explain = _EXPLAIN.get(error.validator)
+    found = explain(error, key, example) if explain else None
+    return found or (error.message, f"see `maestro plan --schema` ({example})")
+
+
+def _did_you_mean(value: str, allowed: list[str]) -> str:
+    close = difflib.get_close_matches(value, allowed, n=1)
+    return f"did you mean '{close[0]}'? Otherwise " if close else ""
+
+
+def _required(error: SchemaError, key: str, example: str) -> tuple[str, str]:
     value = error.instance
-    kind = error.validator
-    if kind == "required":
-        props = error.schema.get("properties", {})
-        missing = [k for k in error.validator_value if isinstance(value, dict) and k not in value]
-        name = missing[0] if missing else "?"
+    props = error.schema.get("properties", {})
+    missing = [k for k in error.validator_value if isinstance(value, dict) and k not in value]
+    name = missing[0] if missing else "?"
+    return (
+        f"missing required key '{name}'",
+        f"add {EXAMPLES.get(name, name)}" if name in props else "add it",
+    )
+
+
+def _any_of(error: SchemaError, key: str, example: str) -> tuple[str, str] | None:
+    value = error.instance
+    if not isinstance(value, dict) or "specialist" in value or "agent" in value:
+        return None
+    return (
+        "names neither a specialist nor an agent",
+        "add specialist: code (or agent: coder, or both)",
+    )
+
+
+def _additional(error: SchemaError, key: str, example: str) -> tuple[str, str]:
+    allowed = list(error.schema.get("properties", {}))
+    extra = [k for k in error.instance if k not in allowed]
+    name = str(extra[0]) if extra else "?"
+    hint = _did_you_mean(name, allowed)
+    return f"unknown key '{name}'", f"{hint}remove it or use one of: {', '.join(allowed)}"
+
+
+def _type(error: SchemaError, key: str, example: str) -> tuple[str, str]:
+    value = error.instance
+    wanted = error.validator_value
+    wanted = wanted if isinstance(wanted, list) else [wanted]
+    if key in ("id", "depends") and isinstance(value, float):
         return (
-            f"missing required key '{name}'",
-            f"add {EXAMPLES.get(name, name)}" if name in props else "add it",
+            f"task id {value!r} was read as a decimal number",
+            'quote dotted ids so they stay text: id: "2.1", depends: ["2.1"]',
         )
-    if (
-        kind == "anyOf"
-        and isinstance(value, dict)
-        and "specialist" not in value
-        and "agent" not in value
-    ):
+    names = " or ".join(_TYPE_NAMES.get(str(w), str(w)) for w in wanted)
+    fix = f"write it as {example}"
+    if "string" in wanted and isinstance(value, (bool, int, float)):
+        fix += " (quote it if YAML reads it as a number or yes/no)"
+    return f"expected {names}, got {_kind(value)}", fix
+
+
+def _const(error: SchemaError, key: str, example: str) -> tuple[str, str]:
+    if key != "version":
+        return _enum(error, key, example)
+    return (
+        f"plan input format version {error.instance!r} is not one this Maestro reads ({INPUT_VERSION})",
+        f"write version: {INPUT_VERSION}, or upgrade Maestro (pip install -U maestro-orchestra)",
+    )
+
+
+def _enum(error: SchemaError, key: str, example: str) -> tuple[str, str]:
+    allowed = [
+        str(a)
+        for a in (error.validator_value if error.validator == "enum" else [error.validator_value])
+    ]
+    hint = _did_you_mean(str(error.instance), allowed)
+    return f"{error.instance!r} is not allowed", f"{hint}use one of: {', '.join(allowed)}"
+
+
+def _pattern(error: SchemaError, key: str, example: str) -> tuple[str, str]:
+    value = error.instance
+    if key in ("id", "depends"):
+        return f"{value!r} is not a task id", 'use a number like 1 or a dotted number like "2.1"'
+    if key == "agent":
         return (
-            "names neither a specialist nor an agent",
-            "add specialist: code (or agent: coder, or both)",
+            f"{value!r} is not an agent name",
+            "use a lowercase name like coder (see `maestro agents list`)",
         )
-    if kind == "additionalProperties":
-        allowed = list(error.schema.get("properties", {}))
-        extra = [k for k in value if k not in allowed]
-        name = str(extra[0]) if extra else "?"
-        close = difflib.get_close_matches(name, allowed, n=1)
-        hint = f"did you mean '{close[0]}'? Otherwise " if close else ""
-        return f"unknown key '{name}'", f"{hint}remove it or use one of: {', '.join(allowed)}"
-    if kind == "type":
-        wanted = (
-            error.validator_value
-            if isinstance(error.validator_value, list)
-            else [error.validator_value]
-        )
-        names = " or ".join(_TYPE_NAMES.get(str(w), str(w)) for w in wanted)
-        if key in ("id", "depends") and isinstance(value, float):
-            return (
-                f"task id {value!r} was read as a decimal number",
-                'quote dotted ids so they stay text: id: "2.1", depends: ["2.1"]',
-            )
-        fix = f"write it as {example}"
-        if (
-            "string" in wanted
-            and isinstance(value, (bool, int, float))
-            and not isinstance(value, list)
-        ):
-            fix += " (quote it if YAML reads it as a number or yes/no)"
-        return f"expected {names}, got {_kind(value)}", fix
-    if kind == "const" and key == "version":
-        return (
-            f"plan input format version {value!r} is not one this Maestro reads ({INPUT_VERSION})",
-            f"write version: {INPUT_VERSION}, or upgrade Maestro (pip install -U maestro-orchestra)",
-        )
-    if kind in ("enum", "const"):
-        allowed = error.validator_value if kind == "enum" else [error.validator_value]
-        close = difflib.get_close_matches(str(value), [str(a) for a in allowed], n=1)
-        hint = f"did you mean '{close[0]}'? Otherwise " if close else ""
-        return (
-            f"{value!r} is not allowed",
-            f"{hint}use one of: {', '.join(str(a) for a in allowed)}",
-        )
-    if kind == "pattern":
-        if key in ("id", "depends"):
-            return (
-                f"{value!r} is not a task id",
-                'use a number like 1 or a dotted number like "2.1"',
-            )
-        if key == "agent":
-            return (
-                f"{value!r} is not an agent name",
-                "use a lowercase name like coder (see `maestro agents list`)",
-            )
-        return "must be one non-empty line", f"write it on one line, e.g. {example}"
-    if kind == "minimum":
-        return f"{value!r} is not a task id", "use a number of 0 or more"
-    if kind in ("minLength", "minItems"):
-        return "is empty", f"fill it in, e.g. {example}"
-    if kind == "maxLength":
-        return "is too long", "keep a task title under 200 characters; move detail to criteria"
-    if kind == "uniqueItems":
-        return "lists the same item twice", "remove the repeated item"
-    return error.message, f"see `maestro plan --schema` ({example})"
+    return "must be one non-empty line", f"write it on one line, e.g. {example}"
+
+
+def _empty(error: SchemaError, key: str, example: str) -> tuple[str, str]:
+    return "is empty", f"fill it in, e.g. {example}"
+
+
+_EXPLAIN: dict[str, Explain] = {
+    "required": _required,
+    "anyOf": _any_of,
+    "additionalProperties": _additional,
+    "type": _type,
+    "const": _const,
+    "enum": _enum,
+    "pattern": _pattern,
+    "minimum": lambda error, key, example: (
+        f"{error.instance!r} is not a task id",
+        "use a number of 0 or more",
+    ),
+    "minLength": _empty,
+    "minItems": _empty,
+    "maxLength": lambda error, key, example: (
+        "is too long",
+        "keep a task title under 200 characters; move detail to criteria",
+    ),
+    "uniqueItems": lambda error, key, example: (
+        "lists the same item twice",
+        "remove the repeated item",
+    ),
+}
 
 
 def _order(error: Any) -> tuple[Any, ...]:
