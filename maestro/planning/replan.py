@@ -68,50 +68,66 @@ def replan(new: Plan, old: Plan) -> Replan:
     ]
     new_ids = {t.id for t in new.tasks}
     out.notes = [note for t in old.tasks if t.id not in new_ids for note in _notes("tasks", t)]
-    tasks = []
-    for task in new.tasks:
-        before = previous.get(task.id)
-        if before is None:
-            tasks.append(task)
-            continue
-        for name in PLAN_FIELDS:
-            setattr(before, name, getattr(task, name))
-        if task.id in same_work:
-            if before.status == "running":  # its process is gone (the caller checked)
-                before.status, before.pid = "pending", None
-            out.kept.append({"id": before.id, "status": before.status})
-        else:
-            for name in RUN_FIELDS:
-                setattr(before, name, getattr(task, name))
-        tasks.append(before)
-    old.tasks = tasks
-
-    same_goal = _paragraphs(new.goal) == _paragraphs(old.goal)[: len(_paragraphs(new.goal))]
-    if not same_goal:
-        extra = old.goal.strip().split("\n\n", 1)[1:]  # below the goal's first paragraph
-        if extra and extra[0].strip():
-            out.notes.append({"where": "Goal", "id": "", "kind": "Goal", "text": extra[0].strip()})
-        old.goal = new.goal
-        for slot, what in (("challenges", "challenge"), ("log", "Execution Log row")):
-            records = getattr(old, slot)
-            if records:
-                out.lost.append(
-                    f"{len(records)} {what}{'s' if len(records) != 1 else ''} (the goal changed)"
-                )
-                if slot == "challenges":
-                    out.notes += [note for c in records for note in _notes(slot, c)]
-                setattr(old, slot, [])
-    reviews = [r for r in old.reviews if r.task in same_work]
-    gone = [r for r in old.reviews if r.task not in same_work]
-    if gone:
-        out.lost.append(
-            f"{len(gone)} review{'s' if len(gone) != 1 else ''} of tasks whose results are dropped"
-        )
-        out.notes += [note for r in gone for note in _notes("reviews", r)]
-    old.reviews = reviews
+    old.tasks = [_onto(t, previous.get(t.id), t.id in same_work, out) for t in new.tasks]
+    if not _same_goal(new.goal, old.goal):
+        _change_goal(old, new.goal, out)
+    _keep_reviews(old, same_work, out)
     old.source = new.source
     _drop_empty_sections(old)
     return out
+
+
+def _onto(task: Task, before: Task | None, same_work: bool, out: Replan) -> Task:
+    """The new plan's ``task`` on the current one's task of its id (``before``): the plan's
+    fields are the new ones; the run's stay for the same work and are reset otherwise."""
+    if before is None:
+        return task
+    for name in PLAN_FIELDS:
+        setattr(before, name, getattr(task, name))
+    if same_work:
+        if before.status == "running":  # its process is gone (the caller checked)
+            before.status, before.pid = "pending", None
+        out.kept.append({"id": before.id, "status": before.status})
+    else:
+        for name in RUN_FIELDS:
+            setattr(before, name, getattr(task, name))
+    return before
+
+
+def _same_goal(new: str, old: str) -> bool:
+    """The same goal: the new goal's paragraphs begin the current one's (a person may have
+    added paragraphs under it)."""
+    paragraphs = _paragraphs(new)
+    return paragraphs == _paragraphs(old)[: len(paragraphs)]
+
+
+def _change_goal(plan: Plan, goal: str, out: Replan) -> None:
+    """A new goal: a person's paragraphs under the old one, its challenges and its log rows
+    no longer hold (each is listed in ``out``)."""
+    extra = plan.goal.strip().split("\n\n", 1)[1:]  # below the goal's first paragraph
+    if extra and extra[0].strip():
+        out.notes.append({"where": "Goal", "id": "", "kind": "Goal", "text": extra[0].strip()})
+    plan.goal = goal
+    if plan.challenges:
+        out.lost.append(f"{_count(len(plan.challenges), 'challenge')} (the goal changed)")
+        out.notes += [note for c in plan.challenges for note in _notes("challenges", c)]
+        plan.challenges = []
+    if plan.log:
+        out.lost.append(f"{_count(len(plan.log), 'Execution Log row')} (the goal changed)")
+        plan.log = []
+
+
+def _keep_reviews(plan: Plan, same_work: set[str], out: Replan) -> None:
+    """Reviews of tasks whose results carry over stay; the others go, listed in ``out``."""
+    gone = [r for r in plan.reviews if r.task not in same_work]
+    if gone:
+        out.lost.append(f"{_count(len(gone), 'review')} of tasks whose results are dropped")
+        out.notes += [note for r in gone for note in _notes("reviews", r)]
+    plan.reviews = [r for r in plan.reviews if r.task in same_work]
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}{'s' if n != 1 else ''}"
 
 
 def _drop_empty_sections(plan: Plan) -> None:
