@@ -31,67 +31,124 @@ def blockers(plan: Plan) -> list[dict[str, Any]]:
     ]
 
 
-def next_actions(plan: Plan, engine: bool) -> list[dict[str, str]]:
+Action = dict[str, str]  # {"command": what to run, "why": why now}
+
+
+def next_actions(plan: Plan, engine: bool) -> list[Action]:
     """What to do now, most urgent first, each naming the command to run. ``engine``:
     an engine holds the run lock (``RunLock.holder()``)."""
     tasks = plan.tasks
-    actions: list[dict[str, str]] = []
-
-    def add(command: str, why: str) -> None:
-        actions.append({"command": command, "why": why})
-
     running = [t for t in tasks if t.status == "running"]
-    live = running if engine else []
-    stale = [t for t in running if t not in live]
-    if live:
-        add(
-            "maestro wait",
-            f"a run is going ({_ids(live)} running); follow it until something happens",
-        )
-    if stale and not live:
-        add(
+    live = bool(running) and engine
+    actions = [
+        *_running(running, engine),
+        *_failed(tasks),
+        *_blocked(tasks),
+        *_reviews(tasks),
+        *([] if live else _ready(plan)),
+    ]
+    if tasks and all(t.status == "done" for t in tasks):
+        actions += _finished(tasks)
+    elif not actions:
+        actions.append(_act("maestro status", "nothing can start now; look at the blockers above"))
+    return actions
+
+
+def _act(command: str, why: str) -> Action:
+    return {"command": command, "why": why}
+
+
+def _running(running: list[Task], engine: bool) -> list[Action]:
+    """Tasks marked running: follow the live run, or resume the one that died."""
+    if not running:
+        return []
+    if engine:
+        return [
+            _act(
+                "maestro wait",
+                f"a run is going ({_ids(running)} running); follow it until something happens",
+            )
+        ]
+    return [
+        _act(
             "maestro run",
-            f"{_ids(stale, 'Task')} marked running but no run process is alive; this resumes it",
+            f"{_ids(running, 'Task')} marked running but no run process is alive; this resumes it",
         )
-    for task in [t for t in tasks if t.status == "failed"][:3]:
-        add(
+    ]
+
+
+def _failed(tasks: list[Task]) -> list[Action]:
+    """A retry for each of the first three failed tasks, with why it failed."""
+    return [
+        _act(
             f"maestro run {task.id}",
             f"retry Task {task.id} after reading why it failed: {one_line(task.result, 80) or 'no result recorded'}",
         )
+        for task in [t for t in tasks if t.status == "failed"][:3]
+    ]
+
+
+def _blocked(tasks: list[Task]) -> list[Action]:
     blocked = [t for t in tasks if t.status == "blocked"]
-    if blocked:
-        add(
+    if not blocked:
+        return []
+    return [
+        _act(
             "maestro plan --from -",
             f"{_ids(blocked, 'Task')} blocked: split or fix it and re-plan (unchanged tasks keep their results)",
         )
-    for task in [t for t in tasks if t.review in REVIEW_ATTENTION][:2]:
-        add(f"maestro review {task.id}", f"the review of Task {task.id} says {task.review}")
-    ready = graph.ready(tasks)
-    if ready and not live:
-        fresh = all(t.status == "pending" for t in tasks)
-        if fresh and not plan.challenges:
-            add(
+    ]
+
+
+def _reviews(tasks: list[Task]) -> list[Action]:
+    """The first two tasks whose review asks for attention."""
+    return [
+        _act(f"maestro review {task.id}", f"the review of Task {task.id} says {task.review}")
+        for task in [t for t in tasks if t.review in REVIEW_ATTENTION][:2]
+    ]
+
+
+def _ready(plan: Plan) -> list[Action]:
+    """Tasks ready to start (no run going): dispatch them; before a plan's first run, a
+    challenge is worth offering."""
+    ready = graph.ready(plan.tasks)
+    if not ready:
+        return []
+    actions = []
+    if all(t.status == "pending" for t in plan.tasks) and not plan.challenges:
+        actions.append(
+            _act(
                 "maestro challenge",
                 "optional: have other vendors' CLIs challenge the plan before it runs",
             )
-        add(
-            "maestro run",
-            f"dispatch the ready {_ids(ready, 'task')} ({_waiting_note(tasks, ready)})",
         )
-    if tasks and all(t.status == "done" for t in tasks):
-        unreviewed = [t for t in tasks if t.specialist in ("code", "test") and not t.review]
-        if unreviewed and not any(t.specialist == "review" for t in tasks):
-            add(
+    actions.append(
+        _act(
+            "maestro run",
+            f"dispatch the ready {_ids(ready, 'task')} ({_waiting_note(plan.tasks, ready)})",
+        )
+    )
+    return actions
+
+
+def _finished(tasks: list[Task]) -> list[Action]:
+    """Every task done: a review if code went unreviewed, the report, then the archive."""
+    actions = []
+    unreviewed = [t for t in tasks if t.specialist in ("code", "test") and not t.review]
+    if unreviewed and not any(t.specialist == "review" for t in tasks):
+        actions.append(
+            _act(
                 f"maestro review {unreviewed[0].id}",
                 "optional: a cross-vendor review before you accept the work",
             )
-        add(
+        )
+    actions.append(
+        _act(
             "maestro report",
             "every task is done: write the walkthrough with tokens, cost and timing",
         )
-        add("maestro archive", "then move the plan and log away before the next goal")
-    elif not actions:
-        add("maestro status", "nothing can start now; look at the blockers above")
+    )
+    actions.append(_act("maestro archive", "then move the plan and log away before the next goal"))
     return actions
 
 
