@@ -263,36 +263,10 @@ def render_record(kind: Kind, obj: Any) -> tuple[str, bool]:
     """
     layout = obj.layout if isinstance(obj.layout, RecordLayout) else None
     if layout is None:
-        check_record(kind, obj)
-        parts = [kind.heading_line(obj)]
-        for spec in kind.specs:
-            value = spec.get(obj)
-            if not spec.omit(value):
-                parts.append(spec.line(value))
-        return "".join(parts), False
-    head = kind.head(obj)
-    if head != layout.head:
-        kind.check_head(obj)
-    heading = layout.heading if head == layout.head else kind.heading_line(obj)
+        return _canonical(kind, obj), False
+    out = [_heading(kind, obj, layout)]
     fields = [p for p in layout.pieces if isinstance(p, FieldPiece)]
-    present = {p.name for p in fields}
-    added: dict[str | None, list[str]] = {}
-    for spec in kind.specs:
-        if spec.name in present:
-            continue
-        value = spec.get(obj)
-        if spec.omit(value) or (not spec.required and value == spec.codec.default):
-            continue
-        check_record(kind, obj, [spec])
-        anchor = None
-        for field_piece in fields:
-            if kind.order[field_piece.name] < kind.order[spec.name]:
-                anchor = field_piece.name
-        bullet = next(
-            (p.bullet for p in fields if p.name == anchor), fields[0].bullet if fields else "- "
-        )
-        added.setdefault(anchor, []).append(spec.line(value, bullet))
-    out = [heading]
+    added = _added_fields(kind, obj, fields)
     bare = not fields and None in added
     if bare:
         out += added.pop(None)
@@ -305,16 +279,66 @@ def render_record(kind: Kind, obj: Any) -> tuple[str, bool]:
     for piece in layout.pieces:
         if isinstance(piece, TextPiece):
             out.append(piece.text)
-            continue
-        if piece is fields[0]:
-            out += added.pop(None, [])
-        spec = kind.by_name[piece.name]
-        value = spec.get(obj)
-        if value == piece.value and not piece.stale:
-            out.append(piece.body)
-        elif not spec.omit(value):
-            check_record(kind, obj, [spec])
-            out.append(spec.rewrite(piece, value))
-        out += added.pop(piece.name, [])
-        out.append(piece.gap)
+        else:
+            if piece is fields[0]:
+                out += added.pop(None, [])
+            out += _field_text(kind, obj, piece)
+            out += added.pop(piece.name, [])
+            out.append(piece.gap)
     return "".join(out), bare
+
+
+def _canonical(kind: Kind, obj: Any) -> str:
+    """A record written from scratch: its heading and every field not left out."""
+    check_record(kind, obj)
+    parts = [kind.heading_line(obj)]
+    for spec in kind.specs:
+        value = spec.get(obj)
+        if not spec.omit(value):
+            parts.append(spec.line(value))
+    return "".join(parts)
+
+
+def _heading(kind: Kind, obj: Any, layout: RecordLayout) -> str:
+    """The person's heading line while what it says is unchanged, else a new one."""
+    if kind.head(obj) == layout.head:
+        return layout.heading
+    kind.check_head(obj)
+    return kind.heading_line(obj)
+
+
+def _added_fields(kind: Kind, obj: Any, fields: list[FieldPiece]) -> dict[str | None, list[str]]:
+    """The lines of fields the record now has and its text has not, keyed by the field
+    they follow in canonical order (None: before the first field), each with the bullet
+    of its neighbours."""
+    present = {p.name for p in fields}
+    added: dict[str | None, list[str]] = {}
+    for spec in kind.specs:
+        if spec.name in present:
+            continue
+        value = spec.get(obj)
+        if spec.omit(value) or (not spec.required and value == spec.codec.default):
+            continue
+        check_record(kind, obj, [spec])
+        anchor = next(
+            (p.name for p in reversed(fields) if kind.order[p.name] < kind.order[spec.name]),
+            None,
+        )
+        bullet = next(
+            (p.bullet for p in fields if p.name == anchor), fields[0].bullet if fields else "- "
+        )
+        added.setdefault(anchor, []).append(spec.line(value, bullet))
+    return added
+
+
+def _field_text(kind: Kind, obj: Any, piece: FieldPiece) -> list[str]:
+    """A field as the person wrote it while its value is unchanged, else rewritten (or
+    nothing, for a value now left out)."""
+    spec = kind.by_name[piece.name]
+    value = spec.get(obj)
+    if value == piece.value and not piece.stale:
+        return [piece.body]
+    if spec.omit(value):
+        return []
+    check_record(kind, obj, [spec])
+    return [spec.rewrite(piece, value)]
