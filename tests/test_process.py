@@ -232,21 +232,20 @@ def test_an_argument_over_the_systems_limit_names_the_prompt_not_the_executable(
 def test_proc_readers_see_a_child_and_nothing_of_a_gone_one(tmp_path):
     import subprocess
 
+    code = "import time; print('up', flush=True); time.sleep(30)"
     child = subprocess.Popen(
-        [PY, "-c", "import time; time.sleep(30)", "--marker"],
+        [PY, "-c", code, "--marker"],
         env={"MAESTRO_TASK_ID": "7", "PATH": "/usr/bin"},
+        stdout=subprocess.PIPE,
     )
     try:
-        assert proc_cmdline(child.pid)[:4] == [
-            PY.encode(),
-            b"-c",
-            b"import time; time.sleep(30)",
-            b"--marker",
-        ]
+        assert child.stdout.readline() == b"up\n"  # past exec: /proc shows its own argv
+        assert proc_cmdline(child.pid)[:4] == [PY.encode(), b"-c", code.encode(), b"--marker"]
         assert proc_environ(child.pid) == {b"MAESTRO_TASK_ID": b"7", b"PATH": b"/usr/bin"}
     finally:
         child.kill()
         child.wait()
+        child.stdout.close()
     assert proc_cmdline(child.pid) is None and proc_environ(child.pid) is None
     assert pid_namespace().startswith("pid:[") and len(boot_id()) == 36
 
