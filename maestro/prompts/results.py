@@ -10,6 +10,7 @@ the format gate needs.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -155,9 +156,10 @@ def _list_items(nodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [item for node in nodes if node["type"] == "list" for item in node["children"]]
 
 
-def _parse_submission(
-    sections: dict[str, list[dict[str, Any]]], problems: list[str]
-) -> Submission | None:
+Nodes = list[dict[str, Any]]  # mistune AST blocks
+
+
+def _parse_submission(sections: dict[str, Nodes], problems: list[str]) -> Submission | None:
     present = [name for name in SUBMISSION_SECTIONS if name in sections]
     if not present:
         problems.append(
@@ -167,45 +169,70 @@ def _parse_submission(
     for name in SUBMISSION_SECTIONS:
         if name not in sections:
             problems.append(f"the Result Submission has no ## {name} section")
-    text = {name: _render(nodes) for name, nodes in sections.items()}
     sub = Submission()
-    if "Status" in sections:
-        raw = text["Status"]
-        word = _first_word(raw)
-        word = "failed" if word == "failure" else word
-        if "|" in raw:
-            problems.append("## Status still holds the template's choices; it must be one word")
-        elif word not in SUBMISSION_STATUSES:
-            problems.append(
-                f"## Status is {raw[:40]!r}; expected one of {', '.join(SUBMISSION_STATUSES)}"
-            )
-        else:
-            sub.status = word
-    if "Summary" in sections:
-        sub.summary = text["Summary"]
-        if not sub.summary or _PLACEHOLDER.match(sub.summary):
-            problems.append("## Summary is empty or still the template placeholder")
-    if "Changes" in sections:
-        items = [_render(item["children"]) for item in _list_items(sections["Changes"])]
-        if not items and not _is_none(text["Changes"]):
-            items = [line.strip() for line in text["Changes"].splitlines() if line.strip()]
-        sub.changes = [item for item in items if not _is_none(item)]
-    if "Verification" in sections:
-        for item in _list_items(sections["Verification"]):
-            body = _render(item["children"])
-            if item["type"] == "task_list_item":
-                sub.verification.append((bool(item["attrs"]["checked"]), body))
-            else:
-                problems.append(
-                    f"## Verification item is not a checkbox (- [x] or - [ ]): {body[:60]!r}"
-                )
-        if not sub.verification and not _is_none(text["Verification"]):
-            problems.append(
-                "## Verification must be a checklist: - [x] met criterion, - [ ] unmet criterion"
-            )
-    if "Issues" in sections:
-        sub.issues = "" if _is_none(text["Issues"]) else text["Issues"]
+    for name in present:
+        _SUBMISSION_READERS[name](sub, sections[name], problems)
     return sub
+
+
+def _read_status(sub: Submission, nodes: Nodes, problems: list[str]) -> None:
+    raw = _render(nodes)
+    word = _first_word(raw)
+    word = "failed" if word == "failure" else word
+    if "|" in raw:
+        problems.append("## Status still holds the template's choices; it must be one word")
+    elif word not in SUBMISSION_STATUSES:
+        problems.append(
+            f"## Status is {raw[:40]!r}; expected one of {', '.join(SUBMISSION_STATUSES)}"
+        )
+    else:
+        sub.status = word
+
+
+def _read_summary(sub: Submission, nodes: Nodes, problems: list[str]) -> None:
+    sub.summary = _render(nodes)
+    if not sub.summary or _PLACEHOLDER.match(sub.summary):
+        problems.append("## Summary is empty or still the template placeholder")
+
+
+def _read_changes(sub: Submission, nodes: Nodes, problems: list[str]) -> None:
+    """List items, or the section's lines when the model wrote no list."""
+    text = _render(nodes)
+    items = [_render(item["children"]) for item in _list_items(nodes)]
+    if not items and not _is_none(text):
+        items = [line.strip() for line in text.splitlines() if line.strip()]
+    sub.changes = [item for item in items if not _is_none(item)]
+
+
+def _read_verification(sub: Submission, nodes: Nodes, problems: list[str]) -> None:
+    """A checklist: - [x] met criterion, - [ ] unmet one."""
+    for item in _list_items(nodes):
+        body = _render(item["children"])
+        if item["type"] == "task_list_item":
+            sub.verification.append((bool(item["attrs"]["checked"]), body))
+        else:
+            problems.append(
+                f"## Verification item is not a checkbox (- [x] or - [ ]): {body[:60]!r}"
+            )
+    if not sub.verification and not _is_none(_render(nodes)):
+        problems.append(
+            "## Verification must be a checklist: - [x] met criterion, - [ ] unmet criterion"
+        )
+
+
+def _read_issues(sub: Submission, nodes: Nodes, problems: list[str]) -> None:
+    text = _render(nodes)
+    sub.issues = "" if _is_none(text) else text
+
+
+# Each section of a Result Submission, read into the Submission; problems appended.
+_SUBMISSION_READERS: dict[str, Callable[[Submission, Nodes, list[str]], None]] = {
+    "Status": _read_status,
+    "Summary": _read_summary,
+    "Changes": _read_changes,
+    "Verification": _read_verification,
+    "Issues": _read_issues,
+}
 
 
 # `Key: value`, `**Key:** value`, `**Key**: value` (or with `__`): the markers around the
