@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import os
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -171,49 +171,85 @@ def _bad(setting: Setting, raw: Any, source: str) -> ConfigError:
     )
 
 
+# Each parser takes the raw value (stripped text, or a TOML value) and raises ValueError
+# or TypeError for one its kind cannot hold (convert turns either into one ConfigError).
+
+
+def _to_int(text: Any, setting: Setting) -> int:
+    if isinstance(text, bool) or (isinstance(text, float) and not text.is_integer()):
+        raise ValueError
+    return int(text)
+
+
+def _to_float(text: Any, setting: Setting) -> float:
+    if isinstance(text, bool):
+        raise TypeError
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError
+    return value
+
+
+def _to_bool(text: Any, setting: Setting) -> bool:
+    if isinstance(text, bool):
+        return text
+    word = str(text).lower()
+    if word in _TRUE:
+        return True
+    if word in _FALSE:
+        return False
+    raise ValueError
+
+
+def _to_enum(text: Any, setting: Setting) -> str:
+    value = str(text).lower()
+    if value not in setting.choices:
+        raise ValueError
+    return value
+
+
+def _to_list(text: Any, setting: Setting) -> tuple[str, ...]:
+    items = text if isinstance(text, list) else str(text).split(",")
+    return tuple(str(i).strip() for i in items if str(i).strip())
+
+
+def _to_str(text: Any, setting: Setting) -> str:
+    if not isinstance(text, str):
+        raise TypeError
+    return text
+
+
+_PARSE: dict[str, Callable[[Any, Setting], Any]] = {
+    "int": _to_int,
+    "float": _to_float,
+    "bool": _to_bool,
+    "enum": _to_enum,
+    "list": _to_list,
+    "str": _to_str,
+}
+
+
+def _within(setting: Setting, value: Any) -> bool:
+    """A number inside the setting's bounds (other kinds have none)."""
+    if setting.kind not in ("int", "float"):
+        return True
+    if setting.minimum is not None and value < setting.minimum:
+        return False
+    return setting.maximum is None or value <= setting.maximum
+
+
 def convert(setting: Setting, raw: Any, source: str) -> Any:
     """Turn a raw value (text from env/.env, or a TOML value) into the setting's type."""
     text = raw.strip() if isinstance(raw, str) else raw
     if isinstance(text, str) and text == "" and setting.kind != "str":
         return setting.default
+    parse: Callable[[Any, Setting], Any] = _PARSE.get(setting.kind, _to_str)
     try:
-        if setting.kind == "int":
-            if isinstance(text, bool) or (isinstance(text, float) and not text.is_integer()):
-                raise ValueError
-            value: Any = int(text)
-        elif setting.kind == "float":
-            if isinstance(text, bool):
-                raise ValueError
-            value = float(text)
-            if not math.isfinite(value):
-                raise ValueError
-        elif setting.kind == "bool":
-            if isinstance(text, bool):
-                value = text
-            elif str(text).lower() in _TRUE:
-                value = True
-            elif str(text).lower() in _FALSE:
-                value = False
-            else:
-                raise ValueError
-        elif setting.kind == "enum":
-            value = str(text).lower()
-            if value not in setting.choices:
-                raise ValueError
-        elif setting.kind == "list":
-            items = text if isinstance(text, list) else str(text).split(",")
-            value = tuple(str(i).strip() for i in items if str(i).strip())
-        else:
-            if not isinstance(text, str):
-                raise ValueError
-            value = text
+        value = parse(text, setting)
     except (TypeError, ValueError):
         raise _bad(setting, raw, source) from None
-    if setting.kind in ("int", "float"):
-        if setting.minimum is not None and value < setting.minimum:
-            raise _bad(setting, raw, source)
-        if setting.maximum is not None and value > setting.maximum:
-            raise _bad(setting, raw, source)
+    if not _within(setting, value):
+        raise _bad(setting, raw, source)
     return value
 
 
