@@ -8,16 +8,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from maestro.engine import gates as gate_checks
 from maestro.engine import ladder
 from maestro.state.model import Receipt, Task
 
 if TYPE_CHECKING:  # the pipeline imports this module: types only
+    from maestro.agents.catalog import ResolvedAgent
     from maestro.engine.context import RunContext
+    from maestro.prompts.delegation import Delegation
     from maestro.prompts.results import ParsedResult
-    from maestro.spokes.contract import SpokeResult
+    from maestro.spokes.contract import DispatchRequest, SpokeResult
 
 # Retry context: how much of each relevant file the next prompt gets.
 _FILE_CHARS = 6_000
@@ -48,15 +50,15 @@ class Attempt:
 
 def make_request(
     task: Task,
-    delegation: Any,
-    resolved: Any,
+    delegation: Delegation,
+    resolved: ResolvedAgent,
     *,
     root: Path,
     abort_tokens: int | None,
     scratch: Path,
     env_extra: dict[str, str] | None = None,
     sim_delay_s: float | None = None,
-) -> Any:
+) -> DispatchRequest:
     """The spoke request for a task: the agent's model, turns, tier and timeout, the
     task's declared files (folders and globs are for ownership, not deliverables)."""
     from maestro.agents.tiers import WEB_TOOLS

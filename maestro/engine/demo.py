@@ -17,9 +17,13 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from maestro.errors import MaestroError
+from maestro.paths import ProjectPaths
+
+if TYPE_CHECKING:
+    from maestro.engine.run import RunSummary
 
 GOAL = "Add a tiny text-utilities package (textkit) with slugify and word counting, tested and documented"
 SIM_DELAY_S = 0.6  # long enough to see three tasks running at once, short enough for a demo
@@ -119,7 +123,7 @@ def create_project(root: Path) -> Path:
 class DemoOutcome:
     project: Path
     kept: bool
-    summary: Any
+    summary: RunSummary
     status_text: str
     report: Path
 
@@ -139,7 +143,7 @@ def demo_env(env: dict[str, str]) -> dict[str, str]:
     return clean
 
 
-def _report(paths: Any, keep: bool) -> Path:
+def _report(paths: ProjectPaths, keep: bool) -> Path:
     from maestro.engine.report import write_report
 
     output = None

@@ -7,8 +7,9 @@ Nothing is dispatched and nothing is written.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Collection
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from maestro.engine.attempt import make_request
 from maestro.engine.budgets import limits_for
@@ -17,6 +18,12 @@ from maestro.engine.routing import choose, task_tier
 from maestro.engine.run import select_tasks
 from maestro.engine.rundir import RunLock
 from maestro.tokens import count_tokens
+
+if TYPE_CHECKING:
+    from maestro.agents.catalog import Catalog
+    from maestro.config import Settings
+    from maestro.spokes.base import Spoke
+    from maestro.state.model import Plan
 
 # An argv element this long, or spanning lines, is prompt text (or a system prompt).
 _ELIDE_AT = 120
@@ -33,14 +40,15 @@ def elide(argv: list[str]) -> list[str]:
 
 
 def preview(
-    plan: Any,
+    plan: Plan,
     *,
-    settings: Any,
+    settings: Settings,
     options: RunOptions,
-    installed: dict[str, Any],
-    spoke_for: Any,
-    catalog: Any,
+    installed: Collection[str],
+    spoke_for: Callable[[str], Spoke],
+    catalog: Catalog,
 ) -> list[dict[str, Any]]:
+    """One row per task that would start (JSON-ready: ``maestro run --dry-run --json``)."""
     from maestro import graph, planning
     from maestro.prompts.delegation import build_delegation
 

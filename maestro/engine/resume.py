@@ -17,11 +17,15 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from maestro import clock
 from maestro.paths import ProjectPaths
 from maestro.process import pid_alive, proc_environ, signal_group, stop_gracefully
+
+if TYPE_CHECKING:
+    from maestro.logfile import ExecutionLog
+    from maestro.state.store import PlanStore
 
 
 @dataclass
@@ -58,7 +62,9 @@ def stop_leftover_spoke(
     return pid
 
 
-def recover(store: Any, paths: ProjectPaths, emit: Callable[..., Any], log: Any) -> list[Recovered]:
+def recover(
+    store: PlanStore, paths: ProjectPaths, emit: Callable[..., object], log: ExecutionLog
+) -> list[Recovered]:
     """Tasks left running by a dead engine back to pending. The caller holds the run lock."""
     from maestro.logfile import LogRow
 

@@ -23,13 +23,17 @@ the demo.
 from __future__ import annotations
 
 from collections.abc import Container
-from typing import Any
+from typing import TYPE_CHECKING
 
 from maestro import roster
 from maestro.errors import MaestroError
+from maestro.state.model import Task
+
+if TYPE_CHECKING:
+    from maestro.agents.catalog import Catalog
 
 
-def task_tier(catalog: Any, task: Any) -> str | None:
+def task_tier(catalog: Catalog | None, task: Task) -> str | None:
     """The tool tier of the agent a task would run as; None when it names no known agent
     (the AAVSR check before its dispatch says so)."""
     try:

@@ -14,7 +14,8 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+from types import FrameType
+from typing import TYPE_CHECKING, Any, TextIO
 
 from maestro import clock, roster
 from maestro.engine import progress as progress_views
@@ -28,7 +29,16 @@ from maestro.engine.scheduler import Job, Scheduler, ScheduleReport
 from maestro.engine.stagger import Stagger
 from maestro.errors import MaestroError
 from maestro.formatting import shown_path
-from maestro.state.model import STATUSES, task_sort_key
+from maestro.paths import ProjectPaths
+from maestro.state.model import STATUSES, Plan, Task, task_sort_key
+
+if TYPE_CHECKING:
+    from maestro.config import Settings
+    from maestro.engine.review.outcome import ReviewOutcome
+    from maestro.engine.rundir import EventLog
+    from maestro.spokes.base import Spoke
+    from maestro.spokes.registry import Availability
+    from maestro.state.store import PlanStore
 
 EXIT_INCOMPLETE = 2
 DEFAULT_BACKOFF_S = 2.0
@@ -57,7 +67,7 @@ class RunSummary:
         return {k: v for k, v in self.__dict__.items()}
 
 
-def open_store(paths: Any) -> Any:
+def open_store(paths: ProjectPaths) -> PlanStore:
     from maestro.state.store import PlanStore
 
     store = PlanStore(paths)
@@ -66,7 +76,7 @@ def open_store(paths: Any) -> Any:
     return store
 
 
-def select_tasks(plan: Any, task_id: str | None, plan_file: str = ".ai/MAESTRO.md") -> list[Any]:
+def select_tasks(plan: Plan, task_id: str | None, plan_file: str = ".ai/MAESTRO.md") -> list[Task]:
     """The tasks this run may start: every pending task, or the one named (which must be
     runnable now: not done, its dependencies done)."""
     if task_id is None:
@@ -92,15 +102,15 @@ def select_tasks(plan: Any, task_id: str | None, plan_file: str = ".ai/MAESTRO.m
 class Engine:
     def __init__(
         self,
-        settings: Any,
+        settings: Settings,
         *,
         env: dict[str, str],
         options: RunOptions,
         out: TextIO,
         quiet: bool = False,
-        spoke_for: Callable[[str], Any] | None = None,
-        installed: dict[str, Any] | None = None,
-        review: Callable[[str], Any] | None = None,
+        spoke_for: Callable[[str], Spoke] | None = None,
+        installed: dict[str, Availability] | None = None,
+        review: Callable[..., ReviewOutcome] | None = None,
         sim_delay_s: float | None = None,
         backoff_s: float | None = None,
     ) -> None:
@@ -118,14 +128,14 @@ class Engine:
         self.scheduler: Scheduler | None = None
 
     # -- pieces ------------------------------------------------------------------------
-    def spoke_for(self, name: str) -> Any:
+    def spoke_for(self, name: str) -> Spoke:
         if self._spoke_for is not None:
             return self._spoke_for(name)
         from maestro.spokes.registry import get_spoke
 
         return get_spoke(name, self.settings)
 
-    def installed(self) -> dict[str, Any]:
+    def installed(self) -> dict[str, Availability]:
         if self._installed is None:
             from maestro.spokes.registry import detect_available
 
@@ -195,7 +205,7 @@ class Engine:
         finally:
             lock.release()
 
-    def _run(self, store: Any, run: RunDir, events: Any) -> RunSummary:
+    def _run(self, store: PlanStore, run: RunDir, events: EventLog) -> RunSummary:
         from maestro import graph
         from maestro.agents.catalog import load_catalog
         from maestro.logfile import ExecutionLog
@@ -313,7 +323,7 @@ class Engine:
 
     def _summary(
         self,
-        store: Any,
+        store: PlanStore,
         run: RunDir,
         report: ScheduleReport,
         budget: RunBudget,
@@ -401,7 +411,7 @@ class _abort_on_sigterm:
         if threading.current_thread() is threading.main_thread():
             self.previous = signal.signal(signal.SIGTERM, self._handle)
 
-    def _handle(self, signum: int, frame: Any) -> None:
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
         self.scheduler.request_stop("aborted by `maestro run --abort`")
 
     def __exit__(self, *exc: object) -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from maestro.bus.sessions import USER, run_session_id
 from maestro.bus.waiting import Doorbell
@@ -23,6 +23,9 @@ from maestro.engine.progress import WAKE_KINDS
 from maestro.engine.rundir import RunDir, RunLock, read_events
 from maestro.fsutil import atomic_write
 from maestro.watch import FolderObserver
+
+if TYPE_CHECKING:
+    from maestro.bus.mailbox import Message
 
 EXIT_ENDED = 0
 EXIT_RUNNING = 10
@@ -39,7 +42,7 @@ class WaitResult:
     ended: dict[str, Any] | None = None
     last_seq: int = 0  # the last event shown, by this wait or an earlier one
     poll: int = 1  # this wait's number among those following the run
-    mail: list[Any] = field(default_factory=list)  # workers' questions and blockers (bus Messages)
+    mail: list[Message] = field(default_factory=list)  # workers' questions and blockers
 
     @property
     def exit_code(self) -> int:
@@ -103,7 +106,7 @@ def wait_for(
         collected.extend(fresh)
         last_seq = max([last_seq, *(int(e.get("seq") or 0) for e in events)])
 
-    mail: list[Any] = []
+    mail: list[Message] = []
 
     def finish(state: str, end: dict[str, Any] | None = None) -> WaitResult:
         write_cursor(run, offset, max(poll, read_polls(run)))
@@ -144,7 +147,7 @@ def wait_for(
             )
 
 
-def _questions(run: RunDir) -> list[Any]:
+def _questions(run: RunDir) -> list[Message]:
     """The workers' unread questions and blockers addressed to the run, marked read by
     the person now that the hub is shown them (the sender sees that receipt)."""
     from maestro.bus.mailbox import Mailbox, pending

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from maestro import clock
 from maestro.engine.challenge.answer import ParsedChallenge, parse_challenge
@@ -24,6 +24,11 @@ from maestro.errors import MaestroError, PlanError
 from maestro.state.model import Challenge, Plan
 from maestro.tokens import count_tokens
 
+if TYPE_CHECKING:
+    from maestro.config import Settings
+    from maestro.paths import ProjectPaths
+    from maestro.spokes.contract import DispatchRequest, SpokeResult
+
 DEFAULT_TIMEOUT_S = 600.0
 
 
@@ -31,7 +36,7 @@ DEFAULT_TIMEOUT_S = 600.0
 class ChallengeAnswer:
     tool: str
     ok: bool
-    result: Any = None  # SpokeResult, None when the CLI could not be started
+    result: SpokeResult | None = None  # None when the CLI could not be started
     parsed: ParsedChallenge | None = None
     challenge: Challenge | None = None  # as recorded in the plan
     error: str | None = None
@@ -49,12 +54,12 @@ class ChallengeOutcome:
         return any(answer.ok for answer in self.answers)
 
 
-def timeout_s(settings: Any) -> float:
-    minutes = getattr(settings, "agent_timeout", None)
+def timeout_s(settings: Settings) -> float:
+    minutes = settings.agent_timeout
     return float(minutes) * 60 if minutes else DEFAULT_TIMEOUT_S
 
 
-def load_plan(paths: Any) -> Plan:
+def load_plan(paths: ProjectPaths) -> Plan:
     from maestro.state.store import PlanStore
 
     store = PlanStore(paths)
@@ -72,7 +77,9 @@ def next_id(prefix: str, existing: list[str]) -> str:
     return f"{prefix}{max(numbers, default=0) + 1}"
 
 
-def _ask(tool: str, request: Any, settings: Any, env: dict[str, str]) -> ChallengeAnswer:
+def _ask(
+    tool: str, request: DispatchRequest, settings: Settings, env: dict[str, str]
+) -> ChallengeAnswer:
     from maestro.spokes.registry import get_spoke
 
     try:
@@ -102,7 +109,7 @@ def run_challenge(
         raise PlanError(
             "the plan has no tasks to challenge.", "add tasks with `maestro plan --from FILE`."
         )
-    hub = plan.source.hub if plan.source else getattr(settings, "hub", None)
+    hub = plan.source.hub if plan.source else settings.hub
     choice = choose(hub, detect_available(ctx.env), role="challenger", tool=tool, every=every)
     prompt = build_prompt(plan, project_recon(paths.root, plan))
     outcome = ChallengeOutcome(
@@ -114,7 +121,7 @@ def run_challenge(
         tier="read-only",
         cwd=paths.root,
         timeout_s=timeout_s(settings),
-        max_turns=getattr(settings, "max_turns", None),
+        max_turns=settings.max_turns,
         title="Challenge the plan",
     )
     for name in choice.tools:
@@ -130,7 +137,7 @@ def run_challenge(
     return outcome
 
 
-def _record(paths: Any, answers: list[ChallengeAnswer]) -> None:
+def _record(paths: ProjectPaths, answers: list[ChallengeAnswer]) -> None:
     from maestro.state.store import PlanStore
 
     if not any(a.ok for a in answers):
@@ -138,9 +145,9 @@ def _record(paths: Any, answers: list[ChallengeAnswer]) -> None:
     with PlanStore(paths).edit() as plan:
         known = [task.id for task in plan.tasks]
         for answer in answers:
-            if not answer.ok:
-                continue
             result = answer.result
+            if not answer.ok or result is None:  # an answer is ok only with its result
+                continue
             parsed = parse_challenge(result.text, known)
             answer.parsed = parsed
             challenge = Challenge(
@@ -158,7 +165,7 @@ def _record(paths: Any, answers: list[ChallengeAnswer]) -> None:
             answer.challenge = challenge
 
 
-def _log(settings: Any, answers: list[ChallengeAnswer], goal: str) -> None:
+def _log(settings: Settings, answers: list[ChallengeAnswer], goal: str) -> None:
     from maestro.engine.review.record import log_row
 
     for answer in answers:
@@ -183,9 +190,9 @@ def _log(settings: Any, answers: list[ChallengeAnswer], goal: str) -> None:
         )
 
 
-def _keep_detail(settings: Any, prompt: str, answers: list[ChallengeAnswer]) -> None:
+def _keep_detail(settings: Settings, prompt: str, answers: list[ChallengeAnswer]) -> None:
     """At log level detailed, the full prompt and answers go next to the runs."""
-    if getattr(settings, "log", "off") != "detailed":
+    if settings.log != "detailed":
         return
     from maestro.fsutil import atomic_write
 

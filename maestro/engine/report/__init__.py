@@ -6,8 +6,9 @@ serve the command, which may print instead of writing.
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from maestro.engine.report.build import Report, build_report
 from maestro.engine.report.markdown import render_markdown
@@ -15,6 +16,9 @@ from maestro.errors import NotFound
 from maestro.formatting import shown_path
 from maestro.fsutil import atomic_write
 from maestro.paths import ProjectPaths
+
+if TYPE_CHECKING:
+    from maestro.config import Settings
 
 __all__ = [
     "Report",
@@ -36,7 +40,7 @@ def _shown(paths: ProjectPaths, path: Path) -> str:
     return f"`{shown_path(path, paths.root)}`"
 
 
-def load_report(paths: ProjectPaths, settings: Any = None) -> Report:
+def load_report(paths: ProjectPaths, settings: Settings | None = None) -> Report:
     """Read the plan and the log of the project at ``paths`` and build its report."""
     from maestro.logfile import ExecutionLog
     from maestro.state.store import PlanStore
@@ -66,7 +70,7 @@ def load_report(paths: ProjectPaths, settings: Any = None) -> Report:
         plan,
         log,
         budgets=settings.table("budgets"),
-        max_concurrent=getattr(settings, "max_concurrent", None),
+        max_concurrent=settings.max_concurrent,
         sources=sources,
     )
 
@@ -77,7 +81,11 @@ def save_report(report: Report, target: Path, *, brief: bool = False) -> Path:
 
 
 def write_report(
-    paths: ProjectPaths, output: Path | None = None, *, settings: Any = None, brief: bool = False
+    paths: ProjectPaths,
+    output: Path | None = None,
+    *,
+    settings: Settings | None = None,
+    brief: bool = False,
 ) -> Path:
     """Write the Markdown report (default ``.ai/maestro/report.md``) and return its path."""
     target = Path(output) if output is not None else default_output(paths)
@@ -86,7 +94,7 @@ def write_report(
     return save_report(load_report(paths, settings), target, brief=brief)
 
 
-def _iso(moment: Any) -> str | None:
+def _iso(moment: datetime | None) -> str | None:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ") if moment else None
 
 

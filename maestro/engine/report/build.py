@@ -9,6 +9,7 @@ from typing import Any
 from maestro import clock
 from maestro.engine.budgets import Limits, limits_for
 from maestro.engine.report import collect, diagrams, story
+from maestro.logfile import ParsedLog
 from maestro.state.model import Plan, Usage
 
 
@@ -42,7 +43,7 @@ class Report:
 
 def build_report(
     plan: Plan | None,
-    log: Any,
+    log: ParsedLog | None,
     *,
     budgets: Mapping[str, Any] | None = None,
     max_concurrent: int | None = None,
@@ -51,8 +52,9 @@ def build_report(
     """``plan`` from PlanStore.load() (None: no plan file), ``log`` from ExecutionLog.read()
     (None or empty: logging was off)."""
     budgets = budgets or {}
+    log = log or ParsedLog()
     has_plan = plan is not None
-    has_log = bool(log and log.sessions)
+    has_log = bool(log.sessions)
     missing: list[str] = []
     if plan is None:
         goal = log.sessions[-1].goal if has_log else "-"

@@ -16,7 +16,7 @@ from typing import Any
 
 from maestro import clock
 from maestro.engine.budgets import Limits, limits_for
-from maestro.logfile import LogRow
+from maestro.logfile import LogRow, ParsedLog
 from maestro.state.model import Challenge, Plan, Review, Task, Usage
 
 
@@ -119,7 +119,7 @@ def _when(text: str | None) -> datetime | None:
         return None
 
 
-def place_rows(log: Any) -> list[Dispatch]:
+def place_rows(log: ParsedLog | None) -> list[Dispatch]:
     """Every row with a tool, with its end time: the session's date plus the row's
     HH:MM:SS, moving to the next day when the clock wraps past midnight."""
     placed: list[Dispatch] = []
@@ -237,7 +237,7 @@ def total_money(plan: Plan) -> tuple[Usage, Money]:
     return usage, money
 
 
-def _what(row: Any) -> str:
+def _what(row: LogRow) -> str:
     action = row.action.lower()
     if action == "challenge":
         return "challenge"

@@ -32,14 +32,14 @@ from maestro.engine.review.record import log_row
 from maestro.engine.review.rounds import RoundDecision, current_cycle, decide
 from maestro.engine.review.verdict import parse_review
 from maestro.errors import MaestroError
-from maestro.state.model import Review
+from maestro.state.model import Review, Task
 
 # revise(task_id, context, resume_session) -> the task's status after the revision.
 Revise = Callable[[str, str, str | None], str]
 VALIDATION_TAIL = 2_000
 
 
-def _check(ctx: CommandContext, task: Any) -> dict[str, Any] | None:
+def _check(ctx: CommandContext, task: Task) -> dict[str, Any] | None:
     """Run the task's validation command (None when it has none)."""
     if not task.validation:
         return None
@@ -67,7 +67,7 @@ def _validation_note(check: dict[str, Any] | None) -> str:
     return f"`{check['command']}` exited 0: it passes."
 
 
-def _reviewable(task: Any) -> None:
+def _reviewable(task: Task) -> None:
     if task.status == "done" or (
         task.status == "blocked" and task.review in ("flagged", "needs-human")
     ):

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from maestro.engine.context import CommandContext
-from maestro.state.model import Review
+from maestro.paths import ProjectPaths
+from maestro.state.model import Review, Task
+
+if TYPE_CHECKING:
+    from maestro.state.store import PlanStore
 
 
 @dataclass
@@ -26,13 +30,13 @@ class ReviewOutcome:
         return 0 if self.outcome == "accepted" else 1
 
 
-def plan_store(paths: Any) -> Any:
+def plan_store(paths: ProjectPaths) -> PlanStore:
     from maestro.state.store import PlanStore
 
     return PlanStore(paths)
 
 
-def apply(task: Any, outcome: str | None) -> None:
+def apply(task: Task, outcome: str | None) -> None:
     """The task's state after a round's decision (None: waiting for the person's yes)."""
     if outcome == "accepted":
         task.review = "approved"
@@ -90,7 +94,7 @@ def accept(ctx: CommandContext, task_id: str, review: Review, base: ReviewOutcom
 
 
 def unchanged(
-    ctx: CommandContext, task: Any, last: Review, auto: bool, made: list[Review]
+    ctx: CommandContext, task: Task, last: Review, auto: bool, made: list[Review]
 ) -> ReviewOutcome:
     """The diff is the one ``last`` judged: never reviewed again."""
     if last.verdict is not None and last.outcome is None:

@@ -6,18 +6,22 @@ the dispatch on its timeline from ``time - duration`` to ``time``.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from maestro import clock
 
+if TYPE_CHECKING:
+    from maestro.config import Settings
+    from maestro.spokes.contract import SpokeResult
+
 
 def log_row(
-    settings: Any,
+    settings: Settings,
     *,
     action: str,
     tool: str | None,
     role: str,
-    result: Any,
+    result: SpokeResult | None,
     ok: bool,
     notes: str,
     task: str | None = None,
@@ -31,7 +35,7 @@ def log_row(
     if not log.enabled:
         return
     if goal is not None and not log.read().sessions:
-        log.start_session(goal, hub=getattr(settings, "hub", None))
+        log.start_session(goal, hub=settings.hub)
     log.append(
         LogRow(
             time=clock.iso(),
