@@ -1,0 +1,203 @@
+"""The shape of the package at one git revision: the figures issue 10 is judged by.
+
+1. Files and lines of Python per package of ``maestro/`` (``maestro`` itself: its
+   top-level modules).
+2. Modules that name a CLI: ``claude``, ``gemini`` or ``codex`` in an identifier (a name,
+   attribute, argument, function, class or import: ``ClaudeSpoke`` counts) or in a string
+   literal. Docstrings and comments are prose and do not count.
+3. ``Any`` in ``maestro/engine``: the names ``Any`` in code (tokens, so prose that says
+   "Any" does not count), and beside it the lines ``grep -w Any`` finds.
+4. The ten most complex functions (cyclomatic complexity, radon's ``cc``; radon is a
+   tool, not a dependency: ``pip install radon``).
+
+The revision is read from git (``git archive``) into a temporary folder; the work tree
+is not touched, so any revision can be measured from any checkout.
+Run: python bench/structure.py [REV] [--repo DIR] [--list]
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import io
+import re
+import sys
+import tarfile
+import tempfile
+import tokenize
+from collections import defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from maestro.git import run_git  # the checkout's own package, found above
+
+CLI_WORDS = ("claude", "gemini", "codex")
+# In a string: the word standing alone between non-letters (".gemini/", "CLAUDE_CODE_X").
+_IN_TEXT = re.compile(r"(?<![a-z])(?:" + "|".join(CLI_WORDS) + r")(?![a-z])", re.IGNORECASE)
+# An identifier's words: snake_case parts and CamelCase humps.
+_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+
+
+def checkout(repo: Path, rev: str, into: Path) -> str:
+    """``maestro/`` of ``rev`` under ``into``; returns the revision's one-line description."""
+    described = run_git("log", "-1", "--format=%h %s", rev, cwd=repo)
+    if described.exit_code != 0:
+        raise SystemExit(f"structure: no revision {rev!r} in {repo}: {described.stderr.strip()}")
+    archive = into / "maestro.tar"
+    made = run_git("archive", "--format=tar", "-o", str(archive), rev, "maestro", cwd=repo)
+    if made.exit_code != 0:
+        raise SystemExit(f"structure: git archive failed: {made.stderr.strip()}")
+    with tarfile.open(archive) as tar:
+        tar.extractall(into, filter="data")
+    return described.stdout.strip()
+
+
+def modules(root: Path) -> list[Path]:
+    return sorted((root / "maestro").rglob("*.py"))
+
+
+def package_of(path: Path, root: Path) -> str:
+    parts = path.relative_to(root / "maestro").parts
+    return parts[0] if len(parts) > 1 else "maestro"
+
+
+def files_and_lines(root: Path) -> dict[str, tuple[int, int]]:
+    found: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for path in modules(root):
+        entry = found[package_of(path, root)]
+        entry[0] += 1
+        entry[1] += len(path.read_text(encoding="utf-8").splitlines())
+    return {name: (files, lines) for name, (files, lines) in sorted(found.items())}
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    """ids of the string constants that are docstrings."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            body = node.body
+            if (
+                body
+                and isinstance(body[0], ast.Expr)
+                and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)
+            ):
+                found.add(id(body[0].value))
+    return found
+
+
+def _identifiers(node: ast.AST) -> list[str]:
+    if isinstance(node, ast.Name):
+        return [node.id]
+    if isinstance(node, ast.Attribute):
+        return [node.attr]
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return [node.name]
+    if isinstance(node, ast.arg):
+        return [node.arg]
+    if isinstance(node, ast.alias):
+        return [node.name, node.asname or ""]
+    if isinstance(node, ast.keyword):
+        return [node.arg or ""]
+    return []
+
+
+def names_a_cli(source: str) -> bool:
+    tree = ast.parse(source)
+    docstrings = _docstrings(tree)
+    for node in ast.walk(tree):
+        for name in _identifiers(node):
+            if any(
+                w.lower() in CLI_WORDS for part in name.split(".") for w in _WORDS.findall(part)
+            ):
+                return True
+        if (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and id(node) not in docstrings
+            and _IN_TEXT.search(node.value)
+        ):
+            return True
+    return False
+
+
+def cli_modules(root: Path) -> tuple[list[str], int]:
+    paths = modules(root)
+    naming = [
+        path.relative_to(root).as_posix()
+        for path in paths
+        if names_a_cli(path.read_text(encoding="utf-8"))
+    ]
+    return naming, len(paths)
+
+
+def any_in_engine(root: Path) -> tuple[int, int]:
+    """(``Any`` names in code, lines with the word ``Any``) in maestro/engine."""
+    names = lines = 0
+    for path in sorted((root / "maestro" / "engine").rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        lines += sum(1 for line in text.splitlines() if re.search(r"\bAny\b", line))
+        names += sum(
+            1
+            for token in tokenize.generate_tokens(io.StringIO(text).readline)
+            if token.type == tokenize.NAME and token.string == "Any"
+        )
+    return names, lines
+
+
+def most_complex(root: Path, count: int = 10) -> list[tuple[int, str, str]]:
+    try:
+        from radon.complexity import cc_visit
+    except ImportError:
+        raise SystemExit(
+            "structure: radon is not installed; `pip install radon` measures complexity."
+        ) from None
+    found = []
+    for path in modules(root):
+        rel = path.relative_to(root / "maestro").as_posix()
+        for block in cc_visit(path.read_text(encoding="utf-8")):
+            if hasattr(block, "methods"):  # a class: its methods are listed on their own
+                continue
+            found.append((block.complexity, rel, block.fullname))
+    return sorted(found, key=lambda f: (-f[0], f[1], f[2]))[:count]
+
+
+def report(root: Path, described: str, listed: bool) -> str:
+    out = [f"maestro/ at {described}", "", "files and lines of Python per package:"]
+    sizes = files_and_lines(root)
+    out.append(f"  {'package':<12} {'files':>5} {'lines':>7}")
+    for name, (files, lines) in sizes.items():
+        out.append(f"  {name:<12} {files:>5} {lines:>7}")
+    total_files = sum(f for f, _ in sizes.values())
+    total_lines = sum(n for _, n in sizes.values())
+    out.append(f"  {'total':<12} {total_files:>5} {total_lines:>7}")
+    naming, total = cli_modules(root)
+    out += [
+        "",
+        f"modules that name a CLI (claude, gemini or codex in code): {len(naming)} of {total}",
+    ]
+    if listed:
+        out += [f"  {name}" for name in naming]
+    names, lines = any_in_engine(root)
+    out += ["", f"Any in maestro/engine: {names} names in code ({lines} lines with the word)"]
+    out += ["", "the ten most complex functions (cyclomatic complexity):"]
+    out += [f"  {cc:>3}  {rel}  {name}" for cc, rel, name in most_complex(root)]
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("rev", nargs="?", default="HEAD", help="the git revision (HEAD)")
+    parser.add_argument("--repo", type=Path, default=Path.cwd(), help="the repository (here)")
+    parser.add_argument("--list", action="store_true", help="list the modules that name a CLI")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="maestro-structure-") as folder:
+        root = Path(folder)
+        described = checkout(args.repo.resolve(), args.rev, root)
+        print(report(root, described, args.list))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
