@@ -65,6 +65,9 @@ class Cli:
     # user's own environment did not have (or had otherwise). Spokes get them removed.
     shell_marker: tuple[str, str] | None = None
     shell_injects: tuple[str, ...] = ()
+    # Besides trusting a folder in the CLI itself: how to trust it without asking (the
+    # fix of a dispatch it refused in an untrusted folder).
+    trust_hint: str = ""
 
     @property
     def persona_model_key(self) -> str:
@@ -159,6 +162,7 @@ BUILTIN: tuple[Cli, ...] = (
         },
         # Gemini CLI 0.61's shell execution service (besides its git configuration, which
         # maestro.git drops for every caller).
+        trust_hint="or set GEMINI_CLI_TRUST_WORKSPACE=true",
         shell_marker=("GEMINI_CLI", "1"),
         shell_injects=(
             "GEMINI_CLI",

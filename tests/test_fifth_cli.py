@@ -121,6 +121,11 @@ def test_every_verb_works_with_a_fifth_cli(cli, project, acme, monkeypatch):
     assert res.code == 0, res.err + res.out
     assert "approve" in res.out.lower()
 
+    # a failed task's options offer it for reassignment.
+    from maestro.engine.ladder import decision_options
+
+    assert "--tool <claude|gemini|codex|acme>" in decision_options("2")[1]["command"]
+
     # status and report name it.
     res = cli("status", "--json")
     assert res.code == 0 and {t["tool"] for t in json.loads(res.out)["data"]["tasks"]} == {"acme"}

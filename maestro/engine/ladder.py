@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from maestro import roster
+
 # Kinds of failure, by what the ladder does with them.
 TRANSIENT = "transient"
 GATE = "gate"
@@ -33,7 +35,7 @@ NEEDS_DECOMPOSITION = "needs decomposition"
 _FATAL_FIX = {
     "auth": "log in to {tool} (run `{tool}` once in a terminal) or set its API key, then `maestro run` again.",
     "bad_flag": "the installed {tool} rejected Maestro's command line; check its version with `maestro doctor` and upgrade it.",
-    "untrusted_folder": "trust this folder in {tool} (or set GEMINI_CLI_TRUST_WORKSPACE=true for gemini), then `maestro run` again.",
+    "untrusted_folder": "trust this folder in {tool}{trust}, then `maestro run` again.",
 }
 
 
@@ -59,9 +61,10 @@ def spoke_failure(result: object, tool: str) -> Failure | None:
     kind = getattr(result, "error_kind", None) or "other"
     error = " ".join(str(getattr(result, "error", "") or "no error text").split())
     if kind in _FATAL_FIX:
-        return Failure(
-            FATAL, f"{tool}: {kind.replace('_', ' ')}: {error}", _FATAL_FIX[kind].format(tool=tool)
-        )
+        cli = roster.get(tool)
+        trust = f" ({cli.trust_hint})" if cli and cli.trust_hint else ""
+        fix = _FATAL_FIX[kind].format(tool=tool, trust=trust)
+        return Failure(FATAL, f"{tool}: {kind.replace('_', ' ')}: {error}", fix)
     if kind == "over_budget" or getattr(result, "aborted_over_budget", False):
         return Failure(OVER_BUDGET, f"{tool}: stopped over its token abort threshold: {error}")
     if getattr(result, "transient", False):
@@ -115,7 +118,7 @@ def decision_options(task_id: str) -> list[dict[str, str]]:
         {
             "option": "2",
             "label": "Reassign to a different specialist or CLI",
-            "command": f"maestro run {task_id} --tool <claude|gemini|codex> [--agent <name>]",
+            "command": f"maestro run {task_id} --tool <{'|'.join(roster.REAL)}> [--agent <name>]",
         },
         {"option": "3", "label": "Mark as blocked and continue", "command": "maestro run"},
         {"option": "4", "label": "Abort orchestration", "command": "maestro run --abort"},

@@ -64,6 +64,13 @@ def test_fatal_kinds_fail_at_once_with_a_fix(kind):
     assert step.action == "fail"
 
 
+def test_an_untrusted_folder_fix_names_the_clis_own_way_to_trust_it():
+    gemini = ladder.spoke_failure(result("untrusted_folder"), "gemini").fix
+    codex = ladder.spoke_failure(result("untrusted_folder"), "codex").fix
+    assert "trust this folder in gemini (or set GEMINI_CLI_TRUST_WORKSPACE=true)" in gemini
+    assert codex == "trust this folder in codex, then `maestro run` again."
+
+
 def test_transient_retries_with_exponential_backoff_then_fails():
     failure = ladder.spoke_failure(result("rate_limit", transient=True), "codex")
     assert failure.kind == ladder.TRANSIENT
@@ -117,3 +124,4 @@ def test_decision_options_are_the_notes_four():
     options = ladder.decision_options("3")
     assert [o["option"] for o in options] == ["1", "2", "3", "4"]
     assert "maestro run 3 --clarify" in options[0]["command"] and "--abort" in options[3]["command"]
+    assert "--tool <claude|gemini|codex>" in options[1]["command"]  # the roster's CLIs
