@@ -12,7 +12,7 @@ import time
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import Any, Protocol, TextIO
 
 from maestro.formatting import elapsed_text, money_text, tokens_text
 
@@ -137,6 +137,17 @@ _LINES: dict[str, Callable[[Event], str]] = {
     "review": lambda e: f"task {e.get('task')} review: {e.get('outcome')}",
     "run_ended": _run_ended,
 }
+
+
+class View(Protocol):
+    """What the engine shows a run through: each event, a tick while nothing happens
+    (the live table's clock), and the end."""
+
+    def handle(self, event: Event) -> None: ...
+
+    def tick(self) -> None: ...
+
+    def close(self) -> None: ...
 
 
 class PlainProgress:
@@ -293,7 +304,7 @@ class Silent:
         pass
 
 
-def choose(out: TextIO, *, quiet: bool, tasks: list[tuple[str, str]], run_id: str) -> Any:
+def choose(out: TextIO, *, quiet: bool, tasks: list[tuple[str, str]], run_id: str) -> View:
     if quiet:
         return Silent()
     try:

@@ -33,6 +33,7 @@ from maestro.paths import ProjectPaths
 from maestro.state.model import STATUSES, Plan, Task, task_sort_key
 
 if TYPE_CHECKING:
+    from maestro.bus.waiting import Doorbell
     from maestro.config import Settings
     from maestro.engine.review.outcome import ReviewOutcome
     from maestro.engine.rundir import EventLog
@@ -426,14 +427,14 @@ class WorkerReports:
     doorbell; read on the scheduler's idle ticks and once at the end. Questions and
     blockers stay unread: they are for the hub (``maestro wait`` shows them)."""
 
-    def __init__(self, paths: Any, run_id: str, emit: Callable[..., Any]) -> None:
+    def __init__(self, paths: ProjectPaths, run_id: str, emit: Callable[..., object]) -> None:
         from maestro.bus.sessions import run_session_id
 
         self.paths, self.emit = paths, emit
         self.session_id = run_session_id(run_id)
         self.rung = threading.Event()
         self.rung.set()  # read once at the start: reports may predate the watch
-        self._bell: Any = None
+        self._bell: Doorbell | None = None
 
     def __enter__(self) -> WorkerReports:  # noqa: PYI034 - a final helper class
         from maestro.bus.waiting import Doorbell
