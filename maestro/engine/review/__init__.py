@@ -12,7 +12,8 @@ the task is reviewed again, up to ``settings.review_rounds`` rounds.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from maestro import clock
 from maestro.engine.challenge import next_id, timeout_s
@@ -30,9 +31,14 @@ from maestro.engine.review.outcome import (
 from maestro.engine.review.prompt import SYSTEM, build_prompt, revision_context
 from maestro.engine.review.record import log_row
 from maestro.engine.review.rounds import RoundDecision, current_cycle, decide
-from maestro.engine.review.verdict import parse_review
+from maestro.engine.review.verdict import ParsedReview, parse_review
 from maestro.errors import MaestroError
 from maestro.state.model import Review, Task
+
+if TYPE_CHECKING:
+    from maestro.config import Settings
+    from maestro.spokes.contract import SpokeResult
+    from maestro.state.store import PlanStore
 
 # revise(task_id, context, resume_session) -> the task's status after the revision.
 Revise = Callable[[str, str, str | None], str]
@@ -192,40 +198,21 @@ def _round(
     made: list[Review],
     retry_note: str,
 ) -> ReviewOutcome:
-    from maestro.spokes.contract import DispatchRequest
-    from maestro.spokes.registry import detect_available, get_spoke
+    """One review round: the task's check, a reviewer's verdict on its diff, the decision
+    recorded in the plan and the log."""
+    from maestro.spokes.registry import detect_available
 
     settings = ctx.settings
     plans = plan_store(settings.paths)
     plan = plans.load()
     task = plan.task(task_id)
     _reviewable(task)
-    reviews = [r for r in plan.reviews if r.task == task_id]
     check = _check(ctx, task)
     if check is not None and not check["passed"]:
-        log_row(
-            settings,
-            action="Review",
-            tool=None,
-            role="validation",
-            result=None,
-            ok=False,
-            task=task_id,
-            notes=f"`{task.validation}` exited {check['exit']}: no review",
-            goal=plan.goal,
-        )
-        return ReviewOutcome(
-            task_id,
-            "validation-failed",
-            f"Task {task_id}'s validation `{task.validation}` exited {check['exit']}"
-            f"{' (timed out)' if check['timed_out'] else ''}: no reviewer was asked.",
-            validation=check,
-            fix=f'fix the work (e.g. `maestro run {task_id} --clarify "..."` after setting it '
-            "pending) until the check passes, then review again.",
-        )
+        return _validation_failed(settings, plan.goal, task, check)
     diff_text = task_diff.task_diff(settings.paths.root, task)
     sha = task_diff.diff_sha(diff_text)
-    judged = [r for r in reviews if r.verdict is not None]
+    judged = [r for r in plan.reviews if r.task == task_id and r.verdict is not None]
     if judged and judged[-1].diff_sha == sha:
         return unchanged(ctx, task, judged[-1], auto, made)
     choice = choose(task.tool, detect_available(ctx.env), role="reviewer", tool=tool)
@@ -236,17 +223,7 @@ def _round(
     if retry_note:
         prompt += f"\nYour previous answer could not be read: {retry_note}. End with the block exactly as shown.\n"
     ctx.emit(f"Task {task_id}: review round {round_no} by {reviewer} (read-only)...")
-    request = DispatchRequest(
-        prompt=prompt,
-        system_prompt=SYSTEM,
-        tier="read-only",
-        cwd=settings.paths.root,
-        timeout_s=timeout_s(settings),
-        max_turns=getattr(settings, "max_turns", None),
-        task_id=task_id,
-        title=f"Review Task {task_id}",
-    )
-    result = get_spoke(reviewer, settings).dispatch(request, base_env=dict(ctx.env))
+    result = _dispatch(ctx, reviewer, task_id, prompt)
     if not result.success:
         log_row(
             settings,
@@ -268,30 +245,43 @@ def _round(
             validation=check,
             fix="fix the cause above, or pick another reviewer with --tool.",
         )
+    asked = _Asked(task, plan.goal, reviewer, round_no, cycle, sha, check, choice.notes)
+    return _judged(ctx, plans, asked, result, auto=auto, made=made)
+
+
+@dataclass
+class _Asked:
+    """A round whose reviewer has answered: what was reviewed, by whom, after which
+    rounds of the cycle."""
+
+    task: Task
+    goal: str
+    reviewer: str
+    round_no: int
+    cycle: list[Review]
+    sha: str  # the diff the reviewer saw
+    check: dict[str, Any] | None  # the task's validation, passed
+    notes: list[str]  # how the reviewer was chosen
+
+
+def _judged(
+    ctx: CommandContext,
+    plans: PlanStore,
+    asked: _Asked,
+    result: SpokeResult,
+    *,
+    auto: bool,
+    made: list[Review],
+) -> ReviewOutcome:
+    """The reviewer's answer read, decided, recorded in the plan and the log."""
+    settings = ctx.settings
+    task, task_id, reviewer, round_no = asked.task, asked.task.id, asked.reviewer, asked.round_no
+    goal, cycle, sha, check = asked.goal, asked.cycle, asked.sha, asked.check
     parsed = parse_review(result.text, task_id)
+    # A reviewer reports; one that changed the task's files is not a verdict on the work.
     edited = task_diff.diff_sha(task_diff.task_diff(settings.paths.root, task)) != sha
-    if edited:
-        parsed.verdict = None
-        parsed.problems.append(
-            "the reviewer changed the task's files; a reviewer reports, it does not edit"
-        )
-    earlier = [f for r in cycle for f in r.findings]
-    decision = decide(
-        parsed.verdict,
-        parsed.findings,
-        round_no=round_no,
-        max_rounds=settings.review_rounds,
-        earlier=earlier,
-    )
-    if edited:
-        # Its edits are now in the work: no later round may judge them as the author's.
-        decision = RoundDecision(
-            "needs-human",
-            "the reviewer changed the task's files while reviewing; "
-            "check them with `git diff` before accepting anything",
-        )
-    outcome = decision.outcome
-    awaiting = outcome == "accepted" and not auto
+    decision = _decide(parsed, edited, round_no, settings.review_rounds, cycle)
+    awaiting = decision.outcome == "accepted" and not auto
     review = Review(
         id="",
         task=task_id,
@@ -304,12 +294,12 @@ def _round(
         cost=result.cost,
         cost_estimated=result.cost_estimated,
         diff_sha=sha,
-        outcome=None if awaiting else outcome,
+        outcome=None if awaiting else decision.outcome,
     )
     with plans.edit() as editable:
         review.id = next_id("R", [r.id for r in editable.reviews])
         editable.reviews.append(review)
-        apply(editable.task(task_id), None if awaiting else outcome)
+        apply(editable.task(task_id), None if awaiting else decision.outcome)
     made.append(review)
     summary = parsed.verdict or "format failure: " + "; ".join(parsed.problems)
     log_row(
@@ -321,15 +311,86 @@ def _round(
         ok=parsed.verdict is not None,
         task=task_id,
         notes=f"{review.id} round {round_no}: {summary} -> {review.outcome or 'awaiting acceptance'}",
-        goal=plan.goal,
+        goal=goal,
     )
     base = ReviewOutcome(
-        task_id, outcome, decision.reason, reviewer, notes=choice.notes, validation=check
+        task_id, decision.outcome, decision.reason, reviewer, notes=asked.notes, validation=check
     )
-    if outcome == "format-failure":
+    if decision.outcome == "format-failure":
         # Recorded, never accepted; the next round asks again (the cap bounds the cost).
         base.outcome = "format-retry"
         base.message = "; ".join(parsed.problems)
     elif awaiting:
         return accept(ctx, task_id, review, base)
     return described(base, review)
+
+
+def _validation_failed(
+    settings: Settings, goal: str, task: Task, check: dict[str, Any]
+) -> ReviewOutcome:
+    """The task's own check fails: no reviewer is asked, and the log says why."""
+    log_row(
+        settings,
+        action="Review",
+        tool=None,
+        role="validation",
+        result=None,
+        ok=False,
+        task=task.id,
+        notes=f"`{task.validation}` exited {check['exit']}: no review",
+        goal=goal,
+    )
+    return ReviewOutcome(
+        task.id,
+        "validation-failed",
+        f"Task {task.id}'s validation `{task.validation}` exited {check['exit']}"
+        f"{' (timed out)' if check['timed_out'] else ''}: no reviewer was asked.",
+        validation=check,
+        fix=f'fix the work (e.g. `maestro run {task.id} --clarify "..."` after setting it '
+        "pending) until the check passes, then review again.",
+    )
+
+
+def _dispatch(ctx: CommandContext, reviewer: str, task_id: str, prompt: str) -> SpokeResult:
+    """The reviewer's answer: read-only, in the project, under the agents' timeout."""
+    from maestro.spokes.contract import DispatchRequest
+    from maestro.spokes.registry import get_spoke
+
+    settings = ctx.settings
+    request = DispatchRequest(
+        prompt=prompt,
+        system_prompt=SYSTEM,
+        tier="read-only",
+        cwd=settings.paths.root,
+        timeout_s=timeout_s(settings),
+        max_turns=settings.max_turns,
+        task_id=task_id,
+        title=f"Review Task {task_id}",
+    )
+    return get_spoke(reviewer, settings).dispatch(request, base_env=dict(ctx.env))
+
+
+def _decide(
+    parsed: ParsedReview, edited: bool, round_no: int, max_rounds: int, cycle: list[Review]
+) -> RoundDecision:
+    """The round's decision from the verdict, its findings and the rounds before it."""
+    if edited:
+        parsed.verdict = None
+        parsed.problems.append(
+            "the reviewer changed the task's files; a reviewer reports, it does not edit"
+        )
+    decision = decide(
+        parsed.verdict,
+        parsed.findings,
+        round_no=round_no,
+        max_rounds=max_rounds,
+        earlier=[f for r in cycle for f in r.findings],
+    )
+    if edited:
+        # Its edits are now in the work: no later round may judge them as the author's.
+        return RoundDecision(
+            "needs-human",
+            "the reviewer changed the task's files while reviewing; "
+            "check them with `git diff` before accepting anything",
+        )
+    return decision
