@@ -101,61 +101,69 @@ def _agents_with(catalog: Any, tiers: tuple[str, ...]) -> list[str]:
     return names
 
 
-def _authority(
-    task: Task, catalog: Any, available: Collection[str] | None
-) -> list[tuple[str, str, str]]:
+Finding = tuple[str, str, str]  # (problem, fix, level)
+
+
+def _authority(task: Task, catalog: Any, available: Collection[str] | None) -> list[Finding]:
+    """Can the task's agent do its work (write what it owns, review without writing), and
+    is there a CLI to run it?"""
+    found = _agent_authority(task, catalog) if catalog is not None else []
+    return found + _tool_authority(task, available)
+
+
+def _agent_authority(task: Task, catalog: Any) -> list[Finding]:
+    try:
+        agent = catalog.get(task.agent) if task.agent else catalog.for_task(task)
+    except MaestroError as exc:
+        whose = (
+            f"agent '{task.agent}'" if task.agent else f"the default agent for {task.specialist}"
+        )
+        return [(f"{whose}: {exc.message}", exc.fix or "name another agent.", "error")]
     found = []
-    if catalog is not None:
-        try:
-            agent = catalog.get(task.agent) if task.agent else catalog.for_task(task)
-        except MaestroError as exc:
-            whose = (
-                f"agent '{task.agent}'"
-                if task.agent
-                else f"the default agent for {task.specialist}"
-            )
-            found.append((f"{whose}: {exc.message}", exc.fix or "name another agent.", "error"))
-            agent = None
-        if agent is not None:
-            writes = agent.tier in WRITING_TIERS
-            if task.files and not writes:
-                capable = ", ".join(_agents_with(catalog, WRITING_TIERS)) or "one with write access"
-                found.append(
-                    (
-                        f"agent {agent.name} is {agent.tier} and cannot write the files it owns.",
-                        f"give it an agent that can write ({capable}), or drop its files.",
-                        "error",
-                    )
-                )
-            if task.specialist == "review" and writes:
-                readers = ", ".join(_agents_with(catalog, ("read-only",))) or "a read-only agent"
-                found.append(
-                    (
-                        f"a review by agent {agent.name} ({agent.tier}) could change the code it reviews.",
-                        f"use a read-only reviewer ({readers}).",
-                        "warning",
-                    )
-                )
-    builtin = (cli := roster.get(task.tool)) is not None and cli.executable is None
-    if task.tool and not builtin and available is not None and task.tool not in available:
-        installed = ", ".join(sorted(str(name) for name in available)) or "none"
+    writes = agent.tier in WRITING_TIERS
+    if task.files and not writes:
+        capable = ", ".join(_agents_with(catalog, WRITING_TIERS)) or "one with write access"
         found.append(
+            (
+                f"agent {agent.name} is {agent.tier} and cannot write the files it owns.",
+                f"give it an agent that can write ({capable}), or drop its files.",
+                "error",
+            )
+        )
+    if task.specialist == "review" and writes:
+        readers = ", ".join(_agents_with(catalog, ("read-only",))) or "a read-only agent"
+        found.append(
+            (
+                f"a review by agent {agent.name} ({agent.tier}) could change the code it reviews.",
+                f"use a read-only reviewer ({readers}).",
+                "warning",
+            )
+        )
+    return found
+
+
+def _tool_authority(task: Task, available: Collection[str] | None) -> list[Finding]:
+    """The named CLI is installed; a task without one could be routed to some CLI."""
+    if available is None:
+        return []
+    builtin = (cli := roster.get(task.tool)) is not None and cli.executable is None
+    if task.tool and not builtin and task.tool not in available:
+        installed = ", ".join(sorted(str(name) for name in available)) or "none"
+        return [
             (
                 f"tool {task.tool} is not installed (not found on PATH).",
                 f"{_install_hint(task.tool)}, or assign an installed tool ({installed}).",
                 "error",
             )
-        )
-    elif not task.tool and available is not None:
+        ]
+    if not task.tool:
         # The run routes a task without a Tool; say now if nothing could take it. A
         # warning: the CLI may be installed before the run.
         try:
             roster.route(task.specialist, available, None)
         except MaestroError as exc:
-            found.append(
-                (f"no tool is named and {exc.message}", exc.fix or "name a tool.", "warning")
-            )
-    return found
+            return [(f"no tool is named and {exc.message}", exc.fix or "name a tool.", "warning")]
+    return []
 
 
 # Verifiable -----------------------------------------------------------------------------
