@@ -86,28 +86,41 @@ def parse_review(text: str, task_id: str | None = None) -> ParsedReview:
     body, problem = _final_block(text)
     if body is None:
         return ParsedReview(None, problems=[problem or "no review block"])
-    verdict: str | None = None
+    lines = [(number, raw) for number, raw in enumerate(body.splitlines(), start=1) if raw.strip()]
+    if not lines:
+        return ParsedReview(None, problems=["the block has no 'verdict:' line"])
+    verdict, problem = _read_verdict(*lines[0])
+    if verdict is None:
+        return ParsedReview(None, problems=[problem or "no verdict"])
+    findings, said_none, problems = _read_findings(lines[1:], task_id)
+    problems += _contradictions(verdict, findings, said_none)
+    if problems:
+        return ParsedReview(None, findings, problems)
+    return ParsedReview(verdict, findings)
+
+
+def _read_verdict(number: int, raw: str) -> tuple[str | None, str | None]:
+    """(verdict, None), or (None, the problem) for a first line that is no valid verdict."""
+    line = raw.strip()
+    match = _VERDICT.match(line)
+    if not match:
+        return None, f"line {number} of the block must be 'verdict: ...', found {line!r}"
+    verdict = normalize_verdict(match.group("value"))
+    if verdict is None:
+        return None, f"verdict {match.group('value')!r} is not one of {', '.join(VERDICTS)}"
+    return verdict, None
+
+
+def _read_findings(
+    lines: list[tuple[int, str]], task_id: str | None
+) -> tuple[list[Finding], bool, list[str]]:
+    """(findings, whether '- none' was said, problems) from the lines after the verdict;
+    an indented line continues the finding above it."""
     findings: list[Finding] = []
     problems: list[str] = []
     said_none = False
-    for number, raw in enumerate(body.splitlines(), start=1):
+    for number, raw in lines:
         line = raw.strip()
-        if not line:
-            continue
-        if verdict is None:
-            match = _VERDICT.match(line)
-            if not match:
-                problems.append(
-                    f"line {number} of the block must be 'verdict: ...', found {line!r}"
-                )
-                break
-            verdict = normalize_verdict(match.group("value"))
-            if verdict is None:
-                problems.append(
-                    f"verdict {match.group('value')!r} is not one of {', '.join(VERDICTS)}"
-                )
-                break
-            continue
         if _FINDINGS_LABEL.match(line):
             continue
         if _NONE.match(line):
@@ -116,27 +129,30 @@ def parse_review(text: str, task_id: str | None = None) -> ParsedReview:
         finding = _FINDING.match(line)
         if finding:
             severity = finding.group("severity").lower()
-            if severity not in SEVERITIES:
+            if severity in SEVERITIES:
+                findings.append(
+                    Finding(text=finding.group("text"), task=task_id, severity=severity)
+                )
+            else:
                 problems.append(
                     f"line {number}: severity {severity!r} is not one of {', '.join(SEVERITIES)}"
                 )
-                continue
-            findings.append(Finding(text=finding.group("text"), task=task_id, severity=severity))
-            continue
-        if raw[:1] in (" ", "\t") and findings:
+        elif raw[:1] in (" ", "\t") and findings:
             findings[-1].text = f"{findings[-1].text} {line}"
-            continue
-        problems.append(
-            f"line {number} of the block is not a finding ('- severity: text'): {line!r}"
-        )
-    if verdict is None and not problems:
-        problems.append("the block has no 'verdict:' line")
+        else:
+            problems.append(
+                f"line {number} of the block is not a finding ('- severity: text'): {line!r}"
+            )
+    return findings, said_none, problems
+
+
+def _contradictions(verdict: str, findings: list[Finding], said_none: bool) -> list[str]:
+    """A block that says two things: never taken as a verdict."""
+    problems = []
     if said_none and findings:
         problems.append("the block says '- none' and also lists findings")
     if verdict == "approve" and any(f.severity in BLOCKING for f in findings):
         problems.append("verdict approve with a critical or major finding contradicts itself")
     if verdict in ("request-changes", "flag") and not findings:
         problems.append(f"verdict {verdict} needs at least one finding")
-    if problems:
-        return ParsedReview(None, findings, problems)
-    return ParsedReview(verdict, findings)
+    return problems
