@@ -60,46 +60,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, ctx: Context) -> Result:
     from maestro import planning
+    from maestro.state.store import PlanStore
 
     if args.schema:
         if args.goal:
             raise PlanError("--schema takes no goal.", "run `maestro plan --schema` on its own.")
         return Result("plan", {"schema": planning.SCHEMA}, json.dumps(planning.SCHEMA, indent=2))
     catalog = _catalog(ctx)
-    answer = None
-    if args.goal and args.source:
-        raise PlanError(
-            "give either a goal or --from, not both.",
-            '`maestro plan --from FILE` checks a plan; `maestro plan "goal" --hub CLI` asks a CLI for one.',
-        )
-    if args.goal:
-        from maestro.engine.preflight import refuse_doomed
-        from maestro.spokes.registry import get_spoke
-
-        refuse_doomed(
-            ctx.paths,
-            ctx.env,
-            write=not args.dry_run,
-            network=not (args.hub and get_spoke(args.hub).simulated),
-        )
-        answer = _ask(args, ctx, catalog)
-        plan = answer.plan
-    elif args.source:
-        text, name = _read_input(args.source, ctx)
-        plan = planning.load(text, name=name)
-    else:
-        raise PlanError(
-            "no plan given.",
-            "pipe the hub's plan with `maestro plan --from -` or name a file: `maestro plan --from plan.yaml` "
-            '(its shape: `maestro plan --schema`); or ask a CLI: `maestro plan "goal" --hub claude`.',
-        )
-    plan.source = Source(_hub(plan, args, ctx), clock.stamp())
+    plan, answer = _incoming(args, ctx, catalog)
+    source = plan.source = Source(_hub(plan, args, ctx), clock.stamp())
     _relative_files(plan, ctx.paths.root)
     findings = planning.aavsr(
         plan, catalog=catalog, available=_available(plan, ctx), paths=ctx.paths
     )
-    from maestro.state.store import PlanStore
-
     store = PlanStore(ctx.paths)
     existing = store.exists()
     previous = None
@@ -113,7 +86,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
     errors = planning.errors(findings)
     data: dict[str, Any] = {
         "goal": plan.goal,
-        "hub": plan.source.hub,
+        "hub": source.hub,
         "path": shown_path(ctx.paths),
         "tasks": [task_data(t, full=True) for t in plan.tasks],
         "waves": graph.waves(plan.tasks),
@@ -145,17 +118,9 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
     if args.dry_run:
         return Result("plan", data, shown + f"\n\nDry run: {target} not written.")
     if not args.yes:
-        if ctx.json or not ctx.interactive():
-            return _refuse(
-                ctx,
-                data,
-                shown,
-                f"{target} not written: no --yes, and no terminal to ask on",
-                "run again with --yes to write it (or --dry-run to only check).",
-            )
-        ctx.emit(shown + "\n")
-        if not ctx.confirm(f"Write {target}?"):
-            return Result("plan", data, f"Not written: {target} is unchanged.")
+        refused = _confirm(ctx, data, shown)
+        if refused is not None:
+            return refused
         shown = ""
     refuse_while_running(ctx.paths, "re-planning")  # a run may have started while we asked
     if previous is not None and change.loses:
@@ -166,6 +131,55 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
     if data["saved"]:
         done = f"The previous plan, with everything listed as not kept, is saved in {data['saved']}.\n{done}"
     return Result("plan", data, f"{shown}\n\n{done}" if shown else done)
+
+
+def _incoming(args: argparse.Namespace, ctx: Context, catalog: Any) -> tuple[Plan, Any]:
+    """The new plan, from the file (``--from``) or from the hub CLI asked for one (a goal),
+    with the hub's answer in the second case."""
+    from maestro import planning
+
+    if args.goal and args.source:
+        raise PlanError(
+            "give either a goal or --from, not both.",
+            '`maestro plan --from FILE` checks a plan; `maestro plan "goal" --hub CLI` asks a CLI for one.',
+        )
+    if args.goal:
+        from maestro.engine.preflight import refuse_doomed
+        from maestro.spokes.registry import get_spoke
+
+        refuse_doomed(
+            ctx.paths,
+            ctx.env,
+            write=not args.dry_run,
+            network=not (args.hub and get_spoke(args.hub).simulated),
+        )
+        answer = _ask(args, ctx, catalog)
+        return answer.plan, answer
+    if args.source:
+        text, name = _read_input(args.source, ctx)
+        return planning.load(text, name=name), None
+    raise PlanError(
+        "no plan given.",
+        "pipe the hub's plan with `maestro plan --from -` or name a file: `maestro plan --from plan.yaml` "
+        '(its shape: `maestro plan --schema`); or ask a CLI: `maestro plan "goal" --hub claude`.',
+    )
+
+
+def _confirm(ctx: Context, data: dict[str, Any], shown: str) -> Result | None:
+    """Without --yes: ask on a terminal (None: write), or refuse where there is none."""
+    target = data["path"]
+    if ctx.json or not ctx.interactive():
+        return _refuse(
+            ctx,
+            data,
+            shown,
+            f"{target} not written: no --yes, and no terminal to ask on",
+            "run again with --yes to write it (or --dry-run to only check).",
+        )
+    ctx.emit(shown + "\n")
+    if not ctx.confirm(f"Write {target}?"):
+        return Result("plan", data, f"Not written: {target} is unchanged.")
+    return None
 
 
 def _ask(args: argparse.Namespace, ctx: Context, catalog: Any) -> Any:
