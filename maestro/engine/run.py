@@ -339,35 +339,7 @@ class Engine:
         ran = [plan.task(jid) for jid in sorted(report.outcomes, key=task_sort_key)]
         tokens = budget.spent
         costs = [t.cost for t in ran if t.cost is not None]
-        unsuccessful = [t for t in ran if t.status in ("failed", "blocked")]
-        if report.stopped and report.stopped.startswith("run token budget"):
-            status, message = "stopped", report.stopped
-        elif report.stopped:
-            status = "aborted"
-            left = len(report.waiting) + sum(
-                o.status == "pending" for o in report.outcomes.values()
-            )
-            message = f"{report.stopped}: running tasks finished, {left} task(s) left pending. Run `maestro run` to continue."
-        elif unsuccessful:
-            status = "incomplete"
-            parts = [
-                f"Task {t.id} {t.status}: {(t.result or '').split(' Options:')[0].rstrip('.')}"
-                for t in unsuccessful
-            ]
-            if report.waiting:
-                parts.append(f"waiting on them: Task {', '.join(report.waiting)}")
-            message = "; ".join(parts) + ". See `maestro status` for the options."
-        elif report.waiting:
-            status = "incomplete"
-            message = "; ".join(
-                f"Task {jid} waits for Task {', '.join(deps)}"
-                for jid, deps in report.waiting.items()
-            )
-        else:
-            status = "finished"
-            message = (
-                "every task it ran is done." if ran else "nothing to run: no pending task is ready."
-            )
+        status, message = _ending(report, ran)
         if unattributed:
             shown = ", ".join(unattributed[:8]) + (
                 f" and {len(unattributed) - 8} more" if len(unattributed) > 8 else ""
@@ -399,6 +371,35 @@ class Engine:
             peak_concurrency=report.peak_concurrency,
             unattributed=unattributed,
         )
+
+
+def _ending(report: ScheduleReport, ran: list[Task]) -> tuple[str, str]:
+    """(status, message) of a run: stopped by its token budget, aborted, incomplete (a task
+    failed or is blocked, or tasks still wait), or finished."""
+    if report.stopped and report.stopped.startswith("run token budget"):
+        return "stopped", report.stopped
+    if report.stopped:
+        left = len(report.waiting) + sum(o.status == "pending" for o in report.outcomes.values())
+        return "aborted", (
+            f"{report.stopped}: running tasks finished, {left} task(s) left pending. "
+            "Run `maestro run` to continue."
+        )
+    unsuccessful = [t for t in ran if t.status in ("failed", "blocked")]
+    if unsuccessful:
+        parts = [
+            f"Task {t.id} {t.status}: {(t.result or '').split(' Options:')[0].rstrip('.')}"
+            for t in unsuccessful
+        ]
+        if report.waiting:
+            parts.append(f"waiting on them: Task {', '.join(report.waiting)}")
+        return "incomplete", "; ".join(parts) + ". See `maestro status` for the options."
+    if report.waiting:
+        return "incomplete", "; ".join(
+            f"Task {jid} waits for Task {', '.join(deps)}" for jid, deps in report.waiting.items()
+        )
+    return "finished", (
+        "every task it ran is done." if ran else "nothing to run: no pending task is ready."
+    )
 
 
 class _abort_on_sigterm:
