@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import tomllib
+from dataclasses import dataclass, field
 from typing import Any
 
 from maestro import roster
@@ -62,6 +63,36 @@ def configured_model(env: dict[str, str] | None = None) -> str | None:
     return model if isinstance(model, str) else None
 
 
+@dataclass
+class _Turns:
+    """What the events of ``codex exec --json`` said of its turns."""
+
+    usage: Usage = field(default_factory=Usage)
+    messages: list[str] = field(default_factory=list)  # the agent's, in order
+    errors: list[str] = field(default_factory=list)
+    completed: bool = False  # a turn.completed came
+    failed: bool = False  # a turn.failed came
+
+
+def _read_turns(events: list[dict[str, Any]]) -> _Turns:
+    turns = _Turns()
+    for event in events:
+        kind = event.get("type")
+        raw = event.get("item")
+        item = raw if isinstance(raw, dict) else {}
+        if kind == "item.completed" and item.get("type") == "agent_message":
+            turns.messages.append(str(item.get("text") or ""))
+        elif kind == "turn.completed":
+            turns.completed = True
+            turns.usage = turns.usage + codex_usage(event.get("usage"))
+        elif kind == "turn.failed":
+            turns.failed = True
+            turns.errors.append(str((event.get("error") or {}).get("message") or "turn failed"))
+        elif kind == "error":
+            turns.errors.append(str(event.get("message") or "error"))
+    return turns
+
+
 class CodexSpoke(Spoke):
     name = "codex"
     executable = roster.CLIS[name].executable
@@ -107,46 +138,29 @@ class CodexSpoke(Spoke):
         session = next(
             (e.get("thread_id") for e in events if e.get("type") == "thread.started"), None
         )
-        usage = Usage()
-        messages: list[str] = []
-        errors: list[str] = []
-        completed = failed = False
-        for event in events:
-            kind = event.get("type")
-            raw = event.get("item")
-            item = raw if isinstance(raw, dict) else {}
-            if kind == "item.completed" and item.get("type") == "agent_message":
-                messages.append(str(item.get("text") or ""))
-            elif kind == "turn.completed":
-                completed = True
-                usage = usage + codex_usage(event.get("usage"))
-            elif kind == "turn.failed":
-                failed = True
-                errors.append(str((event.get("error") or {}).get("message") or "turn failed"))
-            elif kind == "error":
-                errors.append(str(event.get("message") or "error"))
+        turn = _read_turns(events)
         model = (req.model if req else None) or configured_model()
-        if failed or (errors and not completed):
-            message = errors[-1] if errors else "turn failed"
+        if turn.failed or (turn.errors and not turn.completed):
+            message = turn.errors[-1] if turn.errors else "turn failed"
             kind = message_kind(message) or "other"
             return fail(
                 self.name,
                 kind,
                 f"codex turn failed: {first_line(inner_message(message))}",
                 session_id=session,
-                usage=usage,
+                usage=turn.usage,
                 model=model,
             )
-        if not completed:
+        if not turn.completed:
             return None
-        result = SpokeResult(tool=self.name, usage=usage, session_id=session, model=model)
-        if not messages:
+        result = SpokeResult(tool=self.name, usage=turn.usage, session_id=session, model=model)
+        if not turn.messages:
             result.error_kind, result.error = (
                 "other",
                 "codex finished its turn without a final message.",
             )
             return result
-        result.text, result.success = messages[-1], True
+        result.text, result.success = turn.messages[-1], True
         return result
 
     def diagnose(self, outcome: ProcessOutcome, req: DispatchRequest | None) -> SpokeResult:
