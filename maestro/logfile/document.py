@@ -129,46 +129,54 @@ def parse(text: str, path: str = ".ai/MAESTRO-LOG.md") -> ParsedLog:
         line = raw.strip()
         marker = MARKER_RE.match(line)
         if marker:
-            log.version = int(marker.group(1))
-            if log.version > LOG_FORMAT:
-                raise LogFormatError(
-                    f"the log is in format {log.version}, newer than this Maestro reads ({LOG_FORMAT}).",
-                    "upgrade Maestro (pip install -U maestro-orchestra), or archive the log with `maestro archive`.",
-                    file=path,
-                    line=number,
-                )
-            continue
-        if line.startswith("## "):
+            log.version = _version(int(marker.group(1)), path, number)
+        elif line.startswith("## "):
             if line.startswith(SESSION_PREFIX):
                 session = LogSession(stamp=line[len(SESSION_PREFIX) :].strip(), goal="")
                 log.sessions.append(session)
                 section = "session"
             else:
                 section = "totals" if line == TOTALS_HEADING else None
-            continue
-        if section == "session" and session is not None:
-            if line.startswith("**") and not line.startswith("|"):
-                _parse_meta(session, line)
-            elif line.startswith("|"):
-                cells = tables.split_row(line, breaks=True)
-                if cells == list(COLUMNS) or all(SEPARATOR_RE.match(c) for c in cells):
-                    continue
-                session.rows.append(parse_row(cells, file=path, line=number))
+        elif section == "session" and session is not None:
+            _session_line(session, line, path, number)
         elif section == "totals" and line.startswith("|"):
-            cells = tables.split_row(line, breaks=True)
-            if (
-                cells == list(TOTAL_COLUMNS)
-                or all(SEPARATOR_RE.match(c) for c in cells)
-                or len(cells) < 5
-            ):
-                continue
-            label = cells[0].strip("*")
-            entry = ToolTotals(from_display(label), *(_int(c) for c in cells[1:5]))
-            if label == "Total":
-                log.total = entry
-            else:
-                log.totals.append(entry)
+            _totals_line(log, line)
     return log
+
+
+def _version(version: int, path: str, number: int) -> int:
+    """The log's format version; a newer one than this Maestro writes is refused."""
+    if version > LOG_FORMAT:
+        raise LogFormatError(
+            f"the log is in format {version}, newer than this Maestro reads ({LOG_FORMAT}).",
+            "upgrade Maestro (pip install -U maestro-orchestra), or archive the log with `maestro archive`.",
+            file=path,
+            line=number,
+        )
+    return version
+
+
+def _session_line(session: LogSession, line: str, path: str, number: int) -> None:
+    """A session's metadata line or one of its table rows (header and separator skipped)."""
+    if line.startswith("**"):
+        _parse_meta(session, line)
+    elif line.startswith("|"):
+        cells = tables.split_row(line, breaks=True)
+        if cells != list(COLUMNS) and not all(SEPARATOR_RE.match(c) for c in cells):
+            session.rows.append(parse_row(cells, file=path, line=number))
+
+
+def _totals_line(log: ParsedLog, line: str) -> None:
+    """One row of the Totals table: a CLI's, or the Total."""
+    cells = tables.split_row(line, breaks=True)
+    if cells == list(TOTAL_COLUMNS) or all(SEPARATOR_RE.match(c) for c in cells) or len(cells) < 5:
+        return
+    label = cells[0].strip("*")
+    entry = ToolTotals(from_display(label), *(_int(c) for c in cells[1:5]))
+    if label == "Total":
+        log.total = entry
+    else:
+        log.totals.append(entry)
 
 
 # Splicing into existing text ------------------------------------------------------------
