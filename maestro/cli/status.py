@@ -134,11 +134,19 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
         "blockers": stuck,
         "next": actions,
     }
+    return Result("status", data, _text(plan, data))
+
+
+def _text(plan: Plan, data: dict[str, Any]) -> str:
+    """The status for people: the goal, the counts and spend, the tasks, the blockers and
+    what to do next."""
+    counts, stuck, actions = data["counts"], data["blockers"], data["next"]
     lines = [f"Goal: {plan.goal}"]
     if plan.source:
         lines.append(f"Source: {plan.source.hub} | {plan.source.time}")
     summary = ", ".join(f"{counts[s]} {s}" for s in STATUSES if counts.get(s))
-    spent = f"; {tokens:,} tokens" if tokens else ""
+    spent = f"; {data['tokens']:,} tokens" if data["tokens"] else ""
+    costs = [t.cost for t in plan.tasks if t.cost is not None]
     if costs:
         spent += ", " + money_text(sum(costs), data["cost_estimated"], places=2)
     lines += [f"Tasks: {len(plan.tasks)} ({summary or 'none'}){spent}", ""]
@@ -152,4 +160,5 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
     lines += ["", "Next:"]
     width = max(len(a["command"]) for a in actions)
     lines += [f"  {a['command'].ljust(width)}  {a['why']}" for a in actions]
+    return "\n".join(lines)
     return Result("status", data, "\n".join(lines))

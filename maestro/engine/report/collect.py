@@ -278,13 +278,10 @@ def budget_checks(
 
 
 def timing(plan: Plan, figures: list[TaskFigures], dispatches: list[Dispatch]) -> Timing:
+    """When the work began and ended, the time tasks were busy, and the critical path."""
     from maestro import graph
 
-    starts = [f.started for f in figures if f.started] + [d.start for d in dispatches if d.start]
-    ends = [f.finished or f.started for f in figures if f.started] + [
-        d.end for d in dispatches if d.end
-    ]
-    result = Timing(min(starts) if starts else None, max(ends) if ends else None)
+    result = Timing(*_bounds(figures, dispatches))
     durations = {f.task.id: f.duration_s for f in figures if f.duration_s is not None}
     result.busy_s = sum(durations.values())
     spans = [(f.started, f.finished) for f in figures if f.started and f.finished]
@@ -295,3 +292,14 @@ def timing(plan: Plan, figures: list[TaskFigures], dispatches: list[Dispatch]) -
     if durations:
         result.critical_s, result.critical_path = graph.critical_path(plan.tasks, durations)
     return result
+
+
+def _bounds(
+    figures: list[TaskFigures], dispatches: list[Dispatch]
+) -> tuple[datetime | None, datetime | None]:
+    """The first start and the last end among the tasks and the dispatches."""
+    starts = [f.started for f in figures if f.started] + [d.start for d in dispatches if d.start]
+    ends = [f.finished or f.started for f in figures if f.started] + [
+        d.end for d in dispatches if d.end
+    ]
+    return (min(starts) if starts else None, max(ends) if ends else None)
