@@ -66,6 +66,29 @@ def criteria(prompt: str) -> list[str]:
     return found
 
 
+def _changes(req: DispatchRequest, work: Work, root: Path) -> list[str]:
+    """The ## Changes list: each file written, or why none was."""
+    changes = [f"- Created {shown_path(p, root)}: {why}" for p, why in work.created]
+    changes += [f"- Modified {shown_path(p, root)}: {why}" for p, why in work.modified]
+    if changes:
+        return changes
+    return [
+        "- None" + ("" if can_write(req.tier) else f" (tool tier {req.tier}: no files written)")
+    ]
+
+
+def _interfaces(work: Work, root: Path) -> str:
+    """The interface each Python module it created offers (the content it writes has one)."""
+    return (
+        "; ".join(
+            f"summarize(items: list[str]) -> str in {shown_path(p, root)}"
+            for p, _ in work.created
+            if p.suffix == ".py" and not p.name.startswith("test_")
+        )
+        or "none"
+    )
+
+
 class SimSpoke(Spoke):
     # It writes only the declared files, and nothing at all without a write tier: every
     # tier is enforced (unenforced_tiers stays empty).
@@ -132,13 +155,9 @@ class SimSpoke(Spoke):
 
     def answer(self, req: DispatchRequest, title: str, task: str, work: Work) -> str:
         root = req.cwd.resolve()
-        writes = can_write(req.tier)
         touched = len(work.created) + len(work.modified)
         status = "partial" if work.refused else "success"
-        changes = [f"- Created {shown_path(p, root)}: {why}" for p, why in work.created]
-        changes += [f"- Modified {shown_path(p, root)}: {why}" for p, why in work.modified]
-        if not changes:
-            changes = ["- None" + ("" if writes else f" (tool tier {req.tier}: no files written)")]
+        changes = _changes(req, work, root)
         checks = (
             req.criteria
             or criteria(req.prompt)
@@ -148,14 +167,7 @@ class SimSpoke(Spoke):
         issues = "; ".join(f"{shown_path(p, root)} {why}" for p, why in work.refused) or "None"
         created = "; ".join(f"{p} ({why})" for p, why in work.created) or "none"
         modified = "; ".join(f"{p} ({why})" for p, why in work.modified) or "none"
-        interfaces = (
-            "; ".join(
-                f"summarize(items: list[str]) -> str in {shown_path(p, root)}"
-                for p, _ in work.created
-                if p.suffix == ".py" and not p.name.startswith("test_")
-            )
-            or "none"
-        )
+        interfaces = _interfaces(work, root)
         return "\n".join(
             [
                 "## Status",
