@@ -25,6 +25,10 @@ class CommandSpec:
     # coordinated worker is shown how to reach its coordinator, a coordinator how to
     # direct its workers. ``syntax`` stays the full form (``--help``, other modes).
     forms: tuple[tuple[str, str], ...] = ()
+    # The hub's own commands (plan, run, wait, review): never shown to a coordinated
+    # session. That is a dispatched spoke, and `maestro run` refuses to start inside one;
+    # a coordinating spoke adds work with `maestro task spawn` instead.
+    hub_only: bool = False
 
     def syntax_for(self, mode: str) -> str:
         return dict(self.forms).get(mode, self.syntax)
@@ -40,6 +44,11 @@ _COORDINATOR_MAIL = (
     "| broadcast --scope my-workers --message <text>"
 )
 _COORDINATOR_SESSION = "maestro session list --mine | show <id> | stop <id> --reason <text>"
+_TASK_REPORT = 'maestro task report progress|blocked|complete "<message>"'
+_TASK_SPAWN = (
+    "maestro task spawn --title <text> --files <file>[,<file>] --criteria <text> "
+    "[--criteria <text>] [--depends <subtaskId>[,<id>]] [--validation <command>]"
+)
 
 COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec(
@@ -49,6 +58,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
         "maestro plan --from <file|-> [--dry-run] [--yes]",
         "plan",
         "can_edit_tasks",
+        hub_only=True,
     ),
     CommandSpec(
         "challenge",
@@ -57,6 +67,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
         "maestro challenge [--tool <cli> | --all] [--json]",
         "plan",
         "can_edit_tasks",
+        hub_only=True,
     ),
     CommandSpec(
         "run",
@@ -65,6 +76,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
         "maestro run [<taskId>] [--detach] [--dry-run] [--json]",
         "run",
         "can_spawn_sessions",
+        hub_only=True,
     ),
     CommandSpec(
         "wait",
@@ -73,6 +85,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
         "maestro wait [--timeout <seconds>] [--json]",
         "run",
         "can_spawn_sessions",
+        hub_only=True,
     ),
     CommandSpec(
         "review",
@@ -81,6 +94,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
         "maestro review [<taskId>] [--tool <cli>] [--auto] [--json]",
         "run",
         "can_spawn_sessions",
+        hub_only=True,
     ),
     CommandSpec(
         "status",
@@ -121,6 +135,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
         "maestro archive [--json]",
         "plan",
         "can_edit_tasks",
+        hub_only=True,
     ),
     CommandSpec(
         "session",
@@ -156,9 +171,18 @@ COMMANDS: tuple[CommandSpec, ...] = (
         "task",
         "maestro.cli.task",
         "Report your task's progress, a blocker or its completion.",
-        'maestro task report progress|blocked|complete "<message>" [--json]',
+        f"{_TASK_REPORT} | {_TASK_SPAWN.removeprefix('maestro task ')} [--json]",
         "office",
         "can_report_task_level",
+        (
+            ("worker", f"{_TASK_REPORT} [--json]"),
+            ("coordinated-worker", f"{_TASK_REPORT} [--json]"),
+            ("coordinator", f"{_TASK_REPORT} [--json]"),
+            (
+                "coordinated-coordinator",
+                f'{_TASK_SPAWN} | report progress|blocked|complete "<message>"',
+            ),
+        ),
     ),
     CommandSpec(
         "demo",

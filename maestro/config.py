@@ -88,6 +88,14 @@ SETTINGS: tuple[Setting, ...] = (
         "max_retries", "int", 2, "Retries per task after its first attempt.", minimum=0, maximum=10
     ),
     Setting(
+        "max_depth",
+        "int",
+        2,
+        "How deep coordinating tasks may nest subtasks (`maestro task spawn`): 2 allows 4.1 and 4.1.1.",
+        minimum=1,
+        maximum=5,
+    ),
+    Setting(
         "retry_backoff",
         "float",
         2.0,
@@ -267,6 +275,7 @@ class Settings:
     stagger_delay: float = field(init=False, repr=False, compare=False)
     agent_timeout: float | None = field(init=False, repr=False, compare=False)
     max_retries: int = field(init=False, repr=False, compare=False)
+    max_depth: int = field(init=False, repr=False, compare=False)
     retry_backoff: float = field(init=False, repr=False, compare=False)
     default_model: str | None = field(init=False, repr=False, compare=False)
     writer_model: str | None = field(init=False, repr=False, compare=False)

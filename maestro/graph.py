@@ -284,12 +284,22 @@ def file_conflicts(tasks: Sequence[Task]) -> list[tuple[str, str, str]]:
     owners = _owners(tasks)
     bits = _ancestor_bits(tasks)
     found: dict[tuple[int, int], str] = {}
+    index = {t.id: i for i, t in enumerate(tasks)}
+    # A subtask works within its coordinating task's files, while it waits: not a conflict.
+    lineage: set[tuple[int, int]] = set()
+    for i, task in enumerate(tasks):
+        parent = getattr(task, "parent", None)
+        while parent is not None and parent in index and (i, index[parent]) not in lineage:
+            lineage.add((i, index[parent]))
+            parent = getattr(tasks[index[parent]], "parent", None)
 
     def check(a: int, b: int, path: str) -> None:
         if a == b:
             return
         a, b = min(a, b), max(a, b)
         if bits[a] >> b & 1 or bits[b] >> a & 1:
+            return
+        if (a, b) in lineage or (b, a) in lineage:
             return
         found.setdefault((a, b), path)
 

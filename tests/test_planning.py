@@ -244,6 +244,18 @@ def test_authority_agent_checks():
     assert "code-reviewer" in authority[3].remedy
 
 
+def test_a_coordinating_task_needs_an_agent_with_a_shell():
+    found = check(
+        good_task(mode="coordinate"),  # coder: full, it can type `maestro task spawn`
+        good_task("2", agent="architect", files=[], mode="coordinate"),
+        catalog=FakeCatalog(),
+    )
+    authority = only(found, "Authority")
+    assert [(f.task, f.level) for f in authority] == [("2", "error")]
+    assert "no shell to run `maestro task spawn`" in authority[0].why
+    assert "coder" in authority[0].remedy
+
+
 def test_authority_tool_not_installed():
     found = check(
         good_task(tool="codex"),

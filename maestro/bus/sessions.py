@@ -450,14 +450,16 @@ def create_worker_session(
     directive: Mapping[str, str] | None = None,
     mode: str = "coordinated-worker",
     strategy: str | None = None,
+    coordinator: str | None = None,
 ) -> tuple[Session, Lease]:
     """One dispatch of a run's task: a coordinated worker (or coordinator) of the run
-    session. Returns the session and its lease, held by the caller until the spoke ends
+    session, or of ``coordinator`` (a subtask's: the session of the task that spawned
+    it). Returns the session and its lease, held by the caller until the spoke ends
     (pass ``lease.fd`` to the spoke with ``pass_fds`` to tie it to the spoke itself)."""
     store = SessionStore(paths)
-    coordinator = run_session_id(run_id)
-    if not store.exists(coordinator):
+    if not store.exists(run_session_id(run_id)):
         raise NotFound(f"run {run_id} has no session.", "call start_run_session first.")
+    coordinator = coordinator or run_session_id(run_id)
     prefix = (
         "t" + re.sub(r"[^A-Za-z0-9._-]", "", str(task_id))[:40]
     )  # a task id made safe for a folder

@@ -1,5 +1,8 @@
 """`maestro task report progress|blocked|complete "<message>"`: a worker tells its
-coordinator how its task goes. The task and the coordinator come from the session."""
+coordinator how its task goes. `maestro task spawn --title ... --files ... --criteria ...`:
+a coordinating task's spoke adds a subtask under its task, which the running engine
+dispatches as its worker (maestro/engine/hierarchy.py). The task, the coordinator and
+the run come from the session."""
 
 from __future__ import annotations
 
@@ -8,15 +11,24 @@ import argparse
 from maestro.cli.context import Context, Result
 from maestro.cli.verbs import verb_adder
 from maestro.errors import MaestroError
+from maestro.state.model import SPECIALISTS, TASK_MODES, TOOLS
 
 EXAMPLES = """\
   maestro task report progress "parser done, starting on the tests"
   maestro task report blocked "need the token format from task 3"
   maestro task report complete "added JWT auth; 14 tests pass"
 
+  maestro task spawn --title "Add the login form" --files src/login.py,tests/test_login.py \
+      --criteria "pytest tests/test_login.py passes" --validation "pytest -q tests/test_login.py"
+  maestro task spawn --title "Wire the form into the app" --files src/app.py \
+      --criteria "GET /login returns 200" --depends 4.1
+
 progress goes as a status_update (normal), blocked as blocked (high), complete as a
 status_update (high) and marks your session completed. Run from a spoke's shell
-(MAESTRO_SESSION_ID set); a session without a coordinator reports to the person."""
+(MAESTRO_SESSION_ID set); a session without a coordinator reports to the person.
+spawn is for the spoke of a task with `Mode: coordinate`: the subtask's files lie within
+your task's, it depends only on your other subtasks or on done tasks, and it reports to
+you (`maestro mail wait`). Your task finishes when its subtasks have."""
 
 # kind -> (mail type, priority)
 KINDS = {
@@ -27,14 +39,103 @@ KINDS = {
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    report = verb_adder(parser)(
-        "report", "report progress, a blocker or completion to your coordinator"
-    )
+    verb = verb_adder(parser)
+    report = verb("report", "report progress, a blocker or completion to your coordinator")
     report.add_argument("kind", choices=tuple(KINDS))
     report.add_argument("message", help="what to say, in one or a few lines")
+    spawn = verb(
+        "spawn", "add a subtask under your coordinating task; the run dispatches it to a worker"
+    )
+    spawn.add_argument("--title", required=True, help="one atomic outcome, one line")
+    spawn.add_argument(
+        "--files",
+        action="append",
+        default=[],
+        metavar="FILE[,FILE]",
+        help="files it owns, within your task's (comma-separated or repeated)",
+    )
+    spawn.add_argument(
+        "--criteria",
+        action="append",
+        default=[],
+        metavar="TEXT",
+        help="a testable success criterion (repeat for more)",
+    )
+    spawn.add_argument(
+        "--depends",
+        action="append",
+        default=[],
+        metavar="ID[,ID]",
+        help="your earlier subtasks (or done tasks) it waits for",
+    )
+    spawn.add_argument("--validation", help="one shell command that checks it (exit 0 = pass)")
+    spawn.add_argument("--specialist", choices=SPECIALISTS)
+    spawn.add_argument("--agent", help="persona from `maestro agents list`")
+    spawn.add_argument("--tool", choices=TOOLS, help="the spoke CLI (default: routed)")
+    spawn.add_argument(
+        "--mode",
+        choices=TASK_MODES,
+        default="execute",
+        help="coordinate: the subtask splits itself again (within max_depth)",
+    )
+
+
+def _split(values: list[str]) -> list[str]:
+    return [part.strip() for value in values for part in value.split(",") if part.strip()]
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Result:
+    if args.verb == "spawn":
+        return _spawn(args, ctx)
+    return _report(args, ctx)
+
+
+def _spawn(args: argparse.Namespace, ctx: Context) -> Result:
+    from maestro.engine.hierarchy import SpawnRequest, spawn
+
+    done = spawn(
+        ctx.paths,
+        ctx.settings,
+        ctx.env,
+        SpawnRequest(
+            title=args.title,
+            files=_split(args.files),
+            criteria=list(args.criteria),
+            depends=_split(args.depends),
+            validation=args.validation,
+            specialist=args.specialist,
+            agent=args.agent,
+            tool=args.tool,
+            mode=args.mode,
+        ),
+    )
+    task = done.task
+    facts = [f"files {', '.join(task.files)}" if task.files else "no files"]
+    if task.depends:
+        facts.append(f"after {', '.join(task.depends)}")
+    text = (
+        f"spawned Task {task.id} under Task {done.parent.id}: {task.title} ({'; '.join(facts)})\n"
+        "the run dispatches it as your worker; its reports come to you: maestro mail wait"
+        + "".join(f"\nwarning: {w}" for w in done.warnings)
+    )
+    data = {
+        "verb": "spawn",
+        "task": {
+            "id": task.id,
+            "title": task.title,
+            "parent": task.parent,
+            "files": task.files,
+            "criteria": task.criteria,
+            "depends": task.depends,
+            "validation": task.validation,
+            "mode": task.mode or "execute",
+        },
+        "warnings": done.warnings,
+    }
+    return Result("task", data, text)
+
+
+def _report(args: argparse.Namespace, ctx: Context) -> Result:
     from maestro.bus.addressing import caller, check_recipients
     from maestro.bus.mailbox import Mailbox, mail_id
     from maestro.bus.sessions import COORDINATOR_VAR, USER, SessionStore, current_id

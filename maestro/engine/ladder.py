@@ -29,6 +29,7 @@ FATAL = "fatal"
 OVER_BUDGET = "over_budget"
 PRECONDITION = "precondition"  # AAVSR refused the dispatch
 STOPPED = "stopped"  # `maestro session stop`: a person or a coordinator ended the attempt
+SUBTASKS = "subtasks"  # a coordinating task whose subtasks are not all done
 
 NEEDS_DECOMPOSITION = "needs decomposition"
 
@@ -95,6 +96,8 @@ def next_step(
         return Step("block", f"{NEEDS_DECOMPOSITION}: {failure.reason}")
     if failure.kind == STOPPED:
         return Step("block", failure.reason)  # never retried: someone chose to end it
+    if failure.kind == SUBTASKS:
+        return Step("block", failure.reason)  # never retried: it would spawn them again
     if failure.kind == PRECONDITION:
         return Step("block", f"not dispatched: {failure.reason}")
     retries_left = attempts <= max_retries

@@ -51,6 +51,10 @@ class TaskRunner:
     def __init__(self, ctx: RunContext) -> None:
         self.ctx = ctx
         self._validation_lock = threading.Lock()
+        # The session of each task's latest attempt: a spawned subtask's coordinator.
+        self.sessions: dict[str, str] = {}
+        # Notified whenever a task settles: a coordinating task waits on it for its subtasks.
+        self._settled = threading.Condition()
 
     # -- the ladder -------------------------------------------------------------------
     def run(
@@ -68,6 +72,9 @@ class TaskRunner:
             # cannot be merged): the task must not stay marked running by a live engine.
             self._abandon(task_id, exc)
             return Outcome("failed", str(exc))
+        finally:
+            with self._settled:
+                self._settled.notify_all()
 
     def _abandon(self, task_id: str, exc: MaestroError) -> None:
         try:
@@ -144,6 +151,46 @@ class TaskRunner:
                 continue
             status = "failed" if step.action == "fail" else "blocked"
             return self._finish_unsuccessful(task_id, status, step.reason, attempt)
+
+    def _after_subtasks(self, task_id: str, session_id: str) -> ladder.Failure | None:
+        """A task whose spoke spawned subtasks is checked once they settle. Its spoke has
+        ended, so its session ends now: its workers' `mail wait` says their coordinator
+        is gone, and a subtask dispatched later answers to the run."""
+        from maestro.engine.hierarchy import children
+
+        if not children(self.ctx.store.load(), task_id):
+            return None
+        end_session(self.ctx.paths, session_id, "completed")
+        left = self._await_subtasks(task_id)
+        if left is None:
+            return None
+        return ladder.Failure(
+            ladder.SUBTASKS,
+            left,
+            f"see them with `maestro status`; run them with `maestro run <id>`, then `maestro run {task_id}`.",
+        )
+
+    def _await_subtasks(self, task_id: str) -> str | None:
+        """A coordinating task's spoke may end before the subtasks it spawned: the task
+        stays running until they settle (the scheduler meanwhile gives its slot to them).
+        None when it has none, or they are all done; else why the task is not done."""
+        from maestro.engine.hierarchy import children, subtask_summary, unfinished
+
+        while True:
+            plan = self.ctx.store.load()
+            if not children(plan, task_id):
+                return None
+            waiting = unfinished(plan, task_id)
+            if not waiting:
+                break
+            if self.ctx.stopping() and not any(t.status == "running" for t in waiting):
+                break  # nothing more will start in this run
+            with self._settled:
+                self._settled.wait(0.25)
+        plan = self.ctx.store.load()
+        if all(t.status == "done" for t in children(plan, task_id)):
+            return None
+        return f"its subtasks are not all done ({subtask_summary(plan, task_id)})."
 
     def _sleep(self, seconds: float) -> bool:
         """Back off; True when the run is asked to stop meanwhile."""
@@ -227,6 +274,16 @@ class TaskRunner:
         resolved = ctx.catalog.resolve(agent.name, tool)
         attempt.agent = agent.name
         spoke = ctx.spoke_for(tool)
+        coordinating = task.mode == "coordinate"
+        if coordinating and not spoke.reaches_office(resolved.tier):
+            attempt.failure = ladder.Failure(
+                ladder.PRECONDITION,
+                f"Task {task.id} coordinates (Mode: coordinate), but a {tool} spoke with tier "
+                f"{resolved.tier} cannot run `maestro task spawn`.",
+                f"give Task {task_id} an agent with a shell (tier full), or another tool.",
+            )
+            return attempt
+        coordinator = self._coordinator_of(task)
         session, lease = create_worker_session(
             ctx.paths,
             run_id=ctx.run.run_id,
@@ -234,14 +291,17 @@ class TaskRunner:
             cli=tool,
             agent=agent.name,
             tier=resolved.tier,
+            mode="coordinated-coordinator" if coordinating else "coordinated-worker",
+            coordinator=coordinator,
             directive={
                 "subject": f"Task {task.id}: {task.title}",
-                "from": run_session_id(ctx.run.run_id),
+                "from": coordinator or run_session_id(ctx.run.run_id),
                 "message": extra
                 if extra and extra.startswith("Clarification")
-                else f"Do task {task.id} within its files until its criteria are met; report to me as you go.",
+                else self._directive(stored, task),
             },
         )
+        self.sessions[task.id] = session.id
         try:
             return self._dispatch(
                 task,
@@ -265,6 +325,31 @@ class TaskRunner:
                 end_session(
                     ctx.paths, session.id, status, attempt.held_back or failure, lease=lease
                 )
+
+    def _coordinator_of(self, task: Task) -> str | None:
+        """A subtask's coordinator: the session of its parent's attempt while that still
+        works. A subtask dispatched after its parent's spoke ended answers to the run (the
+        hub) instead: nobody would read its mail at the ended session."""
+        session_id = self.sessions.get(task.parent) if task.parent else None
+        if session_id is None:
+            return None
+        if SessionStore(self.ctx.paths).peek(session_id).status != "working":
+            return None
+        return session_id
+
+    @staticmethod
+    def _directive(plan: Plan, task: Task) -> str:
+        if task.mode != "coordinate":
+            return f"Do task {task.id} within its files until its criteria are met; report to me as you go."
+        from maestro.engine.hierarchy import subtask_summary
+
+        spawned = subtask_summary(plan, task.id)
+        return (
+            f"Split task {task.id} into subtasks within its files with `maestro task spawn`; Maestro runs "
+            "them as your workers. Follow them with `maestro mail wait`, answer their questions, and report "
+            "to me when they are done."
+            + (f" Already spawned (do not spawn them again): {spawned}." if spawned else "")
+        )
 
     def _dispatch(
         self,
@@ -370,7 +455,9 @@ class TaskRunner:
                 f"run it again with `maestro run {task_id}` when it should go on.",
             )
         elif attempt.failure is None:
-            gates.apply(ctx, task, attempt, result, changes)
+            attempt.failure = self._after_subtasks(task_id, session.id)
+            if attempt.failure is None:
+                gates.apply(ctx, task, attempt, result, changes)
         # The task's changes so far (every attempt of this run), for the log row and state.
         attempt.receipt = ctx.observer.receipt(
             task_id, validation=attempt.validation, validation_exit=attempt.validation_exit

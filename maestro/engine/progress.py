@@ -125,6 +125,9 @@ _LINES: dict[str, Callable[[Event], str]] = {
     "task_failed": _task_failed,
     "task_blocked": lambda e: f"task {e.get('task')} blocked: {e.get('reason')}",
     "task_pending": lambda e: f"task {e.get('task')} left pending: {e.get('reason')}",
+    "task_spawned": lambda e: (
+        f"task {e.get('task')} spawned by task {e.get('parent')}: {e.get('title')}"
+    ),
     # A worker's own word: its subject names the task and the kind.
     "task_report": lambda e: f"{e.get('report')} ({e.get('session')})",
     "decision": _decision,
@@ -234,8 +237,16 @@ class LiveProgress:
 
     def handle(self, event: dict[str, Any]) -> None:
         with self._lock:
-            row = self.rows.get(str(event.get("task")))
             kind = event.get("kind")
+            if kind == "task_spawned" and str(event.get("task")) not in self.rows:
+                tid = str(event.get("task"))
+                self.rows[tid] = _Row(tid, str(event.get("title") or ""))
+                parent = str(event.get("parent"))
+                below = [
+                    i for i, t in enumerate(self.order) if t == parent or t.startswith(parent + ".")
+                ]
+                self.order.insert(below[-1] + 1 if below else len(self.order), tid)
+            row = self.rows.get(str(event.get("task")))
             if row is not None:
                 if kind == "task_started":
                     row.status, row.tool, row.started = (

@@ -21,6 +21,7 @@ from maestro import clock, roster
 from maestro.engine import progress as progress_views
 from maestro.engine.budgets import RunBudget, limits_for
 from maestro.engine.context import RunContext, RunOptions
+from maestro.engine.hierarchy import SubtaskFeed
 from maestro.engine.pipeline import TaskRunner
 from maestro.engine.receipts import GitTree, Observer
 from maestro.engine.resume import recover
@@ -264,12 +265,20 @@ class Engine:
         )
         runner = TaskRunner(shared)
         reports = WorkerReports(self.paths, run.run_id, emit)
+        jobs = [Job(t.id, tuple(t.depends), tuple(t.files), t.parent) for t in selected]
+
+        # Subtasks a coordinating task's spoke spawns (`maestro task spawn`) join the run.
+        def join(jid: str, deps: tuple[str, ...], files: tuple[str, ...], parent: str) -> None:
+            owners[jid] = list(files)  # its changes are its own in the receipts
+            scheduler.add(Job(jid, deps, files, parent))
+
+        spawned = SubtaskFeed(store, {job.id for job in jobs}, join, emit)
 
         def idle() -> None:
             reports.deliver()
+            spawned.poll()
             view.tick()
 
-        jobs = [Job(t.id, tuple(t.depends), tuple(t.files)) for t in selected]
         done = {t.id for t in plan.tasks if t.status == "done"}
         scheduler = Scheduler(
             jobs,

@@ -6,6 +6,11 @@ at most ``max_concurrent`` jobs at once, and never two running jobs that own the
 (they share one working tree). The stagger between spokes is not kept here but where a
 spoke starts (stagger.py), so a job that is ready is launched at once.
 
+Jobs may be added while it runs (``add``): the subtasks a coordinating task's spoke
+spawns (``maestro task spawn``). A subtask (``Job.parent``) starts only once its parent
+has, may share its parent's files (they lie within them), and its parent, waiting for
+it, holds no slot of ``max_concurrent`` meanwhile.
+
 The scheduler knows nothing about spokes or plans: it is given jobs and a ``run_one``
 function (blocking, called in a worker thread) that returns an `Outcome`. The engine
 injects the dispatch pipeline; the benchmark injects sleeps.
@@ -34,6 +39,7 @@ class Job:
     id: str
     depends: tuple[str, ...] = ()
     files: tuple[str, ...] = ()
+    parent: str | None = None  # the coordinating job that spawned it
 
 
 @dataclass
@@ -119,6 +125,7 @@ class Scheduler:
         self._running: dict[str, Job] = {}
         self._finished: queue.Queue[tuple[str, Outcome | BaseException]] = queue.Queue()
         self._crash: BaseException | None = None
+        self._added: list[Job] = []
 
     def request_stop(self, reason: str) -> None:
         """Launch nothing more; jobs already running finish. Safe from any thread."""
@@ -130,11 +137,48 @@ class Scheduler:
     def stopping(self) -> str | None:
         return self._stop_reason
 
+    def add(self, job: Job) -> None:
+        """A job to schedule from now on (a spawned subtask). Safe from any thread; the
+        loop takes it at its next turn."""
+        with self._stop_lock:
+            self._added.append(job)
+
+    def _take_added(self) -> None:
+        with self._stop_lock:
+            added, self._added = self._added, []
+        fresh = [job for job in added if job.id not in self.jobs]
+        if fresh:
+            self.jobs.update((job.id, job) for job in fresh)
+            self._pending += [job.id for job in fresh]
+            self._pending.sort(key=self._order)
+            self._rank = _ranks(self.jobs)
+
+    def _lineage(self, job: Job) -> set[str]:
+        """The job's parent, its parent's parent, ...: coordinators whose files it shares."""
+        seen: set[str] = set()
+        parent = job.parent
+        while parent is not None and parent not in seen:
+            seen.add(parent)
+            above = self.jobs.get(parent)
+            parent = above.parent if above else None
+        return seen
+
+    def _holding_slots(self) -> int:
+        """Running jobs that count against max_concurrent: a coordinator whose subtasks are
+        still to finish is waiting for them, so it yields its slot to them."""
+        waiting = {
+            self.jobs[jid].parent
+            for jid in (*self._pending, *self._running)
+            if self.jobs[jid].parent
+        }
+        return sum(1 for jid in self._running if jid not in waiting)
+
     def run(self) -> ScheduleReport:
         self._report = report = ScheduleReport()
         self._pending = sorted(self.jobs, key=self._order)
         self._running = {}
         while True:
+            self._take_added()
             self._launch_ready()
             if not self._running:  # nothing runs, and nothing could start
                 break
@@ -148,7 +192,7 @@ class Scheduler:
 
     def _launch_ready(self) -> None:
         """Launch ready jobs, the longest tail first, while slots are free."""
-        while self._stop_reason is None and len(self._running) < self.max_concurrent:
+        while self._stop_reason is None and self._holding_slots() < self.max_concurrent:
             jid = self._next_ready()
             if jid is None:
                 return
@@ -168,14 +212,20 @@ class Scheduler:
             ).start()
 
     def _next_ready(self) -> str | None:
-        busy_files = [f for job in self._running.values() for f in job.files]
-        ready = [
-            jid
-            for jid in self._pending
-            if all(dep in self.done for dep in self.jobs[jid].depends)
-            and not (busy_files and overlapping(self.jobs[jid].files, busy_files))
-        ]
+        ready = [jid for jid in self._pending if self._is_ready(self.jobs[jid])]
         return min(ready, key=lambda jid: (-self._rank[jid], self._order(jid)), default=None)
+
+    def _is_ready(self, job: Job) -> bool:
+        if not all(dep in self.done for dep in job.depends):
+            return False
+        parent = job.parent
+        if parent in self.jobs and not (parent in self._running or parent in self.done):
+            return False  # a subtask runs under its coordinator: not before it has started
+        lineage = self._lineage(job)
+        busy_files = [
+            f for jid, other in self._running.items() if jid not in lineage for f in other.files
+        ]
+        return not (busy_files and overlapping(job.files, busy_files))
 
     def _work(self, jid: str) -> None:
         try:

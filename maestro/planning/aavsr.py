@@ -20,6 +20,7 @@ from maestro.state.model import Plan, Task
 MAX_FILES = 8
 MAX_CRITERIA = 6
 WRITING_TIERS = ("read+write", "full")
+SHELL_TIERS = ("read+shell", "full")
 BUILDS = ("code", "test")  # specialists whose work is files and a passing check
 
 
@@ -127,6 +128,15 @@ def _agent_authority(task: Task, catalog: Any) -> list[Finding]:
             (
                 f"agent {agent.name} is {agent.tier} and cannot write the files it owns.",
                 f"give it an agent that can write ({capable}), or drop its files.",
+                "error",
+            )
+        )
+    if task.mode == "coordinate" and agent.tier not in SHELL_TIERS:
+        shells = ", ".join(_agents_with(catalog, SHELL_TIERS)) or "one with a shell"
+        found.append(
+            (
+                f"Task {task.id} coordinates (Mode: coordinate), but agent {agent.name} is {agent.tier}: it has no shell to run `maestro task spawn`.",
+                f"give it an agent with a shell ({shells}), or drop its Mode.",
                 "error",
             )
         )

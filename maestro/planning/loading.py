@@ -67,6 +67,7 @@ def to_plan(data: dict[str, Any]) -> Plan:
             criteria=[_text(c) for c in item.get("criteria", [])],
             validation=_text(item["validation"]) if item.get("validation") else None,
             risk=item.get("risk"),
+            mode=item.get("mode"),
         )
         for item in data["tasks"]
     ]

@@ -35,6 +35,7 @@ PLAN_FIELDS = (
     "criteria",
     "validation",
     "risk",
+    "mode",
 )
 RUN_FIELDS = tuple(f.name for f in fields(Task) if f.name not in ("id", "layout", *PLAN_FIELDS))
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from maestro.errors import PlanError
 from maestro.formatting import key_path
-from maestro.state.model import RISKS, SPECIALISTS, TASK_ID, TOOLS
+from maestro.state.model import RISKS, SPECIALISTS, TASK_ID, TASK_MODES, TOOLS
 
 INPUT_VERSION = 1
 _ONE_LINE = r"^[^\r\n]*\S[^\r\n]*$"
@@ -71,6 +71,10 @@ TASK_SCHEMA: dict[str, Any] = {
             "description": "One shell command that checks the work (exit 0 = pass).",
         },
         "risk": {"enum": list(RISKS), "description": "Impact if the task goes wrong."},
+        "mode": {
+            "enum": list(TASK_MODES),
+            "description": "coordinate: the spoke splits the task into subtasks with `maestro task spawn` (default execute).",
+        },
     },
 }
 
@@ -106,6 +110,7 @@ EXAMPLES = {
     "criteria": 'criteria: ["pytest tests/test_auth.py passes"]',
     "validation": "validation: pytest tests/test_auth.py",
     "risk": "risk: low",
+    "mode": "mode: coordinate",
     "version": "version: 1",
 }
 

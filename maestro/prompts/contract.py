@@ -58,19 +58,22 @@ def _open(manifest: SessionManifest, tag: str) -> str:
 
 def enabled_commands(manifest: SessionManifest, commands: Sequence[Any] | None = None) -> list[Any]:
     """The registry's commands this session may run: its capability must be enabled
-    (a command without one needs only the ability to run commands), and the office's
-    only for a session that has one."""
+    (a command without one needs only the ability to run commands), the office's only
+    for a session that has one, and the hub's own (``hub_only``: plan, run, ...) never
+    for a coordinated session, which Maestro dispatched."""
     if commands is None:
         from maestro.commands import COMMANDS
 
         commands = COMMANDS
     caps = manifest.capabilities
     office = has_office(manifest)
+    dispatched = is_coordinated(manifest.mode)
     return [
         spec
         for spec in commands
         if caps.get(spec.capability or "can_run_commands", False)
         and (office or spec.group != "office")
+        and not (dispatched and getattr(spec, "hub_only", False))
     ]
 
 

@@ -138,7 +138,84 @@ _DECOMPOSE = {
 }
 
 
+def _sub_coordinator(strategy: str, office: bool) -> list[Phase]:
+    """A coordinating task's spoke: it splits its one task into subtasks that the run
+    dispatches as its workers. It never plans or runs: the hub does (Maestro refuses a
+    run started inside a spoke)."""
+    wait = (
+        "Follow them with `maestro mail wait`: it returns when one of your workers reports, asks or is "
+        "blocked. React, then wait again, until each subtask has reported complete. Do not poll."
+        if office
+        else "Follow them through `maestro status`."
+    )
+    return [
+        (
+            "analyze",
+            (
+                "Read your task, its files and criteria, the reference tasks' context, and enough code to know its shape."
+                " Read your coordinator's directive first: it overrides defaults."
+            ),
+        ),
+        (
+            "decompose",
+            "Split your task into atomic subtasks: one outcome each, testable criteria, files within your task's, "
+            "and the subtasks each waits for. " + _DECOMPOSE[strategy],
+        ),
+        (
+            "spawn",
+            (
+                "Create each with `maestro task spawn`, a subtask after the ones it depends on; Maestro dispatches "
+                "each as your worker once its dependencies are done. You cannot start a run yourself."
+            ),
+        ),
+        ("monitor", wait),
+        *(
+            [
+                (
+                    "answer",
+                    (
+                        "Answer a worker's question with the `maestro mail reply` line it ends with, and redirect a "
+                        "worker with `maestro mail send --to <id> --type directive`."
+                    ),
+                )
+            ]
+            if office
+            else []
+        ),
+        (
+            "recover",
+            (
+                "For a failed or blocked subtask: unblock it with an answer or a directive, spawn a corrected "
+                "subtask, or report the blocker to your parent coordinator."
+            ),
+        ),
+        (
+            "verify",
+            "Check each subtask's result against its criteria (`maestro status`), and your task's criteria against the whole.",
+        ),
+        (
+            "complete",
+            "Your task ends when its subtasks have: finish with the Result Submission and Handoff Report, covering them.",
+        ),
+    ]
+
+
 def _coordinator(strategy: str, coordinated: bool, office: bool) -> list[Phase]:
+    if coordinated:
+        phases = _sub_coordinator(strategy, office)
+        report = (
+            ' with `maestro task report progress|blocked|complete "<message>"`' if office else ""
+        )
+        phases.insert(
+            -1,
+            (
+                "report_to_parent",
+                "Report to your parent coordinator"
+                + report
+                + " at each milestone, at once when blocked, and with the final outcome.",
+            ),
+        )
+        return phases
     phases = [
         (
             "analyze",
@@ -186,21 +263,6 @@ def _coordinator(strategy: str, coordinated: bool, office: bool) -> list[Phase]:
                     "runs wait for mail with `maestro mail wait`, never a polling loop."
                 ),
             ),
-        )
-    if coordinated:
-        report = (
-            ' with `maestro task report progress|blocked|complete "<message>"`' if office else ""
-        )
-        phases.append(
-            (
-                "report_to_parent",
-                (
-                    "Report to your parent coordinator"
-                    + report
-                    + " at each milestone, at once when blocked, "
-                    "and with the final outcome from the report."
-                ),
-            )
         )
     return phases
 

@@ -27,19 +27,26 @@ from maestro.state.model import Usage
 # inherits them refuses to start or hangs (HOSTS.md, "Nested Claude").
 NESTED_HOST_VARS = ("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT")
 SPOKE_MARKER = "MAESTRO_SPOKE"
+SESSION_MARKER = "MAESTRO_SESSION_ID"  # bus.sessions.SESSION_VAR (a higher layer)
 
 Runner = Callable[..., ProcessOutcome]
 
 
 def refuse_if_inside_spoke(env: Mapping[str, str] | None = None) -> None:
     """Raise if this process is a spoke Maestro started: a spoke does one task, it never
-    starts a run of its own (that would dispatch the plan again from inside a worker)."""
+    starts a run of its own (that would dispatch the plan again from inside a worker).
+    A spoke's shell carries ``MAESTRO_SPOKE=1`` and its session (``MAESTRO_SESSION_ID``,
+    the office's identity); either one is enough, so a spoke whose CLI drops one of them
+    from its shell tool's environment is still refused."""
     env = os.environ if env is None else env
-    if env.get(SPOKE_MARKER) == "1":
+    session = env.get(SESSION_MARKER, "").strip()
+    if env.get(SPOKE_MARKER) == "1" or (session and session != "user"):
+        marker = f"{SESSION_MARKER}={session}" if session else f"{SPOKE_MARKER}=1"
         raise MaestroError(
-            f"maestro cannot start a run inside a spoke ({SPOKE_MARKER}=1 is set: this "
+            f"maestro cannot start a run inside a spoke ({marker} is set: this "
             "session was dispatched by Maestro to do one task).",
-            "finish your task and report it in your Result Submission; the hub runs the plan.",
+            "finish your task and report it in your Result Submission; the hub runs the plan. "
+            "A coordinating task adds work with `maestro task spawn`.",
         )
 
 

@@ -19,6 +19,9 @@ SPECIALISTS = ("code", "review", "test", "research")
 # The roster's live list of CLIs (maestro.roster): a CLI registered later is a known Tool.
 TOOLS = roster.NAMES
 RISKS = ("low", "medium", "high")
+# How a task's spoke works: does it itself (execute, the default) or splits it into
+# subtasks that the run dispatches under it (coordinate: `maestro task spawn`).
+TASK_MODES = ("execute", "coordinate")
 REVIEW_STATES = ("approved", "changes-requested", "flagged", "needs-human")
 VERDICTS = ("approve", "request-changes", "flag")
 SEVERITIES = ("critical", "major", "minor", "note")
@@ -81,6 +84,8 @@ class Task:
     criteria: list[str] = field(default_factory=list)
     validation: str | None = None
     risk: str | None = None
+    mode: str | None = None  # one of TASK_MODES; None is execute
+    parent: str | None = None  # the coordinating task that spawned this one
     # Filled by the run:
     result: str | None = None
     attempts: int = 0

@@ -191,6 +191,57 @@ def do_writes(
     return done
 
 
+def shell_refusal(cli: str, opts: Opts, denied: set[str]) -> str | None:
+    """Why the real CLI, under these flags, would not give the model a shell tool."""
+    if cli == "claude":
+        tools = {t.strip() for v in opts.all("--tools") for t in v.replace(" ", ",").split(",")}
+        if opts.all("--tools") and "Bash" not in tools:
+            return "Bash is not offered: --tools leaves it out"
+    if cli == "gemini" and "run_shell_command" in denied:
+        return "run_shell_command is denied by the --policy file"
+    return None
+
+
+def run_shell(
+    cli: str, opts: Opts, step: dict[str, Any], workdir: Path, denied: set[str]
+) -> list[dict[str, Any]]:
+    """The `maestro ...` commands a model types in its shell tool, in order, with the
+    spoke's environment (its session, its project). An item is the argv after `maestro`,
+    or {"maestro": argv, "until": text, "tries": n}: repeated until its output so far
+    holds the text (a model waiting for mail in a loop)."""
+    done = []
+    refusal = shell_refusal(cli, opts, denied)
+    for item in step.get("shell") or []:
+        spec = item if isinstance(item, dict) else {"maestro": item}
+        if refusal:
+            done.append({"argv": spec["maestro"], "refused": refusal})
+            continue
+        until = spec.get("until")
+        seen = ""
+        for _ in range(int(spec.get("tries", 1 if until is None else 30))):
+            proc = subprocess.run(
+                [sys.executable, "-m", "maestro", *spec["maestro"]],
+                cwd=workdir,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                check=False,
+                text=True,
+                timeout=float(spec.get("timeout", 150)),
+            )
+            seen += proc.stdout
+            done.append(
+                {
+                    "argv": spec["maestro"],
+                    "exit": proc.returncode,
+                    "stdout": proc.stdout,
+                    "stderr": proc.stderr,
+                }
+            )
+            if until is None or until in seen:
+                break
+    return done
+
+
 def spawn_child(spec: dict[str, Any]) -> int:
     code = "import signal, sys, time\n"
     if spec.get("ignore_term", True):
@@ -330,7 +381,10 @@ def main(cli: str) -> int:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
     denied, policies = policy_denials(opts)
     writes = do_writes(cli, opts, step, workdir, denied)
+    shell = run_shell(cli, opts, step, workdir, denied)
     entry.update(step=index, writes=writes, policies=policies, mode=mode_of(cli, opts))
+    if shell:
+        entry["shell"] = shell
     if step.get("child"):
         entry["child_pid"] = spawn_child(step["child"] if isinstance(step["child"], dict) else {})
     record(state, cli, entry)

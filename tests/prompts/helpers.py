@@ -21,6 +21,7 @@ PINNED_COMMANDS = (
         "maestro plan --from <file|-> [--yes]",
         "plan",
         "can_edit_tasks",
+        hub_only=True,
     ),
     CommandSpec(
         "run",
@@ -29,6 +30,7 @@ PINNED_COMMANDS = (
         "maestro run [<taskId>] [--detach]",
         "run",
         "can_spawn_sessions",
+        hub_only=True,
     ),
     CommandSpec(
         "wait",
@@ -37,6 +39,7 @@ PINNED_COMMANDS = (
         "maestro wait [--timeout <s>]",
         "run",
         "can_spawn_sessions",
+        hub_only=True,
     ),
     CommandSpec(
         "review",
@@ -45,6 +48,7 @@ PINNED_COMMANDS = (
         "maestro review [<taskId>]",
         "run",
         "can_spawn_sessions",
+        hub_only=True,
     ),
     CommandSpec(
         "status",

@@ -170,7 +170,18 @@ def test_each_mode_has_its_own_identity_and_workflow():
         workflows.add(tuple(p.get("name") for p in root.find("workflow")))
     assert len(identities) == 4
     coordinator = ("analyze", "decompose", "spawn", "monitor", "recover", "verify", "complete")
-    assert coordinator in workflows and coordinator + ("report_to_parent",) in workflows
+    # A sub-coordinator (a coordinating task's spoke) spawns subtasks and reports up before it ends.
+    sub = (
+        "analyze",
+        "decompose",
+        "spawn",
+        "monitor",
+        "recover",
+        "verify",
+        "report_to_parent",
+        "complete",
+    )
+    assert coordinator in workflows and sub in workflows
     assert ("init", "execute", "complete") in workflows
 
 
@@ -187,16 +198,19 @@ def test_commands_are_the_registry_entries_the_capabilities_allow(mode):
     manifest = SessionManifest(mode=mode, session_id="s1")
     root = ET.fromstring(render_system_prompt(manifest))
     shown = {c.get("name"): c.get("syntax") for c in root.iter("command")}
+    dispatched = mode.startswith("coordinated-")
     expected = {
         spec.name: spec.syntax_for(mode)
         for spec in COMMANDS
         if manifest.capabilities[spec.capability or "can_run_commands"]
+        and not (dispatched and spec.hub_only)
     }
     assert shown == expected
-    if family(mode) == "coordinate":
+    if mode == "coordinator":
         assert {"plan", "run", "wait", "review"} <= set(shown)
-    else:
-        assert not {"plan", "run", "wait"} & set(shown)
+    else:  # a dispatched spoke never re-enters the hub's commands
+        assert not {"plan", "run", "wait", "review"} & set(shown)
+    assert ("task spawn" in shown["task"]) == (mode == "coordinated-coordinator")
     assert ("install" in shown) == (not mode.startswith("coordinated-"))
 
 

@@ -193,6 +193,20 @@ class Ids(Codec):
             v.check_id(label, item)
 
 
+class Id(Codec):
+    """One task id (a subtask's Parent)."""
+
+    def parse(self, label: str, first: str, rest: Sequence[str]) -> Any:
+        value = v.single(label, first, rest)
+        if value.lower() in ("", "none", "-"):
+            return None
+        return v.check_id(label.lower(), value)
+
+    def check(self, label: str, value: Any) -> None:
+        if value is not None:
+            v.check_id(label.lower(), value)
+
+
 class Codes(Codec):
     default = ()
 

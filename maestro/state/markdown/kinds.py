@@ -129,6 +129,8 @@ TASK = Kind(
         _listed("criteria", "Criteria", n.Items()),
         _attr("validation", "Validation", f.Code()),
         _attr("risk", "Risk", f.Choice(m.RISKS)),
+        _attr("mode", "Mode", f.Choice(m.TASK_MODES)),
+        _attr("parent", "Parent", f.Id()),
         _attr("result", "Result", f.Text()),
         _attr("attempts", "Attempts", f.Int(0, default=0)),
         _usage(),

@@ -387,11 +387,49 @@ def dependency_problem(tasks: list[Task]) -> tuple[Task, str, str] | None:
                     f"Task {task.id} depends on Task {dep}, which is not in the plan.",
                     f"use one of the task ids ({known}), or remove {dep} from its Depends.",
                 )
+    problem = _parent_problem(tasks, ids)
+    if problem is not None:
+        return problem
     loop = graph.dependency_loop(tasks)
     if loop is None:
         return None
     blamed, message, fix = loop
     return next(t for t in tasks if t.id == blamed), message, fix
+
+
+def _parent_problem(tasks: list[Task], ids: set[str]) -> tuple[Task, str, str] | None:
+    """A subtask's Parent must be a task of the plan, up a chain that ends, and never one
+    of the tasks it depends on: a coordinating task finishes after its subtasks, so a
+    subtask waiting for its parent (or the parent's parent) would wait for ever."""
+    by_id = {t.id: t for t in tasks}
+    for task in tasks:
+        if task.parent is None:
+            continue
+        if task.parent not in ids or task.parent == task.id:
+            return (
+                task,
+                f"Task {task.id} has Parent {task.parent}, which is not another task of the plan.",
+                "name the coordinating task that spawned it, or remove its Parent line.",
+            )
+        chain: list[str] = []
+        current: Task | None = task
+        while current is not None and current.parent is not None:
+            if current.parent in chain or current.parent == task.id:
+                return (
+                    task,
+                    f"Task {task.id}'s Parent chain loops ({' -> '.join([task.id, *chain, current.parent])}).",
+                    "give each subtask the task that spawned it as Parent.",
+                )
+            chain.append(current.parent)
+            current = by_id.get(current.parent)
+        waits = [dep for dep in task.depends if dep in chain]
+        if waits:
+            return (
+                task,
+                f"Task {task.id} depends on Task {waits[0]}, which coordinates it and finishes only after it.",
+                f"remove {waits[0]} from Task {task.id}'s Depends: a subtask runs while its parent does.",
+            )
+    return None
 
 
 def _sort_key(task_id: str) -> tuple[int, ...]:

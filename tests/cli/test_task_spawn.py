@@ -1,0 +1,237 @@
+"""`maestro task spawn` as a coordinating task's spoke types it: the checks a subtask
+passes (or the one-line refusal with its fix, the plan untouched), its place in the plan
+file, and `maestro run` refused inside a spoke."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from maestro.bus.sessions import create_worker_session, end_session, start_run_session
+from maestro.config import load_settings
+from maestro.engine.rundir import RunLock
+from maestro.state.store import PlanStore
+from tests.engine.runkit import CRITERION, plan, task, write_plan
+
+RUN_ID = "20261124T120000Z-abcd"
+NOTE = "A note the person wrote under task 4: keep the API small.\n"
+
+
+class Office:
+    """A run holding its lock, with task ``4`` running as a coordinating spoke's session."""
+
+    def __init__(self, cli, project, monkeypatch) -> None:
+        self.cli, self.project, self.monkeypatch = cli, project, monkeypatch
+        self.paths = load_settings(project).paths
+        self.lock = RunLock(self.paths)
+        self.lock.acquire(RUN_ID)
+        self.run_lease = start_run_session(self.paths, RUN_ID)
+        self.leases = []
+
+    def running(self, task_id: str, *, mode: str = "coordinated-coordinator") -> str:
+        """Mark ``task_id`` running in this process and give it a working session."""
+        with PlanStore(self.paths).edit() as editable:
+            current = editable.task(task_id)
+            current.status, current.pid, current.run_id = "running", os.getpid(), RUN_ID
+        session, lease = create_worker_session(
+            self.paths,
+            run_id=RUN_ID,
+            task_id=task_id,
+            cli="claude",
+            agent="coder",
+            tier="full",
+            mode=mode,
+        )
+        self.leases.append(lease)
+        return session.id
+
+    def act_as(self, session_id: str | None) -> None:
+        if session_id is None:
+            self.monkeypatch.delenv("MAESTRO_SESSION_ID", raising=False)
+        else:
+            self.monkeypatch.setenv("MAESTRO_SESSION_ID", session_id)
+
+    def spawn(self, title: str, *files: str, more: tuple[str, ...] = ()):
+        argv = ["task", "spawn", "--title", title, "--criteria", CRITERION]
+        for path in files:
+            argv += ["--files", path]
+        return self.cli(*argv, "--validation", "true", *more)
+
+    def plan_bytes(self) -> bytes:
+        return (self.project / ".ai" / "MAESTRO.md").read_bytes()
+
+    def close(self) -> None:
+        for lease in self.leases:
+            lease.release()
+        self.run_lease.release()
+        self.lock.release()
+
+
+@pytest.fixture
+def office(cli, project, fake_clis, monkeypatch):
+    write_plan(
+        cli,
+        project,
+        [
+            task(4, "Build the auth module", mode="coordinate", agent="coder", files=["src/auth/"]),
+            task(6, "Write the shared helper", files=["src/auth/shared.py"]),
+            task(7, "Write the changelog", files=["CHANGELOG.md"]),
+        ],
+    )
+    # The person's own text under task 4 must survive every write.
+    path = project / ".ai" / "MAESTRO.md"
+    text = path.read_text()
+    at = text.index("### Task 6:")
+    path.write_text(text[:at] + NOTE + "\n" + text[at:])
+    the_office = Office(cli, project, monkeypatch)
+    yield the_office
+    the_office.close()
+
+
+def _refused(result, *phrases: str) -> None:
+    assert result.code == 1, result.out + result.err
+    line = result.err.strip()
+    assert len(line.splitlines()) == 1 and "Traceback" not in line
+    assert "Fix:" in line or "fix:" in line.lower()
+    for phrase in phrases:
+        assert phrase in line, line
+
+
+def test_spawned_subtasks_go_under_their_parent_keeping_the_persons_text(office):
+    office.act_as(office.running("4"))
+    first = office.spawn("Add the token model", "src/auth/token.py")
+    assert first.code == 0, first.err
+    assert first.out.startswith(
+        "spawned Task 4.1 under Task 4: Add the token model (files src/auth/token.py)"
+    )
+    second = office.cli(
+        "task",
+        "spawn",
+        "--title",
+        "Add the login view",
+        "--files",
+        "src/auth/login.py,src/auth/views/",
+        "--criteria",
+        CRITERION,
+        "--criteria",
+        "POST /login returns 200",
+        "--depends",
+        "4.1",
+        "--validation",
+        "pytest -q tests/test_login.py",
+        "--json",
+    )
+    assert second.code == 0, second.err
+    data = json.loads(second.out)["data"]["task"]
+    assert (data["id"], data["parent"], data["depends"]) == ("4.2", "4", ["4.1"])
+    assert data["files"] == ["src/auth/login.py", "src/auth/views/"]
+    final = plan(office.project)
+    assert [t.id for t in final.tasks] == ["4", "4.1", "4.2", "6", "7"]
+    assert final.task("4.2").criteria == [CRITERION, "POST /login returns 200"]
+    assert final.task("4.1").status == "pending" and final.task("4.1").parent == "4"
+    text = office.plan_bytes().decode()
+    assert NOTE in text and text.index(NOTE) < text.index("### Task 4.1:")
+
+
+def test_refusals_exit_1_with_a_fix_and_leave_the_plan_alone(office):
+    coordinator = office.running("4")
+    office.act_as(coordinator)
+    before = office.plan_bytes()
+    # Ownership: within the parent's files only.
+    _refused(
+        office.spawn("Edit the readme", "README.md"),
+        "subtask file README.md is not within Task 4's files (src/auth/)",
+    )
+    # Dependencies: only its siblings or done tasks; never its own coordinator.
+    _refused(
+        office.spawn("Token", "src/auth/token.py", more=("--depends", "4")),
+        "coordinates this subtask",
+    )
+    _refused(
+        office.spawn("Token", "src/auth/token.py", more=("--depends", "9")), "no Task 9 in the plan"
+    )
+    _refused(
+        office.spawn("Token", "src/auth/token.py", more=("--depends", "7")),
+        "neither a subtask of Task 4 nor done",
+    )
+    # AAVSR, as for any plan task: a read-only agent cannot own files.
+    _refused(
+        office.spawn("Token", "src/auth/token.py", more=("--agent", "architect")),
+        "AAVSR Authority",
+    )
+    assert office.plan_bytes() == before
+
+
+def test_a_file_owned_by_a_running_task_is_refused(office):
+    office.running("6", mode="coordinated-worker")  # owns src/auth/shared.py, running now
+    office.act_as(office.running("4"))
+    _refused(
+        office.spawn("Touch the helper", "src/auth/shared.py"),
+        "src/auth/shared.py is owned by Task 6, which is running now",
+    )
+    assert office.spawn("Add the token model", "src/auth/token.py").code == 0
+
+
+def test_a_running_sibling_can_be_waited_for(office):
+    coordinator = office.running("4")
+    office.act_as(coordinator)
+    assert office.spawn("Add the token model", "src/auth/token.py").code == 0
+    office.running("4.1", mode="coordinated-worker")
+    office.act_as(coordinator)
+    _refused(
+        office.spawn("Extend the token model", "src/auth/token.py"),
+        "owned by Task 4.1, which is running now",
+        "add --depends 4.1",
+    )
+    assert (
+        office.spawn("Extend the token model", "src/auth/token.py", more=("--depends", "4.1")).code
+        == 0
+    )
+
+
+def test_depth_is_capped_and_configurable(office, monkeypatch):
+    office.act_as(office.running("4"))
+    assert (
+        office.spawn("Build the views", "src/auth/views/", more=("--mode", "coordinate")).code == 0
+    )
+    sub = office.running("4.1")  # a coordinating subtask, one level down
+    office.act_as(sub)
+    monkeypatch.setenv("MAESTRO_MAX_DEPTH", "1")
+    _refused(
+        office.spawn("Login view", "src/auth/views/login.py"),
+        "capped at depth 1 (max_depth)",
+        "MAESTRO_MAX_DEPTH",
+    )
+    monkeypatch.delenv("MAESTRO_MAX_DEPTH")  # the default, 2, allows 4.1.1
+    done = office.spawn("Login view", "src/auth/views/login.py")
+    assert done.code == 0, done.err
+    assert "spawned Task 4.1.1 under Task 4.1" in done.out
+    office.act_as(office.running("4.1.1"))
+    _refused(office.spawn("Deeper", "src/auth/views/login.py"), "not a coordinating task")
+
+
+def test_only_a_working_coordinating_session_of_a_live_run_may_spawn(office):
+    office.act_as(None)
+    _refused(office.spawn("Token", "src/auth/token.py"), "MAESTRO_SESSION_ID is not set")
+    worker = office.running("7", mode="coordinated-worker")
+    office.act_as(worker)
+    _refused(office.spawn("Token", "CHANGELOG.md"), "Task 7 is not a coordinating task")
+    coordinator = office.running("4")
+    end_session(office.paths, coordinator, "completed")
+    office.act_as(coordinator)
+    _refused(office.spawn("Token", "src/auth/token.py"), "is completed")
+    live = office.running("4")
+    office.act_as(live)
+    office.lock.release()
+    _refused(office.spawn("Token", "src/auth/token.py"), f"run {RUN_ID}", "is not running")
+    office.lock.acquire(RUN_ID)
+
+
+def test_a_spoke_cannot_re_enter_maestro_run(office):
+    office.act_as(office.running("4"))
+    before = office.plan_bytes()
+    result = office.cli("run")
+    _refused(result, "cannot start a run inside a spoke", "MAESTRO_SESSION_ID=t4-", "task spawn")
+    assert office.plan_bytes() == before
