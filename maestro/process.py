@@ -4,23 +4,23 @@ None of the host CLIs has a wall-clock timeout of its own, ``codex exec`` reads 
 EOF (an open pipe hangs it forever) and an agent's shell tool may leave children behind.
 So every call here: an argv list (never a shell string), stdin at /dev/null, its own
 process group, a deadline enforced by Maestro (SIGTERM to the group, then SIGKILL after
-a grace period), stdout and stderr drained by threads so neither pipe can fill up and
+a grace period), stdout and stderr drained as they come so neither pipe can fill up and
 block the child, and leftovers of the group cleaned up once the CLI itself has exited.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
+import selectors
 import shutil
 import signal
 import subprocess
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
 
 from maestro.errors import SpokeError
 
@@ -203,42 +203,124 @@ def stop_gracefully(
     return False
 
 
-def _stop_group(proc: subprocess.Popen[bytes], pgid: int, grace_s: float) -> None:
-    """SIGTERM the whole group, give it ``grace_s`` to go, then SIGKILL what is left."""
-    stop_gracefully(
-        lambda sig: signal_group(pgid, sig),
-        lambda: proc.poll() is None or group_alive(pgid),
-        grace_s,
-    )
+class _Pipes:
+    """A child's stdout and stderr, read in the calling thread with a selector: no reader
+    threads, whose start and GIL hand-offs cost each call a few milliseconds (a dispatch
+    runs several git commands). Every byte is kept; a line callback sees each whole line
+    (and a last one without its newline) until it asks to stop or raises."""
+
+    def __init__(
+        self,
+        proc: subprocess.Popen[bytes],
+        on_stdout_line: Callable[[str], bool] | None,
+        on_stderr_line: Callable[[str], bool] | None,
+    ) -> None:
+        assert proc.stdout is not None and proc.stderr is not None
+        self.files = (proc.stdout, proc.stderr)
+        self.out, self.err = _Stream(on_stdout_line), _Stream(on_stderr_line)
+        self.selector = selectors.DefaultSelector()
+        self.selector.register(proc.stdout.fileno(), selectors.EVENT_READ, self.out)
+        self.selector.register(proc.stderr.fileno(), selectors.EVENT_READ, self.err)
+        # Readable once the process has exited (Linux 5.3+): its end wakes the selector like
+        # its output does. Without it, an exit with the pipes held open is polled for.
+        self.exited = False
+        self._pidfd: int | None = None
+        with contextlib.suppress(AttributeError, OSError):
+            self._pidfd = os.pidfd_open(proc.pid)  # type: ignore[attr-defined,unused-ignore]  # Linux only
+            self.selector.register(self._pidfd, selectors.EVENT_READ, None)
+
+    @property
+    def open(self) -> bool:
+        return any(key.data is not None for key in self.selector.get_map().values())
+
+    @property
+    def polls_for_exit(self) -> bool:
+        return self._pidfd is None
+
+    @property
+    def stopped(self) -> bool:
+        return self.out.stopped or self.err.stopped
+
+    def pump(self, timeout_s: float) -> bool:
+        """Read what comes within ``timeout_s``; False when nothing did."""
+        events = self.selector.select(max(0.0, timeout_s))
+        for key, _ in events:
+            if key.data is None:  # the pidfd: the process has exited
+                self.selector.unregister(key.fd)
+                self.exited = True
+                continue
+            data = os.read(key.fd, _CHUNK)
+            if not data:
+                self.selector.unregister(key.fd)
+                key.data.finish()
+            else:
+                key.data.feed(data)
+        return bool(events)
+
+    def drain(self, deadline: float) -> None:
+        """The rest of the output, once the process group is gone (or at the deadline: a
+        process outside the group may hold a pipe open for good)."""
+        while self.open and time.monotonic() < deadline:
+            self.pump(deadline - time.monotonic())
+
+    def close(self) -> None:
+        self.selector.close()
+        for pipe in self.files:
+            pipe.close()
+        if self._pidfd is not None:
+            os.close(self._pidfd)
 
 
-def _drain_lines(
-    pipe: IO[bytes],
-    sink: list[bytes],
-    on_line: Callable[[str], bool] | None,
-    abort: threading.Event,
-    wake: threading.Event,
-    errors: list[BaseException],
-) -> None:
-    for raw in iter(pipe.readline, b""):
-        sink.append(raw)
-        if on_line is None or abort.is_set():
-            continue
+class _Stream:
+    def __init__(self, on_line: Callable[[str], bool] | None) -> None:
+        self.chunks: list[bytes] = []
+        self.on_line = on_line
+        self.stopped = False
+        self.error: BaseException | None = None
+        self._partial = b""
+
+    def feed(self, data: bytes) -> None:
+        self.chunks.append(data)
+        if self.on_line is None or self.stopped:
+            return
+        *lines, self._partial = (self._partial + data).split(b"\n")
+        for raw in lines:
+            self._line(raw)
+
+    def finish(self) -> None:
+        if self._partial and self.on_line is not None and not self.stopped:
+            self._line(self._partial)
+        self._partial = b""
+
+    def _line(self, raw: bytes) -> None:
+        if self.on_line is None or self.stopped:
+            return
         try:
-            stop = on_line(raw.decode("utf-8", "replace").rstrip("\r\n"))
+            self.stopped = bool(self.on_line(raw.decode("utf-8", "replace").rstrip("\r")))
         except Exception as exc:  # noqa: BLE001 - surfaced after the process is cleaned up
-            errors.append(exc)
-            on_line = None
-            continue
-        if stop:
-            abort.set()
-            wake.set()
-    pipe.close()
+            self.error, self.on_line = exc, None
+
+    def text(self) -> str:
+        return b"".join(self.chunks).decode("utf-8", "replace")
 
 
-def _drain(pipe: IO[bytes], sink: list[bytes]) -> None:
-    sink.extend(iter(lambda: pipe.read1(_CHUNK), b""))  # type: ignore[attr-defined]  # a BufferedReader
-    pipe.close()
+def _stop_group(
+    proc: subprocess.Popen[bytes], pgid: int, grace_s: float, pipes: _Pipes | None = None
+) -> None:
+    """SIGTERM the whole group, give it ``grace_s`` to go (reading its pipes meanwhile, so
+    a full one cannot keep it from exiting), then SIGKILL what is left."""
+
+    def running() -> bool:
+        if pipes is not None and pipes.open:
+            pipes.pump(0.0)
+        return proc.poll() is None or group_alive(pgid)
+
+    stop_gracefully(lambda sig: signal_group(pgid, sig), running, grace_s)
+
+
+# Without a pidfd, a process that exited while its group still holds its pipes is noticed
+# within this.
+_IDLE_S = 0.25
 
 
 def run_process(
@@ -290,72 +372,56 @@ def run_process(
             f"check that {executable} is an executable program.",
         ) from None
     pgid = proc.pid  # start_new_session makes the child its own group leader
-    if on_start is not None:
-        on_start(proc.pid)
-
-    out: list[bytes] = []
-    err: list[bytes] = []
-    abort = threading.Event()
-    stop_err = threading.Event()
-    wake = threading.Event()
-    callback_errors: list[BaseException] = []
-    assert proc.stdout is not None and proc.stderr is not None
-    err_reader = (
-        threading.Thread(
-            target=_drain_lines,
-            args=(proc.stderr, err, on_stderr_line, stop_err, wake, callback_errors),
-            daemon=True,
-        )
-        if on_stderr_line is not None
-        else threading.Thread(target=_drain, args=(proc.stderr, err), daemon=True)
-    )
-    readers = [
-        threading.Thread(
-            target=_drain_lines,
-            args=(proc.stdout, out, on_stdout_line, abort, wake, callback_errors),
-            daemon=True,
-        ),
-        err_reader,
-    ]
-
-    def _await_exit() -> None:
-        proc.wait()
-        wake.set()
-
-    waiter = threading.Thread(target=_await_exit, daemon=True)
-    for thread in (*readers, waiter):
-        thread.start()
-
-    deadline = started + timeout_s
-    timed_out = False
-    while proc.poll() is None and not abort.is_set() and not stop_err.is_set():
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            timed_out = True
-            break
-        wake.wait(remaining)
-        wake.clear()
-    if proc.poll() is None:
-        _stop_group(proc, pgid, grace_s)
-    duration = time.monotonic() - started
-    if group_alive(pgid):
-        # The CLI exited but something it started (an agent's background command) is
-        # still in its group, holding the pipes open: it belongs to this dispatch.
-        _stop_group(proc, pgid, grace_s)
-    for thread in readers:
-        thread.join(timeout=grace_s + 2.0)
-    if callback_errors:
-        raise callback_errors[0]
+    pipes = _Pipes(proc, on_stdout_line, on_stderr_line)
+    try:
+        if on_start is not None:
+            on_start(proc.pid)
+        timed_out = _follow(proc, pipes, started + timeout_s)
+        if proc.poll() is None:
+            _stop_group(proc, pgid, grace_s, pipes)
+        duration = time.monotonic() - started
+        if group_alive(pgid):
+            # The CLI exited but something it started (an agent's background command) is
+            # still in its group, holding the pipes open: it belongs to this dispatch.
+            _stop_group(proc, pgid, grace_s, pipes)
+        pipes.drain(time.monotonic() + grace_s + 2.0)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=grace_s + 2.0)
+    finally:
+        pipes.close()
+    for stream in (pipes.out, pipes.err):
+        if stream.error is not None:
+            raise stream.error
     return ProcessOutcome(
-        stdout=b"".join(out).decode("utf-8", "replace"),
-        stderr=b"".join(err).decode("utf-8", "replace"),
+        stdout=pipes.out.text(),
+        stderr=pipes.err.text(),
         exit_code=proc.returncode,
         timed_out=timed_out,
         duration_s=duration,
-        aborted=abort.is_set(),
+        aborted=pipes.out.stopped,
         pid=proc.pid,
-        stopped_on_stderr=stop_err.is_set() and not abort.is_set(),
+        stopped_on_stderr=pipes.err.stopped and not pipes.out.stopped,
     )
+
+
+def _follow(proc: subprocess.Popen[bytes], pipes: _Pipes, deadline: float) -> bool:
+    """Read the pipes until the process has ended and closed them, a line callback asks
+    to stop, or the deadline passes (then True). A process that has exited while its
+    group still holds the pipes open ends the reading too (the caller stops the group)."""
+    while pipes.open and not pipes.stopped and not pipes.exited:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return True
+        wait = min(remaining, _IDLE_S) if pipes.polls_for_exit else remaining
+        if not pipes.pump(wait) and pipes.polls_for_exit and proc.poll() is not None:
+            return False
+    if pipes.stopped or pipes.exited:
+        return False
+    try:  # both pipes closed: the exit itself, within the deadline
+        proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        return True
+    return False
 
 
 def spawn_detached(
