@@ -399,7 +399,7 @@ def examine(s: Situation) -> list[Check]:
 def situation(project_root: Path, project_manifest: Path, env: dict[str, str]) -> Situation:
     from maestro.spokes.registry import detect_available
 
-    available = {k: v for k, v in detect_available(env).items() if k in roster.REAL}
+    available = {k: v for k, v in detect_available(env, versions=True).items() if k in roster.REAL}
     return Situation(project_root, project_manifest, env, available, os.geteuid())
 
 

@@ -9,7 +9,7 @@ import re
 import shutil
 import tempfile
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from maestro import roster
@@ -70,7 +70,7 @@ def unregister(name: str) -> None:
     reset_availability_cache()
 
 
-_cache: dict[str, dict[str, Availability]] = {}
+_cache: dict[tuple[str, bool], dict[str, Availability]] = {}
 _lock = threading.Lock()
 
 
@@ -96,22 +96,38 @@ def _version(path: str, env: dict[str, str]) -> str | None:
     return match.group(0) if match else None
 
 
-def detect_available(env: dict[str, str] | None = None) -> dict[str, Availability]:
-    """The spoke CLIs on PATH with their versions (sim always), found once per process
-    for a given PATH: each lookup runs ``<cli> --version`` through the process runner."""
+def detect_available(
+    env: dict[str, str] | None = None, *, versions: bool = False
+) -> dict[str, Availability]:
+    """The spoke CLIs on PATH (sim always), found once per process for a given PATH.
+
+    Which CLIs are there is all that routing, AAVSR and a run need. ``versions`` also
+    asks each one ``<cli> --version`` (for ``doctor``), all at once through the process
+    runner: a real CLI takes a few hundred milliseconds to say it, time a run's first
+    dispatch would otherwise wait for."""
     env = dict(os.environ if env is None else env)
-    key = env.get("PATH", os.defpath)
+    search = env.get("PATH", os.defpath)
     with _lock:
-        if key in _cache:
-            return dict(_cache[key])
+        cached = _cache.get((search, True)) or (None if versions else _cache.get((search, False)))
+        if cached is not None:
+            return dict(cached)
     found: dict[str, Availability] = {}
     for name, cls in SPOKES.items():
-        if cls.executable is None:
-            found[name] = Availability(name, None, None)
-            continue
-        path = shutil.which(cls.executable, path=key)
-        if path is not None:
-            found[name] = Availability(name, path, _version(path, env))
+        path = None if cls.executable is None else shutil.which(cls.executable, path=search)
+        if cls.executable is None or path is not None:
+            found[name] = Availability(name, path, None)
+    if versions:
+        found = _with_versions(found, env)
     with _lock:
-        _cache[key] = found
+        _cache[(search, versions)] = found
     return dict(found)
+
+
+def _with_versions(found: dict[str, Availability], env: dict[str, str]) -> dict[str, Availability]:
+    from concurrent.futures import ThreadPoolExecutor
+
+    def version(item: Availability) -> Availability:
+        return replace(item, version=_version(item.path, env)) if item.path else item
+
+    with ThreadPoolExecutor(max_workers=max(1, len(found))) as pool:
+        return dict(zip(found, pool.map(version, found.values()), strict=True))

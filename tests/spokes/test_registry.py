@@ -28,7 +28,7 @@ def test_unknown_name_suggests_the_closest():
 
 def test_detects_installed_clis_and_versions(fake_clis):
     fake_clis.version("codex", "codex-cli 0.170.2")
-    found = detect_available()
+    found = detect_available(versions=True)
     assert {n: a.version for n, a in found.items()} == {
         "claude": "2.1.197",
         "gemini": "0.61.0",
@@ -47,9 +47,17 @@ def test_missing_cli_is_absent_and_sim_always_there(fake_clis):
     assert sorted(detect_available()) == ["claude", "sim"]
 
 
+def test_without_versions_no_cli_is_started(fake_clis):
+    found = detect_available()
+    assert sorted(found) == ["claude", "codex", "gemini", "sim"]
+    assert found["gemini"].version is None
+    assert all(fake_clis.calls(name) == [] for name in ("claude", "gemini", "codex"))
+
+
 def test_detection_is_cached_per_path(fake_clis):
-    detect_available()
-    detect_available()
+    detect_available(versions=True)
+    detect_available(versions=True)
+    detect_available()  # the versions known already serve a lookup without them
     assert len(fake_clis.calls("gemini")) == 1
     fake_clis.uninstall("gemini")
     assert "gemini" in detect_available()  # same PATH: the cached answer
@@ -59,4 +67,4 @@ def test_detection_is_cached_per_path(fake_clis):
 
 def test_broken_version_output_still_counts_as_installed(fake_clis):
     fake_clis.version("gemini", "no version here")
-    assert detect_available()["gemini"].version is None
+    assert detect_available(versions=True)["gemini"].version is None
