@@ -6,6 +6,7 @@ are upgraded on read, newer ones refused with a message naming the fix.
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +72,14 @@ MANIFEST_SCHEMA: dict[str, Any] = {
 }
 
 
+@functools.cache
+def _validator() -> Any:
+    """Built once per process: a dispatch checks three manifests."""
+    import jsonschema
+
+    return jsonschema.Draft202012Validator(MANIFEST_SCHEMA)
+
+
 def check(data: Any, path: Path) -> dict[str, Any]:
     """Validate a manifest read from or about to be written to ``path``; upgrade older
     versions; refuse newer ones. Errors name the file and the key path."""
@@ -87,12 +96,7 @@ def check(data: Any, path: Path) -> dict[str, Any]:
             "upgrade Maestro.",
             file=path,
         )
-    import jsonschema
-
-    errors = sorted(
-        jsonschema.Draft202012Validator(MANIFEST_SCHEMA).iter_errors(data),
-        key=lambda e: list(e.path),
-    )
+    errors = sorted(_validator().iter_errors(data), key=lambda e: list(e.path))
     if errors:
         first = errors[0]
         where = "/".join(str(part) for part in first.path) or "(top level)"

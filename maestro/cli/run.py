@@ -232,19 +232,23 @@ def _needs_network(options: Any, ctx: Context) -> bool:
     return any(not t.tool or not get_spoke(t.tool, ctx.settings).simulated for t in tasks)
 
 
-def _check_dirty(args: argparse.Namespace, ctx: Context) -> None:
+def _check_dirty(args: argparse.Namespace, ctx: Context) -> dict[str, str] | None:
     """Before anything starts: a person's uncommitted edit to a file a task owns would be
     overwritten by that task. Ask on a terminal; elsewhere refuse unless --allow-dirty.
-    The detached engine never asks: its foreground command checked already."""
+    The detached engine never asks: its foreground command checked already. Returns the
+    uncommitted paths it found (None when it did not look, or outside git)."""
     from maestro.engine import dirtytree
     from maestro.engine.run import open_store
     from maestro.engine.rundir import RunLock
 
     if args.allow_dirty or args.run_id or RunLock(ctx.paths).holder():
-        return  # (a run going on has its own edits in the tree, and refuses a second run anyway)
-    changes = dirtytree.owned_changes(ctx.paths, open_store(ctx.paths).load(), args.task_id)
+        return None  # (a run going on has its own edits in the tree, and refuses a second run)
+    changed = dirtytree.uncommitted(ctx.paths)
+    changes = dirtytree.owned_changes(
+        ctx.paths, open_store(ctx.paths).load(), args.task_id, changed or {}
+    )
     if not changes:
-        return
+        return changed
     if ctx.json or not ctx.interactive():
         raise dirtytree.refusal(changes)
     ctx.stdout.write("Uncommitted changes to files the tasks own (a task may overwrite them):\n")
@@ -252,6 +256,7 @@ def _check_dirty(args: argparse.Namespace, ctx: Context) -> None:
         ctx.stdout.write(f"  {change.describe()}\n")
     if not ctx.confirm("Run anyway, with the tasks working on top of them?"):
         raise dirtytree.refusal(changes, asked=True)
+    return changed
 
 
 def render_summary(summary: Any) -> str:
@@ -279,7 +284,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
         from maestro.engine.preflight import refuse_doomed
 
         refuse_doomed(ctx.paths, ctx.env, detach=args.detach, network=_needs_network(options, ctx))
-    _check_dirty(args, ctx)
+    changed = _check_dirty(args, ctx)
     if args.detach:
         return _detach(args, ctx)
     from maestro.engine.dirtytree import Recorder
@@ -294,7 +299,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
         review=_review_hook(ctx) if options.review else None,
         backoff_s=ctx.settings.retry_backoff,
     )
-    recorder = Recorder(ctx.paths)
+    recorder = Recorder(ctx.paths, changed)
     try:
         summary = engine.run()
     finally:

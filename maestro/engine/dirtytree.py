@@ -75,7 +75,7 @@ def uncommitted(paths: ProjectPaths) -> dict[str, str] | None:
     tree = GitTree(paths.root)
     if not tree.is_repo:
         return None
-    prefix = tree.git("rev-parse", "--show-prefix").strip()
+    prefix = tree.prefix
     spec = ["."] + [f":(exclude){e}" for e in _exclude(paths)]
     out = tree.git(
         "status",
@@ -129,9 +129,15 @@ def _load_record(paths: ProjectPaths) -> dict[str, str]:
     return {str(k): str(v) for k, v in files.items()} if isinstance(files, dict) else {}
 
 
-def owned_changes(paths: ProjectPaths, plan: Any, task_id: str | None) -> list[Change]:
+def owned_changes(
+    paths: ProjectPaths,
+    plan: Any,
+    task_id: str | None,
+    changed: dict[str, str] | None = None,
+) -> list[Change]:
     """Uncommitted changes to files owned by the tasks a run may start (every pending task,
-    or the one named while it is not done), less those a run left as they are now."""
+    or the one named while it is not done), less those a run left as they are now.
+    ``changed``: what `uncommitted` returned, when the caller has it already."""
     if task_id is None:
         tasks = [t for t in plan.tasks if t.status == "pending"]
     else:
@@ -140,7 +146,7 @@ def owned_changes(paths: ProjectPaths, plan: Any, task_id: str | None) -> list[C
     tasks = [t for t in tasks if t.files]
     if not tasks:
         return []
-    changed = uncommitted(paths)
+    changed = uncommitted(paths) if changed is None else changed
     if not changed:
         return []
     left = _load_record(paths)
@@ -170,11 +176,13 @@ class Recorder:
     """Around one run: what the tasks' files held before, and after it the record of what
     the run left (see the module doc). Never fails the run: it only saves asking later."""
 
-    def __init__(self, paths: ProjectPaths) -> None:
+    def __init__(self, paths: ProjectPaths, changed: dict[str, str] | None = None) -> None:
+        """``changed``: what `uncommitted` returned just now, when the caller has it (the
+        check before the run), so the same ``git status`` does not run twice."""
         self.paths = paths
-        self.before = self._hashes()
+        self.before = self._hashes(changed)
 
-    def _hashes(self) -> dict[str, str] | None:
+    def _hashes(self, changed: dict[str, str] | None = None) -> dict[str, str] | None:
         try:
             from maestro.state.store import PlanStore
 
@@ -182,7 +190,7 @@ class Recorder:
             if not store.exists():
                 return None
             entries = [entry for task in store.load().tasks for entry in task.files]
-            changed = uncommitted(self.paths)
+            changed = uncommitted(self.paths) if changed is None else changed
         except (MaestroError, OSError):
             return None
         if changed is None:

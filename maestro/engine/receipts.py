@@ -75,14 +75,32 @@ class GitTree:
         self.exclude = [e for e in exclude if e]
         self._index = index_path
         self._gitdir: Path | None = None
+        self._real_index: Path | None = None
+        self.prefix = ""  # the root's path inside the repository ("" at its top, else "sub/")
         self._lock = threading.Lock()
         self.is_repo = self._probe()
 
     def _probe(self) -> bool:
+        """One git process answers whether this is a work tree and where its git files are."""
         if shutil.which("git") is None:
             return False
-        out = run_git("rev-parse", "--is-inside-work-tree", cwd=self.root, timeout_s=30)
-        return out.exit_code == 0 and out.stdout.strip() == "true"
+        out = run_git(
+            "rev-parse",
+            "--is-inside-work-tree",
+            "--show-prefix",
+            "--absolute-git-dir",
+            "--git-path",
+            "index",
+            cwd=self.root,
+            timeout_s=30,
+        )
+        lines = out.stdout.split("\n")
+        if out.exit_code != 0 or len(lines) < 4 or lines[0] != "true":
+            return False
+        self.prefix, self._gitdir = lines[1], Path(lines[2])
+        index = Path(lines[3])
+        self._real_index = index if index.is_absolute() else self.root / index
+        return True
 
     def git(self, *args: str, env: dict[str, str] | None = None, check: bool = True) -> str:
         out = run_git(*args, cwd=self.root, extra_env=env)
@@ -151,9 +169,8 @@ class GitTree:
         if not self._index.exists():
             # Start from the user's index so unchanged files are recognised by their
             # stat data instead of being hashed again.
-            real = Path(self.git("rev-parse", "--git-path", "index").strip())
-            real = real if real.is_absolute() else self.root / real
-            if real.exists():
+            real = self._real_index
+            if real is not None and real.exists():
                 shutil.copyfile(real, self._index)
         return self._index
 

@@ -306,7 +306,7 @@ class Engine:
         )
         with _abort_on_sigterm(scheduler), reports:
             report = scheduler.run()
-        reports.deliver()
+        reports.deliver(last=True)
         summary = self._summary(
             store,
             run,
@@ -435,7 +435,11 @@ class WorkerReports:
     type status_update addressed to the run) turned into ``task_report`` events, so they
     show in ``maestro wait``, the live view and ``engine.log``. Woken by the run's
     doorbell; read on the scheduler's idle ticks and once at the end. Questions and
-    blockers stay unread: they are for the hub (``maestro wait`` shows them)."""
+    blockers stay unread: they are for the hub (``maestro wait`` shows them).
+
+    The doorbell is armed at the first read, not at the run's start: watching costs a
+    thread and an import the first spokes need not wait for, and no worker can report
+    before its spoke runs. Armed before that read, it misses nothing sent meanwhile."""
 
     def __init__(self, paths: ProjectPaths, run_id: str, emit: Callable[..., object]) -> None:
         from maestro.bus.sessions import run_session_id
@@ -447,19 +451,21 @@ class WorkerReports:
         self._bell: Doorbell | None = None
 
     def __enter__(self) -> WorkerReports:  # noqa: PYI034 - a final helper class
-        from maestro.bus.waiting import Doorbell
-
-        self._bell = Doorbell(self.paths, [self.session_id], event=self.rung).__enter__()
         return self
 
     def __exit__(self, *exc: object) -> None:
         if self._bell is not None:
             self._bell.__exit__(*exc)
 
-    def deliver(self) -> None:
+    def deliver(self, *, last: bool = False) -> None:
+        """Turn new reports into events; ``last``: the run's final read (no watch after it)."""
         from maestro.bus.mailbox import Mailbox
         from maestro.bus.sessions import SessionStore
 
+        if self._bell is None and not last:
+            from maestro.bus.waiting import Doorbell
+
+            self._bell = Doorbell(self.paths, [self.session_id], event=self.rung).__enter__()
         if not self.rung.is_set():
             return
         self.rung.clear()
