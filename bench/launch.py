@@ -201,6 +201,9 @@ class Project:
 
     def env(self, settings: dict[str, str | None] | None = None) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("MAESTRO_", "FAKE_"))}
+        # An installed package has its bytecode compiled (pip does it): without this, a
+        # module changed since its last run would be compiled again at every start.
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
         env.update(HOME=str(self.home), FAKE_CLI_STATE=str(self.state_dir))
         env["PATH"] = os.pathsep.join([str(self.bin_dir), env.get("PATH", os.defpath)])
         for key, value in (settings or {}).items():
