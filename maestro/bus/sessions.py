@@ -153,6 +153,12 @@ def user_session() -> Session:
     return Session(data, True)
 
 
+def _write_manifest(path: Path, data: dict[str, Any]) -> None:
+    # Not fsynced: a manifest is a record of processes that a crash of the machine ends
+    # anyway; atomic, so it is never read half-written. A dispatch writes three.
+    atomic_write(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n", durable=False)
+
+
 class SessionStore:
     def __init__(self, paths: ProjectPaths) -> None:
         self.paths = paths
@@ -305,7 +311,7 @@ class SessionStore:
         with file_lock(self.folder(session_id) / "edit.lock"):
             if path.exists():
                 raise MaestroError(f"session {session_id} already exists.", "choose another id.")
-            atomic_write(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+            _write_manifest(path, data)
         return Session(data, self._alive(data))
 
     def update(self, session_id: str, **fields: Any) -> Session:
@@ -315,7 +321,7 @@ class SessionStore:
             data = self._read(session_id)
             data.update(fields, updated=clock.iso())
             schema.check(data, path)
-            atomic_write(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+            _write_manifest(path, data)
         return Session(data, self._alive(data))
 
     def lease(self, session_id: str) -> Lease:

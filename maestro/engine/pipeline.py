@@ -559,7 +559,10 @@ class TaskRunner:
     # -- state transitions -------------------------------------------------------------
     def _mark_running(self, task_id: str, tool: str, agent: str | None) -> int:
         ctx = self.ctx
-        with ctx.store.edit() as plan:
+        # Not fsynced: after a crash of the machine the next run finds the task running and
+        # puts it back to pending, or finds it pending; either way it runs again. Only the
+        # write that accepts a task must survive one.
+        with ctx.store.edit(durable=False) as plan:
             task = plan.task(task_id)
             task.status = "running"
             task.attempts += 1

@@ -138,7 +138,7 @@ class RunDir:
         self.write_meta(
             format_version=FORMAT_VERSION, run_id=self.run_id, created=clock.iso(), **meta
         )
-        atomic_write(self.paths.runs_dir / LATEST, self.run_id + "\n")
+        atomic_write(self.paths.runs_dir / LATEST, self.run_id + "\n", durable=False)
         return self
 
     def read_meta(self) -> dict[str, Any]:
@@ -163,8 +163,12 @@ class RunDir:
     def write_meta(self, **fields: Any) -> None:
         meta = self.read_meta() if self.meta_path.exists() else {}
         meta.update(fields)
+        # Not fsynced (nor `latest`): the run lock, not this record, says whether a run
+        # lives, and a machine that crashed has no run left to describe.
         atomic_write(
-            self.meta_path, json.dumps(meta, indent=2, ensure_ascii=False, default=str) + "\n"
+            self.meta_path,
+            json.dumps(meta, indent=2, ensure_ascii=False, default=str) + "\n",
+            durable=False,
         )
 
     def events(self) -> EventLog:

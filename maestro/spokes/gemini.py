@@ -163,7 +163,8 @@ class GeminiSpoke(Spoke):
         return folder / f"gemini-policy-{req.tier.replace('+', '-')}{web}.toml"
 
     def prepare(self, req: DispatchRequest) -> None:
-        atomic_write(self.policy_path(req), policy_toml(req.tier, req.web_search))
+        # Read by the spoke that starts next; nothing to keep after a crash: no fsync.
+        atomic_write(self.policy_path(req), policy_toml(req.tier, req.web_search), durable=False)
 
     def build_argv(self, req: DispatchRequest) -> list[str]:
         self.refuse_resume(req)

@@ -138,11 +138,11 @@ def read(path: Path, key: str) -> m.Plan | None:
         return None
 
 
-def write(path: Path, key: str, plan: m.Plan) -> None:
+def write(path: Path, key: str, plan: m.Plan, content: dict[str, Any] | None = None) -> None:
+    """``content``: ``to_json(plan)``, when the caller has it already."""
     from maestro.fsutil import atomic_write
 
     with contextlib.suppress(OSError):
-        payload = json.dumps(
-            {"key": key, "plan": to_json(plan)}, ensure_ascii=False, separators=(",", ":")
-        )
+        body = to_json(plan) if content is None else content
+        payload = json.dumps({"key": key, "plan": body}, ensure_ascii=False, separators=(",", ":"))
         atomic_write(path, payload, durable=False)  # a cache: losing it in a crash costs one parse

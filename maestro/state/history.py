@@ -20,6 +20,7 @@ import hashlib
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from maestro.fsutil import atomic_write
 from maestro.state import cache
@@ -49,8 +50,9 @@ class History:
         except OSError:
             return []
 
-    def record(self, data: bytes, plan: Plan) -> None:
-        """Remember ``data`` (the file as written) and its content as the newest version."""
+    def record(self, data: bytes, plan: Plan, content: dict[str, Any] | None = None) -> None:
+        """Remember ``data`` (the file as written) and its content as the newest version
+        (``content``: ``cache.to_json(plan)``, when the caller has it already)."""
         import gzip
 
         with contextlib.suppress(OSError):
@@ -59,7 +61,9 @@ class History:
             if not (files and files[-1].name.endswith(f"-{digest}{_SUFFIX}")):
                 seq = int(files[-1].name.split("-", 1)[0]) + 1 if files else 1
                 body = json.dumps(
-                    cache.to_json(plan), ensure_ascii=False, separators=(",", ":")
+                    cache.to_json(plan) if content is None else content,
+                    ensure_ascii=False,
+                    separators=(",", ":"),
                 ).encode("utf-8")
                 atomic_write(
                     self.folder / f"{seq:08d}-{digest}{_SUFFIX}",

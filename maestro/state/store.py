@@ -89,13 +89,15 @@ class PlanStore:
         return data, self._reconcile(data, self._parse(data))
 
     @contextlib.contextmanager
-    def edit(self) -> Iterator[Plan]:
+    def edit(self, *, durable: bool = True) -> Iterator[Plan]:
         """Lock, parse, yield the plan for in-place changes, validate, write atomically.
 
         Nothing is written if the block raises, if the result does not validate, or if
         the file on disk does not parse; a change that collides with an edit saved by hand
         in the meantime raises StateConflict naming the task and field. The yielded plan
         may be the one the previous edit wrote (see below): change it inside the block only.
+        ``durable=False`` skips the fsyncs, for a change a crash of the machine would undo
+        anyway (a task marked running goes back to pending when the next run recovers it).
         """
         from maestro.state.planfile import PARSER_VERSION, render
 
@@ -129,10 +131,11 @@ class PlanStore:
                 )
             payload = text.encode("utf-8")
             if payload != seen:
-                atomic_write(self.path, payload)
+                atomic_write(self.path, payload, durable=durable)
+            content = cache.to_json(result)  # one conversion for the history and the cache
             if payload != seen or self.history.latest() != payload:
-                self.history.record(payload, result)
-            cache.write(self.cache_path, cache.cache_key(payload, PARSER_VERSION), result)
+                self.history.record(payload, result, content)
+            cache.write(self.cache_path, cache.cache_key(payload, PARSER_VERSION), result, content)
             if result is plan:
                 self._written = (payload, plan)
 
