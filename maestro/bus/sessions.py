@@ -316,9 +316,19 @@ class SessionStore:
 
     def update(self, session_id: str, **fields: Any) -> Session:
         """Change manifest fields under the session's lock; validated before writing."""
+        return self._edit(session_id, fields)
+
+    def _edit(
+        self, session_id: str, fields: Mapping[str, Any], *, keep_stopped: bool = False
+    ) -> Session:
+        """The read-modify-write of a manifest, under its lock. With ``keep_stopped`` a
+        session already stopped is left as it is: checked inside the lock, so a stop
+        recorded a moment earlier is never written over."""
         path = self.manifest_path(session_id)
         with file_lock(self.folder(session_id) / "edit.lock"):
             data = self._read(session_id)
+            if keep_stopped and data["status"] == "stopped":
+                return Session(data, self._alive(data))
             data.update(fields, updated=clock.iso())
             schema.check(data, path)
             _write_manifest(path, data)
@@ -345,14 +355,15 @@ class SessionStore:
             raise MaestroError(
                 f"{status!r} is not an end status.", "use completed, failed or stopped."
             )
-        current = self.get(session_id)
-        if current.recorded_status == "stopped":
-            return current
-        return self.update(session_id, status=status, reason=reason)
+        return self._edit(session_id, {"status": status, "reason": reason}, keep_stopped=True)
 
     def stop(self, session_id: str, reason: str, by: str) -> tuple[Session, str]:
-        """End a session's process group for real and mark it stopped with the reason.
-        Returns the session and what was done to its process."""
+        """Mark a session stopped with the reason, then end its process group for real.
+        Returns the session and what was done to its process.
+
+        The mark comes first: whoever waits on the process (the run engine) reads why it
+        ended as soon as it has, with no window in which the spoke is gone but the
+        reason not yet written."""
         target = self.get(session_id)
         if session_id == USER:
             raise MaestroError(
@@ -363,9 +374,8 @@ class SessionStore:
                 f"session {by} may not stop {session_id}: only its coordinators or the person can.",
                 "ask your coordinator: `maestro mail send --to-coordinator --type blocked ...`.",
             )
-        outcome = _kill(target)
         stopped = self.update(session_id, status="stopped", reason=f"stopped by {by}: {reason}")
-        return stopped, outcome
+        return stopped, _kill(target)
 
     def ancestors(self, session: Session) -> list[str]:
         """Coordinators and parents up the chain (cycles and missing links end it)."""

@@ -17,7 +17,6 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from maestro import clock
-from maestro.bus.schema import ENDED
 from maestro.bus.sessions import (
     SessionStore,
     attach_process,
@@ -40,11 +39,6 @@ if TYPE_CHECKING:
     from maestro.bus.sessions import Session
     from maestro.spokes.base import Spoke
     from maestro.state.model import Plan
-
-
-# How long a spoke ended by a signal waits for `session stop` to record why (it marks the
-# session after the process group is gone: at most its 3 s SIGTERM grace, then SIGKILL).
-STOP_GRACE_S = 5.0
 
 
 class TaskRunner:
@@ -316,15 +310,11 @@ class TaskRunner:
                 forced_agent=agent.name if (forced and opts.agent) else None,
             )
         finally:
-            stored_session = SessionStore(ctx.paths).peek(session.id)
-            if stored_session.recorded_status in ENDED:
-                lease.release()  # stopped meanwhile (`maestro session stop`): its reason stays
-            else:
-                failure = attempt.failure.reason if attempt.failure else None
-                status = "stopped" if attempt.held_back else "failed" if failure else "completed"
-                end_session(
-                    ctx.paths, session.id, status, attempt.held_back or failure, lease=lease
-                )
+            # What the attempt came to, even after the worker's own `task report complete`;
+            # a session stopped meanwhile keeps that status and its reason.
+            failure = attempt.failure.reason if attempt.failure else None
+            status = "stopped" if attempt.held_back else "failed" if failure else "completed"
+            end_session(ctx.paths, session.id, status, attempt.held_back or failure, lease=lease)
 
     def _coordinator_of(self, task: Task) -> str | None:
         """A subtask's coordinator: the session of its parent's attempt while that still
@@ -445,9 +435,8 @@ class TaskRunner:
                 encoding="utf-8",
             )
         attempt.failure = ladder.spoke_failure(result, tool)
-        # Maestro's own kills (timeout, token abort) are not a stop: no grace for those.
-        ours = result.timed_out or result.aborted_over_budget
-        stopped = self._stopped_reason(session.id, None if ours else result.exit_code)
+        # `maestro session stop` records why before it signals: read once, no wait.
+        stopped = self._stopped_reason(session.id)
         if stopped:
             attempt.failure = ladder.Failure(
                 ladder.STOPPED,
@@ -477,20 +466,12 @@ class TaskRunner:
         self._log_attempt(task_id, attempt, number, retry)
         return attempt
 
-    def _stopped_reason(self, session_id: str, exit_code: int | None) -> str | None:
-        """Why the attempt's session was stopped (`maestro session stop`), or None. The
-        stopper marks the session once the process group is gone, a moment after the spoke
-        returned: a spoke ended by a signal gets that moment (bounded), any other none."""
-        store = SessionStore(self.ctx.paths)
-        signalled = exit_code is not None and (exit_code < 0 or exit_code in (128 + 9, 128 + 15))
-        deadline = time.monotonic() + (STOP_GRACE_S if signalled else 0.0)
-        while True:
-            session = store.peek(session_id)
-            if session.recorded_status == "stopped":
-                return str(session.data.get("reason") or "stopped")
-            if time.monotonic() >= deadline:
-                return None
-            time.sleep(0.05)
+    def _stopped_reason(self, session_id: str) -> str | None:
+        """Why the attempt's session was stopped (`maestro session stop`), or None."""
+        session = SessionStore(self.ctx.paths).peek(session_id)
+        if session.recorded_status == "stopped":
+            return str(session.data.get("reason") or "stopped")
+        return None
 
     def _spoke_started(self, task_id: str, pid: int, session_id: str) -> None:
         # Recorded so a later run can stop a spoke this engine left behind when it died.

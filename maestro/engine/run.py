@@ -434,7 +434,9 @@ class WorkerReports:
     """The workers' progress reports (``maestro task report progress|complete``, mail of
     type status_update addressed to the run) turned into ``task_report`` events, so they
     show in ``maestro wait``, the live view and ``engine.log``. Woken by the run's
-    doorbell; read on the scheduler's idle ticks and once at the end. Questions and
+    doorbell; read on the scheduler's idle ticks and once at the end. The last read
+    does not wait for the bell: the watch's thread may not have heard the last ring
+    (a report sent just before its spoke ended) when the run stops it. Questions and
     blockers stay unread: they are for the hub (``maestro wait`` shows them).
 
     The doorbell is armed at the first read, not at the run's start: watching costs a
@@ -456,6 +458,7 @@ class WorkerReports:
     def __exit__(self, *exc: object) -> None:
         if self._bell is not None:
             self._bell.__exit__(*exc)
+        self.rung.set()  # nothing listens any more: the next read must look
 
     def deliver(self, *, last: bool = False) -> None:
         """Turn new reports into events; ``last``: the run's final read (no watch after it)."""
@@ -466,7 +469,7 @@ class WorkerReports:
             from maestro.bus.waiting import Doorbell
 
             self._bell = Doorbell(self.paths, [self.session_id], event=self.rung).__enter__()
-        if not self.rung.is_set():
+        if not (last or self.rung.is_set()):
             return
         self.rung.clear()
         mailbox = Mailbox(self.paths)

@@ -219,6 +219,46 @@ def test_stop_ends_the_process_group_and_records_the_reason(office, cli, monkeyp
     )
 
 
+def test_the_stop_reason_is_written_before_the_process_hears_the_signal(office, cli, tmp_path):
+    """Whoever waits on the stopped process (the run engine) reads why it ended as soon
+    as it has: the spoke, on SIGTERM, finds its session already marked."""
+    worker = office.worker("6")
+    manifest = SessionStore(office.paths).manifest_path(worker.id)
+    seen = tmp_path / "seen.txt"
+    script = (
+        "import json, signal, sys, time\n"
+        "def on_term(*_):\n"
+        f"    data = json.load(open({str(manifest)!r}))\n"
+        f"    open({str(seen)!r}, 'w').write(f\"{{data['status']}}: {{data['reason']}}\")\n"
+        "    sys.exit(0)\n"
+        "signal.signal(signal.SIGTERM, on_term)\n"
+        "print('ready', flush=True)\n"
+        "time.sleep(30)\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, start_new_session=True
+    )
+    try:
+        assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
+        sessions.attach_process(office.paths, worker.id, proc.pid)
+        done = cli("session", "stop", worker.id, "--reason", "wrong approach")
+        assert done.code == 0, done.err
+        proc.wait(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert seen.read_text() == "stopped: stopped by user: wrong approach"
+
+
+def test_a_stop_outlasts_the_end_the_engine_records_afterwards(office, cli):
+    worker = office.worker("7")
+    assert cli("session", "stop", worker.id, "--reason", "enough").code == 0
+    # The worker had said it was done, then the engine records how the attempt ended.
+    sessions.end_session(office.paths, worker.id, "failed", "gates failed")
+    assert SessionStore(office.paths).get(worker.id).data["reason"] == "stopped by user: enough"
+
+
 def test_stop_never_signals_a_recycled_pid(office, cli):
     store = SessionStore(office.paths)
     store.create(mode="worker", session_id="ghost")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from maestro.bus.liveness import ProcessMark
 from maestro.bus.sessions import SessionStore
 from maestro.paths import ProjectPaths
 from tests.engine.runkit import events, plan, prompt_of, step, task, write_plan
@@ -99,7 +100,6 @@ def test_a_critical_directive_comes_first_and_session_stop_ends_the_task_with_it
     runenv.script("codex", [{"hang": True}])
     assert cli("run", "--detach").code == 0
     worker = _working_worker(project)
-    spoke_pid = worker.data["process"]["pid"]
     # The hub redirects the worker: its next inbox check shows the critical directive first.
     assert (
         cli(
@@ -150,9 +150,51 @@ def test_a_critical_directive_comes_first_and_session_stop_ends_the_task_with_it
     task1 = plan(project).task("1")
     assert task1.status == "blocked" and "stopped by user: wrong approach" in task1.result
     assert len(runenv.runs("codex")) == 1  # a stop is never retried
-    status = Path(f"/proc/{spoke_pid}/status")
-    assert not status.exists() or "zombie" in status.read_text().lower()
+    # The very process is gone: its pid with its start time (a bare pid may be reused).
+    assert not ProcessMark.from_dict(worker.data["process"]).alive()
     stopped = SessionStore(ProjectPaths(project)).get(worker.id)
     assert (
         stopped.status == "stopped" and stopped.data["reason"] == "stopped by user: wrong approach"
     )
+
+
+def test_a_report_whose_doorbell_went_unheard_is_still_an_event_of_the_run(project):
+    """The run's last read of its workers' reports does not wait for the doorbell: the
+    watch's thread may not have heard the last ring (a report sent just before its spoke
+    ended) when the run stops it."""
+    from maestro.bus.mailbox import Mailbox
+    from maestro.bus.sessions import create_worker_session, start_run_session
+    from maestro.engine.run import WorkerReports
+
+    paths = ProjectPaths(project)
+    run_lease = start_run_session(paths, "r1")
+    worker, lease = create_worker_session(
+        paths, run_id="r1", task_id="1", cli="codex", agent=None, tier="full"
+    )
+    emitted: list[tuple[str, dict]] = []
+    reports = WorkerReports(paths, "r1", lambda kind, **data: emitted.append((kind, data)))
+    with reports:
+        reports.deliver()  # the first read: nothing yet
+    # Sent once the watch is gone: no thread is there to hear its bell.
+    Mailbox(paths).send(
+        worker.id,
+        ["run-r1"],
+        type="status_update",
+        priority="normal",
+        subject="task 1 progress: halfway there",
+        body="halfway there",
+    )
+    reports.deliver()
+    assert emitted == [
+        (
+            "task_report",
+            {
+                "task": "1",
+                "session": worker.id,
+                "report": "task 1 progress: halfway there",
+                "detail": "halfway there",
+            },
+        )
+    ]
+    lease.release()
+    run_lease.release()
