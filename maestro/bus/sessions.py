@@ -514,21 +514,50 @@ def end_session(
             lease.release()
 
 
-def spoke_env(paths: ProjectPaths, session: Session) -> dict[str, str]:
+def spoke_env(paths: ProjectPaths, session: Session, *, path: str | None = None) -> dict[str, str]:
     """The environment entries a spoke needs so that ``maestro mail``/``task report``
     typed in its shell find this project's state and know who is speaking, from its
-    worktree or any subfolder, with no flags."""
+    worktree or any subfolder, with no flags. With ``path`` (the PATH the spoke would
+    get) also a PATH on which a bare ``maestro`` is this Maestro (``shim``): the one its
+    prompt names, wherever Maestro was installed."""
     env = {
         SESSION_VAR: session.id,
         "MAESTRO_PROJECT_DIR": str(paths.root),
         "MAESTRO_STATE_DIR": str(paths.state_dir_name),
     }
+    if path is not None:
+        env["PATH"] = os.pathsep.join(p for p in (str(shim(paths)), path) if p)
     if session.coordinator:
         env[COORDINATOR_VAR] = session.coordinator
     state = Path(paths.state_dir_name)
     if state.is_absolute() and not state.resolve().is_relative_to(paths.root.resolve()):
         env["MAESTRO_STATE_DIR_OUTSIDE"] = "1"
     return env
+
+
+def shim(paths: ProjectPaths) -> Path:
+    """``.ai/maestro/bin/``, holding one ``maestro`` that runs the Maestro dispatching the
+    spokes. A spoke's shell has the user's PATH, which need not hold the virtualenv or
+    pipx folder Maestro runs from (the hub's command files name it by its full path for
+    the same reason); the folder holds nothing else, so the spoke's own ``python`` and
+    tools stay the user's. Rewritten only when its content changes."""
+    import shlex
+
+    from maestro.install.invocation import here
+
+    script = paths.machine_dir / "bin" / "maestro"
+    text = (
+        "#!/bin/sh\n"
+        "# Written by Maestro for the shells of the spokes it dispatches.\n"
+        f'exec {shlex.join(here())} "$@"\n'
+    )
+    try:
+        current = script.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        current = None
+    if current != text or not os.access(script, os.X_OK):
+        atomic_write(script, text, mode=0o755)
+    return script.parent
 
 
 def live_ids(sessions: Iterable[Session]) -> list[str]:

@@ -392,7 +392,7 @@ class TaskRunner:
             env_extra={
                 "MAESTRO_RUN_ID": ctx.run.run_id,
                 "MAESTRO_TASK_ID": task.id,
-                **spoke_env(ctx.paths, session),
+                **spoke_env(ctx.paths, session, path=ctx.env.get("PATH", os.defpath)),
             },
             sim_delay_s=ctx.sim_delay_s,
         )

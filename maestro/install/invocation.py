@@ -44,13 +44,31 @@ def candidates() -> list[list[str]]:
         # shorter path costs fewer tokens in every command file.
         found.append([str(user)])
     found += [[str(script)] for script in dict.fromkeys(s for s in (own, user) if s)]
-    module = [sys.executable, "-P", "-m", "maestro"]
-    found.append(module)
+    found.append(_module())
+    found.append(["env", f"PYTHONPATH={_source()}", *_module()])
+    return found
+
+
+def _module() -> list[str]:
+    return [sys.executable, "-P", "-m", "maestro"]
+
+
+def _source() -> str:
+    """The folder holding the ``maestro`` package (site-packages, or a source checkout)."""
     import maestro
 
-    source = str(Path(maestro.__file__).resolve().parent.parent)
-    found.append(["env", f"PYTHONPATH={source}", *module])
-    return found
+    return str(Path(maestro.__file__).resolve().parent.parent)
+
+
+def here() -> list[str]:
+    """The words that run this very Maestro, found without running anything: the script
+    installed beside this interpreter, else this interpreter with the package's folder on
+    PYTHONPATH (a source checkout). For the ``maestro`` on a spoke's PATH
+    (``bus.sessions.spoke_env``), which a dispatch must not wait on a proof to write."""
+    own = _script(sysconfig.get_path("scripts"))
+    if own is not None:
+        return [str(own)]
+    return ["env", f"PYTHONPATH={_source()}", *_module()]
 
 
 def runs(argv: list[str], *, shell_path: str = SYSTEM_PATH) -> bool:
@@ -73,13 +91,10 @@ def current() -> str:
     script = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
     if script is not None and script.name == "maestro" and script.is_file():
         return shlex.quote(str(script.absolute()))
-    module = [sys.executable, "-P", "-m", "maestro"]
-    import maestro
-
-    source = str(Path(maestro.__file__).resolve().parent.parent)
+    source = _source()
     if source in os.environ.get("PYTHONPATH", "").split(os.pathsep):
-        return shlex.join(["env", f"PYTHONPATH={source}", *module])
-    return shlex.join(module)
+        return shlex.join(["env", f"PYTHONPATH={source}", *_module()])
+    return shlex.join(_module())
 
 
 @lru_cache(maxsize=1)

@@ -115,6 +115,11 @@ class CodexSpoke(Spoke):
         if not req.web_search:
             # codex offers its web_search tool in every sandbox unless switched off.
             argv += ["-c", 'web_search="disabled"']
+        # Its shell tool runs `bash -lc` by default: a login shell, whose profile (Debian's
+        # /etc/profile) sets PATH afresh, losing the one the spoke was given, and with it
+        # the `maestro` its prompt names (verified with codex 0.169). Plain `bash -c`
+        # keeps the environment Maestro passed, as claude's and gemini's shells do.
+        argv += ["-c", "allow_login_shell=false"]
         if req.model:
             argv += ["-m", req.model]
         # --ephemeral: no session files, as claude's --no-session-persistence. No flag

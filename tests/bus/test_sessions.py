@@ -259,6 +259,30 @@ def test_a_stop_outlasts_the_end_the_engine_records_afterwards(office, cli):
     assert SessionStore(office.paths).get(worker.id).data["reason"] == "stopped by user: enough"
 
 
+def test_a_spokes_shell_finds_this_maestro_on_its_path(office, tmp_path):
+    """The PATH a spoke gets leads with a folder holding one `maestro`, this one: the
+    user's PATH need not hold the folder Maestro was installed into."""
+    from maestro import __version__
+
+    worker = office.worker("8")
+    env = sessions.spoke_env(office.paths, worker, path="/usr/bin:/bin")
+    shim, rest = env["PATH"].split(os.pathsep, 1)
+    assert rest == "/usr/bin:/bin" and os.listdir(shim) == ["maestro"]
+    found = subprocess.run(
+        ["sh", "-c", "maestro --version"],
+        env={"PATH": env["PATH"], "HOME": str(tmp_path)},
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert found.stdout.strip() == f"maestro {__version__}", found.stderr
+    before = os.stat(Path(shim) / "maestro").st_mtime_ns
+    sessions.spoke_env(office.paths, worker, path="/bin")  # unchanged: not rewritten
+    assert os.stat(Path(shim) / "maestro").st_mtime_ns == before
+    assert "PATH" not in sessions.spoke_env(office.paths, worker)
+
+
 def test_stop_never_signals_a_recycled_pid(office, cli):
     store = SessionStore(office.paths)
     store.create(mode="worker", session_id="ghost")

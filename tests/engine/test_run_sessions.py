@@ -3,6 +3,7 @@ spokes, each task attempt a coordinated worker whose shell can reach the mailbox
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from maestro.bus.liveness import ProcessMark
@@ -38,6 +39,8 @@ def test_every_dispatch_is_a_session_of_the_run(cli, project, runenv):
     # Its sandbox writes the workdir only: the office's state is added by name.
     machine = ProjectPaths(project).machine_dir
     assert call["argv"][call["argv"].index("--add-dir") + 1] == str(machine)
+    # The `maestro` its prompt names is this one, whatever PATH the user had.
+    assert call["env"]["PATH"].split(os.pathsep)[0] == str(machine / "bin")
     prompt = prompt_of(call)
     assert f"<session_id>{worker.id}</session_id>" in prompt
     assert f"<coordinator_session_id>{coordinator.id}</coordinator_session_id>" in prompt

@@ -34,6 +34,7 @@ MARKERS = (
     "GEMINI_CLI_TRUST_WORKSPACE",
     "IS_SANDBOX",
     "CLAUDE_CODE_MAX_RETRIES",
+    "PATH",  # where the spoke's shell finds `maestro`
 )
 
 

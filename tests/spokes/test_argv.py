@@ -211,6 +211,8 @@ def test_codex_argv_per_tier(tier, sandbox):
         sandbox,
         "-c",
         'web_search="disabled"',
+        "-c",
+        "allow_login_shell=false",
         "-C",
         str(CWD),
         "--ephemeral",
@@ -292,7 +294,15 @@ def test_gemini_and_codex_carry_the_system_prompt_in_the_prompt():
         "-m",
     ]
     cod = get_spoke("codex").build_argv(req("full", system_prompt="SYSTEM RULES", model="gpt-5.5"))
-    assert cod[5:10] == ["workspace-write", "-c", 'web_search="disabled"', "-m", "gpt-5.5"]
+    assert cod[5:12] == [
+        "workspace-write",
+        "-c",
+        'web_search="disabled"',
+        "-c",
+        "allow_login_shell=false",
+        "-m",
+        "gpt-5.5",
+    ]
     assert cod[-1] == "SYSTEM RULES\n\nDo the task."
 
 
