@@ -52,7 +52,9 @@ def current_id(env: Mapping[str, str]) -> str:
 
 
 def new_id(prefix: str) -> str:
-    return f"{prefix}-{secrets.token_hex(3)}"
+    """``<prefix>-<6 hex>``; the prefix (a kind, a task id) made safe for a folder name."""
+    safe = re.sub(r"[^A-Za-z0-9._-]", "", prefix)[:48] or "s"
+    return f"{safe}-{secrets.token_hex(3)}"
 
 
 def resolve_mode(
@@ -476,12 +478,9 @@ def create_worker_session(
     if not store.exists(run_session_id(run_id)):
         raise NotFound(f"run {run_id} has no session.", "call start_run_session first.")
     coordinator = coordinator or run_session_id(run_id)
-    prefix = (
-        "t" + re.sub(r"[^A-Za-z0-9._-]", "", str(task_id))[:40]
-    )  # a task id made safe for a folder
     session = store.create(
         mode=mode,
-        session_id=new_id(prefix),
+        session_id=new_id(f"t{task_id}"),
         strategy=strategy,
         tier=tier,
         coordinator=coordinator,

@@ -183,6 +183,7 @@ def _confirm(ctx: Context, data: dict[str, Any], shown: str) -> Result | None:
 
 
 def _ask(args: argparse.Namespace, ctx: Context, catalog: Any) -> Any:
+    from maestro.bus.dispatch import dispatch_session
     from maestro.planning.ask import ask
 
     tool = args.hub or ctx.settings.hub
@@ -194,15 +195,19 @@ def _ask(args: argparse.Namespace, ctx: Context, catalog: Any) -> Any:
     from maestro.spokes.registry import detect_available
 
     installed = sorted(detect_available(ctx.env))
-    return ask(
-        args.goal,
-        tool,
-        settings=ctx.settings,
-        env=ctx.env,
-        catalog=catalog,
-        installed=installed,
-        emit=ctx.emit,
-    )
+    asking = {
+        "settings": ctx.settings,
+        "env": ctx.env,
+        "catalog": catalog,
+        "installed": installed,
+        "emit": ctx.emit,
+    }
+    if args.dry_run:  # writes nothing, not even the record of its dispatch
+        return ask(args.goal, tool, **asking)
+    with dispatch_session(
+        ctx.paths, kind="plan", cli=tool, env=ctx.env, subject="Plan the goal", message=args.goal
+    ) as office:
+        return ask(args.goal, tool, **asking, env_extra=office.env, on_start=office.started)
 
 
 def _relative_files(plan: Plan, root: Path) -> None:

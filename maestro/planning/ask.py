@@ -124,7 +124,11 @@ def ask(
     catalog: Any,
     installed: list[str],
     emit: Any,
+    env_extra: dict[str, str] | None = None,
+    on_start: Any = None,
 ) -> Answer:
+    """Ask ``tool`` for the plan of ``goal``. ``env_extra`` and ``on_start`` are the
+    session's (the caller makes the dispatch a session: ``bus.dispatch``)."""
     from maestro.spokes.base import refuse_if_inside_spoke
     from maestro.spokes.contract import DispatchRequest
     from maestro.spokes.registry import get_spoke
@@ -139,9 +143,10 @@ def ask(
         timeout_s=float(minutes) * 60 if minutes else DEFAULT_TIMEOUT_S,
         max_turns=getattr(settings, "max_turns", None),
         title="Plan the goal",
+        env_extra=dict(env_extra or {}),
     )
     emit(f"asking {tool} to plan the goal (read-only)...")
-    result = get_spoke(tool, settings).dispatch(request, base_env=dict(env))
+    result = get_spoke(tool, settings).dispatch(request, base_env=dict(env), on_start=on_start)
     if not result.success:
         raise SpokeError(
             f"{tool} could not plan the goal ({result.error_kind or 'failed'}): "

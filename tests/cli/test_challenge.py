@@ -165,3 +165,24 @@ def test_no_plan_is_one_line_with_the_fix(cli, project, fake_clis):
     res = cli("challenge")
     assert res.code == 1 and res.err.count("\n") == 1
     assert "no plan" in res.err and "maestro plan --from" in res.err
+
+
+def test_each_challenger_is_a_session_that_ends_with_its_answer(cli, planned, fake_clis):
+    fake_clis.script("gemini", [{"text": ANSWER}])
+    fake_clis.script("codex", [{"http": 500}])
+    cli("challenge", "--all")
+    listed = json.loads(cli("session", "list", "--json").out)["data"]["sessions"]
+    by_cli = {s["cli"]: s for s in listed if s["id"].startswith("challenge-")}
+    assert set(by_cli) == {"gemini", "codex"}
+    for name, status in (("gemini", "completed"), ("codex", "failed")):
+        session = by_cli[name]
+        (call,) = fake_clis.runs(name)
+        assert (session["mode"], session["status"], session["parent_session_id"]) == (
+            "worker",
+            status,
+            "user",
+        )
+        assert call["env"]["MAESTRO_SESSION_ID"] == session["id"]
+        assert session["process"]["pid"] == call["pid"]
+        assert session["directive"]["subject"] == "Challenge the plan"
+    assert "high demand" in by_cli["codex"]["reason"]  # the error the CLI gave

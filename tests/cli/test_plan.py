@@ -547,3 +547,20 @@ def test_replan_dry_run_lists_what_it_would_drop_and_saves_nothing(
     assert res.code == 0, res.err
     assert "  Task 3: Review the login endpoint:\n    A note under task 3.\n" in res.out
     assert plan_path.read_text() == annotated and not (project / ".ai" / "archive").exists()
+
+
+def test_a_plan_asked_of_a_cli_is_a_session_and_a_dry_run_leaves_none(
+    cli, project, plan_path, fake_clis
+):
+    import yaml
+
+    fake_clis.script("claude", [{"text": _answer(json.dumps(yaml.safe_load(GOOD)))}] * 2)
+    assert cli("plan", "Add user authentication", "--hub", "claude", "--dry-run").code == 0
+    assert not (project / ".ai" / "maestro" / "sessions").exists()
+    assert cli("plan", "Add user authentication", "--hub", "claude", "--yes").code == 0
+    listed = json.loads(cli("session", "list", "--json").out)["data"]["sessions"]
+    (session,) = [s for s in listed if s["id"].startswith("plan-")]
+    call = fake_clis.runs("claude")[-1]
+    assert (session["mode"], session["status"], session["cli"]) == ("worker", "completed", "claude")
+    assert call["env"]["MAESTRO_SESSION_ID"] == session["id"]
+    assert session["directive"]["message"] == "Add user authentication"

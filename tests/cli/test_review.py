@@ -488,3 +488,20 @@ def test_run_with_review_and_no_reviewer_blocks_instead_of_failing(cli, project,
     task = PlanStore(ProjectPaths(project)).load().task("1")
     assert (task.status, task.review) == ("blocked", "needs-human")
     assert "not reviewed: no spoke CLI is installed to act as the reviewer" in task.result
+
+
+def test_each_review_round_is_a_session_of_the_task(cli, store, fake_clis):
+    fake_clis.script("gemini", [{"text": verdict("approve", "none")}])
+    assert cli("review", "1", "--auto").code == 0
+    listed = json.loads(cli("session", "list", "--json").out)["data"]["sessions"]
+    (session,) = [s for s in listed if s["id"].startswith("review-t1-")]
+    (call,) = fake_clis.runs("gemini")
+    assert (session["mode"], session["status"], session["task_ids"], session["cli"]) == (
+        "worker",
+        "completed",
+        ["1"],
+        "gemini",
+    )
+    assert call["env"]["MAESTRO_SESSION_ID"] == session["id"]
+    assert session["process"]["pid"] == call["pid"] and session["tier"] == "read-only"
+    assert session["directive"]["subject"] == "Review Task 1: Count words in a file"

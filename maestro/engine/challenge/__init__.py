@@ -78,12 +78,26 @@ def next_id(prefix: str, existing: list[str]) -> str:
 
 
 def _ask(
-    tool: str, request: DispatchRequest, settings: Settings, env: dict[str, str]
+    tool: str, request: DispatchRequest, settings: Settings, env: dict[str, str], goal: str
 ) -> ChallengeAnswer:
+    from dataclasses import replace
+
+    from maestro.bus.dispatch import dispatch_session
     from maestro.spokes.registry import get_spoke
 
     try:
-        result = get_spoke(tool, settings).dispatch(request, base_env=env)
+        with dispatch_session(
+            settings.paths,
+            kind="challenge",
+            cli=tool,
+            env=env,
+            subject="Challenge the plan",
+            message=goal,
+        ) as office:
+            # One request per challenger: they run at once, each as its own session.
+            own = replace(request, env_extra={**request.env_extra, **office.env})
+            result = get_spoke(tool, settings).dispatch(own, base_env=env, on_start=office.started)
+            office.finish(result.success, result.error)
     except MaestroError as error:
         return ChallengeAnswer(tool, ok=False, error=str(error))
     if not result.success:
@@ -128,7 +142,9 @@ def run_challenge(
         ctx.emit(f"asking {name} to challenge the plan (read-only)...")
     with ThreadPoolExecutor(max_workers=len(choice.tools)) as pool:
         answers = list(
-            pool.map(lambda name: _ask(name, request, settings, dict(ctx.env)), choice.tools)
+            pool.map(
+                lambda name: _ask(name, request, settings, dict(ctx.env), plan.goal), choice.tools
+            )
         )
     outcome.answers = answers
     _record(paths, answers)

@@ -223,7 +223,7 @@ def _round(
     if retry_note:
         prompt += f"\nYour previous answer could not be read: {retry_note}. End with the block exactly as shown.\n"
     ctx.emit(f"Task {task_id}: review round {round_no} by {reviewer} (read-only)...")
-    result = _dispatch(ctx, reviewer, task_id, prompt)
+    result = _dispatch(ctx, reviewer, task_id, prompt, title=task.title, round_no=round_no)
     if not result.success:
         log_row(
             settings,
@@ -351,8 +351,12 @@ def _validation_failed(
     )
 
 
-def _dispatch(ctx: CommandContext, reviewer: str, task_id: str, prompt: str) -> SpokeResult:
-    """The reviewer's answer: read-only, in the project, under the agents' timeout."""
+def _dispatch(
+    ctx: CommandContext, reviewer: str, task_id: str, prompt: str, *, title: str, round_no: int
+) -> SpokeResult:
+    """The reviewer's answer: read-only, in the project, under the agents' timeout, as a
+    session of its own (``review-t<task>-<random>``)."""
+    from maestro.bus.dispatch import dispatch_session
     from maestro.spokes.contract import DispatchRequest
     from maestro.spokes.registry import get_spoke
 
@@ -367,7 +371,21 @@ def _dispatch(ctx: CommandContext, reviewer: str, task_id: str, prompt: str) -> 
         task_id=task_id,
         title=f"Review Task {task_id}",
     )
-    return get_spoke(reviewer, settings).dispatch(request, base_env=dict(ctx.env))
+    with dispatch_session(
+        settings.paths,
+        kind=f"review-t{task_id}",
+        cli=reviewer,
+        env=ctx.env,
+        subject=f"Review Task {task_id}: {title}",
+        message=f"Review round {round_no}: judge the change against its criteria.",
+        task_ids=[task_id],
+    ) as office:
+        request.env_extra = {**request.env_extra, **office.env}
+        result = get_spoke(reviewer, settings).dispatch(
+            request, base_env=dict(ctx.env), on_start=office.started
+        )
+        office.finish(result.success, result.error)
+    return result
 
 
 def _decide(
