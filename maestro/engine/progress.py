@@ -257,6 +257,9 @@ class LiveProgress:
                     row.note = f"attempt {event.get('attempt')}"
                 elif kind == "task_retry":
                     row.note = "retrying"
+                elif kind == "task_report":  # the worker's latest word, while it works
+                    report = str(event.get("report") or "")
+                    row.note = (report.partition(": ")[2] or report)[:60]
                 elif kind in ("task_done", "task_failed", "task_blocked", "task_pending"):
                     row.status = kind.removeprefix("task_")
                     if row.started is not None:

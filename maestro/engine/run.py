@@ -24,6 +24,7 @@ from maestro.engine.context import RunContext, RunOptions
 from maestro.engine.hierarchy import SubtaskFeed
 from maestro.engine.pipeline import TaskRunner
 from maestro.engine.receipts import GitTree, Observer
+from maestro.engine.reports import WorkerReports
 from maestro.engine.resume import recover
 from maestro.engine.rundir import RunDir, RunLock, new_run_id
 from maestro.engine.scheduler import Job, Scheduler, ScheduleReport
@@ -34,7 +35,6 @@ from maestro.paths import ProjectPaths
 from maestro.state.model import STATUSES, Plan, Task, task_sort_key
 
 if TYPE_CHECKING:
-    from maestro.bus.waiting import Doorbell
     from maestro.config import Settings
     from maestro.engine.review.outcome import ReviewOutcome
     from maestro.engine.rundir import EventLog
@@ -264,7 +264,7 @@ class Engine:
             stagger=Stagger(self.settings.stagger_delay),
         )
         runner = TaskRunner(shared)
-        reports = WorkerReports(self.paths, run.run_id, emit)
+        reports = WorkerReports(self.paths, run.run_id, emit, log)
         jobs = [Job(t.id, tuple(t.depends), tuple(t.files), t.parent) for t in selected]
 
         # Subtasks a coordinating task's spoke spawns (`maestro task spawn`) join the run.
@@ -428,67 +428,3 @@ class _abort_on_sigterm:
     def __exit__(self, *exc: object) -> None:
         if self.previous is not None:
             signal.signal(signal.SIGTERM, self.previous)
-
-
-class WorkerReports:
-    """The workers' progress reports (``maestro task report progress|complete``, mail of
-    type status_update addressed to the run) turned into ``task_report`` events, so they
-    show in ``maestro wait``, the live view and ``engine.log``. Woken by the run's
-    doorbell; read on the scheduler's idle ticks and once at the end. The last read
-    does not wait for the bell: the watch's thread may not have heard the last ring
-    (a report sent just before its spoke ended) when the run stops it. Questions and
-    blockers stay unread: they are for the hub (``maestro wait`` shows them).
-
-    The doorbell is armed at the first read, not at the run's start: watching costs a
-    thread and an import the first spokes need not wait for, and no worker can report
-    before its spoke runs. Armed before that read, it misses nothing sent meanwhile."""
-
-    def __init__(self, paths: ProjectPaths, run_id: str, emit: Callable[..., object]) -> None:
-        from maestro.bus.sessions import run_session_id
-
-        self.paths, self.emit = paths, emit
-        self.session_id = run_session_id(run_id)
-        self.rung = threading.Event()
-        self.rung.set()  # read once at the start: reports may predate the watch
-        self._bell: Doorbell | None = None
-
-    def __enter__(self) -> WorkerReports:  # noqa: PYI034 - a final helper class
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._bell is not None:
-            self._bell.__exit__(*exc)
-        self.rung.set()  # nothing listens any more: the next read must look
-
-    def deliver(self, *, last: bool = False) -> None:
-        """Turn new reports into events; ``last``: the run's final read (no watch after it)."""
-        from maestro.bus.mailbox import Mailbox
-        from maestro.bus.sessions import SessionStore
-
-        if self._bell is None and not last:
-            from maestro.bus.waiting import Doorbell
-
-            self._bell = Doorbell(self.paths, [self.session_id], event=self.rung).__enter__()
-        if not (last or self.rung.is_set()):
-            return
-        self.rung.clear()
-        mailbox = Mailbox(self.paths)
-        if not mailbox.path.exists():
-            return
-        messages, _ = mailbox.inbox(self.session_id, unread_only=True, mark=False)
-        reports = [m for m in messages if m.type == "status_update"]
-        claimed = mailbox.mark_read([m.id for m in reports], self.session_id)
-        sessions = SessionStore(self.paths)
-        for message in sorted(
-            (m for m in reports if m.id in claimed), key=lambda m: (m.created_ns, m.id)
-        ):
-            tasks = (
-                sessions.peek(message.sender).task_ids if sessions.exists(message.sender) else []
-            )
-            self.emit(
-                "task_report",
-                task=",".join(tasks) or None,
-                session=message.sender,
-                report=message.subject,
-                detail=message.body,
-            )

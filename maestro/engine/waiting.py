@@ -6,8 +6,8 @@ so (SIGKILL, the sandbox of the command that started it, another PID namespace) 
 wait within a second. Events already shown are remembered in ``wait-cursor.json``, per run.
 
 A worker's question or blocker addressed to the run (``run-<id>``) wakes the wait too,
-through the mailbox's doorbell: the run's engine reads no mail, the hub following the run
-answers it. A message is shown once: showing it marks it read by the person (``user``).
+through the mailbox's doorbell: the run's engine records its workers' reports but answers
+no question; the hub following the run does. A message is shown once: showing it marks it read by the person (``user``).
 """
 
 from __future__ import annotations

@@ -31,3 +31,24 @@ def test_clip_counts_wide_characters_twice_and_combining_marks_not_at_all():
     assert clip("計画を立てる", 5) == "計画"
     assert clip("e\u0301e\u0301e\u0301", 2) == "e\u0301e\u0301"
     assert clip("short", 80) == "short"
+
+
+def test_a_workers_report_shows_on_its_row_until_the_task_ends(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "120")
+    out = io.StringIO()
+    view = LiveProgress(out, [("1", "Write the parser"), ("2", "Write the docs")], "R1")
+    view.handle({"kind": "task_started", "task": "1", "tool": "codex", "attempt": 1})
+    view.handle(
+        {
+            "kind": "task_report",
+            "task": "1",
+            "session": "t1-abc",
+            "report": "task 1 blocked: need the token format",
+        }
+    )
+    last = ANSI.sub("", out.getvalue()).split("run R1")[-1]
+    (row,) = [line for line in last.splitlines() if "Write the parser" in line]
+    assert row.rstrip().endswith("need the token format") and "running" in row
+    view.handle({"kind": "task_done", "task": "1", "tool": "codex"})
+    last = ANSI.sub("", out.getvalue()).split("run R1")[-1]
+    assert "need the token format" not in last

@@ -167,7 +167,7 @@ def test_a_report_whose_doorbell_went_unheard_is_still_an_event_of_the_run(proje
     ended) when the run stops it."""
     from maestro.bus.mailbox import Mailbox
     from maestro.bus.sessions import create_worker_session, start_run_session
-    from maestro.engine.run import WorkerReports
+    from maestro.engine.reports import WorkerReports
 
     paths = ProjectPaths(project)
     run_lease = start_run_session(paths, "r1")
@@ -201,3 +201,46 @@ def test_a_report_whose_doorbell_went_unheard_is_still_an_event_of_the_run(proje
     ]
     lease.release()
     run_lease.release()
+
+
+def test_a_workers_reports_are_events_log_rows_and_a_blocker_stays_for_the_hub(
+    cli, project, runenv, monkeypatch
+):
+    """The spoke's shell runs `maestro task report ...` as its prompt says: each report is
+    a task_report event and a row of .ai/MAESTRO-LOG.md; a blocker is also left unread
+    for the hub's `maestro wait`."""
+    from maestro.bus.mailbox import pending
+    from maestro.logfile import ExecutionLog
+
+    monkeypatch.setenv("MAESTRO_LOG", "summary")
+    write_plan(cli, project, [task(1, tool="codex")])
+    reports = [
+        {"sh": "maestro task report progress 'parser done'"},
+        {"sh": "maestro task report blocked 'need the token format from task 3'"},
+        {"sh": "maestro task report complete 'wrote the module'"},
+    ]
+    runenv.script("codex", [step(shell=reports)])
+    assert cli("run").code == 0
+    (call,) = runenv.runs("codex")
+    assert [r["exit"] for r in call["shell"]] == [0, 0, 0], call["shell"]
+    worker = call["env"]["MAESTRO_SESSION_ID"]
+    said = [(e["report"], e["session"]) for e in events(project) if e["kind"] == "task_report"]
+    assert said == [
+        ("task 1 progress: parser done", worker),
+        ("task 1 blocked: need the token format from task 3", worker),
+        ("task 1 complete: wrote the module", worker),
+    ]
+    paths = ProjectPaths(project)
+    rows = [
+        r for r in ExecutionLog(paths, "summary").read().sessions[-1].rows if r.action == "Report"
+    ]
+    assert [(r.actor, r.target, r.outcome, r.notes) for r in rows] == [
+        ("Codex", "Task 1", "progress", f"parser done ({worker})"),
+        ("Codex", "Task 1", "blocked", f"need the token format from task 3 ({worker})"),
+        ("Codex", "Task 1", "complete", f"wrote the module ({worker})"),
+    ]
+    assert all(r.tool is None for r in rows)  # a report is no dispatch: not in the Totals
+    run_id = events(project)[0]["run_id"]
+    (blocker,) = pending(paths, f"run-{run_id}")
+    assert blocker.body == "need the token format from task 3"
+    assert SessionStore(paths).get(worker).status == "completed"

@@ -209,19 +209,25 @@ def run_shell(
     """The `maestro ...` commands a model types in its shell tool, in order, with the
     spoke's environment (its session, its project). An item is the argv after `maestro`,
     or {"maestro": argv, "until": text, "tries": n}: repeated until its output so far
-    holds the text (a model waiting for mail in a loop)."""
+    holds the text (a model waiting for mail in a loop), or {"sh": command}: a command
+    line run by `sh -c` as typed, so `maestro` is the one the spoke's PATH finds."""
     done = []
     refusal = shell_refusal(cli, opts, denied)
     for item in step.get("shell") or []:
         spec = item if isinstance(item, dict) else {"maestro": item}
+        argv = (
+            ["/bin/sh", "-c", spec["sh"]]
+            if "sh" in spec
+            else [sys.executable, "-m", "maestro", *spec["maestro"]]
+        )
         if refusal:
-            done.append({"argv": spec["maestro"], "refused": refusal})
+            done.append({"argv": spec.get("maestro") or spec["sh"], "refused": refusal})
             continue
         until = spec.get("until")
         seen = ""
         for _ in range(int(spec.get("tries", 1 if until is None else 30))):
             proc = subprocess.run(
-                [sys.executable, "-m", "maestro", *spec["maestro"]],
+                argv,
                 cwd=workdir,
                 stdin=subprocess.DEVNULL,
                 capture_output=True,
@@ -232,7 +238,7 @@ def run_shell(
             seen += proc.stdout
             done.append(
                 {
-                    "argv": spec["maestro"],
+                    "argv": spec.get("maestro") or spec["sh"],
                     "exit": proc.returncode,
                     "stdout": proc.stdout,
                     "stderr": proc.stderr,
