@@ -7,8 +7,9 @@ never delivered twice; marking read is one ``UPDATE ... RETURNING`` on unread ro
 two readers of one inbox never both get the same message as new. The inbox query is
 indexed, which keeps ``mail inbox`` fast with tens of thousands of messages stored.
 
-Files in ``mail/bell/`` are doorbells: after a send commits, each recipient's bell file
-is rewritten, and ``mail wait`` (``bus.waiting``) watches only its own bell with inotify.
+Files in ``mail/bell/`` are doorbells: after a send commits, each recipient's (empty) bell
+file is opened for writing and closed, and ``mail wait`` (``bus.waiting``) watches only its
+own bell with inotify.
 
 A row whose values do not parse (a hand-edited or damaged database) is reported by
 ``inbox`` as garbled, never crashes it.
@@ -365,13 +366,13 @@ class Mailbox:
         return self.bells / session_id
 
     def ring(self, session_id: str) -> None:
-        """Rewrite the recipient's doorbell: the close-after-write wakes its watcher."""
+        """Ring the recipient's doorbell: open it for writing and close it. The close is
+        the inotify event (IN_CLOSE_WRITE) its watcher wakes on; nothing is written. A
+        truncate-and-write would wait for the disk: on ext4 the truncate of a file whose
+        last write is still being flushed waits for that flush (0.1 ms typical, 10 ms
+        and more on a busy disk, all of it in the sender's wake-up latency)."""
         self.bells.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.bell(session_id), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        try:
-            os.write(fd, str(time.time_ns()).encode())
-        finally:
-            os.close(fd)
+        os.close(os.open(self.bell(session_id), os.O_WRONLY | os.O_CREAT, 0o644))
 
     # -- reading -----------------------------------------------------------------------
 

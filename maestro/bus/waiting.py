@@ -1,6 +1,6 @@
 """`maestro mail wait`: block until mail for a session arrives, woken by inotify.
 
-Each send rewrites its recipients' doorbell files (``mail/bell/<session>``); a waiter
+Each send rings its recipients' doorbell files (``mail/bell/<session>``); a waiter
 watches that folder with inotify from its own thread (``bus.inotify``; watchdog where
 inotify is missing) and wakes only for its own bell, then reads its unread mail in one
 transaction (so two waiters on one inbox never both get a message). There

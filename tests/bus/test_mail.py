@@ -271,6 +271,23 @@ def test_the_doorbell_wakes_an_engine_waiting_on_its_run(office):
     assert Mailbox(office.paths).unread_count(office.run) == 1  # pending() does not mark read
 
 
+def test_a_doorbell_rings_without_a_write_and_wakes_its_waiter_each_time(office):
+    """Ringing opens the bell for writing and closes it: no truncate and no write, which
+    on ext4 could wait for the disk to flush the previous ring, in the send's latency."""
+    from maestro.bus import inotify
+
+    worker = office.worker("3")
+    box = Mailbox(office.paths)
+    box.ring(worker.id)
+    with inotify.FolderWatch(str(box.bells), lambda name: name == worker.id) as watch:
+        for _ in range(3):
+            box.send(
+                office.run, [worker.id], type="notification", priority="low", subject="s", body="b"
+            )
+            assert watch.wait(5)
+    assert box.bell(worker.id).stat().st_size == 0
+
+
 def test_wait_ends_when_the_coordinator_dies(office, cli, monkeypatch):
     worker = office.worker("1")
     office.become(monkeypatch, worker.id)
