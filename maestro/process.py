@@ -323,34 +323,17 @@ def _stop_group(
 _IDLE_S = 0.25
 
 
-def run_process(
-    argv: list[str],
-    *,
-    cwd: Path | str,
-    env: dict[str, str] | None = None,
-    timeout_s: float,
-    on_stdout_line: Callable[[str], bool] | None = None,
-    on_start: Callable[[int], None] | None = None,
-    grace_s: float = DEFAULT_GRACE_S,
-    on_stderr_line: Callable[[str], bool] | None = None,
-) -> ProcessOutcome:
-    """Run ``argv`` to completion or to its deadline and return what it printed.
-
-    ``on_stdout_line`` sees every stdout line as it arrives; returning True stops the
-    process (the outcome says ``aborted``). ``on_stderr_line`` does the same for stderr
-    (the outcome says ``stopped_on_stderr``). ``on_start`` gets the pid once it runs.
-    """
-    env = dict(os.environ if env is None else env)
-    cwd = Path(cwd)
+def _start(argv: list[str], cwd: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    """``argv`` started in its own session, stdin at /dev/null, both pipes captured; a
+    missing folder, executable or an over-long command line is a SpokeError that says so."""
     if not cwd.is_dir():
         raise SpokeError(
             f"working directory {cwd} does not exist.",
             "create it or dispatch from the project root.",
         )
     executable = _resolve(argv[0], env)
-    started = time.monotonic()
     try:
-        proc = subprocess.Popen(
+        return subprocess.Popen(
             [executable, *argv[1:]],
             cwd=cwd,
             env=env,
@@ -371,6 +354,28 @@ def run_process(
             f"cannot start {argv[0]}: {exc.strerror or exc}.",
             f"check that {executable} is an executable program.",
         ) from None
+
+
+def run_process(
+    argv: list[str],
+    *,
+    cwd: Path | str,
+    env: dict[str, str] | None = None,
+    timeout_s: float,
+    on_stdout_line: Callable[[str], bool] | None = None,
+    on_start: Callable[[int], None] | None = None,
+    grace_s: float = DEFAULT_GRACE_S,
+    on_stderr_line: Callable[[str], bool] | None = None,
+) -> ProcessOutcome:
+    """Run ``argv`` to completion or to its deadline and return what it printed.
+
+    ``on_stdout_line`` sees every stdout line as it arrives; returning True stops the
+    process (the outcome says ``aborted``). ``on_stderr_line`` does the same for stderr
+    (the outcome says ``stopped_on_stderr``). ``on_start`` gets the pid once it runs.
+    """
+    env = dict(os.environ if env is None else env)
+    started = time.monotonic()
+    proc = _start(argv, Path(cwd), env)
     pgid = proc.pid  # start_new_session makes the child its own group leader
     pipes = _Pipes(proc, on_stdout_line, on_stderr_line)
     try:
