@@ -55,33 +55,15 @@ def build_report(
     log = log or ParsedLog()
     has_plan = plan is not None
     has_log = bool(log.sessions)
-    missing: list[str] = []
+    missing = _missing(has_plan, has_log)
     if plan is None:
-        goal = log.sessions[-1].goal if has_log else "-"
-        plan = Plan(goal=goal)
-        missing.append(
-            "No plan file: task states, reviews and challenges are unknown; the report is built "
-            "from the log alone."
-        )
-    if not has_log:
-        missing.append(
-            "No execution log (logging was off, MAESTRO_LOG=off): the narrative, timeline and budget "
-            "checks below come from the plan's own fields (each task's start, finish, attempts and "
-            "totals), so single dispatches, failed attempts and per-dispatch tokens are not shown."
-        )
-    dispatches = collect.place_rows(log) if has_log else []
+        plan = Plan(goal=log.sessions[-1].goal if has_log else "-")
+    dispatches = collect.place_rows(log)
     figures = collect.task_figures(plan)
     clis = collect.cli_figures(plan, dispatches)
     checks = collect.budget_checks(plan, dispatches, budgets)
     timing = collect.timing(plan, figures, dispatches)
-    usage: Usage | None
-    usage, money = collect.total_money(plan)
-    tokens = usage.total
-    if not has_plan and dispatches:
-        usage, money = None, collect.Money()
-        tokens = sum(d.row.tokens or 0 for d in dispatches)
-        for item in dispatches:
-            money.add(item.row.cost, item.row.cost_estimated)
+    usage, tokens, money = _spend(plan, has_plan, dispatches)
     graph_text, graph_note = diagrams.dependency_graph(plan.tasks)
     gantt_text, gantt_note = diagrams.timeline(plan.tasks, figures, dispatches)
     tools = sorted({c.tool for c in clis if c.tool})
@@ -91,8 +73,8 @@ def build_report(
         has_log=has_log,
         sources=sources or [],
         generated=clock.stamp(),
-        sessions=len(log.sessions) if has_log else 0,
-        rows=len(log.rows()) if has_log else 0,
+        sessions=len(log.sessions),
+        rows=len(log.rows()),
         figures=figures,
         clis=clis,
         checks=checks,
@@ -100,7 +82,7 @@ def build_report(
         usage=usage,
         tokens=tokens,
         money=money,
-        log_steps=story.narrative(log) if has_log else [],
+        log_steps=story.narrative(log),
         plan_steps=story.plan_narrative(plan, figures),
         resolutions=story.resolutions(plan, dispatches),
         recommendations=story.recommendations(
@@ -113,3 +95,34 @@ def build_report(
         budgets={tool: limits_for(tool, budgets) for tool in tools},
         missing=missing,
     )
+
+
+def _missing(has_plan: bool, has_log: bool) -> list[str]:
+    """What the report cannot tell, and why."""
+    missing = []
+    if not has_plan:
+        missing.append(
+            "No plan file: task states, reviews and challenges are unknown; the report is built "
+            "from the log alone."
+        )
+    if not has_log:
+        missing.append(
+            "No execution log (logging was off, MAESTRO_LOG=off): the narrative, timeline and budget "
+            "checks below come from the plan's own fields (each task's start, finish, attempts and "
+            "totals), so single dispatches, failed attempts and per-dispatch tokens are not shown."
+        )
+    return missing
+
+
+def _spend(
+    plan: Plan, has_plan: bool, dispatches: list[collect.Dispatch]
+) -> tuple[Usage | None, int, collect.Money]:
+    """(usage, tokens, money): the plan's records; without a plan file, the log's rows
+    (which hold no usage split)."""
+    if has_plan or not dispatches:
+        usage, money = collect.total_money(plan)
+        return usage, usage.total, money
+    money = collect.Money()
+    for item in dispatches:
+        money.add(item.row.cost, item.row.cost_estimated)
+    return None, sum(d.row.tokens or 0 for d in dispatches), money

@@ -147,7 +147,8 @@ def place_rows(log: ParsedLog | None) -> list[Dispatch]:
 
 
 def task_figures(plan: Plan) -> list[TaskFigures]:
-    by_id = {t.id: t for t in plan.tasks}
+    """Per task: its usage and money, the tokens its reviews took, when it ran, and how
+    long it waited."""
     figures = []
     review_tokens: dict[str, int] = {}
     for review in plan.reviews:
@@ -166,7 +167,14 @@ def task_figures(plan: Plan) -> list[TaskFigures]:
                 _when(task.finished),
             )
         )
-    # Waiting is measured within the task's own run: a resumed run starts a new clock.
+    _waits(figures, {t.id for t in plan.tasks})
+    return figures
+
+
+def _waits(figures: list[TaskFigures], ids: set[str]) -> None:
+    """Each started task's wait for its dependencies (``waited_s``) and then for a free
+    slot (``queued_s``), measured within the task's own run: a resumed run starts a new
+    clock."""
     run_start: dict[str | None, datetime] = {}
     for fig in figures:
         if fig.started:
@@ -177,7 +185,7 @@ def task_figures(plan: Plan) -> list[TaskFigures]:
         if not fig.started:
             continue
         begin = run_start[fig.task.run_id]
-        deps = [finished.get(d) for d in fig.task.depends if d in by_id]
+        deps = [finished.get(d) for d in fig.task.depends if d in ids]
         ready = begin
         if deps and all(d is not None for d in deps):
             ready = max(begin, max(d for d in deps if d is not None))
@@ -185,7 +193,6 @@ def task_figures(plan: Plan) -> list[TaskFigures]:
         elif not deps:
             fig.waited_s = 0.0
         fig.queued_s = max(0.0, (fig.started - ready).total_seconds())
-    return figures
 
 
 def cli_figures(plan: Plan, dispatches: list[Dispatch]) -> list[CliFigures]:
