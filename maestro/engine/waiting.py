@@ -96,24 +96,14 @@ def wait_for(
     ``timeout_s`` passes (None: no limit). ``after``: show the events after that sequence
     number instead of those after the cursor, so a repeated call answers the same;
     ``poll``: this call's number (default: one more than the last recorded)."""
-    offset = 0 if after is not None else read_cursor(run)
+    shown = _Shown(run, after)
     poll = read_polls(run) + 1 if poll is None else poll
-    last_seq = after if after is not None else _count(run, offset)
-    collected: list[dict[str, Any]] = []
     deadline = None if timeout_s is None else time.monotonic() + timeout_s
-
-    def read() -> None:
-        nonlocal offset, last_seq
-        events, offset = read_events(run.events_path, offset)
-        fresh = [e for e in events if after is None or int(e.get("seq") or 0) > after]
-        collected.extend(fresh)
-        last_seq = max([last_seq, *(int(e.get("seq") or 0) for e in events)])
-
     mail: list[Message] = []
 
     def finish(state: str, end: dict[str, Any] | None = None) -> WaitResult:
-        write_cursor(run, offset, max(poll, read_polls(run)))
-        return WaitResult(run.run_id, state, collected, end, last_seq, poll, mail)
+        write_cursor(run, shown.offset, max(poll, read_polls(run)))
+        return WaitResult(run.run_id, state, shown.events, end, shown.last_seq, poll, mail)
 
     with (
         FolderObserver(run.path) as wakeup,
@@ -121,33 +111,53 @@ def wait_for(
     ):
         while True:
             wakeup.event.clear()
-            read()
+            shown.read()
             mail += _questions(run)
-            end = ended_event(collected)
+            end = ended_event(shown.events)
             if end is not None:
                 return finish("ended", end)
-            alive = engine_alive(run)
-            if alive and (mail or any(e.get("kind") in WAKE_KINDS for e in collected)):
+            if not engine_alive(run):
+                return finish("ended", shown.last_words())
+            if mail or any(e.get("kind") in WAKE_KINDS for e in shown.events):
                 return finish("running")
-            if not alive:
-                # One last read: the engine may have written its last words and exited
-                # between the read above and the liveness check.
-                read()
-                end = ended_event(collected)
-                if end is None and not collected:
-                    end = last_run_ended(run)  # ended before; shown by an earlier wait
-                if end is None:
-                    collected.append(_died(run))
-                    end = collected[-1]
-                    offset = read_events(run.events_path, offset)[1]  # past our own line
-                    last_seq = max(last_seq, int(end.get("seq") or 0))
-                return finish("ended", end)
             remaining = None if deadline is None else deadline - time.monotonic()
             if remaining is not None and remaining <= 0:
                 return finish("timeout")
             wakeup.event.wait(
                 LIVENESS_RECHECK_S if remaining is None else min(remaining, LIVENESS_RECHECK_S)
             )
+
+
+class _Shown:
+    """The events one wait shows: those after the cursor (or after sequence ``after``),
+    read on as the run appends them."""
+
+    def __init__(self, run: RunDir, after: int | None) -> None:
+        self.run, self.after = run, after
+        self.offset = 0 if after is not None else read_cursor(run)
+        self.last_seq = after if after is not None else _count(run, self.offset)
+        self.events: list[dict[str, Any]] = []
+
+    def read(self) -> None:
+        events, self.offset = read_events(self.run.events_path, self.offset)
+        after = self.after
+        self.events.extend(e for e in events if after is None or int(e.get("seq") or 0) > after)
+        self.last_seq = max([self.last_seq, *(int(e.get("seq") or 0) for e in events)])
+
+    def last_words(self) -> dict[str, Any]:
+        """The run's end once its engine is gone: its own run_ended, read once more (it may
+        have written it and exited between the read and the liveness check), one an
+        earlier wait showed, or a ``died`` event recorded now."""
+        self.read()
+        end = ended_event(self.events)
+        if end is None and not self.events:
+            end = last_run_ended(self.run)  # ended before; shown by an earlier wait
+        if end is None:
+            end = _died(self.run)
+            self.events.append(end)
+            self.offset = read_events(self.run.events_path, self.offset)[1]  # past our own line
+            self.last_seq = max(self.last_seq, int(end.get("seq") or 0))
+        return end
 
 
 def _questions(run: RunDir) -> list[Message]:
