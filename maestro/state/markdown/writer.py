@@ -53,6 +53,18 @@ class DocumentWriter:
 
     def render(self) -> str:
         self._check()
+        for item in self._arranged():
+            if isinstance(item, str):
+                self._slot(item, None)
+            elif item.slot is None:
+                self.emit(item.text, item.start, item.end)
+            else:
+                self._slot(item.slot, item)
+        return self._as_the_file_was("".join(self.out))
+
+    def _arranged(self) -> list[Chunk | str]:
+        """The document's chunks in their order, with each section the plan needs and the
+        text lacks (by name) inserted after the last section that comes before it."""
         chunks: list[Chunk | str] = list(self.layout.chunks) if self.layout else []
         present = {c.slot for c in chunks if isinstance(c, Chunk) and c.slot}
         for slot in s.SLOT_ORDER:
@@ -65,14 +77,10 @@ class DocumentWriter:
                 if name in s.SLOT_ORDER and s.SLOT_ORDER.index(name) < rank:
                     at = index + 1
             chunks.insert(at, slot)
-        for item in chunks:
-            if isinstance(item, str):
-                self._slot(item, None)
-            elif item.slot is None:
-                self.emit(item.text, item.start, item.end)
-            else:
-                self._slot(item.slot, item)
-        text = "".join(self.out)
+        return chunks
+
+    def _as_the_file_was(self, text: str) -> str:
+        """``text`` with the file's own final newline, line endings and byte-order mark."""
         if self.layout is None:
             return text
         if not self.layout.final_newline and text.endswith("\n"):
