@@ -91,7 +91,6 @@ class DocumentReader:
         seen: dict[str, int] = {}
         records: dict[str, list[Any]] = {"tasks": [], "challenges": [], "reviews": []}
         for slot, group, first in groups:
-            start, end = first, first + len(group)
             if slot in seen:
                 raise self.error(
                     group[0].line,
@@ -101,27 +100,7 @@ class DocumentReader:
                 )
             if slot is not None:
                 seen[slot] = group[0].line
-            if slot is None:
-                chunks += (
-                    self._preamble(group, start)
-                    if first == 0
-                    else [Chunk(None, self.raw(group), start, end)]
-                )
-            elif slot == "title":
-                plan.title = s.title_of(self.raw(group[:1]))
-                chunks.append(Chunk("title", self.raw(group[:1]), start, start + 1, plan.title))
-                if group[1:]:
-                    chunks += self._preamble(
-                        group[1:], start + 1, any(c.slot == "marker" for c in chunks)
-                    )
-            elif slot in ("goal", "source"):
-                chunks.append(self._simple(plan, slot, group, start, end))
-            elif slot == "log":
-                chunks.append(self._log(plan, group, start, end))
-            else:
-                chunk, found = self._records(slot, group, start, end, version)
-                records[slot] = found
-                chunks.append(chunk)
+            chunks += self._section(plan, slot, group, first, chunks, records, version)
         for slot, title in (("goal", "Goal"), ("tasks", "Tasks")):
             if slot not in seen:
                 raise self.error(
@@ -142,6 +121,37 @@ class DocumentReader:
         self._check_ids(plan)
         plan.layout = PlanLayout(chunks, self.newline, self.final_newline, self.bom)
         return plan, version
+
+    def _section(
+        self,
+        plan: Plan,
+        slot: str | None,
+        group: list[Block],
+        start: int,
+        before: list[Chunk],
+        records: dict[str, list[Any]],
+        version: int,
+    ) -> list[Chunk]:
+        """The chunks of one section (``slot`` None: text outside any known section),
+        its values set on ``plan`` and its records put in ``records``."""
+        end = start + len(group)
+        if slot is None:
+            if start == 0:
+                return self._preamble(group, start)
+            return [Chunk(None, self.raw(group), start, end)]
+        if slot == "title":
+            plan.title = s.title_of(self.raw(group[:1]))
+            chunks = [Chunk("title", self.raw(group[:1]), start, start + 1, plan.title)]
+            if group[1:]:
+                marked = any(c.slot == "marker" for c in before)
+                chunks += self._preamble(group[1:], start + 1, marked)
+            return chunks
+        if slot in ("goal", "source"):
+            return [self._simple(plan, slot, group, start, end)]
+        if slot == "log":
+            return [self._log(plan, group, start, end)]
+        chunk, records[slot] = self._records(slot, group, start, end, version)
+        return [chunk]
 
     def _sections(self, blocks: list[Block]) -> list[tuple[str | None, list[Block], int]]:
         """Blocks grouped by level-1/2 heading: (slot or None, blocks, first block index)."""
