@@ -75,21 +75,11 @@ class _Merge:
         raise self.conflict("the Execution Log")
 
     def records(self, kind: Kind, base: list[Any], ours: list[Any], theirs: list[Any]) -> list[Any]:
-        b = {r.id: r for r in base}
-        o = {r.id: r for r in ours}
+        """Their records with ours merged in: ours removed or edited since ``base``, then
+        ours added, each after the record it follows here."""
+        result = self.changed_records(kind, base, ours, theirs)
+        b = {r.id for r in base}
         t = {r.id: r for r in theirs}
-        result = list(theirs)
-        for rid, record in b.items():
-            name = kind.title(rid)
-            if rid not in o:
-                if rid in t and t[rid] != record:
-                    raise self.conflict(f"{name} (removed here, edited there)")
-                result = [r for r in result if r.id != rid]
-            elif rid not in t:
-                if o[rid] != record:
-                    raise self.conflict(f"{name} (removed there, edited here)")
-            else:
-                self.fields(kind, record, o[rid], t[rid])
         for index, record in enumerate(ours):
             if record.id in b:
                 continue
@@ -102,6 +92,27 @@ class _Merge:
                 (i + 1 for i, r in enumerate(result) if r.id == after), len(result) if after else 0
             )
             result.insert(at, record)
+        return result
+
+    def changed_records(
+        self, kind: Kind, base: list[Any], ours: list[Any], theirs: list[Any]
+    ) -> list[Any]:
+        """Their records less those we removed, with our edits to the ones both kept; a
+        record removed on one side and edited on the other is a conflict."""
+        o = {r.id: r for r in ours}
+        t = {r.id: r for r in theirs}
+        result = list(theirs)
+        for rid, record in {r.id: r for r in base}.items():
+            name = kind.title(rid)
+            if rid not in o:
+                if rid in t and t[rid] != record:
+                    raise self.conflict(f"{name} (removed here, edited there)")
+                result = [r for r in result if r.id != rid]
+            elif rid not in t:
+                if o[rid] != record:
+                    raise self.conflict(f"{name} (removed there, edited here)")
+            else:
+                self.fields(kind, record, o[rid], t[rid])
         return result
 
     def fields(self, kind: Kind, base: Any, ours: Any, theirs: Any) -> None:
