@@ -4,7 +4,7 @@ urgent first. Policy, not presentation: `maestro status` shows them, in text or 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TypedDict
 
 from maestro import graph
 from maestro.formatting import one_line
@@ -13,20 +13,30 @@ from maestro.state.model import Plan, Task
 REVIEW_ATTENTION = ("changes-requested", "flagged", "needs-human")
 
 
-def blockers(plan: Plan) -> list[dict[str, Any]]:
+class Blocker(TypedDict):
+    """A failed or blocked task and the pending tasks that wait on it."""
+
+    task: str
+    title: str
+    status: str
+    result: str | None
+    waiting: list[str]
+
+
+def blockers(plan: Plan) -> list[Blocker]:
     stuck = [t for t in plan.tasks if t.status in ("failed", "blocked")]
     if not stuck:
         return []
     waiting = graph.descendants_of(plan.tasks, [t.id for t in stuck])
     status = {t.id: t.status for t in plan.tasks}
     return [
-        {
-            "task": t.id,
-            "title": t.title,
-            "status": t.status,
-            "result": t.result,
-            "waiting": [d for d in waiting[t.id] if status[d] == "pending"],
-        }
+        Blocker(
+            task=t.id,
+            title=t.title,
+            status=t.status,
+            result=t.result,
+            waiting=[d for d in waiting[t.id] if status[d] == "pending"],
+        )
         for t in stuck
     ]
 

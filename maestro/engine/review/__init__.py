@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from maestro import clock
 from maestro.engine.challenge import next_id, timeout_s
@@ -22,6 +22,7 @@ from maestro.engine.context import CommandContext
 from maestro.engine.review import diff as task_diff
 from maestro.engine.review.outcome import (
     ReviewOutcome,
+    ValidationCheck,
     accept,
     apply,
     described,
@@ -45,7 +46,7 @@ Revise = Callable[[str, str, str | None], str]
 VALIDATION_TAIL = 2_000
 
 
-def _check(ctx: CommandContext, task: Task) -> dict[str, Any] | None:
+def _check(ctx: CommandContext, task: Task) -> ValidationCheck | None:
     """Run the task's validation command (None when it has none)."""
     if not task.validation:
         return None
@@ -67,7 +68,7 @@ def _check(ctx: CommandContext, task: Task) -> dict[str, Any] | None:
     }
 
 
-def _validation_note(check: dict[str, Any] | None) -> str:
+def _validation_note(check: ValidationCheck | None) -> str:
     if check is None:
         return "The task has no validation command; nothing was run."
     return f"`{check['command']}` exited 0: it passes."
@@ -260,7 +261,7 @@ class _Asked:
     round_no: int
     cycle: list[Review]
     sha: str  # the diff the reviewer saw
-    check: dict[str, Any] | None  # the task's validation, passed
+    check: ValidationCheck | None  # the task's validation, passed
     notes: list[str]  # how the reviewer was chosen
 
 
@@ -326,7 +327,7 @@ def _judged(
 
 
 def _validation_failed(
-    settings: Settings, goal: str, task: Task, check: dict[str, Any]
+    settings: Settings, goal: str, task: Task, check: ValidationCheck
 ) -> ReviewOutcome:
     """The task's own check fails: no reviewer is asked, and the log says why."""
     log_row(

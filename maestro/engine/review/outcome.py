@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 from maestro.engine.context import CommandContext
 from maestro.paths import ProjectPaths
@@ -11,6 +11,16 @@ from maestro.state.model import Review, Task
 
 if TYPE_CHECKING:
     from maestro.state.store import PlanStore
+
+
+class ValidationCheck(TypedDict):
+    """The task's validation command, run before a reviewer is asked (JSON as it is)."""
+
+    command: str
+    exit: int | None
+    timed_out: bool
+    passed: bool
+    output: str  # its last part
 
 
 @dataclass
@@ -22,7 +32,7 @@ class ReviewOutcome:
     reviewer: str | None = None
     reviews: list[Review] = field(default_factory=list)  # recorded by this call
     notes: list[str] = field(default_factory=list)
-    validation: dict[str, Any] | None = None
+    validation: ValidationCheck | None = None
     fix: str | None = None
 
     @property
