@@ -239,39 +239,45 @@ class LiveProgress:
         with self._lock:
             kind = event.get("kind")
             if kind == "task_spawned" and str(event.get("task")) not in self.rows:
-                tid = str(event.get("task"))
-                self.rows[tid] = _Row(tid, str(event.get("title") or ""))
-                parent = str(event.get("parent"))
-                below = [
-                    i for i, t in enumerate(self.order) if t == parent or t.startswith(parent + ".")
-                ]
-                self.order.insert(below[-1] + 1 if below else len(self.order), tid)
+                self._add_subtask(event)
             row = self.rows.get(str(event.get("task")))
             if row is not None:
-                if kind == "task_started":
-                    row.status, row.tool, row.started = (
-                        "running",
-                        str(event.get("tool") or ""),
-                        time.monotonic(),
-                    )
-                    row.note = f"attempt {event.get('attempt')}"
-                elif kind == "task_retry":
-                    row.note = "retrying"
-                elif kind == "task_report":  # the worker's latest word, while it works
-                    report = str(event.get("report") or "")
-                    row.note = (report.partition(": ")[2] or report)[:60]
-                elif kind in ("task_done", "task_failed", "task_blocked", "task_pending"):
-                    row.status = kind.removeprefix("task_")
-                    if row.started is not None:
-                        row.elapsed = time.monotonic() - row.started
-                        row.started = None
-                    row.note = "" if kind == "task_done" else str(event.get("reason") or "")[:60]
-                if kind == "task_done":
-                    row.tokens += int(event.get("tokens") or 0)
-                    self.tokens += int(event.get("tokens") or 0)
+                self._update(row, str(kind), event)
             if kind == "run_ended":
                 self._footer = describe(event)
             self._draw()
+
+    def _add_subtask(self, event: Event) -> None:
+        """A task a coordinator spawned: a new row below its parent's last row."""
+        tid = str(event.get("task"))
+        self.rows[tid] = _Row(tid, str(event.get("title") or ""))
+        parent = str(event.get("parent"))
+        below = [i for i, t in enumerate(self.order) if t == parent or t.startswith(parent + ".")]
+        self.order.insert(below[-1] + 1 if below else len(self.order), tid)
+
+    def _update(self, row: _Row, kind: str, event: Event) -> None:
+        """A task's row after one of its events: its status, CLI, time, tokens and note."""
+        if kind == "task_started":
+            row.status, row.tool, row.started = (
+                "running",
+                str(event.get("tool") or ""),
+                time.monotonic(),
+            )
+            row.note = f"attempt {event.get('attempt')}"
+        elif kind == "task_retry":
+            row.note = "retrying"
+        elif kind == "task_report":  # the worker's latest word, while it works
+            report = str(event.get("report") or "")
+            row.note = (report.partition(": ")[2] or report)[:60]
+        elif kind in ("task_done", "task_failed", "task_blocked", "task_pending"):
+            row.status = kind.removeprefix("task_")
+            if row.started is not None:
+                row.elapsed = time.monotonic() - row.started
+                row.started = None
+            row.note = "" if kind == "task_done" else str(event.get("reason") or "")[:60]
+        if kind == "task_done":
+            row.tokens += int(event.get("tokens") or 0)
+            self.tokens += int(event.get("tokens") or 0)
 
     def tick(self) -> None:
         with self._lock:

@@ -52,3 +52,13 @@ def test_a_workers_report_shows_on_its_row_until_the_task_ends(monkeypatch):
     view.handle({"kind": "task_done", "task": "1", "tool": "codex"})
     last = ANSI.sub("", out.getvalue()).split("run R1")[-1]
     assert "need the token format" not in last
+
+
+def test_a_spawned_task_gets_its_row_below_its_parents_last():
+    view = LiveProgress(io.StringIO(), [("1", "One"), ("2", "Two"), ("3", "Three")], "R1")
+    for tid in ("2.1", "2.2"):
+        view.handle({"kind": "task_spawned", "task": tid, "parent": "2", "title": f"Part {tid}"})
+    view.handle({"kind": "task_spawned", "task": "9", "parent": "7", "title": "Orphan"})
+    view.handle({"kind": "task_spawned", "task": "2.1", "parent": "2", "title": "Again"})
+    assert view.order == ["1", "2", "2.1", "2.2", "3", "9"]
+    assert view.rows["2.1"].title == "Part 2.1"  # a repeated event adds nothing
