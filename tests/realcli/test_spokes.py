@@ -21,7 +21,7 @@ import pytest
 
 from tests.engine.runkit import answer, events, plan, write_plan
 
-from .fake_model import FakeModel, Hang, HttpError, WriteFile, tool_results
+from .fake_model import FakeModel, Hang, HttpError, ToolCall, WriteFile, tool_results
 from .hostenv import needs
 
 pytestmark = pytest.mark.realcli
@@ -360,3 +360,72 @@ def test_model_that_never_answers_is_killed_at_the_agent_timeout(
     assert 6 <= took < 20, took
     assert while_running, "the CLI never reached the model"
     assert processes_of(temp_home) == []
+
+
+# ---- a coordinating task's real spoke spawns a subtask through its shell tool ----------
+
+
+def test_a_coordinating_claude_spoke_spawns_a_subtask_with_its_shell_tool(cli, model, project):
+    """Task 4 (Mode: coordinate) runs in a real Claude spoke whose model types
+    `maestro task spawn` in Claude's Bash tool, then `maestro mail wait`; the run
+    dispatches 4.1 to another real Claude spoke, which writes the file and reports
+    complete through its own Bash tool; 4.1 is done, then 4."""
+    import shlex
+    import sys
+
+    needs("claude")
+    maestro = f"{shlex.quote(sys.executable)} -m maestro"
+    write_plan(
+        cli,
+        project,
+        [
+            {
+                "id": 4,
+                "title": "Greet the world through a subtask",
+                "specialist": "code",
+                "agent": "coder",
+                "tool": "claude",
+                "mode": "coordinate",
+                "files": ["hello.txt"],
+                "criteria": [CRITERION],
+                "validation": "grep -q world hello.txt",
+            }
+        ],
+        hub="gemini",
+        goal="Greet the world",
+    )
+    spawn = (
+        f"{maestro} task spawn --title 'Write the greeting file' --files hello.txt "
+        f"--criteria {shlex.quote(CRITERION)} --validation 'grep -q world hello.txt' --tool claude"
+    )
+
+    def reply(api: str, body: Any) -> Any:
+        done = tool_results(api, body)
+        if "<profile>coordinated-coordinator</profile>" in json.dumps(body):
+            steps = [ToolCall(spawn), ToolCall(f"{maestro} mail wait --timeout 90")]
+            return steps[len(done)] if len(done) < len(steps) else result_text()
+        steps = [
+            WriteFile(str(project / "hello.txt"), CONTENT),
+            ToolCall(f"{maestro} task report complete 'wrote hello.txt'"),
+        ]
+        return steps[len(done)] if len(done) < len(steps) else result_text()
+
+    model.reply = reply
+    out = cli("run")
+    assert out.code == 0, out.out + out.err
+    final = plan(project)
+    assert [(t.id, t.status, t.parent) for t in final.tasks] == [
+        ("4", "done", None),
+        ("4.1", "done", "4"),
+    ]
+    assert (project / "hello.txt").read_text() == CONTENT
+    parent_results = [
+        tool_results("anthropic", r.body)
+        for r in model.model_requests()
+        if "<profile>coordinated-coordinator</profile>" in r.text
+    ]
+    seen = parent_results[-1]
+    assert "spawned Task 4.1 under Task 4" in seen[0]  # the spawn, through Claude's Bash tool
+    assert "task 4.1 complete: wrote hello.txt" in seen[1]  # the worker's report, by mail wait
+    kinds = [(e["kind"], e.get("task")) for e in events(project)]
+    assert kinds.index(("task_done", "4.1")) < kinds.index(("task_done", "4"))
