@@ -12,17 +12,17 @@ no question; the hub following the run does. A message is shown once: showing it
 
 from __future__ import annotations
 
+import contextlib
 import json
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from maestro.bus.sessions import USER, run_session_id
-from maestro.bus.waiting import Doorbell
 from maestro.engine.progress import WAKE_KINDS
 from maestro.engine.rundir import RunDir, RunLock, read_events
 from maestro.fsutil import atomic_write
-from maestro.watch import FolderObserver
 
 if TYPE_CHECKING:
     from maestro.bus.mailbox import Message
@@ -105,12 +105,14 @@ def wait_for(
         write_cursor(run, shown.offset, max(poll, read_polls(run)))
         return WaitResult(run.run_id, state, shown.events, end, shown.last_seq, poll, mail)
 
-    with (
-        FolderObserver(run.path) as wakeup,
-        Doorbell(run.paths, [run_session_id(run.run_id)], event=wakeup.event),
-    ):
+    # The watches are armed only once the wait has to wait (a `--timeout 0` call, or one
+    # with something to show at once, starts no observer thread); the loop reads again
+    # right after arming, so nothing that happened before is missed.
+    with contextlib.ExitStack() as watches:
+        wakeup: threading.Event | None = None
         while True:
-            wakeup.event.clear()
+            if wakeup is not None:
+                wakeup.clear()
             shown.read()
             mail += _questions(run)
             end = ended_event(shown.events)
@@ -123,9 +125,22 @@ def wait_for(
             remaining = None if deadline is None else deadline - time.monotonic()
             if remaining is not None and remaining <= 0:
                 return finish("timeout")
-            wakeup.event.wait(
+            if wakeup is None:
+                wakeup = _arm(watches, run)
+                continue
+            wakeup.wait(
                 LIVENESS_RECHECK_S if remaining is None else min(remaining, LIVENESS_RECHECK_S)
             )
+
+
+def _arm(watches: contextlib.ExitStack, run: RunDir) -> threading.Event:
+    """Watch the run's folder and the run's doorbell; the event they set."""
+    from maestro.bus.waiting import Doorbell
+    from maestro.watch import FolderObserver
+
+    wakeup = watches.enter_context(FolderObserver(run.path)).event
+    watches.enter_context(Doorbell(run.paths, [run_session_id(run.run_id)], event=wakeup))
+    return wakeup
 
 
 class _Shown:

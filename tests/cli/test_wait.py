@@ -208,8 +208,8 @@ def test_watchdog_log_lines_never_reach_the_terminal():
     import subprocess
     import sys
 
-    code = (
-        "import logging, maestro.engine.waiting\n"
+    code = (  # maestro.watch starts every watchdog observer: importing it sets the guard
+        "import logging, maestro.watch\n"
         "logging.getLogger('watchdog.observers.inotify').error("
         "'InotifyEmitter.queue_events() called when the thread is inactive')\n"
     )
