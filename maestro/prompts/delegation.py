@@ -30,14 +30,18 @@ class Delegation:
     prompt: str
 
 
-def spoke_manifest(agent: ResolvedAgent, session: Any = None) -> SessionManifest:
-    """A dispatched spoke is a coordinated worker of the run. With its ``session``
-    (a ``bus.sessions.Session`` it can reach from its shell) it uses the office's mail;
+def spoke_manifest(
+    agent: ResolvedAgent, session: Any = None, *, coordinating: bool = False
+) -> SessionManifest:
+    """A dispatched spoke is a coordinated worker of the run, or a coordinated coordinator
+    for a task with ``Mode: coordinate`` (``coordinating``). With its ``session`` (a
+    ``bus.sessions.Session`` it can reach from its shell) it uses the office's mail;
     without, it reports in its answer."""
     if session is None:
+        coordinator = coordinating and can_shell(agent.tier)
         return SessionManifest(
-            mode="coordinated-worker",
-            strategy="simple",
+            mode="coordinated-coordinator" if coordinator else "coordinated-worker",
+            strategy=None if coordinator else "simple",
             agent=agent.name,
             shell=can_shell(agent.tier),
         )
@@ -52,11 +56,15 @@ def spoke_manifest(agent: ResolvedAgent, session: Any = None) -> SessionManifest
     )
 
 
-def _system(agent: ResolvedAgent, session: Any = None) -> str:
+def _system(agent: ResolvedAgent, session: Any = None, *, coordinating: bool = False) -> str:
     persona = f"# Agent: {agent.name} ({agent.tier})\n\n{agent.agent.description}\n\n{agent.body.strip()}\n"
     directive = session.data.get("directive") if session is not None else None
     return (
-        render_system_prompt(spoke_manifest(agent, session), directive=directive) + "\n" + persona
+        render_system_prompt(
+            spoke_manifest(agent, session, coordinating=coordinating), directive=directive
+        )
+        + "\n"
+        + persona
     )
 
 
@@ -225,4 +233,5 @@ def build_delegation(
         )
     office = session is not None and can_shell(agent.tier)
     sections += [_prohibitions(agent, office), consumers(plan, task)]
-    return Delegation(system=_system(agent, session), prompt="\n\n".join(sections) + "\n")
+    system = _system(agent, session, coordinating=task.mode == "coordinate")
+    return Delegation(system=system, prompt="\n\n".join(sections) + "\n")

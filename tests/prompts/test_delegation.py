@@ -191,3 +191,16 @@ def test_a_filled_output_format_parses_clean():
 def test_prompt_size_stays_reasonable(catalog):
     delegation = build(catalog, sample_plan(), "3", "coder")
     assert count_tokens(delegation.system) + count_tokens(delegation.prompt) < 4500
+
+
+def test_a_coordinating_task_is_told_to_split_itself_not_to_do_the_work(catalog):
+    from dataclasses import replace
+
+    plan = sample_plan()
+    plan.tasks[2] = replace(plan.task("3"), mode="coordinate")
+    system = build(catalog, plan, "3", "coder").system
+    assert "<profile>coordinated-coordinator</profile>" in system
+    assert "Split your task into atomic subtasks" in system and "maestro task spawn" in system
+    assert "maestro run" not in system  # a spoke never re-enters the hub's commands
+    worker = build(catalog, sample_plan(), "3", "coder").system
+    assert "<profile>coordinated-worker</profile>" in worker and "task spawn" not in worker
