@@ -17,10 +17,16 @@ not the one the hub's shell tool put in front of it.
 
 from __future__ import annotations
 
+import hashlib
 import os
-from collections.abc import Mapping
+import re
+import shutil
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from maestro.errors import MaestroError
 
 if TYPE_CHECKING:  # process.py is imported where it runs, as before
     from maestro.process import ProcessOutcome
@@ -97,3 +103,285 @@ def run_git(
     full.setdefault("GIT_OPTIONAL_LOCKS", "0")  # never contend with the user's own git
     full.update(extra_env or {})
     return run_process(git_argv(*args), cwd=cwd, env=full, timeout_s=timeout_s)
+
+
+# -- the repository as Maestro's worktrees use it ------------------------------------------
+
+# Internal commits (snapshots of a working tree, a task's change) are objects no branch
+# points at: a fixed identity keeps them independent of the user's configuration.
+_MAESTRO_IDENTITY = {
+    "GIT_AUTHOR_NAME": "Maestro",
+    "GIT_AUTHOR_EMAIL": "maestro@localhost",
+    "GIT_COMMITTER_NAME": "Maestro",
+    "GIT_COMMITTER_EMAIL": "maestro@localhost",
+}
+
+
+class GitError(MaestroError):
+    """A git command Maestro needs failed."""
+
+
+@dataclass(frozen=True)
+class TreeChange:
+    """One path that differs between two trees (``git diff-tree --raw``)."""
+
+    status: str  # A added, M modified, D deleted, T type changed
+    path: str  # relative to the repository's top
+    old_mode: str
+    new_mode: str
+    old_sha: str  # all zeros when added
+    new_sha: str  # all zeros when deleted
+
+
+# A worktree kept on purpose (--keep-worktrees) has this marker file beside it; a
+# worktree's name ends in -p<pid> of the process that made it.
+KEEP_SUFFIX = ".kept"
+_CREATOR = re.compile(r"-p(\d+)$")
+
+
+def in_use(path: Path) -> bool:
+    """Whether the process that created the worktree at ``path`` still lives (a review or
+    challenge running beside a run, say). This process's own count as not in use: it
+    calls this only before it makes any."""
+    from maestro.process import pid_alive
+
+    found = _CREATOR.search(path.name)
+    if found is None:
+        return False
+    pid = int(found.group(1))
+    return pid != os.getpid() and pid_alive(pid)
+
+
+@dataclass(frozen=True)
+class Stale:
+    path: Path
+    kept: bool  # kept on purpose (--keep-worktrees)
+    prunable: bool  # registered, its folder gone
+
+
+@dataclass(frozen=True)
+class WorktreeEntry:
+    path: Path
+    head: str | None
+    prunable: bool  # its folder is gone: `git worktree prune` drops it
+
+
+class Repo:
+    """One git repository, addressed by its top folder: snapshots of a working tree as
+    commits (through a private index, so the user's index, HEAD and refs never change),
+    detached worktrees, tree diffs, blobs and three-way merges of file contents."""
+
+    def __init__(self, top: Path, *, prefix: str = "", object_format: str = "sha1") -> None:
+        self.top = Path(top)
+        self.prefix = prefix  # the project's folder inside the repository ("" or "sub/")
+        self.object_format = object_format
+
+    @classmethod
+    def find(cls, folder: Path) -> Repo | None:
+        """The repository holding ``folder``, or None (not a repository, or no git)."""
+        if shutil.which("git") is None:
+            return None
+        out = run_git(
+            "rev-parse",
+            "--show-toplevel",
+            "--show-prefix",
+            "--show-object-format",
+            cwd=folder,
+            timeout_s=30,
+        )
+        lines = out.stdout.split("\n")
+        if out.exit_code != 0 or len(lines) < 3 or not lines[0]:
+            return None
+        return cls(Path(lines[0]), prefix=lines[1], object_format=lines[2] or "sha1")
+
+    def run(
+        self,
+        *args: str,
+        cwd: Path | None = None,
+        env: Mapping[str, str] | None = None,
+        check: bool = True,
+        ok: tuple[int, ...] = (0,),
+    ) -> ProcessOutcome:
+        out = run_git(*args, cwd=cwd or self.top, extra_env=env)
+        if check and (out.exit_code not in ok or out.timed_out):
+            raise GitError(
+                f"`git {' '.join(args[:3])}` failed in {cwd or self.top}: "
+                f"{' '.join(out.stderr.split())[:300]}",
+                "check the repository with `git status`.",
+            )
+        return out
+
+    def head(self) -> str | None:
+        out = self.run("rev-parse", "--verify", "-q", "HEAD^{commit}", check=False)
+        return out.stdout.strip() or None
+
+    def snapshot(
+        self,
+        folder: Path,
+        index: Path,
+        *,
+        exclude: Sequence[str] = (),
+        drop: Sequence[str] = (),
+    ) -> str:
+        """The working tree at ``folder`` (the top, or a worktree) as a tree sha: tracked and
+        untracked-but-not-ignored files, read through the private index file ``index``.
+        ``exclude``: glob pathspecs (relative to the top) not read; never one that names an
+        ignored folder (git 2.39 then refuses the whole command). ``drop``: paths taken out
+        of the snapshot afterwards (tracked or not)."""
+        if not index.exists():
+            # Start from the folder's own index: unchanged files are then known by their
+            # stat data instead of being hashed again.
+            real = Path(self.run("rev-parse", "--git-path", "index", cwd=folder).stdout.strip())
+            real = real if real.is_absolute() else folder / real
+            if real.exists():
+                shutil.copyfile(real, index)
+        env = {"GIT_INDEX_FILE": str(index)}
+        spec = [":/", *(f":(top,exclude,glob){e}" for e in exclude)]
+        self.run("add", "-A", "--", *spec, cwd=folder, env=env)
+        if drop:
+            gone = [f":(top,literal){d}" for d in drop]
+            self.run(
+                "rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", *gone, cwd=folder, env=env
+            )
+        return self.run("write-tree", cwd=folder, env=env).stdout.strip()
+
+    def ignored(self, paths: Sequence[str]) -> set[str]:
+        """Which of ``paths`` (relative to the top) git ignores."""
+        if not paths:
+            return set()
+        out = self.run("check-ignore", "--", *paths, check=False, ok=(0, 1))
+        return {line.strip().rstrip("/") for line in out.stdout.splitlines()}
+
+    def commit_tree(self, tree: str, parents: Sequence[str], message: str) -> str:
+        args = ["commit-tree", tree, "-m", message]
+        for parent in parents:
+            args += ["-p", parent]
+        return self.run(*args, env=_MAESTRO_IDENTITY).stdout.strip()
+
+    def parent(self, commit: str) -> str | None:
+        """The first parent of ``commit``, or None (no parent, or no such object)."""
+        out = self.run("rev-parse", "--verify", "-q", f"{commit}^1^{{commit}}", check=False)
+        return out.stdout.strip() or None
+
+    def tree_of(self, commit: str) -> str:
+        return self.run("rev-parse", f"{commit}^{{tree}}").stdout.strip()
+
+    # worktrees
+    def add_worktree(self, path: Path, commit: str) -> None:
+        """A detached worktree of ``commit`` at ``path``: no branch, no config write."""
+        self.run("worktree", "add", "--detach", "--quiet", str(path), commit)
+
+    def remove_worktree(self, path: Path) -> None:
+        out = self.run("worktree", "remove", "--force", "--force", str(path), check=False)
+        if out.exit_code != 0:
+            shutil.rmtree(path, ignore_errors=True)
+            self.run("worktree", "prune", check=False)
+
+    def worktrees(self) -> list[WorktreeEntry]:
+        out = self.run("worktree", "list", "--porcelain", "-z").stdout
+        entries: list[WorktreeEntry] = []
+        path: Path | None = None
+        head: str | None = None
+        prunable = False
+        for field_ in [*out.split("\0"), ""]:
+            if not field_:
+                if path is not None:
+                    entries.append(WorktreeEntry(path, head, prunable))
+                path, head, prunable = None, None, False
+            elif field_.startswith("worktree "):
+                path = Path(field_[9:])
+            elif field_.startswith("HEAD "):
+                head = field_[5:]
+            elif field_.startswith("prunable"):
+                prunable = True
+        return entries
+
+    def stale_worktrees(self, where: Path) -> list[Stale]:
+        """The worktrees under ``where`` whose creator is gone, and every prunable entry."""
+        where = where.resolve()
+        found = []
+        for entry in self.worktrees():
+            inside = entry.path.is_absolute() and entry.path.resolve().is_relative_to(where)
+            if entry.prunable or (inside and not in_use(entry.path)):
+                kept = (where / f"{entry.path.name}{KEEP_SUFFIX}").exists()
+                found.append(Stale(entry.path, kept, entry.prunable))
+        return found
+
+    def prune_worktrees(self) -> None:
+        self.run("worktree", "prune", check=False)
+
+    # trees and blobs
+    def tree_changes(self, before: str, after: str) -> list[TreeChange]:
+        if before == after:
+            return []
+        out = self.run(
+            "diff-tree", "-r", "-z", "--no-renames", "--full-index", "--raw", before, after
+        ).stdout
+        parts = out.split("\0")
+        found = []
+        for meta, path in zip(parts[0::2], parts[1::2], strict=False):
+            if not meta.startswith(":"):
+                continue
+            old_mode, new_mode, old_sha, new_sha, status = meta[1:].split(" ")
+            found.append(TreeChange(status[:1], path, old_mode, new_mode, old_sha, new_sha))
+        return found
+
+    def patch(self, before: str, after: str, paths: Sequence[str] = ()) -> str:
+        """The diff as ``git apply --3way`` takes it (binary, full blob ids)."""
+        if before == after:
+            return ""
+        return self.run(
+            "diff", "--binary", "--full-index", "--no-renames", before, after, "--", *paths
+        ).stdout
+
+    def shortstat(self, before: str, after: str) -> str:
+        if before == after:
+            return ""
+        return self.run("diff", "--shortstat", "--no-renames", before, after).stdout.strip()
+
+    def blob(self, sha: str) -> bytes:
+        return self.run("cat-file", "blob", sha).raw_stdout
+
+    def blob_id(self, content: bytes) -> str:
+        """The id git gives ``content`` as a blob, computed here (no process)."""
+        algo = hashlib.sha256 if self.object_format == "sha256" else hashlib.sha1
+        return algo(b"blob %d\0" % len(content) + content).hexdigest()
+
+    def merge_commits(self, ours: str, theirs: str) -> tuple[str | None, list[str]]:
+        """Three-way merge of two commits at their merge base: (tree, []) when clean,
+        (None, conflicted paths) when not. Nothing is checked out."""
+        out = self.run("merge-tree", "--write-tree", "--name-only", "-z", ours, theirs, ok=(0, 1))
+        parts = out.stdout.split("\0")
+        if out.exit_code == 0:
+            return parts[0].strip(), []
+        conflicted = []
+        for name in parts[1:]:
+            if not name:
+                break  # the informational messages follow an empty field
+            conflicted.append(name)
+        return None, sorted(set(conflicted))
+
+    def merge_file(self, ours: bytes, base: bytes, theirs: bytes, scratch: Path) -> bytes | None:
+        """Three-way merge of one file's contents; None when the same lines changed on
+        both sides (or the content is binary)."""
+        if b"\0" in ours or b"\0" in base or b"\0" in theirs:
+            return None
+        scratch.mkdir(parents=True, exist_ok=True)
+        names = []
+        for name, data in (("ours", ours), ("base", base), ("theirs", theirs)):
+            path = scratch / name
+            path.write_bytes(data)
+            names.append(str(path))
+        out = self.run("merge-file", "-p", "-q", *names, check=False)
+        if out.exit_code != 0:
+            return None
+        return out.raw_stdout
+
+    # the user's branch (only with --commit)
+    def commit_paths(self, paths: Sequence[str], message: str) -> str:
+        """Commit exactly ``paths`` (repository-relative) on the current branch, as the
+        user (their identity, their hooks); whatever else they staged stays staged."""
+        spec = [f":(top,literal){p}" for p in paths]
+        self.run("add", "-A", "--", *spec)
+        self.run("commit", "-q", "--only", "-m", message, "--", *spec)
+        return self.run("rev-parse", "HEAD").stdout.strip()

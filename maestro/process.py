@@ -38,6 +38,7 @@ class ProcessOutcome:
     aborted: bool = False  # on_stdout_line asked to stop (over budget)
     pid: int | None = None
     stopped_on_stderr: bool = False  # on_stderr_line asked to stop (the CLI began retrying)
+    raw_stdout: bytes = b""  # stdout as bytes: file contents read through git stay exact
 
 
 class ExecutableNotFound(SpokeError):
@@ -400,6 +401,7 @@ def run_process(
     return ProcessOutcome(
         stdout=pipes.out.text(),
         stderr=pipes.err.text(),
+        raw_stdout=b"".join(pipes.out.chunks),
         exit_code=proc.returncode,
         timed_out=timed_out,
         duration_s=duration,
