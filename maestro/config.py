@@ -149,6 +149,30 @@ SETTINGS: tuple[Setting, ...] = (
         maximum=20,
     ),
     Setting(
+        "commit",
+        "bool",
+        False,
+        "Commit each landed task on the current branch (a message naming the task and the run).",
+    ),
+    Setting(
+        "in_place",
+        "bool",
+        False,
+        "Spokes work in the shared working tree instead of a git worktree each (the only mode outside git).",
+    ),
+    Setting(
+        "keep_worktrees",
+        "bool",
+        False,
+        "Keep a failed or blocked attempt's worktree (its path is listed) instead of removing it.",
+    ),
+    Setting(
+        "workspace_links",
+        "list",
+        ("node_modules", ".venv", "venv", "env", "target", "vendor", ".gradle", "bower_components"),
+        "Ignored folders of the project linked into every worktree (dependencies validation needs).",
+    ),
+    Setting(
         "hub",
         "enum",
         None,
@@ -286,6 +310,10 @@ class Settings:
     log: str = field(init=False, repr=False, compare=False)
     auto_archive: bool = field(init=False, repr=False, compare=False)
     review_rounds: int = field(init=False, repr=False, compare=False)
+    commit: bool = field(init=False, repr=False, compare=False)
+    in_place: bool = field(init=False, repr=False, compare=False)
+    keep_worktrees: bool = field(init=False, repr=False, compare=False)
+    workspace_links: tuple[str, ...] = field(init=False, repr=False, compare=False)
     hub: str | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

@@ -21,6 +21,8 @@ import hashlib
 import os
 import re
 import shutil
+import threading
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -133,6 +135,7 @@ class TreeChange:
     new_sha: str  # all zeros when deleted
 
 
+_WORKTREES = threading.Lock()  # one worktree add, remove or prune at a time in this process
 # A worktree kept on purpose (--keep-worktrees) has this marker file beside it; a
 # worktree's name ends in -p<pid> of the process that made it.
 KEEP_SUFFIX = ".kept"
@@ -268,14 +271,33 @@ class Repo:
 
     # worktrees
     def add_worktree(self, path: Path, commit: str) -> None:
-        """A detached worktree of ``commit`` at ``path``: no branch, no config write."""
-        self.run("worktree", "add", "--detach", "--quiet", str(path), commit)
+        """A detached worktree of ``commit`` at ``path``: no branch, no config write.
+
+        git reads every registered worktree's files while it adds or removes one, and one
+        being added meanwhile has them half written ("failed to read .../commondir"): this
+        process does one at a time, and an add that meets another process's is retried."""
+        for attempt in range(3):
+            with _WORKTREES:
+                out = self.run(
+                    "worktree", "add", "--detach", "--quiet", str(path), commit, check=False
+                )
+            if out.exit_code == 0:
+                return
+            if attempt < 2 and "worktrees/" in out.stderr:
+                shutil.rmtree(path, ignore_errors=True)
+                time.sleep(0.2 * (attempt + 1))
+                continue
+            raise GitError(
+                f"`git worktree add` failed in {self.top}: {' '.join(out.stderr.split())[:300]}",
+                "check the repository with `git worktree list` and `git status`.",
+            )
 
     def remove_worktree(self, path: Path) -> None:
-        out = self.run("worktree", "remove", "--force", "--force", str(path), check=False)
-        if out.exit_code != 0:
-            shutil.rmtree(path, ignore_errors=True)
-            self.run("worktree", "prune", check=False)
+        with _WORKTREES:
+            out = self.run("worktree", "remove", "--force", "--force", str(path), check=False)
+            if out.exit_code != 0:
+                shutil.rmtree(path, ignore_errors=True)
+                self.run("worktree", "prune", check=False)
 
     def worktrees(self) -> list[WorktreeEntry]:
         out = self.run("worktree", "list", "--porcelain", "-z").stdout
@@ -308,7 +330,8 @@ class Repo:
         return found
 
     def prune_worktrees(self) -> None:
-        self.run("worktree", "prune", check=False)
+        with _WORKTREES:
+            self.run("worktree", "prune", check=False)
 
     # trees and blobs
     def tree_changes(self, before: str, after: str) -> list[TreeChange]:

@@ -77,6 +77,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="start even if files the tasks own have uncommitted changes (they work on top of them)",
     )
+    parser.add_argument(
+        "--in-place",
+        action="store_true",
+        help="spokes work in the shared working tree, not a git worktree each",
+    )
+    parser.add_argument(
+        "--keep-worktrees",
+        action="store_true",
+        help="keep a failed or blocked attempt's worktree and list its path",
+    )
+    parser.add_argument(
+        "--commit",
+        action="store_true",
+        help="commit each landed task on the current branch",
+    )
     parser.add_argument("--run-id", help=argparse.SUPPRESS)  # set for the detached engine
 
 
@@ -98,6 +113,9 @@ def _options(args: argparse.Namespace) -> Any:
         log=args.log,
         review=args.review,
         run_id=args.run_id,
+        in_place=args.in_place,
+        keep_worktrees=args.keep_worktrees,
+        commit=args.commit,
     )
 
 
@@ -107,7 +125,10 @@ def _forwarded(args: argparse.Namespace) -> list[str]:
         value = getattr(args, flag)
         if value is not None:
             argv += ["--" + flag.replace("_", "-"), str(value)]
-    return argv + (["--review"] if args.review else [])
+    for flag in ("review", "in_place", "keep_worktrees", "commit"):
+        if getattr(args, flag):
+            argv.append("--" + flag.replace("_", "-"))
+    return argv
 
 
 def _abort(ctx: Context) -> Result:

@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # the pipeline imports this module: types only
     from maestro.agents.catalog import ResolvedAgent
     from maestro.engine.context import RunContext
     from maestro.prompts.delegation import Delegation
+    from maestro.engine.workspace import Landing, Measured
     from maestro.prompts.results import ParsedResult
     from maestro.spokes.contract import DispatchRequest, SpokeResult
 
@@ -46,6 +47,9 @@ class Attempt:
     skipped: str | None = None  # the task was not ours to run (changed by hand)
     # The run began stopping while the spoke waited for the stagger: it never started.
     held_back: str | None = None
+    measured: Measured | None = None  # its exact change, read from its worktree
+    landing: Landing | None = None  # how an accepted change reached the user's tree
+    kept: Path | None = None  # its worktree, kept by --keep-worktrees
 
 
 def make_request(
@@ -129,6 +133,15 @@ def expanded_context(ctx: RunContext, task_id: str, attempt: Attempt, previous: 
     if output:
         parts.append(f"Output of `{task.validation}` (last lines):\n" + output[-3_000:])
     budget = _CONTEXT_CHARS
+    patch = attempt.measured.patch if attempt.measured is not None else ""
+    if patch:
+        cut = patch[: budget // 2]
+        budget -= len(cut)
+        more = "" if len(cut) == len(patch) else f"\n[... {len(patch) - len(cut)} more characters]"
+        parts.append(
+            "Your previous attempt's changes, as a diff (they were thrown away: this attempt "
+            f"starts again from a clean copy of the project):\n```diff\n{cut}{more}\n```"
+        )
     for name in task.files:
         path = root / name
         if not path.is_file() or budget <= 0:

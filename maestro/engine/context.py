@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # the engine's modules import this one: types only, no import
     from maestro.engine.receipts import Observer
     from maestro.engine.review.outcome import ReviewOutcome
     from maestro.engine.rundir import RunDir
+    from maestro.engine.workspace import Workspaces
     from maestro.logfile import ExecutionLog
     from maestro.spokes.base import Spoke
     from maestro.spokes.registry import Availability
@@ -57,6 +58,9 @@ class RunOptions:
     # its CLI can (`maestro review` sends them; see maestro/engine/review).
     revision: str | None = None
     resume_session: str | None = None
+    in_place: bool = False  # --in-place: spokes work in the shared working tree
+    keep_worktrees: bool = False  # --keep-worktrees
+    commit: bool = False  # --commit: each landed task is committed on the current branch
 
 
 @dataclass
@@ -84,3 +88,7 @@ class RunContext:
     review: Callable[..., ReviewOutcome] | None = None
     sim_delay_s: float | None = None
     stagger: Stagger = field(default_factory=lambda: Stagger(0.0))
+    # A worktree per dispatch (a git repository, not --in-place); None: the shared tree.
+    workspaces: Workspaces | None = None
+    # Tasks done whose change could not be applied to the user's tree: (id, what to do).
+    unlanded: list[tuple[str, str]] = field(default_factory=list)

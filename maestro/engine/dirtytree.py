@@ -1,7 +1,11 @@
 """Uncommitted changes to the files a run's tasks own, found before the run starts.
 
-Spokes write in the user's working tree, so a task writing its file would overwrite a
-person's uncommitted edit to that file without a word. ``maestro run`` therefore lists,
+A task's change to a file replaces what the file held when the run began: in place the
+spoke writes the user's working tree itself; in worktrees its spoke starts from a snapshot
+that holds the person's uncommitted edit and its accepted version lands over it. Either
+way a person's uncommitted edit to a file a task owns would be replaced without a word
+(an edit made *while* a run works is another matter: a landing merges it three-way and
+never overwrites it). ``maestro run`` therefore lists,
 before anything starts, the uncommitted changes (modified, staged, deleted or untracked,
 against HEAD; ignored files and the state dir aside) to files owned by the tasks it may
 start, and asks on a terminal; elsewhere it refuses unless ``--allow-dirty``.

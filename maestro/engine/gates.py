@@ -141,12 +141,26 @@ def criteria_gate(criteria: Sequence[str], parsed: Any, strictness: str) -> Gate
 
 
 def scope_gate(
-    out_of_scope: Sequence[str], ambiguous: Sequence[str], strictness: str, *, checked: bool
+    out_of_scope: Sequence[str],
+    ambiguous: Sequence[str],
+    strictness: str,
+    *,
+    checked: bool,
+    outside: Sequence[str] = (),
 ) -> GateResult:
     """``out_of_scope``: paths this dispatch changed outside its Files; ``ambiguous``:
-    unowned paths changed while other tasks ran too (cannot be pinned on this one)."""
+    unowned paths changed while other tasks ran too (cannot be pinned on this one; only in
+    the shared tree); ``outside``: files it wrote in the user's tree instead of its
+    worktree, which fail at every strictness (the isolation itself was bypassed)."""
     if not checked:
         return GateResult("scope", SKIP, "not a git repository: file changes cannot be measured")
+    if outside:
+        return GateResult(
+            "scope",
+            FAIL,
+            "wrote outside its worktree, into the project's own files: " + ", ".join(outside),
+            list(outside),
+        )
     if out_of_scope:
         level = WARN if strictness == "lenient" else FAIL
         return GateResult(
@@ -213,8 +227,19 @@ def warnings(gates: list[GateResult]) -> list[str]:
     return [g.line() for g in gates if g.level == WARN or (g.gate == "scope" and g.level == SKIP)]
 
 
-def apply(ctx: RunContext, task: Task, attempt: Attempt, result: SpokeResult, changes: Any) -> None:
-    """The gates, in order, on the spoke answer ``result`` that came back; sets ``attempt.failure``."""
+def apply(
+    ctx: RunContext,
+    task: Task,
+    attempt: Attempt,
+    result: SpokeResult,
+    changes: Any,
+    *,
+    root: Path | None = None,
+) -> None:
+    """The gates, in order, on the spoke answer ``result`` that came back; sets
+    ``attempt.failure``. ``changes`` is what the dispatch changed, or a function of the
+    parsed answer that measures it (a worktree: the files the answer names are checked
+    in the user's tree too); ``root`` is where the validation command runs (the worktree)."""
     from maestro.prompts.results import parse_result
 
     strictness = ctx.settings.validation_strictness
@@ -231,15 +256,18 @@ def apply(ctx: RunContext, task: Task, attempt: Attempt, result: SpokeResult, ch
         )
         return
     attempt.gates.append(criteria_gate(task.criteria, parsed, strictness))
+    if callable(changes):
+        changes = changes(parsed)
     attempt.gates.append(
         scope_gate(
             sorted(changes.out_of_scope),
             sorted(changes.ambiguous),
             strictness,
-            checked=ctx.observer.enabled,
+            checked=ctx.workspaces is not None or ctx.observer.enabled,
+            outside=sorted(getattr(changes, "outside", ())),
         )
     )
-    attempt.gates.append(_integration(ctx, task, attempt))
+    attempt.gates.append(_integration(ctx, task, attempt, root))
     failed = [g for g in attempt.gates if g.failed]
     scope = next((g for g in failed if g.gate == "scope"), None)
     if scope is not None:
@@ -256,18 +284,21 @@ def apply(ctx: RunContext, task: Task, attempt: Attempt, result: SpokeResult, ch
         )
 
 
-def _integration(ctx: RunContext, task: Task, attempt: Attempt) -> GateResult:
+def _integration(ctx: RunContext, task: Task, attempt: Attempt, root: Path | None) -> GateResult:
     if not task.validation:
         return integration_gate(None, None)
     env = dict(ctx.env)
     env.update({"MAESTRO_RUN_ID": ctx.run.run_id, "MAESTRO_TASK_ID": task.id})
-    ctx.observer.begin("validate", task.id)
+    shared = ctx.workspaces is None
+    if shared:
+        ctx.observer.begin("validate", task.id)
     try:
         ran = run_validation(
-            task.validation, root=ctx.paths.root, env=env, timeout_s=attempt.timeout_s
+            task.validation, root=root or ctx.paths.root, env=env, timeout_s=attempt.timeout_s
         )
     finally:
-        ctx.observer.end("validate", task.id)
+        if shared:
+            ctx.observer.end("validate", task.id)
     attempt.validation_exit = ran.exit_code
     attempt.validation_output = ran.output
     return integration_gate(

@@ -14,7 +14,7 @@ import os
 import threading
 import time
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from maestro import clock
 from maestro.bus.sessions import (
@@ -31,7 +31,9 @@ from maestro.engine.budgets import limits_for
 from maestro.engine.context import RunContext
 from maestro.engine.routing import choose, task_tier
 from maestro.engine.scheduler import Outcome
+from maestro.engine.workspace import Measured, Worktree, claimed_paths, literal_files
 from maestro.errors import MaestroError, SpokeError
+from maestro.formatting import shown_path
 from maestro.state.model import Receipt, Task, Usage
 
 if TYPE_CHECKING:
@@ -355,16 +357,61 @@ class TaskRunner:
         resume_session: str | None,
         forced_agent: str | None,
     ) -> Attempt:
-        """Run the spoke as ``session`` and check its answer."""
+        """Run the spoke as ``session`` in its own worktree (in a git repository, unless
+        in place) and check its answer."""
+        ctx, task_id = self.ctx, task.id
+        spaces = ctx.workspaces
+        worktree = (
+            spaces.create(f"task-{task_id}", watch=literal_files(task.files))
+            if spaces is not None
+            else None
+        )
+        try:
+            return self._dispatch_in(
+                task,
+                plan,
+                attempt,
+                spoke,
+                resolved,
+                session,
+                worktree,
+                extra=extra,
+                retry=retry,
+                resume_session=resume_session,
+                forced_agent=forced_agent,
+            )
+        finally:
+            if spaces is not None and worktree is not None:
+                keep = spaces.keep and attempt.failure is not None
+                attempt.kept = spaces.discard(worktree, keep=keep)
+                if attempt.kept is not None:
+                    ctx.emit("worktree_kept", task=task_id, path=str(attempt.kept))
+
+    def _dispatch_in(
+        self,
+        task: Task,
+        plan: Plan,
+        attempt: Attempt,
+        spoke: Spoke,
+        resolved: ResolvedAgent,
+        session: Session,
+        worktree: Worktree | None,
+        *,
+        extra: str | None,
+        retry: bool,
+        resume_session: str | None,
+        forced_agent: str | None,
+    ) -> Attempt:
         from maestro.prompts.delegation import build_delegation
 
         ctx, task_id, tool = self.ctx, task.id, attempt.tool
+        root = worktree.root if worktree is not None else ctx.paths.root
         office = spoke.reaches_office(resolved.tier)
         delegation = build_delegation(
             plan,
             task,
             resolved,
-            project_root=ctx.paths.root,
+            project_root=root,
             tool=tool,
             enforced_by_cli=spoke.enforces(resolved.tier),
             extra_context=extra,
@@ -386,7 +433,7 @@ class TaskRunner:
             task,
             delegation,
             resolved,
-            root=ctx.paths.root,
+            root=root,
             abort_tokens=limits.abort,
             scratch=ctx.run.path / "scratch" / f"task-{task.id}-attempt-{number}",
             env_extra={
@@ -406,10 +453,12 @@ class TaskRunner:
                 f"<!-- system prompt -->\n{delegation.system}\n<!-- prompt -->\n{delegation.prompt}",
                 encoding="utf-8",
             )
-        ctx.observer.begin("spoke", task_id)
+        if worktree is None:
+            ctx.observer.begin("spoke", task_id)
         start = ctx.stagger.start(tool, stopping=ctx.stopping)
         if start is None:  # the run is stopping: the spoke never started
-            ctx.observer.end("spoke", task_id)
+            if worktree is None:
+                ctx.observer.end("spoke", task_id)
             attempt.held_back = ctx.stopping() or "stopped"
             return attempt
         try:
@@ -420,13 +469,23 @@ class TaskRunner:
             )
         except SpokeError as exc:
             attempt.failure = ladder.Failure(ladder.FATAL, exc.message, exc.fix)
-            ctx.observer.end("spoke", task_id)
+            if worktree is None:
+                ctx.observer.end("spoke", task_id)
             self._log_attempt(task_id, attempt, number, retry)
             return attempt
         finally:
             start.ended()
             (ctx.run.path / f"spoke-{task_id}.pid").unlink(missing_ok=True)
-        changes = ctx.observer.end("spoke", task_id)
+        changes: Any
+        if worktree is not None and ctx.workspaces is not None:
+            spaces = ctx.workspaces
+
+            def changes(parsed: Any) -> Measured:
+                # Read before the validation command runs: what it writes is not the task's.
+                attempt.measured = spaces.measure(worktree, task.files, claimed_paths(parsed))
+                return attempt.measured
+        else:
+            changes = ctx.observer.end("spoke", task_id)
         attempt.result = result
         if detailed:
             ctx.run.artifact(task_id, number, "output.txt").write_text(
@@ -446,11 +505,20 @@ class TaskRunner:
         elif attempt.failure is None:
             attempt.failure = self._after_subtasks(task_id, session.id)
             if attempt.failure is None:
-                gates.apply(ctx, task, attempt, result, changes)
-        # The task's changes so far (every attempt of this run), for the log row and state.
-        attempt.receipt = ctx.observer.receipt(
-            task_id, validation=attempt.validation, validation_exit=attempt.validation_exit
-        )
+                gates.apply(ctx, task, attempt, result, changes, root=root)
+        if worktree is not None and ctx.workspaces is not None:
+            if attempt.measured is None:
+                attempt.measured = ctx.workspaces.measure(worktree, task.files)
+            if attempt.failure is None:
+                attempt.landing = ctx.workspaces.land(
+                    task_id, task.title, worktree, attempt.measured
+                )
+            attempt.receipt = self._worktree_receipt(attempt)
+        else:
+            # The task's changes so far (every attempt of this run), for the log row and state.
+            attempt.receipt = ctx.observer.receipt(
+                task_id, validation=attempt.validation, validation_exit=attempt.validation_exit
+            )
         attempt.level = limits.level(result.usage.total)
         if attempt.level != "ok":
             ctx.emit(
@@ -465,6 +533,22 @@ class TaskRunner:
         ctx.budget.add(result.usage.total)
         self._log_attempt(task_id, attempt, number, retry)
         return attempt
+
+    def _worktree_receipt(self, attempt: Attempt) -> Receipt:
+        """The attempt's exact change: its files, stat and hash; the commit it landed as on
+        the user's branch (``--commit``), else HEAD when the run began; and the change
+        itself as a commit (its parent is where it started), which review reads."""
+        spaces, measured, landing = self.ctx.workspaces, attempt.measured, attempt.landing
+        assert spaces is not None and measured is not None
+        return Receipt(
+            diff_stat=measured.diff_stat,
+            files_changed=measured.files,
+            validation=attempt.validation,
+            validation_exit=attempt.validation_exit,
+            commit=(landing.committed if landing and landing.committed else spaces.head),
+            diff_sha=measured.diff_sha,
+            change=landing.change if landing else None,
+        )
 
     def _stopped_reason(self, session_id: str) -> str | None:
         """Why the attempt's session was stopped (`maestro session stop`), or None."""
@@ -516,7 +600,8 @@ class TaskRunner:
             notes.append("simulated")
         notes += gates.warnings(attempt.gates)
         if attempt.receipt is not None:
-            notes.append(receipt_note(attempt.receipt, measured=ctx.observer.enabled))
+            measured = ctx.workspaces is not None or ctx.observer.enabled
+            notes.append(receipt_note(attempt.receipt, measured=measured))
         outcome = "✅" if attempt.failure is None else (attempt.failure.reason[:120])
         ctx.log.append(
             LogRow(
@@ -575,12 +660,21 @@ class TaskRunner:
         submission = attempt.parsed.submission if attempt.parsed else None
         handoff = attempt.parsed.handoff if attempt.parsed else None
         warnings = gates.warnings(attempt.gates)
+        landing = attempt.landing
+        shown = (
+            shown_path(landing.patch_file, ctx.paths.root) if landing and landing.patch_file else ""
+        )
+        landed = landing.note(shown) if landing else ""
+        if landing is not None and landing.status == "conflict":
+            ctx.unlanded.append((task_id, landed))
         with ctx.store.edit() as plan:
             task = plan.task(task_id)
             self._charge(task, attempt)
             task.status = "done"
             summary = " ".join((submission.summary if submission else "").split()) or "done"
             task.result = summary + (f" (warnings: {'; '.join(warnings)})" if warnings else "")
+            if landed:
+                task.result += f" Note: {landed}."
             task.finished = clock.iso()
             task.receipt = receipt
             task.pid = None
@@ -598,6 +692,9 @@ class TaskRunner:
             warnings=warnings or None,
             files=receipt.files_changed or None,
             validation_exit=receipt.validation_exit,
+            landed=landing.status if landing else None,
+            patch=str(landing.patch_file) if landing and landing.patch_file else None,
+            commit=landing.committed if landing else None,
         )
         if review and ctx.options.review and ctx.review is not None:
             ctx.review(task_id, revise=self.revise)
@@ -611,11 +708,13 @@ class TaskRunner:
     ) -> Outcome:
         ctx = self.ctx
         receipt: Receipt | None = attempt.receipt
-        if receipt is None and task_id in ctx.observer.tasks:
+        if receipt is None and ctx.workspaces is None and task_id in ctx.observer.tasks:
             receipt = ctx.observer.receipt(
                 task_id, validation=attempt.validation, validation_exit=attempt.validation_exit
             )
         fix = attempt.failure.fix if attempt.failure else None
+        if attempt.kept is not None:
+            reason += f" (its worktree is kept: {shown_path(attempt.kept, ctx.paths.root)})"
         options = ladder.decision_options(task_id)
         with ctx.store.edit() as plan:
             task = plan.task(task_id)

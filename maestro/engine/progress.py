@@ -50,6 +50,7 @@ def _run_started(event: Event) -> str:
     return (
         f"run {event.get('run_id')} started: {scope}, up to {event.get('max_concurrent')} at once"
         + (f", budget {budget:,} tokens" if budget else "")
+        + (f"; {event['workspace_line']}" if event.get("workspace_line") else "")
     )
 
 

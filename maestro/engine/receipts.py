@@ -41,35 +41,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from maestro.engine.ownership import owned_by_any
-from maestro.errors import MaestroError
-from maestro.git import run_git
+from maestro.engine.workspace import NOISE
+from maestro.git import GitError, run_git
 from maestro.state.model import Receipt
 
-# Written by tools and test runners, never deliverables.
-NOISE = (
-    "__pycache__",
-    "*.pyc",
-    ".pytest_cache",
-    ".mypy_cache",
-    ".ruff_cache",
-    ".hypothesis",
-    ".coverage",
-    ".tox",
-    ".nox",
-    "node_modules/.cache",
-)
 _SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
-
-
-class GitError(MaestroError):
-    """A git command Maestro needs failed."""
 
 
 class GitTree:
     """Snapshots and diffs of one working tree."""
 
     def __init__(
-        self, root: Path, *, exclude: Iterable[str] = (), index_path: Path | None = None
+        self,
+        root: Path,
+        *,
+        exclude: Iterable[str] = (),
+        index_path: Path | None = None,
+        probe: bool = True,
     ) -> None:
         self.root = Path(root)
         self.exclude = [e for e in exclude if e]
@@ -78,7 +66,8 @@ class GitTree:
         self._real_index: Path | None = None
         self.prefix = ""  # the root's path inside the repository ("" at its top, else "sub/")
         self._lock = threading.Lock()
-        self.is_repo = self._probe()
+        # probe=False: not used (a run in worktrees measures there), so no git process.
+        self.is_repo = self._probe() if probe else False
 
     def _probe(self) -> bool:
         """One git process answers whether this is a work tree and where its git files are."""

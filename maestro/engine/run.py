@@ -29,6 +29,7 @@ from maestro.engine.resume import recover
 from maestro.engine.rundir import RunDir, RunLock, new_run_id
 from maestro.engine.scheduler import Job, Scheduler, ScheduleReport
 from maestro.engine.stagger import Stagger
+from maestro.engine.workspace import Mode, Workspaces, mode_for
 from maestro.errors import MaestroError
 from maestro.formatting import shown_path
 from maestro.paths import ProjectPaths
@@ -128,6 +129,7 @@ class Engine:
         self.sim_delay_s = sim_delay_s
         self.backoff_s = DEFAULT_BACKOFF_S if backoff_s is None else backoff_s
         self.scheduler: Scheduler | None = None
+        self.mode: Mode | None = None
 
     # -- pieces ------------------------------------------------------------------------
     def spoke_for(self, name: str) -> Spoke:
@@ -144,11 +146,33 @@ class Engine:
             self._installed = detect_available(self.env)
         return self._installed
 
+    def _workspaces(self, run_id: str) -> Workspaces | None:
+        """A worktree per dispatch in a git repository (unless in place); the base taken
+        now, after recovery, so the work of tasks a dead run finished is in it."""
+        opts, settings = self.options, self.settings
+        self.mode = mode_for(self.paths, settings, in_place=opts.in_place)
+        if self.mode.repo is None:
+            return None
+        spaces = Workspaces(self.paths, self.mode.repo, run_id, settings)
+        spaces.keep = spaces.keep or opts.keep_worktrees
+        spaces.commit = spaces.commit or opts.commit
+        spaces.start()
+        return spaces
+
     def _observer(self, owners: dict[str, list[str]]) -> Observer:
+        """The shared tree's observer: in place only (in worktrees it stays off)."""
+        from maestro.git import Repo
+
+        if self.mode is not None and not self.mode.in_place:
+            return Observer(GitTree(self.paths.root, probe=False), lambda tid: [])
         state = self.paths.state_dir
         exclude = []
         if state.is_relative_to(self.paths.root):
-            exclude.append(str(state.relative_to(self.paths.root)) + "/**")
+            name = str(state.relative_to(self.paths.root))
+            repo = Repo.find(self.paths.root) if self.mode and self.mode.in_place else None
+            # An exclude pathspec naming an ignored folder makes git 2.39 refuse the command.
+            if repo is None or f"{repo.prefix}{name}" not in repo.ignored([f"{repo.prefix}{name}"]):
+                exclude.append(name + "/**")
         return Observer(GitTree(self.paths.root, exclude=exclude), lambda tid: owners.get(tid, []))
 
     # -- the run -------------------------------------------------------------------------
@@ -229,6 +253,7 @@ class Engine:
             return event
 
         recovered = recover(store, self.paths, emit, log)
+        spaces = self._workspaces(run.run_id)
         plan = store.load()
         graph.validate(plan.tasks)
         selected = select_tasks(plan, opts.task_id, shown_path(self.paths.plan, self.paths.root))
@@ -262,6 +287,7 @@ class Engine:
             review=self.review if opts.review else None,
             sim_delay_s=self.sim_delay_s,
             stagger=Stagger(self.settings.stagger_delay),
+            workspaces=spaces,
         )
         runner = TaskRunner(shared)
         reports = WorkerReports(self.paths, run.run_id, emit, log)
@@ -303,6 +329,8 @@ class Engine:
             max_concurrent=self.settings.max_concurrent,
             budget_tokens=opts.budget_tokens,
             recovered=[r.task for r in recovered] or None,
+            workspace="worktrees" if spaces is not None else "in-place",
+            workspace_line=self.mode.line() if self.mode else None,
         )
         with _abort_on_sigterm(scheduler), reports:
             report = scheduler.run()
@@ -315,6 +343,7 @@ class Engine:
             started,
             [r.task for r in recovered],
             sorted(shared.observer.unattributed),
+            shared.unlanded,
         )
         emit(
             "run_ended",
@@ -340,6 +369,7 @@ class Engine:
         started: float,
         recovered: list[str],
         unattributed: list[str],
+        unlanded: list[tuple[str, str]] = (),  # type: ignore[assignment]  # read only
     ) -> RunSummary:
         plan = store.load()
         counts = {status: 0 for status in STATUSES}
@@ -349,6 +379,8 @@ class Engine:
         tokens = budget.spent
         costs = [t.cost for t in ran if t.cost is not None]
         status, message = _ending(report, ran)
+        for task_id, note in unlanded:
+            message += f" Task {task_id} is done, but {note}."
         if unattributed:
             shown = ", ".join(unattributed[:8]) + (
                 f" and {len(unattributed) - 8} more" if len(unattributed) > 8 else ""

@@ -379,12 +379,45 @@ def _inside_spoke(s: Situation) -> Check | None:
     )
 
 
+def _stale_worktrees(s: Situation) -> Check | None:
+    """Worktrees a killed run left (``maestro run`` removes them at its start) and entries
+    ``git worktree prune`` would drop."""
+    from maestro.git import Repo
+
+    repo = Repo.find(s.project_root)
+    if repo is None:
+        return None
+    # Beside the project's install manifest: .ai/maestro/worktrees (paths.machine_dir).
+    found = repo.stale_worktrees(s.project_manifest.parent / "worktrees")
+    if not found:
+        return None
+    left = [str(f.path) for f in found if not f.kept and not f.prunable]
+    kept = [str(f.path) for f in found if f.kept]
+    prunable = [str(f.path) for f in found if f.prunable]
+    parts = []
+    if left:
+        parts.append(f"{len(left)} worktree(s) a stopped run left: {', '.join(left)}")
+    if kept:
+        parts.append(f"{len(kept)} kept by --keep-worktrees: {', '.join(kept)}")
+    if prunable:
+        parts.append(f"{len(prunable)} registered with git, folder gone: {', '.join(prunable)}")
+    return Check(
+        "pitfalls",
+        "stale worktrees",
+        "warn" if left or prunable else "info",
+        "; ".join(parts) + ".",
+        "`maestro run` removes a stopped run's worktrees when it starts; by hand: "
+        "`git worktree remove --force PATH` for each, then `git worktree prune`.",
+    )
+
+
 PITFALLS: tuple[Callable[[Situation], Check | None], ...] = (
     _bypass_as_root,
     _gemini_trust,
     _old_codex,
     _inside_claude,
     _inside_spoke,
+    _stale_worktrees,
 )
 
 

@@ -72,6 +72,7 @@ def _record(obj: Any, names: list[str]) -> dict[str, Any]:
                 value.validation_exit,
                 value.commit,
                 value.diff_sha,
+                value.change,
             ]
         elif name == "findings":
             value = (

@@ -69,6 +69,7 @@ class Receipt:
     validation_exit: int | None = None
     commit: str | None = None  # HEAD of the working tree when the task finished
     diff_sha: str | None = None  # sha256 of the task's diff text (review: unchanged-diff check)
+    change: str | None = None  # the task's change as a commit; its parent is where it started
 
 
 @dataclass

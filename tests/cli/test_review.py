@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -396,6 +397,10 @@ def test_a_reviewer_that_edits_anyway_is_not_accepted(cli, store, fake_clis, pro
     (review,) = store.load().reviews
     assert review.verdict is None and review.outcome == "needs-human"
     assert store.load().task("1").review == "needs-human"
+    # It wrote in its own worktree: nothing of it reached the user's tree.
+    assert (project / "src" / "wc.py").read_text() == FIRST
+    cwd = fake_clis.runs("gemini")[0]["cwd"]
+    assert "/.ai/maestro/worktrees/" in cwd and not Path(cwd).exists()
 
 
 def test_a_malformed_answer_is_a_format_failure_then_asked_again(cli, store, fake_clis):

@@ -61,6 +61,9 @@ def test_sigkill_then_run_recovers_and_never_reruns_done_tasks(cli, project, run
     engine.wait(timeout=10)
     killed_run = (project / ".ai" / "maestro" / "runs" / "latest").read_text().strip()
 
+    worktrees = project / ".ai" / "maestro" / "worktrees"
+    [left] = [p.name for p in worktrees.iterdir() if p.is_dir()]
+    assert left == f"{killed_run}-task-2-2-p{engine.pid}"
     before = plan(project)
     assert before.task("1").status == "done" and before.task("2").status == "running"
     assert pid_alive(spoke_pid)  # the spoke outlived its engine (own process group)
@@ -79,6 +82,17 @@ def test_sigkill_then_run_recovers_and_never_reruns_done_tasks(cli, project, run
     assert not pid_alive(spoke_pid)
     log = (project / ".ai" / "MAESTRO-LOG.md").read_text()
     assert "| Recover |" in log and "was cut off" in log
+    # The killed run's worktree is gone, from the disk and from git's list.
+    assert not [p for p in worktrees.iterdir() if p.is_dir()]
+    listed = subprocess.run(
+        ["git", "worktree", "list", "--porcelain"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert listed.count("worktree ") == 1
+    assert (project / "src" / "b.py").exists() and (project / "src" / "app.py").exists()
 
     # `maestro wait` on the killed run says it died, once.
     waited = cli("wait", "--run", killed_run, "--timeout", "5")

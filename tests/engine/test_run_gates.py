@@ -25,7 +25,8 @@ def test_unverified_criterion_fails_under_strict_and_retries_with_context(
     second = runenv.runs("codex")[1]
     retry_prompt = prompt_of(second)
     assert "Retry context" in retry_prompt and "The criteria gate failed" in retry_prompt
-    assert "Current content of src/app.py" in retry_prompt and "def greet" in retry_prompt
+    # The first attempt's worktree is gone; its diff is the context.
+    assert "previous attempt's changes" in retry_prompt and "+def greet" in retry_prompt
     assert plan(project).task("1").attempts == 2
 
 
@@ -64,9 +65,9 @@ def test_out_of_scope_edit_fails_at_once_without_retry(cli, project, runenv):
     assert t.status == "failed" and "scope gate" in t.result and "README.md" in t.result
     assert len(runenv.runs("codex")) == 1
     assert t.receipt is not None and "README.md" in t.receipt.files_changed
-    assert (
-        project / "README.md"
-    ).read_text() == "rewritten by the spoke\n"  # reported, never reverted
+    # Thrown away with its worktree: the user's tree is as it was.
+    assert (project / "README.md").read_text() == "project\n"
+    assert not list((project / ".ai" / "maestro" / "worktrees").glob("*-task-*"))
 
 
 def test_out_of_scope_edit_only_warns_when_lenient(cli, project, runenv, monkeypatch):

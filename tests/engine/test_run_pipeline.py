@@ -199,7 +199,10 @@ def test_outside_git_the_scope_gate_is_skipped_and_said_so(cli, tmp_path, fake_c
     monkeypatch.setenv("MAESTRO_STAGGER_DELAY", "0")
     write_plan(cli, root, [task(1, tool="claude")])
     fake_clis.script("claude", [step()])
-    assert cli("run", "--log", "summary").code == 0
+    res = cli("run", "--log", "summary")
+    assert res.code == 0
+    first = res.out.splitlines()[0]
+    assert first.endswith("; in place, in the shared working tree (not a git repository)")
     t = plan(root).task("1")
     assert t.status == "done" and "scope: skipped (not a git repository" in t.result
     assert (
@@ -226,7 +229,7 @@ def test_a_change_made_between_dispatches_is_reported_not_attributed(
         .replace("test -f src/app.py", "test -f src/app.py && echo made > by-validation.txt")
     )
     runenv.script("codex", [step(), step("src/b.py")])
-    res = cli("run", "--json")
+    res = cli("run", "--json", "--in-place")  # the shared tree: the only mode that can see it
     body = json.loads(res.out)
     assert body["data"]["status"] == "finished", body
     assert body["data"]["unattributed"] == ["by-validation.txt"]
@@ -246,15 +249,15 @@ def test_bad_budget_table_stops_the_run_before_any_dispatch(cli, project, runenv
 def test_an_error_outside_the_ladder_fails_the_task_instead_of_leaving_it_running(
     cli, project, runenv, monkeypatch
 ):
-    from maestro.engine import receipts
+    from maestro.engine import workspace
     from maestro.errors import MaestroError
 
-    def broken(self):
+    def broken(*args, **kwargs):
         raise MaestroError("git broke.", "repair it.")
 
     write_plan(cli, project, [task(1)])
     runenv.script("codex", [step()])
-    monkeypatch.setattr(receipts.GitTree, "snapshot", broken)
+    monkeypatch.setattr(workspace.Workspaces, "measure", broken)
     assert cli("run").code == 2
     t = plan(project).task("1")
     assert (

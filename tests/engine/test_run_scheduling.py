@@ -15,7 +15,7 @@ def independent(n, **fields):
 def test_never_more_than_max_concurrent_at_once(cli, project, runenv, monkeypatch):
     monkeypatch.setenv("MAESTRO_MAX_CONCURRENT", "2")
     write_plan(cli, project, independent(6))
-    runenv.script("codex", [step(f"src/m{i}.py", sleep=0.4) for i in range(1, 7)])
+    runenv.default("codex", step("src/m{task}.py", sleep=0.4))
     assert cli("run").code == 0
     spans = runenv.intervals("codex")
     assert len(spans) == 6

@@ -182,7 +182,9 @@ def do_writes(
     wanted = step.get("write") or []
     done = []
     for spec in [wanted] if isinstance(wanted, dict) else wanted:
-        path = Path(spec["path"])
+        # "{task}" in a path: the task this call is for (concurrent tasks take steps in
+        # whatever order they start).
+        path = Path(spec["path"].replace("{task}", os.environ.get("MAESTRO_TASK_ID", "")))
         path = path if path.is_absolute() else workdir / path
         reason = None if step.get("force") else write_refusal(cli, opts, path, workdir, denied)
         if reason is None:

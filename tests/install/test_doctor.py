@@ -251,3 +251,34 @@ def test_doctor_names_the_fix_when_a_hub_mode_cannot_work(cli, project, tmp_path
     )
     assert found["gemini"]["level"] == "warn" and "tools.exclude" in found["gemini"]["fix"]
     assert "hubs:" in cli("doctor").out
+
+
+def test_stale_worktrees_and_prunable_entries_are_listed_with_the_fix(tmp_path):
+    import subprocess
+
+    s = situation(tmp_path, env={"GEMINI_CLI_TRUST_WORKSPACE": "true"})
+    root = s.project_root
+    for argv in (["init", "-q", "-b", "main"], ["commit", "-q", "--allow-empty", "-m", "init"]):
+        subprocess.run(["git", *argv], cwd=root, check=True)
+    assert "stale worktrees" not in pitfalls(s)
+    where = root / ".ai" / "maestro" / "worktrees"
+    # A run that died (its pid, 999999999, is no process) left one; another is gone from disk.
+    left = where / "20261124T000000Z-aaaa-task-1-1-p999999999"
+    gone = tmp_path / "gone"
+    for path in (left, gone):
+        subprocess.run(
+            ["git", "worktree", "add", "-q", "--detach", str(path)], cwd=root, check=True
+        )
+    subprocess.run(["rm", "-rf", str(gone)], check=True)
+    # One made by a live process (a review beside) is in use, never reported.
+    alive = subprocess.Popen(["sleep", "60"])
+    live = where / f"review-1-x-read-1-p{alive.pid}"
+    subprocess.run(["git", "worktree", "add", "-q", "--detach", str(live)], cwd=root, check=True)
+    try:
+        check = pitfalls(s)["stale worktrees"]
+    finally:
+        alive.kill()
+        alive.wait()
+    assert check.level == "warn" and str(left) in check.detail and str(gone) in check.detail
+    assert str(live) not in check.detail
+    assert "git worktree prune" in check.fix and "`maestro run` removes" in check.fix

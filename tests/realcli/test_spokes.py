@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import threading
 import time
@@ -67,15 +68,40 @@ def result_text() -> str:
     return answer([CRITERION], summary="Wrote hello.txt.").replace("src/app.py", "hello.txt")
 
 
-def write_then_answer(path: Path) -> Any:
-    """The model writes ``path`` with the CLI's own tool, then answers once it came back."""
+WORKTREE = re.compile(r"(/[^\s\"'`\\<>]*/\.ai/maestro/worktrees/[^/\s\"'`\\<>]+)/")
+
+
+def worktree_of(body: Any) -> Path:
+    """The worktree a dispatch works in, as its prompt names it (the deliverables' paths)."""
+    found = WORKTREE.search(json.dumps(body))
+    assert found, "the prompt names no worktree"
+    return Path(found.group(1))
+
+
+def write_then_answer(name: str, written: list[Path] | None = None) -> Any:
+    """The model writes ``name`` where its prompt says (the dispatch's worktree) with the
+    CLI's own tool, then answers once it came back."""
 
     def reply(api: str, body: Any) -> Any:
         if not tool_results(api, body):
+            path = worktree_of(body) / name
+            if written is not None:
+                written.append(path)
             return WriteFile(str(path), CONTENT)
         return result_text()
 
     return reply
+
+
+def git_status(root: Path) -> str:
+    """The user's files as git sees them (the state dir aside)."""
+    return subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all", "--", ".", ":!.ai"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
 
 
 def task_row(root: Path) -> Any:
@@ -104,12 +130,18 @@ def claude_printed(root: Path, attempt: int = 1) -> dict[str, Any]:
 def test_spoke_writes_with_its_own_tool_and_the_task_is_done(cli, model, project, tool):
     needs(tool)
     one_task(cli, project, tool)
-    model.reply = write_then_answer(project / "hello.txt")
+    written: list[Path] = []
+    model.reply = write_then_answer("hello.txt", written)
     out = cli("run")
     assert out.code == 0, out.out + out.err
     task = task_row(project)
     assert task.status == "done" and task.attempts == 1, task.result
-    assert (project / "hello.txt").read_text() == CONTENT
+    # The CLI wrote in its worktree; the edit reached the user's tree after the gates, and
+    # the worktree is gone.
+    (path,) = written
+    assert path.parent.parent == project / ".ai" / "maestro" / "worktrees"
+    assert (project / "hello.txt").read_text() == CONTENT and not path.parent.exists()
+    assert git_status(project) == "?? hello.txt\n"
     results = tool_results(API[tool], model.model_requests()[-1].body)
     assert len(results) == 1  # the write went through the CLI's tool and came back
     # Tokens are what the model reported, summed over every call of the session.
@@ -121,6 +153,30 @@ def test_spoke_writes_with_its_own_tool_and_the_task_is_done(cli, model, project
         assert task.cost == printed["total_cost_usd"] and task.cost > 0 and not task.cost_estimated
     else:
         assert task.cost_estimated  # no dollars from gemini or codex: Maestro's estimate, labelled
+
+
+@pytest.mark.parametrize("tool", VENDORS)
+def test_spoke_told_to_write_the_users_tree_never_lands_there(cli, model, project, tool):
+    """A model that writes the project's own file (an absolute path outside its worktree):
+    the CLI refuses it (its sandbox or workspace is the worktree), or Maestro's scope gate
+    catches it; the task is never done with that write."""
+    needs(tool)
+    one_task(cli, project, tool)
+    target = project / "hello.txt"
+
+    def reply(api: str, body: Any) -> Any:
+        worktree_of(body)  # the prompt names the worktree, not the project
+        if not tool_results(api, body):
+            return WriteFile(str(target), CONTENT)
+        return result_text()
+
+    model.reply = reply
+    cli("run")
+    task = task_row(project)
+    assert task.status in ("failed", "blocked"), task.result
+    if target.exists():
+        assert "wrote outside its worktree" in (task.result or ""), task.result
+    assert not [p for p in (project / ".ai" / "maestro" / "worktrees").iterdir() if p.is_dir()]
 
 
 # ---- a read-only spoke cannot write ----------------------------------------------------
@@ -233,7 +289,7 @@ def test_review_by_another_vendor_cannot_write_and_its_verdict_is_parsed(cli, mo
     needs(tool)
     needs(author)
     one_task(cli, project, author)
-    model.reply = write_then_answer(project / "hello.txt")
+    model.reply = write_then_answer("hello.txt")
     assert cli("run").code == 0
     before = (project / "hello.txt").read_text()
     seen: list[str] = []
@@ -267,7 +323,7 @@ def failing_first(status: int, then: Any) -> Any:
 def test_transient_http_error_is_retried_by_maestro(cli, model, project, tool, status):
     needs(tool)
     one_task(cli, project, tool)
-    model.reply = failing_first(status, write_then_answer(project / "hello.txt"))
+    model.reply = failing_first(status, write_then_answer("hello.txt"))
     started = time.monotonic()
     out = cli("run")
     assert out.code == 0, out.out + out.err

@@ -11,7 +11,7 @@ flagged, never dropped.
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from maestro import clock
@@ -20,6 +20,7 @@ from maestro.engine.challenge.prompt import SYSTEM, build_prompt
 from maestro.engine.challenge.recon import recon as project_recon
 from maestro.engine.challenge.vendors import choose
 from maestro.engine.context import CommandContext
+from maestro.engine.workspace import ReadOnlyWorktree
 from maestro.errors import MaestroError, PlanError
 from maestro.state.model import Challenge, Plan
 from maestro.tokens import count_tokens
@@ -140,12 +141,16 @@ def run_challenge(
     )
     for name in choice.tools:
         ctx.emit(f"asking {name} to challenge the plan (read-only)...")
+
+    def ask(name: str) -> ChallengeAnswer:
+        # Each challenger reads a worktree of the project as it is now: what it writes
+        # anyway stays there and goes with it.
+        with ReadOnlyWorktree(paths, settings, f"challenge-{name}") as where:
+            asked = replace(request, cwd=where) if where is not None else request
+            return _ask(name, asked, settings, dict(ctx.env), plan.goal)
+
     with ThreadPoolExecutor(max_workers=len(choice.tools)) as pool:
-        answers = list(
-            pool.map(
-                lambda name: _ask(name, request, settings, dict(ctx.env), plan.goal), choice.tools
-            )
-        )
+        answers = list(pool.map(ask, choice.tools))
     outcome.answers = answers
     _record(paths, answers)
     _log(settings, answers, plan.goal)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from maestro import clock
@@ -33,6 +34,7 @@ from maestro.engine.review.prompt import SYSTEM, build_prompt, revision_context
 from maestro.engine.review.record import log_row
 from maestro.engine.review.rounds import RoundDecision, current_cycle, decide
 from maestro.engine.review.verdict import ParsedReview, parse_review
+from maestro.engine.workspace import ReadOnlyWorktree
 from maestro.errors import MaestroError
 from maestro.state.model import Review, Task
 
@@ -46,8 +48,8 @@ Revise = Callable[[str, str, str | None], str]
 VALIDATION_TAIL = 2_000
 
 
-def _check(ctx: CommandContext, task: Task) -> ValidationCheck | None:
-    """Run the task's validation command (None when it has none)."""
+def _check(ctx: CommandContext, task: Task, root: Path) -> ValidationCheck | None:
+    """Run the task's validation command in ``root`` (None when it has none)."""
     if not task.validation:
         return None
     from maestro.engine.gates import run_validation
@@ -55,7 +57,7 @@ def _check(ctx: CommandContext, task: Task) -> ValidationCheck | None:
     settings = ctx.settings
     ran = run_validation(
         task.validation,
-        root=settings.paths.root,
+        root=root,
         env=ctx.env,
         timeout_s=max(60.0, timeout_s(settings)),
     )
@@ -200,7 +202,30 @@ def _round(
     retry_note: str,
 ) -> ReviewOutcome:
     """One review round: the task's check, a reviewer's verdict on its diff, the decision
-    recorded in the plan and the log."""
+    recorded in the plan and the log. All in a worktree of the task's change (or of the
+    working tree as it is): the check runs there, the reviewer reads there, and whatever
+    it writes stays there."""
+    settings = ctx.settings
+    task = plan_store(settings.paths).load().task(task_id)
+    _reviewable(task)
+    change = task.receipt.change if task.receipt else None
+    reader = ReadOnlyWorktree(settings.paths, settings, f"review-{task_id}", change)
+    with reader:
+        return _round_in(
+            ctx, task_id, reader, tool=tool, auto=auto, made=made, retry_note=retry_note
+        )
+
+
+def _round_in(
+    ctx: CommandContext,
+    task_id: str,
+    reader: ReadOnlyWorktree,
+    *,
+    tool: str | None,
+    auto: bool,
+    made: list[Review],
+    retry_note: str,
+) -> ReviewOutcome:
     from maestro.spokes.registry import detect_available
 
     settings = ctx.settings
@@ -208,10 +233,12 @@ def _round(
     plan = plans.load()
     task = plan.task(task_id)
     _reviewable(task)
-    check = _check(ctx, task)
+    root = reader.root if reader.root is not None else settings.paths.root
+    check = _check(ctx, task, root)
     if check is not None and not check["passed"]:
         return _validation_failed(settings, plan.goal, task, check)
-    diff_text = task_diff.task_diff(settings.paths.root, task)
+    exact = task_diff.change_diff(settings.paths.root, task)
+    diff_text = exact if exact is not None else task_diff.task_diff(settings.paths.root, task)
     sha = task_diff.diff_sha(diff_text)
     judged = [r for r in plan.reviews if r.task == task_id and r.verdict is not None]
     if judged and judged[-1].diff_sha == sha:
@@ -224,7 +251,9 @@ def _round(
     if retry_note:
         prompt += f"\nYour previous answer could not be read: {retry_note}. End with the block exactly as shown.\n"
     ctx.emit(f"Task {task_id}: review round {round_no} by {reviewer} (read-only)...")
-    result = _dispatch(ctx, reviewer, task_id, prompt, title=task.title, round_no=round_no)
+    result = _dispatch(
+        ctx, reviewer, task_id, prompt, title=task.title, round_no=round_no, cwd=root
+    )
     if not result.success:
         log_row(
             settings,
@@ -246,7 +275,7 @@ def _round(
             validation=check,
             fix="fix the cause above, or pick another reviewer with --tool.",
         )
-    asked = _Asked(task, plan.goal, reviewer, round_no, cycle, sha, check, choice.notes)
+    asked = _Asked(task, plan.goal, reviewer, round_no, cycle, sha, check, choice.notes, reader)
     return _judged(ctx, plans, asked, result, auto=auto, made=made)
 
 
@@ -263,6 +292,7 @@ class _Asked:
     sha: str  # the diff the reviewer saw
     check: ValidationCheck | None  # the task's validation, passed
     notes: list[str]  # how the reviewer was chosen
+    reader: ReadOnlyWorktree  # where it read
 
 
 def _judged(
@@ -280,7 +310,11 @@ def _judged(
     goal, cycle, sha, check = asked.goal, asked.cycle, asked.sha, asked.check
     parsed = parse_review(result.text, task_id)
     # A reviewer reports; one that changed the task's files is not a verdict on the work.
-    edited = task_diff.diff_sha(task_diff.task_diff(settings.paths.root, task)) != sha
+    # In its worktree its writes stay there and go with it; in place they are in the tree.
+    if asked.reader.root is not None:
+        edited = bool(asked.reader.edited())
+    else:
+        edited = task_diff.diff_sha(task_diff.task_diff(settings.paths.root, task)) != sha
     decision = _decide(parsed, edited, round_no, settings.review_rounds, cycle)
     awaiting = decision.outcome == "accepted" and not auto
     review = Review(
@@ -353,10 +387,17 @@ def _validation_failed(
 
 
 def _dispatch(
-    ctx: CommandContext, reviewer: str, task_id: str, prompt: str, *, title: str, round_no: int
+    ctx: CommandContext,
+    reviewer: str,
+    task_id: str,
+    prompt: str,
+    *,
+    title: str,
+    round_no: int,
+    cwd: Path,
 ) -> SpokeResult:
-    """The reviewer's answer: read-only, in the project, under the agents' timeout, as a
-    session of its own (``review-t<task>-<random>``)."""
+    """The reviewer's answer: read-only, in ``cwd`` (its worktree), under the agents'
+    timeout, as a session of its own (``review-t<task>-<random>``)."""
     from maestro.bus.dispatch import dispatch_session
     from maestro.spokes.contract import DispatchRequest
     from maestro.spokes.registry import get_spoke
@@ -366,7 +407,7 @@ def _dispatch(
         prompt=prompt,
         system_prompt=SYSTEM,
         tier="read-only",
-        cwd=settings.paths.root,
+        cwd=cwd,
         timeout_s=timeout_s(settings),
         max_turns=settings.max_turns,
         task_id=task_id,

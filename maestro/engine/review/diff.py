@@ -1,6 +1,8 @@
 """The task's diff as text, for the reviewer, and its fingerprint.
 
-The diff covers the task's own files (its ``Files`` and whatever its receipt says it
+A task a run did in its own worktree has its exact change recorded as a commit
+(``Receipt.change``): the review reads that, whatever the live tree holds now. Otherwise
+the diff covers the task's own files (its ``Files`` and whatever its receipt says it
 changed), from the commit that was HEAD when the task ran (its receipt's ``commit``, so
 work a person committed since still shows) or else HEAD, to the working tree; new
 untracked files are shown whole. Its sha256 is the fingerprint a review records: a diff
@@ -68,6 +70,22 @@ def task_diff(root: Path, task: Task) -> str:
         # --no-index exits 1 when the files differ, which they always do here.
         parts.append(_git(root, "diff", "--no-index", "--", "/dev/null", path)[1])
     return "".join(parts)
+
+
+def change_diff(root: Path, task: Task) -> str | None:
+    """The task's exact change: the commit its run recorded (a run in worktrees), against
+    the commit it started from; None when there is none (a task run in place, or the
+    objects are gone)."""
+    from maestro.git import Repo
+
+    change = task.receipt.change if task.receipt else None
+    repo = Repo.find(root) if change else None
+    if repo is None or change is None:
+        return None
+    parent = repo.parent(change)
+    if parent is None:
+        return None
+    return repo.patch(parent, change)
 
 
 def diff_sha(diff_text: str) -> str:

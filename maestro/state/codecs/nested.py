@@ -117,11 +117,12 @@ class Findings(Codec):
                 )
 
 
-_RECEIPT = ("Diff", "Changed", "Validation", "Validation exit", "Commit", "Diff SHA")
+_RECEIPT = ("Diff", "Changed", "Validation", "Validation exit", "Commit", "Diff SHA", "Change")
 
 
 class Receipt(Codec):
-    """Nested ``- Label: value`` items: (diff_stat, files, validation, exit, commit, sha)."""
+    """Nested ``- Label: value`` items: (diff_stat, files, validation, exit, commit, sha,
+    change)."""
 
     def parse(self, label: str, first: str, rest: Sequence[str]) -> Any:
         if first.strip():
@@ -129,7 +130,7 @@ class Receipt(Codec):
                 f"a {label} field with text after its label",
                 f"write {label}'s parts as nested items.",
             )
-        parts: list[Any] = ["", (), None, None, None, None]
+        parts: list[Any] = ["", (), None, None, None, None, None]
         for text, more in split_items(label, rest):
             name, _, value = text.partition(":")
             key = name.strip().lower()
@@ -153,7 +154,7 @@ class Receipt(Codec):
         return tuple(parts)
 
     def render(self, value: Any) -> list[str]:
-        diff, files, validation, exit_code, commit, sha = value
+        diff, files, validation, exit_code, commit, sha, change = value
         lines = []
         if diff:
             lines.append(f"- Diff: {diff}")
@@ -167,18 +168,20 @@ class Receipt(Codec):
             lines.append(f"- Commit: {commit}")
         if sha is not None:
             lines.append(f"- Diff SHA: {sha}")
+        if change is not None:
+            lines.append(f"- Change: {change}")
         return nested(lines)
 
     def check(self, label: str, value: Any) -> None:
         if value is None:
             return
-        diff, files, validation, exit_code, commit, sha = value
+        diff, files, validation, exit_code, commit, sha, change = value
         v.check_line("Receipt diff", diff, empty_ok=True)
         Codes().check("Receipt files", files)
         Code().check("Receipt validation", validation)
         if exit_code is not None:
             v.check_int("Receipt validation exit", exit_code, minimum=-(2**31))
-        for name, text in (("commit", commit), ("diff SHA", sha)):
+        for name, text in (("commit", commit), ("diff SHA", sha), ("change", change)):
             if text is not None:
                 v.check_line(f"Receipt {name}", text)
 

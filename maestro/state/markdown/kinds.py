@@ -79,6 +79,7 @@ def _receipt() -> Spec:
             r.validation_exit,
             r.commit,
             r.diff_sha,
+            r.change,
         )
 
     def put(o: Any, x: Any) -> None:

@@ -1,0 +1,213 @@
+"""Every dispatch in its own git worktree: the issue's cases on real temporary
+repositories with the fake CLIs."""
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from tests.engine.runkit import answer, events, plan, step, task, write_plan
+from tests.test_git import git
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def status(root):
+    """`git status` of the user's files (the plan in .ai/ is Maestro's own, and changes)."""
+    return git(root, "status", "--porcelain=v1", "--untracked-files=all", "--", ".", ":!.ai")
+
+
+def worktree_dirs(root):
+    where = root / ".ai" / "maestro" / "worktrees"
+    return [p for p in where.iterdir() if p.is_dir()] if where.exists() else []
+
+
+def independent(n):
+    return [
+        task(i, files=[f"src/m{i}.py"], validation=f"test -f src/m{i}.py") for i in range(1, n + 1)
+    ]
+
+
+def test_run_redirected_into_the_project_passes_every_task(cli, project, runenv):
+    """`maestro run > run.log` in the project: the log grows all along the run, and no task
+    is blamed for it (its worktree never sees the user's tree change)."""
+    (project / ".gitignore").write_text(".ai/\n")
+    git(project, "add", ".gitignore")
+    git(project, "commit", "-q", "-m", "ignore the state dir")
+    write_plan(cli, project, independent(5))
+    runenv.default("codex", step("src/m{task}.py", sleep=0.3))
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(REPO),
+        "MAESTRO_MAX_CONCURRENT": "3",
+        "MAESTRO_STAGGER_DELAY": "0",
+    }
+    with (project / "run.log").open("w") as log:
+        done = subprocess.run(
+            [sys.executable, "-m", "maestro", "run"],
+            cwd=project,
+            check=False,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.PIPE,
+            timeout=120,
+        )
+    text = (project / "run.log").read_text()
+    assert done.returncode == 0, text + done.stderr.decode()
+    assert "each task in its own git worktree" in text.splitlines()[0]
+    assert {t.status for t in plan(project).tasks} == {"done"}
+    assert all(f"src/m{i}.py" in status(project) for i in range(1, 6))
+    started = [e for e in events(project) if e["kind"] == "task_started"]
+    assert len(started) == 5 and not worktree_dirs(project)
+
+
+def test_a_person_editing_during_a_run(cli, project, runenv):
+    """An unrelated file is left alone and not blamed; a task's own file edited on the same
+    lines keeps the person's text, and the task's patch is saved with how to apply it."""
+    (project / "src").mkdir()
+    (project / "src" / "app.py").write_text("def greet(name):\n    return 'old'\n")
+    git(project, "add", "-A")
+    git(project, "commit", "-q", "-m", "app")
+    write_plan(cli, project, [task(1)])
+    runenv.script("codex", [step(sleep=1.5)])
+    result = {}
+    runner = threading.Thread(target=lambda: result.setdefault("run", cli("run")))
+    runner.start()
+    deadline = time.monotonic() + 20
+    while not runenv.runs("codex") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    (project / "notes.txt").write_text("my own notes\n")
+    (project / "src" / "app.py").write_text("def greet(name):\n    return 'mine'\n")
+    runner.join(timeout=60)
+    res = result["run"]
+    assert res.code == 0, res.out + res.err
+    assert (project / "notes.txt").read_text() == "my own notes\n"
+    assert (project / "src" / "app.py").read_text() == "def greet(name):\n    return 'mine'\n"
+    t = plan(project).task("1")
+    assert t.status == "done" and "notes.txt" not in (t.result or "")
+    assert t.receipt.files_changed == ["src/app.py"]
+    patch = next(project.glob(".ai/maestro/patches/*-task-1.patch"))
+    hint = f"git apply --3way {patch.relative_to(project)}"
+    assert "you edited src/app.py meanwhile" in t.result and hint in t.result
+    assert hint in res.out  # the run's final message says it too
+    # Following the message: with the person's edit set aside, the patch applies.
+    git(project, "checkout", "--", "src/app.py")
+    git(project, "apply", "--3way", str(patch))
+    assert "hi {name}" in (project / "src" / "app.py").read_text()
+
+
+def test_a_failed_task_leaves_git_status_as_it_was(cli, project, runenv, monkeypatch):
+    monkeypatch.setenv("MAESTRO_MAX_RETRIES", "1")
+    (project / "README.md").write_text("edited, not committed\n")
+    (project / "todo.txt").write_text("untracked\n")
+    write_plan(cli, project, [task(1, validation="false")])
+    before = status(project)
+    runenv.default("codex", step())
+    assert cli("run").code == 2
+    assert plan(project).task("1").status == "blocked"
+    assert status(project) == before and not (project / "src").exists()
+    assert (project / "README.md").read_text() == "edited, not committed\n"
+    assert not worktree_dirs(project)
+
+
+def test_keep_worktrees_keeps_a_failed_attempt_and_names_it(cli, project, runenv, monkeypatch):
+    monkeypatch.setenv("MAESTRO_MAX_RETRIES", "0")
+    write_plan(cli, project, [task(1, validation="false")])
+    runenv.script("codex", [step()])
+    assert cli("run", "--keep-worktrees").code == 2
+    [kept] = worktree_dirs(project)
+    assert (kept / "src" / "app.py").exists()
+    t = plan(project).task("1")
+    assert f"its worktree is kept: {kept.relative_to(project)}" in t.result
+    assert any(e["kind"] == "worktree_kept" for e in events(project))
+
+
+def test_spokes_start_from_uncommitted_work_and_dependencies(cli, project, runenv):
+    (project / "draft.txt").write_text("uncommitted\n")
+    write_plan(
+        cli,
+        project,
+        [
+            task(1),
+            task(
+                2,
+                files=["src/b.py"],
+                validation="test -f src/app.py && test -f draft.txt",
+                depends=[1],
+            ),
+        ],
+    )
+    runenv.script("codex", [step(), step("src/b.py")])
+    assert cli("run").code == 0
+    second = runenv.runs("codex")[1]
+    cwd = Path(second["argv"][second["argv"].index("-C") + 1])
+    assert cwd.parent == project / ".ai" / "maestro" / "worktrees"
+    assert "--sandbox" in second["argv"] and str(cwd) in max(second["argv"], key=len)
+    assert git(project, "branch", "--list") == "* main\n"  # no branch for any worktree
+    assert git(project, "log", "--format=%s") == "init\n"  # HEAD never moved
+
+
+def test_a_spoke_writing_into_the_users_tree_fails_scope(cli, project, runenv):
+    write_plan(cli, project, [task(1)])
+    target = project / "src" / "app.py"
+    runenv.script(
+        "codex",
+        [{"text": answer(), "write": [{"path": str(target), "content": "x = 1\n"}], "force": True}],
+    )
+    assert cli("run").code == 2
+    t = plan(project).task("1")
+    assert t.status == "failed" and "wrote outside its worktree" in t.result
+    assert "src/app.py" in t.result
+
+
+def test_commit_commits_each_landed_task_on_the_branch(cli, project, runenv):
+    (project / "mine.txt").write_text("staged by me\n")
+    git(project, "add", "mine.txt")
+    write_plan(
+        cli,
+        project,
+        [task(1), task(2, files=["src/b.py"], validation="test -f src/b.py", depends=[1])],
+    )
+    runenv.script("codex", [step(), step("src/b.py")])
+    res = cli("run", "--commit", "--json")
+    assert res.code == 0, res.out + res.err
+    log = git(project, "log", "--format=%s%n%b").split("\n")
+    assert "Task 2: Write module number 2" in log and "Task 1: Write module number 1" in log
+    assert any(line.startswith("Landed by maestro run ") for line in log)
+    t = plan(project).task("2")
+    assert t.receipt.commit == git(project, "rev-parse", "HEAD").strip()
+    assert git(project, "show", "--name-only", "--format=", "HEAD").split() == ["src/b.py"]
+    assert status(project) == "A  mine.txt\n"  # the person's staged file stays staged
+    done = [e for e in events(project) if e["kind"] == "task_done"]
+    assert all(e["commit"] for e in done)
+
+
+def test_in_place_says_so(cli, project, runenv):
+    (project / ".gitignore").write_text(".ai/\n")  # the state dir ignored, as projects do
+    git(project, "add", ".gitignore")
+    git(project, "commit", "-q", "-m", "ignore the state dir")
+    write_plan(cli, project, [task(1)])
+    runenv.script("codex", [step()])
+    res = cli("run", "--in-place")
+    assert res.code == 0
+    assert "in place, in the shared working tree (--in-place)" in res.out.splitlines()[0]
+    first = runenv.runs("codex")[0]
+    assert first["argv"][first["argv"].index("-C") + 1] == str(project)
+    assert plan(project).task("1").receipt.files_changed == ["src/app.py"]
+
+
+def test_the_receipt_records_the_change_and_later_tasks_see_it(cli, project, runenv):
+    write_plan(cli, project, [task(1)])
+    runenv.script("codex", [step()])
+    assert cli("run").code == 0
+    receipt = plan(project).task("1").receipt
+    parent = git(project, "rev-parse", f"{receipt.change}^").strip()
+    shown = git(project, "diff", "--name-only", parent, receipt.change).split()
+    assert shown == ["src/app.py"] and receipt.files_changed == ["src/app.py"]
+    event = next(e for e in events(project) if e["kind"] == "task_done")
+    assert event["landed"] == "landed"
+    assert json.dumps(event)  # plain data
