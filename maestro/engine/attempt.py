@@ -17,8 +17,8 @@ from maestro.state.model import Receipt, Task
 if TYPE_CHECKING:  # the pipeline imports this module: types only
     from maestro.agents.catalog import ResolvedAgent
     from maestro.engine.context import RunContext
+    from maestro.engine.workspace import Landing, Measured, Worktree
     from maestro.prompts.delegation import Delegation
-    from maestro.engine.workspace import Landing, Measured
     from maestro.prompts.results import ParsedResult
     from maestro.spokes.contract import DispatchRequest, SpokeResult
 
@@ -50,6 +50,7 @@ class Attempt:
     measured: Measured | None = None  # its exact change, read from its worktree
     landing: Landing | None = None  # how an accepted change reached the user's tree
     kept: Path | None = None  # its worktree, kept by --keep-worktrees
+    view: Worktree | None = None  # where its check runs when not its own worktree
 
 
 def make_request(

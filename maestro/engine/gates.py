@@ -293,8 +293,9 @@ def _integration(ctx: RunContext, task: Task, attempt: Attempt, root: Path | Non
     if shared:
         ctx.observer.begin("validate", task.id)
     try:
+        where = attempt.view.root if attempt.view is not None else root
         ran = run_validation(
-            task.validation, root=root or ctx.paths.root, env=env, timeout_s=attempt.timeout_s
+            task.validation, root=where or ctx.paths.root, env=env, timeout_s=attempt.timeout_s
         )
     finally:
         if shared:

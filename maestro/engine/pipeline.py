@@ -381,6 +381,8 @@ class TaskRunner:
                 forced_agent=forced_agent,
             )
         finally:
+            if spaces is not None and attempt.view is not None:
+                spaces.discard(attempt.view)
             if spaces is not None and worktree is not None:
                 keep = spaces.keep and attempt.failure is not None
                 attempt.kept = spaces.discard(worktree, keep=keep)
@@ -483,6 +485,9 @@ class TaskRunner:
             def changes(parsed: Any) -> Measured:
                 # Read before the validation command runs: what it writes is not the task's.
                 attempt.measured = spaces.measure(worktree, task.files, claimed_paths(parsed))
+                if task.mode == "coordinate":
+                    # Its subtasks landed while it worked: its check needs their work too.
+                    attempt.view = spaces.combined(worktree, attempt.measured)
                 return attempt.measured
         else:
             changes = ctx.observer.end("spoke", task_id)

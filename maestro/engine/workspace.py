@@ -181,6 +181,8 @@ class Workspaces:
         self._land_lock = threading.Lock()
         self._count = 0
         self._trees: dict[str, str] = {}
+        # Project files this run landed in the user's tree, and when: not a spoke's doing.
+        self._landed: dict[str, int] = {}
         self.links: list[str] = []
         self.base = ""
         self.integration = ""
@@ -238,6 +240,9 @@ class Workspaces:
             # The creator's pid ends the name: cleanup never takes a live process's worktree.
             name = f"{self.run_id}-{label}-{self._count}-p{os.getpid()}"
             base = self.integration
+        return self._open(name, base, watch)
+
+    def _open(self, name: str, base: str, watch: Sequence[str]) -> Worktree:
         path = self.dir / name
         self.repo.add_worktree(path, base)
         root = path / self.prefix if self.prefix else path
@@ -295,6 +300,8 @@ class Workspaces:
         for rel in sorted(set(wt.watched) | set(claimed)):
             if rel in inside or rel.startswith(("/", "..")):
                 continue
+            if self._landed.get(rel, 0) >= wt.started_ns:
+                continue  # another task of this run landed it meanwhile (a subtask, say)
             now = _stat(self.paths.root / rel)
             if rel in wt.watched:
                 if now != wt.watched[rel]:
@@ -302,6 +309,25 @@ class Workspaces:
             elif now is not None and now[0] >= wt.started_ns:
                 found.append(rel)
         return found
+
+    def combined(self, wt: Worktree, measured: Measured) -> Worktree | None:
+        """A worktree of the attempt's change on top of everything the run accepted since it
+        began (None when nothing was): where a coordinating task's check sees its subtasks'
+        work. A change that does not merge gets none (its landing reports the conflict)."""
+        with self._lock:
+            integration = self.integration
+        if integration == wt.base:
+            return None
+        change = self.repo.commit_tree(measured.tree, [wt.base], "maestro: a change, checked")
+        tree, _ = self.repo.merge_commits(integration, change)
+        if tree is None:
+            return None
+        commit = self.repo.commit_tree(tree, [integration], "maestro: a change on the latest")
+        self._trees[commit] = tree
+        with self._lock:
+            self._count += 1
+            name = f"{self.run_id}-check-{self._count}-p{os.getpid()}"
+        return self._open(name, commit, ())
 
     def discard(self, wt: Worktree, *, keep: bool = False) -> Path | None:
         """Remove the worktree; with ``keep`` leave it (marked kept) and return its path."""
@@ -327,6 +353,9 @@ class Workspaces:
                 return Landing(change, "conflict", conflicts, self._save_patch(task_id, measured))
             for write in writes:
                 write()
+            now = time.time_ns()
+            for item in measured.changes:
+                self._landed[self._relative(item.path)] = now
             landing = Landing(change, "landed")
             if self.commit:
                 try:
