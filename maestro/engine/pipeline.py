@@ -62,15 +62,41 @@ class TaskRunner:
         review: bool = True,
     ) -> Outcome:
         try:
-            return self._ladder(task_id, extra, resume_session, review)
+            outcome = self._ladder(task_id, extra, resume_session, review)
         except MaestroError as exc:
             # A problem outside the ladder (a bad config table, git failing, a plan edit that
             # cannot be merged): the task must not stay marked running by a live engine.
             self._abandon(task_id, exc)
-            return Outcome("failed", str(exc))
+            outcome = Outcome("failed", str(exc))
         finally:
             with self._settled:
                 self._settled.notify_all()
+        self._tell_coordinator(task_id, outcome)
+        return outcome
+
+    def _tell_coordinator(self, task_id: str, outcome: Outcome) -> None:
+        """A subtask's coordinating spoke follows its workers with `mail wait`: the engine
+        tells it how each ended (the gates' verdict, or a failure the worker never got to
+        report), so it never waits for a report that cannot come."""
+        from maestro.bus.mailbox import Mailbox
+
+        try:
+            task = self.ctx.store.load().find(task_id)
+            coordinator = self._coordinator_of(task) if task is not None else None
+            if coordinator is None:
+                return
+            said = {"pending": "left pending"}.get(outcome.status, outcome.status)
+            subject = f"task {task_id} {said}" + (f": {outcome.note}" if outcome.note else "")
+            Mailbox(self.ctx.paths).send(
+                run_session_id(self.ctx.run.run_id),
+                [coordinator],
+                type="notification",
+                priority="normal" if outcome.status == "done" else "high",
+                subject=subject if len(subject) <= 120 else subject[:117] + "...",
+                body=outcome.note or f"Task {task_id} is {outcome.status}.",
+            )
+        except MaestroError:
+            pass  # the mailbox cannot be written: the plan still says how the task ended
 
     def _abandon(self, task_id: str, exc: MaestroError) -> None:
         try:

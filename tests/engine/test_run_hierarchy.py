@@ -213,6 +213,12 @@ def test_a_parent_whose_subtask_fails_is_blocked_and_names_them(cli, project, ru
                 "shell": [
                     _spawn("Write the greeting module", "src/app.py"),
                     _spawn("Write the farewell module", "src/bye.py", "--depends", "4.1"),
+                    # The worker fails before it can report: the engine tells its coordinator.
+                    {
+                        "maestro": ["mail", "wait", "--timeout", "20"],
+                        "until": "task 4.1 ",
+                        "tries": 3,
+                    },
                 ],
             }
         ],
@@ -225,3 +231,6 @@ def test_a_parent_whose_subtask_fails_is_blocked_and_names_them(cli, project, ru
     assert statuses["4"] == "blocked" and statuses["5"] == "pending"
     assert f"4.1 {statuses['4.1']}, 4.2 pending" in final.task("4").result
     assert len(runenv.runs("codex")) == 1  # 4.2 never ran: it waits for 4.1
+    heard = runenv.runs("claude")[0]["shell"][2]
+    assert heard["exit"] == 0 and f"task 4.1 {statuses['4.1']}: " in heard["stdout"]
+    assert "notification high from run-" in heard["stdout"]
