@@ -424,8 +424,8 @@ def test_model_that_never_answers_is_killed_at_the_agent_timeout(
 def test_a_coordinating_claude_spoke_spawns_a_subtask_with_its_shell_tool(cli, model, project):
     """Task 4 (Mode: coordinate) runs in a real Claude spoke whose model types
     `maestro task spawn` in Claude's Bash tool, then `maestro mail wait`; the run
-    dispatches 4.1 to another real Claude spoke, which writes the file and reports
-    complete through its own Bash tool; 4.1 is done, then 4."""
+    dispatches 4.1 to another real Claude spoke, which writes the file in its worktree and
+    reports complete through its own Bash tool; 4.1 lands and is done, then 4."""
     import shlex
     import sys
 
@@ -461,7 +461,7 @@ def test_a_coordinating_claude_spoke_spawns_a_subtask_with_its_shell_tool(cli, m
             steps = [ToolCall(spawn), ToolCall(f"{maestro} mail wait --timeout 90")]
             return steps[len(done)] if len(done) < len(steps) else result_text()
         steps = [
-            WriteFile(str(project / "hello.txt"), CONTENT),
+            WriteFile(str(worktree_of(body) / "hello.txt"), CONTENT),
             ToolCall(f"{maestro} task report complete 'wrote hello.txt'"),
         ]
         return steps[len(done)] if len(done) < len(steps) else result_text()
