@@ -386,15 +386,26 @@ class Mailbox:
     ) -> tuple[list[Message], list[Garbled]]:
         """The session's mail, by priority then time. Unread messages are marked read by
         ``reader`` (default the session) in the same transaction that selects them, and
-        come back with ``new=True``: to exactly one reader, whatever runs at once."""
+        come back with ``new=True``: to exactly one reader, whatever runs at once.
+
+        Only a reader with something to claim takes the write lock. One that finds
+        nothing unread (a waiter's check, most checks) stays in a read transaction, which
+        in WAL never waits: taking the lock there, it would meet any sender's transaction
+        and sleep in SQLite's busy handler, whose steps are 1, 2, 5, 10 ms and more."""
         reader = reader or session_id
         mine, mine_args = addressed_to(session_id)
         stored = self.path.exists()
         with self._db(write=mark and stored) as conn:
-            conn.execute("BEGIN IMMEDIATE" if mark and stored else "BEGIN")
+            conn.execute("BEGIN")
             try:
+                claim = mark and stored and self._any_unread(conn, mine, mine_args)
+                if claim:
+                    # Upgraded: what the read saw unread is claimed (or found claimed by
+                    # another reader) under the lock; nothing in between is lost.
+                    conn.execute("COMMIT")
+                    conn.execute("BEGIN IMMEDIATE")
                 claimed: set[int] = set()
-                if mark and stored:
+                if claim:
                     claimed = {
                         row[0]
                         for row in conn.execute(
@@ -430,6 +441,13 @@ class Mailbox:
             messages.append(parsed)
         messages.sort(key=sort_key)
         return messages, garbled
+
+    @staticmethod
+    def _any_unread(conn: sqlite3.Connection, mine: str, args: Sequence[Any]) -> bool:
+        found = conn.execute(
+            f"SELECT 1 FROM delivery d WHERE {mine} AND d.read_at IS NULL LIMIT 1", args
+        ).fetchone()
+        return found is not None
 
     def unread_count(self, session_id: str) -> int:
         if not self.path.exists():

@@ -288,6 +288,31 @@ def test_a_doorbell_rings_without_a_write_and_wakes_its_waiter_each_time(office)
     assert box.bell(worker.id).stat().st_size == 0
 
 
+def test_a_check_that_finds_nothing_does_not_wait_for_a_sender(office, monkeypatch):
+    """Only a reader with something to claim takes the write lock: an empty check (a
+    waiter's, most checks) reads while a sender holds it, instead of sleeping in SQLite's
+    busy handler until the sender is done."""
+    import sqlite3
+
+    from maestro.bus import mailbox as mailbox_module
+
+    worker = office.worker("4")
+    box = Mailbox(office.paths)
+    box.send(office.run, [worker.id], type="notification", priority="low", subject="s", body="b")
+    assert [m.body for m in box.inbox(worker.id, unread_only=True)[0]] == ["b"]
+    monkeypatch.setattr(mailbox_module, "BUSY_TIMEOUT_MS", 3000)
+    sender = sqlite3.connect(box.path, isolation_level=None)
+    sender.execute("BEGIN IMMEDIATE")  # a send in the middle of its transaction
+    try:
+        started = time.monotonic()
+        assert box.inbox(worker.id, unread_only=True)[0] == []
+        assert [m.body for m in box.inbox(worker.id)[0]] == ["b"]  # `mail inbox`: all read
+        assert time.monotonic() - started < 1
+    finally:
+        sender.execute("ROLLBACK")
+        sender.close()
+
+
 def test_wait_ends_when_the_coordinator_dies(office, cli, monkeypatch):
     worker = office.worker("1")
     office.become(monkeypatch, worker.id)
