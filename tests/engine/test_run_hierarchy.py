@@ -1,6 +1,8 @@
 """Hierarchy in a run: a coordinating task's spoke spawns subtasks with `maestro task
 spawn` (typed in its shell, as the fake CLIs' `shell` step does), the running engine
-dispatches them as its workers, and the parent finishes after them."""
+dispatches them as its workers, and the parent finishes after them. What a spoke may not
+do (re-enter `maestro run`, spawn outside its files or deeper than max_depth) is refused
+in its shell with exit 1, one line and the fix."""
 
 from __future__ import annotations
 
@@ -58,6 +60,7 @@ def _parent_answer() -> dict:
 def test_a_coordinating_task_spawns_subtasks_that_run_under_it(cli, project, runenv, monkeypatch):
     # One slot: the parent, waiting for its subtasks, must give its slot to them.
     monkeypatch.setenv("MAESTRO_MAX_CONCURRENT", "1")
+    monkeypatch.setenv("MAESTRO_MAX_DEPTH", "1")  # 4.1 may coordinate, but not spawn
     _plan(cli, project)
     runenv.script(
         "claude",
@@ -66,7 +69,8 @@ def test_a_coordinating_task_spawns_subtasks_that_run_under_it(cli, project, run
                 **_parent_answer(),
                 "shell": [
                     ["run"],  # a spoke cannot re-enter maestro run
-                    _spawn("Write the greeting module", "src/app.py"),
+                    _spawn("Edit the readme", "README.md"),  # outside task 4's files
+                    _spawn("Write the greeting module", "src/app.py", "--mode", "coordinate"),
                     _spawn("Write the farewell module", "src/bye.py", "--depends", "4.1"),
                     {
                         "maestro": ["mail", "wait", "--timeout", "20"],
@@ -80,7 +84,13 @@ def test_a_coordinating_task_spawns_subtasks_that_run_under_it(cli, project, run
     runenv.script(
         "codex",
         [
-            step("src/app.py", shell=[["task", "report", "complete", "greeting written"]]),
+            step(
+                "src/app.py",
+                shell=[
+                    _spawn("Split the greeting", "src/app.py"),  # depth 2 > max_depth 1
+                    ["task", "report", "complete", "greeting written"],
+                ],
+            ),
             step(
                 "src/bye.py",
                 content="def bye(name):\n    return f'bye {name}'\n",
@@ -124,26 +134,35 @@ def test_a_coordinating_task_spawns_subtasks_that_run_under_it(cli, project, run
     parent = sessions[parent_call["env"]["MAESTRO_SESSION_ID"]]
     assert parent.mode == "coordinated-coordinator" and parent.task_ids == ["4"]
     assert parent.coordinator == f"run-{run_events[0]['run_id']}"
-    for call, tid in zip(runenv.runs("codex"), ("4.1", "4.2"), strict=True):
+    modes = ("coordinated-coordinator", "coordinated-worker")  # 4.1 was spawned to coordinate
+    for call, tid, mode in zip(runenv.runs("codex"), ("4.1", "4.2"), modes, strict=True):
         worker = sessions[call["env"]["MAESTRO_SESSION_ID"]]
-        assert (worker.mode, worker.task_ids, worker.coordinator) == (
-            "coordinated-worker",
-            [tid],
-            parent.id,
-        )
+        assert (worker.mode, worker.task_ids, worker.coordinator) == (mode, [tid], parent.id)
         assert call["env"]["MAESTRO_COORDINATOR_SESSION_ID"] == parent.id
-        assert call["shell"][0]["exit"] == 0
+        assert call["shell"][-1]["exit"] == 0
     prompt = prompt_of(parent_call)
     assert "maestro task spawn --title" in prompt and "maestro run [" not in prompt
 
     shell = parent_call["shell"]
     refused = shell[0]
-    assert refused["exit"] == 1 and "cannot start a run inside a spoke" in refused["stderr"]
-    assert len(refused["stderr"].strip().splitlines()) == 1 and "task spawn" in refused["stderr"]
-    assert [s["exit"] for s in shell[1:3]] == [0, 0]
-    assert shell[1]["stdout"].startswith("spawned Task 4.1 under Task 4: Write the greeting module")
-    assert "after 4.1" in shell[2]["stdout"]
-    assert "task 4.2 complete: farewell written" in "".join(s["stdout"] for s in shell[3:])
+    _one_line_refusal(refused, "cannot start a run inside a spoke")
+    assert "task spawn" in refused["stderr"]
+    _one_line_refusal(shell[1], "subtask file README.md is not within Task 4's files (src/)")
+    assert [s["exit"] for s in shell[2:4]] == [0, 0]
+    assert shell[2]["stdout"].startswith("spawned Task 4.1 under Task 4: Write the greeting module")
+    assert "after 4.1" in shell[3]["stdout"]
+    assert "task 4.2 complete: farewell written" in "".join(s["stdout"] for s in shell[4:])
+    _one_line_refusal(
+        runenv.runs("codex")[0]["shell"][0], "subtasks are capped at depth 1 (max_depth)"
+    )
+    assert final.task("4.1").mode == "coordinate" and not final.find("4.1.1")
+
+
+def _one_line_refusal(ran: dict, phrase: str) -> None:
+    """A refused `maestro ...` typed in a spoke's shell: exit 1, one line, the fix."""
+    assert ran["exit"] == 1 and ran["stdout"] == "", ran
+    line = ran["stderr"].strip()
+    assert len(line.splitlines()) == 1 and phrase in line and " Fix: " in line, line
 
 
 def test_a_coordinator_that_ends_before_its_subtasks(cli, project, runenv):
