@@ -332,8 +332,12 @@ class Engine:
             workspace="worktrees" if spaces is not None else "in-place",
             workspace_line=self.mode.line() if self.mode else None,
         )
-        with _abort_on_sigterm(scheduler), reports:
-            report = scheduler.run()
+        try:
+            with _abort_on_sigterm(scheduler), reports:
+                report = scheduler.run()
+        finally:
+            if spaces is not None:
+                spaces.close()
         reports.deliver(last=True)
         summary = self._summary(
             store,

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from maestro.engine.ownership import owned_by_any
+from maestro.errors import MaestroError
 from maestro.fsutil import atomic_write
 from maestro.git import KEEP_SUFFIX, Repo, TreeChange, in_use
 from maestro.paths import ProjectPaths
@@ -55,6 +56,7 @@ NOISE = (
     "node_modules/.cache",
 )
 _ZERO = re.compile(r"^0+$")
+SPARES = 1  # worktrees a run keeps made ahead: git's time moves off the attempts' path
 
 
 def noise_globs(prefix: str = "") -> list[str]:
@@ -183,6 +185,11 @@ class Workspaces:
         self._trees: dict[str, str] = {}
         # Project files this run landed in the user's tree, and when: not a spoke's doing.
         self._landed: dict[str, int] = {}
+        # Worktrees made ahead of the attempts that take them (see create).
+        self.ahead = SPARES
+        self._spares: list[Worktree] = []
+        self._filler: threading.Thread | None = None
+        self._closed = False
         self.links: list[str] = []
         self.base = ""
         self.integration = ""
@@ -235,14 +242,74 @@ class Workspaces:
 
     # -- one attempt's worktree ---------------------------------------------------------
     def create(self, label: str, watch: Sequence[str] = ()) -> Worktree:
+        """A worktree of the integration commit for one attempt: a spare made ahead when
+        there is one (moved to the latest integration commit by a checkout of the files
+        that differ), else a new one. Either way another spare is then made in the
+        background, so a ready task seldom waits for ``git worktree add``."""
+        with self._lock:
+            base = self.integration
+            spare = self._spares.pop() if self._spares else None
+        if spare is not None and spare.base != base:
+            self.repo.run("checkout", "-q", "--detach", base, cwd=spare.path)
+            spare.base, spare.base_tree = base, self._tree(base)
+            own = _worktree_index(spare.path)
+            if own is not None and own.exists():
+                shutil.copyfile(own, spare.index)
+        worktree = spare or self._open(self._name(label), base)
+        worktree.watched = {rel: _stat(self.paths.root / rel) for rel in watch}
+        worktree.started_ns = time.time_ns()
+        self._fill()
+        return worktree
+
+    def _name(self, label: str) -> str:
         with self._lock:
             self._count += 1
             # The creator's pid ends the name: cleanup never takes a live process's worktree.
-            name = f"{self.run_id}-{label}-{self._count}-p{os.getpid()}"
-            base = self.integration
-        return self._open(name, base, watch)
+            return f"{self.run_id}-{label}-{self._count}-p{os.getpid()}"
 
-    def _open(self, name: str, base: str, watch: Sequence[str]) -> Worktree:
+    def _fill(self) -> None:
+        """Make spares in the background, up to ``self.ahead``."""
+        with self._lock:
+            if self._closed or len(self._spares) >= self.ahead:
+                return
+            if self._filler is not None and self._filler.is_alive():
+                return
+            self._filler = threading.Thread(target=self._make_spares, daemon=True)
+            self._filler.start()
+
+    def _make_spares(self) -> None:
+        while True:
+            with self._lock:
+                if self._closed or len(self._spares) >= self.ahead:
+                    return
+                base = self.integration
+            try:
+                spare = self._open(self._name("task"), base)
+            except MaestroError:
+                return  # an attempt then makes its own, and says what failed
+            with self._lock:
+                if self._closed:
+                    leftover: Worktree | None = spare
+                else:
+                    self._spares.append(spare)
+                    leftover = None
+            if leftover is not None:
+                self.discard(leftover)
+                return
+
+    def close(self) -> None:
+        """The run ends: no more spares; those left are removed."""
+        with self._lock:
+            self._closed = True
+            filler = self._filler
+        if filler is not None:
+            filler.join()
+        with self._lock:
+            spares, self._spares = self._spares, []
+        for spare in spares:
+            self.discard(spare)
+
+    def _open(self, name: str, base: str, watch: Sequence[str] = ()) -> Worktree:
         path = self.dir / name
         self.repo.add_worktree(path, base)
         root = path / self.prefix if self.prefix else path
@@ -327,7 +394,7 @@ class Workspaces:
         with self._lock:
             self._count += 1
             name = f"{self.run_id}-check-{self._count}-p{os.getpid()}"
-        return self._open(name, commit, ())
+        return self._open(name, commit)
 
     def discard(self, wt: Worktree, *, keep: bool = False) -> Path | None:
         """Remove the worktree; with ``keep`` leave it (marked kept) and return its path."""
@@ -562,6 +629,7 @@ class ReadOnlyWorktree:
             return None
         stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
         self.spaces = Workspaces(self.paths, mode.repo, f"{self.label}-{stamp}", self.settings)
+        self.spaces.ahead = 0  # one reader, one worktree
         self.spaces.prepare(self.commit)
         self.worktree = self.spaces.create("read")
         self.root = self.worktree.root

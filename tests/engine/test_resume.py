@@ -62,8 +62,10 @@ def test_sigkill_then_run_recovers_and_never_reruns_done_tasks(cli, project, run
     killed_run = (project / ".ai" / "maestro" / "runs" / "latest").read_text().strip()
 
     worktrees = project / ".ai" / "maestro" / "worktrees"
-    [left] = [p.name for p in worktrees.iterdir() if p.is_dir()]
-    assert left == f"{killed_run}-task-2-2-p{engine.pid}"
+    left = [p.name for p in worktrees.iterdir() if p.is_dir()]  # Task 2's, and a spare
+    assert left and all(
+        n.startswith(f"{killed_run}-task-") and n.endswith(f"-p{engine.pid}") for n in left
+    )
     before = plan(project)
     assert before.task("1").status == "done" and before.task("2").status == "running"
     assert pid_alive(spoke_pid)  # the spoke outlived its engine (own process group)

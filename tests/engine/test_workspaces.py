@@ -211,3 +211,32 @@ def test_the_receipt_records_the_change_and_later_tasks_see_it(cli, project, run
     event = next(e for e in events(project) if e["kind"] == "task_done")
     assert event["landed"] == "landed"
     assert json.dumps(event)  # plain data
+
+
+def test_ignored_dependency_folders_are_linked_not_copied(cli, project, runenv):
+    (project / ".gitignore").write_text("node_modules/\n")
+    (project / "node_modules" / "left-pad").mkdir(parents=True)
+    (project / "node_modules" / "left-pad" / "index.js").write_text("module.exports = 1\n")
+    (project / "vendor").mkdir()  # tracked: in every worktree already, never linked
+    (project / "vendor" / "lib.txt").write_text("tracked\n")
+    git(project, "add", "-A")
+    git(project, "commit", "-q", "-m", "deps")
+    check = "test -f node_modules/left-pad/index.js && test ! -L vendor && test -f src/app.py"
+    write_plan(cli, project, [task(1, validation=check)])
+    runenv.script("codex", [step()])
+    res = cli("run")
+    assert res.code == 0, res.out + res.err
+    t = plan(project).task("1")
+    assert t.receipt.validation_exit == 0 and t.receipt.files_changed == ["src/app.py"]
+    assert (project / "node_modules" / "left-pad" / "index.js").exists()  # the user's, intact
+
+
+def test_workspace_links_can_be_switched_off(cli, project, runenv):
+    (project / ".gitignore").write_text("node_modules/\n")
+    (project / "node_modules").mkdir()
+    git(project, "add", "-A")
+    git(project, "commit", "-q", "-m", "deps")
+    write_plan(cli, project, [task(1, validation="test ! -e node_modules")])
+    (project / ".ai" / "maestro.toml").write_text("workspace_links = []\n")
+    runenv.script("codex", [step()])
+    assert cli("run").code == 0
