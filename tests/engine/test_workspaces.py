@@ -240,3 +240,20 @@ def test_workspace_links_can_be_switched_off(cli, project, runenv):
     (project / ".ai" / "maestro.toml").write_text("workspace_links = []\n")
     runenv.script("codex", [step()])
     assert cli("run").code == 0
+
+
+def test_a_spokes_own_commits_in_its_worktree_count_as_its_change(cli, project, runenv):
+    write_plan(cli, project, [task(1)])
+    s = step()
+    # Its shell tool commits the file it wrote, in its worktree (detached: no branch moves).
+    s["shell"] = [{"sh": "git add src/app.py && git commit -q -m 'spoke commit'"}]
+    runenv.script("codex", [s])
+    res = cli("run")
+    assert res.code == 0, res.out + res.err
+    call = runenv.runs("codex")[0]
+    assert call["shell"][0]["exit"] == 0, call["shell"]
+    t = plan(project).task("1")
+    assert t.status == "done" and t.receipt.files_changed == ["src/app.py"]
+    assert "hi {name}" in (project / "src" / "app.py").read_text()
+    assert git(project, "log", "--format=%s") == "init\n"  # the user's branch never moved
+    assert git(project, "branch", "--list") == "* main\n"
