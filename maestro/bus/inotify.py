@@ -19,6 +19,8 @@ IN_ATTRIB = 0x004
 IN_CLOSE_WRITE = 0x008
 IN_MOVED_TO = 0x080
 IN_CREATE = 0x100
+IN_DELETE_SELF = 0x400
+IN_IGNORED = 0x8000  # the watch is gone (its folder deleted or unmounted)
 IN_NONBLOCK = 0o4000
 IN_CLOEXEC = 0o2000000
 _HEADER = struct.Struct("iIII")  # wd, mask, cookie, name length
@@ -53,6 +55,7 @@ class FolderWatch:
         if libc is None:
             raise OSError("inotify is not available")
         self.wanted = wanted
+        self.gone = False  # the folder was deleted: this watch will hear nothing more
         self.fd = libc.inotify_init1(IN_NONBLOCK | IN_CLOEXEC)
         if self.fd < 0:
             raise OSError(ctypes.get_errno(), "inotify_init1 failed")
@@ -69,6 +72,10 @@ class FolderWatch:
             return False
         return self._drain()
 
+    def drain(self) -> None:
+        """Drop the events queued so far (a kept watch, armed again for a new wait)."""
+        self._drain()
+
     def _drain(self) -> bool:
         hit = False
         while True:
@@ -78,7 +85,9 @@ class FolderWatch:
                 return hit
             offset = 0
             while offset + _HEADER.size <= len(data):
-                _, _, _, length = _HEADER.unpack_from(data, offset)
+                _, mask, _, length = _HEADER.unpack_from(data, offset)
+                if mask & (IN_IGNORED | IN_DELETE_SELF):
+                    self.gone = True
                 raw = data[offset + _HEADER.size : offset + _HEADER.size + length]
                 offset += _HEADER.size + length
                 if self.wanted(os.fsdecode(raw.rstrip(b"\0"))):

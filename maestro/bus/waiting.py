@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from maestro.bus.mailbox import Garbled, Mailbox, Message, reads_for
@@ -81,19 +82,43 @@ class _EventWatch:
         return fired
 
 
+# A process's inotify watches, one per bell folder, session and thread (two waits at
+# once never share one), kept for the process's life: closing an inotify descriptor waits for the kernel's SRCU grace period (~16 ms
+# measured here), which a wait that closed its watch paid between the mail's arrival
+# and its return. The kernel closes them at exit.
+_WATCHES: dict[tuple[str, str, int], tuple[Any, tuple[int, int]]] = {}
+
+
+def _folder_id(folder: Path) -> tuple[int, int]:
+    info = folder.stat()
+    return info.st_dev, info.st_ino
+
+
 @contextmanager
 def _watch(paths: ProjectPaths, session_id: str) -> Iterator[Any]:
-    """Armed on entry: any bell rung afterwards wakes the next ``wait``."""
+    """Armed on entry: any bell rung afterwards wakes the next ``wait``. A watch kept
+    from an earlier wait is reused, its old events dropped (the read that follows the
+    arming covers them); one on a bell folder since replaced is made anew."""
     from maestro.bus import inotify
 
     bells = Mailbox(paths).bells
     bells.mkdir(parents=True, exist_ok=True)
-    if inotify.available():
-        with inotify.FolderWatch(str(bells), lambda name: reads_for(session_id, name)) as watch:
-            yield watch
-    else:
+    if not inotify.available():
         with Doorbell(paths, [session_id]) as bell:
             yield _EventWatch(bell)
+        return
+    key, folder = (str(bells), session_id, threading.get_ident()), _folder_id(bells)
+    kept = _WATCHES.get(key)
+    if kept is not None:
+        kept[0].drain()
+    if kept is not None and kept[1] == folder and not kept[0].gone:
+        watch = kept[0]
+    else:
+        if kept is not None:
+            kept[0].close()
+        watch = inotify.FolderWatch(str(bells), lambda name: reads_for(session_id, name))
+        _WATCHES[key] = (watch, folder)
+    yield watch
 
 
 def wait_for_mail(

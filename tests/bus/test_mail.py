@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
 import time
@@ -367,6 +368,52 @@ def test_a_long_lived_waiter_keeps_one_connection_across_waits(office):
     finally:
         kept.close()
     assert Mailbox(office.paths).unread_count(worker.id) == 0
+
+
+def test_a_wait_returns_without_closing_its_watch_and_reuses_it(office):
+    """Closing an inotify descriptor waits for the kernel (~16 ms): a wait keeps its
+    watch for the next one, and makes a new one when the bell folder was replaced."""
+    import shutil
+
+    from maestro.bus import waiting
+
+    worker = office.worker("5")
+    box = Mailbox(office.paths)
+
+    def later(body: str) -> threading.Timer:
+        timer = threading.Timer(
+            0.3,
+            lambda: box.send(
+                "user", [worker.id], type="notification", priority="low", subject="s", body=body
+            ),
+        )
+        timer.start()
+        return timer
+
+    def kept_watch() -> object:
+        (watch,) = [w for (folder, who, _), (w, _) in waiting._WATCHES.items() if who == worker.id]
+        return watch
+
+    for body in ("one", "two"):
+        later(body).join()  # sent before this wait: found by its first read
+        timer = later(body + " more")
+        started = time.monotonic()
+        outcome = wait_for_mail(office.paths, worker.id, 20)
+        timer.join()
+        assert [m.body for m in outcome.messages] == [body]
+        outcome = wait_for_mail(office.paths, worker.id, 20)
+        assert [m.body for m in outcome.messages] == [body + " more"]
+        assert time.monotonic() - started < 10  # woken, not timed out
+    first = kept_watch()
+    os.fstat(first.fd)  # still open after four waits
+    shutil.rmtree(box.bells)  # replaced: a watch on the old folder would hear nothing
+    box.bells.mkdir()
+    timer = later("three")
+    started = time.monotonic()
+    outcome = wait_for_mail(office.paths, worker.id, 20)
+    timer.join()
+    assert [m.body for m in outcome.messages] == ["three"] and time.monotonic() - started < 10
+    assert kept_watch() is not first
 
 
 def test_send_into_an_existing_thread(office, cli, monkeypatch):
