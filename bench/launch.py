@@ -13,7 +13,8 @@ each batch waiting for its slowest process.
    stagger rule (goal <= 1.05), simulated with the scheduler's own priority.
 2. A chain of 20 x 0.2 s: the median time from a task's dependency ending (its fake's
    last word) to its own spoke process being forked (the kernel's start time, 10 ms
-   ticks), at shipped defaults (goal <= 60 ms) and with no stagger; batch waves alike.
+   ticks), at shipped defaults (goal <= 60 ms), also `--in-place` where runs have a
+   worktree per dispatch, and with no stagger; batch waves alike.
 3. 4 independent 2 s tasks, 4 at once, no stagger: wall (goal <= 2.2 s); batch waves.
 4. `maestro run` on a 3-task plan: from the process's start to its first spoke's fork
    (goal <= 150 ms), median of --samples runs.
@@ -50,6 +51,17 @@ from tests.engine.runkit import answer
 from tests.fakes.plugin import FakeClis
 
 CRITERION = "the note names the module that owns parsing"
+# Isolated workspaces (a worktree per dispatch in a git repository) are the default where
+# this maestro has them; `--in-place` is the shared tree.
+WORKTREES = (
+    "--in-place"
+    in subprocess.run(
+        [sys.executable, "-m", "maestro", "run", "--help"],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout
+)
 SHIPPED = {"MAESTRO_MAX_CONCURRENT": None, "MAESTRO_STAGGER_DELAY": None}
 NO_LIMITS = {"MAESTRO_MAX_CONCURRENT": "64", "MAESTRO_STAGGER_DELAY": "0"}
 
@@ -258,9 +270,9 @@ class Project:
 
 
 def run_maestro(
-    project: Project, settings: dict[str, str | None]
+    project: Project, settings: dict[str, str | None], *flags: str
 ) -> tuple[float, list[dict[str, Any]]]:
-    _, wall, out = project.maestro("run", settings=settings)
+    _, wall, out = project.maestro("run", *flags, settings=settings)
     if out.returncode != 0:
         raise SystemExit(
             f"maestro run exited {out.returncode}: {out.stdout[-2000:]}{out.stderr[-2000:]}"
@@ -336,9 +348,13 @@ def section_dag(base: Path, seed: int) -> None:
 
 def section_chain(base: Path) -> None:
     tasks, durations = chain(20, 0.2)
-    for label, settings in (("shipped defaults", SHIPPED), ("no stagger", NO_LIMITS)):
-        project = Project.create(base / f"chain-{label.replace(' ', '-')}", tasks, durations)
-        wall, runs = run_maestro(project, settings)
+    variants = [("shipped defaults", SHIPPED, ()), ("no stagger", NO_LIMITS, ())]
+    if WORKTREES:
+        variants.insert(1, ("shipped defaults, --in-place", SHIPPED, ("--in-place",)))
+    for label, settings, flags in variants:
+        folder = base / f"chain-{''.join(c if c.isalnum() else '-' for c in label)}"
+        project = Project.create(folder, tasks, durations)
+        wall, runs = run_maestro(project, settings, *flags)
         gaps = handoffs(tasks, runs)
         print(
             f"2. chain of 20 x 0.2 s, {label}: dependency end -> spoke fork median {statistics.median(gaps):.0f} ms (min {min(gaps):.0f}, max {max(gaps):.0f}; goal <= 60 ms at defaults), wall {wall:.2f} s"
