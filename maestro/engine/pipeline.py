@@ -407,11 +407,13 @@ class TaskRunner:
                 forced_agent=forced_agent,
             )
         finally:
+            # Removed in the background: the outcome goes to the scheduler, and the tasks
+            # waiting for it start, without waiting for `git worktree remove`.
             if spaces is not None and attempt.view is not None:
-                spaces.discard(attempt.view)
+                spaces.discard_later(attempt.view)
             if spaces is not None and worktree is not None:
                 keep = spaces.keep and attempt.failure is not None
-                attempt.kept = spaces.discard(worktree, keep=keep)
+                attempt.kept = spaces.discard_later(worktree, keep=keep)
                 if attempt.kept is not None:
                     ctx.emit("worktree_kept", task=task_id, path=str(attempt.kept))
 

@@ -24,6 +24,7 @@ A failed attempt's worktree is removed (kept with ``--keep-worktrees``).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -189,6 +190,9 @@ class Workspaces:
         self.ahead = SPARES
         self._spares: list[Worktree] = []
         self._filler: threading.Thread | None = None
+        # Worktrees done with, removed in the background (see discard_later).
+        self._doomed: list[Worktree] = []
+        self._remover: threading.Thread | None = None
         self._closed = False
         self.links: list[str] = []
         self.base = ""
@@ -298,16 +302,46 @@ class Workspaces:
                 return
 
     def close(self) -> None:
-        """The run ends: no more spares; those left are removed."""
+        """The run ends: no more spares; those left, and worktrees still to be removed,
+        are removed before it returns."""
         with self._lock:
             self._closed = True
-            filler = self._filler
-        if filler is not None:
-            filler.join()
+            filler, remover = self._filler, self._remover
+        for thread in (filler, remover):
+            if thread is not None:
+                thread.join()
         with self._lock:
-            spares, self._spares = self._spares, []
-        for spare in spares:
-            self.discard(spare)
+            left, self._spares, self._doomed = self._spares + self._doomed, [], []
+        for worktree in left:
+            self.discard(worktree)
+
+    def discard_later(self, wt: Worktree, *, keep: bool = False) -> Path | None:
+        """``discard``, with the removal itself done in the background: `git worktree
+        remove` (~10 ms, more for a large tree) would otherwise stand between a finished
+        task and the start of the tasks waiting for it. The run removes what is left when
+        it closes; a killed run's leftovers go with the next run's start (clean_stale)."""
+        if keep:
+            return self.discard(wt, keep=True)
+        wt.index.unlink(missing_ok=True)
+        with self._lock:
+            if not self._closed:
+                self._doomed.append(wt)
+                if self._remover is None:  # (it clears itself, under the lock, when done)
+                    self._remover = threading.Thread(target=self._remove_doomed, daemon=True)
+                    self._remover.start()
+                return None
+        self.repo.remove_worktree(wt.path)
+        return None
+
+    def _remove_doomed(self) -> None:
+        while True:
+            with self._lock:
+                if not self._doomed:
+                    self._remover = None
+                    return
+                worktree = self._doomed.pop(0)
+            with contextlib.suppress(OSError, MaestroError):
+                self.repo.remove_worktree(worktree.path)
 
     def _open(self, name: str, base: str, watch: Sequence[str] = ()) -> Worktree:
         path = self.dir / name
