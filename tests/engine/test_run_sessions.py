@@ -4,6 +4,7 @@ spokes, each task attempt a coordinated worker whose shell can reach the mailbox
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 from maestro.bus.liveness import ProcessMark
@@ -103,6 +104,11 @@ def test_a_critical_directive_comes_first_and_session_stop_ends_the_task_with_it
     runenv.script("codex", [{"hang": True}])
     assert cli("run", "--detach").code == 0
     worker = _working_worker(project)
+    # The pid is attached when the process starts; the fake records its call once its
+    # interpreter is up: a stop before that would leave no call to count below.
+    deadline = time.monotonic() + 20
+    while not runenv.runs("codex") and time.monotonic() < deadline:
+        time.sleep(0.05)
     # The hub redirects the worker: its next inbox check shows the critical directive first.
     assert (
         cli(
