@@ -18,7 +18,8 @@ An accepted change lands twice: on the integration commit (a three-way merge whe
 tasks landed meanwhile) and in the user's working tree, file by file: a file the person
 has not touched since the run began takes the task's version; one they edited is merged
 three-way (``git merge-file``); if the same lines changed on both sides nothing is
-written, the patch is saved under ``.ai/maestro/patches/`` and the task stays done.
+written, the patch and the task's versions of the files are saved under
+``.ai/maestro/patches/`` with the commands that merge them in, and the task stays done.
 A failed attempt's worktree is removed (kept with ``--keep-worktrees``).
 """
 
@@ -102,17 +103,42 @@ class Landing:
     patch_file: Path | None = None
     committed: str | None = None  # the commit on the user's branch (--commit)
     commit_error: str | None = None
+    # How each withheld file is recovered: "merge" (the person's file and the task's
+    # started from a saved base), "added" (no base: both sides added it), "copy" (the
+    # person's is gone), "deleted" (the task deleted it).
+    recover: dict[str, str] = field(default_factory=dict)
 
     def note(self, shown: str) -> str:
         """What a person needs to know, for the task's Result (empty when it just landed)."""
         if self.status == "conflict":
             return (
                 f"its change was not applied: you edited {', '.join(self.conflicts)} meanwhile; "
-                f"the patch is saved: apply it with `git apply --3way {shown}` and resolve"
+                + self.advice(shown)
             )
         if self.commit_error:
             return f"landed uncommitted: `git commit` failed: {self.commit_error}"
         return ""
+
+    def advice(self, shown: str) -> str:
+        """Commands that bring the task's version of each withheld file into the person's
+        tree without touching their index (``git apply --3way`` would stage, and fails on
+        a file the person created untracked). ``shown`` is the patch as the person sees it;
+        the task's versions are saved beside it, in a folder of the same name."""
+        saved = shown.removesuffix(".patch")
+        steps = []
+        for rel, how in self.recover.items():
+            if how == "merge":
+                steps.append(f"`git merge-file {rel} {saved}.base/{rel} {saved}/{rel}`")
+            elif how == "added":
+                steps.append(f"`git merge-file {rel} /dev/null {saved}/{rel}`")
+            elif how == "copy":
+                steps.append(f"`cp {saved}/{rel} {rel}`")
+            else:
+                steps.append(f"the task deleted {rel}")
+        return (
+            f"the task's versions are saved in {saved}/ (the patch: {shown}): "
+            f"{'; '.join(steps)}, then resolve the conflict markers (your index is untouched)"
+        )
 
 
 def _stat(path: Path) -> tuple[int, int] | None:
@@ -451,7 +477,9 @@ class Workspaces:
             if not conflicts:
                 writes, conflicts = self._merge_into_user_tree(wt, measured.changes)
             if conflicts:
-                return Landing(change, "conflict", conflicts, self._save_patch(task_id, measured))
+                patch = self._save_patch(task_id, measured)
+                recover = self._save_versions(patch, wt, measured, conflicts)
+                return Landing(change, "conflict", conflicts, patch, recover=recover)
             for write in writes:
                 write()
             now = time.time_ns()
@@ -485,6 +513,37 @@ class Workspaces:
         path = self.patches / f"{self.run_id}-task-{task_id}.patch"
         atomic_write(path, measured.patch, durable=False)
         return path
+
+    def _save_versions(
+        self, patch: Path, wt: Worktree, measured: Measured, conflicts: list[str]
+    ) -> dict[str, str]:
+        """Beside the patch, the task's version of each withheld file (``<patch>/<path>``)
+        and the version it started from (``<patch>.base/<path>``): what a three-way merge
+        into the person's file needs, kept even when git's objects go."""
+        theirs_dir = patch.with_suffix("")
+        base_dir = patch.with_name(theirs_dir.name + ".base")
+        by_path = {self._relative(c.path): c for c in measured.changes}
+        recover: dict[str, str] = {}
+        for rel in conflicts:
+            change = by_path.get(rel)
+            if change is None:
+                continue
+            if _ZERO.match(change.new_sha):
+                recover[rel] = "deleted"
+                continue
+            atomic_write(theirs_dir / rel, self._theirs(wt, change), durable=False)
+            try:
+                mine = _read(self.top / change.path)
+            except IsADirectoryError:
+                mine = b""
+            if mine is None:
+                recover[rel] = "copy"
+            elif _ZERO.match(change.old_sha):
+                recover[rel] = "added"
+            else:
+                atomic_write(base_dir / rel, self.repo.blob(change.old_sha), durable=False)
+                recover[rel] = "merge"
+        return recover
 
     def _merge_into_user_tree(
         self, wt: Worktree, changes: list[TreeChange]

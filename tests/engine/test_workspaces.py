@@ -3,6 +3,8 @@ repositories with the fake CLIs."""
 
 import json
 import os
+import re
+import shlex
 import subprocess
 import sys
 import threading
@@ -65,13 +67,8 @@ def test_run_redirected_into_the_project_passes_every_task(cli, project, runenv)
     assert len(started) == 5 and not worktree_dirs(project)
 
 
-def test_a_person_editing_during_a_run(cli, project, runenv):
-    """An unrelated file is left alone and not blamed; a task's own file edited on the same
-    lines keeps the person's text, and the task's patch is saved with how to apply it."""
-    (project / "src").mkdir()
-    (project / "src" / "app.py").write_text("def greet(name):\n    return 'old'\n")
-    git(project, "add", "-A")
-    git(project, "commit", "-q", "-m", "app")
+def run_task_1_while(cli, project, runenv, edit):
+    """Run task 1 (it writes src/app.py) and call ``edit`` while its spoke works."""
     write_plan(cli, project, [task(1)])
     runenv.script("codex", [step(sleep=1.5)])
     result = {}
@@ -80,10 +77,24 @@ def test_a_person_editing_during_a_run(cli, project, runenv):
     deadline = time.monotonic() + 20
     while not runenv.runs("codex") and time.monotonic() < deadline:
         time.sleep(0.05)
-    (project / "notes.txt").write_text("my own notes\n")
-    (project / "src" / "app.py").write_text("def greet(name):\n    return 'mine'\n")
+    edit()
     runner.join(timeout=60)
-    res = result["run"]
+    return result["run"]
+
+
+def test_a_person_editing_during_a_run(cli, project, runenv):
+    """An unrelated file is left alone and not blamed; a task's own file edited on the same
+    lines keeps the person's text, and the task's patch is saved with how to apply it."""
+    (project / "src").mkdir()
+    (project / "src" / "app.py").write_text("def greet(name):\n    return 'old'\n")
+    git(project, "add", "-A")
+    git(project, "commit", "-q", "-m", "app")
+
+    def edit():
+        (project / "notes.txt").write_text("my own notes\n")
+        (project / "src" / "app.py").write_text("def greet(name):\n    return 'mine'\n")
+
+    res = run_task_1_while(cli, project, runenv, edit)
     assert res.code == 0, res.out + res.err
     assert (project / "notes.txt").read_text() == "my own notes\n"
     assert (project / "src" / "app.py").read_text() == "def greet(name):\n    return 'mine'\n"
@@ -91,13 +102,52 @@ def test_a_person_editing_during_a_run(cli, project, runenv):
     assert t.status == "done" and "notes.txt" not in (t.result or "")
     assert t.receipt.files_changed == ["src/app.py"]
     patch = next(project.glob(".ai/maestro/patches/*-task-1.patch"))
-    hint = f"git apply --3way {patch.relative_to(project)}"
-    assert "you edited src/app.py meanwhile" in t.result and hint in t.result
-    assert hint in res.out  # the run's final message says it too
-    # Following the message: with the person's edit set aside, the patch applies.
-    git(project, "checkout", "--", "src/app.py")
-    git(project, "apply", "--3way", str(patch))
-    assert "hi {name}" in (project / "src" / "app.py").read_text()
+    assert "you edited src/app.py meanwhile" in t.result
+    assert str(patch.relative_to(project)) in t.result
+    follow_the_advice(project, t.result, res.out)
+    merged = (project / "src" / "app.py").read_text()
+    assert "hi {name}" in merged and "'mine'" in merged and "<<<<<<<" in merged
+    assert git(project, "diff", "--cached", "--name-only") == ""  # the index untouched
+
+
+def follow_the_advice(project, result, out):
+    """Run the commands the task's Result names, as a person would, in the project; the
+    run's final message names the same ones."""
+    commands = re.findall(r"`((?:git merge-file|cp) [^`]+)`", result)
+    assert commands, result
+    for command in commands:
+        assert command in out
+        done = subprocess.run(
+            shlex.split(command), check=False, cwd=project, capture_output=True, text=True
+        )
+        assert done.returncode >= 0 and "error" not in done.stderr.lower(), done.stderr
+
+
+def test_a_file_both_sides_added_is_recovered_by_the_advice(cli, project, runenv):
+    """The task creates src/app.py while the person creates it too, untracked: nothing
+    is written, and the advised command puts the task's work beside the person's."""
+
+    def edit():
+        (project / "src").mkdir()
+        (project / "src" / "app.py").write_text("mine = 1\n")
+
+    res = run_task_1_while(cli, project, runenv, edit)
+    t = plan(project).task("1")
+    assert "you edited src/app.py meanwhile" in t.result, res.out + res.err
+    assert (project / "src" / "app.py").read_text() == "mine = 1\n"
+    patch = next(project.glob(".ai/maestro/patches/*-task-1.patch"))
+    # What the old advice said fails on a file the person created, untracked:
+    tried = subprocess.run(
+        ["git", "apply", "--3way", "--check", str(patch)],
+        check=False,
+        cwd=project,
+        capture_output=True,
+    )
+    assert tried.returncode != 0
+    follow_the_advice(project, t.result, res.out)
+    merged = (project / "src" / "app.py").read_text()
+    assert "hi {name}" in merged and "mine = 1" in merged
+    assert git(project, "diff", "--cached", "--name-only") == ""
 
 
 def test_a_failed_task_leaves_git_status_as_it_was(cli, project, runenv, monkeypatch):
