@@ -255,6 +255,16 @@ class Repo:
         out = self.run("check-ignore", "--", *paths, check=False, ok=(0, 1))
         return {line.strip().rstrip("/") for line in out.stdout.splitlines()}
 
+    def submodules(self) -> list[str]:
+        """The submodules' paths (relative to the top): the index's gitlinks."""
+        out = self.run("ls-files", "-z", "--stage", "--", ":/")
+        found = []
+        for entry in out.stdout.split("\0"):
+            head, _, path = entry.partition("\t")
+            if head.startswith("160000 "):
+                found.append(path)
+        return found
+
     def commit_tree(self, tree: str, parents: Sequence[str], message: str) -> str:
         args = ["commit-tree", tree, "-m", message]
         for parent in parents:

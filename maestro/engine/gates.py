@@ -147,11 +147,15 @@ def scope_gate(
     *,
     checked: bool,
     outside: Sequence[str] = (),
+    unmeasured: Sequence[str] = (),
 ) -> GateResult:
     """``out_of_scope``: paths this dispatch changed outside its Files; ``ambiguous``:
     unowned paths changed while other tasks ran too (cannot be pinned on this one; only in
     the shared tree); ``outside``: files it wrote in the user's tree instead of its
-    worktree, which fail at every strictness (the isolation itself was bypassed)."""
+    worktree, which fail at every strictness (the isolation itself was bypassed);
+    ``unmeasured``: files the answer says it changed while its worktree holds no change
+    at all (written where git does not see it: a submodule, an ignored folder), a warning
+    at every strictness so the task is never silently done without its work."""
     if not checked:
         return GateResult("scope", SKIP, "not a git repository: file changes cannot be measured")
     if outside:
@@ -168,6 +172,14 @@ def scope_gate(
             level,
             "changed outside its Files: " + ", ".join(out_of_scope),
             list(out_of_scope),
+        )
+    if unmeasured:
+        return GateResult(
+            "scope",
+            WARN,
+            "its answer names changed files but its worktree holds no change: "
+            + ", ".join(unmeasured),
+            list(unmeasured),
         )
     if ambiguous:
         return GateResult(
@@ -265,6 +277,7 @@ def apply(
             strictness,
             checked=ctx.workspaces is not None or ctx.observer.enabled,
             outside=sorted(getattr(changes, "outside", ())),
+            unmeasured=getattr(changes, "unmeasured", ()),
         )
     )
     attempt.gates.append(_integration(ctx, task, attempt, root))

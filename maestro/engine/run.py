@@ -257,6 +257,8 @@ class Engine:
         plan = store.load()
         graph.validate(plan.tasks)
         selected = select_tasks(plan, opts.task_id, shown_path(self.paths.plan, self.paths.root))
+        if spaces is not None:
+            spaces.refuse_submodule_work([t for t in selected if t.status != "done"])
         if opts.task_id and selected[0].status in ("failed", "blocked"):
             with store.edit() as editable:
                 editable.task(opts.task_id).status = "pending"

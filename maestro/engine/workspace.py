@@ -93,6 +93,7 @@ class Measured:
     diff_stat: str
     diff_sha: str | None
     ambiguous: list[str] = field(default_factory=list)  # never, in a worktree
+    unmeasured: list[str] = field(default_factory=list)  # claimed, yet no change at all
 
 
 @dataclass
@@ -261,6 +262,27 @@ class Workspaces:
         self._trees[self.base] = tree
         self.integration = self.base
 
+    def refuse_submodule_work(self, tasks: Sequence[Any]) -> None:
+        """A worktree holds each submodule as an empty folder, and a change under it is not
+        the project's (a gitlink): such a task's work would be lost. Refused before any
+        dispatch."""
+        inside = []
+        for sub in self.repo.submodules():
+            rel = self._relative(sub)
+            if rel.startswith(".."):
+                continue
+            for t in tasks:
+                hit = next((f for f in t.files if f == rel or f.startswith(rel + "/")), None)
+                if hit is not None:
+                    inside.append(f"task {t.id} ({hit}, in the submodule {rel})")
+        if inside:
+            raise MaestroError(
+                f"{'; '.join(inside)}: a task's worktree holds a submodule empty, so its work "
+                "there would be lost",
+                "run with `maestro run --in-place`, or plan that work in the submodule's own "
+                "repository.",
+            )
+
     def _ignored(self) -> tuple[list[str], set[str]]:
         """The configured dependency folders that exist in the project and that git ignores
         (a tracked folder is in every worktree already), and which of the state dir and
@@ -404,6 +426,10 @@ class Workspaces:
             files=names,
             out_of_scope=out_of_scope,
             outside=self._outside(wt, files, claimed, set(names)),
+            # The answer names files it changed, but its worktree holds no change at all.
+            unmeasured=[]
+            if names
+            else sorted({c for c in claimed if not c.startswith(("/", ".."))}),
             patch=patch,
             diff_stat=_shortstat(patch, len(changes)) if changes else "",
             diff_sha=hashlib.sha256(patch.encode("utf-8", "surrogateescape")).hexdigest()

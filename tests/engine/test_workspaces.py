@@ -307,3 +307,39 @@ def test_a_spokes_own_commits_in_its_worktree_count_as_its_change(cli, project, 
     assert "hi {name}" in (project / "src" / "app.py").read_text()
     assert git(project, "log", "--format=%s") == "init\n"  # the user's branch never moved
     assert git(project, "branch", "--list") == "* main\n"
+
+
+def test_a_task_inside_a_submodule_is_refused_before_dispatch(cli, project, runenv, tmp_path):
+    """A worktree holds a submodule empty and a change under it is not the project's: the
+    task's work would be lost, so the run refuses it with the fix before any dispatch."""
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    git(sub, "init", "-q")
+    (sub / "s.txt").write_text("s\n")
+    git(sub, "add", "s.txt")
+    git(sub, "commit", "-q", "-m", "s")
+    git(project, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(sub), "lib")
+    git(project, "commit", "-q", "-m", "lib")
+    write_plan(cli, project, [task(1, files=["lib/s.txt"], validation="test -f lib/s.txt")])
+    runenv.default("codex", step("lib/s.txt", content="changed\n"))
+    res = cli("run")
+    assert res.code == 1, res.out + res.err
+    said = res.out + res.err
+    assert "task 1 (lib/s.txt, in the submodule lib)" in said
+    assert "maestro run --in-place" in said and "Traceback" not in said
+    assert not runenv.runs("codex")
+    assert plan(project).task("1").status == "pending"
+    assert (project / "lib" / "s.txt").read_text() == "s\n"
+
+
+def test_an_answer_naming_changes_with_none_measured_is_not_silently_done(cli, project, runenv):
+    """The answer says it wrote src/app.py, but its worktree holds no change: the task is
+    done with a warning that says so, not silently."""
+    write_plan(cli, project, [task(1, validation="true")])
+    runenv.default("codex", step(""))
+    res = cli("run")
+    t = plan(project).task("1")
+    assert t.status == "done", res.out + res.err
+    assert "its answer names changed files but its worktree holds no change: src/app.py" in (
+        t.result or ""
+    )
