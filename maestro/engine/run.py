@@ -44,6 +44,9 @@ if TYPE_CHECKING:
     from maestro.state.store import PlanStore
 
 EXIT_INCOMPLETE = 2
+# Every task done, but a task's change was withheld from the user's tree (the person
+# edited its files meanwhile): `maestro run && make test` must not test a tree without it.
+EXIT_UNLANDED = 3
 DEFAULT_BACKOFF_S = 2.0
 
 
@@ -61,10 +64,13 @@ class RunSummary:
     recovered: list[str] = field(default_factory=list)
     peak_concurrency: int = 0
     unattributed: list[str] = field(default_factory=list)  # changed while no task ran
+    unlanded: list[str] = field(default_factory=list)  # done, its change not applied
 
     @property
     def exit_code(self) -> int:
-        return 0 if self.status == "finished" else EXIT_INCOMPLETE
+        if self.status != "finished":
+            return EXIT_INCOMPLETE
+        return EXIT_UNLANDED if self.unlanded else 0
 
     def to_dict(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items()}
@@ -387,6 +393,11 @@ class Engine:
         status, message = _ending(report, ran)
         for task_id, note in unlanded:
             message += f" Task {task_id} is done, but {note}."
+        if unlanded:
+            message += (
+                f" Your tree does not hold the work of Task {', '.join(t for t, _ in unlanded)}"
+                " until you merge it as above (exit code 3)."
+            )
         if unattributed:
             shown = ", ".join(unattributed[:8]) + (
                 f" and {len(unattributed) - 8} more" if len(unattributed) > 8 else ""
@@ -417,6 +428,7 @@ class Engine:
             recovered=recovered,
             peak_concurrency=report.peak_concurrency,
             unattributed=unattributed,
+            unlanded=[task_id for task_id, _ in unlanded],
         )
 
 

@@ -95,7 +95,9 @@ def test_a_person_editing_during_a_run(cli, project, runenv):
         (project / "src" / "app.py").write_text("def greet(name):\n    return 'mine'\n")
 
     res = run_task_1_while(cli, project, runenv, edit)
-    assert res.code == 0, res.out + res.err
+    # Done, but its change is not in the tree: a distinct exit code, and the message says so.
+    assert res.code == 3, res.out + res.err
+    assert "does not hold the work of Task 1" in res.out
     assert (project / "notes.txt").read_text() == "my own notes\n"
     assert (project / "src" / "app.py").read_text() == "def greet(name):\n    return 'mine'\n"
     t = plan(project).task("1")
@@ -132,6 +134,7 @@ def test_a_file_both_sides_added_is_recovered_by_the_advice(cli, project, runenv
         (project / "src" / "app.py").write_text("mine = 1\n")
 
     res = run_task_1_while(cli, project, runenv, edit)
+    assert res.code == 3, res.out + res.err
     t = plan(project).task("1")
     assert "you edited src/app.py meanwhile" in t.result, res.out + res.err
     assert (project / "src" / "app.py").read_text() == "mine = 1\n"
