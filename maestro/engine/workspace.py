@@ -203,6 +203,8 @@ class Workspaces:
         self.commit = bool(getattr(settings, "commit", False))
         self.keep = bool(getattr(settings, "keep_worktrees", False))
         self.link_names = tuple(getattr(settings, "workspace_links", ()) or ())
+        source = getattr(settings, "source", None)
+        self.links_from = source("workspace_links") if callable(source) else "default"
         self.dir = worktrees_dir(paths)
         self.patches = paths.machine_dir / "patches"
         self.top = repo.top.resolve()
@@ -288,6 +290,18 @@ class Workspaces:
         (a tracked folder is in every worktree already), and which of the state dir and
         those folders git ignores (one ``git check-ignore``)."""
         root = self.paths.root
+        files = [
+            n for n in self.link_names if n and (root / n).exists() and not (root / n).is_dir()
+        ]
+        if files and self.links_from != "default":
+            # A file would silently not be linked: say so rather than run without it.
+            raise MaestroError(
+                f"workspace_links ({self.links_from}) names {', '.join(files)}, which "
+                f"{'is a file' if len(files) == 1 else 'are files'}: only folders are linked "
+                "into worktrees",
+                "remove it from workspace_links, or run with `maestro run --in-place` to "
+                "work in the project's own tree.",
+            )
         present = [n for n in self.link_names if n and (root / n).is_dir()]
         ignored = self.repo.ignored([*self.state, *(f"{self.prefix}{n}" for n in present)])
         return [n for n in present if f"{self.prefix}{n}" in ignored], ignored

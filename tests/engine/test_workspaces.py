@@ -295,6 +295,25 @@ def test_workspace_links_can_be_switched_off(cli, project, runenv):
     assert cli("run").code == 0
 
 
+def test_a_file_in_workspace_links_is_refused_with_the_fix(cli, project, runenv):
+    """Only folders are linked: a configured file entry (.env) would silently be absent
+    from every worktree, so the run refuses it in one line before any dispatch."""
+    (project / ".gitignore").write_text(".env\nnode_modules/\n")
+    (project / "node_modules").mkdir()
+    git(project, "add", "-A")
+    git(project, "commit", "-q", "-m", "deps")
+    (project / ".env").write_text("SECRET=1\n")
+    write_plan(cli, project, [task(1, validation="test -f .env")])
+    (project / ".ai" / "maestro.toml").write_text('workspace_links = [".env", "node_modules"]\n')
+    runenv.script("codex", [step()])
+    res = cli("run")
+    said = res.out + res.err
+    assert res.code == 1, said
+    assert "names .env, which is a file: only folders are linked" in said
+    assert "Traceback" not in said and not runenv.runs("codex")
+    assert (project / ".env").read_text() == "SECRET=1\n"
+
+
 def test_a_spokes_own_commits_in_its_worktree_count_as_its_change(cli, project, runenv):
     write_plan(cli, project, [task(1)])
     s = step()
