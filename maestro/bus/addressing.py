@@ -41,7 +41,7 @@ def coordinator_of(me: Session, env: Mapping[str, str]) -> str:
     coordinator = env.get(COORDINATOR_VAR, "").strip() or me.coordinator
     if not coordinator:
         who = (
-            "you are the person at a shell (no MAESTRO_SESSION_ID)"
+            "the person at a shell (no MAESTRO_SESSION_ID)"
             if me.id == USER
             else f"session {me.id} ({me.mode})"
         )
