@@ -401,13 +401,20 @@ def _stale_worktrees(s: Situation) -> Check | None:
         parts.append(f"{len(kept)} kept by --keep-worktrees: {', '.join(kept)}")
     if prunable:
         parts.append(f"{len(prunable)} registered with git, folder gone: {', '.join(prunable)}")
+    # `maestro run` clears what a stopped run left and prunes; kept ones stay until the
+    # person removes them, so the fix must not promise that a run will.
+    fixes = []
+    if left or prunable:
+        fixes.append("`maestro run` removes a stopped run's worktrees when it starts")
+    if kept:
+        fixes.append("kept worktrees stay until you remove them")
+    fixes.append("by hand: `git worktree remove --force PATH` for each, then `git worktree prune`.")
     return Check(
         "pitfalls",
         "stale worktrees",
         "warn" if left or prunable else "info",
         "; ".join(parts) + ".",
-        "`maestro run` removes a stopped run's worktrees when it starts; by hand: "
-        "`git worktree remove --force PATH` for each, then `git worktree prune`.",
+        "; ".join(fixes),
     )
 
 

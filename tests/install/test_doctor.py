@@ -282,3 +282,24 @@ def test_stale_worktrees_and_prunable_entries_are_listed_with_the_fix(tmp_path):
     assert check.level == "warn" and str(left) in check.detail and str(gone) in check.detail
     assert str(live) not in check.detail
     assert "git worktree prune" in check.fix and "`maestro run` removes" in check.fix
+
+
+def test_kept_worktrees_are_not_promised_to_the_next_run(tmp_path):
+    """`maestro run` leaves --keep-worktrees worktrees alone, so the fix names only the
+    by-hand removal."""
+    import subprocess
+
+    from maestro.git import KEEP_SUFFIX
+
+    s = situation(tmp_path, env={"GEMINI_CLI_TRUST_WORKSPACE": "true"})
+    root = s.project_root
+    for argv in (["init", "-q", "-b", "main"], ["commit", "-q", "--allow-empty", "-m", "init"]):
+        subprocess.run(["git", *argv], cwd=root, check=True)
+    where = root / ".ai" / "maestro" / "worktrees"
+    kept = where / "20261124T000000Z-aaaa-task-1-1-p999999999"
+    subprocess.run(["git", "worktree", "add", "-q", "--detach", str(kept)], cwd=root, check=True)
+    (where / f"{kept.name}{KEEP_SUFFIX}").touch()
+    check = pitfalls(s)["stale worktrees"]
+    assert check.level == "info" and "1 kept by --keep-worktrees" in check.detail
+    assert "`maestro run` removes" not in check.fix
+    assert check.fix.startswith("kept worktrees stay until you remove them; by hand: ")
