@@ -139,6 +139,9 @@ _LINES: dict[str, Callable[[Event], str]] = {
         "back to pending"
     ),
     "review": lambda e: f"task {e.get('task')} review: {e.get('outcome')}",
+    "worktree_kept": lambda e: (
+        f"task {e.get('task')}: its failed attempt's worktree is kept at {e.get('path')}"
+    ),
     "run_ended": _run_ended,
 }
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import io
 import re
+from pathlib import Path
 
-from maestro.engine.progress import LiveProgress, clip
+from maestro.engine.progress import LiveProgress, clip, describe
 
 ANSI = re.compile(r"\x1b\[[0-9]*[A-Za-z]")
 
@@ -62,3 +63,14 @@ def test_a_spawned_task_gets_its_row_below_its_parents_last():
     view.handle({"kind": "task_spawned", "task": "2.1", "parent": "2", "title": "Again"})
     assert view.order == ["1", "2", "2.1", "2.2", "3", "9"]
     assert view.rows["2.1"].title == "Part 2.1"  # a repeated event adds nothing
+
+
+def test_every_event_kind_the_architecture_lists_has_its_own_line():
+    """A kind without a line prints as a raw dict (``worktree_kept: {'task': ...}``)."""
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "architecture.md").read_text()
+    listed = doc.split("Event kinds:", 1)[1].split(".", 1)[0]
+    kinds = re.findall(r"`([a-z_]+)`", listed)
+    assert "worktree_kept" in kinds and len(kinds) > 10
+    for kind in kinds:
+        line = describe({"kind": kind, "task": "2", "path": "/p/wt"})
+        assert not line.startswith(f"{kind}: {{"), line
