@@ -173,6 +173,12 @@ SETTINGS: tuple[Setting, ...] = (
         "Ignored folders of the project linked into every worktree (dependencies validation needs).",
     ),
     Setting(
+        "workspace_copy",
+        "list",
+        (".env", ".env.*", ".envrc"),
+        "Ignored files copied into every worktree (gitignore patterns from the project root; also a .worktreeinclude file).",
+    ),
+    Setting(
         "hub",
         "enum",
         None,
@@ -314,6 +320,7 @@ class Settings:
     in_place: bool = field(init=False, repr=False, compare=False)
     keep_worktrees: bool = field(init=False, repr=False, compare=False)
     workspace_links: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    workspace_copy: tuple[str, ...] = field(init=False, repr=False, compare=False)
     hub: str | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

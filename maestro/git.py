@@ -265,6 +265,48 @@ class Repo:
                 found.append(path)
         return found
 
+    def ignored_matching(
+        self,
+        folder: Path,
+        patterns: Sequence[str],
+        *,
+        per_directory: str,
+        skip: Sequence[str] = (),
+    ) -> list[str]:
+        """Files under ``folder`` that git ignores and that match ``patterns`` (gitignore
+        syntax, relative to the top) or the patterns of a ``per_directory`` file (gitignore
+        syntax, relative to the folder holding it), relative to ``folder``. Only what git
+        ignores is looked into (a folder wholly ignored is one entry), ``skip`` aside."""
+        listed = self.run(
+            "ls-files",
+            "-z",
+            "--others",
+            "--ignored",
+            "--exclude-standard",
+            "--directory",
+            cwd=folder,
+        ).stdout
+        skipped = {s.rstrip("/") for s in skip}
+        entries = [
+            e
+            for e in listed.split("\0")
+            if e and e not in (".", "./") and e.rstrip("/") not in skipped
+        ]
+        args = [
+            "ls-files",
+            "-z",
+            "--others",
+            "--ignored",
+            f"--exclude-per-directory={per_directory}",
+        ]
+        args += [f"--exclude={p}" for p in patterns]
+        found: set[str] = set()
+        for start in range(0, len(entries), 500):  # a long list of entries, in parts
+            spec = [f":(literal){e}" for e in entries[start : start + 500]]
+            out = self.run(*args, "--", *spec, cwd=folder).stdout
+            found.update(f for f in out.split("\0") if f and not f.endswith("/"))
+        return sorted(found)
+
     def commit_tree(self, tree: str, parents: Sequence[str], message: str) -> str:
         args = ["commit-tree", tree, "-m", message]
         for parent in parents:

@@ -6,7 +6,8 @@ ignored; the state dir aside) is written as a commit through a private index: th
 *base*. The user's index, HEAD and refs never change. The run's *integration* commit
 starts at the base and takes every task the run accepts, so a later task starts from its
 dependencies' work. Each attempt gets a detached worktree of the integration commit under
-``.ai/maestro/worktrees/`` (no branch), with the project's dependency folders linked in.
+``.ai/maestro/worktrees/`` (no branch), with the project's dependency folders linked in
+and its ignored files that validation needs (``.env``) copied in.
 
 After the spoke, the worktree is read the same way (a private index), and its tree
 compared with the one it started from: that is the attempt's change, exactly, with
@@ -58,6 +59,7 @@ NOISE = (
     "node_modules/.cache",
 )
 _ZERO = re.compile(r"^0+$")
+WORKTREE_INCLUDE = ".worktreeinclude"  # the convention Claude Code's worktrees read
 SPARES = 1  # worktrees a run keeps made ahead: git's time moves off the attempts' path
 
 
@@ -205,6 +207,7 @@ class Workspaces:
         self.link_names = tuple(getattr(settings, "workspace_links", ()) or ())
         source = getattr(settings, "source", None)
         self.links_from = source("workspace_links") if callable(source) else "default"
+        self.copy_patterns = tuple(getattr(settings, "workspace_copy", ()) or ())
         self.dir = worktrees_dir(paths)
         self.patches = paths.machine_dir / "patches"
         self.top = repo.top.resolve()
@@ -224,6 +227,7 @@ class Workspaces:
         self._remover: threading.Thread | None = None
         self._closed = False
         self.links: list[str] = []
+        self.copies: list[str] = []  # project-relative ignored files copied into each worktree
         self.base = ""
         self.integration = ""
         self.head: str | None = None
@@ -245,6 +249,7 @@ class Workspaces:
         if not ignore.exists():
             ignore.write_text("*\n", encoding="utf-8")  # never in the user's `git status`
         self.links, ignored = self._ignored()
+        self.copies = self._to_copy()
         if base is not None:
             self.base = self.integration = base
             return
@@ -305,6 +310,25 @@ class Workspaces:
         present = [n for n in self.link_names if n and (root / n).is_dir()]
         ignored = self.repo.ignored([*self.state, *(f"{self.prefix}{n}" for n in present)])
         return [n for n in present if f"{self.prefix}{n}" in ignored], ignored
+
+    def _to_copy(self) -> list[str]:
+        """The ignored files each worktree gets a copy of: those ``workspace_copy`` names
+        (gitignore patterns from the project root) and those a ``.worktreeinclude`` file
+        names (gitignore syntax, relative to its folder). Copied, never linked: a spoke
+        editing its copy of ``.env`` leaves the user's alone. A file git does not ignore
+        is in the base already and is not copied again."""
+        patterns = []
+        for raw in self.copy_patterns:
+            negate, pattern = (raw.startswith("!"), raw.lstrip("!").lstrip("/"))
+            if pattern:
+                patterns.append(f"{'!' if negate else ''}/{self.prefix}{pattern}")
+        if not patterns and not (self.paths.root / WORKTREE_INCLUDE).is_file():
+            return []
+        root = self.paths.root.resolve()
+        skip = [*self.link_names, *(os.path.relpath(self.top / s, root) for s in self.state)]
+        return self.repo.ignored_matching(
+            self.paths.root, patterns, per_directory=WORKTREE_INCLUDE, skip=skip
+        )
 
     # -- one attempt's worktree ---------------------------------------------------------
     def create(self, label: str, watch: Sequence[str] = ()) -> Worktree:
@@ -413,6 +437,11 @@ class Workspaces:
             target = root / link
             if not target.exists() and not target.is_symlink():
                 target.symlink_to(self.paths.root / link, target_is_directory=True)
+        for rel in self.copies:
+            source, target = self.paths.root / rel, root / rel
+            if source.is_file() and not target.exists() and not target.is_symlink():
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(source, target)  # the content (a link's target), not a link
         index = self.dir / f".{name}.index"
         own = _worktree_index(path)
         if own is not None and own.exists():

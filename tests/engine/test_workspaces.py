@@ -365,3 +365,59 @@ def test_an_answer_naming_changes_with_none_measured_is_not_silently_done(cli, p
     assert "its answer names changed files but its worktree holds no change: src/app.py" in (
         t.result or ""
     )
+
+
+def test_ignored_env_files_are_copied_into_each_worktree(cli, project, runenv):
+    """The task's validation reads `.env` in its worktree; the spoke's edit to its copy
+    never reaches the user's `.env` (a copy, not a link)."""
+    (project / ".gitignore").write_text(".env\n.env.*\nsecrets/\n")
+    git(project, "add", ".gitignore")
+    git(project, "commit", "-q", "-m", "ignore secrets")
+    (project / ".env").write_text("API_KEY=users-secret\n")
+    (project / ".env.local").write_text("LOCAL=1\n")
+    (project / "secrets").mkdir()
+    (project / "secrets" / "token").write_text("t0k3n\n")
+    (project / ".worktreeinclude").write_text("secrets/token\n")
+    check = (
+        "grep -q API_KEY=spokes-own .env && test ! -L .env && test -f .env.local"
+        " && test -f secrets/token && test -f src/app.py"
+    )
+    write_plan(cli, project, [task(1, validation=check)])
+    s = step()
+    # Its shell reads the user's value in its copy, then edits the copy.
+    s["shell"] = [{"sh": "grep -q API_KEY=users-secret .env && echo API_KEY=spokes-own > .env"}]
+    runenv.script("codex", [s])
+    res = cli("run")
+    assert res.code == 0, res.out + res.err
+    assert runenv.runs("codex")[0]["shell"][0]["exit"] == 0
+    t = plan(project).task("1")
+    assert t.receipt.validation_exit == 0 and t.receipt.files_changed == ["src/app.py"]
+    assert (project / ".env").read_text() == "API_KEY=users-secret\n"
+    assert not worktree_dirs(project)
+
+
+def test_a_tracked_env_is_in_the_snapshot_not_copied_again(cli, project, runenv):
+    """A `.env` git does not ignore is part of the base: the worktree has it from git, and
+    a spoke's edit to it is the task's change like any other file."""
+    (project / ".env").write_text("MODE=dev\n")
+    git(project, "add", ".env")
+    git(project, "commit", "-q", "-m", "a tracked .env")
+    write_plan(cli, project, [task(1, files=[".env"], validation="grep -q MODE=test .env")])
+    runenv.script("codex", [step(".env", content="MODE=test\n")])
+    res = cli("run")
+    assert res.code == 0, res.out + res.err
+    t = plan(project).task("1")
+    assert t.receipt.files_changed == [".env"]
+    assert (project / ".env").read_text() == "MODE=test\n"  # landed as the task's change
+
+
+def test_workspace_copy_can_be_switched_off(cli, project, runenv):
+    (project / ".gitignore").write_text(".env\n")
+    git(project, "add", ".gitignore")
+    git(project, "commit", "-q", "-m", "ignore .env")
+    (project / ".env").write_text("API_KEY=x\n")
+    write_plan(cli, project, [task(1, validation="test ! -e .env")])
+    (project / ".ai" / "maestro.toml").write_text("workspace_copy = []\n")
+    runenv.script("codex", [step()])
+    res = cli("run")
+    assert res.code == 0, res.out + res.err
