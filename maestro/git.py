@@ -107,6 +107,8 @@ def run_git(
     return run_process(git_argv(*args), cwd=cwd, env=full, timeout_s=timeout_s)
 
 
+KEEP_REFS = "refs/maestro/changes/"
+
 # -- the repository as Maestro's worktrees use it ------------------------------------------
 
 # Internal commits (snapshots of a working tree, a task's change) are objects no branch
@@ -306,6 +308,23 @@ class Repo:
             out = self.run(*args, "--", *spec, cwd=folder).stdout
             found.update(f for f in out.split("\0") if f and not f.endswith("/"))
         return sorted(found)
+
+    # refs that keep a run's commits alive against `git gc` (never a branch)
+    def keep(self, commit: str) -> None:
+        """Keep ``commit`` and its ancestors (where it started, the run's base) from
+        `git gc`: a ref under ``refs/maestro/changes/``, which no branch list shows."""
+        self.run("update-ref", f"{KEEP_REFS}{commit}", commit)
+
+    def release(self, commits: Sequence[str]) -> None:
+        """Drop the refs :meth:`keep` made for ``commits`` (one absent is no error)."""
+        for commit in commits:
+            if commit and re.fullmatch(r"[0-9a-f]{40,64}", commit):
+                self.run("update-ref", "-d", f"{KEEP_REFS}{commit}", check=False)
+
+    def kept(self) -> list[str]:
+        """The commits :meth:`keep` holds."""
+        out = self.run("for-each-ref", "--format=%(objectname)", KEEP_REFS).stdout
+        return out.split()
 
     def commit_tree(self, tree: str, parents: Sequence[str], message: str) -> str:
         args = ["commit-tree", tree, "-m", message]

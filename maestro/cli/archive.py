@@ -80,6 +80,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
             raise NotFound(
                 "nothing to archive: the files were moved meanwhile.", "check `maestro status`."
             )
+        changes = _changes(paths)
         folder = new_folder(paths.archive_dir)
         moved = []
         for path in present:
@@ -87,6 +88,33 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
             os.replace(path, folder / path.name)
             moved.append(shown_path(paths, "plan" if path == paths.plan else "log"))
         PlanStore(paths).forget()  # its versions must not be merged into a next plan
+        released = _release(paths, changes)
     shown = formatting.shown_path(folder, paths.root, folder=True)
-    data = {"moved": moved, "folder": shown, "dry_run": False}
+    data = {"moved": moved, "folder": shown, "dry_run": False, "released_changes": released}
     return Result("archive", data, f"Archived {' and '.join(moved)} to {shown}")
+
+
+def _changes(paths: ProjectPaths) -> list[str]:
+    """The change commits the plan's receipts name (a plan that does not parse: none)."""
+    from maestro.errors import MaestroError
+    from maestro.state.store import PlanStore
+
+    try:
+        plan = PlanStore(paths).load()
+    except MaestroError:
+        return []
+    return [t.receipt.change for t in plan.tasks if t.receipt and t.receipt.change]
+
+
+def _release(paths: ProjectPaths, changes: list[str]) -> int:
+    """Let `git gc` have the archived plan's change commits: its receipts are put away,
+    and no review reads them any more. Returns how many refs went."""
+    from maestro.git import Repo
+
+    repo = Repo.find(paths.root) if changes else None
+    if repo is None:
+        return 0
+    held = set(repo.kept())
+    gone = [c for c in changes if c in held]
+    repo.release(gone)
+    return len(gone)

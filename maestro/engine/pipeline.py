@@ -709,11 +709,14 @@ class TaskRunner:
             if landed:
                 task.result += f" Note: {landed}."
             task.finished = clock.iso()
+            superseded = task.receipt.change if task.receipt else None
             task.receipt = receipt
             task.pid = None
             if handoff is not None and handoff.downstream_context.strip():
                 task.downstream_context = handoff.downstream_context.strip()
             tokens, cost, estimated = task.usage.total, task.cost, task.cost_estimated
+        if superseded and superseded != receipt.change and ctx.workspaces is not None:
+            ctx.workspaces.repo.release([superseded])  # no receipt names it any more
         ctx.emit(
             "task_done",
             task=task_id,

@@ -21,7 +21,9 @@ has not touched since the run began takes the task's version; one they edited is
 three-way (``git merge-file``); if the same lines changed on both sides nothing is
 written, the patch and the task's versions of the files are saved under
 ``.ai/maestro/patches/`` with the commands that merge them in, and the task stays done.
-A failed attempt's worktree is removed (kept with ``--keep-worktrees``).
+A failed attempt's worktree is removed (kept with ``--keep-worktrees``). A ref under
+``refs/maestro/changes/`` keeps each change commit (and so where it started) from
+``git gc`` until ``maestro archive`` puts its plan away.
 """
 
 from __future__ import annotations
@@ -540,6 +542,7 @@ class Workspaces:
             return Landing(None, "empty")
         message = f"Task {task_id}: {title}\n\nmaestro run {self.run_id}"
         change = self.repo.commit_tree(measured.tree, [wt.base], message)
+        self.repo.keep(change)  # review reads it later: `git gc` must not take it
         self._trees[change] = measured.tree
         with self._land_lock:
             conflicts = self._integrate(change, wt.base)

@@ -421,3 +421,28 @@ def test_workspace_copy_can_be_switched_off(cli, project, runenv):
     runenv.script("codex", [step()])
     res = cli("run")
     assert res.code == 0, res.out + res.err
+
+
+def test_a_landed_change_survives_gc_until_archive(cli, project, runenv):
+    """The change commit no branch points at is held by a ref under refs/maestro/, so
+    `git gc --prune=now` keeps it (and review still reads the exact change); `maestro
+    archive` lets it go."""
+    write_plan(cli, project, [task(1)])
+    runenv.script("codex", [step()])
+    assert cli("run").code == 0
+    change = plan(project).task("1").receipt.change
+    assert git(project, "for-each-ref", "--format=%(refname)", "refs/maestro/").split() == [
+        f"refs/maestro/changes/{change}"
+    ]
+    assert git(project, "branch", "--list") == "* main\n"  # not a branch
+    git(project, "reflog", "expire", "--expire=now", "--all")
+    git(project, "gc", "-q", "--prune=now")
+    assert git(project, "cat-file", "-t", change).strip() == "commit"
+    parent = git(project, "rev-parse", f"{change}^").strip()
+    assert git(project, "diff", "--name-only", parent, change).split() == ["src/app.py"]
+    res = cli("archive")
+    assert res.code == 0, res.out + res.err
+    assert git(project, "for-each-ref", "refs/maestro/") == ""
+    git(project, "gc", "-q", "--prune=now")
+    gone = subprocess.run(["git", "cat-file", "-e", change], cwd=project, check=False)
+    assert gone.returncode != 0  # released: gc takes it
