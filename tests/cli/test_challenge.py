@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from maestro.paths import ProjectPaths
 from maestro.state.store import PlanStore
+from tests.engine.test_workspaces import status as git_status
 
 PLAN = """\
 goal: Add a word-count command
@@ -159,6 +161,36 @@ def test_a_challenger_that_tries_to_write_is_refused_by_its_cli(cli, planned, fa
         and "not offered headless" in call["writes"][0]["refused"]
     )
     assert not (project / "src" / "wc.py").exists()
+
+
+def test_a_challenger_that_writes_anyway_changes_nothing_of_the_users(
+    cli, planned, fake_clis, project
+):
+    """A CLI that writes despite its read-only tier (``force``: the tier is only asked of
+    it) works in a worktree of the project: its writes stay there and go with it."""
+    (project / "src").mkdir()
+    (project / "src" / "util.py").write_text("def helper():\n    return 1\n")  # not committed
+    writes = [
+        {"path": "README.md", "content": "rewritten by the challenger\n"},
+        {"path": "src/util.py", "content": "hacked\n"},
+        {"path": "src/wc.py", "content": "hacked\n"},
+    ]
+    fake_clis.script("gemini", [{"text": ANSWER, "write": writes, "force": True}])
+    before = git_status(project)
+    res = cli("challenge")
+    assert res.code == 0, res.err
+    (call,) = fake_clis.runs("gemini")
+    worktrees = project / ".ai" / "maestro" / "worktrees"
+    assert Path(call["cwd"]).is_relative_to(worktrees)  # it read a worktree, not the project
+    assert all(w["written"] for w in call["writes"])  # it did write, there
+    assert all(Path(w["path"]).is_relative_to(worktrees) for w in call["writes"])
+    assert (project / "README.md").read_text() == "# wc demo\n\nCounts words.\n"
+    assert (project / "src" / "util.py").read_text() == "def helper():\n    return 1\n"
+    assert not (project / "src" / "wc.py").exists()
+    after = git_status(project)
+    assert after == before
+    assert not [p for p in worktrees.iterdir() if p.is_dir()]  # gone with the challenge
+    assert planned.load().challenges[0].parsed  # the answer was still recorded
 
 
 def test_no_plan_is_one_line_with_the_fix(cli, project, fake_clis):
