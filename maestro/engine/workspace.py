@@ -306,8 +306,8 @@ class Workspaces:
                 f"workspace_links ({self.links_from}) names {', '.join(files)}, which "
                 f"{'is a file' if len(files) == 1 else 'are files'}: only folders are linked "
                 "into worktrees",
-                "remove it from workspace_links, or run with `maestro run --in-place` to "
-                "work in the project's own tree.",
+                "move it to workspace_copy (each worktree gets its own copy of the file), "
+                "or run with `maestro run --in-place` to work in the project's own tree.",
             )
         present = [n for n in self.link_names if n and (root / n).is_dir()]
         ignored = self.repo.ignored([*self.state, *(f"{self.prefix}{n}" for n in present)])

@@ -310,6 +310,7 @@ def test_a_file_in_workspace_links_is_refused_with_the_fix(cli, project, runenv)
     said = res.out + res.err
     assert res.code == 1, said
     assert "names .env, which is a file: only folders are linked" in said
+    assert "move it to workspace_copy" in said
     assert "Traceback" not in said and not runenv.runs("codex")
     assert (project / ".env").read_text() == "SECRET=1\n"
 
