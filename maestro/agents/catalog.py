@@ -12,9 +12,12 @@ Precedence for each value, most specific first:
 
 from __future__ import annotations
 
-import difflib
+import contextlib
+import hashlib
+import json
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 from maestro import roster
@@ -104,6 +107,8 @@ class ResolvedAgent:
 
 
 def closest(name: str, names: Iterable[str]) -> str | None:
+    import difflib
+
     matches = difflib.get_close_matches(name, list(names), n=1, cutoff=0.5)
     return matches[0] if matches else None
 
@@ -156,6 +161,71 @@ def parse_agent(
     return agent, found
 
 
+class ParseCache:
+    """``parse_agent``'s answers, kept as JSON in ``cache_dir`` by the sha256 of
+    everything they depend on: the file's text, name and origin, the frontmatter schema
+    (it follows the roster) and the cache's format. Every run loads the catalog, and a
+    warm load reads one small file instead of importing PyYAML and checking every persona
+    (about 15 ms of `maestro run`'s start). A cache that cannot be read or written is
+    ignored; it is written only where the project's state folder exists already."""
+
+    FORMAT = 1
+
+    def __init__(self, cache_dir: Path) -> None:
+        self.path = cache_dir / "agents.json"
+        self._seen: dict[str, Any] = {}
+        self._changed = False
+        self._salt = ""
+        try:
+            entries = json.loads(self.path.read_bytes())["entries"]
+        except (OSError, ValueError, KeyError, TypeError):
+            entries = None
+        self._old: dict[str, Any] = entries if isinstance(entries, dict) else {}
+
+    def _key(self, text: str, source: str, expected_name: str, origin: str) -> str:
+        if not self._salt:
+            from maestro.agents.schema import BODY_SECTIONS, frontmatter_schema
+
+            schema = json.dumps([frontmatter_schema(), BODY_SECTIONS], sort_keys=True)
+            self._salt = f"{self.FORMAT}\0{schema}"
+        whole = "\0".join((self._salt, source, expected_name, origin, text))
+        return hashlib.sha256(whole.encode("utf-8", "surrogatepass")).hexdigest()
+
+    def parse(
+        self, text: str, source: str, *, expected_name: str, origin: str
+    ) -> tuple[Agent | None, list[Violation]]:
+        key = self._key(text, source, expected_name, origin)
+        entry = self._old.get(key)
+        if entry is not None:
+            try:
+                agent = Agent(**entry["agent"]) if entry["agent"] is not None else None
+                found = [Violation(**v) for v in entry["violations"]]
+                self._seen[key] = entry
+                return agent, found
+            except (TypeError, KeyError):
+                pass  # not an entry this version wrote: parsed again below
+        agent, found = parse_agent(text, source, expected_name=expected_name, origin=origin)
+        self._seen[key] = {
+            "agent": asdict(agent) if agent is not None else None,
+            "violations": [asdict(v) for v in found],
+        }
+        self._changed = True
+        return agent, found
+
+    def save(self) -> None:
+        """Keep the entries of this scan (those of deleted or changed files go)."""
+        if not (self._changed or len(self._seen) != len(self._old)):
+            return
+        if not self.path.parent.parent.is_dir():
+            return  # no state folder here: a catalog read is no reason to make one
+        from maestro.fsutil import atomic_write
+
+        with contextlib.suppress(OSError):
+            self.path.parent.mkdir(exist_ok=True)
+            payload = json.dumps({"entries": self._seen}, separators=(",", ":"))
+            atomic_write(self.path, payload, durable=False)
+
+
 @dataclass
 class Scan:
     """Every persona found, project ones replacing bundled ones of the same name."""
@@ -163,6 +233,7 @@ class Scan:
     agents: dict[str, Agent]
     bundled: dict[str, Agent]
     violations: list[Violation]
+    parses: ParseCache | None = None
 
     def errors(self) -> list[Violation]:
         return [v for v in self.violations if v.level == "error"]
@@ -171,10 +242,11 @@ class Scan:
 def scan_agents(settings: Settings) -> Scan:
     from maestro.resources import list_files
 
+    parsed = ParseCache(settings.paths.cache_dir)
     violations: list[Violation] = []
     bundled: dict[str, Agent] = {}
     for item in list_files("agents", ".md"):
-        agent, found = parse_agent(
+        agent, found = parsed.parse(
             item.read_text(encoding="utf-8"),
             f"agents/{item.name}",
             expected_name=item.name[:-3],
@@ -193,17 +265,24 @@ def scan_agents(settings: Settings) -> Scan:
             except (OSError, UnicodeDecodeError) as exc:
                 violations.append(Violation(source, "(file)", f"cannot be read: {exc}"))
                 continue
-            agent, found = parse_agent(text, source, expected_name=path.stem, origin="project")
+            agent, found = parsed.parse(text, source, expected_name=path.stem, origin="project")
             violations += found
             if agent is not None:
                 agents[agent.name] = agent
-    return Scan(dict(sorted(agents.items())), bundled, violations)
+    parsed.save()
+    return Scan(dict(sorted(agents.items())), bundled, violations, parsed)
 
 
 class Catalog:
-    def __init__(self, agents: dict[str, Agent], settings: Settings | None = None) -> None:
+    def __init__(
+        self,
+        agents: dict[str, Agent],
+        settings: Settings | None = None,
+        parses: ParseCache | None = None,
+    ) -> None:
         self.agents = agents
         self.settings = settings
+        self.parses = parses
         self.disabled = tuple(settings.disabled_agents) if settings is not None else ()
         self.overrides = _agent_tables(settings, agents) if settings is not None else {}
         for name in self.disabled:
@@ -214,6 +293,12 @@ class Catalog:
                     f"MAESTRO_DISABLED_AGENTS names an unknown agent {name!r}.{guess}",
                     f"use names from: {', '.join(agents)}.",
                 )
+
+    def keep_parses(self) -> None:
+        """Save the persona parses now if they could not be saved when read (the project
+        had no state folder yet): the `maestro run` after `maestro plan` starts warm."""
+        if self.parses is not None:
+            self.parses.save()
 
     def names(self) -> list[str]:
         """Agents that may be planned and dispatched (disabled ones left out)."""
@@ -390,4 +475,4 @@ def load_catalog(settings: Settings) -> Catalog:
             "run 'maestro agents validate' for every problem and correct the file.",
             file=first.file,
         )
-    return Catalog(scan.agents, settings)
+    return Catalog(scan.agents, settings, scan.parses)

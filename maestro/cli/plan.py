@@ -127,6 +127,8 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
         data["saved"] = _save_previous(ctx, previous)
     store.create(plan, replace=existing, expect=previous)
     data["written"] = True
+    if catalog is not None:
+        catalog.keep_parses()
     done = f"Wrote {target}: {len(plan.tasks)} tasks. Next: `maestro status`, `maestro challenge` or `maestro run`."
     if data["saved"]:
         done = f"The previous plan, with everything listed as not kept, is saved in {data['saved']}.\n{done}"
