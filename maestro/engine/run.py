@@ -8,11 +8,12 @@ nothing more can start; its events (``events.jsonl``) and its final line say why
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from types import FrameType
 from typing import TYPE_CHECKING, Any, TextIO
@@ -152,18 +153,25 @@ class Engine:
             self._installed = detect_available(self.env)
         return self._installed
 
-    def _workspaces(self, run_id: str) -> Workspaces | None:
-        """A worktree per dispatch in a git repository (unless in place); the base taken
-        now, after recovery, so the work of tasks a dead run finished is in it."""
+    @contextlib.contextmanager
+    def _workspaces(self, run_id: str, ready: int) -> Iterator[Workspaces | None]:
+        """A worktree per dispatch in a git repository (unless in place), closed at the
+        end. Started after recovery, so the work of tasks a dead run finished is in its
+        base, and in the background with worktrees for the ``ready`` tasks: git's part of
+        the start goes on while the rest of it does (see ``Workspaces.start_soon``)."""
         opts, settings = self.options, self.settings
         self.mode = mode_for(self.paths, settings, in_place=opts.in_place)
         if self.mode.repo is None:
-            return None
+            yield None
+            return
         spaces = Workspaces(self.paths, self.mode.repo, run_id, settings)
         spaces.keep = spaces.keep or opts.keep_worktrees
         spaces.commit = spaces.commit or opts.commit
-        spaces.start()
-        return spaces
+        spaces.start_soon(min(ready, settings.max_concurrent))
+        try:
+            yield spaces
+        finally:
+            spaces.close()
 
     def _observer(self, owners: dict[str, list[str]]) -> Observer:
         """The shared tree's observer: in place only (in worktrees it stays off)."""
@@ -259,118 +267,123 @@ class Engine:
             return event
 
         recovered = recover(store, self.paths, emit, log)
-        spaces = self._workspaces(run.run_id)
         plan = store.load()
         graph.validate(plan.tasks)
         selected = select_tasks(plan, opts.task_id, shown_path(self.paths.plan, self.paths.root))
-        if spaces is not None:
-            spaces.refuse_submodule_work([t for t in selected if t.status != "done"])
-        if opts.task_id and selected[0].status in ("failed", "blocked"):
-            with store.edit() as editable:
-                editable.task(opts.task_id).status = "pending"
-        catalog = load_catalog(self.settings)
-        for cli in roster.NAMES:  # a bad [budgets.<cli>] table stops the run before any dispatch
-            limits_for(cli, self.settings.table("budgets"))
-        owners = {t.id: list(t.files) for t in plan.tasks}
-        budget = RunBudget(opts.budget_tokens)
-        hub = self.settings.hub or (plan.source.hub if plan.source else None)
-        if selected:
-            log.start_session(plan.goal, run_id=run.run_id, hub=hub)
-        shared = RunContext(
-            paths=self.paths,
-            settings=self.settings,
-            store=store,
-            log=log,
-            run=run,
-            emit=emit,
-            observer=self._observer(owners),
-            budget=budget,
-            catalog=catalog,
-            installed=self.installed(),
-            options=opts,
-            spoke_for=self.spoke_for,
-            hub=hub,
-            env=self.env,
-            backoff_s=self.backoff_s,
-            review=self.review if opts.review else None,
-            sim_delay_s=self.sim_delay_s,
-            stagger=Stagger(self.settings.stagger_delay),
-            workspaces=spaces,
-        )
-        runner = TaskRunner(shared)
-        reports = WorkerReports(self.paths, run.run_id, emit, log)
-        jobs = [Job(t.id, tuple(t.depends), tuple(t.files), t.parent) for t in selected]
-
-        # Subtasks a coordinating task's spoke spawns (`maestro task spawn`) join the run.
-        def join(jid: str, deps: tuple[str, ...], files: tuple[str, ...], parent: str) -> None:
-            owners[jid] = list(files)  # its changes are its own in the receipts
-            scheduler.add(Job(jid, deps, files, parent))
-
-        spawned = SubtaskFeed(store, {job.id for job in jobs}, join, emit)
-
-        def idle() -> None:
-            reports.deliver()
-            spawned.poll()
-            view.tick()
-
         done = {t.id for t in plan.tasks if t.status == "done"}
-        scheduler = Scheduler(
-            jobs,
-            runner.run,
-            max_concurrent=self.settings.max_concurrent,
-            done=done,
-            may_launch=lambda jid: budget.refusal(),
-            on_idle=idle,
-            order=task_sort_key,
-            on_interrupt=lambda running: emit(
-                "run_stopping", reason="interrupted (Ctrl-C)", running=running
-            ),
-        )
-        self.scheduler = scheduler
-        shared.stopping = lambda: scheduler.stopping
-        emit(
-            "run_started",
-            run_id=run.run_id,
-            pid=os.getpid(),
-            pending=len(jobs),
-            only=opts.task_id,
-            max_concurrent=self.settings.max_concurrent,
-            budget_tokens=opts.budget_tokens,
-            recovered=[r.task for r in recovered] or None,
-            workspace="worktrees" if spaces is not None else "in-place",
-            workspace_line=self.mode.line() if self.mode else None,
-        )
-        try:
-            with _abort_on_sigterm(scheduler), reports:
-                report = scheduler.run()
-        finally:
+        ready = [t for t in selected if t.status != "done" and set(t.depends) <= done]
+        with self._workspaces(run.run_id, len(ready)) as spaces:
             if spaces is not None:
-                spaces.close()
-        reports.deliver(last=True)
-        summary = self._summary(
-            store,
-            run,
-            report,
-            budget,
-            started,
-            [r.task for r in recovered],
-            sorted(shared.observer.unattributed),
-            shared.unlanded,
-        )
-        emit(
-            "run_ended",
-            run_id=run.run_id,
-            status=summary.status,
-            counts=summary.counts,
-            tokens=summary.tokens,
-            cost=summary.cost,
-            cost_estimated=summary.cost_estimated or None,
-            duration_s=summary.duration_s,
-            message=summary.message,
-        )
-        view.close()
-        run.write_meta(state="ended", finished=clock.iso(), status=summary.status)
-        return summary
+                spaces.refuse_submodule_work([t for t in selected if t.status != "done"])
+            if opts.task_id and selected[0].status in ("failed", "blocked"):
+                with store.edit() as editable:
+                    editable.task(opts.task_id).status = "pending"
+            catalog = load_catalog(self.settings)
+            for (
+                cli
+            ) in roster.NAMES:  # a bad [budgets.<cli>] table stops the run before any dispatch
+                limits_for(cli, self.settings.table("budgets"))
+            owners = {t.id: list(t.files) for t in plan.tasks}
+            budget = RunBudget(opts.budget_tokens)
+            hub = self.settings.hub or (plan.source.hub if plan.source else None)
+            if selected:
+                log.start_session(plan.goal, run_id=run.run_id, hub=hub)
+            shared = RunContext(
+                paths=self.paths,
+                settings=self.settings,
+                store=store,
+                log=log,
+                run=run,
+                emit=emit,
+                observer=self._observer(owners),
+                budget=budget,
+                catalog=catalog,
+                installed=self.installed(),
+                options=opts,
+                spoke_for=self.spoke_for,
+                hub=hub,
+                env=self.env,
+                backoff_s=self.backoff_s,
+                review=self.review if opts.review else None,
+                sim_delay_s=self.sim_delay_s,
+                stagger=Stagger(self.settings.stagger_delay),
+                workspaces=spaces,
+            )
+            runner = TaskRunner(shared)
+            reports = WorkerReports(self.paths, run.run_id, emit, log)
+            jobs = [Job(t.id, tuple(t.depends), tuple(t.files), t.parent) for t in selected]
+
+            # Subtasks a coordinating task's spoke spawns (`maestro task spawn`) join the run.
+            def join(jid: str, deps: tuple[str, ...], files: tuple[str, ...], parent: str) -> None:
+                owners[jid] = list(files)  # its changes are its own in the receipts
+                scheduler.add(Job(jid, deps, files, parent))
+
+            spawned = SubtaskFeed(store, {job.id for job in jobs}, join, emit)
+
+            def idle() -> None:
+                reports.deliver()
+                spawned.poll()
+                view.tick()
+
+            scheduler = Scheduler(
+                jobs,
+                runner.run,
+                max_concurrent=self.settings.max_concurrent,
+                done=done,
+                may_launch=lambda jid: budget.refusal(),
+                on_idle=idle,
+                order=task_sort_key,
+                on_interrupt=lambda running: emit(
+                    "run_stopping", reason="interrupted (Ctrl-C)", running=running
+                ),
+            )
+            self.scheduler = scheduler
+            shared.stopping = lambda: scheduler.stopping
+            emit(
+                "run_started",
+                run_id=run.run_id,
+                pid=os.getpid(),
+                pending=len(jobs),
+                only=opts.task_id,
+                max_concurrent=self.settings.max_concurrent,
+                budget_tokens=opts.budget_tokens,
+                recovered=[r.task for r in recovered] or None,
+                workspace="worktrees" if spaces is not None else "in-place",
+                workspace_line=self.mode.line() if self.mode else None,
+            )
+            if spaces is not None:
+                spaces.ready()  # what its start raised, before any dispatch
+            try:
+                with _abort_on_sigterm(scheduler), reports:
+                    report = scheduler.run()
+            finally:
+                if spaces is not None:
+                    spaces.close()  # (once more on the way out of the with: a no-op)
+            reports.deliver(last=True)
+            summary = self._summary(
+                store,
+                run,
+                report,
+                budget,
+                started,
+                [r.task for r in recovered],
+                sorted(shared.observer.unattributed),
+                shared.unlanded,
+            )
+            emit(
+                "run_ended",
+                run_id=run.run_id,
+                status=summary.status,
+                counts=summary.counts,
+                tokens=summary.tokens,
+                cost=summary.cost,
+                cost_estimated=summary.cost_estimated or None,
+                duration_s=summary.duration_s,
+                message=summary.message,
+            )
+            view.close()
+            run.write_meta(state="ended", finished=clock.iso(), status=summary.status)
+            return summary
 
     def _summary(
         self,

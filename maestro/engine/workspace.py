@@ -220,10 +220,22 @@ class Workspaces:
         self._trees: dict[str, str] = {}
         # Project files this run landed in the user's tree, and when: not a spoke's doing.
         self._landed: dict[str, int] = {}
-        # Worktrees made ahead of the attempts that take them (see create).
+        # Worktrees made ahead of the attempts that take them (see create), by one filler
+        # thread (git makes one worktree at a time anyway): ``ahead`` of them, plus the
+        # ``_burst`` of tasks ready at the start, plus one for each attempt ``_waiting``.
+        # ``_made`` is told of each one made and of the filler's end.
         self.ahead = SPARES
+        self._burst = 0
+        self._waiting = 0
         self._spares: list[Worktree] = []
         self._filler: threading.Thread | None = None
+        self._fill_failed = False
+        self._made = threading.Condition(self._lock)
+        # The run's start in the background (start_soon): set once it ended, with its error.
+        self._started = threading.Event()
+        self._started.set()
+        self._start_error: BaseException | None = None
+        self._starter: threading.Thread | None = None
         # Worktrees done with, removed in the background (see discard_later).
         self._doomed: list[Worktree] = []
         self._remover: threading.Thread | None = None
@@ -242,6 +254,33 @@ class Workspaces:
         """Clean what a dead run left, take the base, find the folders to link."""
         clean_stale(self.paths, self.repo)
         self.prepare()
+
+    def start_soon(self, first: int) -> None:
+        """``start()`` in the background, then ``first`` worktrees made ahead for the tasks
+        ready at the start: git's work (a dozen processes, a worktree per task) overlaps
+        the run's other start-up instead of following it. ``ready()`` waits for the start
+        and raises what it raised; ``create`` waits for it too."""
+        with self._lock:
+            self._burst = max(0, first - self.ahead)
+        self._started.clear()
+        self._starter = threading.Thread(target=self._start_then_fill, daemon=True)
+        self._starter.start()
+
+    def _start_then_fill(self) -> None:
+        try:
+            self.start()
+        except BaseException as exc:  # noqa: BLE001 - re-raised by ready(), in the run's thread
+            self._start_error = exc
+        finally:
+            self._started.set()
+        if self._start_error is None:
+            self._fill()
+
+    def ready(self) -> None:
+        """Wait for ``start_soon``'s start; raise what it raised."""
+        self._started.wait()
+        if self._start_error is not None:
+            raise self._start_error
 
     def prepare(self, base: str | None = None) -> None:
         """Take the base (``base``, or the user's working tree now) and find the folders to
@@ -338,9 +377,21 @@ class Workspaces:
         there is one (moved to the latest integration commit by a checkout of the files
         that differ), else a new one. Either way another spare is then made in the
         background, so a ready task seldom waits for ``git worktree add``."""
-        with self._lock:
+        self.ready()
+        with self._made:
+            self._waiting += 1
+            try:
+                # The filler makes one for each attempt waiting: worth waiting for, as this
+                # attempt's own `git worktree add` would queue behind the filler's anyway.
+                while not self._spares and not self._closed and not self._fill_failed:
+                    self._start_filler()
+                    self._made.wait()
+            finally:
+                self._waiting -= 1
+            self._fill_failed = False  # this attempt makes its own: it says what failed
             base = self.integration
-            spare = self._spares.pop() if self._spares else None
+            spare = self._spares.pop(0) if self._spares else None
+            self._burst = max(0, self._burst - 1)
         if spare is not None and spare.base != base:
             self.repo.run("checkout", "-q", "--detach", base, cwd=spare.path)
             spare.base, spare.base_tree = base, self._tree(base)
@@ -360,42 +411,55 @@ class Workspaces:
             return f"{self.run_id}-{label}-{self._count}-p{os.getpid()}"
 
     def _fill(self) -> None:
-        """Make spares in the background, up to ``self.ahead``."""
+        """Make spares in the background (see ``_wanted``)."""
         with self._lock:
-            if self._closed or len(self._spares) >= self.ahead:
-                return
-            if self._filler is not None and self._filler.is_alive():
-                return
-            self._filler = threading.Thread(target=self._make_spares, daemon=True)
-            self._filler.start()
+            self._start_filler()
+
+    def _wanted(self) -> int:
+        return self.ahead + self._burst + self._waiting
+
+    def _start_filler(self) -> None:
+        """Under the lock: a filler, unless one runs or none is wanted."""
+        if self._closed or self._filler is not None or len(self._spares) >= self._wanted():
+            return
+        self._filler = threading.Thread(target=self._make_spares, daemon=True)
+        self._filler.start()
 
     def _make_spares(self) -> None:
         while True:
-            with self._lock:
-                if self._closed or len(self._spares) >= self.ahead:
+            with self._made:
+                if self._closed or len(self._spares) >= self._wanted():
+                    self._filler = None
+                    self._made.notify_all()
                     return
                 base = self.integration
             try:
                 spare = self._open(self._name("task"), base)
             except MaestroError:
-                return  # an attempt then makes its own, and says what failed
-            with self._lock:
-                if self._closed:
-                    leftover: Worktree | None = spare
-                else:
-                    self._spares.append(spare)
-                    leftover = None
-            if leftover is not None:
-                self.discard(leftover)
+                with self._made:  # an attempt then makes its own, and says what failed
+                    self._fill_failed, self._filler = True, None
+                    self._made.notify_all()
                 return
+            with self._made:
+                if not self._closed:
+                    self._spares.append(spare)
+                    self._made.notify_all()
+                    continue
+                self._filler = None
+                self._made.notify_all()
+            self.discard(spare)
+            return
 
     def close(self) -> None:
         """The run ends: no more spares; those left, and worktrees still to be removed,
         are removed before it returns."""
-        with self._lock:
+        if self._starter is not None:
+            self._starter.join()
+        with self._made:
             self._closed = True
-            filler, remover = self._filler, self._remover
-        for thread in (filler, remover):
+            self._made.notify_all()
+            threads = [self._filler, self._remover]
+        for thread in threads:
             if thread is not None:
                 thread.join()
         with self._lock:
