@@ -88,6 +88,14 @@ class PlanStore:
         data = self._read()
         return data, self._reconcile(data, self._parse(data))
 
+    def prime(self) -> None:
+        """Parse the file with its layout now, for the next ``edit`` (its memo, below):
+        a run does it while git makes its base, so its first task's first edit does not
+        import mistune and parse on the way to its spoke."""
+        with file_lock(self.lock_path):
+            data = self._read()
+            self._written = (data, self._reconcile(data, self._parse(data)))
+
     @contextlib.contextmanager
     def edit(self, *, durable: bool = True) -> Iterator[Plan]:
         """Lock, parse, yield the plan for in-place changes, validate, write atomically.

@@ -329,3 +329,19 @@ def test_a_writer_killed_mid_write_leaves_a_complete_state(project):
     with store.edit() as plan:  # the lock a killed writer held is free again
         plan.tasks[0].status = "done"
     assert not _temp_files(store)  # leftovers swept
+
+
+def test_an_edit_after_prime_keeps_what_a_person_saved_meanwhile(project):
+    store = make_store(project)
+    store.prime()
+    with store.edit() as plan:
+        plan.task("1").status = "running"
+    fresh = PlanStore(ProjectPaths(project))
+    fresh.prime()
+    text = fresh.path.read_text(encoding="utf-8")
+    fresh.path.write_text(text + "\nA note of mine.\n", encoding="utf-8")
+    with fresh.edit() as plan:
+        plan.task("2").status = "running"
+    after = fresh.path.read_text(encoding="utf-8")
+    assert "A note of mine." in after
+    assert [t.status for t in fresh.load().tasks] == ["running", "running", "pending"]
