@@ -176,10 +176,18 @@ class Repo:
     commits (through a private index, so the user's index, HEAD and refs never change),
     detached worktrees, tree diffs, blobs and three-way merges of file contents."""
 
-    def __init__(self, top: Path, *, prefix: str = "", object_format: str = "sha1") -> None:
+    def __init__(
+        self,
+        top: Path,
+        *,
+        prefix: str = "",
+        object_format: str = "sha1",
+        index: Path | None = None,
+    ) -> None:
         self.top = Path(top)
         self.prefix = prefix  # the project's folder inside the repository ("" or "sub/")
         self.object_format = object_format
+        self.index = index  # the top's own index file, when known (find asks for it)
 
     @classmethod
     def find(cls, folder: Path) -> Repo | None:
@@ -191,13 +199,18 @@ class Repo:
             "--show-toplevel",
             "--show-prefix",
             "--show-object-format",
+            "--git-path",
+            "index",
             cwd=folder,
             timeout_s=30,
         )
         lines = out.stdout.split("\n")
-        if out.exit_code != 0 or len(lines) < 3 or not lines[0]:
+        if out.exit_code != 0 or len(lines) < 4 or not lines[0]:
             return None
-        return cls(Path(lines[0]), prefix=lines[1], object_format=lines[2] or "sha1")
+        index = Path(lines[3]) if lines[3] else None
+        if index is not None and not index.is_absolute():
+            index = Path(folder) / index
+        return cls(Path(lines[0]), prefix=lines[1], object_format=lines[2] or "sha1", index=index)
 
     def run(
         self,
@@ -236,8 +249,11 @@ class Repo:
         if not index.exists():
             # Start from the folder's own index: unchanged files are then known by their
             # stat data instead of being hashed again.
-            real = Path(self.run("rev-parse", "--git-path", "index", cwd=folder).stdout.strip())
-            real = real if real.is_absolute() else folder / real
+            if self.index is not None and Path(folder).resolve() == self.top.resolve():
+                real = self.index
+            else:
+                real = Path(self.run("rev-parse", "--git-path", "index", cwd=folder).stdout.strip())
+                real = real if real.is_absolute() else folder / real
             if real.exists():
                 shutil.copyfile(real, index)
         env = {"GIT_INDEX_FILE": str(index)}
@@ -370,6 +386,19 @@ class Repo:
                 shutil.rmtree(path, ignore_errors=True)
                 self.run("worktree", "prune", check=False)
 
+    def remove_worktrees(self, paths: Sequence[Path]) -> None:
+        """Several at once: their folders deleted, then one `git worktree prune` forgets
+        them all (one git process instead of one `worktree remove` each)."""
+        if len(paths) == 1:
+            self.remove_worktree(paths[0])
+            return
+        if not paths:
+            return
+        with _WORKTREES:
+            for path in paths:
+                shutil.rmtree(path, ignore_errors=True)
+            self.run("worktree", "prune", check=False)
+
     def worktrees(self) -> list[WorktreeEntry]:
         out = self.run("worktree", "list", "--porcelain", "-z").stdout
         entries: list[WorktreeEntry] = []
@@ -389,11 +418,14 @@ class Repo:
                 prunable = True
         return entries
 
-    def stale_worktrees(self, where: Path) -> list[Stale]:
-        """The worktrees under ``where`` whose creator is gone, and every prunable entry."""
+    def stale_worktrees(
+        self, where: Path, entries: Sequence[WorktreeEntry] | None = None
+    ) -> list[Stale]:
+        """The worktrees under ``where`` whose creator is gone, and every prunable entry
+        (of ``entries``, when the caller listed them already)."""
         where = where.resolve()
         found = []
-        for entry in self.worktrees():
+        for entry in self.worktrees() if entries is None else entries:
             inside = entry.path.is_absolute() and entry.path.resolve().is_relative_to(where)
             if entry.prunable or (inside and not in_use(entry.path)):
                 kept = (where / f"{entry.path.name}{KEEP_SUFFIX}").exists()

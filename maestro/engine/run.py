@@ -338,6 +338,8 @@ class Engine:
                 ),
             )
             self.scheduler = scheduler
+            if spaces is not None:
+                spaces.more_to_come = lambda: scheduler.waiting() > 0
             shared.stopping = lambda: scheduler.stopping
             emit(
                 "run_started",
@@ -351,6 +353,11 @@ class Engine:
                 workspace="worktrees" if spaces is not None else "in-place",
                 workspace_line=self.mode.line() if self.mode else None,
             )
+            # While git makes the base: what the first dispatch would do on its way.
+            from maestro.bus.sessions import shim
+
+            store.prime()
+            shim(self.paths)
             if spaces is not None:
                 spaces.ready()  # what its start raised, before any dispatch
             try:

@@ -190,6 +190,11 @@ class Scheduler:
             report.waiting[jid] = [d for d in self.jobs[jid].depends if d not in self.done]
         return report
 
+    def waiting(self) -> int:
+        """Jobs not launched yet (ready or not): none means no task will want a worktree
+        unless a running one is retried or spawns."""
+        return len(self._pending)
+
     def _launch_ready(self) -> None:
         """Launch ready jobs, the longest tail first, while slots are free."""
         while self._stop_reason is None and self._holding_slots() < self.max_concurrent:

@@ -36,7 +36,7 @@ import shutil
 import stat
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -225,6 +225,9 @@ class Workspaces:
         # ``_burst`` of tasks ready at the start, plus one for each attempt ``_waiting``.
         # ``_made`` is told of each one made and of the filler's end.
         self.ahead = SPARES
+        # Whether a task not started yet may still want one (the run's scheduler says):
+        # with none left, no spare is made only to be removed at the end.
+        self.more_to_come: Callable[[], bool] = lambda: True
         self._burst = 0
         self._waiting = 0
         self._spares: list[Worktree] = []
@@ -416,7 +419,7 @@ class Workspaces:
             self._start_filler()
 
     def _wanted(self) -> int:
-        return self.ahead + self._burst + self._waiting
+        return (self.ahead if self.more_to_come() else 0) + self._burst + self._waiting
 
     def _start_filler(self) -> None:
         """Under the lock: a filler, unless one runs or none is wanted."""
@@ -465,7 +468,8 @@ class Workspaces:
         with self._lock:
             left, self._spares, self._doomed = self._spares + self._doomed, [], []
         for worktree in left:
-            self.discard(worktree)
+            worktree.index.unlink(missing_ok=True)
+        self.repo.remove_worktrees([wt.path for wt in left])
 
     def discard_later(self, wt: Worktree, *, keep: bool = False) -> Path | None:
         """``discard``, with the removal itself done in the background: `git worktree
@@ -491,9 +495,9 @@ class Workspaces:
                 if not self._doomed:
                     self._remover = None
                     return
-                worktree = self._doomed.pop(0)
+                doomed, self._doomed = self._doomed, []
             with contextlib.suppress(OSError, MaestroError):
-                self.repo.remove_worktree(worktree.path)
+                self.repo.remove_worktrees([wt.path for wt in doomed])
 
     def _open(self, name: str, base: str, watch: Sequence[str] = ()) -> Worktree:
         path = self.dir / name
@@ -791,12 +795,15 @@ def clean_stale(paths: ProjectPaths, repo: Repo) -> list[Path]:
     and prunable entries."""
     removed = []
     where = worktrees_dir(paths)
-    for entry in repo.stale_worktrees(where):
+    listed = repo.worktrees()
+    stale = repo.stale_worktrees(where, listed)
+    for entry in stale:
         if not entry.kept and not entry.prunable and not in_use(entry.path):
             repo.remove_worktree(entry.path)
             removed.append(entry.path)
     if where.is_dir():
-        known = {e.path.resolve() for e in repo.worktrees()}
+        # (The folders just removed are gone: the listing before is the one that counts.)
+        known = {e.path.resolve() for e in listed}
         for child in where.iterdir():
             if child.is_dir() and child.resolve() not in known:
                 if not (where / f"{child.name}{KEEP_SUFFIX}").exists() and not in_use(child):
@@ -804,7 +811,8 @@ def clean_stale(paths: ProjectPaths, repo: Repo) -> list[Path]:
                     removed.append(child)
             elif child.name.endswith(".index") and not in_use(Path(child.name[1:-6])):
                 child.unlink(missing_ok=True)
-    repo.prune_worktrees()
+    if removed or any(entry.prunable for entry in stale):
+        repo.prune_worktrees()  # else nothing to prune: one git process saved per run
     return removed
 
 

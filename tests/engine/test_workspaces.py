@@ -447,3 +447,52 @@ def test_a_landed_change_survives_gc_until_archive(cli, project, runenv):
     git(project, "gc", "-q", "--prune=now")
     gone = subprocess.run(["git", "cat-file", "-e", change], cwd=project, check=False)
     assert gone.returncode != 0  # released: gc takes it
+
+
+def count_worktree_adds(monkeypatch) -> list[str]:
+    from maestro.git import Repo
+
+    made: list[str] = []
+    add = Repo.add_worktree
+
+    def counted(self, path, commit):
+        made.append(path.name)
+        add(self, path, commit)
+
+    monkeypatch.setattr(Repo, "add_worktree", counted)
+    return made
+
+
+def test_a_burst_gets_a_worktree_each_and_no_spare_to_remove(cli, project, runenv, monkeypatch):
+    """Three tasks ready at the start, three at once: three worktrees, made ahead while the
+    run starts, and none made only to be removed at the end."""
+    monkeypatch.setenv("MAESTRO_MAX_CONCURRENT", "3")
+    monkeypatch.setenv("MAESTRO_STAGGER_DELAY", "0")
+    made = count_worktree_adds(monkeypatch)
+    write_plan(cli, project, independent(3))
+    runenv.default("codex", step("src/m{task}.py"))
+    assert cli("run").code == 0
+    assert {t.status for t in plan(project).tasks} == {"done"}
+    assert len(made) == 3 and not worktree_dirs(project)
+
+
+def test_a_chain_finds_its_next_worktree_made(cli, project, runenv, monkeypatch):
+    """A chain: each next task's worktree is made while the one before runs (a spare), and
+    the last task leaves none behind it."""
+    made = count_worktree_adds(monkeypatch)
+    tasks = [
+        task(i, files=[f"src/m{i}.py"], validation=f"test -f src/m{i}.py", depends=[i - 1])
+        if i > 1
+        else task(1, files=["src/m1.py"], validation="test -f src/m1.py")
+        for i in range(1, 5)
+    ]
+    write_plan(cli, project, tasks)
+    runenv.default("codex", step("src/m{task}.py", sleep=0.2))
+    assert cli("run").code == 0
+    assert {t.status for t in plan(project).tasks} == {"done"}
+    started = [e for e in events(project) if e["kind"] == "task_started"]
+    assert len(started) == 4
+    # One per task, plus at most the spare made while the last task ran (then removed).
+    assert 4 <= len(made) <= 5 and not worktree_dirs(project)
+    out = git(project, "worktree", "list", "--porcelain")
+    assert out.count("worktree ") == 1  # only the project's own tree is registered
