@@ -65,6 +65,9 @@ class Cli:
     # user's own environment did not have (or had otherwise). Spokes get them removed.
     shell_marker: tuple[str, str] | None = None
     shell_injects: tuple[str, ...] = ()
+    # Variables its shell sets when it runs a command in its own sandbox (any one of
+    # them set: the host's sandbox facts apply; none: this CLI confines nothing here).
+    sandbox_markers: tuple[str, ...] = ()
     # Besides trusting a folder in the CLI itself: how to trust it without asking (the
     # fix of a dispatch it refused in an untrusted folder).
     trust_hint: str = ""
@@ -215,6 +218,11 @@ BUILTIN: tuple[Cli, ...] = (
             "CODEX_THREAD_ID",
             "CODEX_TOOL_CALL_ID",
             "GIT_PAGER",
+            "CODEX_SANDBOX_NETWORK_DISABLED",
+            "CODEX_PERMISSION_PROFILE",
+        ),
+        sandbox_markers=(
+            "CODEX_THREAD_ID",
             "CODEX_SANDBOX_NETWORK_DISABLED",
             "CODEX_PERMISSION_PROFILE",
         ),

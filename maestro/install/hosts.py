@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from maestro import __version__
+from maestro import __version__, roster
 from maestro.errors import InstallError
 from maestro.install import text
 from maestro.install.sources import ROUTER_SKILL, VERBS, CommandSource, load_commands, load_skill
@@ -368,14 +368,7 @@ class CodexHost(Host):
         command, and there is no network unless the config allows it. It marks them with
         CODEX_SANDBOX_NETWORK_DISABLED=1 (and CODEX_PERMISSION_PROFILE=:read-only); with
         network allowed only the missing `codex` process among our ancestors tells."""
-        if not any(
-            env.get(k)
-            for k in (
-                "CODEX_THREAD_ID",
-                "CODEX_SANDBOX_NETWORK_DISABLED",
-                "CODEX_PERMISSION_PROFILE",
-            )
-        ):
+        if not any(env.get(k) for k in roster.CLIS["codex"].sandbox_markers):
             return None
         profile = env.get("CODEX_PERMISSION_PROFILE", "")
         no_network = env.get("CODEX_SANDBOX_NETWORK_DISABLED") == "1"

@@ -3,7 +3,6 @@ installed. Commands and the engine ask here and never branch on a CLI's name."""
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 import shutil
@@ -43,6 +42,8 @@ def get_spoke(name: str, settings: Any = None) -> Spoke:
     """The adapter for ``name``; ``settings`` supply price overrides."""
     cls = SPOKES.get(name)
     if cls is None:
+        import difflib
+
         close = difflib.get_close_matches(name, SPOKE_NAMES, n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         raise NotFound(
