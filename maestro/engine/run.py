@@ -37,6 +37,7 @@ from maestro.paths import ProjectPaths
 from maestro.state.model import STATUSES, Plan, Task, task_sort_key
 
 if TYPE_CHECKING:
+    from maestro.bus.liveness import Lease
     from maestro.config import Settings
     from maestro.engine.review.outcome import ReviewOutcome
     from maestro.engine.rundir import EventLog
@@ -136,6 +137,7 @@ class Engine:
         self.sim_delay_s = sim_delay_s
         self.backoff_s = DEFAULT_BACKOFF_S if backoff_s is None else backoff_s
         self.scheduler: Scheduler | None = None
+        self._session_lease: Lease | None = None  # the run's session (see _run)
         self.mode: Mode | None = None
 
     # -- pieces ------------------------------------------------------------------------
@@ -213,13 +215,8 @@ class Engine:
             else:
                 run.create(**meta)
             events = run.events()
-            # The run is the coordinator session of the spokes it dispatches; its lease
-            # (held while the engine lives) is what says the run still answers to them.
-            from maestro.bus.sessions import end_session, run_session_id, start_run_session
+            from maestro.bus.sessions import end_session, run_session_id
 
-            session_lease = start_run_session(
-                self.paths, run_id, goal=store.load().goal if store.exists() else None
-            )
             ended = "failed"
             try:
                 summary = self._run(store, run, events)
@@ -241,7 +238,10 @@ class Engine:
                 run.write_meta(state="ended", finished=clock.iso(), status="interrupted")
                 raise
             finally:
-                end_session(self.paths, run_session_id(run_id), ended, lease=session_lease)
+                if self._session_lease is not None:
+                    end_session(
+                        self.paths, run_session_id(run_id), ended, lease=self._session_lease
+                    )
         finally:
             lock.release()
 
@@ -273,6 +273,12 @@ class Engine:
         done = {t.id for t in plan.tasks if t.status == "done"}
         ready = [t for t in selected if t.status != "done" and set(t.depends) <= done]
         with self._workspaces(run.run_id, len(ready)) as spaces:
+            # The run is the coordinator session of the spokes it dispatches; its lease
+            # (held while the engine lives) is what says the run still answers to them.
+            # Made while git makes the base (see _workspaces), before any dispatch.
+            from maestro.bus.sessions import start_run_session
+
+            self._session_lease = start_run_session(self.paths, run.run_id, goal=plan.goal)
             if spaces is not None:
                 spaces.refuse_submodule_work([t for t in selected if t.status != "done"])
             if opts.task_id and selected[0].status in ("failed", "blocked"):
