@@ -164,7 +164,8 @@ def parse_agent(
 class ParseCache:
     """``parse_agent``'s answers, kept as JSON in ``cache_dir`` by the sha256 of
     everything they depend on: the file's text, name and origin, the frontmatter schema
-    (it follows the roster) and the cache's format. Every run loads the catalog, and a
+    (it follows the roster), Maestro's version and the cache's format (raise ``FORMAT``
+    when the parse itself changes). Every run loads the catalog, and a
     warm load reads one small file instead of importing PyYAML and checking every persona
     (about 15 ms of `maestro run`'s start). A cache that cannot be read or written is
     ignored; it is written only where the project's state folder exists already."""
@@ -184,10 +185,11 @@ class ParseCache:
 
     def _key(self, text: str, source: str, expected_name: str, origin: str) -> str:
         if not self._salt:
+            from maestro import __version__
             from maestro.agents.schema import BODY_SECTIONS, frontmatter_schema
 
             schema = json.dumps([frontmatter_schema(), BODY_SECTIONS], sort_keys=True)
-            self._salt = f"{self.FORMAT}\0{schema}"
+            self._salt = f"{self.FORMAT}\0{__version__}\0{schema}"
         whole = "\0".join((self._salt, source, expected_name, origin, text))
         return hashlib.sha256(whole.encode("utf-8", "surrogatepass")).hexdigest()
 

@@ -281,14 +281,20 @@ class Engine:
             self._session_lease = start_run_session(self.paths, run.run_id, goal=plan.goal)
             if spaces is not None:
                 spaces.refuse_submodule_work([t for t in selected if t.status != "done"])
+            catalog = load_catalog(self.settings)
+            # A bad [budgets.<cli>] table stops the run before any dispatch.
+            for cli in roster.NAMES:
+                limits_for(cli, self.settings.table("budgets"))
+            # While git makes the base: what the first dispatch would do on its way.
+            from maestro.bus.sessions import shim
+
+            store.prime()
+            shim(self.paths)
+            if spaces is not None:
+                spaces.ready()  # what its start raised, before the run changes anything
             if opts.task_id and selected[0].status in ("failed", "blocked"):
                 with store.edit() as editable:
                     editable.task(opts.task_id).status = "pending"
-            catalog = load_catalog(self.settings)
-            for (
-                cli
-            ) in roster.NAMES:  # a bad [budgets.<cli>] table stops the run before any dispatch
-                limits_for(cli, self.settings.table("budgets"))
             owners = {t.id: list(t.files) for t in plan.tasks}
             budget = RunBudget(opts.budget_tokens)
             hub = self.settings.hub or (plan.source.hub if plan.source else None)
@@ -359,13 +365,6 @@ class Engine:
                 workspace="worktrees" if spaces is not None else "in-place",
                 workspace_line=self.mode.line() if self.mode else None,
             )
-            # While git makes the base: what the first dispatch would do on its way.
-            from maestro.bus.sessions import shim
-
-            store.prime()
-            shim(self.paths)
-            if spaces is not None:
-                spaces.ready()  # what its start raised, before any dispatch
             try:
                 with _abort_on_sigterm(scheduler), reports:
                     report = scheduler.run()

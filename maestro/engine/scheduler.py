@@ -121,7 +121,7 @@ class Scheduler:
         self._stop_lock = threading.Lock()
         # One run's state (see run()).
         self._report = ScheduleReport()
-        self._pending: list[str] = []
+        self._pending: list[str] = sorted(self.jobs, key=self._order)  # (run() starts it anew)
         self._running: dict[str, Job] = {}
         self._finished: queue.Queue[tuple[str, Outcome | BaseException]] = queue.Queue()
         self._crash: BaseException | None = None

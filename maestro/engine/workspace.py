@@ -438,8 +438,10 @@ class Workspaces:
                 base = self.integration
             try:
                 spare = self._open(self._name("task"), base)
-            except MaestroError:
-                with self._made:  # an attempt then makes its own, and says what failed
+            except BaseException:  # noqa: BLE001 - an attempt makes its own, and says what failed
+                # (git's error, a link or copy that failed, a full disk: whatever it is,
+                # an attempt waiting for this spare must not wait on a filler that is gone)
+                with self._made:
                     self._fill_failed, self._filler = True, None
                     self._made.notify_all()
                 return
@@ -506,6 +508,8 @@ class Workspaces:
         for link in self.links:
             target = root / link
             if not target.exists() and not target.is_symlink():
+                # A nested folder (build/cache) whose parent git ignores has no parent here.
+                target.parent.mkdir(parents=True, exist_ok=True)
                 target.symlink_to(self.paths.root / link, target_is_directory=True)
         for rel in self.copies:
             source, target = self.paths.root / rel, root / rel

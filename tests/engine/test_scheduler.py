@@ -163,3 +163,13 @@ def test_a_chain_thousands_of_jobs_deep_schedules_in_order():
     ).run()
     assert order == [str(i) for i in range(1, 3001)]
     assert all(o.status == "done" for o in report.outcomes.values())
+
+
+def test_jobs_not_launched_are_counted_before_the_run_starts():
+    """The workspaces ask, while the run starts, whether a task will still want a
+    worktree: every job counts until it is launched."""
+    from maestro.engine.scheduler import Job, Scheduler
+
+    jobs = [Job("1", (), ()), Job("2", ("1",), ())]
+    scheduler = Scheduler(jobs, lambda jid: None, max_concurrent=2)
+    assert scheduler.waiting() == 2

@@ -496,3 +496,74 @@ def test_a_chain_finds_its_next_worktree_made(cli, project, runenv, monkeypatch)
     assert 4 <= len(made) <= 5 and not worktree_dirs(project)
     out = git(project, "worktree", "list", "--porcelain")
     assert out.count("worktree ") == 1  # only the project's own tree is registered
+
+
+def test_a_nested_dependency_folder_under_an_ignored_one_is_linked(cli, project, runenv):
+    """`workspace_links = ["build/cache"]` with build/ ignored: the worktree has no build/,
+    and the link is made with its parent (it used to fail the attempt)."""
+    (project / ".gitignore").write_text("build/\n")
+    (project / "build" / "cache").mkdir(parents=True)
+    (project / "build" / "cache" / "hit.txt").write_text("cached\n")
+    git(project, "add", "-A")
+    git(project, "commit", "-q", "-m", "ignore build")
+    write_plan(cli, project, [task(1, validation="test -f build/cache/hit.txt")])
+    (project / ".ai" / "maestro.toml").write_text('workspace_links = ["build/cache"]\n')
+    runenv.script("codex", [step()])
+    res = cli("run")
+    assert res.code == 0, res.out + res.err
+    assert plan(project).task("1").receipt.validation_exit == 0
+
+
+def test_a_filler_that_fails_leaves_no_attempt_waiting(project, monkeypatch):
+    """Whatever stops the thread making worktrees ahead (here an OSError), an attempt
+    waiting for its worktree makes its own, and says what failed if that fails too."""
+    from types import SimpleNamespace
+
+    from maestro.engine.workspace import Workspaces
+    from maestro.git import Repo
+    from maestro.paths import ProjectPaths
+
+    settings = SimpleNamespace(workspace_links=(), workspace_copy=())
+    spaces = Workspaces(ProjectPaths(project), Repo.find(project), "r1", settings)
+    opened = Workspaces._open
+    calls = []
+
+    def flaky(self, name, base, watch=()):
+        calls.append(threading.current_thread().name)
+        if len(calls) == 1:
+            raise OSError(28, "No space left on device")
+        return opened(self, name, base, watch)
+
+    monkeypatch.setattr(Workspaces, "_open", flaky)
+    spaces.start_soon(1)
+    made: list[object] = []
+    attempt = threading.Thread(target=lambda: made.append(spaces.create("task")), daemon=True)
+    attempt.start()
+    attempt.join(20)
+    assert not attempt.is_alive(), "the attempt still waits for a filler that is gone"
+    assert len(made) == 1 and "_make_spares" in calls[0]  # the filler failed first
+    assert any("lambda" in name for name in calls[1:])  # then the attempt made its own
+    spaces.discard(made[0])  # type: ignore[arg-type]
+    spaces.close()
+    assert not worktree_dirs(project)
+
+
+def test_a_start_that_fails_changes_nothing_of_the_plan(cli, project, runenv):
+    """The workspaces' start fails (a file in workspace_links) after the main thread did
+    its share of the start: the retried task stays failed, and no run_started is told."""
+    (project / ".gitignore").write_text(".env\n")
+    git(project, "add", "-A")
+    git(project, "commit", "-q", "-m", "ignore .env")
+    (project / ".env").write_text("SECRET=1\n")
+    write_plan(cli, project, [task(1)])
+    runenv.script("codex", [step(path="elsewhere.py")] * 3)  # never writes src/app.py
+    assert cli("run").code == 2
+    assert plan(project).task("1").status in ("failed", "blocked")
+    before = plan(project).task("1").status
+    (project / ".ai" / "maestro.toml").write_text('workspace_links = [".env"]\n')
+    res = cli("run", "1")
+    assert res.code == 1 and "only folders are linked" in res.out + res.err
+    assert plan(project).task("1").status == before
+    kinds = [e["kind"] for e in events(project)]  # the refused run's own
+    assert "run_ended" in kinds and "run_started" not in kinds
+    assert not worktree_dirs(project)
