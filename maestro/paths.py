@@ -98,6 +98,15 @@ def user_home(env: Mapping[str, str] | None = None) -> Path:
     return Path(_environ(env).get("HOME") or Path.home()).expanduser()
 
 
+def user_cache_dir(env: Mapping[str, str] | None = None) -> Path:
+    """Per-user caches (what only saves time: removing it loses nothing)."""
+    environ = _environ(env)
+    if environ.get("MAESTRO_HOME"):
+        return Path(environ["MAESTRO_HOME"]).expanduser() / "cache"
+    base = environ.get("XDG_CACHE_HOME") or str(user_home(environ) / ".cache")
+    return Path(base) / "maestro"
+
+
 def user_state_dir(env: Mapping[str, str] | None = None) -> Path:
     """Per-user state (crash logs, user-scope install manifest)."""
     environ = _environ(env)

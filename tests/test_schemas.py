@@ -4,6 +4,7 @@ what it accepts; the run's path to a spoke does not import jsonschema."""
 from __future__ import annotations
 
 import copy
+import marshal
 from typing import Any
 
 import pytest
@@ -161,3 +162,20 @@ def test_a_schema_that_follows_the_roster_is_compiled_again(monkeypatch) -> None
 )
 def test_the_way_to_a_spoke_does_not_import_jsonschema(code: str, tmp_path) -> None:
     assert "jsonschema" not in imports_in_fresh_process(code, str(tmp_path))
+
+
+def test_the_compiled_check_is_kept_and_a_broken_copy_is_made_again(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv("MAESTRO_HOME", raising=False)
+    assert FastCheck(lambda: MANIFEST_SCHEMA).passes(MANIFEST)
+    kept = list((tmp_path / "cache" / "maestro" / "schemas").glob("*.marshal"))
+    assert len(kept) == 1
+    before = kept[0].read_bytes()
+    # A second process (a new FastCheck) loads it: the same verdicts.
+    assert FastCheck(lambda: MANIFEST_SCHEMA).passes(MANIFEST)
+    assert not FastCheck(lambda: MANIFEST_SCHEMA).passes({**MANIFEST, "mode": "boss"})
+    for garbage in (b"", b"not marshal", before[: len(before) // 2]):
+        kept[0].write_bytes(garbage)
+        assert not FastCheck(lambda: MANIFEST_SCHEMA).passes({**MANIFEST, "status": "x"})
+        assert len(kept[0].read_bytes()) == len(before)  # made again
+        marshal.loads(kept[0].read_bytes())
