@@ -95,7 +95,13 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
     outcome = wait_for(run_dir, args.timeout, after=args.after, poll=args.poll)
     from maestro.cli.mail import full
 
-    lines = [describe(event) for event in outcome.events]
+    # A blocker is an event and mail to answer: shown once, as the mail with its reply line.
+    answering = {message.id for message in outcome.mail}
+    lines = [
+        describe(event)
+        for event in outcome.events
+        if not (event.get("kind") == "task_report" and event.get("mail") in answering)
+    ]
     mail = []
     for message in outcome.mail:
         reply = reply_command(message.id)

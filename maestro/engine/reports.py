@@ -109,6 +109,7 @@ class WorkerReports:
                 session=message.sender,
                 report=message.subject,
                 detail=message.body,
+                mail=message.id,  # `maestro wait` shows a blocker once: as the mail to answer
             )
             self._log(message, tasks, sender.data.get("cli") if sender else None)
 

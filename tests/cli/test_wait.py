@@ -14,7 +14,7 @@ import pytest
 
 from maestro.engine.rundir import RunLock
 from maestro.paths import ProjectPaths
-from tests.engine.runkit import plan, step, task, write_plan
+from tests.engine.runkit import events, plan, step, task, write_plan
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -387,3 +387,31 @@ def test_wait_wakes_on_a_workers_question_and_prints_the_reply_line(cli, project
     assert [m["id"] for m in data["mail"]] == [f"m{blocked.id}"] and data["state"] == "running"
     assert data["mail"][0]["reply"].endswith(f'mail reply m{blocked.id} --message "..."')
     _kill_run(project, detachable)
+
+
+def test_a_workers_blocker_is_shown_once_as_the_mail_to_answer(cli, project, detachable):
+    """A blocker is both a task_report event and unread mail to the run: `maestro wait`
+    shows it once, with its reply line (its JSON keeps the event)."""
+    write_plan(cli, project, [task(1)])
+    report = {"sh": "maestro task report blocked 'no database'"}
+    detachable.script("codex", [{**step(shell=[report]), "hang": True}])
+    assert cli("run", "--detach").code == 0
+
+    def reported() -> bool:
+        try:
+            return any(e["kind"] == "task_report" for e in events(project))
+        except FileNotFoundError:
+            return False  # the detached engine has not begun its events yet
+
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and not reported():
+        time.sleep(0.05)
+    res = cli("wait", "--timeout", "5")
+    try:
+        assert res.code == 10, res.out
+        said = [line for line in res.out.splitlines() if "blocked: no database" in line]
+        assert len(said) == 1 and "answer: " in res.out, res.out
+        data = json.loads(cli("wait", "--json", "--after", "0", "--timeout", "0").out)["data"]
+        assert any(e["kind"] == "task_report" and e.get("mail") for e in data["events"])
+    finally:
+        _kill_run(project, detachable)

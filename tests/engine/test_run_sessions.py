@@ -185,7 +185,7 @@ def test_a_report_whose_doorbell_went_unheard_is_still_an_event_of_the_run(proje
     with reports:
         reports.deliver()  # the first read: nothing yet
     # Sent once the watch is gone: no thread is there to hear its bell.
-    Mailbox(paths).send(
+    sent = Mailbox(paths).send(
         worker.id,
         ["run-r1"],
         type="status_update",
@@ -202,6 +202,7 @@ def test_a_report_whose_doorbell_went_unheard_is_still_an_event_of_the_run(proje
                 "session": worker.id,
                 "report": "task 1 progress: halfway there",
                 "detail": "halfway there",
+                "mail": sent.id,
             },
         )
     ]
