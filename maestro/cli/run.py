@@ -231,9 +231,17 @@ def _dry_run(options: Any, ctx: Context) -> Result:
 
 
 def _review_hook(ctx: Context) -> Any:
-    from maestro.engine.review import review_in_run
+    from dataclasses import replace
 
-    return lambda task_id, revise=None: review_in_run(ctx, task_id, revise=revise)
+    from maestro.engine.review import review_in_run
+    from maestro.spokes.base import SESSION_MARKER
+
+    def review(task_id: str, revise: Any = None, session: str | None = None) -> Any:
+        # Called by the run as its session (``session``): the reviewer's is its child.
+        caller = replace(ctx, env={**ctx.env, SESSION_MARKER: session}) if session else ctx
+        return review_in_run(caller, task_id, revise=revise)
+
+    return review
 
 
 def _needs_network(options: Any, ctx: Context) -> bool:

@@ -733,7 +733,8 @@ class TaskRunner:
             commit=landing.committed if landing else None,
         )
         if review and ctx.options.review and ctx.review is not None:
-            ctx.review(task_id, revise=self.revise)
+            # The review is this run's dispatch: its session answers to the run's.
+            ctx.review(task_id, revise=self.revise, session=run_session_id(ctx.run.run_id))
             status = ctx.store.load().task(task_id).status
             if status != "done":
                 return Outcome(status, f"review: {status}")

@@ -478,6 +478,12 @@ def test_run_with_review_revises_through_the_engine(cli, project, fake_clis):
     assert [(r.round, r.outcome) for r in plan.reviews] == [(1, "revising"), (2, "accepted")]
     assert (plan.task("1").status, plan.task("1").review) == ("done", "approved")
     assert (project / "src" / "wc.py").read_text(encoding="utf-8") == FIXED
+    # Each review round is the run's own dispatch: its session's parent is the run's.
+    listed = json.loads(cli("session", "list", "--json").out)["data"]["sessions"]
+    rounds = [s for s in listed if s["id"].startswith("review-t1-")]
+    runs = {s["id"] for s in listed if s["id"].startswith("run-")}
+    assert len(rounds) == 2 and len(runs) == 1
+    assert {s["parent_session_id"] for s in rounds} == runs
 
 
 def test_run_with_review_and_no_reviewer_blocks_instead_of_failing(cli, project, fake_clis):
