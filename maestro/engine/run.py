@@ -37,6 +37,7 @@ from maestro.paths import ProjectPaths
 from maestro.state.model import STATUSES, Plan, Task, task_sort_key
 
 if TYPE_CHECKING:
+    from maestro.agents.catalog import Catalog
     from maestro.bus.liveness import Lease
     from maestro.config import Settings
     from maestro.engine.review.outcome import ReviewOutcome
@@ -175,6 +176,34 @@ class Engine:
         finally:
             spaces.close()
 
+    def _before_dispatch(
+        self,
+        store: PlanStore,
+        run_id: str,
+        goal: str,
+        selected: list[Task],
+        spaces: Workspaces | None,
+    ) -> Catalog:
+        """While git makes the base (``_workspaces``): what must hold before any dispatch,
+        each refusal raised before the run changes anything, and what the first dispatch
+        would otherwise do on its way. Ends with the workspaces' start (or its error)."""
+        from maestro.agents.catalog import load_catalog
+        from maestro.bus.sessions import shim, start_run_session
+
+        # The run is the coordinator session of the spokes it dispatches; its lease (held
+        # while the engine lives) is what says the run still answers to them.
+        self._session_lease = start_run_session(self.paths, run_id, goal=goal)
+        if spaces is not None:
+            spaces.refuse_submodule_work([t for t in selected if t.status != "done"])
+        catalog = load_catalog(self.settings)
+        for cli in roster.NAMES:  # a bad [budgets.<cli>] table stops the run here
+            limits_for(cli, self.settings.table("budgets"))
+        store.prime()
+        shim(self.paths)
+        if spaces is not None:
+            spaces.ready()
+        return catalog
+
     def _observer(self, owners: dict[str, list[str]]) -> Observer:
         """The shared tree's observer: in place only (in worktrees it stays off)."""
         from maestro.git import Repo
@@ -247,7 +276,6 @@ class Engine:
 
     def _run(self, store: PlanStore, run: RunDir, events: EventLog) -> RunSummary:
         from maestro import graph
-        from maestro.agents.catalog import load_catalog
         from maestro.logfile import ExecutionLog
 
         opts = self.options
@@ -273,25 +301,7 @@ class Engine:
         done = {t.id for t in plan.tasks if t.status == "done"}
         ready = [t for t in selected if t.status != "done" and set(t.depends) <= done]
         with self._workspaces(run.run_id, len(ready)) as spaces:
-            # The run is the coordinator session of the spokes it dispatches; its lease
-            # (held while the engine lives) is what says the run still answers to them.
-            # Made while git makes the base (see _workspaces), before any dispatch.
-            from maestro.bus.sessions import start_run_session
-
-            self._session_lease = start_run_session(self.paths, run.run_id, goal=plan.goal)
-            if spaces is not None:
-                spaces.refuse_submodule_work([t for t in selected if t.status != "done"])
-            catalog = load_catalog(self.settings)
-            # A bad [budgets.<cli>] table stops the run before any dispatch.
-            for cli in roster.NAMES:
-                limits_for(cli, self.settings.table("budgets"))
-            # While git makes the base: what the first dispatch would do on its way.
-            from maestro.bus.sessions import shim
-
-            store.prime()
-            shim(self.paths)
-            if spaces is not None:
-                spaces.ready()  # what its start raised, before the run changes anything
+            catalog = self._before_dispatch(store, run.run_id, plan.goal, selected, spaces)
             if opts.task_id and selected[0].status in ("failed", "blocked"):
                 with store.edit() as editable:
                     editable.task(opts.task_id).status = "pending"

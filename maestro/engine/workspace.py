@@ -452,7 +452,8 @@ class Workspaces:
                     continue
                 self._filler = None
                 self._made.notify_all()
-            self.discard(spare)
+            with contextlib.suppress(OSError, MaestroError):  # the run closed meanwhile
+                self.discard(spare)
             return
 
     def close(self) -> None:
