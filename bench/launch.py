@@ -17,7 +17,9 @@ each batch waiting for its slowest process.
    worktree per dispatch, and with no stagger; batch waves alike.
 3. 4 independent 2 s tasks, 4 at once, no stagger: wall (goal <= 2.2 s); batch waves.
 4. `maestro run` on a 3-task plan: from the process's start to its first spoke's fork
-   (goal <= 150 ms), median of --samples runs.
+   (goal <= 150 ms), median of --samples runs, each in a fresh copy of the planned project
+   and all with one HOME (as one user's runs are); the first run, which also fills the
+   user's cache, is shown apart.
 5. Whole-process time of `maestro status`, `maestro wait --timeout 0` and `maestro mail
    inbox` on the 40-task plan, median of --samples.
 
