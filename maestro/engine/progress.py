@@ -103,8 +103,8 @@ def _budget(event: Event) -> str:
 
 def _run_stopping(event: Event) -> str:
     return (
-        f"stopping ({event.get('reason')}): {event.get('running', 0)} running task(s) finish, nothing new "
-        "starts; Ctrl-C again quits now (`maestro run` recovers them later)"
+        f"stopping ({event.get('reason')}): tasks whose spoke has started finish, the others stay "
+        "pending, nothing new starts; Ctrl-C again quits now (`maestro run` recovers them later)"
     )
 
 

@@ -376,7 +376,7 @@ class Engine:
                 workspace_line=self.mode.line() if self.mode else None,
             )
             try:
-                with _abort_on_sigterm(scheduler), reports:
+                with _abort_on_sigterm(scheduler), _stop_on_sigint(scheduler), reports:
                     report = scheduler.run()
             finally:
                 if spaces is not None:
@@ -494,6 +494,30 @@ def _ending(report: ScheduleReport, ran: list[Task]) -> tuple[str, str]:
     return "finished", (
         "every task it ran is done." if ran else "nothing to run: no pending task is ready."
     )
+
+
+class _stop_on_sigint:
+    """Ctrl-C while the run's tasks go on: the first stops launching, as a request the
+    scheduler takes at its next turn (a KeyboardInterrupt raised in the middle of a
+    launch would leave a task half started, and be taken for the second); the second
+    leaves at once (KeyboardInterrupt: the next `maestro run` recovers the tasks)."""
+
+    def __init__(self, scheduler: Scheduler) -> None:
+        self.scheduler = scheduler
+        self.previous: Any = None
+
+    def __enter__(self) -> None:
+        if threading.current_thread() is threading.main_thread():
+            self.previous = signal.signal(signal.SIGINT, self._handle)
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        if self.scheduler.interrupt_requested:
+            raise KeyboardInterrupt
+        self.scheduler.interrupt_requested = True
+
+    def __exit__(self, *exc: object) -> None:
+        if self.previous is not None:
+            signal.signal(signal.SIGINT, self.previous)
 
 
 class _abort_on_sigterm:

@@ -126,6 +126,9 @@ class Scheduler:
         self._finished: queue.Queue[tuple[str, Outcome | BaseException]] = queue.Queue()
         self._crash: BaseException | None = None
         self._added: list[Job] = []
+        # Set by a Ctrl-C handler (engine.run): acted on at the loop's next turn, never in
+        # the middle of a launch, as the first Ctrl-C (see _collect).
+        self.interrupt_requested = False
 
     def request_stop(self, reason: str) -> None:
         """Launch nothing more; jobs already running finish. Safe from any thread."""
@@ -178,6 +181,7 @@ class Scheduler:
         self._pending = sorted(self.jobs, key=self._order)
         self._running = {}
         while True:
+            self._take_interrupt()
             self._take_added()
             self._launch_ready()
             if not self._running:  # nothing runs, and nothing could start
@@ -197,7 +201,11 @@ class Scheduler:
 
     def _launch_ready(self) -> None:
         """Launch ready jobs, the longest tail first, while slots are free."""
-        while self._stop_reason is None and self._holding_slots() < self.max_concurrent:
+        while (
+            self._stop_reason is None
+            and not self.interrupt_requested
+            and self._holding_slots() < self.max_concurrent
+        ):
             jid = self._next_ready()
             if jid is None:
                 return
@@ -253,14 +261,20 @@ class Scheduler:
         except KeyboardInterrupt:
             if self._stop_reason == INTERRUPTED:
                 raise  # the second Ctrl-C: leave now, running tasks are recovered later
-            self.request_stop(INTERRUPTED)
-            if self.on_interrupt:
-                self.on_interrupt(len(self._running))
+            self.interrupt_requested = True
+            self._take_interrupt()
             return
         while not self._finished.empty():
             items.append(self._finished.get_nowait())
         for jid, result in items:
             self._record(jid, result)
+
+    def _take_interrupt(self) -> None:
+        """The first Ctrl-C: launch nothing more, say so once; running jobs finish."""
+        if self.interrupt_requested and self._stop_reason != INTERRUPTED:
+            self.request_stop(INTERRUPTED)
+            if self._stop_reason == INTERRUPTED and self.on_interrupt:
+                self.on_interrupt(len(self._running))
 
     def _record(self, jid: str, result: Outcome | BaseException) -> None:
         self._running.pop(jid, None)

@@ -173,3 +173,54 @@ def test_jobs_not_launched_are_counted_before_the_run_starts():
     jobs = [Job("1", (), ()), Job("2", ("1",), ())]
     scheduler = Scheduler(jobs, lambda jid: None, max_concurrent=2)
     assert scheduler.waiting() == 2
+
+
+def test_a_ctrl_c_requested_by_the_handler_is_taken_between_launches():
+    """The engine's SIGINT handler only sets ``interrupt_requested``: the scheduler stops
+    launching at its next turn, says so once, lets the running job finish and returns
+    (no KeyboardInterrupt: that is the second Ctrl-C's)."""
+    seen: list[int] = []
+    scheduler: Scheduler
+
+    def run_one(jid: str) -> Outcome:
+        if jid == "1":
+            scheduler.interrupt_requested = True  # as the handler does, mid-run
+            time.sleep(0.3)
+        return Outcome("done")
+
+    scheduler = Scheduler(
+        [Job("1"), Job("2", ("1",)), Job("3", ("1",))],
+        run_one,
+        max_concurrent=1,
+        on_interrupt=seen.append,
+    )
+    report = scheduler.run()
+    assert report.outcomes["1"].status == "done" and set(report.waiting) == {"2", "3"}
+    assert seen == [1] and report.stopped == "interrupted (Ctrl-C)"
+
+
+def test_a_ctrl_c_in_the_middle_of_a_launch_is_taken_as_the_first():
+    """SIGINT arriving while the scheduler launches (here: while it asks may_launch) used to
+    raise there, outside _collect's handling, and end the run as a second Ctrl-C would."""
+    import signal
+
+    from maestro.engine.run import _stop_on_sigint
+
+    seen: list[int] = []
+
+    def may_launch(jid: str) -> None:
+        if jid == "2":
+            signal.raise_signal(signal.SIGINT)
+
+    scheduler = Scheduler(
+        [Job("1"), Job("2"), Job("3")],
+        Recorder({"1": 0.2, "2": 0.2}),
+        max_concurrent=3,
+        may_launch=may_launch,
+        on_interrupt=seen.append,
+        order=lambda jid: jid,
+    )
+    with _stop_on_sigint(scheduler):
+        report = scheduler.run()
+    assert report.stopped == "interrupted (Ctrl-C)" and "3" in report.waiting
+    assert len(seen) == 1 and signal.getsignal(signal.SIGINT) is signal.default_int_handler

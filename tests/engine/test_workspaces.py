@@ -567,3 +567,37 @@ def test_a_start_that_fails_changes_nothing_of_the_plan(cli, project, runenv):
     kinds = [e["kind"] for e in events(project)]  # the refused run's own
     assert "run_ended" in kinds and "run_started" not in kinds
     assert not worktree_dirs(project)
+
+
+def test_one_ctrl_c_while_tasks_start_stops_gracefully(cli, project, runenv):
+    """One SIGINT lands while the run is launching its tasks (the first spoke sends it
+    to the run as it starts): the run stops launching, lets the started task finish,
+    exits 2 with the others pending, and leaves no worktree: never the second Ctrl-C's
+    quick exit."""
+    write_plan(cli, project, independent(3))
+    to_run = "kill -INT \"$(awk '{print $4}' /proc/$PPID/stat)\""  # the spoke's parent
+    runenv.script("codex", [step("src/m1.py", shell=[{"sh": to_run}], sleep=0.3)])
+    runenv.default("codex", step("src/m{task}.py", sleep=0.3))
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(REPO),
+        "MAESTRO_MAX_CONCURRENT": "1",
+        "MAESTRO_STAGGER_DELAY": "0",
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "maestro", "run"],
+        cwd=project,
+        check=False,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    said = done.stdout + done.stderr
+    assert done.returncode == 2, said
+    assert "stopping (interrupted (Ctrl-C))" in said and "second Ctrl-C" not in said
+    statuses = sorted(t.status for t in plan(project).tasks)
+    assert statuses == ["done", "pending", "pending"], said
+    assert not worktree_dirs(project)
+    assert git(project, "worktree", "list", "--porcelain").count("worktree ") == 1
