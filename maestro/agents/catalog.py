@@ -202,10 +202,12 @@ class ParseCache:
             try:
                 agent = Agent(**entry["agent"]) if entry["agent"] is not None else None
                 found = [Violation(**v) for v in entry["violations"]]
-                self._seen[key] = entry
-                return agent, found
             except (TypeError, KeyError):
                 pass  # not an entry this version wrote: parsed again below
+            else:
+                if _sound(agent, found):
+                    self._seen[key] = entry
+                    return agent, found
         agent, found = parse_agent(text, source, expected_name=expected_name, origin=origin)
         self._seen[key] = {
             "agent": asdict(agent) if agent is not None else None,
@@ -226,6 +228,30 @@ class ParseCache:
             self.path.parent.mkdir(exist_ok=True)
             payload = json.dumps({"entries": self._seen}, separators=(",", ":"))
             atomic_write(self.path, payload, durable=False)
+
+
+def _sound(agent: Agent | None, found: list[Violation]) -> bool:
+    """A cached parse as ``parse_agent`` makes them: every field of the right type (an
+    entry edited by hand or written by something else is parsed again)."""
+    from maestro.agents.schema import frontmatter_passes
+
+    if not all(isinstance(x, str) for v in found for x in (v.file, v.key, v.message, v.level)):
+        return False
+    if agent is None:
+        return True
+    meta = {
+        "name": agent.name,
+        "description": agent.description,
+        "kind": agent.kind,
+        "tools": agent.tools,
+        "model": agent.model,
+        "temperature": agent.temperature,
+        "max_turns": agent.max_turns,
+        "timeout_mins": agent.timeout_mins,
+        **({"models": agent.models} if agent.models else {}),
+    }
+    texts = (agent.body, agent.source, agent.origin)
+    return all(isinstance(x, str) for x in texts) and frontmatter_passes(meta)
 
 
 @dataclass

@@ -113,6 +113,12 @@ def _describe(error: Any) -> str:
 _FAST = FastCheck(frontmatter_schema)
 
 
+def frontmatter_passes(meta: Any) -> bool:
+    """A quick yes for valid frontmatter (the compiled check); no means "ask
+    ``validate_frontmatter``"."""
+    return isinstance(meta, dict) and _FAST.passes(meta)
+
+
 def validate_frontmatter(meta: Any, file: str) -> list[Violation]:
     if not isinstance(meta, dict):
         return [Violation(file, "(frontmatter)", "must be a YAML mapping of keys to values")]

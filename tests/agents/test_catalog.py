@@ -332,3 +332,20 @@ def test_plan_from_leaves_the_parses_for_the_run(project, tmp_path):
     assert not (project / ".ai").exists()
     assert main(["-C", str(project), "plan", "--from", str(source), "--yes"]) == 0
     assert (project / ".ai" / "maestro" / "cache" / "agents.json").is_file()
+
+
+def test_a_cached_parse_with_wrong_types_is_parsed_again(settings_for, project):
+    import json
+
+    _state(project)
+    load_catalog(settings_for())
+    cache = project / ".ai" / "maestro" / "cache" / "agents.json"
+    doc = json.loads(cache.read_text(encoding="utf-8"))
+    for entry in doc["entries"].values():
+        if entry["agent"]:
+            entry["agent"]["tools"] = None
+            entry["agent"]["max_turns"] = "many"
+    cache.write_text(json.dumps(doc), encoding="utf-8")
+    catalog = load_catalog(settings_for())
+    assert all(isinstance(catalog.get(name).tools, list) for name in ROSTER_NAMES)
+    assert "null" not in cache.read_text(encoding="utf-8").split('"tools"')[1][:5]
