@@ -84,7 +84,9 @@ def test_json_error_envelope(cli, project, monkeypatch):
     assert body["ok"] is False and body["error"]["type"] == "ConfigError"
 
 
-def test_unexpected_error_exits_3_with_log(cli, project, monkeypatch, temp_home):
+def test_unexpected_error_exits_70_with_log(cli, project, monkeypatch, temp_home):
+    # 70 (EX_SOFTWARE), not 3: `maestro run` exits 3 when all is done but a change was
+    # withheld, and a script must tell the two apart.
     import maestro.cli.config as cmd
 
     def boom(args, ctx):
@@ -92,7 +94,7 @@ def test_unexpected_error_exits_3_with_log(cli, project, monkeypatch, temp_home)
 
     monkeypatch.setattr(cmd, "run", boom)
     res = cli("config")
-    assert res.code == 3
+    assert res.code == 70
     assert "kaboom" in res.err and "crash-" in res.err and "Traceback" not in res.err
     logs = list((temp_home / ".local" / "state" / "maestro" / "crash").glob("crash-*.log"))
     assert logs and "RuntimeError" in logs[0].read_text()

@@ -35,7 +35,7 @@ from maestro.errors import MaestroError
 from maestro.fsutil import disk_full, is_disk_full
 
 EXIT_USER = 1
-EXIT_INTERNAL = 3
+EXIT_INTERNAL = 70  # sysexits EX_SOFTWARE: never one of a command's own codes (run: 0-3)
 EXIT_INTERRUPTED = 130
 
 _TOP_EPILOG = """\
