@@ -496,11 +496,11 @@ def _ending(report: ScheduleReport, ran: list[Task]) -> tuple[str, str]:
     )
 
 
-class _stop_on_sigint:
-    """Ctrl-C while the run's tasks go on: the first stops launching, as a request the
-    scheduler takes at its next turn (a KeyboardInterrupt raised in the middle of a
-    launch would leave a task half started, and be taken for the second); the second
-    leaves at once (KeyboardInterrupt: the next `maestro run` recovers the tasks)."""
+class _SchedulerSignal:
+    """While the scheduler runs (from the main thread: only it may set handlers), the
+    signal ``signum`` goes to ``_handle``; the handler before is put back after."""
+
+    signum: signal.Signals
 
     def __init__(self, scheduler: Scheduler) -> None:
         self.scheduler = scheduler
@@ -508,32 +508,34 @@ class _stop_on_sigint:
 
     def __enter__(self) -> None:
         if threading.current_thread() is threading.main_thread():
-            self.previous = signal.signal(signal.SIGINT, self._handle)
+            self.previous = signal.signal(self.signum, self._handle)
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        raise NotImplementedError
+
+    def __exit__(self, *exc: object) -> None:
+        if self.previous is not None:
+            signal.signal(self.signum, self.previous)
+
+
+class _stop_on_sigint(_SchedulerSignal):
+    """Ctrl-C while the run's tasks go on: the first stops launching, as a request the
+    scheduler takes at its next turn (a KeyboardInterrupt raised in the middle of a
+    launch would leave a task half started, and be taken for the second); the second
+    leaves at once (KeyboardInterrupt: the next `maestro run` recovers the tasks)."""
+
+    signum = signal.SIGINT
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
         if self.scheduler.interrupt_requested:
             raise KeyboardInterrupt
         self.scheduler.interrupt_requested = True
 
-    def __exit__(self, *exc: object) -> None:
-        if self.previous is not None:
-            signal.signal(signal.SIGINT, self.previous)
 
-
-class _abort_on_sigterm:
+class _abort_on_sigterm(_SchedulerSignal):
     """SIGTERM (`maestro run --abort`) stops launching; running tasks finish."""
 
-    def __init__(self, scheduler: Scheduler) -> None:
-        self.scheduler = scheduler
-        self.previous: Any = None
-
-    def __enter__(self) -> None:
-        if threading.current_thread() is threading.main_thread():
-            self.previous = signal.signal(signal.SIGTERM, self._handle)
+    signum = signal.SIGTERM
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
         self.scheduler.request_stop("aborted by `maestro run --abort`")
-
-    def __exit__(self, *exc: object) -> None:
-        if self.previous is not None:
-            signal.signal(signal.SIGTERM, self.previous)
