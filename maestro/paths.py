@@ -37,6 +37,8 @@ def find_project_root(cwd: Path | None = None, env: Mapping[str, str] | None = N
     for folder in (start, *start.parents):
         if (folder / state / "MAESTRO.md").is_file() or (folder / ".git").exists():
             return folder
+        if (folder / state / "maestro").is_dir():
+            return folder  # Maestro kept state here (a plan since archived): still the project
     return start
 
 

@@ -26,3 +26,17 @@ def test_typed_attributes_carry_the_values_read(project, monkeypatch):
         value = getattr(settings, setting.key)
         assert value is None or isinstance(value, KINDS[setting.kind]), setting.key
         assert setting.key in hints
+
+
+def test_a_subfolder_maestro_kept_state_in_stays_the_project_after_archive(tmp_path):
+    """`maestro archive` takes .ai/MAESTRO.md away; the next command in that subfolder of
+    a repository must not plan at the repository's top."""
+    from maestro.paths import find_project_root
+
+    top = tmp_path / "top"
+    (top / ".git").mkdir(parents=True)
+    sub = top / "sub"
+    (sub / "src").mkdir(parents=True)
+    assert find_project_root(sub / "src", env={}) == top  # never planned here: the repository
+    (sub / ".ai" / "maestro").mkdir(parents=True)
+    assert find_project_root(sub / "src", env={}) == sub
