@@ -138,6 +138,9 @@ class Scheduler:
 
     @property
     def stopping(self) -> str | None:
+        # A Ctrl-C not yet taken by the loop already holds back spokes about to start.
+        if self._stop_reason is None and self.interrupt_requested:
+            return INTERRUPTED
         return self._stop_reason
 
     def add(self, job: Job) -> None:
