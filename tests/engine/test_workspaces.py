@@ -10,6 +10,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from tests.engine.runkit import answer, events, plan, step, task, write_plan
 from tests.test_git import git
@@ -27,6 +28,25 @@ def worktree_dirs(root):
     return [p for p in where.iterdir() if p.is_dir()] if where.exists() else []
 
 
+def run_process(project: Path, *, concurrent: int, **io: Any) -> subprocess.CompletedProcess:
+    """`maestro run` as a process of its own in ``project`` (no stagger)."""
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(REPO),
+        "MAESTRO_MAX_CONCURRENT": str(concurrent),
+        "MAESTRO_STAGGER_DELAY": "0",
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "maestro", "run"],
+        cwd=project,
+        check=False,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+        **io,
+    )
+
+
 def independent(n):
     return [
         task(i, files=[f"src/m{i}.py"], validation=f"test -f src/m{i}.py") for i in range(1, n + 1)
@@ -41,23 +61,8 @@ def test_run_redirected_into_the_project_passes_every_task(cli, project, runenv)
     git(project, "commit", "-q", "-m", "ignore the state dir")
     write_plan(cli, project, independent(5))
     runenv.default("codex", step("src/m{task}.py", sleep=0.3))
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(REPO),
-        "MAESTRO_MAX_CONCURRENT": "3",
-        "MAESTRO_STAGGER_DELAY": "0",
-    }
     with (project / "run.log").open("w") as log:
-        done = subprocess.run(
-            [sys.executable, "-m", "maestro", "run"],
-            cwd=project,
-            check=False,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.PIPE,
-            timeout=120,
-        )
+        done = run_process(project, concurrent=3, stdout=log, stderr=subprocess.PIPE)
     text = (project / "run.log").read_text()
     assert done.returncode == 0, text + done.stderr.decode()
     assert "each task in its own git worktree" in text.splitlines()[0]
@@ -578,22 +583,7 @@ def test_one_ctrl_c_while_tasks_start_stops_gracefully(cli, project, runenv):
     to_run = "kill -INT \"$(awk '{print $4}' /proc/$PPID/stat)\""  # the spoke's parent
     runenv.script("codex", [step("src/m1.py", shell=[{"sh": to_run}], sleep=0.3)])
     runenv.default("codex", step("src/m{task}.py", sleep=0.3))
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(REPO),
-        "MAESTRO_MAX_CONCURRENT": "1",
-        "MAESTRO_STAGGER_DELAY": "0",
-    }
-    done = subprocess.run(
-        [sys.executable, "-m", "maestro", "run"],
-        cwd=project,
-        check=False,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = run_process(project, concurrent=1, capture_output=True, text=True)
     said = done.stdout + done.stderr
     assert done.returncode == 2, said
     assert "stopping (interrupted (Ctrl-C))" in said and "second Ctrl-C" not in said
