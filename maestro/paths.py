@@ -34,11 +34,15 @@ def find_project_root(cwd: Path | None = None, env: Mapping[str, str] | None = N
         return root
     start = (cwd or Path.cwd()).resolve()
     state = environ.get("MAESTRO_STATE_DIR") or DEFAULT_STATE_DIR
+    kept: Path | None = None  # the nearest folder Maestro kept state in (its plan archived)
     for folder in (start, *start.parents):
-        if (folder / state / "MAESTRO.md").is_file() or (folder / ".git").exists():
+        if (folder / state / "MAESTRO.md").is_file():
             return folder
-        if (folder / state / "maestro").is_dir():
-            return folder  # Maestro kept state here (a plan since archived): still the project
+        if (folder / ".git").exists():
+            # A project in a subfolder of a repository stays one after its plan is archived.
+            return kept or folder
+        if kept is None and (folder / state / "maestro").is_dir():
+            kept = folder
     return start
 
 

@@ -40,3 +40,8 @@ def test_a_subfolder_maestro_kept_state_in_stays_the_project_after_archive(tmp_p
     assert find_project_root(sub / "src", env={}) == top  # never planned here: the repository
     (sub / ".ai" / "maestro").mkdir(parents=True)
     assert find_project_root(sub / "src", env={}) == sub
+    # Outside any repository, a folder Maestro once ran in (a HOME, say) claims nothing.
+    home = tmp_path / "home"
+    (home / ".ai" / "maestro").mkdir(parents=True)
+    (home / "notes").mkdir()
+    assert find_project_root(home / "notes", env={}) == home / "notes"
