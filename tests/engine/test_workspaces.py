@@ -28,6 +28,14 @@ def worktree_dirs(root):
     return [p for p in where.iterdir() if p.is_dir()] if where.exists() else []
 
 
+def commit_ignoring(project: Path, patterns: str) -> None:
+    """Write ``patterns`` to the project's .gitignore and commit the tree as it is (what
+    it ignores stays out)."""
+    (project / ".gitignore").write_text(patterns)
+    git(project, "add", "-A")
+    git(project, "commit", "-q", "-m", "ignore " + patterns.replace("\n", " ").strip())
+
+
 def run_process(project: Path, *, concurrent: int, **io: Any) -> subprocess.CompletedProcess:
     """`maestro run` as a process of its own in ``project`` (no stagger)."""
     env = {
@@ -56,9 +64,7 @@ def independent(n):
 def test_run_redirected_into_the_project_passes_every_task(cli, project, runenv):
     """`maestro run > run.log` in the project: the log grows all along the run, and no task
     is blamed for it (its worktree never sees the user's tree change)."""
-    (project / ".gitignore").write_text(".ai/\n")
-    git(project, "add", ".gitignore")
-    git(project, "commit", "-q", "-m", "ignore the state dir")
+    commit_ignoring(project, ".ai/\n")
     write_plan(cli, project, independent(5))
     runenv.default("codex", step("src/m{task}.py", sleep=0.3))
     with (project / "run.log").open("w") as log:
@@ -245,9 +251,7 @@ def test_commit_commits_each_landed_task_on_the_branch(cli, project, runenv):
 
 
 def test_in_place_says_so(cli, project, runenv):
-    (project / ".gitignore").write_text(".ai/\n")  # the state dir ignored, as projects do
-    git(project, "add", ".gitignore")
-    git(project, "commit", "-q", "-m", "ignore the state dir")
+    commit_ignoring(project, ".ai/\n")  # the state dir ignored, as projects do
     write_plan(cli, project, [task(1)])
     runenv.script("codex", [step()])
     res = cli("run", "--in-place")
@@ -272,13 +276,11 @@ def test_the_receipt_records_the_change_and_later_tasks_see_it(cli, project, run
 
 
 def test_ignored_dependency_folders_are_linked_not_copied(cli, project, runenv):
-    (project / ".gitignore").write_text("node_modules/\n")
     (project / "node_modules" / "left-pad").mkdir(parents=True)
     (project / "node_modules" / "left-pad" / "index.js").write_text("module.exports = 1\n")
     (project / "vendor").mkdir()  # tracked: in every worktree already, never linked
     (project / "vendor" / "lib.txt").write_text("tracked\n")
-    git(project, "add", "-A")
-    git(project, "commit", "-q", "-m", "deps")
+    commit_ignoring(project, "node_modules/\n")
     check = "test -f node_modules/left-pad/index.js && test ! -L vendor && test -f src/app.py"
     write_plan(cli, project, [task(1, validation=check)])
     runenv.script("codex", [step()])
@@ -290,10 +292,8 @@ def test_ignored_dependency_folders_are_linked_not_copied(cli, project, runenv):
 
 
 def test_workspace_links_can_be_switched_off(cli, project, runenv):
-    (project / ".gitignore").write_text("node_modules/\n")
     (project / "node_modules").mkdir()
-    git(project, "add", "-A")
-    git(project, "commit", "-q", "-m", "deps")
+    commit_ignoring(project, "node_modules/\n")
     write_plan(cli, project, [task(1, validation="test ! -e node_modules")])
     (project / ".ai" / "maestro.toml").write_text("workspace_links = []\n")
     runenv.script("codex", [step()])
@@ -303,10 +303,8 @@ def test_workspace_links_can_be_switched_off(cli, project, runenv):
 def test_a_file_in_workspace_links_is_refused_with_the_fix(cli, project, runenv):
     """Only folders are linked: a configured file entry (.env) would silently be absent
     from every worktree, so the run refuses it in one line before any dispatch."""
-    (project / ".gitignore").write_text(".env\nnode_modules/\n")
     (project / "node_modules").mkdir()
-    git(project, "add", "-A")
-    git(project, "commit", "-q", "-m", "deps")
+    commit_ignoring(project, ".env\nnode_modules/\n")
     (project / ".env").write_text("SECRET=1\n")
     write_plan(cli, project, [task(1, validation="test -f .env")])
     (project / ".ai" / "maestro.toml").write_text('workspace_links = [".env", "node_modules"]\n')
@@ -376,9 +374,7 @@ def test_an_answer_naming_changes_with_none_measured_is_not_silently_done(cli, p
 def test_ignored_env_files_are_copied_into_each_worktree(cli, project, runenv):
     """The task's validation reads `.env` in its worktree; the spoke's edit to its copy
     never reaches the user's `.env` (a copy, not a link)."""
-    (project / ".gitignore").write_text(".env\n.env.*\nsecrets/\n")
-    git(project, "add", ".gitignore")
-    git(project, "commit", "-q", "-m", "ignore secrets")
+    commit_ignoring(project, ".env\n.env.*\nsecrets/\n")
     (project / ".env").write_text("API_KEY=users-secret\n")
     (project / ".env.local").write_text("LOCAL=1\n")
     (project / "secrets").mkdir()
@@ -418,9 +414,7 @@ def test_a_tracked_env_is_in_the_snapshot_not_copied_again(cli, project, runenv)
 
 
 def test_workspace_copy_can_be_switched_off(cli, project, runenv):
-    (project / ".gitignore").write_text(".env\n")
-    git(project, "add", ".gitignore")
-    git(project, "commit", "-q", "-m", "ignore .env")
+    commit_ignoring(project, ".env\n")
     (project / ".env").write_text("API_KEY=x\n")
     write_plan(cli, project, [task(1, validation="test ! -e .env")])
     (project / ".ai" / "maestro.toml").write_text("workspace_copy = []\n")
@@ -506,11 +500,9 @@ def test_a_chain_finds_its_next_worktree_made(cli, project, runenv, monkeypatch)
 def test_a_nested_dependency_folder_under_an_ignored_one_is_linked(cli, project, runenv):
     """`workspace_links = ["build/cache"]` with build/ ignored: the worktree has no build/,
     and the link is made with its parent (it used to fail the attempt)."""
-    (project / ".gitignore").write_text("build/\n")
     (project / "build" / "cache").mkdir(parents=True)
     (project / "build" / "cache" / "hit.txt").write_text("cached\n")
-    git(project, "add", "-A")
-    git(project, "commit", "-q", "-m", "ignore build")
+    commit_ignoring(project, "build/\n")
     write_plan(cli, project, [task(1, validation="test -f build/cache/hit.txt")])
     (project / ".ai" / "maestro.toml").write_text('workspace_links = ["build/cache"]\n')
     runenv.script("codex", [step()])
@@ -556,9 +548,7 @@ def test_a_filler_that_fails_leaves_no_attempt_waiting(project, monkeypatch):
 def test_a_start_that_fails_changes_nothing_of_the_plan(cli, project, runenv):
     """The workspaces' start fails (a file in workspace_links) after the main thread did
     its share of the start: the retried task stays failed, and no run_started is told."""
-    (project / ".gitignore").write_text(".env\n")
-    git(project, "add", "-A")
-    git(project, "commit", "-q", "-m", "ignore .env")
+    commit_ignoring(project, ".env\n")
     (project / ".env").write_text("SECRET=1\n")
     write_plan(cli, project, [task(1)])
     runenv.script("codex", [step(path="elsewhere.py")] * 3)  # never writes src/app.py
