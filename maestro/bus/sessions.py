@@ -545,7 +545,7 @@ def shim(paths: ProjectPaths) -> Path:
     from maestro.install.invocation import here
 
     script = paths.machine_dir / "bin" / "maestro"
-    if _SHIMS.get(script) is not None and os.access(script, os.X_OK):
+    if script in _SHIMS and os.access(script, os.X_OK):
         return script.parent  # written by this process: a dispatch reads nothing
     text = (
         "#!/bin/sh\n"
@@ -558,11 +558,11 @@ def shim(paths: ProjectPaths) -> Path:
         current = None
     if current != text or not os.access(script, os.X_OK):
         atomic_write(script, text, mode=0o755)
-    _SHIMS[script] = text
+    _SHIMS.add(script)
     return script.parent
 
 
-_SHIMS: dict[Path, str] = {}  # the shims this process wrote or found right
+_SHIMS: set[Path] = set()  # the shims this process wrote or found right
 
 
 def live_ids(sessions: Iterable[Session]) -> list[str]:
