@@ -83,6 +83,14 @@ def atomic_write(
         raise
 
 
+def write_cache(path: Path, data: bytes | str) -> None:
+    """Write a file that only saves time (a parse cache, compiled code): atomically, never
+    fsynced, and one that cannot be written (a read-only folder, a full disk) is left
+    unwritten: the next reader parses or compiles again."""
+    with contextlib.suppress(OSError, DiskFull):
+        atomic_write(path, data, durable=False)
+
+
 def _write_replace(path: Path, data: bytes | str, mode: int | None, durable: bool) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     payload = data.encode("utf-8") if isinstance(data, str) else data

@@ -62,6 +62,7 @@ def _load(schema: dict[str, Any], fastjsonschema: Any) -> Callable[[Any], Any]:
     import importlib.util
     import marshal
 
+    from maestro.fsutil import write_cache
     from maestro.paths import user_cache_dir
 
     stamp = [schema, fastjsonschema.VERSION, importlib.util.MAGIC_NUMBER.hex()]
@@ -70,7 +71,7 @@ def _load(schema: dict[str, Any], fastjsonschema: Any) -> Callable[[Any], Any]:
     with contextlib.suppress(Exception):  # a cache that does not load is made again
         return _run(marshal.loads(path.read_bytes()))
     code = compile(fastjsonschema.compile_to_code(schema), f"<schema {key}>", "exec")
-    _keep(path, marshal.dumps(code))
+    write_cache(path, marshal.dumps(code))
     return _run(code)
 
 
@@ -81,12 +82,3 @@ def _run(code: Any) -> Callable[[Any], Any]:
     exec(code, namespace)  # noqa: S102 - fastjsonschema's module, compiled from its own source
     validate: Callable[[Any], Any] = namespace["validate"]
     return validate
-
-
-def _keep(path: Any, data: bytes) -> None:
-    """Write a cache file; a cache that cannot be written only costs time."""
-    from maestro.errors import MaestroError
-    from maestro.fsutil import atomic_write
-
-    with contextlib.suppress(OSError, MaestroError):
-        atomic_write(path, data, durable=False)

@@ -118,3 +118,22 @@ def test_a_full_disk_without_a_file_name_names_the_projects_disk(cli, project, m
     assert res.err.startswith(
         "maestro: error: a write failed: the disk is full (the filesystem mounted at /"
     )
+
+
+def test_a_cache_that_cannot_be_written_is_left_unwritten(tmp_path, monkeypatch):
+    """write_cache: a full disk (DiskFull) or a refused write costs only the next parse;
+    a file written is whole."""
+    import errno
+
+    from maestro import fsutil
+
+    target = tmp_path / "cache" / "plan.json"
+    fsutil.write_cache(target, "{}")
+    assert target.read_text() == "{}"
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(fsutil, "_write_replace", full)
+    fsutil.write_cache(target, '{"new": 1}')  # no error
+    assert target.read_text() == "{}"  # the old one, whole

@@ -12,7 +12,6 @@ Precedence for each value, most specific first:
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 from collections.abc import Iterable
@@ -222,12 +221,9 @@ class ParseCache:
             return
         if not self.path.parent.parent.is_dir():
             return  # no state folder here: a catalog read is no reason to make one
-        from maestro.fsutil import atomic_write
+        from maestro.fsutil import write_cache
 
-        with contextlib.suppress(OSError):
-            self.path.parent.mkdir(exist_ok=True)
-            payload = json.dumps({"entries": self._seen}, separators=(",", ":"))
-            atomic_write(self.path, payload, durable=False)
+        write_cache(self.path, json.dumps({"entries": self._seen}, separators=(",", ":")))
 
 
 def _sound(agent: Agent | None, found: list[Violation]) -> bool:

@@ -9,7 +9,6 @@ or written is ignored: it only ever saves time.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 from dataclasses import fields
@@ -141,9 +140,8 @@ def read(path: Path, key: str) -> m.Plan | None:
 
 def write(path: Path, key: str, plan: m.Plan, content: dict[str, Any] | None = None) -> None:
     """``content``: ``to_json(plan)``, when the caller has it already."""
-    from maestro.fsutil import atomic_write
+    from maestro.fsutil import write_cache
 
-    with contextlib.suppress(OSError):
-        body = to_json(plan) if content is None else content
-        payload = json.dumps({"key": key, "plan": body}, ensure_ascii=False, separators=(",", ":"))
-        atomic_write(path, payload, durable=False)  # a cache: losing it in a crash costs one parse
+    body = to_json(plan) if content is None else content
+    payload = json.dumps({"key": key, "plan": body}, ensure_ascii=False, separators=(",", ":"))
+    write_cache(path, payload)
