@@ -144,17 +144,22 @@ KEEP_SUFFIX = ".kept"
 _CREATOR = re.compile(r"-p(\d+)$")
 
 
+_MADE: set[str] = set()  # the names of the worktrees this process added (see in_use)
+
+
 def in_use(path: Path) -> bool:
     """Whether the process that created the worktree at ``path`` still lives (a review or
-    challenge running beside a run, say). This process's own count as not in use: it
-    calls this only before it makes any."""
+    challenge running beside a run, say). One named with this process's pid that this
+    process did not add was left by a dead process that had the same pid."""
     from maestro.process import pid_alive
 
     found = _CREATOR.search(path.name)
     if found is None:
         return False
     pid = int(found.group(1))
-    return pid != os.getpid() and pid_alive(pid)
+    if pid == os.getpid():
+        return path.name in _MADE
+    return pid_alive(pid)
 
 
 @dataclass(frozen=True)
@@ -363,6 +368,7 @@ class Repo:
         git reads every registered worktree's files while it adds or removes one, and one
         being added meanwhile has them half written ("failed to read .../commondir"): this
         process does one at a time, and an add that meets another process's is retried."""
+        _MADE.add(path.name)  # before git makes the folder: a cleanup meanwhile leaves it
         for attempt in range(3):
             with _WORKTREES:
                 out = self.run(
@@ -400,7 +406,8 @@ class Repo:
             self.run("worktree", "prune", check=False)
 
     def worktrees(self) -> list[WorktreeEntry]:
-        out = self.run("worktree", "list", "--porcelain", "-z").stdout
+        with _WORKTREES:  # (a worktree half added meanwhile makes the listing fail)
+            out = self.run("worktree", "list", "--porcelain", "-z").stdout
         entries: list[WorktreeEntry] = []
         path: Path | None = None
         head: str | None = None

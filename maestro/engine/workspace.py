@@ -261,8 +261,9 @@ class Workspaces:
     def start_soon(self, first: int) -> None:
         """``start()`` in the background, then ``first`` worktrees made ahead for the tasks
         ready at the start: git's work (a dozen processes, a worktree per task) overlaps
-        the run's other start-up instead of following it. ``ready()`` waits for the start
-        and raises what it raised; ``create`` waits for it too."""
+        the run's other start-up instead of following it. ``ready()`` waits for the base
+        and raises what taking it raised; ``create`` waits for it too. What dead runs left
+        is cleaned after those worktrees are made: nothing a task waits for."""
         with self._lock:
             self._burst = max(0, first - self.ahead)
         self._started.clear()
@@ -271,13 +272,18 @@ class Workspaces:
 
     def _start_then_fill(self) -> None:
         try:
-            self.start()
+            self.prepare()
         except BaseException as exc:  # noqa: BLE001 - re-raised by ready(), in the run's thread
             self._start_error = exc
         finally:
             self._started.set()
         if self._start_error is None:
             self._fill()
+            with self._made:  # (git makes one worktree at a time: the burst's go first)
+                while self._filler is not None and not self._closed:
+                    self._made.wait()
+            with contextlib.suppress(OSError, MaestroError):  # the next run cleans again
+                clean_stale(self.paths, self.repo)
 
     def ready(self) -> None:
         """Wait for ``start_soon``'s start; raise what it raised."""

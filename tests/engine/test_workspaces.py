@@ -581,3 +581,42 @@ def test_one_ctrl_c_while_tasks_start_stops_gracefully(cli, project, runenv):
     assert statuses == ["done", "pending", "pending"], said
     assert not worktree_dirs(project)
     assert git(project, "worktree", "list", "--porcelain").count("worktree ") == 1
+
+
+def _spaces(project, run_id="r1"):
+    from types import SimpleNamespace
+
+    from maestro.engine.workspace import Workspaces
+    from maestro.git import Repo
+    from maestro.paths import ProjectPaths
+
+    settings = SimpleNamespace(workspace_links=(), workspace_copy=())
+    return Workspaces(ProjectPaths(project), Repo.find(project), run_id, settings)
+
+
+def test_the_cleanup_of_dead_runs_leaves_this_runs_worktrees(project):
+    """The start cleans what dead runs left while this run's worktrees are being made:
+    those, named with this process's pid, are in use."""
+    from maestro.engine.workspace import clean_stale
+
+    spaces = _spaces(project)
+    spaces.prepare()
+    made = spaces.create("task")
+    assert clean_stale(spaces.paths, spaces.repo) == []
+    assert made.path.is_dir() and (made.path / ".git").exists()
+    spaces.discard(made)
+    spaces.close()
+    assert not worktree_dirs(project)
+
+
+def test_a_worktree_named_with_this_pid_but_not_made_here_is_stale(project):
+    """A dead process that had this process's pid left a worktree: it is cleaned."""
+    from maestro.engine.workspace import clean_stale
+
+    spaces = _spaces(project)
+    spaces.prepare()
+    left = spaces.dir / f"old-task-1-p{os.getpid()}"
+    git(project, "worktree", "add", "--detach", "--quiet", str(left), spaces.base)
+    assert clean_stale(spaces.paths, spaces.repo) == [left]
+    assert not left.exists() and str(left) not in git(project, "worktree", "list")
+    spaces.close()
