@@ -130,18 +130,33 @@ def from_json(d: dict[str, Any]) -> m.Plan:
 
 def read(path: Path, key: str) -> m.Plan | None:
     try:
-        doc = json.loads(path.read_bytes())
-        if doc.get("key") != key:
-            return None
-        return from_json(doc["plan"])
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return decode(path.read_bytes(), key)
+    except OSError:
         return None
 
 
-def write(path: Path, key: str, plan: m.Plan, content: dict[str, Any] | None = None) -> None:
-    """``content``: ``to_json(plan)``, when the caller has it already."""
+def decode(text: str | bytes, key: str) -> m.Plan | None:
+    """The plan in a cache file's ``text``, if it is the one of ``key`` (a new object
+    each time: a caller may change what it gets)."""
+    try:
+        doc = json.loads(text)
+        if doc.get("key") != key:
+            return None
+        return from_json(doc["plan"])
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def encode(key: str, plan: m.Plan, content: dict[str, Any] | None = None) -> str:
+    """A cache file's text. ``content``: ``to_json(plan)``, when the caller has it already."""
+    body = to_json(plan) if content is None else content
+    return json.dumps({"key": key, "plan": body}, ensure_ascii=False, separators=(",", ":"))
+
+
+def write(path: Path, key: str, plan: m.Plan, content: dict[str, Any] | None = None) -> str:
+    """Write the cache file; its text is returned (see ``encode``)."""
     from maestro.fsutil import write_cache
 
-    body = to_json(plan) if content is None else content
-    payload = json.dumps({"key": key, "plan": body}, ensure_ascii=False, separators=(",", ":"))
-    write_cache(path, payload)
+    text = encode(key, plan, content)
+    write_cache(path, text)
+    return text

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from maestro.errors import NotFound, StateConflict
-from maestro.fsutil import atomic_write, file_lock
+from maestro.fsutil import atomic_write, file_lock, write_cache
 from maestro.paths import ProjectPaths
 from maestro.state import cache
 from maestro.state.history import History
@@ -35,6 +35,10 @@ class PlanStore:
         self.history = History(paths.machine_dir / "plan-history")
         # The bytes edit() wrote last and the plan it rendered them from (see edit()).
         self._written: tuple[bytes, Plan] | None = None
+        # The cache key and cache text of the plan this store wrote last: load() answers
+        # from it while the file holds those bytes. (The cache file is written after the
+        # plan file, so a load by another thread in between would miss it and parse.)
+        self._seen: tuple[str, str] | None = None
         self.display = _display(self.path, paths.root)
 
     def exists(self) -> bool:
@@ -68,6 +72,11 @@ class PlanStore:
         for _ in range(_MERGE_ATTEMPTS):
             data = self._read()
             key = cache.cache_key(data, PARSER_VERSION)
+            seen = self._seen
+            if seen is not None and seen[0] == key:
+                own = cache.decode(seen[1], key)
+                if own is not None:  # this store's own write: nothing to reconcile
+                    return own
             plan = cache.read(self.cache_path, key)
             if plan is None:
                 plan = self._parse(data)
@@ -138,12 +147,14 @@ class PlanStore:
                     file=self.display,
                 )
             payload = text.encode("utf-8")
+            content = cache.to_json(result)  # one conversion for the history and the cache
+            key = cache.cache_key(payload, PARSER_VERSION)
+            self._seen = (key, cache.encode(key, result, content))  # before the file changes
             if payload != seen:
                 atomic_write(self.path, payload, durable=durable)
-            content = cache.to_json(result)  # one conversion for the history and the cache
             if payload != seen or self.history.latest() != payload:
                 self.history.record(payload, result, content)
-            cache.write(self.cache_path, cache.cache_key(payload, PARSER_VERSION), result, content)
+            write_cache(self.cache_path, self._seen[1])
             if result is plan:
                 self._written = (payload, plan)
 
@@ -186,7 +197,8 @@ class PlanStore:
             atomic_write(self.path, payload)
             self.history.clear()  # versions of the plan this one replaces
             self.history.record(payload, plan)
-            cache.write(self.cache_path, cache.cache_key(payload, PARSER_VERSION), plan)
+            key = cache.cache_key(payload, PARSER_VERSION)
+            self._seen = (key, cache.write(self.cache_path, key, plan))
 
     def forget(self) -> None:
         """Drop the recorded versions (the plan file is moved away: `maestro archive`)."""

@@ -345,3 +345,27 @@ def test_an_edit_after_prime_keeps_what_a_person_saved_meanwhile(project):
     after = fresh.path.read_text(encoding="utf-8")
     assert "A note of mine." in after
     assert [t.status for t in fresh.load().tasks] == ["running", "running", "pending"]
+
+
+def test_a_load_after_this_stores_edit_never_parses(project, monkeypatch):
+    """A run's threads load the plan between one another's edits: the store answers from
+    what it wrote, even before (or without) the cache file, and each load is a new
+    object."""
+    store = make_store(project)
+    with store.edit() as plan:
+        plan.tasks[0].status = "running"
+    store.cache_path.unlink()  # (as between another thread's plan write and cache write)
+
+    def no_parse(self, data):
+        raise AssertionError("parsed")
+
+    monkeypatch.setattr(PlanStore, "_parse", no_parse)
+    first = store.load()
+    assert first.tasks[0].status == "running"
+    first.tasks[0].files.append("changed/by/the/caller.py")
+    first.tasks[1].status = "done"
+    again = store.load()
+    assert again.tasks[0].files == [] and again.tasks[1].status == "pending"
+    store.path.write_text(store.path.read_text().replace("Task number 2", "Renamed"))
+    monkeypatch.undo()
+    assert store.load().tasks[1].title == "Renamed"  # the file moved on: read as ever
