@@ -126,6 +126,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
     if previous is not None and change.loses:
         data["saved"] = _save_previous(ctx, previous)
     store.create(plan, replace=existing, expect=previous)
+    store.keep_parse()
     data["written"] = True
     if catalog is not None:
         catalog.keep_parses()

@@ -59,9 +59,18 @@ class PlanStore:
             raise self.missing() from None
 
     def _parse(self, data: bytes) -> Plan:
-        from maestro.state.planfile import parse_bytes
+        """The full parse of ``data`` (with its layout): the one kept from the last parse of
+        these bytes when there is one (layoutcache), else mistune's, then kept."""
+        from maestro.state import layoutcache
+        from maestro.state.planfile import PARSER_VERSION, parse_bytes
 
-        return parse_bytes(data, self.display)
+        kept_at = layoutcache.path_for(self.path)
+        key = layoutcache.key(data, PARSER_VERSION, self.display)
+        plan = layoutcache.read(kept_at, key)
+        if plan is None:
+            plan = parse_bytes(data, self.display)
+            layoutcache.write(kept_at, key, plan)
+        return plan
 
     def load(self) -> Plan:
         """The plan as it is on disk, read-only: it may come from the parse cache and then
@@ -100,7 +109,10 @@ class PlanStore:
     def prime(self) -> None:
         """Parse the file with its layout now, for the next ``edit`` (its memo, below):
         a run does it while git makes its base, so its first task's first edit does not
-        import mistune and parse on the way to its spoke."""
+        parse (or import mistune, when the parse is not kept) on the way to its spoke.
+        The writer's import too: that edit renders."""
+        from maestro.state.markdown import writer  # noqa: F401 - (imported for the edit)
+
         with file_lock(self.lock_path):
             data = self._read()
             self._written = (data, self._reconcile(data, self._parse(data)))
@@ -199,6 +211,11 @@ class PlanStore:
             self.history.record(payload, plan)
             key = cache.cache_key(payload, PARSER_VERSION)
             self._seen = (key, cache.write(self.cache_path, key, plan))
+
+    def keep_parse(self) -> None:
+        """Parse the file now, so that the next process to edit it finds the parse kept
+        (`maestro plan --from` does, for the run that follows)."""
+        self._parse(self._read())
 
     def forget(self) -> None:
         """Drop the recorded versions (the plan file is moved away: `maestro archive`)."""
