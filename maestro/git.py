@@ -309,12 +309,17 @@ class Repo:
             "--directory",
             cwd=folder,
         ).stdout
-        skipped = {s.rstrip("/") for s in skip}
+        skipped = tuple(s.rstrip("/") for s in skip if s.strip("/"))
         entries = [
             e
             for e in listed.split("\0")
-            if e and e not in (".", "./") and e.rstrip("/") not in skipped
+            if e
+            and e not in (".", "./")
+            and not any(e.rstrip("/") == s or e.startswith(s + "/") for s in skipped)
         ]
+        # An entry may hold a skipped folder (git lists `.ai/` when all it holds is
+        # ignored): the skipped folders are excluded from the look inside it.
+        excluded = [f":(exclude,literal){s}" for s in skipped]
         args = [
             "ls-files",
             "-z",
@@ -326,7 +331,7 @@ class Repo:
         found: set[str] = set()
         for start in range(0, len(entries), 500):  # a long list of entries, in parts
             spec = [f":(literal){e}" for e in entries[start : start + 500]]
-            out = self.run(*args, "--", *spec, cwd=folder).stdout
+            out = self.run(*args, "--", *spec, *excluded, cwd=folder).stdout
             found.update(f for f in out.split("\0") if f and not f.endswith("/"))
         return sorted(found)
 

@@ -212,3 +212,23 @@ def test_only_maestro_git_runs_git():
 
 def test_a_git_argv_elsewhere_is_seen():
     assert _git_argv_sites('import subprocess\nsubprocess.run(["git", "status"])\n') == [2]
+
+
+def test_ignored_matching_leaves_a_skipped_folder_alone_to_its_depth(project):
+    """Maestro's state folder is skipped: an ignored folder inside it (its worktrees,
+    ignored by their own .gitignore) is neither listed nor looked into."""
+    from maestro.git import Repo
+
+    inner = project / ".ai" / "maestro" / "worktrees" / "other-run"
+    inner.mkdir(parents=True)
+    (inner.parent / ".gitignore").write_text("*\n")
+    (inner / ".env").write_text("SECRET=theirs\n")
+    (inner / ".worktreeinclude").write_text(".env\n")
+    (project / ".gitignore").write_text(".env\n")
+    (project / ".env").write_text("SECRET=mine\n")
+    repo = Repo.find(project)
+    assert repo is not None
+    found = repo.ignored_matching(
+        project, ["/.env"], per_directory=".worktreeinclude", skip=[".ai/maestro"]
+    )
+    assert found == [".env"]
