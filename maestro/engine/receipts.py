@@ -33,7 +33,6 @@ are not measured (the engine itself and validation commands write there).
 from __future__ import annotations
 
 import hashlib
-import re
 import shutil
 import threading
 from collections.abc import Callable, Iterable
@@ -42,10 +41,8 @@ from pathlib import Path
 
 from maestro.engine.ownership import owned_by_any
 from maestro.engine.workspace import NOISE
-from maestro.git import GitError, run_git
+from maestro.git import GitError, head_from_files, run_git
 from maestro.state.model import Receipt
-
-_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
 class GitTree:
@@ -116,33 +113,10 @@ class GitTree:
     def head(self) -> str | None:
         """HEAD's commit (None before the first commit), read from the ref files; git
         itself answers when the layout is not the plain one (worktrees, odd refs)."""
-        sha = self._head_from_files()
+        sha = head_from_files(self.gitdir)
         if sha is None:
             sha = self.git("rev-parse", "--verify", "-q", "HEAD", check=False).strip()
         return sha or None
-
-    def _head_from_files(self) -> str | None:
-        gitdir = self.gitdir
-        try:
-            if (gitdir / "commondir").exists():
-                return None
-            head = (gitdir / "HEAD").read_text(encoding="utf-8").strip()
-            if not head.startswith("ref: "):
-                return head if _SHA.fullmatch(head) else None
-            ref = head[5:].strip()
-            loose = gitdir / ref
-            if loose.is_file():
-                sha = loose.read_text(encoding="utf-8").strip()
-                return sha if _SHA.fullmatch(sha) else None
-            packed = gitdir / "packed-refs"
-            if packed.is_file():
-                for line in packed.read_text(encoding="utf-8").splitlines():
-                    parts = line.split()
-                    if len(parts) == 2 and parts[1] == ref and _SHA.fullmatch(parts[0]):
-                        return parts[0]
-            return ""  # a branch with no commit yet
-        except (OSError, UnicodeDecodeError):
-            return None
 
     def snapshot(self) -> str:
         """The working tree now, as a tree sha."""
