@@ -15,7 +15,8 @@ each batch waiting for its slowest process.
    last word) to its own spoke process being forked (the kernel's start time, 10 ms
    ticks), at shipped defaults (goal <= 60 ms), also `--in-place` where runs have a
    worktree per dispatch, and with no stagger; batch waves alike.
-3. 4 independent 2 s tasks, 4 at once, no stagger: wall (goal <= 2.2 s); batch waves.
+3. 4 independent 2 s tasks, 4 at once, no stagger: wall (goal <= 2.2 s), the same with
+   --in-place (no worktrees: the run without git), and batch waves.
 4. `maestro run` on a 3-task plan: from the process's start to its first spoke's fork
    (goal <= 150 ms), median of --samples runs, each in a fresh copy of the planned project
    and all with one HOME (as one user's runs are); the first run, which also fills the
@@ -369,12 +370,15 @@ def section_chain(base: Path) -> None:
 
 
 def section_fanout(base: Path) -> None:
+    """Also with --in-place (no worktree made or removed): what the run costs without git."""
     tasks, durations = independent(4, 2.0)
-    project = Project.create(base / "fanout", tasks, durations)
-    wall, _ = run_maestro(project, {"MAESTRO_MAX_CONCURRENT": "4", "MAESTRO_STAGGER_DELAY": "0"})
-    waves_wall, _ = run_waves(project)
+    template = Project.create(base / "fanout", tasks, durations)
+    settings = {"MAESTRO_MAX_CONCURRENT": "4", "MAESTRO_STAGGER_DELAY": "0"}
+    wall, _ = run_maestro(template.copy(base / "fanout-worktrees"), settings)
+    in_place, _ = run_maestro(template.copy(base / "fanout-in-place"), settings, "--in-place")
+    waves_wall, _ = run_waves(template)
     print(
-        f"3. 4 independent 2 s tasks, 4 at once, no stagger: maestro {wall:.2f} s (goal <= 2.2 s), batch waves {waves_wall:.2f} s"
+        f"3. 4 independent 2 s tasks, 4 at once, no stagger: maestro {wall:.2f} s (goal <= 2.2 s; --in-place {in_place:.2f} s), batch waves {waves_wall:.2f} s"
     )
 
 
