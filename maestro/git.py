@@ -139,12 +139,12 @@ class TreeChange:
 
 _WORKTREES = threading.Lock()  # one worktree add, remove or prune at a time in this process
 # A worktree kept on purpose (--keep-worktrees) has this marker file beside it; a
-# worktree's name ends in -p<pid> of the process that made it.
+# worktree's name, and the name of every scratch file or folder beside it, ends in
+# -p<pid> of the process that made it (before a suffix: `.index`, `.merge`).
 KEEP_SUFFIX = ".kept"
-_CREATOR = re.compile(r"-p(\d+)$")
+_CREATOR = re.compile(r"-p(\d+)(?:\.[a-z]+)?$")
 
 
-_MADE: set[str] = set()  # the names of the worktrees this process added (see in_use)
 _SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
@@ -175,18 +175,16 @@ def head_from_files(gitdir: Path) -> str | None:
 
 
 def in_use(path: Path) -> bool:
-    """Whether the process that created the worktree at ``path`` still lives (a review or
-    challenge running beside a run, say). One named with this process's pid that this
-    process did not add was left by a dead process that had the same pid."""
+    """Whether the process that created the worktree (or scratch file) at ``path`` still
+    lives: this one, or a review or challenge running beside a run, say. (What a dead
+    process that had this pid left waits for a run with another pid to clean it.)"""
     from maestro.process import pid_alive
 
     found = _CREATOR.search(path.name)
     if found is None:
         return False
     pid = int(found.group(1))
-    if pid == os.getpid():
-        return path.name in _MADE
-    return pid_alive(pid)
+    return pid == os.getpid() or pid_alive(pid)
 
 
 @dataclass(frozen=True)
@@ -413,7 +411,6 @@ class Repo:
         git reads every registered worktree's files while it adds or removes one, and one
         being added meanwhile has them half written ("failed to read .../commondir"): this
         process does one at a time, and an add that meets another process's is retried."""
-        _MADE.add(path.name)  # before git makes the folder: a cleanup meanwhile leaves it
         for attempt in range(3):
             with _WORKTREES:
                 out = self.run(

@@ -263,7 +263,8 @@ class Workspaces:
         ready at the start: git's work (a dozen processes, a worktree per task) overlaps
         the run's other start-up instead of following it. ``ready()`` waits for the base
         and raises what taking it raised; ``create`` waits for it too. What dead runs left
-        is cleaned after those worktrees are made: nothing a task waits for."""
+        is cleaned after those worktrees are made (an attempt with no worktree made for it
+        may then wait for a dead run's worktree to be removed: git removes one at a time)."""
         with self._lock:
             self._burst = max(0, first - self.ahead)
         self._started.clear()
@@ -282,6 +283,8 @@ class Workspaces:
             with self._made:  # (git makes one worktree at a time: the burst's go first)
                 while self._filler is not None and not self._closed:
                     self._made.wait()
+                if self._closed:
+                    return
             with contextlib.suppress(OSError, MaestroError):  # the next run cleans again
                 clean_stale(self.paths, self.repo)
 
@@ -303,7 +306,7 @@ class Workspaces:
         if base is not None:
             self.base = self.integration = base
             return
-        index = self.dir / f".{self.run_id}.index"
+        index = self.dir / f".{self.run_id}-p{os.getpid()}.index"  # (see git.in_use)
         index.unlink(missing_ok=True)
         # The state dir (plans, logs, these worktrees) is never part of the work: not read
         # when git does not ignore it already, and dropped when tracked.
@@ -464,12 +467,15 @@ class Workspaces:
 
     def close(self) -> None:
         """The run ends: no more spares; those left, and worktrees still to be removed,
-        are removed before it returns."""
-        if self._starter is not None:
-            self._starter.join()
+        are removed before it returns. (Closed first: a start still making the first
+        worktrees stops there, so a run stopped during its start is not kept waiting for
+        worktrees made only to be removed.)"""
         with self._made:
             self._closed = True
             self._made.notify_all()
+        if self._starter is not None:
+            self._starter.join()
+        with self._made:
             threads = [self._filler, self._remover]
         for thread in threads:
             if thread is not None:

@@ -609,14 +609,57 @@ def test_the_cleanup_of_dead_runs_leaves_this_runs_worktrees(project):
     assert not worktree_dirs(project)
 
 
-def test_a_worktree_named_with_this_pid_but_not_made_here_is_stale(project):
-    """A dead process that had this process's pid left a worktree: it is cleaned."""
+def _dead_pid() -> int:
+    child = subprocess.Popen(["true"])
+    child.wait()
+    return child.pid
+
+
+def test_the_cleanup_takes_only_what_dead_processes_left(project):
+    """Each worktree, and each scratch file or folder beside it (a landing's merge folder,
+    a snapshot's index: a challenge's, say), ends in its maker's pid: the cleanup takes
+    those of dead processes and leaves those of live ones, this one included."""
     from maestro.engine.workspace import clean_stale
 
     spaces = _spaces(project)
     spaces.prepare()
-    left = spaces.dir / f"old-task-1-p{os.getpid()}"
+    dead, live = _dead_pid(), os.getpid()
+    left = spaces.dir / f"old-task-1-p{dead}"
     git(project, "worktree", "add", "--detach", "--quiet", str(left), spaces.base)
-    assert clean_stale(spaces.paths, spaces.repo) == [left]
+    for pid in (dead, live):
+        (spaces.dir / f".run-task-2-p{pid}.merge").mkdir()
+        (spaces.dir / f".challenge-codex-20261124T000000-p{pid}.index").write_text("")
+    assert clean_stale(spaces.paths, spaces.repo) == [
+        left,
+        spaces.dir / f".run-task-2-p{dead}.merge",
+    ]
     assert not left.exists() and str(left) not in git(project, "worktree", "list")
+    names = sorted(p.name for p in spaces.dir.iterdir())
+    assert names == [
+        f".challenge-codex-20261124T000000-p{live}.index",
+        ".gitignore",
+        f".run-task-2-p{live}.merge",
+    ]
     spaces.close()
+
+
+def test_a_run_closed_during_its_start_makes_no_more_worktrees(project, monkeypatch):
+    """Ctrl-C, or a refusal, while the first worktrees are being made: the start stops
+    there instead of making the rest only to remove them."""
+    from maestro.git import Repo
+
+    started, calls = threading.Event(), []
+    add = Repo.add_worktree
+
+    def slow_add(self, path, commit):
+        calls.append(path)
+        started.set()
+        time.sleep(0.5)
+        add(self, path, commit)
+
+    monkeypatch.setattr(Repo, "add_worktree", slow_add)
+    spaces = _spaces(project)
+    spaces.start_soon(3)
+    assert started.wait(20)
+    spaces.close()
+    assert len(calls) == 1 and not worktree_dirs(project)
