@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -35,10 +36,15 @@ class PlanStore:
         self.history = History(paths.machine_dir / "plan-history")
         # The bytes edit() wrote last and the plan it rendered them from (see edit()).
         self._written: tuple[bytes, Plan] | None = None
-        # The cache key and cache text of the plan this store wrote last: load() answers
-        # from it while the file holds those bytes. (The cache file is written after the
-        # plan file, so a load by another thread in between would miss it and parse.)
+        # The cache key and cache text of the plan this store wrote last: load() reads it
+        # while the file holds those bytes, instead of a cache file written after the plan
+        # file (a load by another thread in between would miss it and parse). The file
+        # may hold them as a stale buffer saved over a newer write: load() reconciles as
+        # ever.
         self._seen: tuple[str, str] | None = None
+        # Held by edit() from its plan write to its history record, and by load() to read
+        # the two: a load in this process never takes its own write for a save by hand.
+        self._writing = threading.Lock()
         self.display = _display(self.path, paths.root)
 
     def exists(self) -> bool:
@@ -79,23 +85,22 @@ class PlanStore:
         from maestro.state.planfile import PARSER_VERSION
 
         for _ in range(_MERGE_ATTEMPTS):
-            data = self._read()
+            with self._writing:  # (this process's writes are read whole: file and history)
+                data = self._read()
+                latest = self.history.latest()
             key = cache.cache_key(data, PARSER_VERSION)
             seen = self._seen
-            if seen is not None and seen[0] == key:
-                own = cache.decode(seen[1], key)
-                if own is not None:  # this store's own write: nothing to reconcile
-                    return own
-            plan = cache.read(self.cache_path, key)
+            plan = cache.decode(seen[1], key) if seen is not None and seen[0] == key else None
+            if plan is None:
+                plan = cache.read(self.cache_path, key)
             if plan is None:
                 plan = self._parse(data)
                 cache.write(self.cache_path, key, plan)
-            latest = self.history.latest()
             if latest is None or latest == data:
                 return plan
             merged = self._reconcile(data, plan)
-            # No lock here: a writer between its plan write and its history record looks
-            # like a save by hand for a moment. Done when neither moved meanwhile.
+            # No lock here: another process's writer between its plan write and its history
+            # record looks like a save by hand for a moment. Done when neither moved meanwhile.
             if self.history.latest() == latest and self._read() == data:
                 return merged
         return merged
@@ -162,10 +167,11 @@ class PlanStore:
             content = cache.to_json(result)  # one conversion for the history and the cache
             key = cache.cache_key(payload, PARSER_VERSION)
             self._seen = (key, cache.encode(key, result, content))  # before the file changes
-            if payload != seen:
-                atomic_write(self.path, payload, durable=durable)
-            if payload != seen or self.history.latest() != payload:
-                self.history.record(payload, result, content)
+            with self._writing:
+                if payload != seen:
+                    atomic_write(self.path, payload, durable=durable)
+                if payload != seen or self.history.latest() != payload:
+                    self.history.record(payload, result, content)
             write_cache(self.cache_path, self._seen[1])
             if result is plan:
                 self._written = (payload, plan)
@@ -175,10 +181,11 @@ class PlanStore:
         from maestro.state.merge import merge
         from maestro.state.planfile import render
 
+        base = self._parse(base_bytes)  # (parsed first: the parse kept is the newest's)
         theirs = self._reconcile(
             current, self._parse(current)
         )  # a file that does not parse is never rewritten
-        merged = merge(self._parse(base_bytes), ours, theirs, self.display)
+        merged = merge(base, ours, theirs, self.display)
         return merged, render(merged, self.display)
 
     def create(self, plan: Plan, *, replace: bool = False, expect: bytes | None = None) -> None:

@@ -370,3 +370,17 @@ def test_a_load_after_this_stores_edit_never_parses(project, monkeypatch):
     store.path.write_text(store.path.read_text().replace("Task number 2", "Renamed"))
     monkeypatch.undo()
     assert store.load().tasks[1].title == "Renamed"  # the file moved on: read as ever
+
+
+def test_a_stale_buffer_saved_over_another_process_write_is_reconciled_on_load(project):
+    """The run's store wrote X, another process then wrote Y (Task 2 done), and an editor
+    still holding X saves it: the file is X again, and load() still reads Task 2 done."""
+    run = make_store(project)
+    with run.edit() as plan:
+        plan.tasks[0].status = "running"
+    buffer = run.path.read_bytes()
+    with PlanStore(ProjectPaths(project)).edit() as plan:
+        plan.tasks[1].status = "done"
+    run.path.write_bytes(buffer)
+    assert run.load().tasks[1].status == "done"
+    assert PlanStore(ProjectPaths(project)).load().tasks[1].status == "done"
