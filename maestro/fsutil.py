@@ -83,6 +83,23 @@ def atomic_write(
         raise
 
 
+def read_own(path: Path) -> bytes | None:
+    """The bytes of a cache file whose content is run as code (compiled or pickled), or
+    None unless it is safe to: an absolute path, a file of this user's that nobody else
+    may write (the user's cache folder, never a project's; not another user's file under
+    `sudo` with HOME kept)."""
+    try:
+        if not path.is_absolute():
+            return None
+        with path.open("rb") as handle:
+            info = os.fstat(handle.fileno())
+            if info.st_uid != os.getuid() or info.st_mode & 0o022:
+                return None
+            return handle.read()
+    except OSError:
+        return None
+
+
 def write_cache(path: Path, data: bytes | str) -> None:
     """Write a file that only saves time (a parse cache, compiled code): atomically, never
     fsynced, and one that cannot be written (a read-only folder, a full disk) is left

@@ -109,7 +109,7 @@ def user_cache_dir(env: Mapping[str, str] | None = None) -> Path:
     environ = _environ(env)
     if environ.get("MAESTRO_HOME"):
         return Path(environ["MAESTRO_HOME"]).expanduser() / "cache"
-    base = environ.get("XDG_CACHE_HOME") or str(user_home(environ) / ".cache")
+    base = _xdg(environ, "XDG_CACHE_HOME") or str(user_home(environ) / ".cache")
     return Path(base) / "maestro"
 
 
@@ -118,8 +118,15 @@ def user_state_dir(env: Mapping[str, str] | None = None) -> Path:
     environ = _environ(env)
     if environ.get("MAESTRO_HOME"):
         return Path(environ["MAESTRO_HOME"]).expanduser()
-    base = environ.get("XDG_STATE_HOME") or str(user_home(environ) / ".local" / "state")
+    base = _xdg(environ, "XDG_STATE_HOME") or str(user_home(environ) / ".local" / "state")
     return Path(base) / "maestro"
+
+
+def _xdg(environ: Mapping[str, str], name: str) -> str | None:
+    """An XDG base folder from the environment; a relative one is ignored, as the XDG
+    specification says (it would name a folder in whatever project the command runs in)."""
+    value = environ.get(name)
+    return value if value and Path(value).is_absolute() else None
 
 
 def codex_home(env: Mapping[str, str] | None = None) -> Path:

@@ -62,14 +62,16 @@ def _load(schema: dict[str, Any], fastjsonschema: Any) -> Callable[[Any], Any]:
     import importlib.util
     import marshal
 
-    from maestro.fsutil import write_cache
+    from maestro.fsutil import read_own, write_cache
     from maestro.paths import user_cache_dir
 
     stamp = [schema, fastjsonschema.VERSION, importlib.util.MAGIC_NUMBER.hex()]
     key = hashlib.sha256(json.dumps(stamp, sort_keys=True).encode("utf-8")).hexdigest()[:32]
     path = user_cache_dir() / "schemas" / f"{key}.marshal"
-    with contextlib.suppress(Exception):  # a cache that does not load is made again
-        return _run(marshal.loads(path.read_bytes()))
+    kept = read_own(path)
+    if kept is not None:
+        with contextlib.suppress(Exception):  # a cache that does not load is made again
+            return _run(marshal.loads(kept))
     code = compile(fastjsonschema.compile_to_code(schema), f"<schema {key}>", "exec")
     write_cache(path, marshal.dumps(code))
     return _run(code)

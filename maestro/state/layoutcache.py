@@ -7,23 +7,25 @@ run` to its first spoke. This keeps the last full parse of each plan file, pickl
 the user's cache folder: one file per plan file, replaced at each new parse, so the
 folder holds as many files as the user has projects.
 
-Pickle runs code named in the file it loads, so it reads only from the user's own cache
-folder, which only the user's Maestro writes, never from a project (a cloned repository
-could carry any file there). The key is the file's bytes, the parser's version, the
-field names of the model and of the layout (a pickle restores fields by position) and
-Maestro's version. A file that cannot be read or does not hold what the key names is a
-miss: the caller parses, as it would without this.
+Pickle runs code named in the file it loads, so it reads only a file of the user's own,
+which nobody else may write, in the user's cache folder (fsutil.read_own), never one in
+a project (a cloned repository could carry any file there). The key is the file's bytes,
+the parser's version, the field names of the model and of the layout, Maestro's version,
+and the size and time of the parser's own source files (an install from a checkout
+changes them without a new version). A file that cannot be read or does not hold what
+the key names is a miss: the caller parses, as it would without this.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import pickle
 from dataclasses import fields
 from pathlib import Path
 
 from maestro import __version__
-from maestro.fsutil import write_cache
+from maestro.fsutil import read_own, write_cache
 from maestro.paths import user_cache_dir
 from maestro.state import cache
 from maestro.state.markdown import layout as lay
@@ -39,8 +41,27 @@ _LAYOUT = hashlib.sha256(
 ).hexdigest()[:16]
 
 
+@functools.cache
+def _code() -> str:
+    """The parser's source files, by size and time (what reads a plan, and its model)."""
+    state = Path(__file__).parent
+    files = sorted(
+        [*state.glob("markdown/*.py"), *state.glob("codecs/*.py"), state / "planfile.py"]
+    )
+    files.append(state / "model.py")
+    stamps = []
+    for path in files:
+        try:
+            info = path.stat()
+        except OSError:
+            continue
+        stamps.append(f"{path.name}:{info.st_size}:{info.st_mtime_ns}")
+    return hashlib.sha256("|".join(stamps).encode()).hexdigest()[:16]
+
+
 def key(data: bytes, parser_version: int, display: str) -> str:
-    return f"{cache.cache_key(data, parser_version)}:{_LAYOUT}:{__version__}:{display}"
+    head = cache.cache_key(data, parser_version)
+    return f"{head}:{_LAYOUT}:{__version__}:{_code()}:{display}"
 
 
 def path_for(plan_file: Path) -> Path:
@@ -50,9 +71,12 @@ def path_for(plan_file: Path) -> Path:
 
 
 def read(path: Path, wanted: str) -> Plan | None:
+    data = read_own(path)
+    if data is None:
+        return None
     try:
-        kept = pickle.loads(path.read_bytes())  # the user's own cache folder (see above)
-    except Exception:  # noqa: BLE001 - unreadable, truncated or from older code: a miss
+        kept = pickle.loads(data)  # a file of the user's own (see above)
+    except Exception:  # noqa: BLE001 - truncated, or from older code: a miss
         return None
     if isinstance(kept, tuple) and len(kept) == 2 and kept[0] == wanted:
         plan = kept[1]

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from unittest import mock
 
 from hypothesis import HealthCheck, given, settings
 
@@ -70,7 +71,8 @@ def test_a_kept_parse_edits_as_mistunes_own(tmp_path, steps):
     store.keep_parse()
     expected = HAND_WRITTEN
     for n, (op, tid) in enumerate(steps, 1):
-        with PlanStore(ProjectPaths(root)).edit() as plan:
+        unparsed = mock.patch("maestro.state.planfile.parse_bytes", side_effect=AssertionError)
+        with unparsed, PlanStore(ProjectPaths(root)).edit() as plan:  # the kept parse only
             OPS[op](plan, tid, n)
         control = parse_bytes(expected.encode(), ".ai/MAESTRO.md")
         OPS[op](control, tid, n)
@@ -111,3 +113,31 @@ def test_each_plan_file_has_its_own_and_only_one(tmp_path):
         store.keep_parse()
     assert layoutcache.path_for(one.path) != layoutcache.path_for(two.path)
     assert len(list(layoutcache.path_for(one.path).parent.iterdir())) == 2
+
+
+def test_a_kept_parse_nobody_else_could_have_written_is_all_it_reads(tmp_path):
+    """Loading a pickle runs code: a file another user owns (root's `sudo` keeping HOME,
+    say), or that others may write, or a cache folder given as a relative path (which
+    would be in the project the command runs in) is never read."""
+    import os
+
+    import pytest
+
+    from maestro.fsutil import read_own
+    from maestro.paths import user_cache_dir
+
+    store = make_store(tmp_path)
+    store.keep_parse()
+    kept = layoutcache.path_for(store.path)
+    assert read_own(kept) is not None
+    kept.chmod(0o666)
+    assert read_own(kept) is None
+    kept.chmod(0o644)
+    assert read_own(Path(os.path.relpath(kept))) is None
+    assert user_cache_dir({"XDG_CACHE_HOME": "cache", "HOME": "/home/u"}) == Path(
+        "/home/u/.cache/maestro"
+    )
+    if os.getuid() != 0:
+        pytest.skip("only root can give the file to another user")
+    os.chown(kept, 4242, -1)
+    assert read_own(kept) is None
