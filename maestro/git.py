@@ -174,17 +174,36 @@ def head_from_files(gitdir: Path) -> str | None:
     return None
 
 
+_MINE: set[str] = set()  # the worktree and scratch names this process made (see mine)
+
+
+def mine(name: str) -> None:
+    """Say that this process made the worktree or scratch file ``name`` (its pid ends
+    it): in_use then knows it from what a dead process with the same pid left, which in
+    a container, where every run may have the same pid, is the usual case."""
+    _MINE.add(_bare(name))
+
+
+def _bare(name: str) -> str:
+    return _SUFFIX.sub("", name.lstrip("."))
+
+
+_SUFFIX = re.compile(r"\.[a-z]+$")
+
+
 def in_use(path: Path) -> bool:
     """Whether the process that created the worktree (or scratch file) at ``path`` still
-    lives: this one, or a review or challenge running beside a run, say. (What a dead
-    process that had this pid left waits for a run with another pid to clean it.)"""
+    lives: a review or challenge running beside a run, say, or this process when it made
+    it (``mine``); one named with this pid that it did not make is a dead process's."""
     from maestro.process import pid_alive
 
     found = _CREATOR.search(path.name)
     if found is None:
         return False
     pid = int(found.group(1))
-    return pid == os.getpid() or pid_alive(pid)
+    if pid == os.getpid():
+        return _bare(path.name) in _MINE
+    return pid_alive(pid)
 
 
 @dataclass(frozen=True)
@@ -411,6 +430,7 @@ class Repo:
         git reads every registered worktree's files while it adds or removes one, and one
         being added meanwhile has them half written ("failed to read .../commondir"): this
         process does one at a time, and an add that meets another process's is retried."""
+        mine(path.name)  # before git makes the folder: a cleanup meanwhile leaves it
         for attempt in range(3):
             with _WORKTREES:
                 out = self.run(

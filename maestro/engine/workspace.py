@@ -44,7 +44,7 @@ from typing import Any
 from maestro.engine.ownership import owned_by_any
 from maestro.errors import MaestroError
 from maestro.fsutil import atomic_write
-from maestro.git import KEEP_SUFFIX, Repo, TreeChange, in_use
+from maestro.git import KEEP_SUFFIX, Repo, TreeChange, in_use, mine
 from maestro.paths import ProjectPaths
 
 # Written by tools and test runners, never deliverables.
@@ -307,6 +307,7 @@ class Workspaces:
             self.base = self.integration = base
             return
         index = self.dir / f".{self.run_id}-p{os.getpid()}.index"  # (see git.in_use)
+        mine(index.name)
         index.unlink(missing_ok=True)
         # The state dir (plans, logs, these worktrees) is never part of the work: not read
         # when git does not ignore it already, and dropped when tracked.

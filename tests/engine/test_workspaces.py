@@ -618,27 +618,41 @@ def _dead_pid() -> int:
 def test_the_cleanup_takes_only_what_dead_processes_left(project):
     """Each worktree, and each scratch file or folder beside it (a landing's merge folder,
     a snapshot's index: a challenge's, say), ends in its maker's pid: the cleanup takes
-    those of dead processes and leaves those of live ones, this one included."""
+    those of dead processes and leaves those of live ones. One named with this process's
+    pid is taken unless this process made it: a dead process had the same pid (in a
+    container every run may be pid 1)."""
     from maestro.engine.workspace import clean_stale
+    from maestro.git import mine
 
     spaces = _spaces(project)
     spaces.prepare()
-    dead, live = _dead_pid(), os.getpid()
+    dead, other, this = _dead_pid(), os.getppid(), os.getpid()
     left = spaces.dir / f"old-task-1-p{dead}"
     git(project, "worktree", "add", "--detach", "--quiet", str(left), spaces.base)
-    for pid in (dead, live):
+    same_pid = spaces.dir / f"old-task-1-p{this}"
+    git(project, "worktree", "add", "--detach", "--quiet", str(same_pid), spaces.base)
+    for pid in (dead, other, this):
         (spaces.dir / f".run-task-2-p{pid}.merge").mkdir()
         (spaces.dir / f".challenge-codex-20261124T000000-p{pid}.index").write_text("")
-    assert clean_stale(spaces.paths, spaces.repo) == [
-        left,
-        spaces.dir / f".run-task-2-p{dead}.merge",
-    ]
-    assert not left.exists() and str(left) not in git(project, "worktree", "list")
+    (spaces.dir / f".run-task-3-p{this}.merge").mkdir()
+    mine(f"run-task-3-p{this}")  # this process's worktree: its merge folder is in use
+    removed = clean_stale(spaces.paths, spaces.repo)
+    assert sorted(removed) == sorted(
+        [
+            left,
+            same_pid,
+            spaces.dir / f".run-task-2-p{dead}.merge",
+            spaces.dir / f".run-task-2-p{this}.merge",
+        ]
+    )
+    listed = git(project, "worktree", "list")
+    assert not left.exists() and str(left) not in listed and str(same_pid) not in listed
     names = sorted(p.name for p in spaces.dir.iterdir())
     assert names == [
-        f".challenge-codex-20261124T000000-p{live}.index",
+        f".challenge-codex-20261124T000000-p{other}.index",
         ".gitignore",
-        f".run-task-2-p{live}.merge",
+        f".run-task-2-p{other}.merge",
+        f".run-task-3-p{this}.merge",
     ]
     spaces.close()
 
