@@ -27,6 +27,17 @@ from maestro.state.model import Plan
 _MERGE_ATTEMPTS = 5
 
 
+_WRITING: dict[str, threading.Lock] = {}
+_WRITING_GUARD = threading.Lock()
+
+
+def _writing_lock(path: Path) -> threading.Lock:
+    """One lock per plan file in this process (see PlanStore._writing)."""
+    key = os.path.abspath(path)
+    with _WRITING_GUARD:
+        return _WRITING.setdefault(key, threading.Lock())
+
+
 class PlanStore:
     def __init__(self, paths: ProjectPaths) -> None:
         self.paths = paths
@@ -43,8 +54,9 @@ class PlanStore:
         # ever.
         self._seen: tuple[str, str] | None = None
         # Held by edit() from its plan write to its history record, and by load() to read
-        # the two: a load in this process never takes its own write for a save by hand.
-        self._writing = threading.Lock()
+        # the two: a load in this process never takes its own write (any store's of this
+        # plan: a review's beside a run, say) for a save by hand.
+        self._writing = _writing_lock(self.path)
         self.display = _display(self.path, paths.root)
 
     def exists(self) -> bool:

@@ -384,3 +384,11 @@ def test_a_stale_buffer_saved_over_another_process_write_is_reconciled_on_load(p
     run.path.write_bytes(buffer)
     assert run.load().tasks[1].status == "done"
     assert PlanStore(ProjectPaths(project)).load().tasks[1].status == "done"
+
+
+def test_two_stores_of_one_plan_share_the_write_lock(project):
+    """A review's store beside the run's, in one process: the run's loads wait for the
+    review's write to be whole (plan file and history), as for its own."""
+    run, review = make_store(project), PlanStore(ProjectPaths(project))
+    assert run._writing is review._writing
+    assert PlanStore(ProjectPaths(project / "elsewhere"))._writing is not run._writing
