@@ -85,13 +85,18 @@ def atomic_write(
 
 def read_own(path: Path) -> bytes | None:
     """The bytes of a cache file whose content is run as code (compiled or pickled), or
-    None unless it is safe to: an absolute path, a file of this user's that nobody else
-    may write (the user's cache folder, never a project's; not another user's file under
-    `sudo` with HOME kept)."""
+    None unless it is safe to: an absolute path, not a symbolic link, a file of this
+    user's in a folder of this user's, neither of which anybody else may write (the
+    user's cache folder, never a project's; not another user's file under `sudo` with
+    HOME kept)."""
+    if not path.is_absolute():
+        return None
     try:
-        if not path.is_absolute():
+        folder = os.stat(path.parent)
+        if folder.st_uid != os.getuid() or folder.st_mode & 0o022:
             return None
-        with path.open("rb") as handle:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        with os.fdopen(fd, "rb") as handle:
             info = os.fstat(handle.fileno())
             if info.st_uid != os.getuid() or info.st_mode & 0o022:
                 return None
@@ -100,12 +105,15 @@ def read_own(path: Path) -> bytes | None:
         return None
 
 
-def write_cache(path: Path, data: bytes | str) -> None:
+def write_cache(path: Path, data: bytes | str, *, private: bool = False) -> None:
     """Write a file that only saves time (a parse cache, compiled code): atomically, never
     fsynced, and one that cannot be written (a read-only folder, a full disk) is left
-    unwritten: the next reader parses or compiles again."""
+    unwritten: the next reader parses or compiles again. ``private``: a file read_own
+    reads (code), written for this user only, its folder too."""
     with contextlib.suppress(OSError, DiskFull):
-        atomic_write(path, data, durable=False)
+        if private:
+            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        atomic_write(path, data, durable=False, mode=0o600 if private else None)
 
 
 def _write_replace(path: Path, data: bytes | str, mode: int | None, durable: bool) -> None:

@@ -2,13 +2,14 @@
 
 ``maestro status`` on a large plan would spend most of its time in mistune; with the
 cache a warm start reads one small JSON file instead and never imports mistune. The key
-is the sha256 of the file bytes, the parser version and the model's field names, so an
-edit, a parser change or a model change each miss. A cache that cannot be read, parsed
-or written is ignored: it only ever saves time.
+is the sha256 of the file bytes, the parser version, the model's field names and the
+parser's code (code_stamp), so an edit, a parser change or a model change each miss. A
+cache that cannot be read, parsed or written is ignored: it only ever saves time.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from dataclasses import fields
@@ -46,7 +47,33 @@ _SCHEMA = hashlib.sha256(
 
 
 def cache_key(data: bytes, parser_version: int) -> str:
-    return f"{hashlib.sha256(data).hexdigest()}:{parser_version}:{_SCHEMA}:{CACHE_FORMAT}"
+    digest = hashlib.sha256(data).hexdigest()
+    return f"{digest}:{parser_version}:{_SCHEMA}:{CACHE_FORMAT}:{code_stamp()}"
+
+
+@functools.cache
+def code_stamp() -> str:
+    """What reads a plan, by its files' sizes and times: the parser's own modules and
+    those it calls, and mistune. An install from a checkout, or an upgraded mistune,
+    changes them without a new parser version: every cache made before is then missed."""
+    import importlib.util
+
+    package = Path(__file__).resolve().parents[1]
+    state = package / "state"
+    files = [*state.glob("markdown/*.py"), *state.glob("codecs/*.py")]
+    files += [state / "planfile.py", state / "model.py"]
+    files += [package / name for name in ("tables.py", "graph.py", "roster.py")]
+    spec = importlib.util.find_spec("mistune")
+    if spec is not None and spec.origin:
+        files.append(Path(spec.origin))
+    stamps = []
+    for path in sorted(files):
+        try:
+            info = path.stat()
+        except OSError:
+            continue
+        stamps.append(f"{path}:{info.st_size}:{info.st_mtime_ns}")
+    return hashlib.sha256("|".join(stamps).encode()).hexdigest()[:16]
 
 
 def _finding(f: m.Finding) -> list[Any]:

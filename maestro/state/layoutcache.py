@@ -8,17 +8,17 @@ the user's cache folder: one file per plan file, replaced at each new parse, so 
 folder holds as many files as the user has projects.
 
 Pickle runs code named in the file it loads, so it reads only a file of the user's own,
-which nobody else may write, in the user's cache folder (fsutil.read_own), never one in
-a project (a cloned repository could carry any file there). The key is the file's bytes,
-the parser's version, the field names of the model and of the layout, Maestro's version,
-and the size and time of the parser's own source files (an install from a checkout
-changes them without a new version). A file that cannot be read or does not hold what
-the key names is a miss: the caller parses, as it would without this.
+which nobody else may write, in a folder of the user's own (fsutil.read_own), at an
+absolute path: never a project's (a cloned repository could carry any file there). The
+key is the file's bytes, the parser's version and code (cache.code_stamp: an install
+from a checkout changes the parser without a new version), the field names of the model
+and of the layout, and Maestro's version; it heads the file and is compared before
+anything is unpickled. A file that cannot be read or does not hold what the key names is
+a miss: the caller parses, as it would without this.
 """
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import pickle
 from dataclasses import fields
@@ -41,49 +41,35 @@ _LAYOUT = hashlib.sha256(
 ).hexdigest()[:16]
 
 
-@functools.cache
-def _code() -> str:
-    """The parser's source files, by size and time (what reads a plan, and its model)."""
-    state = Path(__file__).parent
-    files = sorted(
-        [*state.glob("markdown/*.py"), *state.glob("codecs/*.py"), state / "planfile.py"]
-    )
-    files.append(state / "model.py")
-    stamps = []
-    for path in files:
-        try:
-            info = path.stat()
-        except OSError:
-            continue
-        stamps.append(f"{path.name}:{info.st_size}:{info.st_mtime_ns}")
-    return hashlib.sha256("|".join(stamps).encode()).hexdigest()[:16]
-
-
 def key(data: bytes, parser_version: int, display: str) -> str:
-    head = cache.cache_key(data, parser_version)
-    return f"{head}:{_LAYOUT}:{__version__}:{_code()}:{display}"
+    return f"{cache.cache_key(data, parser_version)}:{_LAYOUT}:{__version__}:{display}"
 
 
-def path_for(plan_file: Path) -> Path:
-    """Where the parse of ``plan_file`` is kept (one per plan file)."""
+def path_for(plan_file: Path) -> Path | None:
+    """Where the parse of ``plan_file`` is kept (one per plan file); None when the user's
+    cache folder is not an absolute path (it would be in the folder the command runs in)."""
+    folder = user_cache_dir()
+    if not folder.is_absolute():
+        return None
     name = hashlib.sha256(str(plan_file.resolve()).encode()).hexdigest()[:24]
-    return user_cache_dir() / "plans" / f"{name}.pickle"
+    return folder / "plans" / f"{name}.pickle"
 
 
-def read(path: Path, wanted: str) -> Plan | None:
-    data = read_own(path)
+def read(path: Path | None, wanted: str) -> Plan | None:
+    data = read_own(path) if path is not None else None
     if data is None:
         return None
+    head, _, body = data.partition(b"\n")
+    if head != wanted.encode("utf-8"):
+        return None
     try:
-        kept = pickle.loads(data)  # a file of the user's own (see above)
+        plan = pickle.loads(body)  # a file of the user's own, with the key (see above)
     except Exception:  # noqa: BLE001 - truncated, or from older code: a miss
         return None
-    if isinstance(kept, tuple) and len(kept) == 2 and kept[0] == wanted:
-        plan = kept[1]
-        if isinstance(plan, Plan):
-            return plan
-    return None
+    return plan if isinstance(plan, Plan) else None
 
 
-def write(path: Path, wanted: str, plan: Plan) -> None:
-    write_cache(path, pickle.dumps((wanted, plan), protocol=pickle.HIGHEST_PROTOCOL))
+def write(path: Path | None, wanted: str, plan: Plan) -> None:
+    if path is not None:
+        body = pickle.dumps(plan, protocol=pickle.HIGHEST_PROTOCOL)
+        write_cache(path, wanted.encode("utf-8") + b"\n" + body, private=True)

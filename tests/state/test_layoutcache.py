@@ -117,8 +117,9 @@ def test_each_plan_file_has_its_own_and_only_one(tmp_path):
 
 def test_a_kept_parse_nobody_else_could_have_written_is_all_it_reads(tmp_path):
     """Loading a pickle runs code: a file another user owns (root's `sudo` keeping HOME,
-    say), or that others may write, or a cache folder given as a relative path (which
-    would be in the project the command runs in) is never read."""
+    say), or that others may write, or in a folder others may write, a symbolic link, or
+    a cache folder given as a relative path (which would be in the project the command
+    runs in) is never read."""
     import os
 
     import pytest
@@ -134,6 +135,16 @@ def test_a_kept_parse_nobody_else_could_have_written_is_all_it_reads(tmp_path):
     assert read_own(kept) is None
     kept.chmod(0o644)
     assert read_own(Path(os.path.relpath(kept))) is None
+    link = kept.with_name("link.pickle")
+    link.symlink_to(kept)
+    assert read_own(link) is None  # (a link could lead into a project)
+    kept.parent.chmod(0o777)
+    assert read_own(kept) is None
+    kept.parent.chmod(0o700)
+    assert read_own(kept) is not None
+    kept.chmod(0o664)
+    PlanStore(ProjectPaths(tmp_path)).keep_parse()  # refused, so parsed and written again
+    assert kept.stat().st_mode & 0o777 == 0o600 and read_own(kept) is not None
     assert user_cache_dir({"XDG_CACHE_HOME": "cache", "HOME": "/home/u"}) == Path(
         "/home/u/.cache/maestro"
     )
