@@ -635,6 +635,8 @@ def test_the_cleanup_takes_only_what_dead_processes_left(project):
         (spaces.dir / f".run-task-2-p{pid}.merge").mkdir()
         (spaces.dir / f".challenge-codex-20261124T000000-p{pid}.index").write_text("")
     (spaces.dir / f".run-task-3-p{this}.merge").mkdir()
+    (spaces.dir / f".run-task-4-p{dead}.index.lock").write_text("")  # git's, left by a kill
+    (spaces.dir / f".run-task-4-p{other}.index.lock").write_text("")  # a live add's
     mine(f"run-task-3-p{this}")  # this process's worktree: its merge folder is in use
     removed = clean_stale(spaces.paths, spaces.repo)
     assert sorted(removed) == sorted(
@@ -653,6 +655,7 @@ def test_the_cleanup_takes_only_what_dead_processes_left(project):
         ".gitignore",
         f".run-task-2-p{other}.merge",
         f".run-task-3-p{this}.merge",
+        f".run-task-4-p{other}.index.lock",
     ]
     spaces.close()
 
