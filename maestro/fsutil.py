@@ -109,10 +109,14 @@ def write_cache(path: Path, data: bytes | str, *, private: bool = False) -> None
     """Write a file that only saves time (a parse cache, compiled code): atomically, never
     fsynced, and one that cannot be written (a read-only folder, a full disk) is left
     unwritten: the next reader parses or compiles again. ``private``: a file read_own
-    reads (code), written for this user only, its folder too."""
+    reads (code), written for this user only, its folder too (one made with a umask of
+    002 is closed, or read_own would refuse every file in it)."""
     with contextlib.suppress(OSError, DiskFull):
         if private:
             path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            folder = os.stat(path.parent)
+            if folder.st_uid == os.getuid() and folder.st_mode & 0o022:
+                os.chmod(path.parent, 0o700)
         atomic_write(path, data, durable=False, mode=0o600 if private else None)
 
 

@@ -140,8 +140,9 @@ def test_a_kept_parse_nobody_else_could_have_written_is_all_it_reads(tmp_path):
     assert read_own(link) is None  # (a link could lead into a project)
     kept.parent.chmod(0o777)
     assert read_own(kept) is None
-    kept.parent.chmod(0o700)
-    assert read_own(kept) is not None
+    kept.parent.chmod(0o775)  # (made with a umask of 002)
+    PlanStore(ProjectPaths(tmp_path)).keep_parse()  # refused, so parsed, and the folder closed
+    assert kept.parent.stat().st_mode & 0o777 == 0o700 and read_own(kept) is not None
     kept.chmod(0o664)
     PlanStore(ProjectPaths(tmp_path)).keep_parse()  # refused, so parsed and written again
     assert kept.stat().st_mode & 0o777 == 0o600 and read_own(kept) is not None
