@@ -110,7 +110,10 @@ def write_cache(path: Path, data: bytes | str, *, private: bool = False) -> None
     fsynced, and one that cannot be written (a read-only folder, a full disk) is left
     unwritten: the next reader parses or compiles again. ``private``: a file read_own
     reads (code), written for this user only, its folder too (one made with a umask of
-    002 is closed, or read_own would refuse every file in it)."""
+    002 is closed, or read_own would refuse every file in it); never at a relative path,
+    which read_own refuses (it would be in the folder the command runs in)."""
+    if private and not path.is_absolute():
+        return
     with contextlib.suppress(OSError, DiskFull):
         if private:
             path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)

@@ -140,9 +140,11 @@ class TreeChange:
 _WORKTREES = threading.Lock()  # one worktree add, remove or prune at a time in this process
 # A worktree kept on purpose (--keep-worktrees) has this marker file beside it; a
 # worktree's name, and the name of every scratch file or folder beside it, ends in
-# -p<pid> of the process that made it (before a suffix: `.index`, `.merge`).
+# -p<pid> of the process that made it (before its suffixes: `.index`, `.merge`,
+# `.index.lock`).
 KEEP_SUFFIX = ".kept"
-_CREATOR = re.compile(r"-p(\d+)(?:\.[a-z]+)?$")
+_CREATOR = re.compile(r"-p(\d+)(?:\.[a-z]+)*$")
+_SUFFIXES = re.compile(r"(?:\.[a-z]+)+$")
 
 
 _SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
@@ -185,10 +187,7 @@ def mine(name: str) -> None:
 
 
 def _bare(name: str) -> str:
-    return _SUFFIX.sub("", name.lstrip("."))
-
-
-_SUFFIX = re.compile(r"\.[a-z]+$")
+    return _SUFFIXES.sub("", name.lstrip("."))
 
 
 def in_use(path: Path) -> bool:

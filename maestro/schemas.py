@@ -68,13 +68,12 @@ def _load(schema: dict[str, Any], fastjsonschema: Any) -> Callable[[Any], Any]:
     stamp = [schema, fastjsonschema.VERSION, importlib.util.MAGIC_NUMBER.hex()]
     key = hashlib.sha256(json.dumps(stamp, sort_keys=True).encode("utf-8")).hexdigest()[:32]
     path = user_cache_dir() / "schemas" / f"{key}.marshal"
-    kept = read_own(path)  # (None for a relative path: then nothing is written either)
+    kept = read_own(path)
     if kept is not None:
         with contextlib.suppress(Exception):  # a cache that does not load is made again
             return _run(marshal.loads(kept))
     code = compile(fastjsonschema.compile_to_code(schema), f"<schema {key}>", "exec")
-    if path.is_absolute():
-        write_cache(path, marshal.dumps(code), private=True)
+    write_cache(path, marshal.dumps(code), private=True)
     return _run(code)
 
 

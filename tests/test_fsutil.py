@@ -3,6 +3,7 @@ file as it was."""
 
 import errno
 import os
+from pathlib import Path
 
 import pytest
 import yaml
@@ -137,3 +138,16 @@ def test_a_cache_that_cannot_be_written_is_left_unwritten(tmp_path, monkeypatch)
     monkeypatch.setattr(fsutil, "_write_replace", full)
     fsutil.write_cache(target, '{"new": 1}')  # no error
     assert target.read_text() == "{}"  # the old one, whole
+
+
+def test_a_private_cache_is_never_written_at_a_relative_path(tmp_path, monkeypatch):
+    """A code cache read_own would refuse (relative: in the folder the command runs in)
+    is not written either; a private one is the user's alone, its folder too."""
+    from maestro.fsutil import write_cache
+
+    monkeypatch.chdir(tmp_path)
+    write_cache(Path("cache") / "code.bin", b"x", private=True)
+    assert not (tmp_path / "cache").exists()
+    write_cache(tmp_path / "cache" / "code.bin", b"x", private=True)
+    assert (tmp_path / "cache" / "code.bin").stat().st_mode & 0o777 == 0o600
+    assert (tmp_path / "cache").stat().st_mode & 0o777 == 0o700

@@ -827,10 +827,8 @@ def clean_stale(paths: ProjectPaths, repo: Repo) -> list[Path]:
                 if not (where / f"{child.name}{KEEP_SUFFIX}").exists() and not in_use(child):
                     shutil.rmtree(child, ignore_errors=True)
                     removed.append(child)
-            elif child.name.endswith((".index", ".index.lock")) and not in_use(
-                Path(child.name[1:].split(".index")[0])
-            ):  # (the lock: git's, left when a process died while it wrote that index)
-                child.unlink(missing_ok=True)
+            elif child.name.endswith((".index", ".index.lock")) and not in_use(child):
+                child.unlink(missing_ok=True)  # (the lock: git's, left by a process killed)
     if removed or any(entry.prunable for entry in stale):
         repo.prune_worktrees()  # else nothing to prune: one git process saved per run
     return removed

@@ -45,18 +45,14 @@ def key(data: bytes, parser_version: int, display: str) -> str:
     return f"{cache.cache_key(data, parser_version)}:{_LAYOUT}:{__version__}:{display}"
 
 
-def path_for(plan_file: Path) -> Path | None:
-    """Where the parse of ``plan_file`` is kept (one per plan file); None when the user's
-    cache folder is not an absolute path (it would be in the folder the command runs in)."""
-    folder = user_cache_dir()
-    if not folder.is_absolute():
-        return None
+def path_for(plan_file: Path) -> Path:
+    """Where the parse of ``plan_file`` is kept (one per plan file)."""
     name = hashlib.sha256(str(plan_file.resolve()).encode()).hexdigest()[:24]
-    return folder / "plans" / f"{name}.pickle"
+    return user_cache_dir() / "plans" / f"{name}.pickle"
 
 
-def read(path: Path | None, wanted: str) -> Plan | None:
-    data = read_own(path) if path is not None else None
+def read(path: Path, wanted: str) -> Plan | None:
+    data = read_own(path)
     if data is None:
         return None
     head, _, body = data.partition(b"\n")
@@ -69,7 +65,6 @@ def read(path: Path | None, wanted: str) -> Plan | None:
     return plan if isinstance(plan, Plan) else None
 
 
-def write(path: Path | None, wanted: str, plan: Plan) -> None:
-    if path is not None:
-        body = pickle.dumps(plan, protocol=pickle.HIGHEST_PROTOCOL)
-        write_cache(path, wanted.encode("utf-8") + b"\n" + body, private=True)
+def write(path: Path, wanted: str, plan: Plan) -> None:
+    body = pickle.dumps(plan, protocol=pickle.HIGHEST_PROTOCOL)
+    write_cache(path, wanted.encode("utf-8") + b"\n" + body, private=True)
