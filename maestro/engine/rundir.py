@@ -11,8 +11,8 @@
   log level ``detailed`` only.
 
 ``.ai/maestro/runs/latest`` names the newest run. ``.ai/maestro/run.lock`` is held (flock)
-by the one engine working on the project; it holds that engine's run id and pid. Holding
-it is what "the engine is alive" means everywhere (wait, status, plan, archive, resume).
+by the one engine working on the project; ``run.holder.json`` beside it names that engine's
+run id and pid, replaced whole on each start. Holding it is what "the engine is alive" means everywhere (wait, status, plan, archive, resume).
 """
 
 from __future__ import annotations
@@ -227,6 +227,10 @@ class RunLock:
 
     def __init__(self, paths: ProjectPaths) -> None:
         self.path = paths.machine_dir / "run.lock"
+        # Who holds the lock, in a file of its own replaced whole: a reader sees the old
+        # record or the new one, never an empty or half-written one (the lock file itself
+        # cannot be replaced without dropping the lock).
+        self.record = paths.machine_dir / "run.holder.json"
         self._fd: int | None = None
 
     def holder(self) -> dict[str, Any] | None:
@@ -240,7 +244,7 @@ class RunLock:
             try:
                 fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
             except BlockingIOError:
-                return _read_holder(self.path)
+                return _read_holder(self.record)
             fcntl.flock(fd, fcntl.LOCK_UN)
             return None
         finally:
@@ -249,7 +253,8 @@ class RunLock:
     def alive(self, run_id: str) -> bool:
         """Is an engine working on ``run_id`` right now?"""
         holder = self.holder()
-        return holder is not None and holder.get("run_id") == run_id
+        # No record yet: the project's first engine between its flock and its record.
+        return holder is not None and holder.get("run_id", run_id) == run_id
 
     def acquire(self, run_id: str) -> None:
         fd = self._inherited(run_id)
@@ -258,11 +263,9 @@ class RunLock:
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
             if not _flock_patiently(fd, self.PATIENCE_S):
                 os.close(fd)
-                raise busy_error(_read_holder(self.path))
-        # The lock file is never replaced (that would drop the lock), so it is written
-        # in place: it is machine state, not a user's file.
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, json.dumps({"run_id": run_id, "pid": os.getpid()}).encode(), 0)
+                raise busy_error(_read_holder(self.record))
+        # Lost in a crash, the lock is gone too: no fsync.
+        atomic_write(self.record, json.dumps({"run_id": run_id, "pid": os.getpid()}), durable=False)
         self._fd = fd
 
     def _inherited(self, run_id: str) -> int | None:
@@ -293,7 +296,6 @@ class RunLock:
     def release(self) -> None:
         if self._fd is not None:
             with contextlib.suppress(OSError):
-                os.ftruncate(self._fd, 0)
                 fcntl.flock(self._fd, fcntl.LOCK_UN)
             os.close(self._fd)
             self._fd = None
