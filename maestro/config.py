@@ -179,6 +179,14 @@ SETTINGS: tuple[Setting, ...] = (
         "Ignored files copied into every worktree (gitignore patterns from the project root; also a .worktreeinclude file).",
     ),
     Setting(
+        "wake_interval",
+        "float",
+        300.0,
+        "Seconds between progress digests to a hub following a run with `maestro wait`; a decision, a worker's question and the run's end wake it at once; 0 wakes it for every event.",
+        minimum=0,
+        maximum=86400,
+    ),
+    Setting(
         "hub",
         "enum",
         None,
@@ -321,6 +329,7 @@ class Settings:
     keep_worktrees: bool = field(init=False, repr=False, compare=False)
     workspace_links: tuple[str, ...] = field(init=False, repr=False, compare=False)
     workspace_copy: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    wake_interval: float = field(init=False, repr=False, compare=False)
     hub: str | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

@@ -71,6 +71,9 @@ class Cli:
     # Besides trusting a folder in the CLI itself: how to trust it without asking (the
     # fix of a dispatch it refused in an untrusted folder).
     trust_hint: str = ""
+    # As a hub: the longest one `maestro wait` may block in its shell tool and still
+    # answer within the same call, the way the installed run command asks for it.
+    hub_wait_s: float | None = None
 
     @property
     def persona_model_key(self) -> str:
@@ -136,6 +139,9 @@ BUILTIN: tuple[Cli, ...] = (
         unenforced_tiers={
             "read+shell": "writes cannot be forbidden: a Bash command can write files; only the prompt asks it not to",
         },
+        shell_marker=("CLAUDECODE", "1"),
+        # Its Bash tool's `timeout` goes up to 600000 ms (the run command asks for it).
+        hub_wait_s=590,
     ),
     Cli(
         "gemini",
@@ -167,6 +173,8 @@ BUILTIN: tuple[Cli, ...] = (
         # maestro.git drops for every caller).
         trust_hint="or set GEMINI_CLI_TRUST_WORKSPACE=true",
         shell_marker=("GEMINI_CLI", "1"),
+        # Its shell tool kills a command silent for tools.shell.inactivityTimeout (300 s).
+        hub_wait_s=285,
         shell_injects=(
             "GEMINI_CLI",
             "PAGER",
@@ -212,6 +220,10 @@ BUILTIN: tuple[Cli, ...] = (
         },
         # Codex CLI 0.169, every mode (HOSTS.md section 5), and its sandbox's own markers.
         shell_marker=("CODEX_CI", "1"),
+        # exec_command hands a command back after yield_time_ms (at most 30 s) and each
+        # empty write_stdin poll waits up to 300 s: a long wait costs one turn per poll,
+        # never more than a shorter one would.
+        hub_wait_s=1800,
         shell_injects=(
             "CODEX_CI",
             "CODEX_SESSION_ID",
@@ -291,6 +303,15 @@ def user_env(env: Mapping[str, str]) -> dict[str, str]:
             for name in cli.shell_injects:
                 cleaned.pop(name, None)
     return cleaned
+
+
+def hub_of(env: Mapping[str, str]) -> Cli | None:
+    """The host whose shell tool runs this command, from the marker it sets; None in a
+    person's own shell."""
+    for cli in CLIS.values():
+        if cli.shell_marker and env.get(cli.shell_marker[0]) == cli.shell_marker[1]:
+            return cli
+    return None
 
 
 # -- routing: which CLI runs a task that names none --------------------------------------

@@ -21,10 +21,15 @@ def envelope(command: str, ok: bool, exit_code: int, **payload: Any) -> dict[str
     }
 
 
+def dumps(body: dict[str, Any]) -> str:
+    """One line, no spaces: JSON is for programs and models, which pay per token."""
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
 def render_result(result: Result, as_json: bool, out: TextIO) -> None:
     if as_json:
         body = envelope(result.command, result.exit_code == 0, result.exit_code, data=result.data)
-        out.write(json.dumps(body, indent=2, ensure_ascii=False, default=str) + "\n")
+        out.write(dumps(body) + "\n")
     elif result.text:
         out.write(result.text if result.text.endswith("\n") else result.text + "\n")
     out.flush()
@@ -33,7 +38,9 @@ def render_result(result: Result, as_json: bool, out: TextIO) -> None:
 def render_error(
     command: str, error: MaestroError, as_json: bool, out: TextIO, err: TextIO
 ) -> None:
-    err.write(f"maestro: error: {error}\n")
+    """Once: as the JSON envelope under --json, else as one line on stderr."""
     if as_json:
         body = envelope(command, False, error.exit_code, error=error.to_dict())
-        out.write(json.dumps(body, indent=2, ensure_ascii=False) + "\n")
+        out.write(dumps(body) + "\n")
+    else:
+        err.write(f"maestro: error: {error}\n")

@@ -6,28 +6,34 @@ import argparse
 
 from maestro.cli.context import Context, Result
 
-DEFAULT_TIMEOUT_S = 100.0
+# In a person's own shell; inside a host, the longest its shell tool allows
+# (``roster.Cli.hub_wait_s``).
+DEFAULT_TIMEOUT_S = 600.0
 
-EXAMPLES = f"""\
+EXAMPLES = """\
   maestro run --detach && maestro wait
-  maestro wait --timeout 540          at most 9 minutes (stay under your shell tool's limit)
-  maestro wait --json                 the same events as JSON objects
+  maestro wait --timeout 60           return within a minute whatever happens
+  maestro wait --json                 the same as one JSON object
   maestro wait --run 20261121T120000Z-1a2b
-  maestro wait --json --run 20261121T120000Z-1a2b --after 4 --poll 3   as a `next:` line says
+  maestro wait --run 20261121T120000Z-1a2b --after 4 --poll 3   as a `next:` line says
 
 Each answer ends with the exact command to run next (`next: ...`; "next" in --json),
 until the run has ended. Run it as printed: it names the run, the last event shown
 (--after, so a repeated call gives the same answer) and counts the calls (--poll), so no
 two calls in a row are identical (hosts stop a model that repeats one: Gemini CLI after 5).
 
-Returns as soon as a task finishes, fails or is blocked, a decision is needed, a worker
-asks a question or reports a blocker (printed with the exact `maestro mail reply` line
-that answers it), or the run ends; events and mail already shown are not shown again. Without --timeout it returns after
-{DEFAULT_TIMEOUT_S:g}s, under the 2-minute default of a host's shell tool.
+Returns at once when a decision is needed (a task's retries are exhausted), a worker asks
+a question or reports a blocker (printed with the exact `maestro mail reply` line that
+answers it), or the run ends. Tasks done, failed or blocked come as one digest at most
+every `wake_interval` seconds (setting, default 300; 0: every event at once), so a hub
+model following the run is woken only when it has something to do. Events and mail
+already shown are not shown again. Without --timeout it returns after 600s in a
+person's shell, and inside a host's shell tool after the longest that tool allows
+(Claude Code 590s with the Bash tool's timeout at 600000 ms, Gemini CLI 285s, Codex CLI
+1800s polled with write_stdin).
 
-exit codes: 0 the run has ended (nothing more will happen); 10 the run is still going:
-call `maestro wait` again; 11 the timeout passed with no task finished (still going);
-1 an error (no run, bad flag)."""
+exit codes: 0 it returned normally (`state` says: ended, running or timeout; no `next`
+once the run has ended); 1 an error (no run, bad flag)."""
 
 
 def _seconds(text: str) -> float:
@@ -44,9 +50,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--timeout",
         type=_seconds,
-        default=DEFAULT_TIMEOUT_S,
         metavar="S",
-        help=f"return after S seconds at most (default {DEFAULT_TIMEOUT_S:g}; 0 checks once)",
+        help="return after S seconds at most (default: the host shell tool's limit, or "
+        f"{DEFAULT_TIMEOUT_S:g} in a person's shell; 0 checks once)",
     )
     parser.add_argument("--run", metavar="RUN_ID", help="follow this run (default: the latest)")
     parser.add_argument(
@@ -86,42 +92,51 @@ def reply_command(mail_number: int) -> str:
     return f'{current()} mail reply {mail_id(mail_number)} --message "..."'
 
 
+def default_timeout(env: dict[str, str]) -> float:
+    """The longest a wait may block where it runs: the host's shell tool's limit."""
+    from maestro.roster import hub_of
+
+    hub = hub_of(env)
+    return hub.hub_wait_s if hub and hub.hub_wait_s else DEFAULT_TIMEOUT_S
+
+
 def run(args: argparse.Namespace, ctx: Context) -> Result:
-    from maestro.engine.progress import describe
+    from maestro.cli.mail import full
+    from maestro.engine.progress import digest
     from maestro.engine.rundir import find_run
     from maestro.engine.waiting import wait_for
 
     run_dir = find_run(ctx.paths, args.run)
-    outcome = wait_for(run_dir, args.timeout, after=args.after, poll=args.poll)
-    from maestro.cli.mail import full
+    timeout = default_timeout(ctx.env) if args.timeout is None else args.timeout
+    interval = ctx.settings.wake_interval
+    outcome = wait_for(run_dir, timeout, after=args.after, poll=args.poll, interval=interval)
 
     # A blocker is an event and mail to answer: shown once, as the mail with its reply line.
     answering = {message.id for message in outcome.mail}
-    lines = [
-        describe(event)
+    events = [
+        event
         for event in outcome.events
         if not (event.get("kind") == "task_report" and event.get("mail") in answering)
     ]
+    # Every event at once (interval 0) keeps each one; a digest keeps what the follower
+    # relays or acts on, the tasks done on one line.
+    events, lines = digest(events, every=interval == 0)
+    if outcome.repeated:
+        lines = ["nothing new; " + lines[-1]]
     mail = []
     for message in outcome.mail:
         reply = reply_command(message.id)
         mail.append({**message.to_dict(), "reply": reply})
         lines.append(full(message) + f"\n  answer: {reply}")
-    if outcome.state == "ended" and not outcome.events:
-        lines.append(
-            "nothing new; "
-            + (describe(outcome.ended) if outcome.ended else f"run {run_dir.run_id} has ended.")
-        )
     if outcome.state == "running":
         lines.append(f"run {run_dir.run_id} is still going.")
     elif outcome.state == "timeout":
-        news = "no task finished" if outcome.events else "nothing new"
-        lines.append(f"{news} after {args.timeout:g}s; run {run_dir.run_id} is still going.")
+        news = "no task finished" if events else "nothing new"
+        lines.append(f"{news} after {timeout:g}s; run {run_dir.run_id} is still going.")
     data: dict[str, object] = {
         "run_id": run_dir.run_id,
         "state": outcome.state,
-        "events": outcome.events,
-        "ended": outcome.ended,
+        "events": events,
         "last_seq": outcome.last_seq,
         "mail": mail,
     }
@@ -130,4 +145,4 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
             run_dir.run_id, after=outcome.last_seq, poll=outcome.poll + 1, as_json=ctx.json
         )
         lines.append(f"next: {data['next']}")
-    return Result("wait", data, "\n".join(lines), exit_code=outcome.exit_code)
+    return Result("wait", data, "\n".join(lines))

@@ -16,8 +16,10 @@ from typing import Any, Protocol, TextIO
 
 from maestro.formatting import elapsed_text, money_text, tokens_text
 
-# Events that end a `maestro wait`: something a hub has to look at.
-WAKE_KINDS = ("task_done", "task_failed", "task_blocked", "decision", "run_ended")
+# Events that end a `maestro wait` at once: the hub following the run must act on them.
+ACT_KINDS = ("decision", "run_ended")
+# Progress a hub is told of in a digest, at most once per wake interval.
+PROGRESS_KINDS = ("task_done", "task_failed", "task_blocked")
 
 
 Event = dict[str, Any]
@@ -31,6 +33,38 @@ def describe(event: Event) -> str:
         return line(event)
     details = {k: v for k, v in event.items() if k not in ("v", "seq", "time", "kind")}
     return f"{kind}: {details}"
+
+
+# What a digest leaves out: the engine's steps towards a result, not results.
+_STEPS = ("run_started", "task_started", "task_retry")
+
+
+def digest(events: list[Event], *, every: bool) -> tuple[list[Event], list[str]]:
+    """The events a wait shows and their lines. ``every``: each event, a line each; else
+    a digest: the steps towards results left out, the tasks done on one line."""
+    if every:
+        return events, [describe(e) for e in events]
+    kept = [e for e in events if e.get("kind") not in _STEPS]
+    done = [e for e in kept if e.get("kind") == "task_done"]
+    lines = [describe(e) for e in kept if e.get("kind") != "task_done"]
+    if done:
+        ids = ", ".join(str(e.get("task")) for e in done)
+        spent = _spent(
+            {
+                "tokens": sum(int(e.get("tokens") or 0) for e in done),
+                "cost": sum(float(e.get("cost") or 0) for e in done) or None,
+                "cost_estimated": any(e.get("cost_estimated") for e in done),
+            }
+        )
+        noun = "task" if len(done) == 1 else "tasks"
+        line = f"{noun} {ids} done" + (f" ({spent})" if spent else "")
+        warned = [e for e in done if e.get("warnings")]
+        line += "".join(
+            f"; task {e.get('task')} warnings: {'; '.join(e['warnings'])}" for e in warned
+        )
+        ended = next((i for i, e in enumerate(kept) if e.get("kind") == "run_ended"), None)
+        lines.insert(len(lines) if ended is None else len(lines) - 1, line)
+    return kept, lines
 
 
 def _spent(event: Event) -> str:

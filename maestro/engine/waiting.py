@@ -1,9 +1,17 @@
-"""`maestro wait`: block until a run reports something, without polling its files.
+"""`maestro wait`: block until a run has something for its follower, without polling.
+
+A hub model following a run pays for every turn (its whole fixed context, re-read), so a
+wait returns at once only for what the hub must act on: a decision (retries exhausted), a
+worker's question or blocker, the run's end. Other progress (tasks done, failed, blocked)
+is gathered into at most one digest per ``interval`` seconds since the follower was last
+woken (0: every such event wakes it, one wait each). The person sees progress where it
+costs no model: the terminal's live view, `maestro status`, the report.
 
 The run's folder is watched with inotify (watchdog); the engine's life is its run lock
 (see ``RunLock``), checked every half second, so an engine killed without a chance to say
 so (SIGKILL, the sandbox of the command that started it, another PID namespace) ends the
-wait within a second. Events already shown are remembered in ``wait-cursor.json``, per run.
+wait within a second. Events already shown, and when the follower was last woken, are
+remembered in ``wait-cursor.json``, per run.
 
 A worker's question or blocker addressed to the run (``run-<id>``) wakes the wait too,
 through the mailbox's doorbell: the run's engine records its workers' reports but answers
@@ -20,16 +28,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from maestro.bus.sessions import USER, run_session_id
-from maestro.engine.progress import WAKE_KINDS
+from maestro.engine.progress import ACT_KINDS, PROGRESS_KINDS
 from maestro.engine.rundir import RunDir, RunLock, read_events
 from maestro.fsutil import atomic_write
 
 if TYPE_CHECKING:
     from maestro.bus.mailbox import Message
 
-EXIT_ENDED = 0
-EXIT_RUNNING = 10
-EXIT_TIMEOUT = 11
 # How often the engine's lock is tested while nothing else wakes the wait.
 LIVENESS_RECHECK_S = 0.5
 
@@ -38,15 +43,13 @@ LIVENESS_RECHECK_S = 0.5
 class WaitResult:
     run_id: str
     state: str  # ended | running | timeout
+    # The events not shown before; once the run has ended, its run_ended is the last one
+    # (shown again when an earlier wait showed it: nothing else is new).
     events: list[dict[str, Any]] = field(default_factory=list)
-    ended: dict[str, Any] | None = None
     last_seq: int = 0  # the last event shown, by this wait or an earlier one
     poll: int = 1  # this wait's number among those following the run
     mail: list[Message] = field(default_factory=list)  # workers' questions and blockers
-
-    @property
-    def exit_code(self) -> int:
-        return {"ended": EXIT_ENDED, "running": EXIT_RUNNING}.get(self.state, EXIT_TIMEOUT)
+    repeated: bool = False  # the run had ended already: its run_ended is all there is
 
 
 def _cursor(run: RunDir, key: str) -> int:
@@ -66,12 +69,20 @@ def read_polls(run: RunDir) -> int:
     return _cursor(run, "polls")
 
 
+def read_woken(run: RunDir) -> float | None:
+    """When a wait last returned to the follower (seconds since the epoch), if ever."""
+    try:
+        value = json.loads(run.cursor_path.read_text(encoding="utf-8")).get("woken")
+        return float(value) if value is not None else None
+    except (FileNotFoundError, ValueError, TypeError, AttributeError):
+        return None
+
+
 def write_cursor(run: RunDir, offset: int, polls: int | None = None) -> None:
     polls = read_polls(run) if polls is None else polls
     # Lost in a crash, the next wait shows a few events again: no fsync.
-    atomic_write(
-        run.cursor_path, json.dumps({"offset": offset, "polls": polls}) + "\n", durable=False
-    )
+    record = {"offset": offset, "polls": polls, "woken": time.time()}
+    atomic_write(run.cursor_path, json.dumps(record) + "\n", durable=False)
 
 
 def engine_alive(run: RunDir) -> bool:
@@ -89,21 +100,33 @@ def last_run_ended(run: RunDir) -> dict[str, Any] | None:
 
 
 def wait_for(
-    run: RunDir, timeout_s: float | None, after: int | None = None, poll: int | None = None
+    run: RunDir,
+    timeout_s: float | None,
+    after: int | None = None,
+    poll: int | None = None,
+    interval: float = 0.0,
 ) -> WaitResult:
-    """Return the events not shown yet, once one of them needs attention (a task
-    finished, failed or was blocked, a decision is needed, the run ended), or when
-    ``timeout_s`` passes (None: no limit). ``after``: show the events after that sequence
-    number instead of those after the cursor, so a repeated call answers the same;
-    ``poll``: this call's number (default: one more than the last recorded)."""
+    """Return the events not shown yet once the follower must act (a decision, a worker's
+    mail, the run's end), once progress has waited ``interval`` seconds since the follower
+    was last woken (0: at once), or when ``timeout_s`` passes (None: no limit). ``after``:
+    show the events after that sequence number instead of those after the cursor, so a
+    repeated call answers the same; ``poll``: this call's number (default: one more than
+    the last recorded)."""
     shown = _Shown(run, after)
     poll = read_polls(run) + 1 if poll is None else poll
-    deadline = None if timeout_s is None else time.monotonic() + timeout_s
+    started = time.monotonic()
+    deadline = None if timeout_s is None else started + timeout_s
+    # Progress is due this long from now: the interval since the last wake, or since this
+    # wait began when the follower was never woken (it just started the run).
+    woken = read_woken(run)
+    due = started + max(0.0, interval - (time.time() - woken if woken else 0.0))
     mail: list[Message] = []
 
-    def finish(state: str, end: dict[str, Any] | None = None) -> WaitResult:
+    def finish(state: str) -> WaitResult:
         write_cursor(run, shown.offset, max(poll, read_polls(run)))
-        return WaitResult(run.run_id, state, shown.events, end, shown.last_seq, poll, mail)
+        return WaitResult(
+            run.run_id, state, shown.events, shown.last_seq, poll, mail, shown.repeated
+        )
 
     # The watches are armed only once the wait has to wait (a `--timeout 0` call, or one
     # with something to show at once, starts no observer thread); the loop reads again
@@ -115,22 +138,26 @@ def wait_for(
                 wakeup.clear()
             shown.read()
             mail += _questions(run)
-            end = ended_event(shown.events)
-            if end is not None:
-                return finish("ended", end)
+            if ended_event(shown.events) is not None:
+                return finish("ended")
             if not engine_alive(run):
-                return finish("ended", shown.last_words())
-            if mail or any(e.get("kind") in WAKE_KINDS for e in shown.events):
+                shown.last_words()
+                return finish("ended")
+            if mail or any(e.get("kind") in ACT_KINDS for e in shown.events):
                 return finish("running")
-            remaining = None if deadline is None else deadline - time.monotonic()
-            if remaining is not None and remaining <= 0:
+            now = time.monotonic()
+            progress = any(e.get("kind") in PROGRESS_KINDS for e in shown.events)
+            if progress and now >= due:
+                return finish("running")
+            if deadline is not None and now >= deadline:
                 return finish("timeout")
             if wakeup is None:
                 wakeup = _arm(watches, run)
                 continue
-            wakeup.wait(
-                LIVENESS_RECHECK_S if remaining is None else min(remaining, LIVENESS_RECHECK_S)
-            )
+            limits = [LIVENESS_RECHECK_S]
+            limits += [deadline - now] if deadline is not None else []
+            limits += [due - now] if progress else []
+            wakeup.wait(min(limits))
 
 
 def _arm(watches: contextlib.ExitStack, run: RunDir) -> threading.Event:
@@ -152,6 +179,7 @@ class _Shown:
         self.offset = 0 if after is not None else read_cursor(run)
         self.last_seq = after if after is not None else _count(run, self.offset)
         self.events: list[dict[str, Any]] = []
+        self.repeated = False
 
     def read(self) -> None:
         events, self.offset = read_events(self.run.events_path, self.offset)
@@ -159,20 +187,20 @@ class _Shown:
         self.events.extend(e for e in events if after is None or int(e.get("seq") or 0) > after)
         self.last_seq = max([self.last_seq, *(int(e.get("seq") or 0) for e in events)])
 
-    def last_words(self) -> dict[str, Any]:
-        """The run's end once its engine is gone: its own run_ended, read once more (it may
-        have written it and exited between the read and the liveness check), one an
-        earlier wait showed, or a ``died`` event recorded now."""
+    def last_words(self) -> None:
+        """The run's end once its engine is gone, last among the events: its own
+        run_ended, read once more (it may have written it and exited between the read and
+        the liveness check), one an earlier wait showed, or a ``died`` event recorded now."""
         self.read()
-        end = ended_event(self.events)
-        if end is None and not self.events:
-            end = last_run_ended(self.run)  # ended before; shown by an earlier wait
+        if ended_event(self.events) is not None:
+            return
+        end = last_run_ended(self.run)  # ended before; shown by an earlier wait
+        self.repeated = end is not None and not self.events
         if end is None:
             end = _died(self.run)
-            self.events.append(end)
             self.offset = read_events(self.run.events_path, self.offset)[1]  # past our own line
             self.last_seq = max(self.last_seq, int(end.get("seq") or 0))
-        return end
+        self.events.append(end)
 
 
 def _questions(run: RunDir) -> list[Message]:

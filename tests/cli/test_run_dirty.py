@@ -104,7 +104,7 @@ def test_a_json_caller_is_never_asked(cli, project, runenv):
     a_person_edits(project)
     write_plan(cli, project, [task(1)])
     code, out, err = run_on_terminal("y\n", "--json")
-    assert code == 1 and "Run anyway" not in out and "--allow-dirty" in err
+    assert code == 1 and "Run anyway" not in out and "--allow-dirty" in out and err == ""
 
 
 def test_what_a_run_left_is_not_asked_about_but_a_later_edit_is(cli, project, runenv):

@@ -17,10 +17,9 @@ EXPECTED_CALLS = {
     ],
     "challenge": ["maestro challenge --json"],
     "run": [
-        "maestro run --detach --json",
-        "`next`",
+        "maestro run --detach $ARGUMENTS",
+        "`next:`",
         "maestro skill maestro-recover",
-        "maestro status --json",
     ],
     "review": ["maestro review $ARGUMENTS --json"],
     "status": ["maestro status --json"],
@@ -36,10 +35,16 @@ def test_each_command_calls_the_engine_it_needs(verb):
         assert call in source.body, call
 
 
-def test_run_names_the_four_escalation_options():
-    body = load_command("run").body
+def test_a_decision_names_the_four_escalation_options():
+    """The run command asks for the four options; the decision's own line names them."""
+    from maestro.engine.progress import describe
+
+    assert "four options" in load_command("run").body
+    labels = ("Clarify and retry", "Reassign", "Mark blocked and continue", "Abort")
+    options = [{"option": n, "label": label, "command": "x"} for n, label in enumerate(labels, 1)]
+    line = describe({"kind": "decision", "task": "3", "status": "failed", "options": options})
     for option in ("clarify and retry", "reassign", "mark blocked and continue", "abort"):
-        assert option in body
+        assert option in line
 
 
 def test_plan_recon_per_host():
@@ -79,13 +84,26 @@ def test_on_demand_skills_use_no_one_hosts_syntax(name):
     assert "/maestro:" not in load_skill(name).body
 
 
-CLAUDE_BASH_DEFAULT_TIMEOUT_S = 120  # Claude Code 2.1.197 kills a shell command after this
+# What each host's shell tool allows one command (HOSTS.md section 5; the tool schemas
+# the pinned hosts send their model): Claude Code's Bash `timeout` at most 600000 ms;
+# Gemini CLI kills a command silent for 300 s; Codex's exec_command yields after at most
+# 30 s and an empty write_stdin poll waits at most 300 s.
+SHELL_LIMIT_S = {"claude": 600, "gemini": 300}
 
 
-def test_the_run_loop_waits_less_than_a_host_shell_tool_allows():
-    from maestro.cli.wait import DEFAULT_TIMEOUT_S, next_command
+def test_each_hubs_follow_line_fits_its_shell_tool():
+    from maestro.cli.wait import next_command
+    from maestro.install.text import for_host
+    from maestro.roster import CLIS
 
-    # The hub runs the `next` lines Maestro prints; the file itself names no wait.
-    assert "maestro wait" not in load_command("run").body and "`next`" in load_command("run").body
-    waits = next_command("R1", after=3, poll=2, as_json=True)
-    assert "--timeout" not in waits and DEFAULT_TIMEOUT_S < CLAUDE_BASH_DEFAULT_TIMEOUT_S
+    body = load_command("run").body
+    assert "maestro wait" not in body  # the hub runs the `next:` lines Maestro prints
+    assert "--timeout" not in next_command("R1", after=3, poll=2, as_json=False)
+    for host, limit in SHELL_LIMIT_S.items():
+        wait_s = CLIS[host].hub_wait_s
+        assert wait_s is not None and wait_s < limit
+    assert "Bash `timeout` 600000" in for_host(body, "claude")
+    codex = for_host(body, "codex")
+    assert "`yield_time_ms` 30000" in codex and "`yield_time_ms` 300000" in codex
+    for host in ("claude", "gemini", "codex"):
+        assert for_host(body, host).count("2. Run its `next:`") == 1

@@ -33,9 +33,13 @@ DEFAULT_TEXT = "FAKE-REPLY: hello from the fake model server."
 
 @dataclass
 class ToolCall:
-    """Ask the host to run one shell command with its own shell tool."""
+    """Ask the host to run one shell command with its own shell tool. ``options``: the
+    tool's other arguments (Claude's Bash ``timeout``, Codex's ``yield_time_ms``).
+    ``poll``: a Codex session to poll with ``write_stdin`` instead (``command`` unused)."""
 
     command: str
+    options: dict[str, Any] = field(default_factory=dict)
+    poll: int | None = None
 
 
 @dataclass
@@ -278,7 +282,7 @@ def _handler(model: FakeModel) -> type[BaseHTTPRequestHandler]:
             usage = {"input_tokens": tokens["input"], "output_tokens": tokens["output"]}
             if isinstance(answer, (ToolCall, WriteFile)):
                 name, args = (
-                    ("Bash", {"command": answer.command, "description": "run"})
+                    ("Bash", {"command": answer.command, "description": "run", **answer.options})
                     if isinstance(answer, ToolCall)
                     else ("Write", {"file_path": answer.path, "content": answer.content})
                 )
@@ -368,7 +372,7 @@ def _handler(model: FakeModel) -> type[BaseHTTPRequestHandler]:
                 part: dict[str, Any] = {
                     "functionCall": {
                         "name": "run_shell_command",
-                        "args": {"command": answer.command, "description": "run"},
+                        "args": {"command": answer.command, "description": "run", **answer.options},
                     }
                 }
             elif isinstance(answer, WriteFile):
@@ -402,7 +406,11 @@ def _handler(model: FakeModel) -> type[BaseHTTPRequestHandler]:
             answer = self._answer("openai", body)
             if answer is None:
                 return
-            if isinstance(answer, ToolCall) and _openai_last_command(body) == answer.command:
+            if (
+                isinstance(answer, ToolCall)
+                and answer.poll is None
+                and _openai_last_command(body) == answer.command
+            ):
                 answer = "done: " + _openai_last_tool_result(body)[:2000]
             call_id = f"call_fake{_call_number(body)}"
             if isinstance(answer, ToolCall):
@@ -410,8 +418,12 @@ def _handler(model: FakeModel) -> type[BaseHTTPRequestHandler]:
                     "type": "function_call",
                     "id": f"fc_fake{_call_number(body)}",
                     "call_id": call_id,
-                    "name": "exec_command",
-                    "arguments": json.dumps({"cmd": answer.command}),
+                    "name": "exec_command" if answer.poll is None else "write_stdin",
+                    "arguments": json.dumps(
+                        {"cmd": answer.command, **answer.options}
+                        if answer.poll is None
+                        else {"session_id": answer.poll, "chars": "", **answer.options}
+                    ),
                     "status": "completed",
                 }
             elif isinstance(answer, WriteFile):

@@ -2,10 +2,12 @@
 from inside the real host, or the host's mode is refused in one line (HOSTS.md section 5).
 
 Runs only with the pinned CLIs installed (MAESTRO_REALCLI_DIR, see test_hosts.py). The
-loopback model plays the hub exactly as the installed command file says: it starts the
-run with the command line the file names, then runs each `next` command Maestro prints,
-as printed, until an answer has none, then `maestro status --json`. The plan has three
-simulated tasks, so nothing else needs a network. Asserted: every task done, no call
+loopback model plays the hub exactly as the installed command file says
+(``hubscript.Hub``): it starts the run with the command line the file names, then runs
+each `next:` command Maestro prints, as printed, with the shell tool options the file
+names, until an answer has none, and sums it up. The plan has three simulated tasks, so
+nothing else needs a network; every event wakes the hub (wake_interval 0), so it follows
+the run over several waits. Asserted: every task done, no call
 denied, no two calls in a row identical (Gemini stops a model after 5), the host's own
 answer came back.
 """
@@ -13,11 +15,8 @@ answer came back.
 from __future__ import annotations
 
 import json
-import re
 import subprocess
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -26,8 +25,9 @@ from maestro.install import invocation
 from maestro.state.store import PlanStore
 
 from . import hostenv
-from .fake_model import FakeModel, ToolCall, tool_results
+from .fake_model import FakeModel
 from .hostenv import needs, shell_path
+from .hubscript import Hub, codex_prelude
 
 pytestmark = pytest.mark.realcli
 
@@ -42,74 +42,10 @@ tasks:
   - {id: 3, title: Write module c, specialist: code, tool: sim, files: [src/c.py], depends: [1],
      criteria: ["src/c.py exists"], validation: "test -f src/c.py"}
 """
-# Each simulated task takes this long, so the hub follows the run over several waits.
-SIM_DELAY = {"MAESTRO_SIM_DELAY": "1.5"}
-NEXT = re.compile(r'"next":\s*"((?:[^"\\]|\\.)*)"')
-START = re.compile(r"Start: `([^`]*run --detach --json)")
+# Each simulated task takes this long, so the run outlasts a Codex exec's first yield
+# only if something is wrong; every event wakes the hub, so it follows several waits.
+SIM_DELAY = {"MAESTRO_SIM_DELAY": "1.5", "MAESTRO_WAKE_INTERVAL": "0"}
 FULL_ACCESS = "--sandbox danger-full-access"
-
-
-def _texts(value: Any) -> list[str]:
-    """A tool result and every string inside it, JSON-decoded as deep as it goes (Gemini
-    wraps the command's output in a JSON object of its own)."""
-    found = [value] if isinstance(value, str) else []
-    if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except ValueError:
-            return found
-    if isinstance(value, dict):
-        value = list(value.values())
-    if isinstance(value, list):
-        for item in value:
-            found += _texts(item)
-    return found
-
-
-def next_command(result: str) -> str | None:
-    for text in _texts(result):
-        match = NEXT.search(text)
-        if match:
-            return str(json.loads(f'"{match.group(1)}"'))
-    return None
-
-
-@dataclass
-class Hub:
-    """The scripted hub model: start, follow every `next`, then status, then answer."""
-
-    start: str | None = None  # the start command line; None: read it from the command file
-    prelude: list[str] = field(
-        default_factory=list
-    )  # commands to run first (Codex: read the verb file)
-    commands: list[str] = field(default_factory=list)
-    results: list[str] = field(default_factory=list)
-
-    def __call__(self, api: str, body: Any) -> str | ToolCall:
-        results = tool_results(api, body)
-        if len(results) != len(self.commands):
-            return "ok"  # a side request of the host (a title, a check), not the hub's turn
-        self.results = results
-        command = self._next(body, results[-1] if results else None)
-        if command is None:
-            return "FINISHED: " + (self.results[-1][-300:] if self.results else "nothing ran")
-        self.commands.append(command)
-        return ToolCall(command)
-
-    def _next(self, body: Any, result: str | None) -> str | None:
-        done = len(self.commands)
-        if done < len(self.prelude):
-            return self.prelude[done]
-        if done == len(self.prelude):
-            text = json.dumps(body).replace("\\n", "\n").replace('\\"', '"')
-            match = START.search(text)
-            return self.start or (match.group(1) if match else None)
-        if self.commands[-1].endswith("status --json"):
-            return None
-        following = next_command(result or "")
-        if following is None and any('"ok": false' in text for text in _texts(result or "")):
-            return None  # Maestro refused: the hub reports that line, nothing else to run
-        return following or f"{invocation.resolve()} status --json"
 
 
 def git(root: Path, *args: str) -> None:
@@ -133,21 +69,20 @@ def statuses(project: Path) -> list[str]:
 
 def assert_followed_to_the_end(hub: Hub, project: Path) -> None:
     assert statuses(project) == ["done", "done", "done"], (hub.commands, hub.results[-2:])
-    assert hub.commands[-1].endswith("status --json") and any(
-        '"done": 3' in t for t in _texts(hub.results[-1])
-    )
-    follows = hub.commands[len(hub.prelude) + 1 : -1]
-    assert len(follows) >= 2 and all(" wait --json --run " in c for c in follows)
+    assert hub.final is not None and hub.final.startswith("FINISHED"), hub.commands
+    assert hub.start_at is not None
+    follows = hub.commands[hub.start_at + 1 :]
+    assert len(follows) >= 2 and all(" wait --run " in c for c in follows), follows
     assert all(
         a != b for a, b in zip(hub.commands, hub.commands[1:], strict=False)
     )  # never one call twice in a row
-    assert any('"state": "ended"' in t for t in _texts(hub.results[-2]))
+    assert "finished: 3 done" in hub.results[-1] and "next:" not in hub.results[-1]
 
 
 def test_claude_code_default_mode_drives_the_run(cli, hub_project, temp_home):
     claude = needs("claude")
     assert cli("install", "--host", "claude").code == 0
-    hub = Hub()
+    hub = Hub("claude")
     with FakeModel(reply=hub) as fake:
         env = {**hostenv.claude_env(temp_home, fake.url, shell_path()), **SIM_DELAY}
         out = hostenv.run(
@@ -170,7 +105,7 @@ def test_claude_code_allows_a_bare_maestro_too(cli, hub_project, temp_home):
     program = Path(invocation.resolve().split()[0])
     if program.name != "maestro":
         pytest.skip("Maestro is not installed as a `maestro` script here")
-    hub = Hub(start="maestro run --detach --json")
+    hub = Hub("claude", start="maestro run --detach")
     with FakeModel(reply=hub) as fake:
         env = {
             **hostenv.claude_env(temp_home, fake.url, [str(program.parent), *shell_path()]),
@@ -200,7 +135,7 @@ def test_gemini_headless_drives_the_run_in_its_documented_modes(cli, hub_project
         "yolo": ["-y"],
         "allow-rule": ["--allowed-tools", f"run_shell_command({invocation.resolve()})"],
     }.get(mode, [])
-    hub = Hub()
+    hub = Hub("gemini")
     with FakeModel(reply=hub) as fake:
         env = {**hostenv.gemini_env(temp_home, fake.url, shell_path()), **SIM_DELAY}
         argv = [
@@ -229,7 +164,7 @@ def test_gemini_headless_drives_the_run_in_its_documented_modes(cli, hub_project
 def _codex(cli, project: Path, temp_home: Path, *mode: str) -> tuple[Hub, hostenv.Outcome]:
     codex = needs("codex")
     assert cli("install", "--host", "codex").code == 0
-    hub = Hub(prelude=[f"cat {project / '.agents/skills/maestro/verbs/run.md'}"])
+    hub = Hub("codex", prelude=codex_prelude(project))
     with FakeModel(reply=hub) as fake:
         env = {**hostenv.codex_env(temp_home, fake.url, shell_path()), **SIM_DELAY}
         argv = [str(codex), "exec", "--json", "--skip-git-repo-check", *mode, "$maestro run"]
@@ -250,7 +185,7 @@ def test_codex_sandboxed_modes_are_refused_in_one_line_and_start_nothing(
     cli, hub_project, temp_home, mode
 ):
     hub, _out = _codex(cli, hub_project, temp_home, *mode)
-    assert len(hub.commands) == 2 and hub.commands[1].endswith("run --detach --json")
+    assert len(hub.commands) == 2 and hub.commands[1].endswith("run --detach")
     refusal = hub.results[1]
     assert "Codex CLI's command sandbox cannot run this" in refusal and FULL_ACCESS in refusal, (
         refusal
