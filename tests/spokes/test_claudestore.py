@@ -8,7 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from maestro.process import ProcessOutcome
+from maestro.spokes import get_spoke
 from maestro.spokes.claudestore import reach, slug
+from maestro.spokes.contract import DispatchRequest
+from tests.fakes.samples import read_sample
 
 SESSION = "5d0c8a52-3f1e-4b7a-9c2d-6e8f0a1b2c3d"
 
@@ -113,3 +117,36 @@ def test_no_link_is_followed_into_or_out_of_the_store(projects, tmp_path):
     assert (outside / f"{SESSION}.jsonl").read_text() == "a file of the user's\n"
     assert [p.name for p in outside.iterdir()] == [f"{SESSION}.jsonl"]
 
+
+def outcome(stdout: str = "", stderr: str = "", code: int = 0) -> ProcessOutcome:
+    return ProcessOutcome(stdout, stderr, code, timed_out=False, duration_s=0.1)
+
+
+def test_a_resume_claude_still_refuses_is_dispatched_afresh(projects, tmp_path):
+    kept(projects, "-old", "first\n", 1_000)
+    argvs: list[list[str]] = []
+    missing, answered = read_sample("claude_resume_missing"), read_sample("claude_json")
+
+    def runner(argv, **_):
+        argvs.append(argv)
+        if "--resume" in argv:
+            return outcome(missing.stdout, missing.stderr, missing.exit_code)
+        return outcome(answered.stdout)
+
+    req = DispatchRequest(prompt="fix it", cwd=tmp_path, resume_session=SESSION)
+    result = get_spoke("claude").dispatch(req, runner=runner, base_env=env_of(projects))
+    assert result.success and [("--resume" in a) for a in argvs] == [True, False]
+    assert result.not_resumed == f"claude found no conversation {SESSION} from {tmp_path}"
+
+
+def test_a_session_without_a_transcript_is_never_passed_to_claude(projects, tmp_path):
+    argvs: list[list[str]] = []
+
+    def runner(argv, **_):
+        argvs.append(argv)
+        return outcome(read_sample("claude_json").stdout)
+
+    req = DispatchRequest(prompt="fix it", cwd=tmp_path, resume_session=SESSION)
+    result = get_spoke("claude").dispatch(req, runner=runner, base_env=env_of(projects))
+    assert result.success and len(argvs) == 1 and "--resume" not in argvs[0]
+    assert result.not_resumed and "no transcript" in result.not_resumed
