@@ -631,6 +631,8 @@ class TaskRunner:
             notes.append(f"{label} ({usage.total:,} > {line:,})")
         if result is not None and result.simulated:
             notes.append("simulated")
+        if result is not None and result.not_resumed:
+            notes.append(f"a fresh session: {result.not_resumed}")
         notes += gates.warnings(attempt.gates)
         if attempt.receipt is not None:
             measured = ctx.workspaces is not None or ctx.observer.enabled

@@ -99,6 +99,10 @@ class Spoke:
     def build_argv(self, req: DispatchRequest) -> list[str]:
         raise NotImplementedError
 
+    def cannot_resume(self, session: str, env: Mapping[str, str]) -> str | None:
+        """Why this CLI, started with ``env``, cannot resume ``session`` (None: it can)."""
+        return None if self.supports_resume else f"{self.name} does not resume sessions"
+
     def refuse_resume(self, req: DispatchRequest) -> None:
         if req.resume_session and not self.supports_resume:
             raise SpokeError(

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from maestro import roster
 from maestro.process import ProcessOutcome
-from maestro.spokes.base import Spoke, safe_positional
+from maestro.spokes import claudestore
+from maestro.spokes.base import Runner, Spoke, safe_positional
 from maestro.spokes.contract import DispatchRequest, SpokeResult, UsageTally, fail
 from maestro.spokes.jsonout import (
     as_int,
@@ -92,6 +95,33 @@ class ClaudeSpoke(Spoke):
         if accept_edits:
             argv += ["--permission-mode", "acceptEdits"]
         return argv
+
+    def cannot_resume(self, session: str, env: Mapping[str, str]) -> str | None:
+        return claudestore.reach(env, session)
+
+    def execute(
+        self,
+        req: DispatchRequest,
+        env: dict[str, str],
+        runner: Runner,
+        on_start: Callable[[int], None] | None,
+    ) -> SpokeResult:
+        """A session to resume has its transcript put where claude looks from ``req.cwd``
+        first (see ``claudestore``). One that cannot be, or that claude still does not
+        find (it answers before any model call), is not resumed: the dispatch starts
+        afresh, and its result says why."""
+        session = req.resume_session
+        if not session:
+            return super().execute(req, env, runner, on_start)
+        why = claudestore.reach(env, session, req.cwd)
+        if why is None:
+            result = super().execute(req, env, runner, on_start)
+            if result.success or claudestore.NOT_FOUND not in result.stderr:
+                return result
+            why = f"claude found no conversation {session} from {req.cwd}"
+        result = super().execute(replace(req, resume_session=None), env, runner, on_start)
+        result.not_resumed = why
+        return result
 
     def spoke_env(
         self, req: DispatchRequest, base_env: dict[str, str] | None = None

@@ -110,6 +110,8 @@ class SpokeResult:
     permission_denials: list[dict[str, Any]] = field(default_factory=list)
     # The model(s) the CLI reported using, comma-separated (router models included).
     model: str | None = None
+    # Why the session the request asked to resume was not: the dispatch started afresh.
+    not_resumed: str | None = None
 
     @property
     def transient(self) -> bool:

@@ -228,9 +228,18 @@ def test_request_changes_goes_back_to_the_author_and_is_reviewed_again(
     assert (task.status, task.review, task.attempts) == ("done", "approved", 2)
 
 
-def test_claude_author_gets_its_session_resumed(cli, store, fake_clis):
+SESSION = "5d0c8a52-3f1e-4b7a-9c2d-6e8f0a1b2c3d"
+
+
+@pytest.fixture
+def claude_author(store, fake_clis, temp_home):
+    """Task 1 done by claude, whose session's transcript is where claude kept it: under
+    the slug of the worktree it ran in (gone since), in the fake HOME's Claude store."""
     with store.edit() as plan:
-        plan.task("1").tool = "claude"
+        plan.task("1").tool, plan.task("1").session = "claude", SESSION
+    folder = temp_home / ".claude" / "projects" / "-proj--ai-maestro-worktrees-run-task-1-1-p1"
+    folder.mkdir(parents=True)
+    (folder / f"{SESSION}.jsonl").write_text('{"type": "user", "prompt": "Count words"}\n')
     fake_clis.script(
         "gemini",
         [
@@ -238,19 +247,54 @@ def test_claude_author_gets_its_session_resumed(cli, store, fake_clis):
             {"text": verdict("approve")},
         ],
     )
-    fake_clis.script(
-        "claude",
-        [
-            {
-                "text": submission("count_words returns the number of words", "src/wc.py"),
-                "write": {"path": "src/wc.py", "content": FIXED},
-            }
-        ],
-    )
-    assert cli("review", "1", "--auto").code == 0
+    revised = {
+        "text": submission("count_words returns the number of words", "src/wc.py"),
+        "write": {"path": "src/wc.py", "content": FIXED},
+    }
+    fake_clis.script("claude", [revised])
+    return folder / f"{SESSION}.jsonl"
+
+
+def test_claude_author_gets_its_session_resumed(cli, claude_author, fake_clis, store):
+    res = cli("review", "1", "--auto")
+    assert res.code == 0, res.out + res.err
+    assert "back to claude (resuming its session)" in res.out and "fresh" not in res.out
     (revision,) = fake_clis.runs("claude")
     argv = revision["argv"]
-    assert argv[argv.index("--resume") + 1] == "thread-1"
+    assert argv[argv.index("--resume") + 1] == SESSION
+    # Claude found the conversation from the revision's own worktree.
+    assert revision["resumed"][0] == {"type": "user", "prompt": "Count words"}
+    assert claude_author.exists()  # copied, never moved
+    assert store.load().task("1").session == SESSION
+
+
+def test_claude_author_whose_transcript_is_gone_gets_a_fresh_session(cli, claude_author, fake_clis):
+    claude_author.unlink()
+    res = cli("review", "1", "--auto")
+    assert res.code == 0, res.out + res.err
+    assert f"(in a fresh session: no transcript of session {SESSION} under " in res.out
+    assert "resuming" not in res.out
+    (revision,) = fake_clis.runs("claude")
+    assert "--resume" not in revision["argv"]
+
+
+def test_claude_that_finds_no_conversation_after_all_starts_afresh_and_says_so(
+    cli, claude_author, fake_clis, store, monkeypatch
+):
+    monkeypatch.setenv("MAESTRO_LOG", "summary")
+    claude_author.write_text("no conversation in here\n")  # claude reads no turn in it
+    res = cli("review", "1", "--auto")
+    assert res.code == 0, res.out + res.err
+    assert "(resuming its session)" in res.out
+    assert "claude did not resume its session after all: the revision ran in a fresh one" in (
+        res.out
+    )
+    refused, fresh = fake_clis.calls("claude")
+    assert refused["rejected"] == f"No conversation found with session ID: {SESSION}"
+    assert "--resume" not in fresh["argv"] and fresh["step"] == 0
+    assert store.load().task("1").session != SESSION
+    log = store.paths.log.read_text(encoding="utf-8")
+    assert f"a fresh session: claude found no conversation {SESSION}" in log
 
 
 def test_flag_blocks_the_task_with_the_findings(cli, store, fake_clis):

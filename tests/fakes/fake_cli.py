@@ -11,6 +11,7 @@ import contextlib
 import fcntl
 import json
 import os
+import re
 import signal
 import stat
 import subprocess
@@ -118,6 +119,43 @@ def precheck(cli: str, opts: Opts, workdir: Path) -> tuple[str, int] | None:
                 1,
             )
     return None
+
+
+def claude_transcript(session: str) -> Path:
+    """Where the real claude keeps ``session`` when it runs in this folder:
+    ``$CLAUDE_CONFIG_DIR`` (else ``~/.claude``) ``/projects/<slug of the real cwd>/``
+    (the tests' paths are ASCII and short: no UTF-16 units, no cut and hash)."""
+    config = os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(os.environ["HOME"], ".claude")
+    folder = re.sub(r"[^a-zA-Z0-9]", "-", os.path.realpath(os.getcwd()))
+    return Path(config) / "projects" / folder / f"{session}.jsonl"
+
+
+def earlier_conversation(session: str) -> list[Any]:
+    """The turns claude --resume finds from this folder (none: "No conversation found")."""
+    try:
+        lines = claude_transcript(session).read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return []
+    turns = []
+    for line in lines:
+        with contextlib.suppress(ValueError):
+            turns.append(json.loads(line))
+    return turns
+
+
+def printed_session(lines: list[str]) -> str | None:
+    """The session id in claude's result (its last line), if it printed one."""
+    with contextlib.suppress(ValueError, IndexError, AttributeError):
+        return json.loads(lines[-1]).get("session_id")
+    return None
+
+
+def keep_turn(session: str, prompt: str) -> None:
+    """Claude keeps each session on disk unless --no-session-persistence."""
+    path = claude_transcript(session)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write(json.dumps({"type": "user", "prompt": prompt}) + "\n")
 
 
 def policy_denials(opts: Opts) -> tuple[set[str], list[dict[str, Any]]]:
@@ -385,7 +423,21 @@ def main(cli: str) -> int:
         record(state, cli, {**entry, "rejected": refusal[0].splitlines()[0] if refusal[0] else ""})
         sys.stderr.write(refusal[0])
         return refusal[1]
+    session = opts.get("--resume") if cli == "claude" else None
+    if session is not None:
+        entry["resumed"] = earlier_conversation(session)
+        if not entry["resumed"]:
+            stream = opts.get("--output-format") == "stream-json"
+            missing = read_sample(f"claude_{'stream_' if stream else ''}resume_missing")
+            said = missing.meta["argv"][-1]
+            refusal = missing.stderr.replace(said, session)
+            record(state, cli, {**entry, "rejected": refusal.splitlines()[0]})
+            sys.stdout.write(missing.stdout.replace(said, session))
+            sys.stderr.write(refusal)
+            return missing.exit_code
     index, step = next_step(state, cli)
+    if session is not None:
+        step = {"session_id": session, **step}  # a resumed session keeps its id
     if step.get("ignore_term"):
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
     denied, policies = policy_denials(opts)
@@ -435,6 +487,10 @@ def main(cli: str) -> int:
                 step.get("text", "FAKE-REPLY: hello from the fake model server."), encoding="utf-8"
             )
     emit(lines, stderr, step, cli, mode)
+    if cli == "claude" and "--no-session-persistence" not in opts.flags:
+        kept = session or printed_session(lines)
+        if kept:
+            keep_turn(kept, opts.positional[0])
     time.sleep(float(step.get("sleep_after", 0)))
     # When the call ended, for tests that check how many ran at once (see intervals()).
     with locked(state), open(state / f"{cli}.ends.jsonl", "a", encoding="utf-8") as handle:

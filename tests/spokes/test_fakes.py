@@ -20,6 +20,8 @@ REPLAYED = [
     "claude_stream_no_verbose",
     "claude_flags",
     "claude_text",
+    "claude_resume_missing",
+    "claude_stream_resume_missing",
     "gemini_json",
     "gemini_stream",
     "gemini_bad_flag",

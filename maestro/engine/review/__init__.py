@@ -133,13 +133,17 @@ def review_task(
         retry_note = ""
         last = made[-1]
         task = plan_store(ctx.paths).load().task(task_id)
-        session = task.session if _resumes(task.tool) else None
+        session, how = _resumption(ctx, task)
         ctx.emit(
-            f"Task {task_id}: sending {len(last.findings)} finding(s) back to {task.tool}"
-            + (" (resuming its session)" if session else "")
-            + "..."
+            f"Task {task_id}: sending {len(last.findings)} finding(s) back to {task.tool} ({how})..."
         )
         status = revise(task_id, revision_context(last), session)
+        if session and plan_store(ctx.paths).load().task(task_id).session != session:
+            # A resumed claude session keeps its id: this revision ended in a fresh one.
+            ctx.emit(
+                f"Task {task_id}: {task.tool} did not resume its session after all: the "
+                "revision ran in a fresh one (the log says why)."
+            )
         if status != "done":
             return ReviewOutcome(
                 task_id,
@@ -183,13 +187,19 @@ def review_in_run(
         )
 
 
-def _resumes(tool: str | None) -> bool:
+def _resumption(ctx: CommandContext, task: Task) -> tuple[str | None, str]:
+    """The session a revision of ``task`` resumes (None: a fresh one), and how to say so."""
     from maestro.spokes.registry import get_spoke
 
     try:
-        return bool(tool and get_spoke(tool).supports_resume)
-    except MaestroError:
-        return False
+        spoke = get_spoke(task.tool or "", ctx.settings)
+    except MaestroError as error:
+        return None, f"in a fresh session: {error.message}"
+    session = task.session
+    why = spoke.cannot_resume(session, ctx.env) if session else "its session was not recorded"
+    if why is not None:
+        return None, f"in a fresh session: {why}"
+    return session, "resuming its session"
 
 
 def _round(
