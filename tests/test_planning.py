@@ -266,6 +266,7 @@ def test_authority_tool_not_installed():
     authority = only(found, "Authority")
     assert [(f.task, f.level) for f in authority] == [("1", "error")]
     assert "codex is not installed" in authority[0].why and "claude" in authority[0].remedy
+    assert "run `maestro doctor` once from a shell whose PATH has it" in authority[0].remedy
 
 
 def test_authority_warns_when_no_cli_could_take_an_unassigned_task():

@@ -62,4 +62,10 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
 
     req = request(args)
     report = operations.install(req, where(ctx), invocation.resolve())
+    if not req.dry_run:
+        from maestro.spokes.registry import detect_available
+
+        # The user's own shell: record where its spoke CLIs are, for a hub whose shell
+        # has another PATH (Codex's login shell).
+        detect_available(ctx.env)
     return Result("install", report.to_data(), operations.to_text(report), report.exit_code)

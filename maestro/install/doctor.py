@@ -19,12 +19,13 @@ from maestro import __version__, roster
 from maestro.errors import InstallError
 from maestro.install import block, invocation
 from maestro.install import manifest as manifests
-from maestro.install.hosts import HOSTS
+from maestro.install.hosts import HOSTS, Host
 from maestro.install.installer import block_hash, read_text
 from maestro.install.manifest import sha256
 from maestro.install.safepath import inside
 from maestro.install.targets import MANIFEST_NAME
 from maestro.paths import user_home, user_state_dir
+from maestro.spokes import clipaths
 
 CODEX_SKILLS_SINCE = (0, 117)  # older codex: custom prompts, --full-auto, no `$skill`
 
@@ -263,7 +264,43 @@ def hub_checks(s: Situation) -> list[Check]:
                 mode.fix,
             )
         )
+        checks.append(_reach(host, s))
     return checks
+
+
+def _reach(host: Host, s: Situation) -> Check:
+    """Which spoke CLIs a `maestro run` started from ``host`` finds, and the line that
+    fixes each one it does not. A shell that resets PATH (Codex's login shell) finds
+    those Maestro recorded from the user's shell (maestro.spokes.clipaths)."""
+    record = clipaths.record_file(s.env)
+    reached: list[str] = []
+    missed: dict[str, str] = {}  # name -> its fix
+    for cli in roster.real():
+        if cli.name not in s.available:
+            missed[cli.name] = (
+                f"{cli.name}: {cli.install_hint} (installed already: run `maestro doctor` "
+                "once from a shell whose PATH has it)"
+            )
+        elif host.resets_path and not clipaths.recorded_path(cli.executable or "", s.env):
+            missed[cli.name] = (
+                f"{cli.name} is on this PATH but not recorded: let Maestro write {record} "
+                "(yours, in a folder only you can write), then run `maestro doctor` again"
+            )
+        else:
+            reached.append(cli.name)
+    detail = (
+        f"a run started from {host.title} starts these spoke CLIs: {', '.join(reached) or 'none'}"
+    )
+    detail += f"; not {', '.join(missed)}." if missed else "."
+    if host.resets_path:
+        detail += (
+            " Its shell's login profile sets PATH afresh: Maestro starts the spoke CLIs "
+            f"where it found them before, recorded in {record}."
+        )
+    lost = any(name in s.available for name in missed)
+    level = "warn" if lost or not reached else "info" if missed else "ok"
+    fix = "; ".join(missed.values()) + "." if missed else None
+    return Check("hubs", f"{host.name} spokes", level, detail, fix)
 
 
 def _json(path: Path) -> Any:

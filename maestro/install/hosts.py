@@ -91,6 +91,9 @@ class Host:
     verb_template = "/maestro:{verb}"
     arguments = "$ARGUMENTS"
     strips_comments = False  # does the model see HTML comments of the instruction file?
+    # Does its shell tool set PATH afresh (a login shell), so a `maestro run` it starts
+    # may lack the user's folders of spoke CLIs (maestro.spokes.clipaths)?
+    resets_path = False
 
     def user_root(self, env: dict[str, str]) -> Path:
         raise NotImplementedError
@@ -334,6 +337,7 @@ class CodexHost(Host):
     project_prefix = ".agents/"
     verb_template = "$maestro {verb}"
     arguments = "<arguments>"
+    resets_path = True  # `exec_command` runs `bash -lc`: the login profile sets PATH (0.169)
 
     def user_root(self, env: dict[str, str]) -> Path:
         return codex_home(env)

@@ -161,8 +161,11 @@ def _tool_authority(task: Task, available: Collection[str] | None) -> list[Findi
         installed = ", ".join(sorted(str(name) for name in available)) or "none"
         return [
             (
-                f"tool {task.tool} is not installed (not found on PATH).",
-                f"{_install_hint(task.tool)}, or assign an installed tool ({installed}).",
+                f"tool {task.tool} is not installed (not on PATH, nor where Maestro found it before).",
+                (
+                    f"{_install_hint(task.tool)} (installed already: run `maestro doctor` once "
+                    f"from a shell whose PATH has it), or assign an installed tool ({installed})."
+                ),
                 "error",
             )
         ]

@@ -20,6 +20,7 @@ from maestro import roster
 from maestro.errors import MaestroError, SpokeError
 from maestro.git import clean_env as clean_git_env
 from maestro.process import ExecutableNotFound, ProcessOutcome, run_process
+from maestro.spokes import clipaths
 from maestro.spokes.contract import DispatchRequest, SpokeResult, UsageTally, fail
 from maestro.state.model import Usage
 
@@ -115,12 +116,15 @@ class Spoke:
     ) -> dict[str, str]:
         """The caller's environment as the user had it (minus what a hub's shell tool
         injected: its variables, its git settings, see maestro.git) and minus nested-host
-        markers, plus the spoke marker."""
+        markers, plus the spoke marker; on a PATH without the CLI, the folder it was
+        recorded in goes last (``clipaths``: a hub's login shell resets PATH)."""
         env = clean_git_env(roster.user_env(os.environ if base_env is None else base_env))
         for key in NESTED_HOST_VARS:
             env.pop(key, None)
         env[SPOKE_MARKER] = "1"
         env.update(req.env_extra)
+        if self.executable:
+            env["PATH"] = clipaths.search_path(self.executable, env)
         return env
 
     def prepare(self, req: DispatchRequest) -> None:

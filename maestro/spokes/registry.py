@@ -14,7 +14,8 @@ from typing import Any
 from maestro import roster
 from maestro.errors import MaestroError, NotFound
 from maestro.process import run_process
-from maestro.spokes.base import Spoke
+from maestro.spokes import clipaths
+from maestro.spokes.base import SPOKE_MARKER, Spoke
 from maestro.spokes.claude import ClaudeSpoke
 from maestro.spokes.codex import CodexSpoke
 from maestro.spokes.gemini import GeminiSpoke
@@ -71,7 +72,7 @@ def unregister(name: str) -> None:
     reset_availability_cache()
 
 
-_cache: dict[tuple[str, bool], dict[str, Availability]] = {}
+_cache: dict[tuple[str, str, bool], dict[str, Availability]] = {}
 _lock = threading.Lock()
 
 
@@ -100,7 +101,9 @@ def _version(path: str, env: dict[str, str]) -> str | None:
 def detect_available(
     env: dict[str, str] | None = None, *, versions: bool = False
 ) -> dict[str, Availability]:
-    """The spoke CLIs on PATH (sim always), found once per process for a given PATH.
+    """The spoke CLIs installed (sim always), found once per process for a given PATH:
+    on PATH, else where an earlier lookup from the user's shell recorded them (a hub's
+    shell may have another PATH: ``clipaths``). What it finds on PATH it records.
 
     Which CLIs are there is all that routing, AAVSR and a run need. ``versions`` also
     asks each one ``<cli> --version`` (for ``doctor``), all at once through the process
@@ -108,19 +111,29 @@ def detect_available(
     dispatch would otherwise wait for."""
     env = dict(os.environ if env is None else env)
     search = env.get("PATH", os.defpath)
+    record = str(clipaths.record_file(env))
     with _lock:
-        cached = _cache.get((search, True)) or (None if versions else _cache.get((search, False)))
+        cached = _cache.get((search, record, True)) or (
+            None if versions else _cache.get((search, record, False))
+        )
         if cached is not None:
             return dict(cached)
+    executables = [cls.executable for cls in SPOKES.values() if cls.executable]
+    on_path = {exe: path for exe in executables if (path := shutil.which(exe, path=search))}
+    # A spoke's PATH is no evidence (spokes are untrusted). A new record can change what
+    # a lookup on another PATH finds.
+    if env.get(SPOKE_MARKER) != "1" and clipaths.remember(on_path, env):
+        reset_availability_cache()
     found: dict[str, Availability] = {}
     for name, cls in SPOKES.items():
-        path = None if cls.executable is None else shutil.which(cls.executable, path=search)
-        if cls.executable is None or path is not None:
+        exe = cls.executable
+        path = None if exe is None else shutil.which(exe, path=clipaths.search_path(exe, env))
+        if exe is None or path is not None:
             found[name] = Availability(name, path, None)
     if versions:
         found = _with_versions(found, env)
     with _lock:
-        _cache[(search, versions)] = found
+        _cache[(search, record, versions)] = found
     return dict(found)
 
 
@@ -128,7 +141,11 @@ def _with_versions(found: dict[str, Availability], env: dict[str, str]) -> dict[
     from concurrent.futures import ThreadPoolExecutor
 
     def version(item: Availability) -> Availability:
-        return replace(item, version=_version(item.path, env)) if item.path else item
+        if not item.path:
+            return item
+        # A CLI found through the record runs with its folder on PATH (`#!/usr/bin/env node`).
+        search = clipaths.search_path(os.path.basename(item.path), env)
+        return replace(item, version=_version(item.path, {**env, "PATH": search}))
 
     with ThreadPoolExecutor(max_workers=max(1, len(found))) as pool:
         return dict(zip(found, pool.map(version, found.values()), strict=True))

@@ -220,7 +220,7 @@ def test_doctor_says_per_installed_host_whether_its_hub_mode_is_ready(
     monkeypatch.setenv("PATH", f"{fake_bin(tmp_path, PINNED)}:/usr/bin:/bin")
     assert cli("install", "--host", "all").code == 0
     found = hubs(cli)
-    assert set(found) == {"claude", "gemini", "codex"}
+    assert set(found) == {"claude", "gemini", "codex"} | {f"{h} spokes" for h in PINNED}
     assert found["claude"]["level"] == "ok" and "headless" in found["claude"]["detail"]
     assert (
         found["gemini"]["level"] == "ok"
@@ -251,6 +251,49 @@ def test_doctor_names_the_fix_when_a_hub_mode_cannot_work(cli, project, tmp_path
     )
     assert found["gemini"]["level"] == "warn" and "tools.exclude" in found["gemini"]["fix"]
     assert "hubs:" in cli("doctor").out
+
+
+def test_doctor_says_which_spoke_clis_each_hub_starts_and_the_fix_of_a_missing_one(
+    cli, project, tmp_path, monkeypatch
+):
+    folder = fake_bin(tmp_path, PINNED)
+    monkeypatch.setenv("PATH", f"{folder}:/usr/bin:/bin")
+    assert cli("install", "--host", "all").code == 0  # the user's shell: the CLIs recorded
+    (folder / "gemini").unlink()
+    # Inside a Codex hub: its login shell's PATH has none of the user's folders.
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    monkeypatch.setenv("CODEX_CI", "1")
+    found = hubs(cli)
+    for host in PINNED:
+        reach = found[f"{host} spokes"]
+        assert reach["level"] == "info", reach
+        assert "starts these spoke CLIs: claude, codex; not gemini." in reach["detail"]
+        assert reach["fix"] == (
+            "gemini: npm install -g @google/gemini-cli (installed already: run `maestro doctor` "
+            "once from a shell whose PATH has it)."
+        )
+    record = Path(os.environ["XDG_STATE_HOME"]) / "maestro" / "cli-paths.json"
+    assert f"recorded in {record}" in found["codex spokes"]["detail"]
+    assert "recorded" not in found["claude spokes"]["detail"]
+    assert "fix: gemini: npm install -g @google/gemini-cli" in cli("doctor").out
+
+
+def test_a_cli_on_path_that_could_not_be_recorded_is_missing_from_a_codex_hub(
+    cli, project, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("PATH", f"{fake_bin(tmp_path, PINNED)}:/usr/bin:/bin")
+    assert cli("install", "--host", "all").code == 0
+    record = Path(os.environ["XDG_STATE_HOME"]) / "maestro" / "cli-paths.json"
+    record.unlink()
+    monkeypatch.setenv("MAESTRO_SPOKE", "1")  # a spoke's lookups record nothing
+    found = hubs(cli)
+    assert found["claude spokes"]["level"] == "ok"
+    assert found["claude spokes"]["detail"].endswith(
+        "starts these spoke CLIs: claude, gemini, codex."
+    )
+    codex = found["codex spokes"]
+    assert codex["level"] == "warn" and "starts these spoke CLIs: none" in codex["detail"]
+    assert f"claude is on this PATH but not recorded: let Maestro write {record}" in codex["fix"]
 
 
 def test_stale_worktrees_and_prunable_entries_are_listed_with_the_fix(tmp_path):

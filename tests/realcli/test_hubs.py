@@ -9,12 +9,14 @@ names, until an answer has none, and sums it up. The plan has three simulated ta
 nothing else needs a network; every event wakes the hub (wake_interval 0), so it follows
 the run over several waits. Asserted: every task done, no call
 denied, no two calls in a row identical (Gemini stops a model after 5), the host's own
-answer came back.
+answer came back. One more case has a real claude spoke started from a Codex hub whose
+login shell resets PATH.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -27,7 +29,8 @@ from maestro.state.store import PlanStore
 from . import hostenv
 from .fake_model import FakeModel
 from .hostenv import needs, shell_path
-from .hubscript import Hub, codex_prelude
+from .hubscript import Hub, codex_prelude, texts
+from .test_spokes import write_then_answer
 
 pytestmark = pytest.mark.realcli
 
@@ -193,3 +196,55 @@ def test_codex_sandboxed_modes_are_refused_in_one_line_and_start_nothing(
     assert "internal error" not in refusal
     assert statuses(hub_project) == ["pending", "pending", "pending"]
     assert not (hub_project / ".ai" / "maestro" / "runs").exists()
+
+
+SPOKE_PLAN = """\
+goal: Greet the world
+hub: codex
+tasks:
+  - {id: 1, title: Write the greeting file, specialist: code, tool: claude, files: [hello.txt],
+     criteria: ["hello.txt greets the world"], validation: "grep -q world hello.txt"}
+"""
+
+
+def test_a_codex_hub_whose_login_shell_resets_path_starts_a_real_spoke(
+    cli, project, temp_home, monkeypatch
+):
+    """Codex runs its model's commands with `bash -lc` (HOSTS.md section 5): here the
+    profile sets PATH to the system's folders only, so the engine the hub starts has no
+    claude on PATH. The user planned and installed from a shell that had it: the run
+    starts that claude, and the spoke does the task."""
+    codex, claude = needs("codex"), needs("claude")
+    (project / "README.md").write_text("greet\n")
+    git(project, "add", "-A")
+    git(project, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "init")
+    # The user's interactive shell: the CLIs' folder on PATH.
+    monkeypatch.setenv("PATH", os.pathsep.join([*shell_path(), os.environ["PATH"]]))
+    assert cli("plan", "--from", "-", "--yes", stdin=SPOKE_PLAN).code == 0
+    assert cli("install", "--host", "codex").code == 0
+    (temp_home / ".profile").write_text("PATH=/usr/bin:/bin\nexport PATH\n")
+    hub = Hub("codex", prelude=codex_prelude(project))
+    spoke = write_then_answer("hello.txt")
+    with FakeModel(
+        reply=lambda api, body: (spoke if api == "anthropic" else hub)(api, body)
+    ) as fake:
+        env = {
+            **hostenv.claude_env(temp_home, fake.url, shell_path()),
+            **hostenv.codex_env(temp_home, fake.url, shell_path()),
+        }
+        argv = [str(codex), "exec", "--json", "--skip-git-repo-check", "-s", "danger-full-access"]
+        out = hostenv.run([*argv, "$maestro run"], cwd=project, env=env, timeout=300)
+    assert out.code == 0, out.stderr[-2000:]
+    assert not any("not installed" in t for r in hub.results for t in texts(r)), hub.results
+    assert any("/v1/messages" in r.path for r in fake.requests)  # the spoke started
+    assert statuses(project) == ["done"], (hub.commands, hub.results[-2:])
+    assert (project / "hello.txt").read_text() == "hello, world\n"
+    assert str(claude.parent) not in _login_path(temp_home)
+
+
+def _login_path(home: Path) -> str:
+    """PATH as a login shell under ``home`` has it (what Codex's commands get)."""
+    env = {"HOME": str(home), "PATH": os.pathsep.join(shell_path())}
+    return subprocess.run(
+        ["bash", "-lc", 'printf %s "$PATH"'], env=env, capture_output=True, text=True, check=True
+    ).stdout
