@@ -22,7 +22,7 @@ EXPECTED_CALLS = {
         "maestro skill maestro-recover",
     ],
     "review": ["maestro review $ARGUMENTS --json"],
-    "status": ["maestro status --json"],
+    "status": ["maestro status"],
     "report": ["maestro report --output .ai/maestro/report.md"],
 }
 
