@@ -35,13 +35,13 @@ STATUS_BODY = "and present it briefly"  # a phrase of commands/status.md
 
 
 def status_command() -> str:
-    return f"{invocation.resolve()} status --json"
+    return f"{invocation.resolve()} status"
 
 
 def run_status(api: str, body: object) -> str | ToolCall:
     """Answer the expanded command by running the status command line it names."""
     text = json.dumps(body)
-    match = re.search(r"Run `([^`]*status --json)`", text.replace("\\n", "\n"))
+    match = re.search(r"Run `([^`]*status)`", text.replace("\\n", "\n"))
     return (
         ToolCall(match.group(1))
         if match and STATUS_BODY in text
