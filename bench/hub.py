@@ -100,8 +100,9 @@ def one_run(host: str, tasks: int, asked: bool, json_mode: bool, interval: str) 
             out = hostenv.run(host_argv(host, exe), cwd=project, env=run_env, timeout=600)
         if out.code != 0 or not (hub.final or "").startswith("FINISHED"):
             print(f"  ({host}: the run did not end as the command file says: exit {out.code})")
-        if "finished:" not in (hub.results[-1] if hub.results else ""):
-            print(f"  ({host} {tasks}{'q' if asked else ''}: last answer: {hub.results[-1:]})")
+        last = hub.results[-1] if hub.results else ""
+        if "finished:" not in last and '"status":"finished"' not in last.replace('\\"', '"'):
+            print(f"  ({host} {tasks}{'q' if asked else ''}: last answer: {last[-300:]})")
         return hub
 
 
@@ -125,7 +126,7 @@ def main() -> None:
                 turns, spent = hub.turns_after_start, hub.input_after_start
                 goal_turns = GOAL_TURNS_ASKED if asked else GOAL_TURNS
                 goals = [f"turns <= {goal_turns}: {'met' if turns <= goal_turns else 'MISSED'}"]
-                if tasks == 12 and label == "text":
+                if tasks == 12 and not asked and label == "text":
                     per = spent / tasks
                     goals.append(
                         f"<= {GOAL_PER_TASK:,}/task: {'met' if per <= GOAL_PER_TASK else 'MISSED'}"
