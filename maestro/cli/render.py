@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, TextIO
 
 from maestro.cli.context import Result
 from maestro.errors import MaestroError
 
 JSON_FORMAT = 1
+# json.dumps escapes the C0 controls; DEL and the C1 controls it leaves as they are, and
+# a terminal showing the envelope would act on them. Escaped, they decode the same.
+_UNESCAPED = re.compile("[\x7f-\x9f]")
 
 
 def envelope(command: str, ok: bool, exit_code: int, **payload: Any) -> dict[str, Any]:
@@ -21,10 +25,15 @@ def envelope(command: str, ok: bool, exit_code: int, **payload: Any) -> dict[str
     }
 
 
+def _json(body: dict[str, Any]) -> str:
+    text = json.dumps(body, indent=2, ensure_ascii=False, default=str)
+    return _UNESCAPED.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n"
+
+
 def render_result(result: Result, as_json: bool, out: TextIO) -> None:
     if as_json:
         body = envelope(result.command, result.exit_code == 0, result.exit_code, data=result.data)
-        out.write(json.dumps(body, indent=2, ensure_ascii=False, default=str) + "\n")
+        out.write(_json(body))
     elif result.text:
         out.write(result.text if result.text.endswith("\n") else result.text + "\n")
     out.flush()
@@ -35,5 +44,4 @@ def render_error(
 ) -> None:
     err.write(f"maestro: error: {error}\n")
     if as_json:
-        body = envelope(command, False, error.exit_code, error=error.to_dict())
-        out.write(json.dumps(body, indent=2, ensure_ascii=False) + "\n")
+        out.write(_json(envelope(command, False, error.exit_code, error=error.to_dict())))
