@@ -28,6 +28,22 @@ def _escaped(match: re.Match[str]) -> str:
     return f"\\x{ord(match.group()):02x}"
 
 
+# A terminal's escape sequences, whole: CSI (ESC [ or U+009B), OSC up to its BEL or ST,
+# and the two-character ones (ESC 7, ESC M, ...).
+_SEQUENCE = re.compile(
+    "(?:\x1b\\[|\x9b)[0-?]*[ -/]*[@-~]|\x1b\\][^\x07\x1b]*(?:\x07|\x1b\\\\)?|\x1b[ -~]?"
+)
+_BREAKS = re.compile("\r\n?|[\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+
+
+def cleaned(text: str) -> str:
+    """``text`` fit to keep (a spoke's answer, a command's output): the colour and cursor
+    sequences a CLI or a test runner prints removed whole, other line breaks made
+    newlines, and what control characters are left (but tab) dropped."""
+    text = _BREAKS.sub("\n", _SEQUENCE.sub("", text))
+    return _CONTROLS.sub("", text)
+
+
 class Frame(str):
     """Text holding terminal codes Maestro wrote itself (the live view's cursor moves)
     around content already made inert: the one kind of text printed as it is."""
