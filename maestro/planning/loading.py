@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from maestro import clock, graph
 from maestro.errors import PlanError
+from maestro.formatting import key_path
 from maestro.planning.schema import check
 from maestro.state.model import Plan, Source, Task
 
 _SHAPE_FIX = "see the expected shape with `maestro plan --schema`"
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 def parse_text(text: str, name: str = "plan input") -> Any:
@@ -19,6 +22,14 @@ def parse_text(text: str, name: str = "plan input") -> Any:
     text = text.lstrip("\ufeff")
     if not text.strip():
         raise PlanError(f"{name} is empty.", f"give a plan in YAML or JSON; {_SHAPE_FIX}.")
+    nul = text.find("\x00")
+    if nul >= 0:
+        raise PlanError(
+            "the plan holds a NUL character.",
+            "remove it; a plan is text.",
+            file=name,
+            line=text.count("\n", 0, nul) + 1,
+        )
     if text.lstrip()[:1] in "{[":
         try:
             return json.loads(text)
@@ -47,6 +58,26 @@ def parse_text(text: str, name: str = "plan input") -> Any:
         raise PlanError(
             f"{name} is not valid YAML: {exc}.", f"correct the YAML; {_SHAPE_FIX}."
         ) from None
+
+
+def refuse_controls(data: Any, name: str) -> None:
+    """A control character (a NUL, an escape; tab and newline aside) in any value is
+    refused here, naming where it is: the plan file cannot hold one, and a NUL cannot
+    reach a spoke's command line."""
+    stack: list[tuple[tuple[str | int, ...], Any]] = [((), data)]
+    while stack:
+        where, value = stack.pop()
+        if isinstance(value, dict):
+            stack += [((*where, str(k)), v) for k, v in reversed(value.items())]
+            stack += [(where, k) for k in value]
+        elif isinstance(value, list):
+            stack += [((*where, i), v) for i, v in reversed(list(enumerate(value)))]
+        elif isinstance(value, str) and (found := _CONTROL.search(value)):
+            raise PlanError(
+                f"{name}: {key_path(where, 'the plan')}: holds a control character "
+                f"({found.group()!r}).",
+                "remove it; a plan's text is printable (tabs and newlines aside).",
+            )
 
 
 def _text(value: Any) -> str:
@@ -83,6 +114,7 @@ def load(text: str, *, name: str = "plan input") -> Plan:
     input's ``hub`` stamped now, or None when the input names no hub.
     """
     data = parse_text(text, name)
+    refuse_controls(data, name)
     check(data, name)
     plan = to_plan(data)
     try:

@@ -39,6 +39,13 @@ class DocumentReader:
                 "the file has a carriage return without a line feed.",
                 "save the file with LF or CRLF line endings.",
             )
+        nul = text.find("\x00")
+        if nul >= 0:  # no field holds one, and no command line can carry one to a spoke
+            raise self.error(
+                text.count("\n", 0, nul) + 1,
+                "the file has a NUL character.",
+                "remove it (an editor that shows control characters finds it on that line).",
+            )
         self.final_newline = text.endswith("\n") or not text
         self.text = text if self.final_newline else text + "\n"
 

@@ -1,0 +1,64 @@
+"""Plans written to hurt: NUL characters, unclosed fences, deep nesting, YAML aliases.
+Each is refused in one line naming where (exit 1), before anything is dispatched."""
+
+from __future__ import annotations
+
+import pytest
+
+SIM_TASK = """\
+  - id: "{id}"
+    title: Task number {id}
+    tool: sim
+    specialist: code
+    files: [src/a.py]
+    validation: "test -f src/a.py"
+    criteria: [{criterion}]
+"""
+
+
+def plan_yaml(*criteria: str) -> str:
+    tasks = "".join(
+        SIM_TASK.format(id=n, criterion=c) for n, c in enumerate(criteria or ['"writes a"'], 1)
+    )
+    return f"goal: test\ntasks:\n{tasks}"
+
+
+def refused(res, *words):
+    assert res.code == 1, res.out + res.err
+    lines = res.err.splitlines()
+    assert len(lines) == 1 and "Fix:" in lines[0] and "Traceback" not in res.err, res.err
+    for word in words:
+        assert word in lines[0], (word, lines[0])
+
+
+@pytest.fixture
+def planned(project, cli):
+    """A project with a one-task sim plan written by `maestro plan --from`."""
+    (project / "plan.yaml").write_text(plan_yaml())
+    assert cli("plan", "--from", "plan.yaml", "--yes").code == 0
+    return project / ".ai" / "MAESTRO.md"
+
+
+@pytest.mark.parametrize(
+    "text,where,what",
+    [
+        (plan_yaml('"writes \\0 a"'), "plan.yaml: tasks[0].criteria[0]", "'\\x00'"),
+        (plan_yaml('"writes \\e[2J a"'), "plan.yaml: tasks[0].criteria[0]", "'\\x1b'"),
+        ('{"goal": "g\\u0000", "tasks": []}', "plan.yaml: goal", "'\\x00'"),
+        ("goal: test\x00\ntasks: []\n", "plan.yaml:1:", "NUL"),
+    ],
+)
+def test_a_nul_in_plan_input_is_refused_naming_where_finding_10(project, cli, text, where, what):
+    (project / "plan.yaml").write_text(text)
+    refused(cli("plan", "--from", "plan.yaml", "--yes"), where, what)
+    assert not (project / ".ai" / "MAESTRO.md").exists()
+
+
+def test_a_nul_in_a_hand_edited_plan_is_refused_with_its_line_finding_10(planned, cli, fake_clis):
+    text = planned.read_text().replace("tool: sim", "tool: claude")
+    planned.write_text(text.replace("- writes a", "- writes \x00 a"))
+    line = planned.read_text().splitlines().index("  - writes \x00 a") + 1
+    for argv in (("status",), ("run", "--dry-run"), ("run",)):
+        refused(cli(*argv), f".ai/MAESTRO.md:{line}:", "NUL")
+    assert fake_clis.runs("claude") == []
+    assert "Status:** pending" in planned.read_text()
