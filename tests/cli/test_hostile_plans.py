@@ -62,3 +62,47 @@ def test_a_nul_in_a_hand_edited_plan_is_refused_with_its_line_finding_10(planned
         refused(cli(*argv), f".ai/MAESTRO.md:{line}:", "NUL")
     assert fake_clis.runs("claude") == []
     assert "Status:** pending" in planned.read_text()
+
+
+@pytest.mark.parametrize("depth", [40, 500, 100_000])
+def test_deeply_nested_json_is_one_line_finding_16(project, cli, depth):
+    (project / "plan.json").write_text('{"goal": ' + "[" * depth + "]" * depth + ', "tasks": []}')
+    refused(cli("plan", "--from", "plan.json"), "plan.json", "nested deeper than 20 levels")
+
+
+@pytest.mark.parametrize("depth", [40, 100_000])
+def test_deeply_nested_yaml_is_one_line_with_its_line_finding_16(project, cli, depth):
+    (project / "plan.yaml").write_text("goal: test\ntasks:\n- " + "[" * depth + "]" * depth)
+    refused(cli("plan", "--from", "plan.yaml"), "plan.yaml:3:", "nested deeper")
+
+
+LAUGHS = "".join(
+    f"{name}: &{name} [{', '.join([previous] * 9)}]\n"
+    for name, previous in zip("bcdefghi", ["*a", *(f"*{c}" for c in "bcdefgh")], strict=True)
+)
+
+
+def test_yaml_billion_laughs_stop_at_once_in_little_memory_finding_17(project, cli):
+    import time
+    import tracemalloc
+
+    text = 'a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]\n' + LAUGHS
+    (project / "plan.yaml").write_text(text + "goal: *i\ntasks: []\n")
+    tracemalloc.start()
+    started = time.monotonic()
+    res = cli("plan", "--from", "plan.yaml")
+    took = time.monotonic() - started
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    refused(res, "plan.yaml:", "aliases repeat more than 10,000 values")
+    assert took < 1.0 and peak < 30_000_000, (took, peak)
+
+
+def test_a_plan_that_shares_its_criteria_by_alias_still_loads_finding_17(project, cli):
+    task = SIM_TASK.format(id=1, criterion='"writes a"').replace(
+        "criteria: [", "criteria: &shared ["
+    )
+    second = SIM_TASK.format(id=2, criterion="").replace("criteria: []", "criteria: *shared")
+    (project / "plan.yaml").write_text(f"goal: test\ntasks:\n{task}{second}")
+    res = cli("plan", "--from", "plan.yaml", "--dry-run", "--json")
+    assert res.code == 0, res.err
