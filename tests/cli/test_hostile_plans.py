@@ -106,3 +106,33 @@ def test_a_plan_that_shares_its_criteria_by_alias_still_loads_finding_17(project
     (project / "plan.yaml").write_text(f"goal: test\ntasks:\n{task}{second}")
     res = cli("plan", "--from", "plan.yaml", "--dry-run", "--json")
     assert res.code == 0, res.err
+
+
+def three_tasks(project, cli):
+    (project / "plan.yaml").write_text(plan_yaml('"writes a"', '"writes b"', '"writes c"'))
+    assert cli("plan", "--from", "plan.yaml", "--yes").code == 0
+    return project / ".ai" / "MAESTRO.md"
+
+
+def test_an_unclosed_fence_that_swallows_tasks_names_its_line_finding_11(project, cli):
+    path = three_tasks(project, cli)
+    text = path.read_text().replace("### Task 2:", "```python\n\n### Task 2:")
+    path.write_text(text)
+    line = text.splitlines().index("```python") + 1
+    for argv in (("status",), ("run",), ("run", "--dry-run")):
+        refused(cli(*argv), f".ai/MAESTRO.md:{line}:", '"```python"', "Tasks 2, 3 would be lost")
+    assert not (project / "src").exists()
+
+
+def test_an_unclosed_fence_that_swallows_fields_names_its_line_finding_11(project, cli):
+    path = three_tasks(project, cli)
+    text = path.read_text()
+    at = text.rindex("- **Criteria:**")
+    path.write_text(text[:at] + "<!-- later\n" + text[at:])
+    refused(cli("status"), "HTML comment", "fields of Task 3 would be lost")
+
+
+def test_an_unclosed_fence_around_notes_at_the_end_still_reads_finding_11(project, cli):
+    path = three_tasks(project, cli)
+    path.write_text(path.read_text() + "\n## Notes\n\n```python\nprint('draft')\n")
+    assert cli("status").code == 0
