@@ -186,6 +186,13 @@ SETTINGS: tuple[Setting, ...] = (
         "The CLI acting as hub (recorded as the plan's source).",
         choices=roster.NAMES,
     ),
+    Setting(
+        "sim_delay",
+        "float",
+        0.0,
+        "Seconds the offline sim spoke waits before it answers (to watch a run).",
+        minimum=0,
+    ),
 )
 
 SETTINGS_BY_KEY = {s.key: s for s in SETTINGS}
@@ -323,6 +330,7 @@ class Settings:
     workspace_links: tuple[str, ...] = field(init=False, repr=False, compare=False)
     workspace_copy: tuple[str, ...] = field(init=False, repr=False, compare=False)
     hub: str | None = field(init=False, repr=False, compare=False)
+    sim_delay: float = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         for key, value in self.values.items():
