@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 DEFAULT_STATE_DIR = ".ai"
+# An id that names a folder or file (a session's, a run's): one name, never a path.
+ID_PATTERN = "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
 
 
 def _environ(env: Mapping[str, str] | None) -> Mapping[str, str]:
