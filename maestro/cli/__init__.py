@@ -55,7 +55,7 @@ class _Parser(argparse.ArgumentParser):
     help_hint = "maestro --help"
 
     def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_USER, f"maestro: error: {message}. Fix: see '{self.help_hint}'.\n")
+        self.exit(EXIT_USER, f"maestro: error: {inert(message)}. Fix: see '{self.help_hint}'.\n")
 
 
 def _selected_command(argv: Sequence[str]) -> str | None:

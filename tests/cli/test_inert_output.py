@@ -59,3 +59,9 @@ def test_live_view_keeps_its_cursor_codes_and_escapes_what_it_shows_finding_4(
     assert drawn.count("\x1b[2K") == 6 and drawn.count("\x1b[3F") == 1
     assert "Title \\x1b[2J" in drawn and "bad\\x1b]0;PWNED\\x07\\x0anext" in drawn
     assert not RAW.search(re.sub(r"\x1b\[(2K|3F)", "", drawn).replace("\n", ""))
+
+
+def test_a_usage_error_escapes_what_it_quotes_finding_4(project, cli, capsys):
+    res = cli("status", "extra\x1b]0;PWNED\x07")
+    err = capsys.readouterr().err
+    assert res.code == 1 and "\x1b" not in err and "extra\\x1b]0;PWNED\\x07" in err
