@@ -9,6 +9,7 @@ an error can name it. The config file may also hold tables that are not single s
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import tomllib
@@ -193,6 +194,13 @@ SETTINGS: tuple[Setting, ...] = (
         "The CLI acting as hub (recorded as the plan's source).",
         choices=roster.NAMES,
     ),
+    Setting(
+        "sim_delay",
+        "float",
+        0.0,
+        "Seconds the offline sim spoke waits before it answers (to watch a run).",
+        minimum=0,
+    ),
 )
 
 SETTINGS_BY_KEY = {s.key: s for s in SETTINGS}
@@ -331,6 +339,7 @@ class Settings:
     workspace_copy: tuple[str, ...] = field(init=False, repr=False, compare=False)
     wake_interval: float = field(init=False, repr=False, compare=False)
     hub: str | None = field(init=False, repr=False, compare=False)
+    sim_delay: float = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         for key, value in self.values.items():
@@ -405,7 +414,7 @@ def _check_state_dir(root: Path, state: Value, outside: Value) -> None:
     """Refuse a state dir that leaves the project unless the user said so: a typo such as
     ``../.ai`` would otherwise read and write another project's plan. Leaving is allowed
     only as an absolute path together with ``state_dir_outside``. Checked on the spelled
-    path, not through symlinks: a ``.ai`` symlink is the user's own explicit choice."""
+    path; ``_check_links`` follows the symbolic links."""
     name = state.value
     where = "in the environment" if state.source == "environment" else f"in {state.source}"
     if not name.strip():
@@ -430,6 +439,30 @@ def _check_state_dir(root: Path, state: Value, outside: Value) -> None:
         )
 
 
+def _check_links(paths: ProjectPaths, outside: Value) -> None:
+    """Refuse a symbolic link that leads the state out of the project (a committed
+    ``.ai -> ../elsewhere``, ``.ai/maestro`` or ``.ai/MAESTRO.md`` pointing away), as
+    ``MAESTRO_STATE_DIR`` is: Maestro would write another folder's files. The state dir,
+    what it holds and what its machine folder holds are checked; a link that stays in the
+    project is followed."""
+    if outside.value:
+        return
+    root = paths.root.resolve()
+    links = [paths.state_dir] if paths.state_dir.is_symlink() else []
+    for folder in (paths.state_dir, paths.machine_dir):
+        with contextlib.suppress(OSError):
+            links += [Path(e.path) for e in os.scandir(folder) if e.is_symlink()]
+    for link in links:
+        target = link.resolve()
+        if not target.is_relative_to(root):
+            shown = shown_path(link, paths.root)
+            raise ConfigError(
+                f"{shown} is a symbolic link leading outside the project {root} (to {target}).",
+                "replace the link with a folder or file inside the project; to keep the state "
+                "elsewhere on purpose, set MAESTRO_STATE_DIR_OUTSIDE=1.",
+            )
+
+
 def load_settings(cwd: Path | None = None, env: dict[str, str] | None = None) -> Settings:
     env = dict(os.environ) if env is None else env
     root = find_project_root(cwd, env)
@@ -448,6 +481,7 @@ def load_settings(cwd: Path | None = None, env: dict[str, str] | None = None) ->
     outside = layered(SETTINGS_BY_KEY["state_dir_outside"], {}, "")
     _check_state_dir(root, state, outside)
     paths = ProjectPaths(root, state.value)
+    _check_links(paths, outside)
     config_path = paths.config_file
     data = _read_toml(config_path)
     source = shown_path(config_path, root)

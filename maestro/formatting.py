@@ -1,4 +1,4 @@
-"""How Maestro shows money, tokens, durations and paths, in one place.
+"""How Maestro shows money, tokens, durations, paths and text it did not write, in one place.
 
 Every command, the report, the live view and the execution log print these the same way;
 the log's cells are also read back (``logfile.rows``), so change a form here only with
@@ -7,8 +7,46 @@ its parser.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from pathlib import Path
+
+# C0 controls but tab and newline, DEL, and the C1 controls (a UTF-8 terminal may read
+# U+009B as an escape sequence's start, as it reads ESC [).
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_LINE_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
+def inert(text: str, *, one_line: bool = False) -> str:
+    """``text`` safe to print on a terminal: each control character written as ``\\xNN``,
+    so a mail subject that would set the window's title or clear the screen shows the
+    codes it holds instead. Tabs and newlines stay, unless ``one_line``."""
+    return (_LINE_CONTROLS if one_line else _CONTROLS).sub(_escaped, text)
+
+
+def _escaped(match: re.Match[str]) -> str:
+    return f"\\x{ord(match.group()):02x}"
+
+
+# A terminal's escape sequences, whole: CSI (ESC [ or U+009B), OSC up to its BEL or ST,
+# and the two-character ones (ESC 7, ESC M, ...).
+_SEQUENCE = re.compile(
+    "(?:\x1b\\[|\x9b)[0-?]*[ -/]*[@-~]|\x1b\\][^\x07\x1b]*(?:\x07|\x1b\\\\)?|\x1b[ -~]?"
+)
+_BREAKS = re.compile("\r\n?|[\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+
+
+def cleaned(text: str) -> str:
+    """``text`` fit to keep (a spoke's answer, a command's output): the colour and cursor
+    sequences a CLI or a test runner prints removed whole, other line breaks made
+    newlines, and what control characters are left (but tab) dropped."""
+    text = _BREAKS.sub("\n", _SEQUENCE.sub("", text))
+    return _CONTROLS.sub("", text)
+
+
+class Frame(str):
+    """Text holding terminal codes Maestro wrote itself (the live view's cursor moves)
+    around content already made inert: the one kind of text printed as it is."""
 
 
 def tokens_text(count: int | None) -> str:

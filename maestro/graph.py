@@ -7,11 +7,11 @@ conflicts) use one bitset per task, built once in topological order.
 
 from __future__ import annotations
 
-import posixpath
 from collections.abc import Iterable, Sequence
 from typing import Protocol, TypeVar
 
 from maestro.errors import NotFound, PlanError
+from maestro.filespec import is_glob, normalize_file, overlap
 from maestro.state.model import Task
 
 
@@ -251,24 +251,20 @@ def descendants(tasks: Sequence[Task], task_id: str) -> list[str]:
     return [task.id for j, task in enumerate(tasks) if bits[j] >> target & 1]
 
 
-def normalize_file(path: str) -> str:
-    """One spelling per file: ``./src//a.py`` and ``src/a.py`` are the same file."""
-    text = path.strip().replace("\\", "/")
-    trailing = text.endswith("/")
-    norm = posixpath.normpath(text) if text else text
-    return norm + "/" if trailing and norm not in ("/", ".") else norm
-
-
-def _owners(tasks: Sequence[Task]) -> dict[str, list[int]]:
+def _owners(tasks: Sequence[Task]) -> tuple[dict[str, list[int]], list[tuple[int, str]]]:
+    """Plain paths -> the tasks that own them, and the globs with their task."""
     owners: dict[str, list[int]] = {}
+    globs: list[tuple[int, str]] = []
     for i, task in enumerate(tasks):
         for raw in task.files:
             path = normalize_file(raw)
-            if path:
+            if path and is_glob(path):
+                globs.append((i, path))
+            elif path:
                 entry = owners.setdefault(path.rstrip("/") or "/", [])
                 if not entry or entry[-1] != i:
                     entry.append(i)
-    return owners
+    return owners, globs
 
 
 def _parents(path: str) -> Iterable[str]:
@@ -281,7 +277,7 @@ def file_conflicts(tasks: Sequence[Task]) -> list[tuple[str, str, str]]:
     """(task a, task b, file) for two tasks that own the same file (or one owns a folder
     holding the other's file) and could run at the same time, i.e. neither depends on the
     other, even transitively. Task a comes first in plan order; sorted by plan order."""
-    owners = _owners(tasks)
+    owners, globs = _owners(tasks)
     bits = _ancestor_bits(tasks)
     found: dict[tuple[int, int], str] = {}
     index = {t.id: i for i, t in enumerate(tasks)}
@@ -311,4 +307,13 @@ def file_conflicts(tasks: Sequence[Task]) -> list[tuple[str, str, str]]:
             for a in owners.get(parent, ()):
                 for b in owning:
                     check(a, b, path)
+    # A glob against every other entry (filespec's one rule): globs are few.
+    for a, glob in globs:
+        for path, owning in owners.items():
+            if overlap(glob, path):
+                for b in owning:
+                    check(a, b, path)
+        for b, other in globs:
+            if b != a and overlap(glob, other):
+                check(a, b, min(glob, other))
     return [(tasks[a].id, tasks[b].id, path) for (a, b), path in sorted(found.items())]

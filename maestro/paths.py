@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 DEFAULT_STATE_DIR = ".ai"
+# An id that names a folder or file (a session's, a run's): one name, never a path.
+ID_PATTERN = "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
 
 
 def _environ(env: Mapping[str, str] | None) -> Mapping[str, str]:
@@ -46,6 +48,13 @@ def find_project_root(cwd: Path | None = None, env: Mapping[str, str] | None = N
     return start
 
 
+def _through_link(path: Path) -> Path:
+    """A file Maestro rewrites whole, by replacing it: when it is a symbolic link, its
+    target, so the write goes where the link points instead of replacing the link with a
+    copy (``config`` refuses a link that leads out of the project)."""
+    return path.resolve() if path.is_symlink() else path
+
+
 @dataclass(frozen=True)
 class ProjectPaths:
     """Locations inside one project."""
@@ -60,11 +69,11 @@ class ProjectPaths:
 
     @property
     def plan(self) -> Path:
-        return self.state_dir / "MAESTRO.md"
+        return _through_link(self.state_dir / "MAESTRO.md")
 
     @property
     def log(self) -> Path:
-        return self.state_dir / "MAESTRO-LOG.md"
+        return _through_link(self.state_dir / "MAESTRO-LOG.md")
 
     @property
     def config_file(self) -> Path:

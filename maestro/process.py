@@ -343,6 +343,11 @@ def _start(argv: list[str], cwd: Path, env: dict[str, str]) -> subprocess.Popen[
             stderr=subprocess.PIPE,
             start_new_session=True,
         )
+    except ValueError:  # "embedded null byte": a NUL in an argument or the environment
+        raise SpokeError(
+            f"cannot start {argv[0]}: its command line or environment holds a NUL character.",
+            "remove the NUL from what the task sends (its criteria, clarification or context).",
+        ) from None
     except OSError as exc:
         if exc.errno == errno.E2BIG:
             longest = max(len(arg.encode()) for arg in argv)

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from maestro.formatting import (
+    cleaned,
     duration_cell,
     duration_text,
     elapsed_text,
@@ -38,3 +41,16 @@ def test_shown_paths():
         and shown_path(home, root, home=home) == "~"
     )
     assert shown_path(home / ".claude", root) == "/home/u/.claude"
+
+
+@pytest.mark.parametrize(
+    "raw,kept",
+    [
+        ("\x1b[32m3 passed\x1b[0m in 0.1s", "3 passed in 0.1s"),
+        ("see \x1b]8;;https://x\x1b\\the docs\x1b]8;;\x1b\\", "see the docs"),
+        ("title\x1b]0;PWNED\x07 \x9b2Jend\x1b", "title end"),
+        ("a\r\nb\rc\u2028d\x00\x7f\te", "a\nb\nc\nd\te"),
+    ],
+)
+def test_cleaned_drops_terminal_sequences_whole_finding_9(raw, kept):
+    assert cleaned(raw) == kept

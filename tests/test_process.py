@@ -279,3 +279,8 @@ def test_spawn_detached_outlives_its_caller_in_its_own_session(tmp_path):
 def test_spawn_detached_names_a_missing_executable(tmp_path):
     with pytest.raises(ExecutableNotFound):
         spawn_detached(["no-such-tool"], cwd=tmp_path, env={"PATH": ""}, output=tmp_path / "o")
+
+
+def test_a_nul_in_an_argument_is_a_spoke_error_not_a_crash_finding_10(tmp_path):
+    with pytest.raises(SpokeError, match="NUL character"):
+        run_process([PY, "-c", "pass", "a\x00b"], cwd=tmp_path, timeout_s=5)

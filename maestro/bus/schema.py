@@ -11,13 +11,13 @@ from pathlib import Path
 from typing import Any
 
 from maestro.errors import MaestroError
+from maestro.paths import ID_PATTERN
 from maestro.schemas import FastCheck
 
 FORMAT_VERSION = 1
 MODES = ("worker", "coordinator", "coordinated-worker", "coordinated-coordinator")
 STATUSES = ("working", "idle", "completed", "failed", "stopped", "dead")
 ENDED = ("completed", "failed", "stopped", "dead")
-ID_PATTERN = "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
 
 _ID = {"type": "string", "pattern": ID_PATTERN}
 _OPT_ID = {"type": ["string", "null"], "pattern": ID_PATTERN}

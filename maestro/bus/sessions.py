@@ -27,13 +27,13 @@ from maestro.bus import schema
 from maestro.bus.liveness import Lease, ProcessMark, lock_held
 from maestro.errors import MaestroError, NotFound
 from maestro.fsutil import atomic_write, file_lock
-from maestro.paths import ProjectPaths
+from maestro.paths import ID_PATTERN, ProjectPaths
 
 USER = "user"
 SESSION_VAR = "MAESTRO_SESSION_ID"
 COORDINATOR_VAR = "MAESTRO_COORDINATOR_SESSION_ID"
 STOP_GRACE_S = 3.0
-_ID = re.compile(schema.ID_PATTERN)
+_ID = re.compile(ID_PATTERN)
 
 
 def check_id(session_id: str, what: str = "session id") -> str:

@@ -32,6 +32,7 @@ from maestro.cli.context import Context
 from maestro.cli.render import render_error, render_result
 from maestro.commands import BY_NAME, COMMANDS
 from maestro.errors import MaestroError
+from maestro.formatting import Frame, inert
 from maestro.fsutil import disk_full, is_disk_full
 
 EXIT_USER = 1
@@ -54,7 +55,7 @@ class _Parser(argparse.ArgumentParser):
     help_hint = "maestro --help"
 
     def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_USER, f"maestro: error: {message}. Fix: see '{self.help_hint}'.\n")
+        self.exit(EXIT_USER, f"maestro: error: {inert(message)}. Fix: see '{self.help_hint}'.\n")
 
 
 def _selected_command(argv: Sequence[str]) -> str | None:
@@ -98,10 +99,14 @@ def build_parser(selected: str | None) -> argparse.ArgumentParser:
 
 
 class _Output:
-    """A command's stdout that outlives its reader. The first broken pipe marks it gone:
-    later writes are dropped instead of raising in whichever thread (a run's progress
-    line, a task's worker) happens to print next, which used to end the run half-way with
-    a task left marked running."""
+    """A command's stdout or stderr: inert, and outliving its reader.
+
+    Everything written is made inert (``formatting.inert``): a mail subject, a spoke's
+    summary or a task title that holds terminal codes shows them escaped, whichever
+    command prints it; only the live view's ``Frame`` keeps its cursor codes.
+    The first broken pipe marks the stream gone: later writes are dropped instead of
+    raising in whichever thread (a run's progress line, a task's worker) happens to print
+    next, which used to end the run half-way with a task left marked running."""
 
     def __init__(self, stream: TextIO) -> None:
         self._stream = stream
@@ -110,7 +115,7 @@ class _Output:
     def write(self, text: str) -> int:
         if not self.gone:
             try:
-                return self._stream.write(text)
+                self._stream.write(text if isinstance(text, Frame) else inert(text))
             except BrokenPipeError:
                 self._lost()
         return len(text)
@@ -187,6 +192,7 @@ def main(argv: Sequence[str] | None = None, ctx: Context | None = None) -> int:
         return 0
     ctx.json = bool(getattr(args, "json", False))
     ctx.stdout = cast(TextIO, _Output(ctx.stdout))
+    ctx.stderr = cast(TextIO, _Output(ctx.stderr))
     try:
         if args.project:
             ctx.cwd = _project_dir(args.project, ctx.cwd)

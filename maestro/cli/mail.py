@@ -141,7 +141,8 @@ def _body(args: argparse.Namespace, ctx: Context) -> str:
 
 
 def _subject(args: argparse.Namespace, body: str) -> str:
-    subject = (args.subject or body.strip().splitlines()[0]).strip()
+    # One line: a subject is shown on its message's header line.
+    subject = " ".join((args.subject or body.strip().splitlines()[0]).split())
     return subject if len(subject) <= 80 else subject[:77] + "..."
 
 

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, TextIO
 
 from maestro.cli.context import Result
 from maestro.errors import MaestroError
 
 JSON_FORMAT = 1
+# json.dumps escapes the C0 controls; DEL and the C1 controls it leaves as they are, and
+# a terminal showing the envelope would act on them. Escaped, they decode the same.
+_UNESCAPED = re.compile("[\x7f-\x9f]")
 
 
 def envelope(command: str, ok: bool, exit_code: int, **payload: Any) -> dict[str, Any]:
@@ -23,7 +27,8 @@ def envelope(command: str, ok: bool, exit_code: int, **payload: Any) -> dict[str
 
 def dumps(body: dict[str, Any]) -> str:
     """One line, no spaces: JSON is for programs and models, which pay per token."""
-    return json.dumps(body, ensure_ascii=False, separators=(",", ":"), default=str)
+    text = json.dumps(body, ensure_ascii=False, separators=(",", ":"), default=str)
+    return _UNESCAPED.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def render_result(result: Result, as_json: bool, out: TextIO) -> None:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from maestro.engine import ladder
+from maestro.formatting import cleaned
 
 if TYPE_CHECKING:  # attempt.py and the pipeline import this module: types only
     from maestro.engine.attempt import Attempt
@@ -228,9 +229,8 @@ def run_validation(
     from maestro.process import run_process
 
     out = run_process(["/bin/sh", "-c", command], cwd=root, env=dict(env), timeout_s=timeout_s)
-    return Validation(
-        command, out.exit_code, out.timed_out, (out.stdout + "\n" + out.stderr).strip()
-    )
+    output = cleaned(out.stdout + "\n" + out.stderr).strip()  # a test runner's colours
+    return Validation(command, out.exit_code, out.timed_out, output)
 
 
 def warnings(gates: list[GateResult]) -> list[str]:

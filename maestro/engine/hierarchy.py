@@ -19,10 +19,9 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from fnmatch import fnmatchcase
 from typing import Any
 
-from maestro.engine.ownership import is_glob, normalize, overlapping, owns
+from maestro.engine.ownership import normalize, overlapping, owns
 from maestro.errors import MaestroError
 from maestro.paths import ProjectPaths
 from maestro.state.model import Plan, Task, task_sort_key
@@ -77,17 +76,8 @@ def depth(plan: Plan, task: Task) -> int:
 
 def within(entry: str, parent_files: list[str]) -> bool:
     """Does a subtask's ``Files`` entry lie inside one of its parent's entries?"""
-    text = normalize(entry)
-    if not text:
-        return False
-    bare = text.rstrip("/")
-    for owner in parent_files:
-        mine = normalize(owner)
-        if not mine:
-            continue
-        if owns(mine, bare) or (is_glob(mine) and fnmatchcase(text, mine)):
-            return True
-    return False
+    bare = normalize(entry).rstrip("/")
+    return bool(bare) and any(owns(owner, bare) for owner in parent_files)
 
 
 def unfinished(plan: Plan, task_id: str) -> list[Task]:

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, TextIO
 
-from maestro.formatting import elapsed_text, money_text, tokens_text
+from maestro.formatting import Frame, elapsed_text, inert, money_text, tokens_text
 
 # Events that end a `maestro wait` at once: the hub following the run must act on them.
 ACT_KINDS = ("decision", "run_ended")
@@ -203,7 +203,7 @@ class PlainProgress:
             return  # the command's own result prints the summary
         stamp = str(event.get("time", ""))[11:19]
         with self._lock:
-            self.out.write(f"{stamp} {describe(event)}\n")
+            self.out.write(f"{stamp} {inert(describe(event), one_line=True)}\n")
             self.out.flush()
 
     def tick(self) -> None:
@@ -345,8 +345,8 @@ class LiveProgress:
         if self._drawn:
             text += f"\x1b[{self._drawn}F"
         width = max(1, columns(self.out) - 1)
-        text += "".join(f"\x1b[2K{clip(line, width)}\n" for line in lines)
-        self.out.write(text)
+        text += "".join(f"\x1b[2K{clip(inert(line, one_line=True), width)}\n" for line in lines)
+        self.out.write(Frame(text))
         self.out.flush()
         self._drawn = len(lines)
 

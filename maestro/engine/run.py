@@ -189,6 +189,7 @@ class Engine:
         would otherwise do on its way. Ends with the workspaces' start (or its error)."""
         from maestro.agents.catalog import load_catalog
         from maestro.bus.sessions import shim, start_run_session
+        from maestro.spokes.pricing import config_prices
 
         # The run is the coordinator session of the spokes it dispatches; its lease (held
         # while the engine lives) is what says the run still answers to them.
@@ -198,6 +199,7 @@ class Engine:
         catalog = load_catalog(self.settings)
         for cli in roster.NAMES:  # a bad [budgets.<cli>] table stops the run here
             limits_for(cli, self.settings.table("budgets"))
+        config_prices(self.settings)  # and so does a bad [prices.<model>] table
         store.prime()
         shim(self.paths)
         if spaces is not None:

@@ -21,6 +21,7 @@ import contextlib
 import fcntl
 import json
 import os
+import re
 import secrets
 import threading
 import time
@@ -32,11 +33,12 @@ from typing import Any
 from maestro import clock
 from maestro.errors import MaestroError, NotFound
 from maestro.fsutil import atomic_write
-from maestro.paths import ProjectPaths
+from maestro.paths import ID_PATTERN, ProjectPaths
 from maestro.process import has_proc, pid_alive, proc_cmdline
 
 FORMAT_VERSION = 1
 LATEST = "latest"
+RUN_ID = re.compile(ID_PATTERN)
 
 
 def new_run_id() -> str:
@@ -109,6 +111,15 @@ def read_events(path: Path, offset: int = 0) -> tuple[list[dict[str, Any]], int]
 class RunDir:
     paths: ProjectPaths
     run_id: str
+
+    def __post_init__(self) -> None:
+        # An id, never a path: `wait --run ../../elsewhere` must not write there.
+        if not RUN_ID.fullmatch(self.run_id):
+            raise MaestroError(
+                f"{self.run_id!r} is not a run id.",
+                "give one as `maestro run` named it (a folder of .ai/maestro/runs/), "
+                "e.g. 20261121T120000Z-1a2b.",
+            )
 
     @property
     def path(self) -> Path:

@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from maestro import clock, graph
 from maestro.errors import PlanError
+from maestro.formatting import key_path
 from maestro.planning.schema import check
 from maestro.state.model import Plan, Source, Task
 
 _SHAPE_FIX = "see the expected shape with `maestro plan --schema`"
+MAX_DEPTH = 20  # a plan's deepest value, tasks[0].criteria[0], is four down
+MAX_REPEATED = 10_000  # values YAML aliases may repeat, in all
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 def parse_text(text: str, name: str = "plan input") -> Any:
@@ -19,9 +24,19 @@ def parse_text(text: str, name: str = "plan input") -> Any:
     text = text.lstrip("\ufeff")
     if not text.strip():
         raise PlanError(f"{name} is empty.", f"give a plan in YAML or JSON; {_SHAPE_FIX}.")
+    nul = text.find("\x00")
+    if nul >= 0:
+        raise PlanError(
+            "the plan holds a NUL character.",
+            "remove it; a plan is text.",
+            file=name,
+            line=text.count("\n", 0, nul) + 1,
+        )
     if text.lstrip()[:1] in "{[":
         try:
             return json.loads(text)
+        except RecursionError:
+            raise _too_deep(name, None) from None
         except json.JSONDecodeError as exc:
             raise PlanError(
                 f"not valid JSON: {exc.msg} (column {exc.colno}).",
@@ -32,7 +47,7 @@ def parse_text(text: str, name: str = "plan input") -> Any:
     import yaml
 
     try:
-        return yaml.safe_load(text)
+        return yaml.load(text, Loader=_bounded_loader(name))  # a SafeLoader, bounded
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else None
@@ -47,6 +62,94 @@ def parse_text(text: str, name: str = "plan input") -> Any:
         raise PlanError(
             f"{name} is not valid YAML: {exc}.", f"correct the YAML; {_SHAPE_FIX}."
         ) from None
+
+
+def _too_deep(name: str, line: int | None) -> PlanError:
+    return PlanError(
+        f"the plan is nested deeper than {MAX_DEPTH} levels (a plan's values are four down).",
+        f"flatten it; {_SHAPE_FIX}.",
+        file=name,
+        line=line,
+    )
+
+
+def _bounded_loader(name: str) -> Any:
+    """PyYAML's safe loader with the nesting depth and the values aliases repeat limited,
+    both checked as the document is composed, before any of it is built: a "billion
+    laughs" file (aliases of aliases) stops at its first alias past the limit, in
+    milliseconds, instead of building gigabytes."""
+    import yaml
+
+    sizes: dict[int, tuple[int, int]] = {}  # id(node) -> (values it holds, its depth)
+
+    def measure(node: Any) -> tuple[int, int]:
+        known = sizes.get(id(node))
+        if known is None:
+            children = (
+                [part for pair in node.value for part in pair]
+                if isinstance(node, yaml.MappingNode)
+                else node.value
+                if isinstance(node, yaml.SequenceNode)
+                else []
+            )
+            found = [measure(child) for child in children]
+            known = sizes[id(node)] = (
+                1 + sum(n for n, _ in found),
+                1 + max((d for _, d in found), default=0),
+            )
+        return known
+
+    class Bounded(yaml.SafeLoader):
+        depth = 0
+        repeated = 0
+
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            event = self.peek_event()  # type: ignore[no-untyped-call]  # PyYAML has no annotations
+            line = event.start_mark.line + 1
+            if isinstance(event, yaml.AliasEvent) and event.anchor in self.anchors:
+                values, depth = measure(self.anchors[event.anchor])
+                self.repeated += values
+                if self.repeated > MAX_REPEATED:
+                    raise PlanError(
+                        f"the plan's aliases repeat more than {MAX_REPEATED:,} values.",
+                        "write the values out, or alias fewer of them.",
+                        file=name,
+                        line=line,
+                    )
+                if self.depth + depth > MAX_DEPTH:
+                    raise _too_deep(name, line)
+                return super().compose_node(parent, index)
+            self.depth += 1
+            try:
+                if self.depth > MAX_DEPTH:
+                    raise _too_deep(name, line)
+                return super().compose_node(parent, index)
+            finally:
+                self.depth -= 1
+
+    return Bounded
+
+
+def refuse_controls(data: Any, name: str) -> None:
+    """A control character (a NUL, an escape; tab and newline aside) in any value is
+    refused here, naming where it is: the plan file cannot hold one, and a NUL cannot
+    reach a spoke's command line. So is a JSON plan nested deeper than ``MAX_DEPTH``."""
+    stack: list[tuple[tuple[str | int, ...], Any]] = [((), data)]
+    while stack:
+        where, value = stack.pop()
+        if len(where) >= MAX_DEPTH:
+            raise _too_deep(name, None)
+        if isinstance(value, dict):
+            stack += [((*where, str(k)), v) for k, v in reversed(value.items())]
+            stack += [(where, k) for k in value]
+        elif isinstance(value, list):
+            stack += [((*where, i), v) for i, v in reversed(list(enumerate(value)))]
+        elif isinstance(value, str) and (found := _CONTROL.search(value)):
+            raise PlanError(
+                f"{name}: {key_path(where, 'the plan')}: holds a control character "
+                f"({found.group()!r}).",
+                "remove it; a plan's text is printable (tabs and newlines aside).",
+            )
 
 
 def _text(value: Any) -> str:
@@ -83,6 +186,7 @@ def load(text: str, *, name: str = "plan input") -> Plan:
     input's ``hub`` stamped now, or None when the input names no hub.
     """
     data = parse_text(text, name)
+    refuse_controls(data, name)
     check(data, name)
     plan = to_plan(data)
     try:

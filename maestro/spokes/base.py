@@ -18,10 +18,12 @@ from typing import Any
 
 from maestro import roster
 from maestro.errors import MaestroError, SpokeError
+from maestro.formatting import cleaned
 from maestro.git import clean_env as clean_git_env
 from maestro.process import ExecutableNotFound, ProcessOutcome, run_process
 from maestro.spokes import clipaths
 from maestro.spokes.contract import DispatchRequest, SpokeResult, UsageTally, fail
+from maestro.state.codecs.values import FieldError, check_line
 from maestro.state.model import Usage
 
 # Variables a nested host reads to decide it runs inside another session: a spoke that
@@ -182,6 +184,7 @@ class Spoke:
                 if threshold
                 else f"{self.name} was stopped over its token budget."
             )
+        self.keepable(result)
         result.tool = self.name
         result.duration_s = outcome.duration_s
         result.exit_code = outcome.exit_code
@@ -194,6 +197,19 @@ class Spoke:
             result.cost = self.price({model: result.usage})
             result.cost_estimated = result.cost is not None
         return result
+
+    @staticmethod
+    def keepable(result: SpokeResult) -> None:
+        """What the spoke said, fit to keep in the plan: its answer and error without the
+        colour codes a CLI or a test runner prints, and its session id only when the plan
+        can hold it (one line, no control characters), else none (nothing to resume)."""
+        result.text = cleaned(result.text)
+        result.error = cleaned(result.error) if result.error else result.error
+        if result.session_id is not None:
+            try:
+                check_line("session id", result.session_id)
+            except FieldError:
+                result.session_id = None
 
     def price(self, by_model: dict[str | None, Usage]) -> float | None:
         """Estimated dollars for the usage of each model, from the price table."""

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
+from math import inf
 from typing import Any
 
 from maestro import roster
@@ -51,7 +52,8 @@ def _specificity(pattern: str) -> tuple[int, int]:
     return (0 if any(c in pattern for c in "*?[") else 1, literal)
 
 
-def _config_prices(settings: Any) -> dict[str, Price]:
+def config_prices(settings: Any) -> dict[str, Price]:
+    """The ``[prices.<model>]`` tables of the settings (a bad one raises ConfigError)."""
     table = settings.table("prices") if settings is not None else {}
     source = getattr(settings, "config_file", None) or "maestro.toml"
     prices: dict[str, Price] = {}
@@ -67,7 +69,7 @@ def _config_prices(settings: Any) -> dict[str, Price]:
             raw = entry.get(key)
             if raw is None and key == "cached":
                 raw = values.get("input")
-            if isinstance(raw, bool) or not isinstance(raw, (int, float)) or raw < 0:
+            if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not 0 <= raw < inf:
                 raise ConfigError(
                     f"{where}: {key} = {raw!r} is not a price.",
                     f"set {key} to a number of dollars per million tokens (0 or more).",
@@ -89,7 +91,7 @@ def price_for(model: str | None, settings: Any = None, *, tool: str | None = Non
     CLI's fallback; None only for an unknown model with no CLI named."""
     if model:
         name = normalise(model)
-        configured = _config_prices(settings)
+        configured = config_prices(settings)
         if name in configured:
             return configured[name]
         for pattern in sorted(configured, key=_specificity, reverse=True):

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from maestro import roster
 from maestro.agents.tiers import can_write
-from maestro.errors import ConfigError
+from maestro.config import SETTINGS_BY_KEY, convert
 from maestro.formatting import shown_path
 from maestro.fsutil import atomic_write
 from maestro.process import ProcessOutcome
@@ -29,7 +29,6 @@ from maestro.spokes.simfiles import MARK, appended_note, content_for
 from maestro.state.model import Usage
 from maestro.tokens import count_tokens
 
-DELAY_ENV = "MAESTRO_SIM_DELAY"
 _CRITERION = re.compile(
     r"^\s*[-*]\s*\[ \]\s*(.+?)\s*$|<criterion>\s*(.+?)\s*</criterion>", re.MULTILINE
 )
@@ -104,21 +103,14 @@ class SimSpoke(Spoke):
         return argv + [str(f) for f in req.files]
 
     def delay(self, req: DispatchRequest, env: dict[str, str]) -> float:
+        """The request's delay, else the ``sim_delay`` setting (checked, with every other
+        setting, when the settings are read: before any dispatch)."""
         if req.sim_delay_s is not None:
             return max(0.0, float(req.sim_delay_s))
-        raw = env.get(DELAY_ENV, "").strip()
-        if not raw:
-            return 0.0
-        try:
-            value = float(raw)
-        except ValueError:
-            value = -1.0
-        if not 0 <= value < float("inf"):
-            raise ConfigError(
-                f"{DELAY_ENV}={raw!r} is not a number of seconds.",
-                f"set {DELAY_ENV} to 0 or more, or unset it.",
-            )
-        return value
+        if self.settings is not None:
+            return float(self.settings.sim_delay)
+        setting = SETTINGS_BY_KEY["sim_delay"]
+        return float(convert(setting, env.get(setting.env, ""), "environment"))
 
     # -- the work ---------------------------------------------------------------------------
     def write_files(self, req: DispatchRequest, title: str, task: str) -> Work:

@@ -145,3 +145,27 @@ def test_outside_any_sandbox_the_host_facts_are_not_loaded(tmp_path):
         "refuse_doomed(ProjectPaths(pathlib.Path(sys.argv[1])), {'TERM': 'xterm', 'PAGER': 'less'})"
     )
     assert "maestro.install.hosts" not in imports_in_fresh_process(code, str(tmp_path))
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-1", "soon"])
+def test_a_bad_sim_delay_is_one_line_before_any_dispatch_finding_18(
+    cli, sim_plan, monkeypatch, value
+):
+    monkeypatch.setenv("MAESTRO_SIM_DELAY", value)
+    res = cli("run")
+    assert res.code == 1 and res.err.count("\n") == 1, res.out + res.err
+    assert f"MAESTRO_SIM_DELAY={value!r}" in res.err and "Fix:" in res.err
+    monkeypatch.delenv("MAESTRO_SIM_DELAY")
+    assert "decision" not in res.out and plan(sim_plan).task("1").status == "pending"
+    assert not (sim_plan / "src").exists()
+
+
+@pytest.mark.parametrize("price", ["nan", "inf", '"cheap"'])
+def test_a_bad_price_table_is_one_line_before_any_dispatch_finding_18(cli, project, runenv, price):
+    write_plan(cli, project, [task(1, tool="claude")])
+    (project / ".ai" / "maestro.toml").write_text(
+        f'[prices."claude-*"]\ninput = {price}\noutput = 1\n'
+    )
+    res = cli("run")
+    assert res.code == 1 and res.err.count("\n") == 1, res.out + res.err
+    assert "is not a price" in res.err and runenv.runs("claude") == []

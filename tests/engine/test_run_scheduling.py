@@ -145,3 +145,22 @@ def test_streaming_dispatch_is_stopped_over_its_abort_threshold(cli, project, ru
     assert t.usage.total > 2500
     assert any(e["kind"] == "budget" and e["level"] == "red" for e in events(project))
     assert "🛑 red" in (project / ".ai" / "MAESTRO-LOG.md").read_text()
+
+
+def test_a_recursive_glob_owns_what_it_covers_and_never_runs_beside_it_finding_12(
+    cli, project, runenv, monkeypatch
+):
+    monkeypatch.setenv("MAESTRO_MAX_CONCURRENT", "3")
+    write_plan(
+        cli,
+        project,
+        [
+            task(1, files=["src/**/*.py"], validation="test -f src/a.py"),
+            task(2, files=["src/a.py"], validation="test -f src/a.py"),
+        ],
+    )
+    runenv.default("codex", step("src/a.py", sleep=0.4))
+    res = cli("run")
+    assert res.code == 0, res.out + res.err
+    assert [t.status for t in plan(project).tasks] == ["done", "done"]
+    assert runenv.most_at_once(runenv.intervals("codex")) == 1

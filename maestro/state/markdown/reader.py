@@ -39,6 +39,13 @@ class DocumentReader:
                 "the file has a carriage return without a line feed.",
                 "save the file with LF or CRLF line endings.",
             )
+        nul = text.find("\x00")
+        if nul >= 0:  # no field holds one, and no command line can carry one to a spoke
+            raise self.error(
+                text.count("\n", 0, nul) + 1,
+                "the file has a NUL character.",
+                "remove it (an editor that shows control characters finds it on that line).",
+            )
         self.final_newline = text.endswith("\n") or not text
         self.text = text if self.final_newline else text + "\n"
 
@@ -48,7 +55,10 @@ class DocumentReader:
     def raw(self, blocks: list[Block]) -> str:
         return self.text[blocks[0].start : blocks[-1].end] if blocks else ""
 
-    def read(self) -> tuple[Plan, int]:
+    def read(self, *, whole: bool = True) -> tuple[Plan, int]:
+        """The plan and its format version. ``whole``: refuse a block never closed that
+        swallows part of the plan (the writer's read-back, which names what its new text
+        would lose, passes False)."""
         blocks = split_blocks(self.text)
         unclosed = unclosed_block(self.text, blocks)
         try:
@@ -57,8 +67,36 @@ class DocumentReader:
             if unclosed is None:
                 raise
             raise self._blame(exc, unclosed, blocks[-1].start) from None
+        if unclosed is not None and whole:
+            self._refuse_swallowing(plan, unclosed, blocks[-1].start)
         plan.layout.unclosed = unclosed
         return plan, version
+
+    def _opened(self, start: int) -> str:
+        """The file without the opening line of the unclosed block at ``start``."""
+        return self.text[:start] + self.text[self.text.index("\n", start) + 1 :]
+
+    def _refuse_swallowing(self, plan: Plan, unclosed: tuple[int, str], start: int) -> None:
+        """A code fence or comment never closed that holds what would otherwise be part
+        of the plan (tasks, fields, log rows, sections) is an error naming its line: the
+        tasks after a stray ```` ```python ```` line must not silently drop out. One that
+        holds only a person's text (notes at the end) is left as it is."""
+        text = self._opened(start)
+        try:
+            meant: Plan | None = DocumentReader(text, self.path)._read(split_blocks(text))[0]
+        except PlanError:
+            meant = None
+        if meant == plan:
+            return
+        read = {t.id: t for t in plan.tasks}
+        lost = [t.id for t in meant.tasks if t.id not in read] if meant else []
+        cut = [t.id for t in meant.tasks if read.get(t.id, t) != t] if meant else []
+        effect = "what follows it would be lost in it"
+        if lost:
+            effect = f"Task{'s' if len(lost) > 1 else ''} {', '.join(lost)} would be lost in it"
+        elif cut:
+            effect = f"fields of Task {cut[0]} would be lost in it"
+        raise unclosed_error(self.path, *unclosed, effect)
 
     def _blame(self, exc: PlanError, unclosed: tuple[int, str], start: int) -> PlanError:
         """A code fence or comment never closed swallows the rest of the file, and the
@@ -74,9 +112,7 @@ class DocumentReader:
             return False
 
         effect = exc.message.rstrip(".")
-        if not same(
-            self.text[:start] + self.text[self.text.index("\n", start) + 1 :]
-        ):  # without the opening line
+        if not same(self._opened(start)):
             return unclosed_error(self.path, line, opener, effect)
         if not same(self.text[:start]):
             return unclosed_error(self.path, line, opener, effect, move=True)

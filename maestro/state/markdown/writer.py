@@ -235,7 +235,7 @@ def _read_back(plan: Plan, text: str, path: str) -> None:
     from maestro.state.markdown.reader import DocumentReader
 
     try:
-        again: Plan | None = DocumentReader(text, path).read()[0]
+        again: Plan | None = DocumentReader(text, path).read(whole=False)[0]
     except PlanError:
         again = None
     if again is not None and again == plan:
