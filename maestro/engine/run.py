@@ -198,7 +198,6 @@ class Engine:
         catalog = load_catalog(self.settings)
         for cli in roster.NAMES:  # a bad [budgets.<cli>] table stops the run here
             limits_for(cli, self.settings.table("budgets"))
-        store.prime()
         shim(self.paths)
         if spaces is not None:
             spaces.ready()
