@@ -17,14 +17,11 @@ each batch waiting for its slowest process.
    worktree per dispatch, and with no stagger; batch waves alike.
 3. 4 independent 2 s tasks, 4 at once, no stagger: wall (goal <= 2.2 s), the same with
    --in-place (no worktrees: the run without git), and batch waves.
-4. `maestro run` on a 3-task plan: from the process's start to its first spoke's fork
-   (goal <= 150 ms), median of --samples runs, each in a fresh copy of the planned project
-   and all with one HOME (as one user's runs are); the first run, which also fills the
-   user's cache, is shown apart.
-5. Whole-process time of `maestro status`, `maestro wait --timeout 0` and `maestro mail
+4. Whole-process time of `maestro status`, `maestro wait --timeout 0` and `maestro mail
    inbox` on the 40-task plan, median of --samples.
 
-The figures are compared within one run (the machine's load moves them all).
+The figures are compared within one run (the machine's load moves them all). A run's
+start to its first spoke, and `maestro status` on larger plans: bench/state.py.
 Run: python bench/launch.py [--seed N] [--samples N] [--skip SECTION,...]
 """
 
@@ -382,28 +379,6 @@ def section_fanout(base: Path) -> None:
     )
 
 
-def section_first_spoke(base: Path, samples: int) -> None:
-    """Each run in a fresh copy of a planned project (its caches as `plan --from` left
-    them), all with one HOME, as one user's runs are: the first of them also fills the
-    user's cache (the session schema's compiled check), so it is shown apart."""
-    tasks, durations = independent(3, 0.0)
-    template = Project.create(base / "first", tasks, durations)
-    firsts = []
-    for n in range(samples + 1):
-        project = template.copy(base / f"first-{n}")
-        project.home = template.home
-        started, _, out = project.maestro("run", settings=SHIPPED)
-        if out.returncode != 0:
-            raise SystemExit(f"maestro run exited {out.returncode}: {out.stdout}{out.stderr}")
-        firsts.append((min(r["forked"] for r in project.spokes()) - started) * 1000)
-    cold, warm = firsts[0], firsts[1:]
-    shown = ", ".join(f"{f:.0f}" for f in sorted(warm))
-    print(
-        f"4. maestro run, process start -> first spoke fork: median {statistics.median(warm):.0f} ms (goal <= 150 ms) over {samples} runs: {shown}; "
-        f"the user's first run (its cache empty) {cold:.0f} ms"
-    )
-
-
 def section_commands(base: Path, seed: int, samples: int) -> None:
     tasks, durations = dag(seed)
     folder = base / "dag-free"
@@ -423,10 +398,10 @@ def section_commands(base: Path, seed: int, samples: int) -> None:
                 )
             times.append(took * 1000)
         figures.append(f"`maestro {' '.join(argv)}` {statistics.median(times):.0f} ms")
-    print(f"5. whole process on the 40-task plan, median of {samples}: " + ", ".join(figures))
+    print(f"4. whole process on the 40-task plan, median of {samples}: " + ", ".join(figures))
 
 
-SECTIONS = ("dag", "chain", "fanout", "first", "commands")
+SECTIONS = ("dag", "chain", "fanout", "commands")
 
 
 def main() -> None:
@@ -446,8 +421,6 @@ def main() -> None:
             section_chain(base)
         if "fanout" not in skip:
             section_fanout(base)
-        if "first" not in skip:
-            section_first_spoke(base, args.samples)
         if "commands" not in skip:
             section_commands(base, args.seed, args.samples)
     finally:

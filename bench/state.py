@@ -1,17 +1,17 @@
-"""The plan file's cost: `maestro status` whole-process time, in-process parse and render.
+"""What a person waits for before Maestro does anything: `maestro status` and a run's start.
 
-For plans of 50, 500 and 2000 tasks (mid-run: a third done with results, tokens, cost,
-times and receipts, some running, the rest pending with criteria and dependencies) in a
-temporary project, prints:
+Each figure is the whole process, as a user types the command (the console script next
+to this interpreter), median of --runs runs, in temporary git projects with one HOME:
 
-- the median wall time of `python -m maestro status` and `status --json`, each run as a
-  fresh process: warm (the parse cache holds the file) over --runs runs, cold (the cache
-  removed before every run) over --runs runs, and the very first run of each size;
-- in-process medians: parse, render of the parsed plan (through its layout), canonical
-  render (no layout), one edit() cycle, and a cache load;
-- the top entries of `python -X importtime -m maestro status` (warm and cold).
+- `maestro status` on a plan of 40 and of 500 tasks, mid-run (a third done with results,
+  tokens, cost, times and receipts, four running, the rest pending with criteria and
+  dependencies), after one run not counted (goals: at most 150 ms and 500 ms);
+- `maestro run` on a 3-task `tool: sim` plan, from just before the process is started to
+  its first spoke's start (the sim spoke runs in the engine's process: a wrapper records
+  the time it is called), each run in a new project planned with `maestro plan --from`
+  (goal: at most 300 ms).
 
-Run: python bench/state.py [--sizes 50,500,2000] [--runs 15]
+Run: python bench/state.py [--runs 10] [--sizes 40,500] [--skip status,run]
 """
 
 from __future__ import annotations
@@ -28,11 +28,36 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+import yaml
+
 from maestro.paths import ProjectPaths
-from maestro.state import cache
 from maestro.state.model import Plan, Receipt, Source, Task, Usage
-from maestro.state.planfile import PARSER_VERSION, parse, render
 from maestro.state.store import PlanStore
+
+GOALS_MS = {40: 150, 500: 500}
+FIRST_SPOKE_GOAL_MS = 300
+
+# `maestro` as the console script runs it, with SimSpoke.execute wrapped to note the time
+# it is called (argv[1]: the file to append it to).
+WRAPPER = """
+import sys, time
+import maestro.spokes.sim as sim
+note, sys.argv = sys.argv[1], ["maestro", *sys.argv[2:]]
+execute = sim.SimSpoke.execute
+def noted(self, *args, **kwargs):
+    with open(note, "a") as handle:
+        handle.write(f"{time.time()}\\n")
+    return execute(self, *args, **kwargs)
+sim.SimSpoke.execute = noted
+from maestro.cli import console_main
+console_main()
+"""
+
+
+def maestro_argv() -> list[str]:
+    """The console script next to this interpreter, as a user types `maestro`."""
+    script = Path(sys.executable).with_name("maestro")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "maestro"]
 
 
 def build_plan(size: int) -> Plan:
@@ -76,130 +101,96 @@ def build_plan(size: int) -> Plan:
     )
 
 
-def median_ms(fn, runs: int) -> float:  # type: ignore[no-untyped-def]
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - start) * 1000)
-    return statistics.median(times)
-
-
-def env_for(project: Path) -> dict[str, str]:
+def env_for(home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MAESTRO_")}
-    env["PYTHONPATH"] = str(ROOT)
-    env["HOME"] = str(project.parent / "home")
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # an installed package has its bytecode
+    env["HOME"] = str(home)
     return env
 
 
-def run_status(project: Path, *extra: str, importtime: bool = False) -> tuple[float, str]:
-    argv = [
-        sys.executable,
-        *(["-X", "importtime"] if importtime else []),
-        "-m",
-        "maestro",
-        "status",
-        *extra,
-    ]
+def git_project(folder: Path) -> Path:
+    git = ["git", "-c", "user.name=bench", "-c", "user.email=bench@example.invalid"]
+    folder.mkdir(parents=True)
+    subprocess.run([*git, "init", "-q", "-b", "main"], cwd=folder, check=True)
+    (folder / "README.md").write_text("bench\n")
+    subprocess.run([*git, "add", "-A"], cwd=folder, check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "init"], cwd=folder, check=True)
+    return folder
+
+
+def timed(argv: list[str], cwd: Path, home: Path) -> float:
+    """The whole process's wall time in ms; a failure stops the benchmark."""
     start = time.perf_counter()
     done = subprocess.run(
-        argv, cwd=project, env=env_for(project), capture_output=True, text=True, check=False
+        argv, check=False, cwd=cwd, env=env_for(home), capture_output=True, text=True
     )
-    elapsed = (time.perf_counter() - start) * 1000
+    took = (time.perf_counter() - start) * 1000
     if done.returncode != 0:
-        raise SystemExit(f"maestro status failed ({done.returncode}): {done.stderr.strip()[-400:]}")
-    return elapsed, done.stderr
+        raise SystemExit(f"{' '.join(argv)} exited {done.returncode}: {done.stderr[-600:]}")
+    return took
 
 
-def whole_process(project: Path, store: PlanStore, runs: int) -> dict[str, float]:
-    figures = {}
-    for extra in ((), ("--json",)):
-        name = "status" + (" --json" if extra else "")
-        store.cache_path.unlink(missing_ok=True)
-        figures[f"{name} first run"] = run_status(project, *extra)[0]
-        figures[f"{name} warm"] = statistics.median(
-            run_status(project, *extra)[0] for _ in range(runs)
-        )
-        cold = []
-        for _ in range(runs):
-            store.cache_path.unlink(missing_ok=True)
-            cold.append(run_status(project, *extra)[0])
-        figures[f"{name} cold"] = statistics.median(cold)
-    return figures
+def status(base: Path, size: int, runs: int) -> None:
+    project = git_project(base / f"status-{size}")
+    PlanStore(ProjectPaths(project)).create(build_plan(size))
+    kib = (project / ".ai" / "MAESTRO.md").stat().st_size / 1024
+    timed([*maestro_argv(), "status"], project, base / "home")  # not counted
+    times = sorted(timed([*maestro_argv(), "status"], project, base / "home") for _ in range(runs))
+    print(
+        f"maestro status, {size} tasks ({kib:.0f} KiB): median {statistics.median(times):.0f} ms "
+        f"(goal <= {GOALS_MS.get(size, '-')} ms; min {times[0]:.0f}, max {times[-1]:.0f})"
+    )
 
 
-def in_process(store: PlanStore, plan: Plan, runs: int) -> dict[str, float]:
-    data = store.path.read_bytes()
-    text = data.decode()
-    parsed = parse(text)
-    key = cache.cache_key(data, PARSER_VERSION)
-    cache.write(store.cache_path, key, parsed)
-
-    def edit_cycle() -> None:
-        with store.edit() as p:
-            p.tasks[-1].attempts += 1
-
-    return {
-        "parse": median_ms(lambda: parse(text), runs),
-        "render (layout)": median_ms(lambda: render(parsed), runs),
-        "render (canonical)": median_ms(lambda: render(plan), runs),
-        "edit() cycle": median_ms(edit_cycle, max(3, runs // 3)),
-        "cache load": median_ms(lambda: cache.read(store.cache_path, key), runs),
-    }
-
-
-def import_top(project: Path, store: PlanStore, warm: bool, count: int = 8) -> list[str]:
-    if not warm:
-        store.cache_path.unlink(missing_ok=True)
-    else:
-        run_status(project)
-    stderr = run_status(project, importtime=True)[1]
-    rows = []
-    for line in stderr.splitlines():
-        # "import time:  self [us] | cumulative | imported package"
-        if not line.startswith("import time:") or "cumulative" in line:
-            continue
-        own, cumulative, name = line.split(":", 1)[1].split("|")
-        rows.append((int(cumulative), int(own), name.rstrip()))
-    rows.sort(reverse=True)
-    return [
-        f"{cum / 1000:7.1f} ms cumulative {own / 1000:6.1f} ms self  {name}"
-        for cum, own, name in rows[:count]
+def first_spoke(base: Path, runs: int) -> None:
+    source = base / "sim-plan.yaml"
+    tasks = [
+        {
+            "id": i,
+            "title": f"Write module {name}",
+            "specialist": "code",
+            "agent": "coder",
+            "tool": "sim",
+            "files": [f"src/{name}.py"],
+            "criteria": [f"src/{name}.py exists"],
+            "validation": f"test -f src/{name}.py",
+        }
+        for i, name in enumerate("abc", start=1)
     ]
+    plan = {"version": 1, "goal": "Write three modules", "hub": "claude", "tasks": tasks}
+    source.write_text(yaml.safe_dump(plan, sort_keys=False))
+    home = base / "home"
+    firsts = []
+    for n in range(runs):
+        project = git_project(base / f"run-{n}")
+        timed([*maestro_argv(), "plan", "--from", str(source), "--yes"], project, home)
+        note = base / f"run-{n}.note"
+        started = time.time()
+        timed([sys.executable, "-c", WRAPPER, str(note), "run"], project, home)
+        firsts.append((float(note.read_text().split()[0]) - started) * 1000)
+    firsts.sort()
+    print(
+        f"maestro run, 3 sim tasks, process start -> first spoke: median {statistics.median(firsts):.0f} ms "
+        f"(goal <= {FIRST_SPOKE_GOAL_MS} ms; min {firsts[0]:.0f}, max {firsts[-1]:.0f})"
+    )
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--sizes", default="50,500,2000")
-    parser.add_argument("--runs", type=int, default=15)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--sizes", default="40,500")
+    parser.add_argument("--skip", default="", help="comma-separated: status, run")
     args = parser.parse_args()
-    print(
-        f"python {sys.version.split()[0]} on {os.cpu_count()} CPUs; medians of {args.runs} runs\n"
-    )
-    for size in (int(s) for s in args.sizes.split(",")):
-        with tempfile.TemporaryDirectory() as tmp:
-            project = Path(tmp) / "proj"
-            project.mkdir()
-            (Path(tmp) / "home").mkdir()
-            subprocess.run(["git", "init", "-q", str(project)], check=True)
-            store = PlanStore(ProjectPaths(project))
-            plan = build_plan(size)
-            store.create(plan)
-            print(f"== {size} tasks ({store.path.stat().st_size / 1024:.0f} KiB)")
-            for name, ms in whole_process(project, store, args.runs).items():
-                print(f"  maestro {name:<26} {ms:8.1f} ms")
-            for name, ms in in_process(store, plan, args.runs).items():
-                print(f"  in-process {name:<23} {ms:8.1f} ms")
-            if size == 500:
-                for warm in (True, False):
-                    print(
-                        f"  python -X importtime -m maestro status, {'warm' if warm else 'cold'} cache, top entries:"
-                    )
-                    for row in import_top(project, store, warm):
-                        print("    " + row)
-            print()
+    skip = set(args.skip.split(","))
+    print(f"python {sys.version.split()[0]} on {os.cpu_count()} CPUs; medians of {args.runs} runs")
+    with tempfile.TemporaryDirectory(prefix="maestro-bench-") as tmp:
+        base = Path(tmp)
+        (base / "home").mkdir()
+        if "status" not in skip:
+            for size in (int(s) for s in args.sizes.split(",")):
+                status(base, size, args.runs)
+        if "run" not in skip:
+            first_spoke(base, args.runs)
 
 
 if __name__ == "__main__":

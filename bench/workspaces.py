@@ -2,8 +2,7 @@
 
 1. `git worktree add --detach` + `git worktree remove` of Maestro's base commit, on
    repositories of 100 and 10,000 files (median of --repeat), and the worktree's first
-   read (the snapshot that measures a dispatch's change); then what an attempt waits
-   when it takes the spare worktree the run made ahead (a run keeps one ready).
+   read (the snapshot that measures a dispatch's change).
 2. A 40-task run (4 layers of 10, each task depending on one of the layer before) whose
    spokes take --spoke-s seconds and write their file, at concurrency 8 in a 1,000-file
    repository: wall time in worktrees against --in-place (goal: within 10%).
@@ -53,8 +52,8 @@ def make_repo(root: Path, files: int) -> None:
     )
 
 
-def worktree_times(files: int, repeat: int) -> tuple[float, float, float, float]:
-    """Median seconds of create, first read, remove, and of taking a spare made ahead."""
+def worktree_times(files: int, repeat: int) -> tuple[float, float, float]:
+    """Median seconds of create, first read and remove."""
     from maestro.engine.workspace import Workspaces
     from maestro.paths import ProjectPaths
 
@@ -70,8 +69,7 @@ def worktree_times(files: int, repeat: int) -> tuple[float, float, float, float]
         assert repo is not None
         spaces = Workspaces(ProjectPaths(root), repo, "bench", settings)
         spaces.start()
-        spaces.ahead = 0  # git's own time first
-        create, read, remove, take = [], [], [], []
+        create, read, remove = [], [], []
         for i in range(repeat):
             t0 = time.perf_counter()
             wt = spaces.create(f"t{i}")
@@ -83,22 +81,8 @@ def worktree_times(files: int, repeat: int) -> tuple[float, float, float, float]
             create.append(t1 - t0)
             read.append(t2 - t1)
             remove.append(t3 - t2)
-        spaces.ahead = 1  # as a run does: the next worktree made while an attempt works
-        spaces.discard(spaces.create("warm"))
-        for i in range(repeat):
-            if spaces._filler is not None:
-                spaces._filler.join()  # the spare is ready, as it is while a spoke runs
-            t0 = time.perf_counter()
-            wt = spaces.create(f"s{i}")
-            take.append(time.perf_counter() - t0)
-            spaces.discard(wt)
         spaces.close()
-        return (
-            statistics.median(create),
-            statistics.median(read),
-            statistics.median(remove),
-            statistics.median(take),
-        )
+        return statistics.median(create), statistics.median(read), statistics.median(remove)
     finally:
         shutil.rmtree(base, ignore_errors=True)
 
@@ -188,11 +172,10 @@ def main() -> None:
 
     print("1. git worktree per dispatch (median of", args.repeat, "):")
     for files in (100, 10_000):
-        create, read, remove, take = worktree_times(files, args.repeat)
+        create, read, remove = worktree_times(files, args.repeat)
         print(
             f"   {files:>6,} files: create {create * 1000:.0f} ms, first read {read * 1000:.0f} ms, "
-            f"remove {remove * 1000:.0f} ms; an attempt taking the spare made ahead: "
-            f"{take * 1000:.0f} ms"
+            f"remove {remove * 1000:.0f} ms"
         )
 
     print(

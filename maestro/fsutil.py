@@ -70,7 +70,7 @@ def atomic_write(
 
     The temp file lives in the same folder (so ``os.replace`` is atomic) and is fsynced
     before the rename. An existing file keeps its permission bits. ``durable=False`` skips
-    the fsyncs: for caches, which may be lost in a crash but never read half-written.
+    the fsyncs: for files a crash of the machine may lose, but never half-written.
     A full disk or quota raises ``DiskFull`` naming the file and the disk; the file keeps
     its old content and no temp file is left behind.
     """
@@ -81,46 +81,6 @@ def atomic_write(
         if is_disk_full(exc):
             raise disk_full(exc, path, kept=True) from None
         raise
-
-
-def read_own(path: Path) -> bytes | None:
-    """The bytes of a cache file whose content is run as code (compiled or pickled), or
-    None unless it is safe to: an absolute path, not a symbolic link, a file of this
-    user's in a folder of this user's, neither of which anybody else may write (the
-    user's cache folder, never a project's; not another user's file under `sudo` with
-    HOME kept)."""
-    if not path.is_absolute():
-        return None
-    try:
-        folder = os.stat(path.parent)
-        if folder.st_uid != os.getuid() or folder.st_mode & 0o022:
-            return None
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-        with os.fdopen(fd, "rb") as handle:
-            info = os.fstat(handle.fileno())
-            if info.st_uid != os.getuid() or info.st_mode & 0o022:
-                return None
-            return handle.read()
-    except OSError:
-        return None
-
-
-def write_cache(path: Path, data: bytes | str, *, private: bool = False) -> None:
-    """Write a file that only saves time (a parse cache, compiled code): atomically, never
-    fsynced, and one that cannot be written (a read-only folder, a full disk) is left
-    unwritten: the next reader parses or compiles again. ``private``: a file read_own
-    reads (code), written for this user only, its folder too (one made with a umask of
-    002 is closed, or read_own would refuse every file in it); never at a relative path,
-    which read_own refuses (it would be in the folder the command runs in)."""
-    if private and not path.is_absolute():
-        return
-    with contextlib.suppress(OSError, DiskFull):
-        if private:
-            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            folder = os.stat(path.parent)
-            if folder.st_uid == os.getuid() and folder.st_mode & 0o022:
-                os.chmod(path.parent, 0o700)
-        atomic_write(path, data, durable=False, mode=0o600 if private else None)
 
 
 def _write_replace(path: Path, data: bytes | str, mode: int | None, durable: bool) -> None:

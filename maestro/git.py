@@ -147,35 +147,6 @@ _CREATOR = re.compile(r"-p(\d+)(?:\.[a-z]+)*$")
 _SUFFIXES = re.compile(r"(?:\.[a-z]+)+$")
 
 
-_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
-
-
-def head_from_files(gitdir: Path) -> str | None:
-    """HEAD's commit read from the ref files of a plain repository (no git process), or
-    None when git must answer: a linked worktree, refs in the reftable format, a branch
-    with no commit yet or not found, anything unexpected."""
-    try:
-        if (gitdir / "commondir").exists() or (gitdir / "reftable").exists():
-            return None
-        head = (gitdir / "HEAD").read_text(encoding="utf-8").strip()
-        if not head.startswith("ref: "):
-            return head if _SHA.fullmatch(head) else None
-        ref = head[5:].strip()
-        loose = gitdir / ref
-        if loose.is_file():
-            sha = loose.read_text(encoding="utf-8").strip()
-            return sha if _SHA.fullmatch(sha) else None
-        packed = gitdir / "packed-refs"
-        if packed.is_file():
-            for line in packed.read_text(encoding="utf-8").splitlines():
-                parts = line.split()
-                if len(parts) == 2 and parts[1] == ref and _SHA.fullmatch(parts[0]):
-                    return parts[0]
-    except (OSError, UnicodeDecodeError):
-        pass
-    return None
-
-
 _MINE: set[str] = set()  # the worktree and scratch names this process made (see mine)
 
 
@@ -231,13 +202,11 @@ class Repo:
         prefix: str = "",
         object_format: str = "sha1",
         index: Path | None = None,
-        gitdir: Path | None = None,
     ) -> None:
         self.top = Path(top)
         self.prefix = prefix  # the project's folder inside the repository ("" or "sub/")
         self.object_format = object_format
         self.index = index  # the top's own index file, when known (find asks for it)
-        self.gitdir = gitdir  # the top's git folder, when known (find asks for it)
 
     @classmethod
     def find(cls, folder: Path) -> Repo | None:
@@ -251,12 +220,11 @@ class Repo:
             "--show-object-format",
             "--git-path",
             "index",
-            "--absolute-git-dir",
             cwd=folder,
             timeout_s=30,
         )
         lines = out.stdout.split("\n")
-        if out.exit_code != 0 or len(lines) < 5 or not lines[0]:
+        if out.exit_code != 0 or len(lines) < 4 or not lines[0]:
             return None
         index = Path(lines[3]) if lines[3] else None
         if index is not None and not index.is_absolute():
@@ -266,7 +234,6 @@ class Repo:
             prefix=lines[1],
             object_format=lines[2] or "sha1",
             index=index,
-            gitdir=Path(lines[4]) if lines[4] else None,
         )
 
     def run(
@@ -287,12 +254,9 @@ class Repo:
         return out
 
     def head(self) -> str | None:
-        """HEAD's commit, None before the first one (from the ref files when it can)."""
-        sha = head_from_files(self.gitdir) if self.gitdir is not None else None
-        if sha is None:
-            out = self.run("rev-parse", "--verify", "-q", "HEAD^{commit}", check=False)
-            sha = out.stdout.strip()
-        return sha or None
+        """HEAD's commit, None before the first one."""
+        out = self.run("rev-parse", "--verify", "-q", "HEAD^{commit}", check=False)
+        return out.stdout.strip() or None
 
     def snapshot(
         self,

@@ -85,16 +85,12 @@ class ProjectPaths:
 
     @property
     def machine_dir(self) -> Path:
-        """Machine state: runs, sessions, mail, locks, caches."""
+        """Machine state: runs, sessions, mail, locks."""
         return self.state_dir / "maestro"
 
     @property
     def runs_dir(self) -> Path:
         return self.machine_dir / "runs"
-
-    @property
-    def cache_dir(self) -> Path:
-        return self.machine_dir / "cache"
 
     @property
     def archive_dir(self) -> Path:
@@ -111,15 +107,6 @@ class ProjectPaths:
 
 def user_home(env: Mapping[str, str] | None = None) -> Path:
     return Path(_environ(env).get("HOME") or Path.home()).expanduser()
-
-
-def user_cache_dir(env: Mapping[str, str] | None = None) -> Path:
-    """Per-user caches (what only saves time: removing it loses nothing)."""
-    environ = _environ(env)
-    if environ.get("MAESTRO_HOME"):
-        return Path(environ["MAESTRO_HOME"]).expanduser() / "cache"
-    base = _xdg(environ, "XDG_CACHE_HOME") or str(user_home(environ) / ".cache")
-    return Path(base) / "maestro"
 
 
 def user_state_dir(env: Mapping[str, str] | None = None) -> Path:

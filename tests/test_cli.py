@@ -196,29 +196,3 @@ def test_a_state_dir_inside_the_project_needs_no_flag(cli, project, monkeypatch)
     assert cli("config").code == 0
     monkeypatch.setenv("MAESTRO_STATE_DIR", "nested/../state")
     assert cli("config").code == 0
-
-
-def test_a_command_starts_without_the_cycle_collector_and_gets_it_back(monkeypatch):
-    """The start of a command runs with gc off; one still going after START_S has it
-    back (the run's engine lives for hours)."""
-    import gc
-    import time
-
-    import maestro.cli as cli_module
-
-    seen = []
-
-    def command() -> int:
-        seen.append(gc.isenabled())
-        time.sleep(0.5)
-        seen.append(gc.isenabled())
-        return 0
-
-    monkeypatch.setattr(cli_module, "START_S", 0.1)
-    monkeypatch.setattr(cli_module, "main", command)
-    try:
-        with pytest.raises(SystemExit) as ended:
-            cli_module.console_main()
-    finally:
-        gc.enable()
-    assert ended.value.code == 0 and seen == [False, True]

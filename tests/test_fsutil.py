@@ -3,7 +3,6 @@ file as it was."""
 
 import errno
 import os
-from pathlib import Path
 
 import pytest
 import yaml
@@ -119,35 +118,3 @@ def test_a_full_disk_without_a_file_name_names_the_projects_disk(cli, project, m
     assert res.err.startswith(
         "maestro: error: a write failed: the disk is full (the filesystem mounted at /"
     )
-
-
-def test_a_cache_that_cannot_be_written_is_left_unwritten(tmp_path, monkeypatch):
-    """write_cache: a full disk (DiskFull) or a refused write costs only the next parse;
-    a file written is whole."""
-    import errno
-
-    from maestro import fsutil
-
-    target = tmp_path / "cache" / "plan.json"
-    fsutil.write_cache(target, "{}")
-    assert target.read_text() == "{}"
-
-    def full(*args, **kwargs):
-        raise OSError(errno.ENOSPC, "No space left on device")
-
-    monkeypatch.setattr(fsutil, "_write_replace", full)
-    fsutil.write_cache(target, '{"new": 1}')  # no error
-    assert target.read_text() == "{}"  # the old one, whole
-
-
-def test_a_private_cache_is_never_written_at_a_relative_path(tmp_path, monkeypatch):
-    """A code cache read_own would refuse (relative: in the folder the command runs in)
-    is not written either; a private one is the user's alone, its folder too."""
-    from maestro.fsutil import write_cache
-
-    monkeypatch.chdir(tmp_path)
-    write_cache(Path("cache") / "code.bin", b"x", private=True)
-    assert not (tmp_path / "cache").exists()
-    write_cache(tmp_path / "cache" / "code.bin", b"x", private=True)
-    assert (tmp_path / "cache" / "code.bin").stat().st_mode & 0o777 == 0o600
-    assert (tmp_path / "cache").stat().st_mode & 0o777 == 0o700

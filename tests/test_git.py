@@ -232,35 +232,3 @@ def test_ignored_matching_leaves_a_skipped_folder_alone_to_its_depth(project):
         project, ["/.env"], per_directory=".worktreeinclude", skip=[".ai/maestro"]
     )
     assert found == [".env"]
-
-
-def test_head_is_read_from_the_ref_files_as_git_reads_it(project, monkeypatch):
-    """Repo.head() asks no git process in a plain repository (a loose ref, a packed one, a
-    detached HEAD), and gives what git gives; git answers what the files cannot say."""
-    from maestro.git import Repo, head_from_files
-
-    repo = Repo.find(project)
-    assert repo is not None and repo.gitdir is not None
-    assert head_from_files(repo.gitdir) is None and repo.head() is None  # no commit yet
-    (project / "a.txt").write_text("a\n")
-    git(project, "add", "-A")
-    git(project, "commit", "-q", "-m", "one")
-    want = git(project, "rev-parse", "HEAD").strip()
-
-    def no_git(*args, **kwargs):
-        raise AssertionError(f"ran git {args}")
-
-    with monkeypatch.context() as m:
-        m.setattr(Repo, "run", no_git)
-        assert repo.head() == want  # a loose ref
-        git(project, "pack-refs", "--all")
-        assert not (repo.gitdir / "refs" / "heads" / "main").exists()
-        assert repo.head() == want  # a packed one
-        git(project, "checkout", "-q", "--detach")
-        assert repo.head() == want  # detached
-    linked = project.parent / "linked"
-    git(project, "worktree", "add", "-q", "--detach", str(linked), "HEAD")
-    other = Repo.find(linked)
-    assert other is not None and other.gitdir is not None
-    assert head_from_files(other.gitdir) is None  # its refs are in the common folder
-    assert other.head() == want

@@ -12,11 +12,8 @@ Precedence for each value, most specific first:
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
+from dataclasses import dataclass, field
 from typing import Any
 
 from maestro import roster
@@ -160,96 +157,6 @@ def parse_agent(
     return agent, found
 
 
-class ParseCache:
-    """``parse_agent``'s answers, kept as JSON in ``cache_dir`` by the sha256 of
-    everything they depend on: the file's text, name and origin, the frontmatter schema
-    (it follows the roster), Maestro's version and the cache's format (raise ``FORMAT``
-    when the parse itself changes). Every run loads the catalog, and a
-    warm load reads one small file instead of importing PyYAML and checking every persona
-    (about 15 ms of `maestro run`'s start). A cache that cannot be read or written is
-    ignored; it is written only where the project's state folder exists already."""
-
-    FORMAT = 1
-
-    def __init__(self, cache_dir: Path) -> None:
-        self.path = cache_dir / "agents.json"
-        self._seen: dict[str, Any] = {}
-        self._changed = False
-        self._salt = ""
-        try:
-            entries = json.loads(self.path.read_bytes())["entries"]
-        except (OSError, ValueError, KeyError, TypeError):
-            entries = None
-        self._old: dict[str, Any] = entries if isinstance(entries, dict) else {}
-
-    def _key(self, text: str, source: str, expected_name: str, origin: str) -> str:
-        if not self._salt:
-            from maestro import __version__
-            from maestro.agents.schema import BODY_SECTIONS, frontmatter_schema
-
-            schema = json.dumps([frontmatter_schema(), BODY_SECTIONS], sort_keys=True)
-            self._salt = f"{self.FORMAT}\0{__version__}\0{schema}"
-        whole = "\0".join((self._salt, source, expected_name, origin, text))
-        return hashlib.sha256(whole.encode("utf-8", "surrogatepass")).hexdigest()
-
-    def parse(
-        self, text: str, source: str, *, expected_name: str, origin: str
-    ) -> tuple[Agent | None, list[Violation]]:
-        key = self._key(text, source, expected_name, origin)
-        entry = self._old.get(key)
-        if entry is not None:
-            try:
-                agent = Agent(**entry["agent"]) if entry["agent"] is not None else None
-                found = [Violation(**v) for v in entry["violations"]]
-            except (TypeError, KeyError):
-                pass  # not an entry this version wrote: parsed again below
-            else:
-                if _sound(agent, found):
-                    self._seen[key] = entry
-                    return agent, found
-        agent, found = parse_agent(text, source, expected_name=expected_name, origin=origin)
-        self._seen[key] = {
-            "agent": asdict(agent) if agent is not None else None,
-            "violations": [asdict(v) for v in found],
-        }
-        self._changed = True
-        return agent, found
-
-    def save(self) -> None:
-        """Keep the entries of this scan (those of deleted or changed files go)."""
-        if not (self._changed or len(self._seen) != len(self._old)):
-            return
-        if not self.path.parent.parent.is_dir():
-            return  # no state folder here: a catalog read is no reason to make one
-        from maestro.fsutil import write_cache
-
-        write_cache(self.path, json.dumps({"entries": self._seen}, separators=(",", ":")))
-
-
-def _sound(agent: Agent | None, found: list[Violation]) -> bool:
-    """A cached parse as ``parse_agent`` makes them: every field of the right type (an
-    entry edited by hand or written by something else is parsed again)."""
-    from maestro.agents.schema import frontmatter_passes
-
-    if not all(isinstance(x, str) for v in found for x in (v.file, v.key, v.message, v.level)):
-        return False
-    if agent is None:
-        return True
-    meta = {
-        "name": agent.name,
-        "description": agent.description,
-        "kind": agent.kind,
-        "tools": agent.tools,
-        "model": agent.model,
-        "temperature": agent.temperature,
-        "max_turns": agent.max_turns,
-        "timeout_mins": agent.timeout_mins,
-        **({"models": agent.models} if agent.models else {}),
-    }
-    texts = (agent.body, agent.source, agent.origin)
-    return all(isinstance(x, str) for x in texts) and frontmatter_passes(meta)
-
-
 @dataclass
 class Scan:
     """Every persona found, project ones replacing bundled ones of the same name."""
@@ -257,7 +164,6 @@ class Scan:
     agents: dict[str, Agent]
     bundled: dict[str, Agent]
     violations: list[Violation]
-    parses: ParseCache | None = None
 
     def errors(self) -> list[Violation]:
         return [v for v in self.violations if v.level == "error"]
@@ -266,11 +172,10 @@ class Scan:
 def scan_agents(settings: Settings) -> Scan:
     from maestro.resources import list_files
 
-    parsed = ParseCache(settings.paths.cache_dir)
     violations: list[Violation] = []
     bundled: dict[str, Agent] = {}
     for item in list_files("agents", ".md"):
-        agent, found = parsed.parse(
+        agent, found = parse_agent(
             item.read_text(encoding="utf-8"),
             f"agents/{item.name}",
             expected_name=item.name[:-3],
@@ -289,12 +194,11 @@ def scan_agents(settings: Settings) -> Scan:
             except (OSError, UnicodeDecodeError) as exc:
                 violations.append(Violation(source, "(file)", f"cannot be read: {exc}"))
                 continue
-            agent, found = parsed.parse(text, source, expected_name=path.stem, origin="project")
+            agent, found = parse_agent(text, source, expected_name=path.stem, origin="project")
             violations += found
             if agent is not None:
                 agents[agent.name] = agent
-    parsed.save()
-    return Scan(dict(sorted(agents.items())), bundled, violations, parsed)
+    return Scan(dict(sorted(agents.items())), bundled, violations)
 
 
 class Catalog:
@@ -302,11 +206,9 @@ class Catalog:
         self,
         agents: dict[str, Agent],
         settings: Settings | None = None,
-        parses: ParseCache | None = None,
     ) -> None:
         self.agents = agents
         self.settings = settings
-        self.parses = parses
         self.disabled = tuple(settings.disabled_agents) if settings is not None else ()
         self.overrides = _agent_tables(settings, agents) if settings is not None else {}
         for name in self.disabled:
@@ -317,12 +219,6 @@ class Catalog:
                     f"MAESTRO_DISABLED_AGENTS names an unknown agent {name!r}.{guess}",
                     f"use names from: {', '.join(agents)}.",
                 )
-
-    def keep_parses(self) -> None:
-        """Save the persona parses now if they could not be saved when read (the project
-        had no state folder yet): the `maestro run` after `maestro plan` starts warm."""
-        if self.parses is not None:
-            self.parses.save()
 
     def names(self) -> list[str]:
         """Agents that may be planned and dispatched (disabled ones left out)."""
@@ -499,4 +395,4 @@ def load_catalog(settings: Settings) -> Catalog:
             "run 'maestro agents validate' for every problem and correct the file.",
             file=first.file,
         )
-    return Catalog(scan.agents, settings, scan.parses)
+    return Catalog(scan.agents, settings)

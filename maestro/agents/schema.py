@@ -12,7 +12,6 @@ from typing import Any
 from maestro import roster
 from maestro.agents.tiers import TOOLS
 from maestro.formatting import key_path
-from maestro.schemas import FastCheck
 
 NAME_PATTERN = r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$"
 
@@ -109,21 +108,9 @@ def _describe(error: Any) -> str:
     return str(error.message)
 
 
-# Every catalog load checks every persona file (twelve bundled ones at least).
-_FAST = FastCheck(frontmatter_schema)
-
-
-def frontmatter_passes(meta: Any) -> bool:
-    """A quick yes for valid frontmatter (the compiled check); no means "ask
-    ``validate_frontmatter``"."""
-    return isinstance(meta, dict) and _FAST.passes(meta)
-
-
 def validate_frontmatter(meta: Any, file: str) -> list[Violation]:
     if not isinstance(meta, dict):
         return [Violation(file, "(frontmatter)", "must be a YAML mapping of keys to values")]
-    if _FAST.passes(meta):
-        return []
     from jsonschema import Draft202012Validator
 
     validator = Draft202012Validator(frontmatter_schema())

@@ -12,7 +12,6 @@ from typing import Any
 
 from maestro.errors import MaestroError
 from maestro.paths import ID_PATTERN
-from maestro.schemas import FastCheck
 
 FORMAT_VERSION = 1
 MODES = ("worker", "coordinator", "coordinated-worker", "coordinated-coordinator")
@@ -73,12 +72,9 @@ MANIFEST_SCHEMA: dict[str, Any] = {
 }
 
 
-_FAST = FastCheck(lambda: MANIFEST_SCHEMA)  # a dispatch checks several manifests
-
-
 @functools.cache
 def _validator() -> Any:
-    """jsonschema's, built when a manifest is wrong: it names what is."""
+    """jsonschema's, built once per process."""
     import jsonschema
 
     return jsonschema.Draft202012Validator(MANIFEST_SCHEMA)
@@ -100,8 +96,6 @@ def check(data: Any, path: Path) -> dict[str, Any]:
             "upgrade Maestro.",
             file=path,
         )
-    if _FAST.passes(data):
-        return data
     errors = sorted(_validator().iter_errors(data), key=lambda e: list(e.path))
     if errors:
         first = errors[0]

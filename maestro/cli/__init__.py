@@ -16,10 +16,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import errno
-import gc
 import os
 import sys
-import threading
 import traceback
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -234,18 +232,7 @@ def _internal_error(exc: Exception, ctx: Context) -> int:
     return EXIT_INTERNAL
 
 
-START_S = 2.0  # how long a command runs without the cycle collector (see console_main)
-
-
 def console_main() -> None:
-    # A command's start imports and builds thousands of objects that live as long as the
-    # process, and the cycle collector walked them again and again (5-15 ms of `maestro
-    # run`'s 140 to its first spoke). Off for the start only: a command still going after
-    # START_S (the run's engine, a long wait) has it back.
-    gc.disable()
-    collector = threading.Timer(START_S, gc.enable)
-    collector.daemon = True
-    collector.start()
     try:
         code = main()
     except KeyboardInterrupt:
@@ -254,8 +241,4 @@ def console_main() -> None:
         sys.stdout.flush()  # --help and --version print straight to it
     except BrokenPipeError:
         _silence(sys.stdout)
-    # The interpreter's exit collects every object the command built, and at the end of a
-    # run that walk took 10-20 ms after its last word was printed. Frozen objects are not
-    # walked; everything else about the exit (atexit, flushes, threads) is as before.
-    gc.freeze()
     sys.exit(code)

@@ -7,7 +7,6 @@ AAVSR), shows it, and writes it only when asked to (``--yes`` or a yes at the pr
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 from pathlib import Path
 from typing import Any
@@ -128,10 +127,6 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
         data["saved"] = _save_previous(ctx, previous)
     store.create(plan, replace=existing, expect=previous)
     data["written"] = True
-    with contextlib.suppress(MaestroError, OSError):  # (it only saves the next run time)
-        store.keep_parse()
-    if catalog is not None:
-        catalog.keep_parses()
     done = f"Wrote {target}: {len(plan.tasks)} tasks. Next: `maestro status`, `maestro challenge` or `maestro run`."
     if data["saved"]:
         done = f"The previous plan, with everything listed as not kept, is saved in {data['saved']}.\n{done}"

@@ -7,12 +7,15 @@ import os
 import signal
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from maestro import roster
 from maestro.cli.context import Context, Result
 from maestro.errors import MaestroError
 from maestro.formatting import shown_path
+
+if TYPE_CHECKING:
+    from maestro.state.model import Plan
 
 EXAMPLES = """\
   maestro run                         run every ready task, in parallel where the graph allows
@@ -244,38 +247,32 @@ def _review_hook(ctx: Context) -> Any:
     return review
 
 
-def _needs_network(options: Any, ctx: Context) -> bool:
+def _needs_network(options: Any, ctx: Context, plan: Plan) -> bool:
     """Will this run start a spoke that calls a provider (any but the simulated one)?"""
-    from maestro.engine.run import open_store
     from maestro.spokes.registry import get_spoke
 
     if options.review:
         return True  # the reviewer is always another vendor's real CLI
     if options.tool:
         return not get_spoke(options.tool, ctx.settings).simulated
-    try:
-        plan = open_store(ctx.paths).load()
-    except MaestroError:
-        return True  # the run itself reports what is wrong with the plan
     tasks = [t for t in plan.tasks if t.status != "done" and options.task_id in (None, t.id)]
     return any(not t.tool or not get_spoke(t.tool, ctx.settings).simulated for t in tasks)
 
 
-def _check_dirty(args: argparse.Namespace, ctx: Context) -> dict[str, str] | None:
+def _check_dirty(
+    args: argparse.Namespace, ctx: Context, plan: Plan | None
+) -> dict[str, str] | None:
     """Before anything starts: a person's uncommitted edit to a file a task owns would be
     overwritten by that task. Ask on a terminal; elsewhere refuse unless --allow-dirty.
     The detached engine never asks: its foreground command checked already. Returns the
     uncommitted paths it found (None when it did not look, or outside git)."""
     from maestro.engine import dirtytree
-    from maestro.engine.run import open_store
     from maestro.engine.rundir import RunLock
 
-    if args.allow_dirty or args.run_id or RunLock(ctx.paths).holder():
+    if args.allow_dirty or plan is None or RunLock(ctx.paths).holder():
         return None  # (a run going on has its own edits in the tree, and refuses a second run)
     changed = dirtytree.uncommitted(ctx.paths)
-    changes = dirtytree.owned_changes(
-        ctx.paths, open_store(ctx.paths).load(), args.task_id, changed or {}
-    )
+    changes = dirtytree.owned_changes(ctx.paths, plan, args.task_id, changed or {})
     if not changes:
         return changed
     if ctx.json or not ctx.interactive():
@@ -309,15 +306,20 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
     from maestro.spokes.base import refuse_if_inside_spoke
 
     refuse_if_inside_spoke(ctx.env)
-    if not args.run_id:  # the detached engine: its command checked already
+    from maestro.engine.run import Engine, open_store
+
+    # The checks before the run read the plan once; the detached engine checks nothing
+    # (its command did).
+    plan = None if args.run_id else open_store(ctx.paths).load()
+    if plan is not None:
         from maestro.engine.preflight import refuse_doomed
 
-        refuse_doomed(ctx.paths, ctx.env, detach=args.detach, network=_needs_network(options, ctx))
-    changed = _check_dirty(args, ctx)
+        network = _needs_network(options, ctx, plan)
+        refuse_doomed(ctx.paths, ctx.env, detach=args.detach, network=network)
+    changed = _check_dirty(args, ctx, plan)
     if args.detach:
         return _detach(args, ctx)
     from maestro.engine.dirtytree import Recorder
-    from maestro.engine.run import Engine
 
     engine = Engine(
         ctx.settings,
@@ -328,7 +330,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
         review=_review_hook(ctx) if options.review else None,
         backoff_s=ctx.settings.retry_backoff,
     )
-    recorder = Recorder(ctx.paths, changed)
+    recorder = Recorder(ctx.paths, changed, plan)
     try:
         summary = engine.run()
     finally:

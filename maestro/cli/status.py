@@ -1,7 +1,7 @@
 """`maestro status`: the goal, counts, task table, blockers and the next commands to run.
 
 Kept light on purpose: it is run often (and benchmarked at 500 tasks), so it imports
-only the plan store (which reads through its parse cache) and the graph, nothing heavy.
+only the plan store (the plan's parser) and the graph, nothing heavy.
 """
 
 from __future__ import annotations

@@ -31,13 +31,16 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from maestro.engine.ownership import owned_by_any
 from maestro.engine.receipts import GitTree
 from maestro.errors import MaestroError
 from maestro.fsutil import atomic_write
 from maestro.paths import ProjectPaths
+
+if TYPE_CHECKING:
+    from maestro.state.model import Plan
 
 RECORD_FORMAT = 1
 DELETED = "deleted"
@@ -180,20 +183,25 @@ class Recorder:
     """Around one run: what the tasks' files held before, and after it the record of what
     the run left (see the module doc). Never fails the run: it only saves asking later."""
 
-    def __init__(self, paths: ProjectPaths, changed: dict[str, str] | None = None) -> None:
-        """``changed``: what `uncommitted` returned just now, when the caller has it (the
-        check before the run), so the same ``git status`` does not run twice."""
+    def __init__(
+        self, paths: ProjectPaths, changed: dict[str, str] | None = None, plan: Plan | None = None
+    ) -> None:
+        """``changed`` and ``plan``: what `uncommitted` returned and the plan loaded just
+        now, when the caller has them (the check before the run), so neither ``git
+        status`` nor the parse is done twice."""
         self.paths = paths
-        self.before = self._hashes(changed)
+        self.before = self._hashes(changed, plan)
 
-    def _hashes(self, changed: dict[str, str] | None = None) -> dict[str, str] | None:
+    def _hashes(
+        self, changed: dict[str, str] | None = None, plan: Plan | None = None
+    ) -> dict[str, str] | None:
         try:
             from maestro.state.store import PlanStore
 
             store = PlanStore(self.paths)
-            if not store.exists():
+            if plan is None and not store.exists():
                 return None
-            entries = [entry for task in store.load().tasks for entry in task.files]
+            entries = [entry for task in (plan or store.load()).tasks for entry in task.files]
             changed = uncommitted(self.paths) if changed is None else changed
         except (MaestroError, OSError):
             return None

@@ -251,16 +251,13 @@ class TaskRunner:
         from maestro import planning
 
         ctx = self.ctx
-        stored = ctx.store.load()
-        current = stored.task(task_id)
-        if current.status not in ("pending", "running"):
+        plan = ctx.store.load()  # (this attempt's own parse: the overrides below go on it)
+        task = plan.task(task_id)
+        if task.status not in ("pending", "running"):
             return Attempt(
-                tool=current.tool or "-",
-                skipped=f"Task {task_id} is {current.status} in the plan now; not run.",
+                tool=task.tool or "-",
+                skipped=f"Task {task_id} is {task.status} in the plan now; not run.",
             )
-        # The loaded plan may be shared (parse cache): overrides go on a copy of the task.
-        task = replace(current)
-        plan = replace(stored, tasks=[task if t.id == task_id else t for t in stored.tasks])
         opts = ctx.options
         forced = opts.task_id == task_id
         if forced and opts.agent:
@@ -320,7 +317,7 @@ class TaskRunner:
                 "from": coordinator or run_session_id(ctx.run.run_id),
                 "message": extra
                 if extra and extra.startswith("Clarification")
-                else self._directive(stored, task),
+                else self._directive(plan, task),
             },
         )
         self.sessions[task.id] = session.id

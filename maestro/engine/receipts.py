@@ -41,7 +41,7 @@ from pathlib import Path
 
 from maestro.engine.ownership import owned_by_any
 from maestro.engine.workspace import NOISE
-from maestro.git import GitError, head_from_files, run_git
+from maestro.git import GitError, run_git
 from maestro.state.model import Receipt
 
 
@@ -111,12 +111,8 @@ class GitTree:
         return self._gitdir
 
     def head(self) -> str | None:
-        """HEAD's commit (None before the first commit), read from the ref files; git
-        itself answers when the layout is not the plain one (worktrees, odd refs)."""
-        sha = head_from_files(self.gitdir)
-        if sha is None:
-            sha = self.git("rev-parse", "--verify", "-q", "HEAD", check=False).strip()
-        return sha or None
+        """HEAD's commit (None before the first commit)."""
+        return self.git("rev-parse", "--verify", "-q", "HEAD", check=False).strip() or None
 
     def snapshot(self) -> str:
         """The working tree now, as a tree sha."""

@@ -25,6 +25,7 @@ from maestro.process import pid_alive, proc_environ, signal_group, stop_graceful
 
 if TYPE_CHECKING:
     from maestro.logfile import ExecutionLog
+    from maestro.state.model import Plan
     from maestro.state.store import PlanStore
 
 
@@ -63,17 +64,21 @@ def stop_leftover_spoke(
 
 
 def recover(
-    store: PlanStore, paths: ProjectPaths, emit: Callable[..., object], log: ExecutionLog
+    store: PlanStore,
+    plan: Plan,
+    paths: ProjectPaths,
+    emit: Callable[..., object],
+    log: ExecutionLog,
 ) -> list[Recovered]:
-    """Tasks left running by a dead engine back to pending. The caller holds the run lock."""
+    """Tasks left running by a dead engine (in ``plan``, as loaded) back to pending. The
+    caller holds the run lock."""
     from maestro.logfile import LogRow
 
-    plan = store.load()
     if not any(t.status == "running" for t in plan.tasks):
         return []
     found: list[Recovered] = []
-    with store.edit() as plan:
-        for task in plan.tasks:
+    with store.edit() as editable:
+        for task in editable.tasks:
             if task.status != "running":
                 continue
             found.append(Recovered(task.id, task.run_id, task.attempts))

@@ -157,11 +157,10 @@ class Engine:
         return self._installed
 
     @contextlib.contextmanager
-    def _workspaces(self, run_id: str, ready: int) -> Iterator[Workspaces | None]:
+    def _workspaces(self, run_id: str) -> Iterator[Workspaces | None]:
         """A worktree per dispatch in a git repository (unless in place), closed at the
         end. Started after recovery, so the work of tasks a dead run finished is in its
-        base, and in the background with worktrees for the ``ready`` tasks: git's part of
-        the start goes on while the rest of it does (see ``Workspaces.start_soon``)."""
+        base."""
         opts, settings = self.options, self.settings
         self.mode = mode_for(self.paths, settings, in_place=opts.in_place)
         if self.mode.repo is None:
@@ -170,23 +169,17 @@ class Engine:
         spaces = Workspaces(self.paths, self.mode.repo, run_id, settings)
         spaces.keep = spaces.keep or opts.keep_worktrees
         spaces.commit = spaces.commit or opts.commit
-        spaces.start_soon(min(ready, settings.max_concurrent))
+        spaces.start()
         try:
             yield spaces
         finally:
             spaces.close()
 
     def _before_dispatch(
-        self,
-        store: PlanStore,
-        run_id: str,
-        goal: str,
-        selected: list[Task],
-        spaces: Workspaces | None,
+        self, run_id: str, goal: str, selected: list[Task], spaces: Workspaces | None
     ) -> Catalog:
-        """While git makes the base (``_workspaces``): what must hold before any dispatch,
-        each refusal raised before the run changes anything, and what the first dispatch
-        would otherwise do on its way. Ends with the workspaces' start (or its error)."""
+        """What must hold before any dispatch, each refusal raised before the run changes
+        the plan."""
         from maestro.agents.catalog import load_catalog
         from maestro.bus.sessions import shim, start_run_session
         from maestro.spokes.pricing import config_prices
@@ -200,10 +193,7 @@ class Engine:
         for cli in roster.NAMES:  # a bad [budgets.<cli>] table stops the run here
             limits_for(cli, self.settings.table("budgets"))
         config_prices(self.settings)  # and so does a bad [prices.<model>] table
-        store.prime()
         shim(self.paths)
-        if spaces is not None:
-            spaces.ready()
         return catalog
 
     def _observer(self, owners: dict[str, list[str]]) -> Observer:
@@ -296,14 +286,14 @@ class Engine:
             view.handle(event)
             return event
 
-        recovered = recover(store, self.paths, emit, log)
-        plan = store.load()
+        recovered = recover(store, plan, self.paths, emit, log)
+        if recovered:
+            plan = store.load()
         graph.validate(plan.tasks)
         selected = select_tasks(plan, opts.task_id, shown_path(self.paths.plan, self.paths.root))
         done = {t.id for t in plan.tasks if t.status == "done"}
-        ready = [t for t in selected if t.status != "done" and set(t.depends) <= done]
-        with self._workspaces(run.run_id, len(ready)) as spaces:
-            catalog = self._before_dispatch(store, run.run_id, plan.goal, selected, spaces)
+        with self._workspaces(run.run_id) as spaces:
+            catalog = self._before_dispatch(run.run_id, plan.goal, selected, spaces)
             if opts.task_id and selected[0].status in ("failed", "blocked"):
                 with store.edit() as editable:
                     editable.task(opts.task_id).status = "pending"
@@ -362,8 +352,6 @@ class Engine:
                 ),
             )
             self.scheduler = scheduler
-            if spaces is not None:
-                spaces.more_to_come = lambda: scheduler.waiting() > 0
             shared.stopping = lambda: scheduler.stopping
             emit(
                 "run_started",

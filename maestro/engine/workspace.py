@@ -36,7 +36,7 @@ import shutil
 import stat
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -62,7 +62,6 @@ NOISE = (
 )
 _ZERO = re.compile(r"^0+$")
 WORKTREE_INCLUDE = ".worktreeinclude"  # the convention Claude Code's worktrees read
-SPARES = 1  # worktrees a run keeps made ahead: git's time moves off the attempts' path
 
 
 def noise_globs(prefix: str = "") -> list[str]:
@@ -220,25 +219,6 @@ class Workspaces:
         self._trees: dict[str, str] = {}
         # Project files this run landed in the user's tree, and when: not a spoke's doing.
         self._landed: dict[str, int] = {}
-        # Worktrees made ahead of the attempts that take them (see create), by one filler
-        # thread (git makes one worktree at a time anyway): ``ahead`` of them, plus the
-        # ``_burst`` of tasks ready at the start, plus one for each attempt ``_waiting``.
-        # ``_made`` is told of each one made and of the filler's end.
-        self.ahead = SPARES
-        # Whether a task not started yet may still want one (the run's scheduler says):
-        # with none left, no spare is made only to be removed at the end.
-        self.more_to_come: Callable[[], bool] = lambda: True
-        self._burst = 0
-        self._waiting = 0
-        self._spares: list[Worktree] = []
-        self._filler: threading.Thread | None = None
-        self._fill_failed = False
-        self._made = threading.Condition(self._lock)
-        # The run's start in the background (start_soon): set once it ended, with its error.
-        self._started = threading.Event()
-        self._started.set()
-        self._start_error: BaseException | None = None
-        self._starter: threading.Thread | None = None
         # Worktrees done with, removed in the background (see discard_later).
         self._doomed: list[Worktree] = []
         self._remover: threading.Thread | None = None
@@ -257,42 +237,6 @@ class Workspaces:
         """Clean what a dead run left, take the base, find the folders to link."""
         clean_stale(self.paths, self.repo)
         self.prepare()
-
-    def start_soon(self, first: int) -> None:
-        """``start()`` in the background, then ``first`` worktrees made ahead for the tasks
-        ready at the start: git's work (a dozen processes, a worktree per task) overlaps
-        the run's other start-up instead of following it. ``ready()`` waits for the base
-        and raises what taking it raised; ``create`` waits for it too. What dead runs left
-        is cleaned after those worktrees are made (an attempt with no worktree made for it
-        may then wait for a dead run's worktree to be removed: git removes one at a time)."""
-        with self._lock:
-            self._burst = max(0, first - self.ahead)
-        self._started.clear()
-        self._starter = threading.Thread(target=self._start_then_fill, daemon=True)
-        self._starter.start()
-
-    def _start_then_fill(self) -> None:
-        try:
-            self.prepare()
-        except BaseException as exc:  # noqa: BLE001 - re-raised by ready(), in the run's thread
-            self._start_error = exc
-        finally:
-            self._started.set()
-        if self._start_error is None:
-            self._fill()
-            with self._made:  # (git makes one worktree at a time: the burst's go first)
-                while self._filler is not None and not self._closed:
-                    self._made.wait()
-                if self._closed:
-                    return
-            with contextlib.suppress(OSError, MaestroError):  # the next run cleans again
-                clean_stale(self.paths, self.repo)
-
-    def ready(self) -> None:
-        """Wait for ``start_soon``'s start; raise what it raised."""
-        self._started.wait()
-        if self._start_error is not None:
-            raise self._start_error
 
     def prepare(self, base: str | None = None) -> None:
         """Take the base (``base``, or the user's working tree now) and find the folders to
@@ -386,105 +330,22 @@ class Workspaces:
 
     # -- one attempt's worktree ---------------------------------------------------------
     def create(self, label: str, watch: Sequence[str] = ()) -> Worktree:
-        """A worktree of the integration commit for one attempt: a spare made ahead when
-        there is one (moved to the latest integration commit by a checkout of the files
-        that differ), else a new one. Either way another spare is then made in the
-        background, so a ready task seldom waits for ``git worktree add``."""
-        self.ready()
-        with self._made:
-            self._waiting += 1
-            try:
-                # The filler makes one for each attempt waiting: worth waiting for, as this
-                # attempt's own `git worktree add` would queue behind the filler's anyway.
-                while not self._spares and not self._closed and not self._fill_failed:
-                    self._start_filler()
-                    self._made.wait()
-            finally:
-                self._waiting -= 1
-            self._fill_failed = False  # this attempt makes its own: it says what failed
-            base = self.integration
-            spare = self._spares.pop(0) if self._spares else None
-            self._burst = max(0, self._burst - 1)
-        if spare is not None and spare.base != base:
-            self.repo.run("checkout", "-q", "--detach", base, cwd=spare.path)
-            spare.base, spare.base_tree = base, self._tree(base)
-            own = _worktree_index(spare.path)
-            if own is not None and own.exists():
-                shutil.copyfile(own, spare.index)
-        worktree = spare or self._open(self._name(label), base)
-        worktree.watched = {rel: _stat(self.paths.root / rel) for rel in watch}
-        worktree.started_ns = time.time_ns()
-        self._fill()
-        return worktree
-
-    def _name(self, label: str) -> str:
+        """A new worktree of the integration commit for one attempt."""
         with self._lock:
             self._count += 1
             # The creator's pid ends the name: cleanup never takes a live process's worktree.
-            return f"{self.run_id}-{label}-{self._count}-p{os.getpid()}"
-
-    def _fill(self) -> None:
-        """Make spares in the background (see ``_wanted``)."""
-        with self._lock:
-            self._start_filler()
-
-    def _wanted(self) -> int:
-        return (self.ahead if self.more_to_come() else 0) + self._burst + self._waiting
-
-    def _start_filler(self) -> None:
-        """Under the lock: a filler, unless one runs or none is wanted."""
-        if self._closed or self._filler is not None or len(self._spares) >= self._wanted():
-            return
-        self._filler = threading.Thread(target=self._make_spares, daemon=True)
-        self._filler.start()
-
-    def _make_spares(self) -> None:
-        while True:
-            with self._made:
-                if self._closed or len(self._spares) >= self._wanted():
-                    self._filler = None
-                    self._made.notify_all()
-                    return
-                base = self.integration
-            try:
-                spare = self._open(self._name("task"), base)
-            except BaseException:  # noqa: BLE001 - an attempt makes its own, and says what failed
-                # (git's error, a link or copy that failed, a full disk: whatever it is,
-                # an attempt waiting for this spare must not wait on a filler that is gone)
-                with self._made:
-                    self._fill_failed, self._filler = True, None
-                    self._made.notify_all()
-                return
-            with self._made:
-                if not self._closed:
-                    self._spares.append(spare)
-                    self._made.notify_all()
-                    continue
-                self._filler = None
-                self._made.notify_all()
-            with contextlib.suppress(OSError, MaestroError):  # the run closed meanwhile
-                self.discard(spare)
-            return
+            name = f"{self.run_id}-{label}-{self._count}-p{os.getpid()}"
+        return self._open(name, self.integration, watch)
 
     def close(self) -> None:
-        """The run ends: no more spares; those left, and worktrees still to be removed,
-        are removed before it returns. (Closed first: a start still making the first
-        worktrees stops there, so a run stopped during its start is not kept waiting for
-        worktrees made only to be removed.)"""
-        with self._made:
-            self._closed = True
-            self._made.notify_all()
-        if self._starter is not None:
-            self._starter.join()
-        with self._made:
-            threads = [self._filler, self._remover]
-        for thread in threads:
-            if thread is not None:
-                thread.join()
+        """The run ends: worktrees still to be removed are removed before it returns."""
         with self._lock:
-            left, self._spares, self._doomed = self._spares + self._doomed, [], []
-        for worktree in left:
-            worktree.index.unlink(missing_ok=True)
+            self._closed = True
+            remover = self._remover
+        if remover is not None:
+            remover.join()
+        with self._lock:
+            left, self._doomed = self._doomed, []
         self.repo.remove_worktrees([wt.path for wt in left])
 
     def discard_later(self, wt: Worktree, *, keep: bool = False) -> Path | None:
@@ -884,7 +745,6 @@ class ReadOnlyWorktree:
             return None
         stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
         self.spaces = Workspaces(self.paths, mode.repo, f"{self.label}-{stamp}", self.settings)
-        self.spaces.ahead = 0  # one reader, one worktree
         self.spaces.prepare(self.commit)
         self.worktree = self.spaces.create("read")
         self.root = self.worktree.root

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from xml.sax.saxutils import escape, quoteattr
 
 from maestro.prompts.manifest import CAPABILITIES, SessionManifest, is_coordinated
 from maestro.prompts.workflows import IDENTITY, phases
@@ -24,21 +25,6 @@ _ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
 def _clean(value: Any) -> str:
     return _ILLEGAL.sub("\ufffd", str(value))
-
-
-# xml.sax.saxutils' escape and quoteattr, the same output: importing that module costs a
-# spoke's start ~30 ms (it loads urllib, http, email and ssl).
-def escape(text: str) -> str:
-    return text.replace("&", "&amp;").replace(">", "&gt;").replace("<", "&lt;")
-
-
-def quoteattr(text: str) -> str:
-    text = escape(text).replace("\n", "&#10;").replace("\r", "&#13;").replace("\t", "&#9;")
-    if '"' not in text:
-        return f'"{text}"'
-    if "'" not in text:
-        return f"'{text}'"
-    return '"{}"'.format(text.replace('"', "&quot;"))
 
 
 @dataclass

@@ -10,7 +10,7 @@ recorded file is still there and executable.
 
 The record names programs Maestro runs: it is the user's own file in the user's state
 folder (never under the project's state dir, which spokes write), read only when nobody
-else could have written it (``fsutil.read_own``); a spoke's lookups record nothing.
+else could have written it; a spoke's lookups record nothing.
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ import shutil
 from collections.abc import Mapping
 from pathlib import Path
 
-from maestro.fsutil import read_own, write_cache
+from maestro.errors import DiskFull
+from maestro.fsutil import atomic_write
 from maestro.paths import user_state_dir
 
 
@@ -29,9 +30,27 @@ def record_file(env: Mapping[str, str]) -> Path:
     return user_state_dir(env) / "cli-paths.json"
 
 
+def _read_private(path: Path) -> bytes | None:
+    """The record's bytes, or None unless it is this user's file, not a link, in a folder
+    of this user's, neither writable by anybody else (not another user's file under
+    `sudo` with HOME kept)."""
+    try:
+        folder = os.stat(path.parent)
+        if folder.st_uid != os.getuid() or folder.st_mode & 0o022:
+            return None
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        with os.fdopen(fd, "rb") as handle:
+            info = os.fstat(handle.fileno())
+            if info.st_uid != os.getuid() or info.st_mode & 0o022:
+                return None
+            return handle.read()
+    except OSError:
+        return None
+
+
 def recorded(env: Mapping[str, str]) -> dict[str, str]:
     """Executable name -> the absolute path it was found at (it may be gone since)."""
-    raw = read_own(record_file(env))
+    raw = _read_private(record_file(env))
     try:
         data = json.loads(raw) if raw else {}
     except ValueError:
@@ -52,7 +71,12 @@ def remember(found: Mapping[str, str], env: Mapping[str, str]) -> bool:
     if merged == known:
         return False
     text = json.dumps(merged, indent=2, sort_keys=True) + "\n"
-    write_cache(record_file(env), text, private=True)
+    path = record_file(env)
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        atomic_write(path, text, mode=0o600, durable=False)
+    except (OSError, DiskFull):  # a read-only home, a full disk: the next lookup tries again
+        return False
     return True
 
 

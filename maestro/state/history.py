@@ -9,7 +9,7 @@ the store finds the one the person's copy started from and merges three ways
 
 ``.ai/maestro/plan-history/``: ``latest.md`` holds the exact bytes Maestro wrote last (a
 file on disk that differs from it was saved by someone else), and one gzipped JSON file
-per version holds its content (the parse-cache form), oldest first by sequence number.
+per version holds its content (``to_json``), oldest first by sequence number.
 It only ever adds safety: a history that cannot be read or written is ignored.
 """
 
@@ -19,12 +19,12 @@ import contextlib
 import hashlib
 import json
 from collections.abc import Iterator
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 from maestro.fsutil import atomic_write
-from maestro.state import cache
-from maestro.state.model import Plan
+from maestro.state import model as m
 
 # Versions kept: a run writes about two per dispatch, so a few hundred reach back over a
 # long run (an editor buffer opened before it started). ~8 KB each for 100 tasks.
@@ -50,9 +50,8 @@ class History:
         except OSError:
             return []
 
-    def record(self, data: bytes, plan: Plan, content: dict[str, Any] | None = None) -> None:
-        """Remember ``data`` (the file as written) and its content as the newest version
-        (``content``: ``cache.to_json(plan)``, when the caller has it already)."""
+    def record(self, data: bytes, plan: m.Plan) -> None:
+        """Remember ``data`` (the file as written) and its content as the newest version."""
         import gzip
 
         with contextlib.suppress(OSError):
@@ -60,11 +59,9 @@ class History:
             digest = hashlib.sha256(data).hexdigest()[:16]
             if not (files and files[-1].name.endswith(f"-{digest}{_SUFFIX}")):
                 seq = int(files[-1].name.split("-", 1)[0]) + 1 if files else 1
-                body = json.dumps(
-                    cache.to_json(plan) if content is None else content,
-                    ensure_ascii=False,
-                    separators=(",", ":"),
-                ).encode("utf-8")
+                body = json.dumps(to_json(plan), ensure_ascii=False, separators=(",", ":")).encode(
+                    "utf-8"
+                )
                 atomic_write(
                     self.folder / f"{seq:08d}-{digest}{_SUFFIX}",
                     gzip.compress(body, mtime=0),
@@ -75,14 +72,14 @@ class History:
                     old.unlink(missing_ok=True)
             atomic_write(self.latest_path, data, durable=False)
 
-    def versions(self) -> Iterator[Plan]:
+    def versions(self) -> Iterator[m.Plan]:
         """The recorded versions' content, newest first (unreadable ones skipped)."""
         import gzip
         import zlib
 
         for path in reversed(self._files()):
             try:
-                yield cache.from_json(json.loads(gzip.decompress(path.read_bytes())))
+                yield from_json(json.loads(gzip.decompress(path.read_bytes())))
             except (OSError, zlib.error, ValueError, EOFError, KeyError, TypeError, AttributeError):
                 continue
 
@@ -91,3 +88,90 @@ class History:
         import shutil
 
         shutil.rmtree(self.folder, ignore_errors=True)
+
+
+# -- a version's content as JSON ------------------------------------------------------
+def _names(cls: type) -> list[str]:
+    return [f.name for f in fields(cls) if f.name != "layout"]
+
+
+_TASK, _CHALLENGE, _REVIEW = _names(m.Task), _names(m.Challenge), _names(m.Review)
+
+
+def _finding(f: m.Finding) -> list[Any]:
+    return [f.text, f.task, f.severity]
+
+
+def _usage(u: m.Usage) -> list[int]:
+    return [u.input, u.output, u.cached]
+
+
+def _record(obj: Any, names: list[str]) -> dict[str, Any]:
+    out = {}
+    for name in names:
+        value = getattr(obj, name)
+        if isinstance(value, m.Usage):
+            value = _usage(value)
+        elif isinstance(value, m.Receipt):
+            value = [
+                value.diff_stat,
+                value.files_changed,
+                value.validation,
+                value.validation_exit,
+                value.commit,
+                value.diff_sha,
+                value.change,
+            ]
+        elif name == "findings":
+            value = (
+                {k: [_finding(f) for f in v] for k, v in value.items()}
+                if isinstance(value, dict)
+                else [_finding(f) for f in value]
+            )
+        out[name] = value
+    return out
+
+
+def to_json(plan: m.Plan) -> dict[str, Any]:
+    return {
+        "goal": plan.goal,
+        "title": plan.title,
+        "format_version": plan.format_version,
+        "tasks": [_record(t, _TASK) for t in plan.tasks],
+        "challenges": [_record(c, _CHALLENGE) for c in plan.challenges],
+        "reviews": [_record(r, _REVIEW) for r in plan.reviews],
+        "log": [[e.time, e.task, e.tool, e.action, e.outcome, e.tokens, e.cost] for e in plan.log],
+        "source": [plan.source.hub, plan.source.time] if plan.source else None,
+    }
+
+
+def _task(d: dict[str, Any]) -> m.Task:
+    d["usage"] = m.Usage(*d["usage"])
+    if d["receipt"] is not None:
+        d["receipt"] = m.Receipt(*d["receipt"])
+    return m.Task(**d)
+
+
+def _challenge(d: dict[str, Any]) -> m.Challenge:
+    d["usage"] = m.Usage(*d["usage"])
+    d["findings"] = {k: [m.Finding(*f) for f in v] for k, v in d["findings"].items()}
+    return m.Challenge(**d)
+
+
+def _review(d: dict[str, Any]) -> m.Review:
+    d["usage"] = m.Usage(*d["usage"])
+    d["findings"] = [m.Finding(*f) for f in d["findings"]]
+    return m.Review(**d)
+
+
+def from_json(d: dict[str, Any]) -> m.Plan:
+    return m.Plan(
+        goal=d["goal"],
+        title=d["title"],
+        format_version=d["format_version"],
+        tasks=[_task(t) for t in d["tasks"]],
+        challenges=[_challenge(c) for c in d["challenges"]],
+        reviews=[_review(r) for r in d["reviews"]],
+        log=[m.LogEntry(*e) for e in d["log"]],
+        source=m.Source(*d["source"]) if d["source"] else None,
+    )

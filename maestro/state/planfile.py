@@ -17,8 +17,6 @@ from maestro.errors import PlanError
 from maestro.state.model import Plan
 
 DEFAULT_PATH = ".ai/MAESTRO.md"
-# Bump when the same bytes would parse to a different Plan (it keys the parse cache).
-PARSER_VERSION = 2
 
 
 def parse(text: str, path: str = DEFAULT_PATH) -> Plan:

@@ -12,30 +12,18 @@ from __future__ import annotations
 
 import contextlib
 import os
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 from maestro.errors import NotFound, StateConflict
-from maestro.fsutil import atomic_write, file_lock, write_cache
+from maestro.fsutil import atomic_write, file_lock
 from maestro.paths import ProjectPaths
-from maestro.state import cache
 from maestro.state.history import History
 from maestro.state.model import Plan
+from maestro.state.planfile import parse_bytes
 
 # How often edit() re-merges when the file keeps changing under it before giving up.
 _MERGE_ATTEMPTS = 5
-
-
-_WRITING: dict[str, threading.Lock] = {}
-_WRITING_GUARD = threading.Lock()
-
-
-def _writing_lock(path: Path) -> threading.Lock:
-    """One lock per plan file in this process (see PlanStore._writing)."""
-    key = os.path.abspath(path)
-    with _WRITING_GUARD:
-        return _WRITING.setdefault(key, threading.Lock())
 
 
 class PlanStore:
@@ -43,20 +31,7 @@ class PlanStore:
         self.paths = paths
         self.path = paths.plan
         self.lock_path = paths.machine_dir / "locks" / "plan.lock"
-        self.cache_path = paths.cache_dir / "plan.json"
         self.history = History(paths.machine_dir / "plan-history")
-        # The bytes edit() wrote last and the plan it rendered them from (see edit()).
-        self._written: tuple[bytes, Plan] | None = None
-        # The cache key and cache text of the plan this store wrote last: load() reads it
-        # while the file holds those bytes, instead of a cache file written after the plan
-        # file (a load by another thread in between would miss it and parse). The file
-        # may hold them as a stale buffer saved over a newer write: load() reconciles as
-        # ever.
-        self._seen: tuple[str, str] | None = None
-        # Held by edit() from its plan write to its history record, and by load() to read
-        # the two: a load in this process never takes its own write (any store's of this
-        # plan: a review's beside a run, say) for a save by hand.
-        self._writing = _writing_lock(self.path)
         self.display = _display(self.path, paths.root)
 
     def exists(self) -> bool:
@@ -77,62 +52,30 @@ class PlanStore:
             raise self.missing() from None
 
     def _parse(self, data: bytes) -> Plan:
-        """The full parse of ``data`` (with its layout): the one kept from the last parse of
-        these bytes when there is one (layoutcache), else mistune's, then kept."""
-        from maestro.state import layoutcache
-        from maestro.state.planfile import PARSER_VERSION, parse_bytes
-
-        kept_at = layoutcache.path_for(self.path)
-        key = layoutcache.key(data, PARSER_VERSION, self.display)
-        plan = layoutcache.read(kept_at, key)
-        if plan is None:
-            plan = parse_bytes(data, self.display)
-            layoutcache.write(kept_at, key, plan)
-        return plan
+        return parse_bytes(data, self.display)
 
     def load(self) -> Plan:
-        """The plan as it is on disk, read-only: it may come from the parse cache and then
-        carries no layout. Use ``edit()`` to change it. A file saved from an older copy
-        reads with Maestro's newer values merged in (see ``_reconcile``)."""
-        from maestro.state.planfile import PARSER_VERSION
-
+        """The plan as it is on disk, for reading: use ``edit()`` to change it. A file saved
+        from an older copy reads with Maestro's newer values merged in (see ``_reconcile``)."""
         for _ in range(_MERGE_ATTEMPTS):
-            with self._writing:  # (this process's writes are read whole: file and history)
-                data = self._read()
-                latest = self.history.latest()
-            key = cache.cache_key(data, PARSER_VERSION)
-            seen = self._seen
-            plan = cache.decode(seen[1], key) if seen is not None and seen[0] == key else None
-            if plan is None:
-                plan = cache.read(self.cache_path, key)
-            if plan is None:
-                plan = self._parse(data)
-                cache.write(self.cache_path, key, plan)
+            data = self._read()
+            latest = self.history.latest()
+            plan = self._parse(data)
             if latest is None or latest == data:
                 return plan
             merged = self._reconcile(data, plan)
-            # No lock here: another process's writer between its plan write and its history
-            # record looks like a save by hand for a moment. Done when neither moved meanwhile.
+            # A writer between its history record and its plan write looks like a save of
+            # the older copy for a moment, and merges to what it writes. Done when neither
+            # moved meanwhile.
             if self.history.latest() == latest and self._read() == data:
                 return merged
         return merged
 
     def read(self) -> tuple[bytes, Plan]:
-        """The file's bytes and their full parse (with the layout of the person's text),
-        merged like ``load()``: for a caller that builds a new file on it (re-planning)."""
+        """The file's bytes and their parse (with the layout of the person's text), merged
+        like ``load()``: for a caller that builds a new file on it (re-planning)."""
         data = self._read()
         return data, self._reconcile(data, self._parse(data))
-
-    def prime(self) -> None:
-        """Parse the file with its layout now, for the next ``edit`` (its memo, below):
-        a run does it while git makes its base, so its first task's first edit does not
-        parse (or import mistune, when the parse is not kept) on the way to its spoke.
-        The writer's import too: that edit renders."""
-        from maestro.state.markdown import writer  # noqa: F401 - (imported for the edit)
-
-        with file_lock(self.lock_path):
-            data = self._read()
-            self._written = (data, self._reconcile(data, self._parse(data)))
 
     @contextlib.contextmanager
     def edit(self, *, durable: bool = True) -> Iterator[Plan]:
@@ -145,20 +88,12 @@ class PlanStore:
         ``durable=False`` skips the fsyncs, for a change a crash of the machine would undo
         anyway (a task marked running goes back to pending when the next run recovers it).
         """
-        from maestro.state.planfile import PARSER_VERSION, render
+        from maestro.state.planfile import render
 
         with file_lock(self.lock_path):
             self._sweep()
             base_bytes = self._read()
-            # The file still holds exactly what this store wrote last: the plan rendered to
-            # those bytes is what parsing them would give (render/parse round trip), so skip
-            # the parse. A run edits once per task transition; a 100-task plan parses in
-            # about 40 ms. Only inside this lock, so one edit at a time holds that plan.
-            memo, self._written = self._written, None
-            if memo is not None and memo[0] == base_bytes:
-                plan = memo[1]
-            else:
-                plan = self._reconcile(base_bytes, self._parse(base_bytes))
+            plan = self._reconcile(base_bytes, self._parse(base_bytes))
             yield plan
             text = render(plan, self.display)
             result = plan
@@ -176,35 +111,29 @@ class PlanStore:
                     file=self.display,
                 )
             payload = text.encode("utf-8")
-            content = cache.to_json(result)  # one conversion for the history and the cache
-            key = cache.cache_key(payload, PARSER_VERSION)
-            self._seen = (key, cache.encode(key, result, content))  # before the file changes
-            with self._writing:
-                if payload != seen:
-                    atomic_write(self.path, payload, durable=durable)
-                if payload != seen or self.history.latest() != payload:
-                    self.history.record(payload, result, content)
-            write_cache(self.cache_path, self._seen[1])
-            if result is plan:
-                self._written = (payload, plan)
+            # The history first: a load() between the two takes the file for an older copy
+            # and merges in the values about to be written, never takes the new file for a
+            # save by hand (see load).
+            if payload != seen or self.history.latest() != payload:
+                self.history.record(payload, result)
+            if payload != seen:
+                atomic_write(self.path, payload, durable=durable)
 
     def _rebase(self, base_bytes: bytes, ours: Plan, current: bytes) -> tuple[Plan, str]:
         """Re-apply ``ours`` (an edit of ``base_bytes``) to the file now on disk."""
         from maestro.state.merge import merge
         from maestro.state.planfile import render
 
-        base = self._parse(base_bytes)  # (parsed first: the parse kept is the newest's)
-        theirs = self._reconcile(
-            current, self._parse(current)
-        )  # a file that does not parse is never rewritten
-        merged = merge(base, ours, theirs, self.display)
+        # (a file that does not parse is never rewritten)
+        theirs = self._reconcile(current, self._parse(current))
+        merged = merge(self._parse(base_bytes), ours, theirs, self.display)
         return merged, render(merged, self.display)
 
     def create(self, plan: Plan, *, replace: bool = False, expect: bytes | None = None) -> None:
         """Write a new plan file (``maestro plan --from``); an existing one only with
         ``replace``, and, given ``expect`` (the bytes the new plan was built on), only while
         the file still holds them."""
-        from maestro.state.planfile import PARSER_VERSION, render
+        from maestro.state.planfile import render
 
         with file_lock(self.lock_path):
             self._sweep()
@@ -225,16 +154,9 @@ class PlanStore:
             if plan.layout is None and self.exists() and b"\r\n" in self.path.read_bytes()[:4096]:
                 text = text.replace("\n", "\r\n")
             payload = text.encode("utf-8")
-            atomic_write(self.path, payload)
             self.history.clear()  # versions of the plan this one replaces
-            self.history.record(payload, plan)
-            key = cache.cache_key(payload, PARSER_VERSION)
-            self._seen = (key, cache.write(self.cache_path, key, plan))
-
-    def keep_parse(self) -> None:
-        """Parse the file now, so that the next process to edit it finds the parse kept
-        (`maestro plan --from` does, for the run that follows)."""
-        self._parse(self._read())
+            self.history.record(payload, plan)  # (first, as in edit)
+            atomic_write(self.path, payload)
 
     def forget(self) -> None:
         """Drop the recorded versions (the plan file is moved away: `maestro archive`)."""

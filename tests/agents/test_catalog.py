@@ -248,104 +248,10 @@ def test_catalog_without_settings_uses_frontmatter_only(settings_for):
     assert catalog.resolve("tester", "gemini").max_turns == 25
 
 
-# -- the parse cache ---------------------------------------------------------------------
-def _state(project) -> None:
-    (project / ".ai" / "maestro").mkdir(parents=True, exist_ok=True)
-
-
-def test_a_warm_scan_gives_what_a_cold_one_did(settings_for, write_agent, project):
-    _state(project)
-    write_agent("scout", persona("scout", ["read_file"], description="Looks around"))
-    write_agent("broken", "---\nname: broken\nkind: remote\n---\nbody\n")
-    cold = scan_agents(settings_for())
-    cache = project / ".ai" / "maestro" / "cache" / "agents.json"
-    assert cache.is_file()
-    warm = scan_agents(settings_for())
-    assert warm.agents == cold.agents and warm.bundled == cold.bundled
-    assert warm.violations == cold.violations and any(
-        v.file.endswith("broken.md") for v in warm.violations
-    )
-
-
 def test_an_edited_persona_is_read_again(settings_for, write_agent, project):
-    _state(project)
     write_agent("scout", persona("scout", ["read_file"], description="Looks around"))
     assert scan_agents(settings_for()).agents["scout"].description == "Looks around"
     write_agent("scout", persona("scout", ["read_file"], description="Looks further"))
     assert scan_agents(settings_for()).agents["scout"].description == "Looks further"
     write_agent("scout", persona("scout", ["read_file"], description="Two\nlines"))
     assert "scout" not in scan_agents(settings_for()).agents
-
-
-def test_a_garbled_cache_is_ignored_and_written_again(settings_for, project):
-    _state(project)
-    cache = project / ".ai" / "maestro" / "cache" / "agents.json"
-    cache.parent.mkdir(parents=True)
-    for garbage in ("{not json", '{"entries": []}', '{"entries": {"x": {"agent": 1}}}'):
-        cache.write_text(garbage, encoding="utf-8")
-        assert sorted(scan_agents(settings_for()).agents) == ROSTER_NAMES
-        assert cache.read_text(encoding="utf-8").startswith('{"entries":{"')
-
-
-def test_no_cache_is_made_where_there_is_no_state_folder(settings_for, project):
-    scan_agents(settings_for())
-    assert not (project / ".ai" / "maestro").exists()
-
-
-def test_a_warm_catalog_load_imports_no_yaml(settings_for, project):
-    from tests.helpers import imports_in_fresh_process
-
-    _state(project)
-    load_catalog(settings_for())
-    code = (
-        "import sys, pathlib; from maestro.agents.catalog import load_catalog;"
-        "from maestro.config import load_settings;"
-        "load_catalog(load_settings(pathlib.Path(sys.argv[1]), {}))"
-    )
-    assert "yaml" not in imports_in_fresh_process(code, str(project))
-
-
-def test_plan_from_leaves_the_parses_for_the_run(project, tmp_path):
-    import yaml
-
-    from maestro.cli import main
-
-    source = tmp_path / "plan.yaml"
-    source.write_text(
-        yaml.safe_dump(
-            {
-                "version": 1,
-                "goal": "Say hello",
-                "tasks": [
-                    {
-                        "id": 1,
-                        "title": "Write the greeting",
-                        "specialist": "research",
-                        "agent": "technical-writer",
-                        "files": ["notes/hello.md"],
-                        "criteria": ["the note says hello"],
-                    }
-                ],
-            }
-        )
-    )
-    assert not (project / ".ai").exists()
-    assert main(["-C", str(project), "plan", "--from", str(source), "--yes"]) == 0
-    assert (project / ".ai" / "maestro" / "cache" / "agents.json").is_file()
-
-
-def test_a_cached_parse_with_wrong_types_is_parsed_again(settings_for, project):
-    import json
-
-    _state(project)
-    load_catalog(settings_for())
-    cache = project / ".ai" / "maestro" / "cache" / "agents.json"
-    doc = json.loads(cache.read_text(encoding="utf-8"))
-    for entry in doc["entries"].values():
-        if entry["agent"]:
-            entry["agent"]["tools"] = None
-            entry["agent"]["max_turns"] = "many"
-    cache.write_text(json.dumps(doc), encoding="utf-8")
-    catalog = load_catalog(settings_for())
-    assert all(isinstance(catalog.get(name).tools, list) for name in ROSTER_NAMES)
-    assert "null" not in cache.read_text(encoding="utf-8").split('"tools"')[1][:5]

@@ -271,3 +271,27 @@ def test_a_reader_that_goes_away_does_not_stop_the_run(cli, project, runenv):
     assert (
         events(project)[-1]["kind"] == "run_ended" and events(project)[-1]["status"] == "finished"
     )
+
+
+def test_forged_plan_cache_never_runs_finding_1(cli, project, tmp_path):
+    """A spoke may write `.ai/maestro/` (a sandboxed Codex spoke gets `--add-dir` there).
+    A process it leaves behind rewrites Task 2's validation in whatever JSON holds the
+    plan there; the next run must run the validation the plan file shows, not that."""
+    forged = tmp_path / "FORGED"
+    write_plan(
+        cli,
+        project,
+        [
+            task(1, tool="sim", files=["src/a.py"], validation="test -f src/a.py"),
+            task(2, tool="sim", files=["src/b.py"], validation="test -f src/b.py"),
+        ],
+    )
+    assert cli("run", "1").code == 0
+    for path in (project / ".ai" / "maestro").rglob("*.json"):
+        text = path.read_text(encoding="utf-8")
+        if "test -f src/b.py" in text:
+            path.write_text(text.replace("test -f src/b.py", f"touch {forged}; test -f src/b.py"))
+    res = cli("run")
+    assert res.code == 0, res.out + res.err
+    assert not forged.exists()
+    assert plan(project).task("2").receipt.validation == "test -f src/b.py"

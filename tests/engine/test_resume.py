@@ -62,7 +62,7 @@ def test_sigkill_then_run_recovers_and_never_reruns_done_tasks(cli, project, run
     killed_run = (project / ".ai" / "maestro" / "runs" / "latest").read_text().strip()
 
     worktrees = project / ".ai" / "maestro" / "worktrees"
-    left = [p.name for p in worktrees.iterdir() if p.is_dir()]  # Task 2's, and a spare
+    left = [p.name for p in worktrees.iterdir() if p.is_dir()]  # Task 2's
     assert left and all(
         n.startswith(f"{killed_run}-task-") and n.endswith(f"-p{engine.pid}") for n in left
     )

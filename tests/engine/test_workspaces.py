@@ -462,9 +462,8 @@ def count_worktree_adds(monkeypatch) -> list[str]:
     return made
 
 
-def test_a_burst_gets_a_worktree_each_and_no_spare_to_remove(cli, project, runenv, monkeypatch):
-    """Three tasks ready at the start, three at once: three worktrees, made ahead while the
-    run starts, and none made only to be removed at the end."""
+def test_a_burst_gets_a_worktree_each_and_leaves_none(cli, project, runenv, monkeypatch):
+    """Three tasks ready at the start, three at once: three worktrees, none left."""
     monkeypatch.setenv("MAESTRO_MAX_CONCURRENT", "3")
     monkeypatch.setenv("MAESTRO_STAGGER_DELAY", "0")
     made = count_worktree_adds(monkeypatch)
@@ -475,9 +474,8 @@ def test_a_burst_gets_a_worktree_each_and_no_spare_to_remove(cli, project, runen
     assert len(made) == 3 and not worktree_dirs(project)
 
 
-def test_a_chain_finds_its_next_worktree_made(cli, project, runenv, monkeypatch):
-    """A chain: each next task's worktree is made while the one before runs (a spare), and
-    the last task leaves none behind it."""
+def test_a_chain_leaves_no_worktree_behind(cli, project, runenv, monkeypatch):
+    """A chain: a worktree for each task, none left behind."""
     made = count_worktree_adds(monkeypatch)
     tasks = [
         task(i, files=[f"src/m{i}.py"], validation=f"test -f src/m{i}.py", depends=[i - 1])
@@ -491,8 +489,7 @@ def test_a_chain_finds_its_next_worktree_made(cli, project, runenv, monkeypatch)
     assert {t.status for t in plan(project).tasks} == {"done"}
     started = [e for e in events(project) if e["kind"] == "task_started"]
     assert len(started) == 4
-    # One per task, plus at most the spare made while the last task ran (then removed).
-    assert 4 <= len(made) <= 5 and not worktree_dirs(project)
+    assert len(made) == 4 and not worktree_dirs(project)
     out = git(project, "worktree", "list", "--porcelain")
     assert out.count("worktree ") == 1  # only the project's own tree is registered
 
@@ -509,40 +506,6 @@ def test_a_nested_dependency_folder_under_an_ignored_one_is_linked(cli, project,
     res = cli("run")
     assert res.code == 0, res.out + res.err
     assert plan(project).task("1").receipt.validation_exit == 0
-
-
-def test_a_filler_that_fails_leaves_no_attempt_waiting(project, monkeypatch):
-    """Whatever stops the thread making worktrees ahead (here an OSError), an attempt
-    waiting for its worktree makes its own, and says what failed if that fails too."""
-    from types import SimpleNamespace
-
-    from maestro.engine.workspace import Workspaces
-    from maestro.git import Repo
-    from maestro.paths import ProjectPaths
-
-    settings = SimpleNamespace(workspace_links=(), workspace_copy=())
-    spaces = Workspaces(ProjectPaths(project), Repo.find(project), "r1", settings)
-    opened = Workspaces._open
-    calls = []
-
-    def flaky(self, name, base, watch=()):
-        calls.append(threading.current_thread().name)
-        if len(calls) == 1:
-            raise OSError(28, "No space left on device")
-        return opened(self, name, base, watch)
-
-    monkeypatch.setattr(Workspaces, "_open", flaky)
-    spaces.start_soon(1)
-    made: list[object] = []
-    attempt = threading.Thread(target=lambda: made.append(spaces.create("task")), daemon=True)
-    attempt.start()
-    attempt.join(20)
-    assert not attempt.is_alive(), "the attempt still waits for a filler that is gone"
-    assert len(made) == 1 and "_make_spares" in calls[0]  # the filler failed first
-    assert any("lambda" in name for name in calls[1:])  # then the attempt made its own
-    spaces.discard(made[0])  # type: ignore[arg-type]
-    spaces.close()
-    assert not worktree_dirs(project)
 
 
 def test_a_start_that_fails_changes_nothing_of_the_plan(cli, project, runenv):
@@ -658,25 +621,3 @@ def test_the_cleanup_takes_only_what_dead_processes_left(project):
         f".run-task-4-p{other}.index.lock",
     ]
     spaces.close()
-
-
-def test_a_run_closed_during_its_start_makes_no_more_worktrees(project, monkeypatch):
-    """Ctrl-C, or a refusal, while the first worktrees are being made: the start stops
-    there instead of making the rest only to remove them."""
-    from maestro.git import Repo
-
-    started, calls = threading.Event(), []
-    add = Repo.add_worktree
-
-    def slow_add(self, path, commit):
-        calls.append(path)
-        started.set()
-        time.sleep(0.5)
-        add(self, path, commit)
-
-    monkeypatch.setattr(Repo, "add_worktree", slow_add)
-    spaces = _spaces(project)
-    spaces.start_soon(3)
-    assert started.wait(20)
-    spaces.close()
-    assert len(calls) == 1 and not worktree_dirs(project)

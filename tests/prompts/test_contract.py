@@ -5,8 +5,6 @@ import warnings
 import xml.etree.ElementTree as ET
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from maestro import commands as registry
 from maestro.commands import BY_NAME as COMMANDS_BY_NAME
@@ -361,15 +359,3 @@ def test_reference_without_context_shows_the_gap():
         TaskContext(tasks=[plan.task("3")], references=[plan.task("2")]),
     )
     assert "Downstream Context missing" in text
-
-
-@settings(max_examples=300)
-@given(st.text(alphabet=st.sampled_from("ab<>&\"'\n\r\t x"), max_size=16) | st.text(max_size=16))
-def test_escaping_is_the_standard_librarys(text):
-    # The contract escapes as xml.sax.saxutils does, without importing it at start-up.
-    from xml.sax import saxutils
-
-    from maestro.prompts import contract
-
-    assert contract.escape(text) == saxutils.escape(text)
-    assert contract.quoteattr(text) == saxutils.quoteattr(text)

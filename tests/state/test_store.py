@@ -1,13 +1,10 @@
-"""PlanStore: locked atomic read-modify-write, hand edits merged or refused, parse cache."""
+"""PlanStore: locked atomic read-modify-write, hand edits merged or refused."""
 
 from __future__ import annotations
 
-import json
 import multiprocessing
 import os
 import stat
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -208,40 +205,6 @@ def test_a_hand_edit_that_breaks_the_file_is_never_written_over(project):
     assert store.path.read_bytes() == theirs
 
 
-def test_load_uses_the_cache_without_importing_mistune(project):
-    store = make_store(project, tasks=40)
-    script = (
-        "import sys, json; from maestro.paths import ProjectPaths; from maestro.state.store import PlanStore; "
-        f"p = PlanStore(ProjectPaths(__import__('pathlib').Path({str(project)!r}))).load(); "
-        "print(json.dumps([len(p.tasks), p.tasks[3].title, 'mistune' in sys.modules]))"
-    )
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-
-    def run() -> list:
-        out = subprocess.run(
-            [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True
-        )
-        return json.loads(out.stdout)
-
-    cache = store.cache_path
-    cache.unlink()
-    assert run() == [40, "Task number 4", True]  # cold: parsed, and the cache written
-    assert cache.is_file()
-    assert run() == [40, "Task number 4", False]  # warm
-    cache.write_text("{not json")
-    # A corrupt cache is ignored: the full parse kept for these bytes (layoutcache) answers.
-    assert run() == [40, "Task number 4", False]
-    save_by_hand(store, "### Task 4: Task number 4", "### Task 4: Renamed by hand")
-    assert run() == [40, "Renamed by hand", True]  # the key follows the bytes
-
-
-def test_cache_after_edit_equals_a_fresh_parse(project):
-    store = make_store(project)
-    with store.edit() as plan:
-        plan.tasks[2].result = "line one\nline two"
-    assert store.load() == parse(store.path.read_text())
-
-
 # --- processes ----------------------------------------------------------------------------
 
 
@@ -332,46 +295,6 @@ def test_a_writer_killed_mid_write_leaves_a_complete_state(project):
     assert not _temp_files(store)  # leftovers swept
 
 
-def test_an_edit_after_prime_keeps_what_a_person_saved_meanwhile(project):
-    store = make_store(project)
-    store.prime()
-    with store.edit() as plan:
-        plan.task("1").status = "running"
-    fresh = PlanStore(ProjectPaths(project))
-    fresh.prime()
-    text = fresh.path.read_text(encoding="utf-8")
-    fresh.path.write_text(text + "\nA note of mine.\n", encoding="utf-8")
-    with fresh.edit() as plan:
-        plan.task("2").status = "running"
-    after = fresh.path.read_text(encoding="utf-8")
-    assert "A note of mine." in after
-    assert [t.status for t in fresh.load().tasks] == ["running", "running", "pending"]
-
-
-def test_a_load_after_this_stores_edit_never_parses(project, monkeypatch):
-    """A run's threads load the plan between one another's edits: the store answers from
-    what it wrote, even before (or without) the cache file, and each load is a new
-    object."""
-    store = make_store(project)
-    with store.edit() as plan:
-        plan.tasks[0].status = "running"
-    store.cache_path.unlink()  # (as between another thread's plan write and cache write)
-
-    def no_parse(self, data):
-        raise AssertionError("parsed")
-
-    monkeypatch.setattr(PlanStore, "_parse", no_parse)
-    first = store.load()
-    assert first.tasks[0].status == "running"
-    first.tasks[0].files.append("changed/by/the/caller.py")
-    first.tasks[1].status = "done"
-    again = store.load()
-    assert again.tasks[0].files == [] and again.tasks[1].status == "pending"
-    store.path.write_text(store.path.read_text().replace("Task number 2", "Renamed"))
-    monkeypatch.undo()
-    assert store.load().tasks[1].title == "Renamed"  # the file moved on: read as ever
-
-
 def test_a_stale_buffer_saved_over_another_process_write_is_reconciled_on_load(project):
     """The run's store wrote X, another process then wrote Y (Task 2 done), and an editor
     still holding X saves it: the file is X again, and load() still reads Task 2 done."""
@@ -386,9 +309,30 @@ def test_a_stale_buffer_saved_over_another_process_write_is_reconciled_on_load(p
     assert PlanStore(ProjectPaths(project)).load().tasks[1].status == "done"
 
 
-def test_two_stores_of_one_plan_share_the_write_lock(project):
-    """A review's store beside the run's, in one process: the run's loads wait for the
-    review's write to be whole (plan file and history), as for its own."""
-    run, review = make_store(project), PlanStore(ProjectPaths(project))
-    assert run._writing is review._writing
-    assert PlanStore(ProjectPaths(project / "elsewhere"))._writing is not run._writing
+@pytest.mark.parametrize("edit", ["edit", "create"])
+def test_a_load_while_a_write_is_under_way_reads_one_whole_plan(project, monkeypatch, edit):
+    """A write records the new version before it replaces the file: a load in between (a
+    thread of the same run, another process) reads the plan being written, never the
+    file it replaces taken for a save by hand, nor a mix."""
+    from maestro.state import store as store_module
+
+    store = make_store(project)
+    with store.edit() as plan:
+        plan.tasks[0].status = "done"
+    before = store.load()
+    seen = []
+    write = store_module.atomic_write
+
+    def load_then_write(path, data, **kwargs):
+        seen.append(PlanStore(ProjectPaths(project)).load())
+        write(path, data, **kwargs)
+
+    monkeypatch.setattr(store_module, "atomic_write", load_then_write)
+    if edit == "edit":
+        with store.edit() as plan:
+            plan.tasks[0].status, plan.tasks[1].status = "pending", "running"
+        assert [t.status for t in seen[0].tasks] == ["pending", "running", "pending"]
+    else:
+        store.create(Plan(goal="Another.", tasks=[Task("1", "One")]), replace=True)
+        assert seen[0] == before  # the plan being replaced, whole
+    assert PlanStore(ProjectPaths(project)).load() == parse(store.path.read_text())
