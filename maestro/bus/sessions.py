@@ -12,10 +12,12 @@ The engine calls ``start_run_session``, ``create_worker_session``, ``attach_proc
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
 import secrets
+import shlex
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -27,7 +29,7 @@ from maestro.bus import schema
 from maestro.bus.liveness import Lease, ProcessMark, lock_held
 from maestro.errors import MaestroError, NotFound
 from maestro.fsutil import atomic_write, file_lock
-from maestro.paths import ID_PATTERN, ProjectPaths
+from maestro.paths import ID_PATTERN, ProjectPaths, user_state_dir
 
 USER = "user"
 SESSION_VAR = "MAESTRO_SESSION_ID"
@@ -525,7 +527,7 @@ def spoke_env(paths: ProjectPaths, session: Session, *, path: str | None = None)
         "MAESTRO_STATE_DIR": str(paths.state_dir_name),
     }
     if path is not None:
-        env["PATH"] = os.pathsep.join(p for p in (str(shim(paths)), path) if p)
+        env["PATH"] = os.pathsep.join(p for p in (str(shim()), path) if p)
     if session.coordinator:
         env[COORDINATOR_VAR] = session.coordinator
     state = Path(paths.state_dir_name)
@@ -534,35 +536,32 @@ def spoke_env(paths: ProjectPaths, session: Session, *, path: str | None = None)
     return env
 
 
-def shim(paths: ProjectPaths) -> Path:
-    """``.ai/maestro/bin/``, holding one ``maestro`` that runs the Maestro dispatching the
-    spokes. A spoke's shell has the user's PATH, which need not hold the virtualenv or
-    pipx folder Maestro runs from (the hub's command files name it by its full path for
-    the same reason); the folder holds nothing else, so the spoke's own ``python`` and
-    tools stay the user's. Rewritten only when its content changes."""
-    import shlex
-
+def shim() -> Path:
+    """A folder holding one ``maestro`` that runs the Maestro dispatching the spokes. A
+    spoke's shell has the user's PATH, which need not hold the virtualenv or pipx folder
+    Maestro runs from (the hub's command files name it by its full path for the same
+    reason); the folder holds nothing else, so the spoke's own ``python`` and tools stay
+    the user's. It lies in the user's state folder, named by what it runs: never in the
+    project's ``.ai/maestro``, which a Codex spoke's sandbox may write, where one spoke
+    could replace it and have the next spoke's shell run its script outside that
+    sandbox. Checked before every dispatch, rewritten when it differs."""
     from maestro.install.invocation import here
 
-    script = paths.machine_dir / "bin" / "maestro"
-    if script in _SHIMS and os.access(script, os.X_OK):
-        return script.parent  # written by this process: a dispatch reads nothing
     text = (
         "#!/bin/sh\n"
         "# Written by Maestro for the shells of the spokes it dispatches.\n"
         f'exec {shlex.join(here())} "$@"\n'
     )
+    folder = user_state_dir() / "shims" / hashlib.sha256(text.encode()).hexdigest()[:16]
+    script = folder / "maestro"
     try:
         current = script.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         current = None
     if current != text or not os.access(script, os.X_OK):
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         atomic_write(script, text, mode=0o755)
-    _SHIMS.add(script)
-    return script.parent
-
-
-_SHIMS: set[Path] = set()  # the shims this process wrote or found right
+    return folder
 
 
 def live_ids(sessions: Iterable[Session]) -> list[str]:

@@ -193,7 +193,7 @@ class Engine:
         for cli in roster.NAMES:  # a bad [budgets.<cli>] table stops the run here
             limits_for(cli, self.settings.table("budgets"))
         config_prices(self.settings)  # and so does a bad [prices.<model>] table
-        shim(self.paths)
+        shim()
         return catalog
 
     def _observer(self, owners: dict[str, list[str]]) -> Observer:

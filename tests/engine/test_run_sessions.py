@@ -9,7 +9,7 @@ from pathlib import Path
 
 from maestro.bus.liveness import ProcessMark
 from maestro.bus.sessions import SessionStore
-from maestro.paths import ProjectPaths
+from maestro.paths import ProjectPaths, user_state_dir
 from tests.engine.runkit import events, plan, prompt_of, step, task, write_plan
 
 
@@ -40,8 +40,11 @@ def test_every_dispatch_is_a_session_of_the_run(cli, project, runenv):
     # Its sandbox writes the workdir only: the office's state is added by name.
     machine = ProjectPaths(project).machine_dir
     assert call["argv"][call["argv"].index("--add-dir") + 1] == str(machine)
-    # The `maestro` its prompt names is this one, whatever PATH the user had.
-    assert call["env"]["PATH"].split(os.pathsep)[0] == str(machine / "bin")
+    # The `maestro` its prompt names is this one, whatever PATH the user had, from a
+    # folder of the user's that no spoke's sandbox writes (never the project's state).
+    first = Path(call["env"]["PATH"].split(os.pathsep)[0])
+    assert first.parent == user_state_dir() / "shims" and (first / "maestro").is_file()
+    assert not first.is_relative_to(project) and not (machine / "bin").exists()
     prompt = prompt_of(call)
     assert f"<session_id>{worker.id}</session_id>" in prompt
     assert f"<coordinator_session_id>{coordinator.id}</coordinator_session_id>" in prompt
