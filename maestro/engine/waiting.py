@@ -52,11 +52,19 @@ class WaitResult:
     repeated: bool = False  # the run had ended already: its run_ended is all there is
 
 
-def _cursor(run: RunDir, key: str) -> int:
+def _record(run: RunDir) -> dict[str, Any]:
+    """The run's wait cursor, or an empty one when it is missing or garbled."""
     try:
         data = json.loads(run.cursor_path.read_text(encoding="utf-8"))
-        return max(0, int(data.get(key, 0)))
-    except (FileNotFoundError, ValueError, TypeError, AttributeError):
+    except (FileNotFoundError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _cursor(run: RunDir, key: str) -> int:
+    try:
+        return max(0, int(_record(run).get(key, 0)))
+    except (ValueError, TypeError):
         return 0
 
 
@@ -72,9 +80,9 @@ def read_polls(run: RunDir) -> int:
 def read_woken(run: RunDir) -> float | None:
     """When a wait last returned to the follower (seconds since the epoch), if ever."""
     try:
-        value = json.loads(run.cursor_path.read_text(encoding="utf-8")).get("woken")
+        value = _record(run).get("woken")
         return float(value) if value is not None else None
-    except (FileNotFoundError, ValueError, TypeError, AttributeError):
+    except (ValueError, TypeError):
         return None
 
 
