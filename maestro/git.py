@@ -8,8 +8,9 @@ a pager; a user's shell may set ``GIT_EXTERNAL_DIFF`` or ``color.ui=always``; a 
 that runs Maestro passes ``GIT_DIR`` and ``GIT_INDEX_FILE``. None of that is the
 repository's own configuration, so :func:`clean_env` drops it, and :func:`run_git` adds
 the switches that keep git's output machine-readable (no pager, no colour, no external
-diff, no textconv). The repository's own settings (``.git/config``, attributes, the
-user's real global config, hooks never run by these commands) still apply.
+diff, no textconv), and none of what a repository can be set to run on its own: no
+fsmonitor, no hooks (but for a ``--commit``, made as the user). The repository's own
+settings (``.git/config``, attributes, the user's real global config) still apply.
 
 Spokes get :func:`clean_env` too: the git they run should see the user's configuration,
 not the one the hub's shell tool put in front of it.
@@ -79,9 +80,14 @@ def clean_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
     return cleaned
 
 
-def git_argv(*args: str) -> list[str]:
-    """``git`` with ``args``, plus the switches that keep its output plain."""
-    argv = ["git", "--no-pager", "-c", "color.ui=never", *args]
+def git_argv(*args: str, hooks: bool = False) -> list[str]:
+    """``git`` with ``args``, plus the switches that keep its output plain and run
+    nothing the repository configures to run on its own: no fsmonitor, and no hooks
+    unless ``hooks`` (a commit made as the user: their hooks)."""
+    argv = ["git", "--no-pager", "-c", "color.ui=never", "-c", "core.fsmonitor=false"]
+    if not hooks:
+        argv += ["-c", f"core.hooksPath={os.devnull}"]
+    argv += args
     if args and args[0] in _DIFF_COMMANDS:
         argv[argv.index(args[0]) + 1 : argv.index(args[0]) + 1] = list(_DIFF_FLAGS)
     return argv
@@ -93,6 +99,7 @@ def run_git(
     env: Mapping[str, str] | None = None,
     extra_env: Mapping[str, str] | None = None,
     timeout_s: float = GIT_TIMEOUT_S,
+    hooks: bool = False,
 ) -> ProcessOutcome:
     """Run git through the one process runner; returns its ``ProcessOutcome``.
 
@@ -104,7 +111,7 @@ def run_git(
     full = clean_env(env)
     full.setdefault("GIT_OPTIONAL_LOCKS", "0")  # never contend with the user's own git
     full.update(extra_env or {})
-    return run_process(git_argv(*args), cwd=cwd, env=full, timeout_s=timeout_s)
+    return run_process(git_argv(*args, hooks=hooks), cwd=cwd, env=full, timeout_s=timeout_s)
 
 
 KEEP_REFS = "refs/maestro/changes/"
@@ -243,8 +250,9 @@ class Repo:
         env: Mapping[str, str] | None = None,
         check: bool = True,
         ok: tuple[int, ...] = (0,),
+        hooks: bool = False,
     ) -> ProcessOutcome:
-        out = run_git(*args, cwd=cwd or self.top, extra_env=env)
+        out = run_git(*args, cwd=cwd or self.top, extra_env=env, hooks=hooks)
         if check and (out.exit_code not in ok or out.timed_out):
             raise GitError(
                 f"`git {' '.join(args[:3])}` failed in {cwd or self.top}: "
@@ -541,5 +549,5 @@ class Repo:
         user (their identity, their hooks); whatever else they staged stays staged."""
         spec = [f":(top,literal){p}" for p in paths]
         self.run("add", "-A", "--", *spec)
-        self.run("commit", "-q", "--only", "-m", message, "--", *spec)
+        self.run("commit", "-q", "--only", "-m", message, "--", *spec, hooks=True)
         return self.run("rev-parse", "HEAD").stdout.strip()

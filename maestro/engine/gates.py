@@ -15,6 +15,7 @@ result to accept.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -141,6 +142,9 @@ def criteria_gate(criteria: Sequence[str], parsed: Any, strictness: str) -> Gate
     return GateResult("criteria", FAIL if strictness == "strict" else WARN, "; ".join(problems))
 
 
+OUTSIDE = "changed outside its worktree while it ran, each put back as it was: "
+
+
 def scope_gate(
     out_of_scope: Sequence[str],
     ambiguous: Sequence[str],
@@ -148,22 +152,30 @@ def scope_gate(
     *,
     checked: bool,
     outside: Sequence[str] = (),
+    saved: str = "",
     unmeasured: Sequence[str] = (),
 ) -> GateResult:
     """``out_of_scope``: paths this dispatch changed outside its Files; ``ambiguous``:
     unowned paths changed while other tasks ran too (cannot be pinned on this one; only in
-    the shared tree); ``outside``: files it wrote in the user's tree instead of its
-    worktree, which fail at every strictness (the isolation itself was bypassed);
+    the shared tree); ``outside``: what changed in the user's tree or repository while it
+    ran (put back, the versions found saved in ``saved``), which fails at every
+    strictness (the isolation itself was bypassed);
     ``unmeasured``: files the answer says it changed while its worktree holds no change
     at all (written where git does not see it: a submodule, an ignored folder), a warning
     at every strictness so the task is never silently done without its work."""
     if not checked:
         return GateResult("scope", SKIP, "not a git repository: file changes cannot be measured")
     if outside:
+        where = (
+            f"; the versions found are in {saved}/ (if the change was yours, "
+            f"`cp -a {saved}/tree/. .` takes it back)"
+            if saved
+            else ""
+        )
         return GateResult(
             "scope",
             FAIL,
-            "wrote outside its worktree, into the project's own files: " + ", ".join(outside),
+            OUTSIDE + ", ".join(outside) + where,
             list(outside),
         )
     if out_of_scope:
@@ -277,6 +289,7 @@ def apply(
             strictness,
             checked=ctx.workspaces is not None or ctx.observer.enabled,
             outside=sorted(getattr(changes, "outside", ())),
+            saved=getattr(changes, "saved", ""),
             unmeasured=getattr(changes, "unmeasured", ()),
         )
     )
@@ -287,7 +300,10 @@ def apply(
         attempt.failure = ladder.Failure(
             ladder.SCOPE,
             f"scope gate: {scope.detail}",
-            "revert or re-plan those edits, then run the task again.",
+            f"keep its spoke to its worktree (its prompt, or `maestro run {task.id} --clarify`), "
+            "then run the task again."
+            if scope.detail.startswith(OUTSIDE)
+            else "revert or re-plan those edits, then run the task again.",
         )
     elif failed:
         attempt.failure = ladder.Failure(
@@ -302,19 +318,31 @@ def _integration(ctx: RunContext, task: Task, attempt: Attempt, root: Path | Non
         return integration_gate(None, None)
     env = dict(ctx.env)
     env.update({"MAESTRO_RUN_ID": ctx.run.run_id, "MAESTRO_TASK_ID": task.id})
-    shared = ctx.workspaces is None
-    if shared:
+    spaces = ctx.workspaces
+    if spaces is None:
         ctx.observer.begin("validate", task.id)
     try:
         where = attempt.view.root if attempt.view is not None else root
-        ran = run_validation(
-            task.validation, root=where or ctx.paths.root, env=env, timeout_s=attempt.timeout_s
-        )
+        # Run in the worktree; what it changes outside is put back and fails the gate,
+        # as a spoke's would (a command from the plan runs as the person, unsandboxed).
+        guarded = spaces.contained(f"task-{task.id}-validation") if spaces else None
+        with guarded or contextlib.nullcontext() as found:
+            ran = run_validation(
+                task.validation, root=where or ctx.paths.root, env=env, timeout_s=attempt.timeout_s
+            )
     finally:
-        if shared:
+        if spaces is None:
             ctx.observer.end("validate", task.id)
     attempt.validation_exit = ran.exit_code
     attempt.validation_output = ran.output
+    if found:
+        return GateResult(
+            "integration",
+            FAIL,
+            f"`{task.validation}` {OUTSIDE}{', '.join(found.paths)}; the versions found are in "
+            f"{found.shown}/",
+            list(found.paths),
+        )
     return integration_gate(
         task.validation, ran.exit_code, timed_out=ran.timed_out, output=ran.output
     )

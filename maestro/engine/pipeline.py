@@ -31,7 +31,7 @@ from maestro.engine.budgets import limits_for
 from maestro.engine.context import RunContext
 from maestro.engine.routing import choose, task_tier
 from maestro.engine.scheduler import Outcome
-from maestro.engine.workspace import Measured, Worktree, claimed_paths, literal_files
+from maestro.engine.workspace import Measured, Worktree, claimed_paths
 from maestro.errors import MaestroError, SpokeError
 from maestro.formatting import shown_path
 from maestro.state.model import Receipt, Task, Usage
@@ -384,11 +384,7 @@ class TaskRunner:
         in place) and check its answer."""
         ctx, task_id = self.ctx, task.id
         spaces = ctx.workspaces
-        worktree = (
-            spaces.create(f"task-{task_id}", watch=literal_files(task.files))
-            if spaces is not None
-            else None
-        )
+        worktree = spaces.create(f"task-{task_id}") if spaces is not None else None
         try:
             return self._dispatch_in(
                 task,

@@ -12,8 +12,8 @@ and its ignored files that validation needs (``.env``) copied in.
 After the spoke, the worktree is read the same way (a private index), and its tree
 compared with the one it started from: that is the attempt's change, exactly, with
 nothing attributed by timing. A spoke's own commits count (the working tree holds them).
-The task's own files in the user's tree are watched while it runs, so a spoke that writes
-there instead (an absolute path into the project) is caught.
+What changed outside the worktree while its spoke ran (the user's files, git's config,
+hooks and refs) is put back and named (guard.py).
 
 An accepted change lands twice: on the integration commit (a three-way merge when other
 tasks landed meanwhile) and in the user's working tree, file by file: a file the person
@@ -36,15 +36,16 @@ import shutil
 import stat
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from maestro.engine.guard import Found, Guard, Mark
 from maestro.engine.ownership import owned_by_any
 from maestro.errors import MaestroError
 from maestro.fsutil import atomic_write
-from maestro.git import KEEP_SUFFIX, Repo, TreeChange, in_use, mine
+from maestro.git import KEEP_SUFFIX, Repo, TreeChange, in_use
 from maestro.paths import ProjectPaths
 
 # Written by tools and test runners, never deliverables.
@@ -79,8 +80,8 @@ class Worktree:
     base: str  # the commit it started from
     base_tree: str
     index: Path  # the private index that reads it
-    watched: dict[str, tuple[int, int] | None] = field(default_factory=dict)
-    started_ns: int = 0
+    mark: Mark | None = None  # the user's tree and repository when it was made
+    found: Found | None = None  # what changed outside it meanwhile, put back
 
 
 @dataclass
@@ -91,11 +92,12 @@ class Measured:
     changes: list[TreeChange]
     files: list[str]  # project-relative, sorted
     out_of_scope: list[str]
-    outside: list[str]  # written into the user's tree instead of the worktree
+    outside: list[str]  # changed outside the worktree while it ran (put back)
     patch: str
     diff_stat: str
     diff_sha: str | None
     ambiguous: list[str] = field(default_factory=list)  # never, in a worktree
+    saved: str = ""  # where the versions found outside were put (project-relative)
     unmeasured: list[str] = field(default_factory=list)  # claimed, yet no change at all
 
 
@@ -145,14 +147,6 @@ class Landing:
         )
 
 
-def _stat(path: Path) -> tuple[int, int] | None:
-    try:
-        st = path.lstat()
-    except OSError:
-        return None
-    return (st.st_mtime_ns, st.st_size)
-
-
 def _shortstat(patch: str, files: int) -> str:
     plus = minus = 0
     in_hunk = False
@@ -171,11 +165,6 @@ def _shortstat(patch: str, files: int) -> str:
     if minus:
         parts.append(f"{minus} deletion{'s' if minus != 1 else ''}(-)")
     return ", ".join(parts)
-
-
-def literal_files(entries: Sequence[str]) -> list[str]:
-    """A task's Files that name one file (folders and globs are for ownership)."""
-    return [e for e in entries if e and not e.endswith("/") and not any(c in e for c in "*?[")]
 
 
 def claimed_paths(parsed: Any) -> list[str]:
@@ -228,6 +217,7 @@ class Workspaces:
         self.base = ""
         self.integration = ""
         self.head: str | None = None
+        self.guard: Guard | None = None
         state = paths.state_dir.resolve()
         self.state = [str(state.relative_to(self.top))] if state.is_relative_to(self.top) else []
         self.exclude = noise_globs()
@@ -247,17 +237,23 @@ class Workspaces:
             ignore.write_text("*\n", encoding="utf-8")  # never in the user's `git status`
         self.links, ignored = self._ignored()
         self.copies = self._to_copy()
-        if base is not None:
-            self.base = self.integration = base
-            return
         index = self.dir / f".{self.run_id}-p{os.getpid()}.index"  # (see git.in_use)
-        mine(index.name)
         index.unlink(missing_ok=True)
         # The state dir (plans, logs, these worktrees) is never part of the work: not read
         # when git does not ignore it already, and dropped when tracked.
         skip = [f"{s}/**" for s in self.state if s not in ignored]
-        tree = self.repo.snapshot(self.top, index, exclude=self.exclude + skip, drop=self.state)
-        index.unlink(missing_ok=True)
+        self.guard = Guard(
+            self.repo,
+            index=index,
+            exclude=self.exclude + skip,
+            drop=self.state,
+            saved=self.paths.machine_dir / "outside",
+            own=self._written_by_maestro(),
+        )
+        if base is not None:
+            self.base = self.integration = base
+            return
+        tree = self.guard.tree()
         head = self.head = self.repo.head()
         self.base = self.repo.commit_tree(
             tree,
@@ -266,6 +262,16 @@ class Workspaces:
         )
         self._trees[self.base] = tree
         self.integration = self.base
+
+    def _written_by_maestro(self) -> list[str]:
+        """The plan and the log when they are links to files elsewhere in the repository
+        (paths.py follows them): Maestro writes them all along a run (repository-relative)."""
+        own = []
+        for path in (self.paths.plan, self.paths.log):
+            target = path.resolve()
+            if target.is_relative_to(self.top):
+                own.append(str(target.relative_to(self.top)))
+        return own
 
     def refuse_submodule_work(self, tasks: Sequence[Any]) -> None:
         """A worktree holds each submodule as an empty folder, and a change under it is not
@@ -329,13 +335,13 @@ class Workspaces:
         )
 
     # -- one attempt's worktree ---------------------------------------------------------
-    def create(self, label: str, watch: Sequence[str] = ()) -> Worktree:
+    def create(self, label: str) -> Worktree:
         """A new worktree of the integration commit for one attempt."""
         with self._lock:
             self._count += 1
             # The creator's pid ends the name: cleanup never takes a live process's worktree.
             name = f"{self.run_id}-{label}-{self._count}-p{os.getpid()}"
-        return self._open(name, self.integration, watch)
+        return self._open(name, self.integration)
 
     def close(self) -> None:
         """The run ends: worktrees still to be removed are removed before it returns."""
@@ -347,6 +353,8 @@ class Workspaces:
         with self._lock:
             left, self._doomed = self._doomed, []
         self.repo.remove_worktrees([wt.path for wt in left])
+        if self.guard is not None:
+            self.guard.index.unlink(missing_ok=True)
 
     def discard_later(self, wt: Worktree, *, keep: bool = False) -> Path | None:
         """``discard``, with the removal itself done in the background: `git worktree
@@ -355,6 +363,7 @@ class Workspaces:
         it closes; a killed run's leftovers go with the next run's start (clean_stale)."""
         if keep:
             return self.discard(wt, keep=True)
+        self.settle(wt)
         wt.index.unlink(missing_ok=True)
         with self._lock:
             if not self._closed:
@@ -376,7 +385,8 @@ class Workspaces:
             with contextlib.suppress(OSError, MaestroError):
                 self.repo.remove_worktrees([wt.path for wt in doomed])
 
-    def _open(self, name: str, base: str, watch: Sequence[str] = ()) -> Worktree:
+    def _open(self, name: str, base: str) -> Worktree:
+        mark = self.guard.mark() if self.guard is not None else None
         path = self.dir / name
         self.repo.add_worktree(path, base)
         root = path / self.prefix if self.prefix else path
@@ -395,8 +405,7 @@ class Workspaces:
         own = _worktree_index(path)
         if own is not None and own.exists():
             shutil.copyfile(own, index)  # its stat data: unchanged files are not hashed again
-        watched = {rel: _stat(self.paths.root / rel) for rel in watch}
-        return Worktree(name, path, root, base, self._tree(base), index, watched, time.time_ns())
+        return Worktree(name, path, root, base, self._tree(base), index, mark)
 
     def _tree(self, commit: str) -> str:
         tree = self._trees.get(commit)
@@ -405,19 +414,29 @@ class Workspaces:
         return tree
 
     def measure(self, wt: Worktree, files: Sequence[str], claimed: Sequence[str] = ()) -> Measured:
-        """The attempt's exact change; ``files`` is the task's Files (its scope)."""
+        """The attempt's exact change; ``files`` is the task's Files (its scope). What
+        changed outside the worktree while it ran is put back first (see guard.py)."""
+        first = self.guard is not None and wt.mark is not None and wt.found is None
+        if first:
+            assert self.guard is not None and wt.mark is not None
+            wt.found = Found(wt.name)
+            self.guard.undo_git(wt.mark, wt.found)  # before git reads the worktree
         links = [f"{self.prefix}{link}" for link in self.links]
         tree = self.repo.snapshot(wt.path, wt.index, exclude=self.exclude, drop=links)
         changes = self.repo.tree_changes(wt.base_tree, tree)
+        if first:
+            self._undo_tree(wt, {c.path for c in changes})
         names = sorted(self._relative(c.path) for c in changes)
         out_of_scope = [n for n in names if not owned_by_any(list(files), n)]
         patch = self.repo.patch(wt.base_tree, tree) if changes else ""
+        found = wt.found
         return Measured(
             tree=tree,
             changes=changes,
             files=names,
             out_of_scope=out_of_scope,
-            outside=self._outside(wt, files, claimed, set(names)),
+            outside=list(found.paths) if found else [],
+            saved=found.shown if found else "",
             # The answer names files it changed, but its worktree holds no change at all.
             unmeasured=[]
             if names
@@ -436,24 +455,55 @@ class Workspaces:
             return repo_path[len(self.prefix) :]
         return os.path.relpath("/" + repo_path, "/" + self.prefix.rstrip("/"))
 
-    def _outside(
-        self, wt: Worktree, files: Sequence[str], claimed: Sequence[str], inside: set[str]
-    ) -> list[str]:
-        """The task's own files (and those its answer names) that changed in the user's
-        tree while it ran but not in its worktree: the spoke wrote them outside it."""
-        found = []
-        for rel in sorted(set(wt.watched) | set(claimed)):
-            if rel in inside or rel.startswith(("/", "..")):
-                continue
-            if self._landed.get(rel, 0) >= wt.started_ns:
-                continue  # another task of this run landed it meanwhile (a subtask, say)
-            now = _stat(self.paths.root / rel)
-            if rel in wt.watched:
-                if now != wt.watched[rel]:
-                    found.append(rel)
-            elif now is not None and now[0] >= wt.started_ns:
-                found.append(rel)
-        return found
+    def _undo_tree(self, wt: Worktree, inside: set[str]) -> None:
+        """The user's files changed while ``wt``'s dispatch ran, put back; left alone: what
+        the run landed meanwhile (another task's work), and files the worktree changed
+        too (a person's edit of them is the landing's to merge, never overwritten)."""
+        assert self.guard is not None and wt.mark is not None and wt.found is not None
+        started = wt.mark.started_ns
+
+        def keep(path: str) -> bool:
+            return path in inside or self._landed.get(self._relative(path), 0) >= started
+
+        with self._land_lock:  # no landing writes the user's tree meanwhile
+            self.guard.undo_tree(wt.mark, wt.found, keep=keep)
+        wt.found.shown = self._shown(wt.found.saved) if wt.found.saved else ""
+
+    @contextlib.contextmanager
+    def contained(self, label: str) -> Iterator[Found]:
+        """A command of Maestro's own run in a worktree (a validation command): what it
+        changed outside the worktree meanwhile is put back, and named in the Found."""
+        with self._lock:
+            self._count += 1
+            found = Found(f"{self.run_id}-{label}-{self._count}-p{os.getpid()}")
+        if self.guard is None:
+            yield found
+            return
+        mark = self.guard.mark()
+        try:
+            yield found
+        finally:
+            self.guard.undo_git(mark, found)
+            started = mark.started_ns
+            with self._land_lock:
+                self.guard.undo_tree(
+                    mark,
+                    found,
+                    keep=lambda p: self._landed.get(self._relative(p), 0) >= started,
+                )
+            found.shown = self._shown(found.saved) if found.saved else ""
+
+    def settle(self, wt: Worktree) -> None:
+        """A worktree whose change was never measured (its spoke failed to start, say):
+        what changed outside it is put back all the same."""
+        if self.guard is not None and wt.mark is not None and wt.found is None:
+            self.measure(wt, ())
+
+    def _shown(self, path: Path) -> str:
+        try:
+            return str(path.relative_to(self.paths.root))
+        except ValueError:
+            return str(path)
 
     def combined(self, wt: Worktree, measured: Measured) -> Worktree | None:
         """A worktree of the attempt's change on top of everything the run accepted since it
@@ -475,6 +525,7 @@ class Workspaces:
         return self._open(name, commit)
 
     def discard(self, wt: Worktree, *, keep: bool = False) -> Path | None:
+        self.settle(wt)
         """Remove the worktree; with ``keep`` leave it (marked kept) and return its path."""
         wt.index.unlink(missing_ok=True)
         if keep:
@@ -505,7 +556,14 @@ class Workspaces:
             for item in measured.changes:
                 self._landed[self._relative(item.path)] = now
             landing = Landing(change, "landed")
-            if self.commit:
+            planted = self.guard.planted() if self.guard is not None else []
+            if self.commit and planted:
+                # A commit runs the repository's hooks: never ones that appeared mid-run.
+                landing.commit_error = (
+                    f"{', '.join(planted)} changed since the run began, and a commit would "
+                    "run it; the files are in your tree, uncommitted"
+                )
+            elif self.commit:
                 try:
                     landing.committed = self.repo.commit_paths(
                         [c.path for c in measured.changes],
@@ -513,6 +571,8 @@ class Workspaces:
                     )
                 except Exception as exc:  # noqa: BLE001 - a hook or identity problem: reported, the files stay
                     landing.commit_error = " ".join(str(exc).split())[:200]
+                if landing.committed and self.guard is not None:
+                    self.guard.moved_by_run(landing.committed)
             return landing
 
     def _integrate(self, change: str, base: str) -> list[str]:
@@ -751,10 +811,18 @@ class ReadOnlyWorktree:
         return self.root
 
     def edited(self) -> list[str]:
-        """Files the reader changed in its worktree (project-relative)."""
+        """Files the reader changed in its worktree (project-relative), and what changed
+        outside it while it read (put back: guard.py)."""
         if self.spaces is None or self.worktree is None:
             return []
-        return self.spaces.measure(self.worktree, ()).files
+        measured = self.spaces.measure(self.worktree, ())
+        return [*measured.files, *measured.outside]
+
+    def outside(self) -> list[str]:
+        """What changed outside the reader's worktree while it read, put back."""
+        if self.spaces is None or self.worktree is None:
+            return []
+        return self.spaces.measure(self.worktree, ()).outside
 
     def __exit__(self, *exc: object) -> None:
         if self.spaces is not None and self.worktree is not None:

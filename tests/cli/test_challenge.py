@@ -218,3 +218,19 @@ def test_each_challenger_is_a_session_that_ends_with_its_answer(cli, planned, fa
         assert session["process"]["pid"] == call["pid"]
         assert session["directive"]["subject"] == "Challenge the plan"
     assert "high demand" in by_cli["codex"]["reason"]  # the error the CLI gave
+
+
+def test_a_challenger_that_writes_into_the_project_is_put_back_and_not_heard_finding_8(
+    cli, planned, fake_clis, project
+):
+    """A challenger that writes by absolute path into the user's tree: the file is put
+    back, the answer is not recorded, and the message names what it did."""
+    target = project / "README.md"
+    fake_clis.script(
+        "gemini",
+        [{"text": ANSWER, "write": [{"path": str(target), "content": "defaced\n"}], "force": True}],
+    )
+    res = cli("challenge")
+    assert target.read_text() == "# wc demo\n\nCounts words.\n"
+    assert "README.md (changed)" in res.out + res.err
+    assert not planned.load().challenges

@@ -145,9 +145,19 @@ def run_challenge(
     def ask(name: str) -> ChallengeAnswer:
         # Each challenger reads a worktree of the project as it is now: what it writes
         # anyway stays there and goes with it.
-        with ReadOnlyWorktree(paths, settings, f"challenge-{name}") as where:
+        reader = ReadOnlyWorktree(paths, settings, f"challenge-{name}")
+        with reader as where:
             asked = replace(request, cwd=where) if where is not None else request
-            return _ask(name, asked, settings, dict(ctx.env), plan.goal)
+            answer = _ask(name, asked, settings, dict(ctx.env), plan.goal)
+            outside = reader.outside()
+        if outside:  # a challenger reads: one that wrote into the project is not heard
+            return ChallengeAnswer(
+                name,
+                ok=False,
+                result=answer.result,
+                error=f"changed outside its worktree while it read, put back: {', '.join(outside)}",
+            )
+        return answer
 
     with ThreadPoolExecutor(max_workers=len(choice.tools)) as pool:
         answers = list(pool.map(ask, choice.tools))
