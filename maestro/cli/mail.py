@@ -9,9 +9,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from maestro.cli.argtypes import count, seconds
 from maestro.cli.context import Context, Result
 from maestro.cli.verbs import verb_adder
-from maestro.cli.wait import _count, _seconds
 from maestro.errors import MaestroError
 
 DEFAULT_WAIT_S = 100.0
@@ -84,14 +84,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     wait = verb("wait", "block until mail arrives, then print it (critical first)")
     wait.add_argument(
         "--timeout",
-        type=_seconds,
+        type=seconds,
         default=DEFAULT_WAIT_S,
         metavar="S",
         help=f"return after S seconds at most (default {DEFAULT_WAIT_S:g}; 0 checks once)",
     )
     wait.add_argument(
         "--poll",
-        type=_count,
+        type=count,
         default=1,
         metavar="N",
         help="this is the Nth wait in a row (the `next` line counts up)",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from maestro.cli.argtypes import count, seconds
 from maestro.cli.context import Context, Result
 
 # In a person's own shell; inside a host, the longest its shell tool allows
@@ -36,20 +37,10 @@ exit codes: 0 it returned normally (`state` says: ended, running or timeout; no 
 once the run has ended); 1 an error (no run, bad flag)."""
 
 
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not 0 <= value <= 86_400:
-        raise argparse.ArgumentTypeError("the timeout must be from 0 to 86400 seconds")
-    return value
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--timeout",
-        type=_seconds,
+        type=seconds,
         metavar="S",
         help="return after S seconds at most (default: the host shell tool's limit, or "
         f"{DEFAULT_TIMEOUT_S:g} in a person's shell; 0 checks once)",
@@ -57,22 +48,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--run", metavar="RUN_ID", help="follow this run (default: the latest)")
     parser.add_argument(
         "--after",
-        type=_count,
+        type=count,
         metavar="SEQ",
         help="show the events after this one (default: those not shown yet)",
     )
     parser.add_argument(
         "--poll",
-        type=_count,
+        type=count,
         metavar="N",
         help="this is the Nth call following the run (default: one more than the last)",
     )
-
-
-def _count(text: str) -> int:
-    if not text.isdigit():
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number (0 or more)")
-    return int(text)
 
 
 def next_command(run_id: str, *, after: int, poll: int, as_json: bool) -> str:

@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from maestro.engine import gates as gate_checks
 from maestro.engine import ladder
 from maestro.state.model import Receipt, Task
 
@@ -21,6 +20,26 @@ if TYPE_CHECKING:  # the pipeline imports this module: types only
     from maestro.prompts.delegation import Delegation
     from maestro.prompts.results import ParsedResult
     from maestro.spokes.contract import DispatchRequest, SpokeResult
+
+PASS, WARN, FAIL, SKIP = "pass", "warn", "fail", "skipped"
+
+
+@dataclass
+class GateResult:
+    """One gate's verdict on an answer (gates.py applies them)."""
+
+    gate: str  # format | criteria | scope | integration
+    level: str  # pass | warn | fail | skipped
+    detail: str = ""
+    paths: list[str] = field(default_factory=list)  # scope: the out-of-scope paths
+
+    @property
+    def failed(self) -> bool:
+        return self.level == FAIL
+
+    def line(self) -> str:
+        return f"{self.gate}: {self.level}" + (f" ({self.detail})" if self.detail else "")
+
 
 # Retry context: how much of each relevant file the next prompt gets.
 _FILE_CHARS = 6_000
@@ -35,7 +54,7 @@ class Attempt:
     agent: str = ""
     result: SpokeResult | None = None
     parsed: ParsedResult | None = None
-    gates: list[gate_checks.GateResult] = field(default_factory=list)
+    gates: list[GateResult] = field(default_factory=list)
     failure: ladder.Failure | None = None
     validation_exit: int | None = None
     validation_output: str = ""

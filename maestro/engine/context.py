@@ -16,7 +16,6 @@ if TYPE_CHECKING:  # the engine's modules import this one: types only, no import
     from maestro.agents.catalog import Catalog
     from maestro.engine.budgets import RunBudget
     from maestro.engine.receipts import Observer
-    from maestro.engine.review.outcome import ReviewOutcome
     from maestro.engine.rundir import RunDir
     from maestro.engine.workspace import Workspaces
     from maestro.logfile import ExecutionLog
@@ -84,8 +83,9 @@ class RunContext:
     env: dict[str, str]
     backoff_s: float
     stopping: Callable[[], str | None] = lambda: None
-    # review(task_id, revise=TaskRunner.revise): `maestro run --review`'s hook.
-    review: Callable[..., ReviewOutcome] | None = None
+    # review(task_id, revise=TaskRunner.revise): `maestro run --review`'s hook (the run
+    # reads the review's outcome from the plan, so its return value is not used here).
+    review: Callable[..., object] | None = None
     sim_delay_s: float | None = None
     stagger: Stagger = field(default_factory=lambda: Stagger(0.0))
     # A worktree per dispatch (a git repository, not --in-place); None: the shared tree.

@@ -18,35 +18,18 @@ from __future__ import annotations
 import contextlib
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from maestro.engine import ladder
+from maestro.engine.attempt import FAIL, PASS, SKIP, WARN, Attempt, GateResult
 from maestro.formatting import cleaned
 
 if TYPE_CHECKING:  # attempt.py and the pipeline import this module: types only
-    from maestro.engine.attempt import Attempt
     from maestro.engine.context import RunContext
     from maestro.spokes.contract import SpokeResult
     from maestro.state.model import Task
-
-PASS, WARN, FAIL, SKIP = "pass", "warn", "fail", "skipped"
-
-
-@dataclass
-class GateResult:
-    gate: str  # format | criteria | scope | integration
-    level: str  # pass | warn | fail | skipped
-    detail: str = ""
-    paths: list[str] = field(default_factory=list)  # scope: the out-of-scope paths
-
-    @property
-    def failed(self) -> bool:
-        return self.level == FAIL
-
-    def line(self) -> str:
-        return f"{self.gate}: {self.level}" + (f" ({self.detail})" if self.detail else "")
 
 
 def format_gate(parsed: Any) -> GateResult:

@@ -144,3 +144,15 @@ def closer(opener: str) -> str:
     if opener.startswith("<!--"):
         return "-->"
     return _FENCE.match(opener).group(1)  # type: ignore[union-attr]  # unclosed_block matched it
+
+
+TASK_LIKE = re.compile(r"task\s+[0-9][0-9.]*\s*:", re.IGNORECASE)
+
+
+def misplaced_task(blocks: list[Block]) -> Block | None:
+    """The first ``### Task N: ...`` heading among ``blocks`` (outside the Tasks section it
+    would be silently taken for text)."""
+    return next(
+        (b for b in blocks if b.kind == "heading" and b.level == 3 and TASK_LIKE.match(b.text)),
+        None,
+    )

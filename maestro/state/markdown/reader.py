@@ -10,7 +10,14 @@ from maestro import graph
 from maestro.errors import PlanError
 from maestro.state.codecs.values import FieldError
 from maestro.state.markdown import sections as s
-from maestro.state.markdown.blocks import Block, closer, split_blocks, unclosed_block
+from maestro.state.markdown.blocks import (
+    TASK_LIKE,
+    Block,
+    closer,
+    misplaced_task,
+    split_blocks,
+    unclosed_block,
+)
 from maestro.state.markdown.kinds import KINDS
 from maestro.state.markdown.layout import Chunk, FieldPiece, PlanLayout
 from maestro.state.markdown.records import RecordReader
@@ -21,7 +28,6 @@ _RECORD_WORD = {
     "challenges": re.compile(r"challenge\s", re.IGNORECASE),
     "reviews": re.compile(r"review\s", re.IGNORECASE),
 }
-_TASK_LIKE = re.compile(r"task\s+[0-9][0-9.]*\s*:", re.IGNORECASE)
 
 
 class DocumentReader:
@@ -194,7 +200,7 @@ class DocumentReader:
         groups: list[tuple[str | None, list[Block], int]] = [(None, [], 0)]
         titled = False
         for index, block in enumerate(blocks):
-            if block.kind == "heading" and block.level == 2 and _TASK_LIKE.match(block.text):
+            if block.kind == "heading" and block.level == 2 and TASK_LIKE.match(block.text):
                 raise self.error(
                     block.line,
                     f'"{block.text}" is a level-{block.level} heading.',
@@ -407,15 +413,6 @@ def unclosed_error(
         fix,
         file=path,
         line=line,
-    )
-
-
-def misplaced_task(blocks: list[Block]) -> Block | None:
-    """The first ``### Task N: ...`` heading among ``blocks`` (outside the Tasks section it
-    would be silently taken for text)."""
-    return next(
-        (b for b in blocks if b.kind == "heading" and b.level == 3 and _TASK_LIKE.match(b.text)),
-        None,
     )
 
 

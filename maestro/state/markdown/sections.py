@@ -9,6 +9,7 @@ from typing import Any
 from maestro import tables
 from maestro.state.codecs import values as v
 from maestro.state.codecs.values import FieldError
+from maestro.state.markdown.blocks import misplaced_task, split_blocks
 from maestro.state.model import FORMAT_VERSION, LogEntry, Source
 
 MARKER = re.compile(r"<!--[ \t]*maestro:format[ \t]+(\S*)[ \t]*-->", re.IGNORECASE)
@@ -58,9 +59,6 @@ def title_of(heading_raw: str) -> str:
 
 def check_goal(goal: Any) -> str:
     """The goal must not hold a line that would end its section when read back."""
-    from maestro.state.markdown.blocks import split_blocks
-    from maestro.state.markdown.reader import misplaced_task
-
     v.check_text("Goal", goal)
     probe = "## Goal\n\n" + goal + "\n\n## End\n"
     blocks = split_blocks(probe)
