@@ -16,15 +16,15 @@ is its own (one per run), so nothing is recorded twice.
 from __future__ import annotations
 
 import re
-import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from maestro import clock
+from maestro.bus.waiting import bells
+from maestro.watch import Watch, watch
 
 if TYPE_CHECKING:
     from maestro.bus.mailbox import Message
-    from maestro.bus.waiting import Doorbell
     from maestro.logfile import ExecutionLog
     from maestro.paths import ProjectPaths
 
@@ -42,13 +42,10 @@ def report_kind(message: Message) -> str:
 
 
 class WorkerReports:
-    """Woken by the run's doorbell; read on the scheduler's idle ticks and once at the
-    end. The last read does not wait for the bell: the watch's thread may not have heard
-    the last ring (a report sent just before its spoke ended) when the run stops it.
-
-    The doorbell is armed at the first read, not at the run's start: watching costs a
-    thread and an import the first spokes need not wait for, and no worker can report
-    before its spoke runs. Armed before that read, it misses nothing sent meanwhile."""
+    """Read on the scheduler's idle ticks when the run's doorbell rang, and once at the
+    end whether it rang or not (a report sent just before its spoke ended). The doorbell
+    is watched from the first read on; armed before that read, it misses nothing sent
+    meanwhile."""
 
     def __init__(
         self,
@@ -61,18 +58,16 @@ class WorkerReports:
 
         self.paths, self.emit, self.log = paths, emit, log
         self.session_id = run_session_id(run_id)
-        self.rung = threading.Event()
-        self.rung.set()  # read once at the start: reports may predate the watch
         self.recorded = 0  # the last message id turned into an event
-        self._bell: Doorbell | None = None
+        self._bell: Watch | None = None
 
     def __enter__(self) -> WorkerReports:  # noqa: PYI034 - a final helper class
         return self
 
     def __exit__(self, *exc: object) -> None:
         if self._bell is not None:
-            self._bell.__exit__(*exc)
-        self.rung.set()  # nothing listens any more: the next read must look
+            self._bell.close()
+            self._bell = None
 
     def deliver(self, *, last: bool = False) -> None:
         """Turn new reports into events and log rows; ``last``: the run's final read
@@ -80,13 +75,12 @@ class WorkerReports:
         from maestro.bus.mailbox import Mailbox
         from maestro.bus.sessions import SessionStore
 
-        if self._bell is None and not last:
-            from maestro.bus.waiting import Doorbell
-
-            self._bell = Doorbell(self.paths, [self.session_id], event=self.rung).__enter__()
-        if not (last or self.rung.is_set()):
+        if self._bell is None:
+            if not last:  # read now, with the bell armed first: reports may predate it
+                folder, wanted = bells(self.paths, [self.session_id])
+                self._bell = watch([folder], wanted)
+        elif not (self._bell.wait(0) or last):
             return
-        self.rung.clear()
         mailbox = Mailbox(self.paths)
         if not mailbox.path.exists():
             return

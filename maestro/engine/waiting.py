@@ -7,7 +7,7 @@ is gathered into at most one digest per ``interval`` seconds since the follower 
 woken (0: every such event wakes it, one wait each). The person sees progress where it
 costs no model: the terminal's live view, `maestro status`, the report.
 
-The run's folder is watched with inotify (watchdog); the engine's life is its run lock
+The run's folder and doorbell are watched (``maestro.watch``); the engine's life is its run lock
 (see ``RunLock``), checked every half second, so an engine killed without a chance to say
 so (SIGKILL, the sandbox of the command that started it, another PID namespace) ends the
 wait within a second. Events already shown, and when the follower was last woken, are
@@ -22,15 +22,16 @@ from __future__ import annotations
 
 import contextlib
 import json
-import threading
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from maestro.bus.sessions import USER, run_session_id
+from maestro.bus.waiting import bells
 from maestro.engine.progress import ACT_KINDS, PROGRESS_KINDS
 from maestro.engine.rundir import RunDir, RunLock, read_events
 from maestro.fsutil import atomic_write
+from maestro.watch import Watch, watch
 
 if TYPE_CHECKING:
     from maestro.bus.mailbox import Message
@@ -137,13 +138,11 @@ def wait_for(
         )
 
     # The watches are armed only once the wait has to wait (a `--timeout 0` call, or one
-    # with something to show at once, starts no observer thread); the loop reads again
+    # with something to show at once, arms no watch); the loop reads again
     # right after arming, so nothing that happened before is missed.
     with contextlib.ExitStack() as watches:
-        wakeup: threading.Event | None = None
+        wakeup: Watch | None = None
         while True:
-            if wakeup is not None:
-                wakeup.clear()
             shown.read()
             mail += _questions(run)
             if ended_event(shown.events) is not None:
@@ -168,14 +167,12 @@ def wait_for(
             wakeup.wait(min(limits))
 
 
-def _arm(watches: contextlib.ExitStack, run: RunDir) -> threading.Event:
-    """Watch the run's folder and the run's doorbell; the event they set."""
-    from maestro.bus.waiting import Doorbell
-    from maestro.watch import FolderObserver
-
-    wakeup = watches.enter_context(FolderObserver(run.path)).event
-    watches.enter_context(Doorbell(run.paths, [run_session_id(run.run_id)], event=wakeup))
-    return wakeup
+def _arm(watches: contextlib.ExitStack, run: RunDir) -> Watch:
+    """Watch the run's folder (any change) and the run's doorbell."""
+    folder, wanted = bells(run.paths, [run_session_id(run.run_id)])
+    return watches.enter_context(
+        watch([run.path, folder], lambda path: path.parent != folder or wanted(path))
+    )
 
 
 class _Shown:

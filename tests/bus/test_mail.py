@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import threading
 import time
 
 import pytest
 
-from maestro.bus import inotify
 from maestro.bus.mailbox import Mailbox, pending
 from maestro.bus.sessions import SessionStore
-from maestro.bus.waiting import Doorbell, wait_for_mail
+from maestro.bus.waiting import bells, wait_for_mail
 from maestro.tokens import count_tokens
 
 
@@ -234,10 +232,12 @@ def test_mail_wait_names_the_next_call_and_never_the_same_twice(office, cli, mon
 
 @pytest.mark.parametrize("watcher", ["inotify", "watchdog"])
 def test_wait_wakes_on_a_send_without_polling(office, monkeypatch, watcher):
+    from maestro import watch
+
     if watcher == "watchdog":
-        monkeypatch.setattr(inotify, "available", lambda: False)
+        monkeypatch.setattr(watch, "_LIBC", None)
     else:
-        assert inotify.available()
+        assert watch._LIBC is not None
     worker = office.worker("1")
     ready = threading.Event()
     result = {}
@@ -259,18 +259,23 @@ def test_wait_wakes_on_a_send_without_polling(office, monkeypatch, watcher):
     assert result["t"] - sent < 2  # woken by the doorbell, not by the 20 s timeout
 
 
-def test_the_doorbell_wakes_an_engine_waiting_on_its_run(office):
+@pytest.mark.parametrize("watcher", ["inotify", "watchdog"])
+def test_the_doorbell_wakes_an_engine_waiting_on_its_run(office, monkeypatch, watcher):
+    from maestro import watch
+
+    if watcher == "watchdog":
+        monkeypatch.setattr(watch, "_LIBC", None)
     worker = office.worker("2")
-    wake = threading.Event()
-    with Doorbell(office.paths, [office.run], event=wake):
+    folder, wanted = bells(office.paths, [office.run])
+    with watch.watch([folder], wanted) as bell:
         Mailbox(office.paths).send(
             worker.id, [worker.id], type="notification", priority="low", subject="s", body="b"
         )
-        assert not wake.wait(0.5)  # mail for someone else
+        assert not bell.wait(0.5)  # mail for someone else
         Mailbox(office.paths).send(
             worker.id, [office.run], type="query", priority="normal", subject="q", body="?"
         )
-        assert wake.wait(5)
+        assert bell.wait(5)
     assert [m.subject for m in pending(office.paths, office.run)] == ["q"]
     assert Mailbox(office.paths).unread_count(office.run) == 1  # pending() does not mark read
 
@@ -278,17 +283,17 @@ def test_the_doorbell_wakes_an_engine_waiting_on_its_run(office):
 def test_a_doorbell_rings_without_a_write_and_wakes_its_waiter_each_time(office):
     """Ringing opens the bell for writing and closes it: no truncate and no write, which
     on ext4 could wait for the disk to flush the previous ring, in the send's latency."""
-    from maestro.bus import inotify
+    from maestro.watch import watch
 
     worker = office.worker("3")
     box = Mailbox(office.paths)
     box.ring(worker.id)
-    with inotify.FolderWatch(str(box.bells), lambda name: name == worker.id) as watch:
+    with watch([box.bells], lambda path: path.name == worker.id) as bell:
         for _ in range(3):
             box.send(
                 office.run, [worker.id], type="notification", priority="low", subject="s", body="b"
             )
-            assert watch.wait(5)
+            assert bell.wait(5)
     assert box.bell(worker.id).stat().st_size == 0
 
 
@@ -371,52 +376,6 @@ def test_a_long_lived_waiter_keeps_one_connection_across_waits(office):
     finally:
         kept.close()
     assert Mailbox(office.paths).unread_count(worker.id) == 0
-
-
-def test_a_wait_returns_without_closing_its_watch_and_reuses_it(office):
-    """Closing an inotify descriptor waits for the kernel (~16 ms): a wait keeps its
-    watch for the next one, and makes a new one when the bell folder was replaced."""
-    import shutil
-
-    from maestro.bus import waiting
-
-    worker = office.worker("5")
-    box = Mailbox(office.paths)
-
-    def later(body: str) -> threading.Timer:
-        timer = threading.Timer(
-            0.3,
-            lambda: box.send(
-                "user", [worker.id], type="notification", priority="low", subject="s", body=body
-            ),
-        )
-        timer.start()
-        return timer
-
-    def kept_watch() -> object:
-        (watch,) = [w for (folder, who, _), (w, _) in waiting._WATCHES.items() if who == worker.id]
-        return watch
-
-    for body in ("one", "two"):
-        later(body).join()  # sent before this wait: found by its first read
-        timer = later(body + " more")
-        started = time.monotonic()
-        outcome = wait_for_mail(office.paths, worker.id, 20)
-        timer.join()
-        assert [m.body for m in outcome.messages] == [body]
-        outcome = wait_for_mail(office.paths, worker.id, 20)
-        assert [m.body for m in outcome.messages] == [body + " more"]
-        assert time.monotonic() - started < 10  # woken, not timed out
-    first = kept_watch()
-    os.fstat(first.fd)  # still open after four waits
-    shutil.rmtree(box.bells)  # replaced: a watch on the old folder would hear nothing
-    box.bells.mkdir()
-    timer = later("three")
-    started = time.monotonic()
-    outcome = wait_for_mail(office.paths, worker.id, 20)
-    timer.join()
-    assert [m.body for m in outcome.messages] == ["three"] and time.monotonic() - started < 10
-    assert kept_watch() is not first
 
 
 def test_send_into_an_existing_thread(office, cli, monkeypatch):
