@@ -381,6 +381,7 @@ class Engine:
                 [r.task for r in recovered],
                 sorted(shared.observer.unattributed),
                 shared.unlanded,
+                spaces.copy_note() if spaces is not None else "",
             )
             emit(
                 "run_ended",
@@ -407,6 +408,7 @@ class Engine:
         recovered: list[str],
         unattributed: list[str],
         unlanded: list[tuple[str, str]] = (),  # type: ignore[assignment]  # read only
+        copies: str = "",
     ) -> RunSummary:
         plan = store.load()
         counts = {status: 0 for status in STATUSES}
@@ -428,6 +430,8 @@ class Engine:
                 f" and {len(unattributed) - 8} more" if len(unattributed) > 8 else ""
             )
             message += f" Changed while no task was running (not attributed to any task): {shown}."
+        if copies:
+            message += f" {copies}"
         return RunSummary(
             run_id=run.run_id,
             status=status,

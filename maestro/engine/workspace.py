@@ -225,6 +225,7 @@ class Workspaces:
         self._closed = False
         self.links: list[str] = []
         self.copies: list[str] = []  # project-relative ignored files copied into each worktree
+        self.leading_out: dict[str, str] = {}  # copies not made: a link out of the project
         self.base = ""
         self.integration = ""
         self.head: str | None = None
@@ -387,16 +388,40 @@ class Workspaces:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.symlink_to(self.paths.root / link, target_is_directory=True)
         for rel in self.copies:
-            source, target = self.paths.root / rel, root / rel
-            if source.is_file() and not target.exists() and not target.is_symlink():
+            source, target = self._copy_source(rel), root / rel
+            if source and source.is_file() and not target.exists() and not target.is_symlink():
                 target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(source, target)  # the content (a link's target), not a link
+                shutil.copy2(source, target)  # the content, not a link
         index = self.dir / f".{name}.index"
         own = _worktree_index(path)
         if own is not None and own.exists():
             shutil.copyfile(own, index)  # its stat data: unchanged files are not hashed again
         watched = {rel: _stat(self.paths.root / rel) for rel in watch}
         return Worktree(name, path, root, base, self._tree(base), index, watched, time.time_ns())
+
+    def _copy_source(self, rel: str) -> Path | None:
+        """The file a worktree's copy of ``rel`` is read from: the file its links lead to
+        (read when each worktree is made), None when they lead out of the project: a
+        file outside it never reaches a spoke through a copy (the run names it once)."""
+        real = Path(os.path.realpath(self.paths.root / rel))
+        if real.is_relative_to(self.paths.root.resolve()):
+            return real
+        with self._lock:
+            self.leading_out.setdefault(rel, str(real))
+        return None
+
+    def copy_note(self) -> str:
+        """What the run says of the copies it did not make ("" when none)."""
+        if not self.leading_out:
+            return ""
+        links = "; ".join(
+            f"{rel} is a symlink leading out of the project (to {target})"
+            for rel, target in sorted(self.leading_out.items())
+        )
+        return (
+            f"{links}: not copied into the worktrees. Fix: put the file itself in the "
+            "project, or leave it out of workspace_copy and .worktreeinclude."
+        )
 
     def _tree(self, commit: str) -> str:
         tree = self._trees.get(commit)
