@@ -39,6 +39,7 @@ class GateResult:
     level: str  # pass | warn | fail | skipped
     detail: str = ""
     paths: list[str] = field(default_factory=list)  # scope: the out-of-scope paths
+    fix: str = ""  # what to do, when the gate knows better than its usual advice
 
     @property
     def failed(self) -> bool:
@@ -149,6 +150,7 @@ def scope_gate(
     checked: bool,
     outside: Sequence[str] = (),
     unmeasured: Sequence[str] = (),
+    unlandable: Sequence[Any] = (),
 ) -> GateResult:
     """``out_of_scope``: paths this dispatch changed outside its Files; ``ambiguous``:
     unowned paths changed while other tasks ran too (cannot be pinned on this one; only in
@@ -156,7 +158,9 @@ def scope_gate(
     worktree, which fail at every strictness (the isolation itself was bypassed);
     ``unmeasured``: files the answer says it changed while its worktree holds no change
     at all (written where git does not see it: a submodule, an ignored folder), a warning
-    at every strictness so the task is never silently done without its work."""
+    at every strictness so the task is never silently done without its work;
+    ``unlandable``: files of its work that must not or cannot land (each with ``line()``
+    and ``fix``: see ``workspace.Unlandable``), which fail at every strictness."""
     if not checked:
         return GateResult("scope", SKIP, "not a git repository: file changes cannot be measured")
     if outside:
@@ -165,6 +169,14 @@ def scope_gate(
             FAIL,
             "wrote outside its worktree, into the project's own files: " + ", ".join(outside),
             list(outside),
+        )
+    if unlandable:
+        return GateResult(
+            "scope",
+            FAIL,
+            "; ".join(u.line() for u in unlandable),
+            [u.path for u in unlandable],
+            " ".join(dict.fromkeys(u.fix for u in unlandable)),
         )
     if out_of_scope:
         level = WARN if strictness == "lenient" else FAIL
@@ -278,6 +290,7 @@ def apply(
             checked=ctx.workspaces is not None or ctx.observer.enabled,
             outside=sorted(getattr(changes, "outside", ())),
             unmeasured=getattr(changes, "unmeasured", ()),
+            unlandable=getattr(changes, "unlandable", ()),
         )
     )
     attempt.gates.append(_integration(ctx, task, attempt, root))
@@ -287,7 +300,7 @@ def apply(
         attempt.failure = ladder.Failure(
             ladder.SCOPE,
             f"scope gate: {scope.detail}",
-            "revert or re-plan those edits, then run the task again.",
+            scope.fix or "revert or re-plan those edits, then run the task again.",
         )
     elif failed:
         attempt.failure = ladder.Failure(

@@ -510,6 +510,7 @@ class TaskRunner:
             def changes(parsed: Any) -> Measured:
                 # Read before the validation command runs: what it writes is not the task's.
                 attempt.measured = spaces.measure(worktree, task.files, claimed_paths(parsed))
+                attempt.measured.unlandable = spaces.unlandable(worktree, attempt.measured)
                 if task.mode == "coordinate":
                     # Its subtasks landed while it worked: its check needs their work too.
                     attempt.view = spaces.combined(worktree, attempt.measured)

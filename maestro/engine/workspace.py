@@ -83,6 +83,18 @@ class Worktree:
     started_ns: int = 0
 
 
+@dataclass(frozen=True)
+class Unlandable:
+    """A file of an attempt's work that must not or cannot land, why, and the fix."""
+
+    path: str  # project-relative
+    why: str
+    fix: str
+
+    def line(self) -> str:
+        return f"{self.path} {self.why}"
+
+
 @dataclass
 class Measured:
     """What one attempt changed in its worktree, against the commit it started from."""
@@ -97,6 +109,7 @@ class Measured:
     diff_sha: str | None
     ambiguous: list[str] = field(default_factory=list)  # never, in a worktree
     unmeasured: list[str] = field(default_factory=list)  # claimed, yet no change at all
+    unlandable: list[Unlandable] = field(default_factory=list)  # see Workspaces.unlandable
 
 
 @dataclass
@@ -480,6 +493,61 @@ class Workspaces:
                 found.append(rel)
         return found
 
+    def unlandable(self, wt: Worktree, measured: Measured) -> list[Unlandable]:
+        """What of the attempt's work must not land: a symlink leading out of the project
+        (followed as it will stand once landed, through the change's other links and the
+        user's tree). The scope gate fails on any, at every strictness."""
+        links = {
+            c.path: self._theirs(wt, c).decode("utf-8", "surrogateescape")
+            if c.new_mode == "120000"
+            else None
+            for c in measured.changes
+        }
+        found = []
+        for path, target in sorted(links.items()):
+            if target is not None and self._leads_out(path, links):
+                found.append(
+                    Unlandable(
+                        self._relative(path),
+                        f"is a symlink leading out of the project (to {target})",
+                        "replace each with a file, or with a link that stays inside the project.",
+                    )
+                )
+        return found
+
+    def _leads_out(self, path: str, links: dict[str, str | None]) -> bool:
+        """Whether the link at ``path`` (relative to the top) leads out of the project,
+        each link on the way followed as ``links`` has it (the change's paths: a link's
+        target, None when not a link) or else as the user's tree has it."""
+        where: list[str] = []
+        todo = path.split("/")
+        hops = 0
+        while todo:
+            part = todo.pop(0)
+            if part in ("", "."):
+                continue
+            if part == "..":
+                if not where:
+                    return True  # above the repository's top
+                where.pop()
+                continue
+            where.append(part)
+            name = "/".join(where)
+            target = links[name] if name in links else _link(self.top / name)
+            if target is None:
+                continue
+            hops += 1
+            if hops > 40:
+                return True  # a loop of links, which leads nowhere
+            where.pop()
+            if target.startswith("/"):
+                target = os.path.relpath(os.path.normpath(target), self.top)
+                if target == ".." or target.startswith("../"):
+                    return True
+                where = []
+            todo = target.split("/") + todo
+        return not ("/".join(where) + "/").startswith(self.prefix)
+
     def combined(self, wt: Worktree, measured: Measured) -> Worktree | None:
         """A worktree of the attempt's change on top of everything the run accepted since it
         began (None when nothing was): where a coordinating task's check sees its subtasks'
@@ -654,6 +722,14 @@ def _read(path: Path) -> bytes | None:
             return os.readlink(path).encode("utf-8", "surrogateescape")
         return path.read_bytes()
     except FileNotFoundError:
+        return None
+
+
+def _link(path: Path) -> str | None:
+    """The target of the link at ``path``; None when it is no link."""
+    try:
+        return os.readlink(path)
+    except OSError:
         return None
 
 

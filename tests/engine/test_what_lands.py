@@ -2,8 +2,11 @@
 what it is (issue 23: copies that follow links, links that lead out, refused commits,
 work that cannot land)."""
 
-from tests.engine.runkit import step, task, write_plan
-from tests.engine.test_workspaces import commit_ignoring
+import os
+
+from tests.engine.runkit import plan, step, task, write_plan
+from tests.engine.test_workspaces import commit_ignoring, status
+from tests.test_git import git
 
 
 def test_a_copy_never_follows_a_link_out_of_the_project_finding_3(cli, project, runenv, tmp_path):
@@ -30,3 +33,51 @@ def test_a_copy_never_follows_a_link_out_of_the_project_finding_3(cli, project, 
     assert said.count(".env is a symlink leading out of the project") == 1, said
     assert "workspace_copy" in said and "Traceback" not in said
     assert (project / ".env").is_symlink() and secret.read_text() == "TOP SECRET\n"
+
+
+def with_app(project):
+    """The project with src/app.py committed."""
+    (project / "src").mkdir()
+    (project / "src" / "app.py").write_text("def greet(name):\n    return name\n")
+    git(project, "add", "-A")
+    git(project, "commit", "-q", "-m", "app")
+
+
+def test_a_link_leading_out_of_the_project_never_lands_finding_7(cli, project, runenv, tmp_path):
+    """A spoke that replaces its own src/app.py with a link to /etc/passwd, adds one
+    climbing out with '..', and one that leads out only through another link of the
+    change, fails its scope gate naming each, at every strictness; nothing of it lands."""
+    with_app(project)
+    write_plan(cli, project, [task(1, files=["src/"], validation="test -e src/app.py")])
+    (project / ".ai" / "maestro.toml").write_text('validation_strictness = "lenient"\n')
+    s = step("src/ok.py")
+    s["shell"] = [
+        {
+            "sh": "ln -sfn /etc/passwd src/app.py && ln -s ../../outside src/up.py"
+            " && mkdir -p src/a/b && ln -s .. src/a/b/lnk && ln -s lnk/../../.. src/a/b/evil"
+        }
+    ]
+    runenv.script("codex", [s])
+    res = cli("run")
+    assert res.code == 2, res.out + res.err
+    t = plan(project).task("1")
+    assert t.status == "failed", t.result
+    for path in ("src/app.py", "src/up.py", "src/a/b/evil"):
+        assert f"{path} is a symlink leading out of the project" in t.result
+    assert "src/a/b/lnk " not in t.result  # it leads to src/a, inside
+    assert "Fix:" in t.result
+    assert not (project / "src" / "app.py").is_symlink()
+    assert not (project / "src" / "ok.py").exists() and not (project / "src" / "a").exists()
+    assert status(project) == ""
+
+
+def test_a_link_inside_the_project_lands(cli, project, runenv):
+    with_app(project)
+    write_plan(cli, project, [task(1, files=["src/"], validation="test -e src/alias.py")])
+    s = step("src/ok.py")
+    s["shell"] = [{"sh": "ln -s app.py src/alias.py && ln -s ../README.md src/readme"}]
+    runenv.script("codex", [s])
+    res = cli("run")
+    assert res.code == 0, res.out + res.err
+    assert os.readlink(project / "src" / "alias.py") == "app.py"
+    assert os.readlink(project / "src" / "readme") == "../README.md"
