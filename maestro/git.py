@@ -536,10 +536,33 @@ class Repo:
         return out.raw_stdout
 
     # the user's branch (only with --commit)
-    def commit_paths(self, paths: Sequence[str], message: str) -> str:
+    def commit_paths(self, paths: Sequence[str], message: str, index: Path) -> str:
         """Commit exactly ``paths`` (repository-relative) on the current branch, as the
-        user (their identity, their hooks); whatever else they staged stays staged."""
+        user (their identity, their hooks), staged in ``index``, a private copy of their
+        index: theirs changes only once the commit is made, and then only for ``paths``
+        (as `git commit --only` leaves it); whatever else they staged stays staged. A
+        commit refused (a hook, a merge in progress) raises GitError and leaves their
+        index exactly as it was."""
         spec = [f":(top,literal){p}" for p in paths]
-        self.run("add", "-A", "--", *spec)
-        self.run("commit", "-q", "--only", "-m", message, "--", *spec)
+        own = self.index or Path(self.run("rev-parse", "--git-path", "index").stdout.strip())
+        own = own if own.is_absolute() else self.top / own
+        if own.exists():
+            shutil.copyfile(own, index)
+        env = {"GIT_INDEX_FILE": str(index)}
+        try:
+            self.run("add", "-A", "--", *spec, env=env)
+            out = self.run(
+                "commit", "-q", "--only", "-m", message, "--", *spec, env=env, check=False
+            )
+        finally:
+            index.unlink(missing_ok=True)
+        if out.exit_code != 0 or out.timed_out:
+            said = " ".join(out.stderr.split())[:200]
+            raise GitError(
+                f"`git commit` exited {out.exit_code}: {said}"
+                if said
+                else f"`git commit` exited {out.exit_code} and said nothing "
+                "(a pre-commit or commit-msg hook refused it?)"
+            )
+        self.run("reset", "-q", "--", *spec)  # their index: these paths as committed
         return self.run("rev-parse", "HEAD").stdout.strip()

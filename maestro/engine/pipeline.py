@@ -700,6 +700,8 @@ class TaskRunner:
         landed = landing.note(shown) if landing else ""
         if landing is not None and landing.status == "conflict":
             ctx.unlanded.append((task_id, landed))
+        elif landing is not None and landing.commit_error:
+            ctx.uncommitted.append((task_id, landed))
         with ctx.store.edit() as plan:
             task = plan.task(task_id)
             self._charge(task, attempt)

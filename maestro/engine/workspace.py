@@ -119,7 +119,8 @@ class Landing:
     conflicts: list[str] = field(default_factory=list)
     patch_file: Path | None = None
     committed: str | None = None  # the commit on the user's branch (--commit)
-    commit_error: str | None = None
+    commit_error: str | None = None  # why --commit was refused
+    uncommitted: list[str] = field(default_factory=list)  # then: the files left unstaged
     # How each withheld file is recovered: "merge" (the person's file and the task's
     # started from a saved base), "added" (no base: both sides added it), "copy" (the
     # person's is gone), "deleted" (the task deleted it).
@@ -133,7 +134,10 @@ class Landing:
                 + self.advice(shown)
             )
         if self.commit_error:
-            return f"landed uncommitted: `git commit` failed: {self.commit_error}"
+            return (
+                f"its files are in your tree, uncommitted and unstaged "
+                f"({', '.join(self.uncommitted)}): --commit was refused: {self.commit_error}"
+            )
         return ""
 
     def advice(self, shown: str) -> str:
@@ -599,13 +603,17 @@ class Workspaces:
                 self._landed[self._relative(item.path)] = now
             landing = Landing(change, "landed")
             if self.commit:
+                index = self.dir / f".{self.run_id}-commit-p{os.getpid()}.index"  # (git.in_use)
+                mine(index.name)
                 try:
                     landing.committed = self.repo.commit_paths(
                         [c.path for c in measured.changes],
                         f"Task {task_id}: {title}\n\nLanded by maestro run {self.run_id}.",
+                        index,
                     )
-                except Exception as exc:  # noqa: BLE001 - a hook or identity problem: reported, the files stay
-                    landing.commit_error = " ".join(str(exc).split())[:200]
+                except Exception as exc:  # noqa: BLE001 - a hook, a merge, an identity: reported, the files stay
+                    landing.commit_error = " ".join(getattr(exc, "message", str(exc)).split())
+                    landing.uncommitted = sorted(self._relative(c.path) for c in measured.changes)
             return landing
 
     def _integrate(self, change: str, base: str) -> list[str]:

@@ -3,6 +3,9 @@ what it is (issue 23: copies that follow links, links that lead out, refused com
 work that cannot land)."""
 
 import os
+import subprocess
+
+import pytest
 
 from tests.engine.runkit import plan, step, task, write_plan
 from tests.engine.test_workspaces import commit_ignoring, status
@@ -81,3 +84,48 @@ def test_a_link_inside_the_project_lands(cli, project, runenv):
     assert res.code == 0, res.out + res.err
     assert os.readlink(project / "src" / "alias.py") == "app.py"
     assert os.readlink(project / "src" / "readme") == "../README.md"
+
+
+def refusing_hook(project):
+    hook = project / ".git" / "hooks" / "pre-commit"
+    hook.write_text("#!/bin/sh\nexit 1\n")
+    hook.chmod(0o755)
+
+
+def merge_in_progress(project):
+    """A merge stopped on a conflict in notes.txt, as `git merge` leaves it."""
+    (project / "notes.txt").write_text("base\n")
+    git(project, "add", "notes.txt")
+    git(project, "commit", "-q", "-m", "notes")
+    git(project, "checkout", "-q", "-b", "other")
+    (project / "notes.txt").write_text("theirs\n")
+    git(project, "commit", "-q", "-am", "theirs")
+    git(project, "checkout", "-q", "-")
+    (project / "notes.txt").write_text("ours\n")
+    git(project, "commit", "-q", "-am", "ours")
+    subprocess.run(["git", "merge", "-q", "other"], cwd=project, capture_output=True, check=False)
+    assert (project / ".git" / "MERGE_HEAD").exists()
+
+
+@pytest.mark.parametrize("refusal", [refusing_hook, merge_in_progress])
+def test_a_refused_commit_leaves_the_index_as_it_was_finding_13(cli, project, runenv, refusal):
+    """`--commit` refused (a pre-commit hook that fails, a merge in progress): the task's
+    files are in the tree, nothing of them staged (the index is exactly as it was: a
+    person's merge commit never takes them), the terminal says so, and the exit code is 3."""
+    refusal(project)
+    (project / "mine.txt").write_text("staged by me\n")
+    git(project, "add", "mine.txt")
+    write_plan(cli, project, [task(1)])
+    runenv.script("codex", [step()])
+    index = git(project, "ls-files", "--stage")
+    head = git(project, "rev-parse", "HEAD")
+    res = cli("run", "--commit", "--allow-dirty")
+    assert res.code == 3, res.out + res.err
+    assert "Task 1 is done, but its files are in your tree, uncommitted and unstaged" in res.out
+    assert "git commit" in res.out and "(exit code 3)" in res.out
+    assert git(project, "ls-files", "--stage") == index
+    assert git(project, "rev-parse", "HEAD") == head
+    assert "?? src/app.py" in status(project)
+    assert (project / "src" / "app.py").exists()
+    t = plan(project).task("1")
+    assert t.status == "done" and "uncommitted" in t.result
