@@ -293,14 +293,27 @@ class Repo:
 
     def ignored(self, paths: Sequence[str]) -> set[str]:
         """Which of ``paths`` (relative to the top) git ignores."""
-        if not paths:
-            return set()
-        out = self.run("check-ignore", "--", *paths, check=False, ok=(0, 1))
-        return {line.strip().rstrip("/") for line in out.stdout.splitlines()}
+        return set(self.ignoring(paths))
 
-    def submodules(self) -> list[str]:
-        """The submodules' paths (relative to the top): the index's gitlinks."""
-        out = self.run("ls-files", "-z", "--stage", "--", ":/")
+    def ignoring(self, paths: Sequence[str], cwd: Path | None = None) -> dict[str, str]:
+        """Which of ``paths`` (relative to ``cwd``, default the top) git ignores, each with
+        the rule that does (``.gitignore:2: build/``). A tracked file is never ignored."""
+        if not paths:
+            return {}
+        out = self.run("check-ignore", "-v", "--", *paths, cwd=cwd, check=False, ok=(0, 1))
+        found = {}
+        for line in out.stdout.splitlines():
+            rule, _, path = line.partition("\t")  # <source>:<line>:<pattern>\t<path>
+            source, number, pattern = [*rule.split(":", 2), "", ""][:3]
+            if not pattern.startswith("!"):  # (a negation: the last rule says not ignored)
+                found[path.rstrip("/")] = f"{source}:{number}: {pattern}"
+        return found
+
+    def submodules(self, index: Path | None = None) -> list[str]:
+        """The paths (relative to the top) of the gitlinks in the index (``index``, else the
+        repository's own): submodules, and repositories of their own that `git add` took."""
+        env = {"GIT_INDEX_FILE": str(index)} if index is not None else None
+        out = self.run("ls-files", "-z", "--stage", "--", ":/", env=env)
         found = []
         for entry in out.stdout.split("\0"):
             head, _, path = entry.partition("\t")

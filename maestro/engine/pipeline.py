@@ -31,8 +31,9 @@ from maestro.engine.budgets import limits_for
 from maestro.engine.context import RunContext
 from maestro.engine.routing import choose, task_tier
 from maestro.engine.scheduler import Outcome
-from maestro.engine.workspace import Measured, Worktree, claimed_paths, literal_files
+from maestro.engine.workspace import Measured, Worktree, claimed_paths
 from maestro.errors import MaestroError, SpokeError
+from maestro.filespec import literal_files
 from maestro.formatting import shown_path
 from maestro.state.model import Receipt, Task, Usage
 
@@ -509,8 +510,11 @@ class TaskRunner:
 
             def changes(parsed: Any) -> Measured:
                 # Read before the validation command runs: what it writes is not the task's.
-                attempt.measured = spaces.measure(worktree, task.files, claimed_paths(parsed))
-                attempt.measured.unlandable = spaces.unlandable(worktree, attempt.measured)
+                claimed = claimed_paths(parsed)
+                attempt.measured = spaces.measure(worktree, task.files, claimed)
+                attempt.measured.unlandable = spaces.unlandable(
+                    worktree, attempt.measured, task.files, claimed
+                )
                 if task.mode == "coordinate":
                     # Its subtasks landed while it worked: its check needs their work too.
                     attempt.view = spaces.combined(worktree, attempt.measured)

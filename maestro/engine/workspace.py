@@ -43,6 +43,7 @@ from typing import Any
 
 from maestro.engine.ownership import owned_by_any
 from maestro.errors import MaestroError
+from maestro.filespec import literal_files
 from maestro.fsutil import atomic_write
 from maestro.git import KEEP_SUFFIX, Repo, TreeChange, in_use, mine
 from maestro.paths import ProjectPaths
@@ -190,11 +191,6 @@ def _shortstat(patch: str, files: int) -> str:
     return ", ".join(parts)
 
 
-def literal_files(entries: Sequence[str]) -> list[str]:
-    """A task's Files that name one file (folders and globs are for ownership)."""
-    return [e for e in entries if e and not e.endswith("/") and not any(c in e for c in "*?[")]
-
-
 def claimed_paths(parsed: Any) -> list[str]:
     """Files a spoke's answer says it created or modified."""
     found: list[str] = []
@@ -243,6 +239,9 @@ class Workspaces:
         self.links: list[str] = []
         self.copies: list[str] = []  # project-relative ignored files copied into each worktree
         self.leading_out: dict[str, str] = {}  # copies not made: a link out of the project
+        # The base's nested repositories (submodules, and those `git add` takes as gitlinks),
+        # relative to the top: a worktree holds each as an empty folder.
+        self.gitlinks: list[str] = []
         self.base = ""
         self.integration = ""
         self.head: str | None = None
@@ -275,6 +274,7 @@ class Workspaces:
         # when git does not ignore it already, and dropped when tracked.
         skip = [f"{s}/**" for s in self.state if s not in ignored]
         tree = self.repo.snapshot(self.top, index, exclude=self.exclude + skip, drop=self.state)
+        self.gitlinks = self.repo.submodules(index)
         index.unlink(missing_ok=True)
         head = self.head = self.repo.head()
         self.base = self.repo.commit_tree(
@@ -286,25 +286,31 @@ class Workspaces:
         self.integration = self.base
 
     def refuse_submodule_work(self, tasks: Sequence[Any]) -> None:
-        """A worktree holds each submodule as an empty folder, and a change under it is not
-        the project's (a gitlink): such a task's work would be lost. Refused before any
-        dispatch."""
+        """A worktree holds each nested repository (a submodule, or one of its own that
+        the base took as a gitlink) as an empty folder, and a change under it is not the
+        project's: such a task's work would be lost. Refused before any dispatch."""
         inside = []
-        for sub in self.repo.submodules():
-            rel = self._relative(sub)
+        for link in self.gitlinks:
+            rel = self._relative(link)
             if rel.startswith(".."):
                 continue
             for t in tasks:
                 hit = next((f for f in t.files if f == rel or f.startswith(rel + "/")), None)
                 if hit is not None:
-                    inside.append(f"task {t.id} ({hit}, in the submodule {rel})")
+                    inside.append(f"task {t.id} ({hit}, in {self._nested(link)})")
         if inside:
             raise MaestroError(
                 f"{'; '.join(inside)}: a task's worktree holds a submodule empty, so its work "
                 "there would be lost",
-                "run with `maestro run --in-place`, or plan that work in the submodule's own "
-                "repository.",
+                "run with `maestro run --in-place`, or plan that work in that repository itself.",
             )
+
+    def _nested(self, link: str) -> str:
+        """The nested repository at ``link`` (relative to the top), as a person knows it."""
+        rel = self._relative(link)
+        if link in self.repo.submodules():
+            return f"the submodule {rel}"
+        return f"{rel}, a git repository of its own (not a submodule)"
 
     def _ignored(self) -> tuple[list[str], set[str]]:
         """The configured dependency folders that exist in the project and that git ignores
@@ -497,10 +503,70 @@ class Workspaces:
                 found.append(rel)
         return found
 
-    def unlandable(self, wt: Worktree, measured: Measured) -> list[Unlandable]:
-        """What of the attempt's work must not land: a symlink leading out of the project
-        (followed as it will stand once landed, through the change's other links and the
-        user's tree). The scope gate fails on any, at every strictness."""
+    def unlandable(
+        self, wt: Worktree, measured: Measured, files: Sequence[str], claimed: Sequence[str] = ()
+    ) -> list[Unlandable]:
+        """What of the attempt's work must not or cannot land: a symlink leading out of the
+        project (followed as it will stand once landed, through the change's other links
+        and the user's tree); a deliverable git ignores (one of the task's own ``files``
+        named literally or in its answer, ``claimed``, that its worktree holds but not its
+        change); a file inside a nested repository. The scope gate fails on any, at every
+        strictness."""
+        found = self._links_out(wt, measured)
+        found += self._ignored_deliverables(wt, measured, files, claimed)
+        found += self._in_nested(wt, measured)
+        return found
+
+    def _ignored_deliverables(
+        self, wt: Worktree, measured: Measured, files: Sequence[str], claimed: Sequence[str]
+    ) -> list[Unlandable]:
+        owned = [c for c in claimed if owned_by_any(list(files), c)]
+        # Not asked: the linked folders (the user's own), nested repositories (check-ignore
+        # refuses a path inside one: _in_nested names them).
+        elsewhere = (
+            *(f"{self.prefix}{link}/" for link in self.links),
+            *(f"{link}/" for link in self.gitlinks),
+        )
+        written = sorted(
+            rel
+            for rel in {*literal_files(files), *owned}
+            if rel not in measured.files
+            and rel not in self.copies
+            and not rel.startswith("/")
+            and ".." not in rel.split("/")
+            and not f"{self.prefix}{rel}/".startswith(elsewhere)
+            and os.path.lexists(wt.root / rel)
+        )
+        return [
+            Unlandable(
+                rel,
+                f"is ignored by git ({rule}), so it cannot land",
+                f"change .gitignore so that git does not ignore it (`git check-ignore -v "
+                f"{rel}` shows the rule), take it out of the task's Files, or run the task "
+                "with `--in-place`.",
+            )
+            for rel, rule in sorted(self.repo.ignoring(written, cwd=wt.root).items())
+        ]
+
+    def _in_nested(self, wt: Worktree, measured: Measured) -> list[Unlandable]:
+        """Files written inside a nested repository (a worktree holds each empty), and a
+        nested repository the attempt made (`git init`): none of it is the project's."""
+        found = []
+        fix = "plan that work in that repository itself, or run with `maestro run --in-place`."
+        for link in self.gitlinks:
+            for folder, _, names in os.walk(wt.path / link):
+                for name in sorted(names):
+                    rel = self._relative(os.path.relpath(Path(folder, name), wt.path))
+                    why = f"is inside {self._nested(link)}, so it cannot land"
+                    found.append(Unlandable(rel, why, fix))
+        for change in measured.changes:
+            if change.new_mode == "160000" and change.path not in self.gitlinks:
+                why = "is a git repository of its own (not a submodule), so it cannot land"
+                made = "do that work without `git init` there, then run the task again."
+                found.append(Unlandable(self._relative(change.path), why, made))
+        return found
+
+    def _links_out(self, wt: Worktree, measured: Measured) -> list[Unlandable]:
         links = {
             c.path: self._theirs(wt, c).decode("utf-8", "surrogateescape")
             if c.new_mode == "120000"

@@ -6,6 +6,7 @@ import os
 import subprocess
 
 import pytest
+import yaml
 
 from tests.engine.runkit import plan, step, task, write_plan
 from tests.engine.test_workspaces import commit_ignoring, status
@@ -129,3 +130,63 @@ def test_a_refused_commit_leaves_the_index_as_it_was_finding_13(cli, project, ru
     assert (project / "src" / "app.py").exists()
     t = plan(project).task("1")
     assert t.status == "done" and "uncommitted" in t.result
+
+
+def test_a_deliverable_git_ignores_fails_the_task_finding_14(cli, project, runenv):
+    """build/out.txt is in the task's Files and the spoke writes it, but the project's
+    .gitignore ignores build/: its work cannot land, so the task fails naming the file,
+    the rule and the fix, instead of `done` with nothing landed. `maestro plan` and
+    `run --dry-run` warn of it before any run."""
+    commit_ignoring(project, "*.log\nbuild/\n")
+    source = project.parent / "plan-input.yaml"
+    source.write_text(
+        yaml.safe_dump(
+            {
+                "version": 1,
+                "goal": "Build the output",
+                "hub": "claude",
+                "tasks": [task(1, files=["build/out.txt"], validation="test -f build/out.txt")],
+            }
+        )
+    )
+    planned = cli("plan", "--from", str(source), "--yes")
+    assert planned.code == 0, planned.out + planned.err
+    assert "build/out.txt is ignored by git (.gitignore:2: build/)" in planned.out
+    dry = cli("run", "--dry-run")
+    assert "build/out.txt is ignored by git (.gitignore:2: build/)" in dry.out
+    runenv.script("codex", [step("build/out.txt")])
+    res = cli("run")
+    assert res.code == 2, res.out + res.err
+    t = plan(project).task("1")
+    assert t.status == "failed", t.result
+    assert "build/out.txt is ignored by git (.gitignore:2: build/), so it cannot land" in t.result
+    assert "git check-ignore -v build/out.txt" in t.result  # the fix starts there
+    assert not (project / "build").exists()
+
+
+def test_a_file_inside_a_nested_repository_fails_the_task_finding_14(cli, project, runenv):
+    """vendor/lib is a git repository of its own, not a submodule: a worktree holds it
+    empty, and a file the spoke writes there is not the project's change. The task fails
+    naming the file and the repository; a task whose Files lie inside it is refused before
+    any dispatch, as for a submodule."""
+    lib = project / "vendor" / "lib"
+    lib.mkdir(parents=True)
+    git(lib, "init", "-q")
+    (lib / "v.py").write_text("v = 1\n")
+    git(lib, "add", "v.py")
+    git(lib, "commit", "-q", "-m", "v")
+    write_plan(cli, project, [task(1, files=["vendor/"], validation="true")])
+    runenv.script("codex", [step("vendor/lib/x.py")])
+    res = cli("run", "--allow-dirty")  # (vendor/lib is untracked)
+    assert res.code == 2, res.out + res.err
+    t = plan(project).task("1")
+    assert t.status == "failed", t.result
+    assert "vendor/lib/x.py is inside vendor/lib, a git repository of its own" in t.result
+    assert "Fix:" in t.result and not (lib / "x.py").exists()
+
+    write_plan(cli, project, [task(2, files=["vendor/lib/x.py"], validation="true")])
+    res = cli("run", "--allow-dirty")
+    assert res.code == 1, res.out + res.err
+    said = res.out + res.err
+    assert "task 2 (vendor/lib/x.py, in vendor/lib, a git repository of its own" in said
+    assert len(runenv.runs("codex")) == 1  # not dispatched again
