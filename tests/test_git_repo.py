@@ -125,3 +125,11 @@ def test_commit_paths_commits_only_those(repo, tmp_path):
 
 def test_not_a_repository(tmp_path):
     assert Repo.find(tmp_path) is None
+
+
+def test_ignoring_names_the_rule_and_honours_a_negation(repo):
+    (repo / ".gitignore").write_text("ignored/\n*.log\n!keep.log\n")
+    r = Repo.find(repo)
+    rules = r.ignoring(["ignored/out.txt", "a.log", "keep.log", "a.txt"])
+    assert rules == {"ignored/out.txt": ".gitignore:1: ignored/", "a.log": ".gitignore:2: *.log"}
+    assert r.ignored(["a.log", "keep.log"]) == {"a.log"}

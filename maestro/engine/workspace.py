@@ -289,7 +289,7 @@ class Workspaces:
         """A worktree holds each nested repository (a submodule, or one of its own that
         the base took as a gitlink) as an empty folder, and a change under it is not the
         project's: such a task's work would be lost. Refused before any dispatch."""
-        inside = []
+        hits = []
         for link in self.gitlinks:
             rel = self._relative(link)
             if rel.startswith(".."):
@@ -297,20 +297,26 @@ class Workspaces:
             for t in tasks:
                 hit = next((f for f in t.files if f == rel or f.startswith(rel + "/")), None)
                 if hit is not None:
-                    inside.append(f"task {t.id} ({hit}, in {self._nested(link)})")
-        if inside:
+                    hits.append((t.id, hit, link))
+        if hits:
+            named = self._nested([link for _, _, link in hits])
+            inside = [f"task {tid} ({hit}, in {named[link]})" for tid, hit, link in hits]
             raise MaestroError(
-                f"{'; '.join(inside)}: a task's worktree holds a submodule empty, so its work "
-                "there would be lost",
+                f"{'; '.join(inside)}: a task's worktree holds a nested repository empty, so "
+                "its work there would be lost",
                 "run with `maestro run --in-place`, or plan that work in that repository itself.",
             )
 
-    def _nested(self, link: str) -> str:
-        """The nested repository at ``link`` (relative to the top), as a person knows it."""
-        rel = self._relative(link)
-        if link in self.repo.submodules():
-            return f"the submodule {rel}"
-        return f"{rel}, a git repository of its own (not a submodule)"
+    def _nested(self, links: Sequence[str]) -> dict[str, str]:
+        """The nested repositories at ``links`` (relative to the top), as a person knows
+        them: a submodule (the user's index has it), or a repository of its own."""
+        registered = self.repo.submodules()
+        return {
+            link: f"the submodule {self._relative(link)}"
+            if link in registered
+            else f"{self._relative(link)}, a git repository of its own (not a submodule)"
+            for link in links
+        }
 
     def _ignored(self) -> tuple[list[str], set[str]]:
         """The configured dependency folders that exist in the project and that git ignores
@@ -551,14 +557,18 @@ class Workspaces:
     def _in_nested(self, wt: Worktree, measured: Measured) -> list[Unlandable]:
         """Files written inside a nested repository (a worktree holds each empty), and a
         nested repository the attempt made (`git init`): none of it is the project's."""
-        found = []
+        written = {
+            os.path.relpath(Path(folder, name), wt.path): link
+            for link in self.gitlinks
+            for folder, _, names in os.walk(wt.path / link)
+            for name in names
+        }
+        named = self._nested(sorted(set(written.values()))) if written else {}
         fix = "plan that work in that repository itself, or run with `maestro run --in-place`."
-        for link in self.gitlinks:
-            for folder, _, names in os.walk(wt.path / link):
-                for name in sorted(names):
-                    rel = self._relative(os.path.relpath(Path(folder, name), wt.path))
-                    why = f"is inside {self._nested(link)}, so it cannot land"
-                    found.append(Unlandable(rel, why, fix))
+        found = [
+            Unlandable(self._relative(path), f"is inside {named[link]}, so it cannot land", fix)
+            for path, link in sorted(written.items())
+        ]
         for change in measured.changes:
             if change.new_mode == "160000" and change.path not in self.gitlinks:
                 why = "is a git repository of its own (not a submodule), so it cannot land"
