@@ -21,6 +21,10 @@ has not touched since the run began takes the task's version; one they edited is
 three-way (``git merge-file``); if the same lines changed on both sides nothing is
 written, the patch and the task's versions of the files are saved under
 ``.ai/maestro/patches/`` with the commands that merge them in, and the task stays done.
+Work that must not or cannot land (a symlink leading out of the project, a deliverable
+git ignores, a file inside a nested repository) fails the scope gate instead
+(``unlandable``). With ``--commit`` the landed files are committed through a private copy
+of the user's index, so a refused commit leaves theirs as it was.
 A failed attempt's worktree is removed (kept with ``--keep-worktrees``). A ref under
 ``refs/maestro/changes/`` keeps each change commit (and so where it started) from
 ``git gc`` until ``maestro archive`` puts its plan away.
