@@ -13,6 +13,7 @@ without a leading ``./``.
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Iterable
 from fnmatch import fnmatchcase
 
 _GLOB_CHARS = frozenset("*?[")
@@ -35,6 +36,11 @@ def normalize(entry: str) -> str:
 
 def is_glob(entry: str) -> bool:
     return any(ch in _GLOB_CHARS for ch in entry)
+
+
+def literal_files(entries: Iterable[str]) -> list[str]:
+    """The entries that name one file (folders and globs are for ownership)."""
+    return [e for e in entries if e and not e.endswith("/") and not is_glob(e)]
 
 
 def _below(entry: str) -> Segments:

@@ -301,14 +301,27 @@ class Repo:
 
     def ignored(self, paths: Sequence[str]) -> set[str]:
         """Which of ``paths`` (relative to the top) git ignores."""
-        if not paths:
-            return set()
-        out = self.run("check-ignore", "--", *paths, check=False, ok=(0, 1))
-        return {line.strip().rstrip("/") for line in out.stdout.splitlines()}
+        return set(self.ignoring(paths))
 
-    def submodules(self) -> list[str]:
-        """The submodules' paths (relative to the top): the index's gitlinks."""
-        out = self.run("ls-files", "-z", "--stage", "--", ":/")
+    def ignoring(self, paths: Sequence[str], cwd: Path | None = None) -> dict[str, str]:
+        """Which of ``paths`` (relative to ``cwd``, default the top) git ignores, each with
+        the rule that does (``.gitignore:2: build/``). A tracked file is never ignored."""
+        if not paths:
+            return {}
+        out = self.run("check-ignore", "-v", "--", *paths, cwd=cwd, check=False, ok=(0, 1))
+        found = {}
+        for line in out.stdout.splitlines():
+            rule, _, path = line.partition("\t")  # <source>:<line>:<pattern>\t<path>
+            source, number, pattern = [*rule.split(":", 2), "", ""][:3]
+            if not pattern.startswith("!"):  # (a negation: the last rule says not ignored)
+                found[path.rstrip("/")] = f"{source}:{number}: {pattern}"
+        return found
+
+    def submodules(self, index: Path | None = None) -> list[str]:
+        """The paths (relative to the top) of the gitlinks in the index (``index``, else the
+        repository's own): submodules, and repositories of their own that `git add` took."""
+        env = {"GIT_INDEX_FILE": str(index)} if index is not None else None
+        out = self.run("ls-files", "-z", "--stage", "--", ":/", env=env)
         found = []
         for entry in out.stdout.split("\0"):
             head, _, path = entry.partition("\t")
@@ -544,10 +557,42 @@ class Repo:
         return out.raw_stdout
 
     # the user's branch (only with --commit)
-    def commit_paths(self, paths: Sequence[str], message: str) -> str:
+    def commit_paths(self, paths: Sequence[str], message: str, index: Path) -> str:
         """Commit exactly ``paths`` (repository-relative) on the current branch, as the
-        user (their identity, their hooks); whatever else they staged stays staged."""
+        user (their identity, their hooks), staged in ``index``, a private copy of their
+        index: theirs changes only once the commit is made, and then only for ``paths``
+        (as `git commit --only` leaves it); whatever else they staged stays staged. A
+        commit refused (a hook, a merge in progress) raises GitError and leaves their
+        index exactly as it was."""
         spec = [f":(top,literal){p}" for p in paths]
-        self.run("add", "-A", "--", *spec)
-        self.run("commit", "-q", "--only", "-m", message, "--", *spec, hooks=True)
+        own = self.index or Path(self.run("rev-parse", "--git-path", "index").stdout.strip())
+        own = own if own.is_absolute() else self.top / own
+        if own.exists():
+            shutil.copyfile(own, index)
+        env = {"GIT_INDEX_FILE": str(index)}
+        try:
+            self.run("add", "-A", "--", *spec, env=env)
+            out = self.run(
+                "commit",
+                "-q",
+                "--only",
+                "-m",
+                message,
+                "--",
+                *spec,
+                env=env,
+                check=False,
+                hooks=True,
+            )
+        finally:
+            index.unlink(missing_ok=True)
+        if out.exit_code != 0 or out.timed_out:
+            said = " ".join(out.stderr.split())[:200]
+            raise GitError(
+                f"`git commit` exited {out.exit_code}: {said}"
+                if said
+                else f"`git commit` exited {out.exit_code} and said nothing "
+                "(a pre-commit or commit-msg hook refused it?)"
+            )
+        self.run("reset", "-q", "--", *spec)  # their index: these paths as committed
         return self.run("rev-parse", "HEAD").stdout.strip()

@@ -105,13 +105,13 @@ def test_merge_file(repo, tmp_path):
     assert r.merge_file(b"\0", b"", b"x", tmp_path / "m") is None
 
 
-def test_commit_paths_commits_only_those(repo):
+def test_commit_paths_commits_only_those(repo, tmp_path):
     (repo / "a.txt").write_text("landed\n")
     (repo / "new.txt").write_text("new\n")
     (repo / "mine.txt").write_text("staged by the user\n")
     git(repo, "add", "mine.txt")
     r = Repo.find(repo)
-    sha = r.commit_paths(["a.txt", "new.txt"], "Task 1: landed")
+    sha = r.commit_paths(["a.txt", "new.txt"], "Task 1: landed", tmp_path / "commit.index")
     assert git(repo, "show", "--name-only", "--format=%s", sha).split() == [
         "Task",
         "1:",
@@ -120,7 +120,16 @@ def test_commit_paths_commits_only_those(repo):
         "new.txt",
     ]
     assert git(repo, "status", "--porcelain") == "A  mine.txt\n"
+    assert not (tmp_path / "commit.index").exists()
 
 
 def test_not_a_repository(tmp_path):
     assert Repo.find(tmp_path) is None
+
+
+def test_ignoring_names_the_rule_and_honours_a_negation(repo):
+    (repo / ".gitignore").write_text("ignored/\n*.log\n!keep.log\n")
+    r = Repo.find(repo)
+    rules = r.ignoring(["ignored/out.txt", "a.log", "keep.log", "a.txt"])
+    assert rules == {"ignored/out.txt": ".gitignore:1: ignored/", "a.log": ".gitignore:2: *.log"}
+    assert r.ignored(["a.log", "keep.log"]) == {"a.log"}

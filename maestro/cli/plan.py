@@ -72,7 +72,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
     _relative_files(plan, ctx.paths.root)
     findings = planning.aavsr(
         plan, catalog=catalog, available=_available(plan, ctx), paths=ctx.paths
-    )
+    ) + planning.unlandable(plan, ctx.paths)
     store = PlanStore(ctx.paths)
     existing = store.exists()
     previous = None

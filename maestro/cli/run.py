@@ -29,7 +29,9 @@ EXAMPLES = """\
   maestro run --tool sim              simulate the whole run offline
 
 exit codes: 0 every task the run started is done; 1 an error (one line with its fix);
-2 the run ended with a task failed or blocked, or stopped early (budget, --abort)."""
+2 the run ended with a task failed or blocked, or stopped early (budget, --abort);
+3 every task is done, but a task's change was withheld (you edited its files meanwhile)
+or its --commit was refused (the final message says which and what to do)."""
 
 LOG_LEVELS = ("off", "summary", "detailed")
 

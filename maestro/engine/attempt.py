@@ -32,6 +32,7 @@ class GateResult:
     level: str  # pass | warn | fail | skipped
     detail: str = ""
     paths: list[str] = field(default_factory=list)  # scope: the out-of-scope paths
+    fix: str = ""  # what to do, when the gate knows better than its usual advice
 
     @property
     def failed(self) -> bool:

@@ -92,3 +92,5 @@ class RunContext:
     workspaces: Workspaces | None = None
     # Tasks done whose change could not be applied to the user's tree: (id, what to do).
     unlanded: list[tuple[str, str]] = field(default_factory=list)
+    # Tasks done whose --commit was refused (their files landed, unstaged): (id, why).
+    uncommitted: list[tuple[str, str]] = field(default_factory=list)

@@ -137,6 +137,7 @@ def scope_gate(
     outside: Sequence[str] = (),
     saved: str = "",
     unmeasured: Sequence[str] = (),
+    unlandable: Sequence[Any] = (),
 ) -> GateResult:
     """``out_of_scope``: paths this dispatch changed outside its Files; ``ambiguous``:
     unowned paths changed while other tasks ran too (cannot be pinned on this one; only in
@@ -145,7 +146,9 @@ def scope_gate(
     strictness (the isolation itself was bypassed);
     ``unmeasured``: files the answer says it changed while its worktree holds no change
     at all (written where git does not see it: a submodule, an ignored folder), a warning
-    at every strictness so the task is never silently done without its work."""
+    at every strictness so the task is never silently done without its work;
+    ``unlandable``: files of its work that must not or cannot land (each with ``line()``
+    and ``fix``: see ``workspace.Unlandable``), which fail at every strictness."""
     if not checked:
         return GateResult("scope", SKIP, "not a git repository: file changes cannot be measured")
     if outside:
@@ -160,6 +163,14 @@ def scope_gate(
             FAIL,
             OUTSIDE + ", ".join(outside) + where,
             list(outside),
+        )
+    if unlandable:
+        return GateResult(
+            "scope",
+            FAIL,
+            "; ".join(u.line() for u in unlandable),
+            [u.path for u in unlandable],
+            " ".join(dict.fromkeys(u.fix for u in unlandable)),
         )
     if out_of_scope:
         level = WARN if strictness == "lenient" else FAIL
@@ -274,6 +285,7 @@ def apply(
             outside=sorted(getattr(changes, "outside", ())),
             saved=getattr(changes, "saved", ""),
             unmeasured=getattr(changes, "unmeasured", ()),
+            unlandable=getattr(changes, "unlandable", ()),
         )
     )
     attempt.gates.append(_integration(ctx, task, attempt, root))
@@ -283,10 +295,13 @@ def apply(
         attempt.failure = ladder.Failure(
             ladder.SCOPE,
             f"scope gate: {scope.detail}",
-            f"keep its spoke to its worktree (its prompt, or `maestro run {task.id} --clarify`), "
-            "then run the task again."
-            if scope.detail.startswith(OUTSIDE)
-            else "revert or re-plan those edits, then run the task again.",
+            scope.fix
+            or (
+                f"keep its spoke to its worktree (its prompt, or `maestro run {task.id} --clarify`), "
+                "then run the task again."
+                if scope.detail.startswith(OUTSIDE)
+                else "revert or re-plan those edits, then run the task again."
+            ),
         )
     elif failed:
         attempt.failure = ladder.Failure(

@@ -505,7 +505,11 @@ class TaskRunner:
 
             def changes(parsed: Any) -> Measured:
                 # Read before the validation command runs: what it writes is not the task's.
-                attempt.measured = spaces.measure(worktree, task.files, claimed_paths(parsed))
+                claimed = claimed_paths(parsed)
+                attempt.measured = spaces.measure(worktree, task.files, claimed)
+                attempt.measured.unlandable = spaces.unlandable(
+                    worktree, attempt.measured, task.files, claimed
+                )
                 if task.mode == "coordinate":
                     # Its subtasks landed while it worked: its check needs their work too.
                     attempt.view = spaces.combined(worktree, attempt.measured)
@@ -695,6 +699,8 @@ class TaskRunner:
         landed = landing.note(shown) if landing else ""
         if landing is not None and landing.status == "conflict":
             ctx.unlanded.append((task_id, landed))
+        elif landing is not None and landing.commit_error:
+            ctx.uncommitted.append((task_id, landed))
         with ctx.store.edit() as plan:
             task = plan.task(task_id)
             self._charge(task, attempt)

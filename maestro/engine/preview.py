@@ -66,6 +66,7 @@ def preview(
     else:
         candidates = graph.ready(plan.tasks)
     findings = planning.aavsr(plan, catalog=catalog, available=installed, paths=paths)
+    unlandable = planning.unlandable(plan, paths)
     rows = []
     for original in candidates:
         task = replace(original)
@@ -119,6 +120,7 @@ def preview(
                 "prompt_tokens": count_tokens(delegation.prompt),
                 "system_tokens": count_tokens(delegation.system),
                 "aavsr_errors": errors,
+                "warnings": [f"{f.why} Fix: {f.remedy}" for f in unlandable if f.task == task.id],
             }
         )
     return rows
@@ -139,6 +141,8 @@ def render(rows: list[dict[str, Any]]) -> str:
         )
         for error in row["aavsr_errors"]:
             lines.append(f"  AAVSR error (would block the dispatch): {error}")
+        for warning in row["warnings"]:
+            lines.append(f"  warning: {warning}")
     return "\n".join(lines)
 
 

@@ -47,8 +47,10 @@ if TYPE_CHECKING:
     from maestro.state.store import PlanStore
 
 EXIT_INCOMPLETE = 2
-# Every task done, but a task's change was withheld from the user's tree (the person
-# edited its files meanwhile): `maestro run && make test` must not test a tree without it.
+# Every task done, but a task's work is not where the run was to put it: its change was
+# withheld from the user's tree (the person edited its files meanwhile), or its --commit
+# was refused: `maestro run && make test` must not test a tree without it, and
+# `maestro run --commit && git push` must not push without it.
 EXIT_UNLANDED = 3
 DEFAULT_BACKOFF_S = 2.0
 
@@ -68,12 +70,13 @@ class RunSummary:
     peak_concurrency: int = 0
     unattributed: list[str] = field(default_factory=list)  # changed while no task ran
     unlanded: list[str] = field(default_factory=list)  # done, its change not applied
+    uncommitted: list[str] = field(default_factory=list)  # done, its --commit refused
 
     @property
     def exit_code(self) -> int:
         if self.status != "finished":
             return EXIT_INCOMPLETE
-        return EXIT_UNLANDED if self.unlanded else 0
+        return EXIT_UNLANDED if self.unlanded or self.uncommitted else 0
 
     def to_dict(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items()}
@@ -381,6 +384,8 @@ class Engine:
                 [r.task for r in recovered],
                 sorted(shared.observer.unattributed),
                 shared.unlanded,
+                shared.uncommitted,
+                spaces.copy_note() if spaces is not None else "",
             )
             emit(
                 "run_ended",
@@ -407,6 +412,8 @@ class Engine:
         recovered: list[str],
         unattributed: list[str],
         unlanded: list[tuple[str, str]] = (),  # type: ignore[assignment]  # read only
+        uncommitted: list[tuple[str, str]] = (),  # type: ignore[assignment]  # read only
+        copies: str = "",
     ) -> RunSummary:
         plan = store.load()
         counts = {status: 0 for status in STATUSES}
@@ -423,11 +430,20 @@ class Engine:
                 f" Your tree does not hold the work of Task {', '.join(t for t, _ in unlanded)}"
                 " until you merge it as above (exit code 3)."
             )
+        for task_id, note in uncommitted:
+            message += f" Task {task_id} is done, but {note}."
+        if uncommitted:
+            message += (
+                " Your index is as it was: commit those files yourself once that is fixed"
+                " (exit code 3)."
+            )
         if unattributed:
             shown = ", ".join(unattributed[:8]) + (
                 f" and {len(unattributed) - 8} more" if len(unattributed) > 8 else ""
             )
             message += f" Changed while no task was running (not attributed to any task): {shown}."
+        if copies:
+            message += f" {copies}"
         return RunSummary(
             run_id=run.run_id,
             status=status,
@@ -454,6 +470,7 @@ class Engine:
             peak_concurrency=report.peak_concurrency,
             unattributed=unattributed,
             unlanded=[task_id for task_id, _ in unlanded],
+            uncommitted=[task_id for task_id, _ in uncommitted],
         )
 
 

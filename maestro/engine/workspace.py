@@ -21,6 +21,10 @@ has not touched since the run began takes the task's version; one they edited is
 three-way (``git merge-file``); if the same lines changed on both sides nothing is
 written, the patch and the task's versions of the files are saved under
 ``.ai/maestro/patches/`` with the commands that merge them in, and the task stays done.
+Work that must not or cannot land (a symlink leading out of the project, a deliverable
+git ignores, a file inside a nested repository) fails the scope gate instead
+(``unlandable``). With ``--commit`` the landed files are committed through a private copy
+of the user's index, so a refused commit leaves theirs as it was.
 A failed attempt's worktree is removed (kept with ``--keep-worktrees``). A ref under
 ``refs/maestro/changes/`` keeps each change commit (and so where it started) from
 ``git gc`` until ``maestro archive`` puts its plan away.
@@ -44,8 +48,9 @@ from typing import Any
 from maestro.engine.guard import Found, Guard, Mark
 from maestro.engine.ownership import owned_by_any
 from maestro.errors import MaestroError
+from maestro.filespec import literal_files
 from maestro.fsutil import atomic_write
-from maestro.git import KEEP_SUFFIX, Repo, TreeChange, in_use
+from maestro.git import KEEP_SUFFIX, Repo, TreeChange, in_use, mine
 from maestro.paths import ProjectPaths
 
 # Written by tools and test runners, never deliverables.
@@ -84,6 +89,18 @@ class Worktree:
     found: Found | None = None  # what changed outside it meanwhile, put back
 
 
+@dataclass(frozen=True)
+class Unlandable:
+    """A file of an attempt's work that must not or cannot land, why, and the fix."""
+
+    path: str  # project-relative
+    why: str
+    fix: str
+
+    def line(self) -> str:
+        return f"{self.path} {self.why}"
+
+
 @dataclass
 class Measured:
     """What one attempt changed in its worktree, against the commit it started from."""
@@ -99,6 +116,7 @@ class Measured:
     ambiguous: list[str] = field(default_factory=list)  # never, in a worktree
     saved: str = ""  # where the versions found outside were put (project-relative)
     unmeasured: list[str] = field(default_factory=list)  # claimed, yet no change at all
+    unlandable: list[Unlandable] = field(default_factory=list)  # see Workspaces.unlandable
 
 
 @dataclass
@@ -108,7 +126,8 @@ class Landing:
     conflicts: list[str] = field(default_factory=list)
     patch_file: Path | None = None
     committed: str | None = None  # the commit on the user's branch (--commit)
-    commit_error: str | None = None
+    commit_error: str | None = None  # why --commit was refused
+    uncommitted: list[str] = field(default_factory=list)  # then: the files left unstaged
     # How each withheld file is recovered: "merge" (the person's file and the task's
     # started from a saved base), "added" (no base: both sides added it), "copy" (the
     # person's is gone), "deleted" (the task deleted it).
@@ -122,7 +141,10 @@ class Landing:
                 + self.advice(shown)
             )
         if self.commit_error:
-            return f"landed uncommitted: `git commit` failed: {self.commit_error}"
+            return (
+                f"its files are in your tree, uncommitted and unstaged "
+                f"({', '.join(self.uncommitted)}): --commit was refused: {self.commit_error}"
+            )
         return ""
 
     def advice(self, shown: str) -> str:
@@ -214,6 +236,10 @@ class Workspaces:
         self._closed = False
         self.links: list[str] = []
         self.copies: list[str] = []  # project-relative ignored files copied into each worktree
+        self.leading_out: dict[str, str] = {}  # copies not made: a link out of the project
+        # The base's nested repositories (submodules, and those `git add` takes as gitlinks),
+        # relative to the top: a worktree holds each as an empty folder.
+        self.gitlinks: list[str] = []
         self.base = ""
         self.integration = ""
         self.head: str | None = None
@@ -254,6 +280,7 @@ class Workspaces:
             self.base = self.integration = base
             return
         tree = self.guard.tree()
+        self.gitlinks = self.repo.submodules(self.guard.index)
         head = self.head = self.repo.head()
         self.base = self.repo.commit_tree(
             tree,
@@ -274,25 +301,37 @@ class Workspaces:
         return own
 
     def refuse_submodule_work(self, tasks: Sequence[Any]) -> None:
-        """A worktree holds each submodule as an empty folder, and a change under it is not
-        the project's (a gitlink): such a task's work would be lost. Refused before any
-        dispatch."""
-        inside = []
-        for sub in self.repo.submodules():
-            rel = self._relative(sub)
+        """A worktree holds each nested repository (a submodule, or one of its own that
+        the base took as a gitlink) as an empty folder, and a change under it is not the
+        project's: such a task's work would be lost. Refused before any dispatch."""
+        hits = []
+        for link in self.gitlinks:
+            rel = self._relative(link)
             if rel.startswith(".."):
                 continue
             for t in tasks:
                 hit = next((f for f in t.files if f == rel or f.startswith(rel + "/")), None)
                 if hit is not None:
-                    inside.append(f"task {t.id} ({hit}, in the submodule {rel})")
-        if inside:
+                    hits.append((t.id, hit, link))
+        if hits:
+            named = self._nested([link for _, _, link in hits])
+            inside = [f"task {tid} ({hit}, in {named[link]})" for tid, hit, link in hits]
             raise MaestroError(
-                f"{'; '.join(inside)}: a task's worktree holds a submodule empty, so its work "
-                "there would be lost",
-                "run with `maestro run --in-place`, or plan that work in the submodule's own "
-                "repository.",
+                f"{'; '.join(inside)}: a task's worktree holds a nested repository empty, so "
+                "its work there would be lost",
+                "run with `maestro run --in-place`, or plan that work in that repository itself.",
             )
+
+    def _nested(self, links: Sequence[str]) -> dict[str, str]:
+        """The nested repositories at ``links`` (relative to the top), as a person knows
+        them: a submodule (the user's index has it), or a repository of its own."""
+        registered = self.repo.submodules()
+        return {
+            link: f"the submodule {self._relative(link)}"
+            if link in registered
+            else f"{self._relative(link)}, a git repository of its own (not a submodule)"
+            for link in links
+        }
 
     def _ignored(self) -> tuple[list[str], set[str]]:
         """The configured dependency folders that exist in the project and that git ignores
@@ -397,15 +436,39 @@ class Workspaces:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.symlink_to(self.paths.root / link, target_is_directory=True)
         for rel in self.copies:
-            source, target = self.paths.root / rel, root / rel
-            if source.is_file() and not target.exists() and not target.is_symlink():
+            source, target = self._copy_source(rel), root / rel
+            if source and source.is_file() and not target.exists() and not target.is_symlink():
                 target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(source, target)  # the content (a link's target), not a link
+                shutil.copy2(source, target)  # the content, not a link
         index = self.dir / f".{name}.index"
         own = _worktree_index(path)
         if own is not None and own.exists():
             shutil.copyfile(own, index)  # its stat data: unchanged files are not hashed again
         return Worktree(name, path, root, base, self._tree(base), index, mark)
+
+    def _copy_source(self, rel: str) -> Path | None:
+        """The file a worktree's copy of ``rel`` is read from: the file its links lead to
+        (read when each worktree is made), None when they lead out of the project: a
+        file outside it never reaches a spoke through a copy (the run names it once)."""
+        real = Path(os.path.realpath(self.paths.root / rel))
+        if real.is_relative_to(self.paths.root.resolve()):
+            return real
+        with self._lock:
+            self.leading_out.setdefault(rel, str(real))
+        return None
+
+    def copy_note(self) -> str:
+        """What the run says of the copies it did not make ("" when none)."""
+        if not self.leading_out:
+            return ""
+        links = "; ".join(
+            f"{rel} is a symlink leading out of the project (to {target})"
+            for rel, target in sorted(self.leading_out.items())
+        )
+        return (
+            f"{links}: not copied into the worktrees. Fix: put the file itself in the "
+            "project, or leave it out of workspace_copy and .worktreeinclude."
+        )
 
     def _tree(self, commit: str) -> str:
         tree = self._trees.get(commit)
@@ -505,6 +568,125 @@ class Workspaces:
         except ValueError:
             return str(path)
 
+    def unlandable(
+        self, wt: Worktree, measured: Measured, files: Sequence[str], claimed: Sequence[str] = ()
+    ) -> list[Unlandable]:
+        """What of the attempt's work must not or cannot land: a symlink leading out of the
+        project (followed as it will stand once landed, through the change's other links
+        and the user's tree); a deliverable git ignores (one of the task's own ``files``
+        named literally or in its answer, ``claimed``, that its worktree holds but not its
+        change); a file inside a nested repository. The scope gate fails on any, at every
+        strictness."""
+        found = self._links_out(wt, measured)
+        found += self._ignored_deliverables(wt, measured, files, claimed)
+        found += self._in_nested(wt, measured)
+        return found
+
+    def _ignored_deliverables(
+        self, wt: Worktree, measured: Measured, files: Sequence[str], claimed: Sequence[str]
+    ) -> list[Unlandable]:
+        owned = [c for c in claimed if owned_by_any(list(files), c)]
+        # Not asked: the linked folders (the user's own), nested repositories (check-ignore
+        # refuses a path inside one: _in_nested names them).
+        elsewhere = (
+            *(f"{self.prefix}{link}/" for link in self.links),
+            *(f"{link}/" for link in self.gitlinks),
+        )
+        written = sorted(
+            rel
+            for rel in {*literal_files(files), *owned}
+            if rel not in measured.files
+            and rel not in self.copies
+            and not rel.startswith("/")
+            and ".." not in rel.split("/")
+            and not f"{self.prefix}{rel}/".startswith(elsewhere)
+            and os.path.lexists(wt.root / rel)
+        )
+        return [
+            Unlandable(
+                rel,
+                f"is ignored by git ({rule}), so it cannot land",
+                f"change .gitignore so that git does not ignore it (`git check-ignore -v "
+                f"{rel}` shows the rule), take it out of the task's Files, or run the task "
+                "with `--in-place`.",
+            )
+            for rel, rule in sorted(self.repo.ignoring(written, cwd=wt.root).items())
+        ]
+
+    def _in_nested(self, wt: Worktree, measured: Measured) -> list[Unlandable]:
+        """Files written inside a nested repository (a worktree holds each empty), and a
+        nested repository the attempt made (`git init`): none of it is the project's."""
+        written = {
+            os.path.relpath(Path(folder, name), wt.path): link
+            for link in self.gitlinks
+            for folder, _, names in os.walk(wt.path / link)
+            for name in names
+        }
+        named = self._nested(sorted(set(written.values()))) if written else {}
+        fix = "plan that work in that repository itself, or run with `maestro run --in-place`."
+        found = [
+            Unlandable(self._relative(path), f"is inside {named[link]}, so it cannot land", fix)
+            for path, link in sorted(written.items())
+        ]
+        for change in measured.changes:
+            if change.new_mode == "160000" and change.path not in self.gitlinks:
+                why = "is a git repository of its own (not a submodule), so it cannot land"
+                made = "do that work without `git init` there, then run the task again."
+                found.append(Unlandable(self._relative(change.path), why, made))
+        return found
+
+    def _links_out(self, wt: Worktree, measured: Measured) -> list[Unlandable]:
+        links = {
+            c.path: self._theirs(wt, c).decode("utf-8", "surrogateescape")
+            if c.new_mode == "120000"
+            else None
+            for c in measured.changes
+        }
+        found = []
+        for path, target in sorted(links.items()):
+            if target is not None and self._leads_out(path, links):
+                found.append(
+                    Unlandable(
+                        self._relative(path),
+                        f"is a symlink leading out of the project (to {target})",
+                        "replace each with a file, or with a link that stays inside the project.",
+                    )
+                )
+        return found
+
+    def _leads_out(self, path: str, links: dict[str, str | None]) -> bool:
+        """Whether the link at ``path`` (relative to the top) leads out of the project,
+        each link on the way followed as ``links`` has it (the change's paths: a link's
+        target, None when not a link) or else as the user's tree has it."""
+        where: list[str] = []
+        todo = path.split("/")
+        hops = 0
+        while todo:
+            part = todo.pop(0)
+            if part in ("", "."):
+                continue
+            if part == "..":
+                if not where:
+                    return True  # above the repository's top
+                where.pop()
+                continue
+            where.append(part)
+            name = "/".join(where)
+            target = links[name] if name in links else _link(self.top / name)
+            if target is None:
+                continue
+            hops += 1
+            if hops > 40:
+                return True  # a loop of links, which leads nowhere
+            where.pop()
+            if target.startswith("/"):
+                target = os.path.relpath(os.path.normpath(target), self.top)
+                if target == ".." or target.startswith("../"):
+                    return True
+                where = []
+            todo = target.split("/") + todo
+        return not ("/".join(where) + "/").startswith(self.prefix)
+
     def combined(self, wt: Worktree, measured: Measured) -> Worktree | None:
         """A worktree of the attempt's change on top of everything the run accepted since it
         began (None when nothing was): where a coordinating task's check sees its subtasks'
@@ -560,17 +742,21 @@ class Workspaces:
             if self.commit and planted:
                 # A commit runs the repository's hooks: never ones that appeared mid-run.
                 landing.commit_error = (
-                    f"{', '.join(planted)} changed since the run began, and a commit would "
-                    "run it; the files are in your tree, uncommitted"
+                    f"{', '.join(planted)} changed since the run began, and a commit would run it"
                 )
+                landing.uncommitted = sorted(self._relative(c.path) for c in measured.changes)
             elif self.commit:
+                index = self.dir / f".{self.run_id}-commit-p{os.getpid()}.index"  # (git.in_use)
+                mine(index.name)
                 try:
                     landing.committed = self.repo.commit_paths(
                         [c.path for c in measured.changes],
                         f"Task {task_id}: {title}\n\nLanded by maestro run {self.run_id}.",
+                        index,
                     )
-                except Exception as exc:  # noqa: BLE001 - a hook or identity problem: reported, the files stay
-                    landing.commit_error = " ".join(str(exc).split())[:200]
+                except Exception as exc:  # noqa: BLE001 - a hook, a merge, an identity: reported, the files stay
+                    landing.commit_error = " ".join(getattr(exc, "message", str(exc)).split())
+                    landing.uncommitted = sorted(self._relative(c.path) for c in measured.changes)
                 if landing.committed and self.guard is not None:
                     self.guard.moved_by_run(landing.committed)
             return landing
@@ -689,6 +875,14 @@ def _read(path: Path) -> bytes | None:
             return os.readlink(path).encode("utf-8", "surrogateescape")
         return path.read_bytes()
     except FileNotFoundError:
+        return None
+
+
+def _link(path: Path) -> str | None:
+    """The target of the link at ``path``; None when it is no link."""
+    try:
+        return os.readlink(path)
+    except OSError:
         return None
 
 

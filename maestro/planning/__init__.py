@@ -7,7 +7,7 @@ modules: ``schema``, ``loading``, ``aavsr``, and ``ask`` and ``replan`` for
 
 from __future__ import annotations
 
-from maestro.planning.aavsr import AavsrFinding, aavsr, errors, path_problem
+from maestro.planning.aavsr import AavsrFinding, aavsr, errors, path_problem, unlandable
 from maestro.planning.loading import load, parse_text, to_plan
 from maestro.planning.schema import INPUT_VERSION, SCHEMA, check
 
@@ -22,4 +22,5 @@ __all__ = [
     "parse_text",
     "path_problem",
     "to_plan",
+    "unlandable",
 ]

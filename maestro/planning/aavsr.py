@@ -14,6 +14,8 @@ from typing import Any
 
 from maestro import graph, roster
 from maestro.errors import MaestroError
+from maestro.filespec import literal_files
+from maestro.git import Repo
 from maestro.paths import ProjectPaths
 from maestro.state.model import Plan, Task
 
@@ -402,6 +404,49 @@ def aavsr(
                 "warning",
             )
         )
+    return findings
+
+
+def unlandable(plan: Plan, paths: ProjectPaths) -> list[AavsrFinding]:
+    """Scope warnings that ask git (`maestro plan`, `run --dry-run`; not each dispatch): a
+    file a task names that git ignores, or that lies inside a nested repository, never
+    lands from a worktree, and the run fails that task when its spoke writes it."""
+    repo = Repo.find(paths.root)
+    if repo is None:
+        return []
+    named = [
+        (task.id, f)
+        for task in plan.tasks
+        if task.status != "done"
+        for f in literal_files(task.files)
+        if path_problem(f, paths) is None
+    ]
+    nested = {}
+    for _, f in named:
+        folders = [str(p) for p in reversed(PurePosixPath(f).parents) if str(p) != "."]
+        inside = next((p for p in folders if (paths.root / p / ".git").exists()), None)
+        if inside is not None:
+            nested[f] = inside
+    # (check-ignore refuses a path inside a submodule: those are asked nothing)
+    rules = repo.ignoring([f"{repo.prefix}{f}" for _, f in named if f not in nested])
+    findings = []
+    for task_id, f in named:
+        rule = rules.get(f"{repo.prefix}{f}")
+        if f in nested:
+            why = (
+                f"{f} is inside {nested[f]}, a nested git repository: a task's worktree "
+                "holds it empty, so work there does not land."
+            )
+            remedy = f"plan that work in {nested[f]} itself, or run with `maestro run --in-place`."
+        elif rule is not None:
+            why = f"{f} is ignored by git ({rule}): a task's worktree never lands it."
+            remedy = (
+                f"change .gitignore so that git does not ignore it (`git check-ignore -v {f}` "
+                "shows the rule), take it out of the task's Files, or run with `--in-place`."
+            )
+        else:
+            continue
+        findings.append(AavsrFinding("Scope", task_id, why, remedy, "warning"))
     return findings
 
 
