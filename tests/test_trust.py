@@ -9,6 +9,8 @@ file and Maestro's own records say."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import replace
 
 from maestro.paths import ProjectPaths
@@ -16,7 +18,8 @@ from maestro.state.history import History
 from maestro.state.model import Plan, Task
 from maestro.state.planfile import render
 from maestro.state.store import PlanStore
-from tests.engine.runkit import plan, task, write_plan
+from tests.cli.test_run_dirty import MINE, a_person_edits
+from tests.engine.runkit import plan, step, task, write_plan
 
 
 def test_a_forged_plan_history_never_runs_a_command_the_plan_file_does_not_show_plan_history_forged(
@@ -58,3 +61,20 @@ def test_the_plan_history_is_the_users_own_folder_outside_the_project(project):
     folder.chmod(0o770)  # another could write it: not read
     assert store.history.latest() is None and list(store.history.versions()) == []
     assert not (project / ".ai" / "maestro" / "plan-history").exists()
+
+
+def test_a_forged_record_of_what_runs_left_never_hides_a_persons_edit_left_by_runs_forged(
+    cli, project, runenv
+):
+    """Files a run left uncommitted are not asked about again: a record naming the
+    person's own uncommitted edit as left by a run would let a task overwrite it unasked."""
+    a_person_edits(project)
+    write_plan(cli, project, [task(1)])
+    record = {"format": 1, "files": {"src/app.py": hashlib.sha256(MINE.encode()).hexdigest()}}
+    (project / ".ai" / "maestro").mkdir(parents=True, exist_ok=True)
+    (project / ".ai" / "maestro" / "left-by-runs.json").write_text(json.dumps(record))
+    runenv.script("codex", [step()])
+    res = cli("run")
+    assert res.code == 1 and "src/app.py (modified; Task 1)" in res.err, res.out + res.err
+    assert runenv.runs("codex") == []
+    assert (project / "src" / "app.py").read_text() == MINE
