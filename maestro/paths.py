@@ -117,7 +117,9 @@ class ProjectPaths:
 
     @property
     def install_manifest(self) -> Path:
-        return self.machine_dir / "install-manifest.json"
+        """What ``maestro install`` wrote in this project: install and uninstall remove the
+        files it lists, so it is one of Maestro's own records (``private_dir``)."""
+        return self.private_dir / "install-manifest.json"
 
 
 def user_home(env: Mapping[str, str] | None = None) -> Path:

@@ -13,6 +13,8 @@ import hashlib
 import json
 from dataclasses import replace
 
+import pytest
+
 from maestro.paths import ProjectPaths
 from maestro.state.history import History
 from maestro.state.model import Plan, Task
@@ -78,3 +80,23 @@ def test_a_forged_record_of_what_runs_left_never_hides_a_persons_edit_left_by_ru
     assert res.code == 1 and "src/app.py (modified; Task 1)" in res.err, res.out + res.err
     assert runenv.runs("codex") == []
     assert (project / "src" / "app.py").read_text() == MINE
+
+
+@pytest.mark.parametrize("verb", ["install", "uninstall"])
+def test_a_forged_install_manifest_never_removes_a_persons_file_install_manifest_forged(
+    cli, project, verb
+):
+    """Install and uninstall remove a file the manifest lists while its content still has
+    the hash recorded: a manifest a spoke wrote listing the person's file had it deleted."""
+    assert cli("install", "--host", "claude").code == 0
+    precious = project / "precious.txt"
+    precious.write_text("the person's own words\n")
+    data = json.loads(ProjectPaths(project).install_manifest.read_text())
+    data["installs"][0]["files"].append(
+        {"path": "precious.txt", "sha256": hashlib.sha256(precious.read_bytes()).hexdigest()}
+    )
+    forged = project / ".ai" / "maestro" / "install-manifest.json"
+    forged.parent.mkdir(parents=True, exist_ok=True)
+    forged.write_text(json.dumps(data))
+    assert cli(verb, "--host", "claude").code == 0
+    assert precious.read_text() == "the person's own words\n"
