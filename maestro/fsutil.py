@@ -136,10 +136,10 @@ def file_lock(lock_path: Path, *, shared: bool = False) -> Iterator[None]:
 
 
 def private_folder(folder: Path, *, create: bool = False) -> bool:
-    """Is ``folder`` this user's own: a folder owned by this user and writable
-    by nobody else (not another user's under `sudo` with HOME kept)? With ``create``, each
-    missing level is made first, readable and writable by this user alone. Never raises:
-    a folder that cannot be made (a read-only home, a spoke's sandbox) is not one."""
+    """Is ``folder`` this user's own: a folder owned by this user and writable by nobody
+    else (not another user's under `sudo` with HOME kept)? With ``create``, each missing
+    level is made first, readable and writable by this user alone. Never raises: a
+    folder that cannot be made (a read-only home, a spoke's sandbox) is not one."""
     try:
         if create:
             for level in reversed([folder, *folder.parents]):

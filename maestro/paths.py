@@ -93,11 +93,11 @@ class ProjectPaths:
     @property
     def private_dir(self) -> Path:
         """Maestro's own records of this project, those it later reads as truth: the
-        versions of the plan it wrote, the files runs left, who each session is. Never in
-        the state dir, whose ``maestro/`` a spoke may write (a Codex spoke is given it with
-        ``--add-dir``, for the mailbox; a process it leaves behind goes on writing there),
-        but in the user's state folder, one folder per project: the project folder's name
-        and a hash of its state dir's full path."""
+        versions of the plan it wrote, the files runs left, who each session is, what it
+        installed. Never in the state dir, whose ``maestro/`` a spoke may write (a Codex
+        spoke is given it with ``--add-dir``, for the mailbox; a process it leaves behind
+        goes on writing there), but in the user's state folder, one folder per project:
+        the project folder's name and a hash of its state dir's full path."""
         state = str(self.state_dir.resolve())
         name = re.sub(r"[^A-Za-z0-9._-]", "", self.root.name)[:32] or "project"
         key = hashlib.sha256(state.encode("utf-8", "surrogateescape")).hexdigest()[:16]

@@ -2,11 +2,11 @@
 
 One manifest per scope, both in the user state folder: ``install-manifest.json`` in the
 project's private folder (``ProjectPaths.private_dir``) for a project's install, and at
-the top for user-scope installs, plugins and extensions. Never under the project's
-``.ai/maestro/``, which a spoke may write: install and uninstall remove a file the
-manifest lists, so a forged entry naming a file of the person's would delete it. Upgrade and uninstall touch a file only while its hash still matches
-what was written; everything else is the user's. The format is versioned: an older one
-is upgraded on read, a newer one refused.
+the top for user-scope installs, plugins and extensions. Upgrade and uninstall touch a
+file only while its hash still matches what was written; everything else is the user's.
+So the manifest is never under the project's ``.ai/maestro/``, which a spoke may write:
+a forged entry with the hash of a file of the person's would have it deleted. The format
+is versioned: an older one is upgraded on read, a newer one refused.
 
     {"format": 1, "installs": [{"host": "claude", "form": "files", "scope": "project",
       "root": ".", "maestro": "0.1.0", "invocation": "/venv/bin/maestro",
