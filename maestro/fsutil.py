@@ -1,4 +1,5 @@
-"""Atomic writes and advisory locks: the only way Maestro changes shared files."""
+"""Atomic writes and advisory locks: the only way Maestro changes shared files; and the
+check that a file Maestro trusts is the user's own."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import errno
 import fcntl
 import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -131,3 +133,36 @@ def file_lock(lock_path: Path, *, shared: bool = False) -> Iterator[None]:
         with contextlib.suppress(OSError):
             fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)
+
+
+def private_folder(folder: Path, *, create: bool = False) -> bool:
+    """Is ``folder`` this user's own: a folder owned by this user and writable by nobody
+    else (not another user's under `sudo` with HOME kept)? With ``create``, each missing
+    level is made first, readable and writable by this user alone. Never raises: a
+    folder that cannot be made (a read-only home, a spoke's sandbox) is not one."""
+    try:
+        if create:
+            for level in reversed([folder, *folder.parents]):
+                if not level.exists():
+                    with contextlib.suppress(FileExistsError):
+                        level.mkdir(mode=0o700)
+        info = os.stat(folder)
+    except OSError:
+        return False
+    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and not info.st_mode & 0o022
+
+
+def read_private(path: Path) -> bytes | None:
+    """The bytes of ``path``, or None unless it is this user's own file, not a link, in a
+    ``private_folder``, writable by nobody else."""
+    if not private_folder(path.parent):
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        with os.fdopen(fd, "rb") as handle:
+            info = os.fstat(handle.fileno())
+            if info.st_uid != os.getuid() or info.st_mode & 0o022:
+                return None
+            return handle.read()
+    except OSError:
+        return None

@@ -7,7 +7,9 @@ directory holding the state dir or a ``.git``, else the working directory.
 
 from __future__ import annotations
 
+import hashlib
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -89,6 +91,19 @@ class ProjectPaths:
         return self.state_dir / "maestro"
 
     @property
+    def private_dir(self) -> Path:
+        """Maestro's own records of this project, those it later reads as truth: the
+        versions of the plan it wrote, the files runs left, who each session is, what it
+        installed. Never in the state dir, whose ``maestro/`` a spoke may write (a Codex
+        spoke is given it with ``--add-dir``, for the mailbox; a process it leaves behind
+        goes on writing there), but in the user's state folder, one folder per project:
+        the project folder's name and a hash of its state dir's full path."""
+        state = str(self.state_dir.resolve())
+        name = re.sub(r"[^A-Za-z0-9._-]", "", self.root.name)[:32] or "project"
+        key = hashlib.sha256(state.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+        return user_state_dir() / "projects" / f"{name}-{key}"
+
+    @property
     def runs_dir(self) -> Path:
         return self.machine_dir / "runs"
 
@@ -102,7 +117,9 @@ class ProjectPaths:
 
     @property
     def install_manifest(self) -> Path:
-        return self.machine_dir / "install-manifest.json"
+        """What ``maestro install`` wrote in this project: install and uninstall remove the
+        files it lists, so it is one of Maestro's own records (``private_dir``)."""
+        return self.private_dir / "install-manifest.json"
 
 
 def user_home(env: Mapping[str, str] | None = None) -> Path:

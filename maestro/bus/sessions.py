@@ -6,12 +6,22 @@
 the environment (``MAESTRO_SESSION_ID``; unset means the person, ``user``), so the same
 commands work in a spoke's shell, in its worktree or a subfolder, with no flags.
 
+Spokes write that folder (their status, a coordinator's stop), so a manifest says only
+what a session may change about itself (``OWN_FIELDS``). Everything else, what Maestro set
+when it made the session (mode, capabilities, coordinator, tasks) or started its process
+(the pid ``stop`` signals), is read from Maestro's record of it, ``sessions/<id>.json`` in
+the project's private folder (``ProjectPaths.private_dir``), where no spoke's sandbox
+reaches: editing a manifest raises no session's capabilities and points ``stop`` at no
+other process. A session Maestro has no record of (one made inside a spoke's sandbox, or
+a manifest a spoke wrote) has no capabilities and no process to signal.
+
 The engine calls ``start_run_session``, ``create_worker_session``, ``attach_process``,
 ``spoke_env`` and ``end_session`` (docs/architecture.md, "bus").
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -28,7 +38,7 @@ from maestro import clock
 from maestro.bus import schema
 from maestro.bus.liveness import Lease, ProcessMark, lock_held
 from maestro.errors import MaestroError, NotFound
-from maestro.fsutil import atomic_write, file_lock
+from maestro.fsutil import atomic_write, file_lock, private_folder, read_private
 from maestro.paths import ID_PATTERN, ProjectPaths, user_state_dir
 
 USER = "user"
@@ -36,6 +46,10 @@ SESSION_VAR = "MAESTRO_SESSION_ID"
 COORDINATOR_VAR = "MAESTRO_COORDINATOR_SESSION_ID"
 STOP_GRACE_S = 3.0
 _ID = re.compile(ID_PATTERN)
+# What a session may change in its own manifest (`task report complete`, a coordinator's
+# `session stop` from its spoke's shell), and the format it is written in; every other
+# field is Maestro's record's.
+OWN_FIELDS = ("format_version", "status", "reason", "updated")
 
 
 def check_id(session_id: str, what: str = "session id") -> str:
@@ -167,6 +181,7 @@ class SessionStore:
     def __init__(self, paths: ProjectPaths) -> None:
         self.paths = paths
         self.root = paths.machine_dir / "sessions"
+        self.records = paths.private_dir / "sessions"
 
     def folder(self, session_id: str) -> Path:
         return self.root / check_id(session_id)
@@ -176,6 +191,9 @@ class SessionStore:
 
     def alive_lock(self, session_id: str) -> Path:
         return self.folder(session_id) / "alive.lock"
+
+    def record_path(self, session_id: str) -> Path:
+        return self.records / f"{check_id(session_id)}.json"
 
     # -- reading ---------------------------------------------------------------------
 
@@ -189,7 +207,7 @@ class SessionStore:
     def _load(self, session_id: str) -> Any:
         path = self.manifest_path(session_id)
         try:
-            return json.loads(path.read_text(encoding="utf-8"))
+            manifest = json.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             raise self.unknown(session_id) from None
         except (ValueError, UnicodeDecodeError):
@@ -198,6 +216,27 @@ class SessionStore:
                 "delete that session folder; it is only a record.",
                 file=path,
             ) from None
+        if not isinstance(manifest, dict):
+            return manifest  # the schema names the problem
+        try:
+            record = json.loads(read_private(self.record_path(session_id)) or b"null")
+        except ValueError:
+            record = None
+        if not isinstance(record, dict) or record.get("id") != session_id:
+            return {**manifest, "capabilities": {}, "process": None}
+        return {**record, **{k: manifest[k] for k in OWN_FIELDS if k in manifest}}
+
+    def _record(self, data: dict[str, Any]) -> None:
+        """Keep what Maestro set for the session where no spoke writes (see the module
+        doc). Inside a spoke's sandbox it cannot be written: that session is unrecorded."""
+        if private_folder(self.records, create=True):
+            with contextlib.suppress(OSError, MaestroError):
+                atomic_write(
+                    self.record_path(data["id"]),
+                    json.dumps(data, ensure_ascii=False) + "\n",
+                    mode=0o600,
+                    durable=False,
+                )
 
     def peek(self, session_id: str) -> Session:
         """The session as recorded, with only a structural check (no jsonschema import):
@@ -315,6 +354,7 @@ class SessionStore:
         with file_lock(self.folder(session_id) / "edit.lock"):
             if path.exists():
                 raise MaestroError(f"session {session_id} already exists.", "choose another id.")
+            self._record(data)
             _write_manifest(path, data)
         return Session(data, self._alive(data))
 
@@ -335,6 +375,8 @@ class SessionStore:
                 return Session(data, self._alive(data))
             data.update(fields, updated=clock.iso())
             schema.check(data, path)
+            if not set(fields) <= set(OWN_FIELDS):
+                self._record(data)
             _write_manifest(path, data)
         return Session(data, self._alive(data))
 

@@ -19,6 +19,6 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
     from maestro.install import doctor
 
     paths = ctx.paths
-    checks = doctor.examine(doctor.situation(paths.root, paths.install_manifest, ctx.env))
+    checks = doctor.examine(doctor.situation(paths, ctx.env))
     data = doctor.to_data(checks)
     return Result("doctor", data, doctor.to_text(checks), 1 if data["failed"] else 0)

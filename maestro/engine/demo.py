@@ -193,4 +193,5 @@ def run_demo(
         return DemoOutcome(root, keep, summary, status_text, _report(settings.paths, keep))
     finally:
         if not keep:
+            shutil.rmtree(ProjectPaths(root).private_dir, ignore_errors=True)
             shutil.rmtree(base, ignore_errors=True)

@@ -12,9 +12,12 @@ start, and asks on a terminal; elsewhere it refuses unless ``--allow-dirty``.
 
 Changes a run made are not a person's: when a run ends, each uncommitted file that tasks
 own and that the run changed is recorded with the sha256 of its content
-(``.ai/maestro/left-by-runs.json``). A file that still holds exactly that content is not
-reported again, so a task depending on another's uncommitted work, or a failed task run
-again, starts without asking. A file edited after that no longer matches and is reported.
+(``left-by-runs.json`` in the project's private folder, ``ProjectPaths.private_dir``). A
+file that still holds exactly that content is not reported again, so a task depending on
+another's uncommitted work, or a failed task run again, starts without asking. A file
+edited after that no longer matches and is reported. The record is not under
+``.ai/maestro/``, which a spoke may write: one naming the person's own edit would let a
+task overwrite it unasked.
 
 Limits, plainly: a project that is not a git repository has no check (nothing tells an
 edit apart from the file's committed state); tasks a dead engine left running are
@@ -36,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 from maestro.engine.ownership import owned_by_any
 from maestro.engine.receipts import GitTree
 from maestro.errors import MaestroError
-from maestro.fsutil import atomic_write
+from maestro.fsutil import atomic_write, private_folder, read_private
 from maestro.paths import ProjectPaths
 
 if TYPE_CHECKING:
@@ -120,13 +123,13 @@ def _owned(paths: Iterable[str], entries: list[str]) -> list[str]:
 
 
 def _record_path(paths: ProjectPaths) -> Path:
-    return paths.machine_dir / "left-by-runs.json"
+    return paths.private_dir / "left-by-runs.json"
 
 
 def _load_record(paths: ProjectPaths) -> dict[str, str]:
     try:
-        data = json.loads(_record_path(paths).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = json.loads(read_private(_record_path(paths)) or b"{}")
+    except ValueError:
         return {}  # none yet, or unreadable: every change is then asked about
     files = (
         data.get("files")
@@ -217,11 +220,15 @@ class Recorder:
             return
         earlier = _load_record(self.paths)
         files = {p: h for p, h in after.items() if self.before.get(p) != h or earlier.get(p) == h}
+        path = _record_path(self.paths)
+        if not private_folder(path.parent, create=True):
+            return
         try:
             atomic_write(
-                _record_path(self.paths),
+                path,
                 json.dumps({"format": RECORD_FORMAT, "files": files}, indent=1, sort_keys=True)
                 + "\n",
+                mode=0o600,
                 durable=False,
             )
         except (MaestroError, OSError):

@@ -24,7 +24,7 @@ from maestro.install.installer import block_hash, read_text
 from maestro.install.manifest import sha256
 from maestro.install.safepath import inside
 from maestro.install.targets import MANIFEST_NAME
-from maestro.paths import user_home, user_state_dir
+from maestro.paths import ProjectPaths, user_home, user_state_dir
 from maestro.spokes import clipaths
 
 CODEX_SKILLS_SINCE = (0, 117)  # older codex: custom prompts, --full-auto, no `$skill`
@@ -45,6 +45,7 @@ class Situation:
 
     project_root: Path
     project_manifest: Path
+    machine_dir: Path  # the project's .ai/maestro
     env: dict[str, str]
     available: dict[str, Any]  # name -> Availability(name, path, version)
     euid: int
@@ -424,8 +425,7 @@ def _stale_worktrees(s: Situation) -> Check | None:
     repo = Repo.find(s.project_root)
     if repo is None:
         return None
-    # Beside the project's install manifest: .ai/maestro/worktrees (paths.machine_dir).
-    found = repo.stale_worktrees(s.project_manifest.parent / "worktrees")
+    found = repo.stale_worktrees(s.machine_dir / "worktrees")
     if not found:
         return None
     left = [str(f.path) for f in found if not f.kept and not f.prunable]
@@ -473,11 +473,13 @@ def examine(s: Situation) -> list[Check]:
     )
 
 
-def situation(project_root: Path, project_manifest: Path, env: dict[str, str]) -> Situation:
+def situation(paths: ProjectPaths, env: dict[str, str]) -> Situation:
     from maestro.spokes.registry import detect_available
 
     available = {k: v for k, v in detect_available(env, versions=True).items() if k in roster.REAL}
-    return Situation(project_root, project_manifest, env, available, os.geteuid())
+    return Situation(
+        paths.root, paths.install_manifest, paths.machine_dir, env, available, os.geteuid()
+    )
 
 
 def to_data(checks: list[Check]) -> dict[str, Any]:

@@ -1,10 +1,12 @@
 """The install manifest: which files Maestro wrote where, with their sha256.
 
-One manifest per scope: ``.ai/maestro/install-manifest.json`` in a project, and
-``install-manifest.json`` under the user state folder for user-scope installs, plugins
-and extensions. Upgrade and uninstall touch a file only while its hash still matches
-what was written; everything else is the user's. The format is versioned: an older one
-is upgraded on read, a newer one refused.
+One manifest per scope, both in the user state folder: ``install-manifest.json`` in the
+project's private folder (``ProjectPaths.private_dir``) for a project's install, and at
+the top for user-scope installs, plugins and extensions. Upgrade and uninstall touch a
+file only while its hash still matches what was written; everything else is the user's.
+So the manifest is never under the project's ``.ai/maestro/``, which a spoke may write:
+a forged entry with the hash of a file of the person's would have it deleted. The format
+is versioned: an older one is upgraded on read, a newer one refused.
 
     {"format": 1, "installs": [{"host": "claude", "form": "files", "scope": "project",
       "root": ".", "maestro": "0.1.0", "invocation": "/venv/bin/maestro",
@@ -22,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from maestro.errors import InstallError
-from maestro.fsutil import atomic_write
+from maestro.fsutil import atomic_write, private_folder
 
 FORMAT = 1
 
@@ -137,6 +139,7 @@ class Manifest:
                 return  # install twice: not even the manifest's mtime changes
         except FileNotFoundError:
             pass
+        private_folder(self.path.parent, create=True)
         atomic_write(self.path, content)
 
 

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from maestro.errors import DiskFull
-from maestro.fsutil import atomic_write
+from maestro.fsutil import atomic_write, read_private
 from maestro.paths import user_state_dir
 
 
@@ -30,27 +30,9 @@ def record_file(env: Mapping[str, str]) -> Path:
     return user_state_dir(env) / "cli-paths.json"
 
 
-def _read_private(path: Path) -> bytes | None:
-    """The record's bytes, or None unless it is this user's file, not a link, in a folder
-    of this user's, neither writable by anybody else (not another user's file under
-    `sudo` with HOME kept)."""
-    try:
-        folder = os.stat(path.parent)
-        if folder.st_uid != os.getuid() or folder.st_mode & 0o022:
-            return None
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-        with os.fdopen(fd, "rb") as handle:
-            info = os.fstat(handle.fileno())
-            if info.st_uid != os.getuid() or info.st_mode & 0o022:
-                return None
-            return handle.read()
-    except OSError:
-        return None
-
-
 def recorded(env: Mapping[str, str]) -> dict[str, str]:
     """Executable name -> the absolute path it was found at (it may be gone since)."""
-    raw = _read_private(record_file(env))
+    raw = read_private(record_file(env))
     try:
         data = json.loads(raw) if raw else {}
     except ValueError:

@@ -7,10 +7,14 @@ something the person undid. With the versions Maestro wrote since the plan was m
 the store finds the one the person's copy started from and merges three ways
 (``PlanStore``): the person's changes stay, the engine's newer fields come back.
 
-``.ai/maestro/plan-history/``: ``latest.md`` holds the exact bytes Maestro wrote last (a
-file on disk that differs from it was saved by someone else), and one gzipped JSON file
-per version holds its content (``to_json``), oldest first by sequence number.
-It only ever adds safety: a history that cannot be read or written is ignored.
+``plan-history/`` in the project's private folder (``ProjectPaths.private_dir``, in the
+user's state folder): ``latest.md`` holds the exact bytes Maestro wrote last (a file on
+disk that differs from it was saved by someone else), and one gzipped JSON file per
+version holds its content (``to_json``), oldest first by sequence number. What a merge
+takes from a version goes into the plan and runs (a validation command, a task's files),
+so the history lies where no spoke reaches, never under ``.ai/maestro/``, and is read
+only from a folder of the user's own (``private_folder``). It only ever adds safety: a
+history that cannot be read or written is ignored.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from maestro.fsutil import atomic_write
+from maestro.fsutil import atomic_write, private_folder, read_private
 from maestro.state import model as m
 
 # Versions kept: a run writes about two per dispatch, so a few hundred reach back over a
@@ -39,12 +43,11 @@ class History:
 
     def latest(self) -> bytes | None:
         """The bytes Maestro wrote last, or None when it has not written this plan."""
-        try:
-            return self.latest_path.read_bytes()
-        except OSError:
-            return None
+        return read_private(self.latest_path)
 
     def _files(self) -> list[Path]:
+        if not private_folder(self.folder):
+            return []
         try:
             return sorted(self.folder.glob("*" + _SUFFIX))
         except OSError:
@@ -54,6 +57,8 @@ class History:
         """Remember ``data`` (the file as written) and its content as the newest version."""
         import gzip
 
+        if not private_folder(self.folder, create=True):
+            return  # a spoke's sandbox, a read-only home: no history, no merge
         with contextlib.suppress(OSError):
             files = self._files()
             digest = hashlib.sha256(data).hexdigest()[:16]

@@ -31,7 +31,7 @@ class PlanStore:
         self.paths = paths
         self.path = paths.plan
         self.lock_path = paths.machine_dir / "locks" / "plan.lock"
-        self.history = History(paths.machine_dir / "plan-history")
+        self.history = History(paths.private_dir / "plan-history")
         self.display = _display(self.path, paths.root)
 
     def exists(self) -> bool:

@@ -4,6 +4,8 @@ import json
 import time
 from pathlib import Path
 
+from maestro.paths import user_state_dir
+
 
 def test_demo_runs_the_goal_in_parallel_and_cleans_up(cli, tmp_path, monkeypatch):
     monkeypatch.setenv("TMPDIR", str(tmp_path))
@@ -30,6 +32,7 @@ def test_demo_runs_the_goal_in_parallel_and_cleans_up(cli, tmp_path, monkeypatch
     assert "the temporary project was removed" in out
     project = Path(out.split("demo project: ")[1].split()[0])
     assert not project.exists()
+    assert not any((user_state_dir() / "projects").glob("*"))  # nor Maestro's records of it
 
 
 def test_demo_keep_leaves_a_real_project(cli, tmp_path, monkeypatch):

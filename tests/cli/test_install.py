@@ -8,6 +8,7 @@ import pytest
 
 from maestro.install import invocation
 from maestro.install.sources import VERBS
+from maestro.paths import ProjectPaths
 from tests.install.trees import dirs, tree
 
 VERBS_PRINTED = {"create", "identical", "update", "skip", "conflict", "remove", "missing"}
@@ -29,7 +30,7 @@ def test_install_all_hosts_into_the_project(cli, project):
     assert (project / ".agents/skills/maestro/SKILL.md").is_file()
     assert "<!-- Maestro claude v1 -->\n/maestro:plan|" in (project / "CLAUDE.md").read_text()
     assert "<!-- Maestro codex v1 -->\n$maestro plan|" in (project / "AGENTS.md").read_text()
-    manifest = json.loads((project / ".ai/maestro/install-manifest.json").read_text())
+    manifest = json.loads(ProjectPaths(project).install_manifest.read_text())
     assert sorted(i["host"] for i in manifest["installs"]) == ["claude", "codex", "gemini"]
     assert "In Codex CLI: $maestro plan <goal>" in res.out
 
@@ -202,7 +203,7 @@ def test_manifest_paths_may_not_escape(cli, project, tmp_path):
     outside = tmp_path / "outside.txt"
     outside.write_text("precious\n")
     assert cli("install", "--host", "claude").code == 0
-    path = project / ".ai/maestro/install-manifest.json"
+    path = ProjectPaths(project).install_manifest
     data = json.loads(path.read_text())
     data["installs"][0]["files"][0]["path"] = "../outside.txt"
     path.write_text(json.dumps(data))
@@ -301,7 +302,7 @@ def test_a_file_an_upgrade_no_longer_renders_is_removed(cli, project):
     assert cli("install", "--host", "claude").code == 0
     old = project / ".claude/commands/maestro/old-verb.md"
     old.write_text("from an older Maestro\n")
-    path = project / ".ai/maestro/install-manifest.json"
+    path = ProjectPaths(project).install_manifest
     data = json.loads(path.read_text())
     import hashlib
 
@@ -320,7 +321,7 @@ def test_a_file_an_upgrade_no_longer_renders_is_removed(cli, project):
 def test_uninstall_without_a_manifest_removes_only_a_pristine_block(cli, project):
     (project / "CLAUDE.md").write_text("mine\n")
     assert cli("install", "--host", "claude").code == 0
-    (project / ".ai/maestro/install-manifest.json").unlink()
+    ProjectPaths(project).install_manifest.unlink()
     res = cli("uninstall", "--host", "claude")
     assert res.code == 0
     assert (project / "CLAUDE.md").read_text() == "mine\n"
@@ -338,7 +339,7 @@ def test_state_dir_setting_reaches_the_stub(cli, project, monkeypatch):
     monkeypatch.setenv("MAESTRO_STATE_DIR", ".maestro-state")
     assert cli("install", "--host", "claude").code == 0
     assert "State .maestro-state/MAESTRO.md" in (project / "CLAUDE.md").read_text()
-    assert (project / ".maestro-state/maestro/install-manifest.json").is_file()
+    assert ProjectPaths(project, ".maestro-state").install_manifest.is_file()
     assert os.path.exists(project / ".claude/commands/maestro/run.md")
     assert (
         ".maestro-state/MAESTRO.md" in Path(project / ".claude/commands/maestro/run.md").read_text()

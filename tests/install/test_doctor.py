@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from maestro.install import doctor
+from maestro.paths import ProjectPaths
 from maestro.spokes.registry import Availability
 
 PINNED = {"claude": "2.1.197", "gemini": "0.61.0", "codex": "0.169.0"}
@@ -21,7 +22,8 @@ def situation(tmp_path, env=None, available=None, euid=1000):
     env = {"HOME": str(home), "XDG_STATE_HOME": str(home / ".local/state"), **(env or {})}
     if available is None:
         available = {n: Availability(n, f"/usr/bin/{n}", v) for n, v in PINNED.items()}
-    return doctor.Situation(root, root / ".ai/maestro/install-manifest.json", env, available, euid)
+    manifest = home / ".local/state/maestro/projects/proj-0/install-manifest.json"
+    return doctor.Situation(root, manifest, root / ".ai/maestro", env, available, euid)
 
 
 def pitfalls(s):
@@ -176,7 +178,7 @@ def test_doctor_command_reports_installs_and_exit_code(cli, project, tmp_path, m
 def test_doctor_finds_a_stale_invocation(cli, project, tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", f"{fake_bin(tmp_path, {})}:/usr/bin:/bin")
     assert cli("install", "--host", "codex").code == 0
-    path = project / ".ai/maestro/install-manifest.json"
+    path = ProjectPaths(project).install_manifest
     data = json.loads(path.read_text())
     data["installs"][0]["invocation"] = "/gone/venv/bin/maestro"
     path.write_text(json.dumps(data))

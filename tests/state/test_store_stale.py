@@ -91,12 +91,14 @@ def test_a_field_both_changed_is_a_conflict_naming_it_and_the_file_is_kept(proje
         p.task("2").status = "running"
     message = str(info.value)
     assert "the file was saved from an older copy, and it changes Task 1's Status field" in message
-    assert ".ai/maestro/plan-history/latest.md" in message
+    latest_path = store.history.latest_path  # in the user's state folder, where no spoke writes
+    assert f"Maestro's version is {latest_path}:" in message
+    assert not latest_path.is_relative_to(project)
     assert store.path.read_bytes() == theirs
     with pytest.raises(StateConflict):
         store.load()
     # The way out the message names: the change made in a copy of Maestro's version.
-    latest = (project / ".ai/maestro/plan-history/latest.md").read_text()
+    latest = latest_path.read_text()
     store.path.write_text(latest.replace("- **Status:** done", "- **Status:** failed", 1))
     assert store.load().task("1").status == "failed"
 
