@@ -49,7 +49,7 @@ from maestro.engine.guard import Found, Guard, Mark
 from maestro.engine.ownership import owned_by_any
 from maestro.errors import MaestroError
 from maestro.filespec import literal_files
-from maestro.fsutil import atomic_write
+from maestro.fsutil import atomic_write, private_folder
 from maestro.git import KEEP_SUFFIX, Repo, TreeChange, in_use, mine
 from maestro.paths import ProjectPaths
 
@@ -263,7 +263,7 @@ class Workspaces:
             ignore.write_text("*\n", encoding="utf-8")  # never in the user's `git status`
         self.links, ignored = self._ignored()
         self.copies = self._to_copy()
-        index = self.dir / f".{self.run_id}-p{os.getpid()}.index"  # (see git.in_use)
+        index = _guard_dir(self.paths, self.dir) / f".{self.run_id}-p{os.getpid()}.index"
         index.unlink(missing_ok=True)
         # The state dir (plans, logs, these worktrees) is never part of the work: not read
         # when git does not ignore it already, and dropped when tracked.
@@ -916,6 +916,20 @@ def _worktree_index(path: Path) -> Path | None:
         return None
     gitdir = Path(text[8:])
     return (gitdir if gitdir.is_absolute() else path / gitdir) / "index"
+
+
+def _guard_dir(paths: ProjectPaths, fallback: Path) -> Path:
+    """Where the guard's private index lives: its stat data decides which files are read
+    again, so a spoke must not be able to write it (never under ``.ai/maestro``, which a
+    Codex spoke is granted). What dead runs left there goes (named, like worktrees, by
+    their maker's pid: git.in_use)."""
+    folder = paths.private_dir / "guard"
+    if not private_folder(folder, create=True):
+        return fallback  # no private folder (a read-only home): as private as it gets
+    for left in folder.glob(".*.index"):
+        if not in_use(left):
+            left.unlink(missing_ok=True)
+    return folder
 
 
 def worktrees_dir(paths: ProjectPaths) -> Path:

@@ -160,3 +160,22 @@ def test_a_clean_dispatch_saves_nothing(cli, project, runenv):
     runenv.script("codex", [step()])
     assert cli("run").code == 0
     assert saved_dirs(project) == []
+
+
+def test_the_guards_index_is_out_of_a_spokes_reach(cli, project, runenv):
+    """Its stat data decides which files are read again: never under .ai/maestro, which a
+    Codex spoke is granted, but in the project's private folder."""
+    import re
+
+    from maestro.paths import ProjectPaths
+
+    private = ProjectPaths(project).private_dir
+    committed(project, **{"README.md": "hello\n"})
+    write_plan(cli, project, [task(1)])
+    listing = project.parent / "seen.txt"
+    runenv.script("codex", [hostile(f"find {project}/.ai {private} -name '*.index' > {listing}")])
+    assert cli("run").code == 0
+    runs = [
+        f for f in listing.read_text().split() if re.search(r"/\.\d{8}T\d{6}Z-\w+-p\d+\.index$", f)
+    ]
+    assert runs and all(f.startswith(f"{private}/guard/") for f in runs), runs

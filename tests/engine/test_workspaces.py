@@ -633,7 +633,6 @@ def test_the_cleanup_takes_only_what_dead_processes_left(project):
     assert names == [
         f".challenge-codex-20261124T000000-p{other}.index",
         ".gitignore",
-        f".{spaces.run_id}-p{this}.index",  # the run's own, while it lasts (guard.py)
         f".run-task-2-p{other}.merge",
         f".run-task-3-p{this}.merge",
         f".run-task-4-p{other}.index.lock",
