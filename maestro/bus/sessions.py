@@ -557,6 +557,15 @@ def end_session(
             lease.release()
 
 
+def office_dirs(paths: ProjectPaths) -> list[Path]:
+    """The folders a spoke's `maestro mail` and `task report` write (made now): what a
+    sandboxed spoke is granted, and no more of the state dir."""
+    folders = [paths.machine_dir / "mail", paths.machine_dir / "sessions"]
+    for folder in folders:
+        folder.mkdir(parents=True, exist_ok=True)
+    return folders
+
+
 def spoke_env(paths: ProjectPaths, session: Session, *, path: str | None = None) -> dict[str, str]:
     """The environment entries a spoke needs so that ``maestro mail``/``task report``
     typed in its shell find this project's state and know who is speaking, from its

@@ -22,6 +22,7 @@ from maestro.bus.sessions import (
     attach_process,
     create_worker_session,
     end_session,
+    office_dirs,
     run_session_id,
     spoke_env,
 )
@@ -466,7 +467,9 @@ class TaskRunner:
             },
             sim_delay_s=ctx.sim_delay_s,
         )
-        request.shared_dirs = [ctx.paths.machine_dir] if office else []
+        # The office's folders alone (mail, sessions): never all of .ai/maestro, which
+        # holds the other tasks' worktrees and what they will land.
+        request.shared_dirs = office_dirs(ctx.paths) if office else []
         if resume_session and spoke.supports_resume:
             request.resume_session = resume_session
         attempt.timeout_s = request.timeout_s

@@ -39,7 +39,9 @@ def test_every_dispatch_is_a_session_of_the_run(cli, project, runenv):
     assert call["env"]["MAESTRO_PROJECT_DIR"] == str(project)
     # Its sandbox writes the workdir only: the office's state is added by name.
     machine = ProjectPaths(project).machine_dir
-    assert call["argv"][call["argv"].index("--add-dir") + 1] == str(machine)
+    # The office's folders only: never the other tasks' worktrees beside them.
+    granted = [call["argv"][i + 1] for i, a in enumerate(call["argv"]) if a == "--add-dir"]
+    assert granted == [str(machine / "mail"), str(machine / "sessions")]
     # The `maestro` its prompt names is this one, whatever PATH the user had, from a
     # folder of the user's that no spoke's sandbox writes (never the project's state).
     first = Path(call["env"]["PATH"].split(os.pathsep)[0])
