@@ -16,7 +16,8 @@ from maestro.state.model import Receipt, Task
 if TYPE_CHECKING:  # the pipeline imports this module: types only
     from maestro.agents.catalog import ResolvedAgent
     from maestro.engine.context import RunContext
-    from maestro.engine.workspace import Landing, Measured, Worktree
+    from maestro.engine.landing import Landing
+    from maestro.engine.worktree import Measured, Worktree
     from maestro.prompts.delegation import Delegation
     from maestro.prompts.results import ParsedResult
     from maestro.spokes.contract import DispatchRequest, SpokeResult

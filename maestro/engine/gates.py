@@ -148,7 +148,7 @@ def scope_gate(
     at all (written where git does not see it: a submodule, an ignored folder), a warning
     at every strictness so the task is never silently done without its work;
     ``unlandable``: files of its work that must not or cannot land (each with ``line()``
-    and ``fix``: see ``workspace.Unlandable``), which fail at every strictness."""
+    and ``fix``: see ``worktree.Unlandable``), which fail at every strictness."""
     if not checked:
         return GateResult("scope", SKIP, "not a git repository: file changes cannot be measured")
     if outside:

@@ -32,7 +32,7 @@ from maestro.engine.budgets import limits_for
 from maestro.engine.context import RunContext
 from maestro.engine.routing import choose, task_tier
 from maestro.engine.scheduler import Outcome
-from maestro.engine.workspace import Measured, Worktree, claimed_paths
+from maestro.engine.worktree import Measured, Worktree, claimed_paths
 from maestro.errors import MaestroError, SpokeError
 from maestro.formatting import shown_path
 from maestro.state.model import Receipt, Task, Usage

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from maestro.engine.ownership import owned_by_any
-from maestro.engine.workspace import NOISE
+from maestro.engine.worktree import NOISE
 from maestro.git import GitError, run_git
 from maestro.state.model import Receipt
 

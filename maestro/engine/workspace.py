@@ -35,179 +35,33 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import re
 import shutil
-import stat
 import threading
-import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from maestro.engine.guard import Found, Guard, Mark
+from maestro.engine.guard import Found, Guard
+from maestro.engine.landing import Landings
 from maestro.engine.ownership import owned_by_any
+from maestro.engine.worktree import (
+    WORKTREE_INCLUDE,
+    Measured,
+    Worktree,
+    clean_stale,
+    guard_dir,
+    noise_globs,
+    shortstat,
+    worktree_index,
+    worktrees_dir,
+)
 from maestro.errors import MaestroError
-from maestro.filespec import literal_files
-from maestro.fsutil import atomic_write, private_folder
-from maestro.git import KEEP_SUFFIX, Repo, TreeChange, in_use, mine
+from maestro.git import KEEP_SUFFIX, Repo
 from maestro.paths import ProjectPaths
 
-# Written by tools and test runners, never deliverables.
-NOISE = (
-    "__pycache__",
-    "*.pyc",
-    ".pytest_cache",
-    ".mypy_cache",
-    ".ruff_cache",
-    ".hypothesis",
-    ".coverage",
-    ".tox",
-    ".nox",
-    "node_modules/.cache",
-)
-_ZERO = re.compile(r"^0+$")
-WORKTREE_INCLUDE = ".worktreeinclude"  # the convention Claude Code's worktrees read
 
-
-def noise_globs(prefix: str = "") -> list[str]:
-    globs = []
-    for noise in NOISE:
-        globs += [f"{prefix}**/{noise}", f"{prefix}**/{noise}/**"]
-    return globs
-
-
-@dataclass
-class Worktree:
-    name: str
-    path: Path  # the worktree's top folder
-    root: Path  # the project inside it (the top, or the project's sub-folder)
-    base: str  # the commit it started from
-    base_tree: str
-    index: Path  # the private index that reads it
-    mark: Mark | None = None  # the user's tree and repository when it was made
-    found: Found | None = None  # what changed outside it meanwhile, put back
-
-
-@dataclass(frozen=True)
-class Unlandable:
-    """A file of an attempt's work that must not or cannot land, why, and the fix."""
-
-    path: str  # project-relative
-    why: str
-    fix: str
-
-    def line(self) -> str:
-        return f"{self.path} {self.why}"
-
-
-@dataclass
-class Measured:
-    """What one attempt changed in its worktree, against the commit it started from."""
-
-    tree: str
-    changes: list[TreeChange]
-    files: list[str]  # project-relative, sorted
-    out_of_scope: list[str]
-    outside: list[str]  # changed outside the worktree while it ran (put back)
-    patch: str
-    diff_stat: str
-    diff_sha: str | None
-    ambiguous: list[str] = field(default_factory=list)  # never, in a worktree
-    saved: str = ""  # where the versions found outside were put (project-relative)
-    unmeasured: list[str] = field(default_factory=list)  # claimed, yet no change at all
-    unlandable: list[Unlandable] = field(default_factory=list)  # see Workspaces.unlandable
-
-
-@dataclass
-class Landing:
-    change: str | None  # the task's change as a commit (its parent: where it started)
-    status: str  # landed | conflict | empty
-    conflicts: list[str] = field(default_factory=list)
-    patch_file: Path | None = None
-    committed: str | None = None  # the commit on the user's branch (--commit)
-    commit_error: str | None = None  # why --commit was refused
-    uncommitted: list[str] = field(default_factory=list)  # then: the files left unstaged
-    # How each withheld file is recovered: "merge" (the person's file and the task's
-    # started from a saved base), "added" (no base: both sides added it), "copy" (the
-    # person's is gone), "deleted" (the task deleted it).
-    recover: dict[str, str] = field(default_factory=dict)
-
-    def note(self, shown: str) -> str:
-        """What a person needs to know, for the task's Result (empty when it just landed)."""
-        if self.status == "conflict":
-            return (
-                f"its change was not applied: you edited {', '.join(self.conflicts)} meanwhile; "
-                + self.advice(shown)
-            )
-        if self.commit_error:
-            return (
-                f"its files are in your tree, uncommitted and unstaged "
-                f"({', '.join(self.uncommitted)}): --commit was refused: {self.commit_error}"
-            )
-        return ""
-
-    def advice(self, shown: str) -> str:
-        """Commands that bring the task's version of each withheld file into the person's
-        tree without touching their index (``git apply --3way`` would stage, and fails on
-        a file the person created untracked). ``shown`` is the patch as the person sees it;
-        the task's versions are saved beside it, in a folder of the same name."""
-        saved = shown.removesuffix(".patch")
-        steps = []
-        for rel, how in self.recover.items():
-            if how == "merge":
-                steps.append(f"`git merge-file {rel} {saved}.base/{rel} {saved}/{rel}`")
-            elif how == "added":
-                steps.append(f"`git merge-file {rel} /dev/null {saved}/{rel}`")
-            elif how == "copy":
-                steps.append(f"`cp {saved}/{rel} {rel}`")
-            else:
-                steps.append(f"the task deleted {rel}")
-        return (
-            f"the task's versions are saved in {saved}/ (the patch: {shown}): "
-            f"{'; '.join(steps)}, then resolve the conflict markers (your index is untouched)"
-        )
-
-
-def _shortstat(patch: str, files: int) -> str:
-    plus = minus = 0
-    in_hunk = False
-    for line in patch.split("\n"):
-        if line.startswith("diff --git "):
-            in_hunk = False
-        elif line.startswith("@@"):
-            in_hunk = True
-        elif in_hunk and line.startswith("+"):
-            plus += 1
-        elif in_hunk and line.startswith("-"):
-            minus += 1
-    parts = [f"{files} file{'s' if files != 1 else ''} changed"]
-    if plus:
-        parts.append(f"{plus} insertion{'s' if plus != 1 else ''}(+)")
-    if minus:
-        parts.append(f"{minus} deletion{'s' if minus != 1 else ''}(-)")
-    return ", ".join(parts)
-
-
-def claimed_paths(parsed: Any) -> list[str]:
-    """Files a spoke's answer says it created or modified."""
-    found: list[str] = []
-    submission = getattr(parsed, "submission", None)
-    for line in getattr(submission, "changes", []) or []:
-        head = str(line).split(":", 1)[0].strip().strip("`")
-        if head and " " not in head:
-            found.append(head)
-    handoff = getattr(parsed, "handoff", None)
-    report = getattr(handoff, "task_report", {}) or {}
-    for key in ("Files Created", "Files Modified"):
-        for item in str(report.get(key, "")).split(","):
-            item = item.strip().strip("`")
-            if item and item.lower() not in ("none", "-", "n/a") and " " not in item:
-                found.append(item)
-    return found
-
-
-class Workspaces:
+class Workspaces(Landings):
     """One run's base and integration commits, its worktrees, and landing."""
 
     def __init__(self, paths: ProjectPaths, repo: Repo, run_id: str, settings: Any) -> None:
@@ -263,7 +117,7 @@ class Workspaces:
             ignore.write_text("*\n", encoding="utf-8")  # never in the user's `git status`
         self.links, ignored = self._ignored()
         self.copies = self._to_copy()
-        index = _guard_dir(self.paths, self.dir) / f".{self.run_id}-p{os.getpid()}.index"
+        index = guard_dir(self.paths, self.dir) / f".{self.run_id}-p{os.getpid()}.index"
         index.unlink(missing_ok=True)
         # The state dir (plans, logs, these worktrees) is never part of the work: not read
         # when git does not ignore it already, and dropped when tracked.
@@ -321,17 +175,6 @@ class Workspaces:
                 "its work there would be lost",
                 "run with `maestro run --in-place`, or plan that work in that repository itself.",
             )
-
-    def _nested(self, links: Sequence[str]) -> dict[str, str]:
-        """The nested repositories at ``links`` (relative to the top), as a person knows
-        them: a submodule (the user's index has it), or a repository of its own."""
-        registered = self.repo.submodules()
-        return {
-            link: f"the submodule {self._relative(link)}"
-            if link in registered
-            else f"{self._relative(link)}, a git repository of its own (not a submodule)"
-            for link in links
-        }
 
     def _ignored(self) -> tuple[list[str], set[str]]:
         """The configured dependency folders that exist in the project and that git ignores
@@ -441,7 +284,7 @@ class Workspaces:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(source, target)  # the content, not a link
         index = self.dir / f".{name}.index"
-        own = _worktree_index(path)
+        own = worktree_index(path)
         if own is not None and own.exists():
             shutil.copyfile(own, index)  # its stat data: unchanged files are not hashed again
         return Worktree(name, path, root, base, self._tree(base), index, mark)
@@ -505,18 +348,11 @@ class Workspaces:
             if names
             else sorted({c for c in claimed if not c.startswith(("/", ".."))}),
             patch=patch,
-            diff_stat=_shortstat(patch, len(changes)) if changes else "",
+            diff_stat=shortstat(patch, len(changes)) if changes else "",
             diff_sha=hashlib.sha256(patch.encode("utf-8", "surrogateescape")).hexdigest()
             if patch
             else None,
         )
-
-    def _relative(self, repo_path: str) -> str:
-        if not self.prefix:
-            return repo_path
-        if repo_path.startswith(self.prefix):
-            return repo_path[len(self.prefix) :]
-        return os.path.relpath("/" + repo_path, "/" + self.prefix.rstrip("/"))
 
     def _undo_tree(self, wt: Worktree, inside: set[str]) -> None:
         """The user's files changed while ``wt``'s dispatch ran, put back; left alone: what
@@ -568,125 +404,6 @@ class Workspaces:
         except ValueError:
             return str(path)
 
-    def unlandable(
-        self, wt: Worktree, measured: Measured, files: Sequence[str], claimed: Sequence[str] = ()
-    ) -> list[Unlandable]:
-        """What of the attempt's work must not or cannot land: a symlink leading out of the
-        project (followed as it will stand once landed, through the change's other links
-        and the user's tree); a deliverable git ignores (one of the task's own ``files``
-        named literally or in its answer, ``claimed``, that its worktree holds but not its
-        change); a file inside a nested repository. The scope gate fails on any, at every
-        strictness."""
-        found = self._links_out(wt, measured)
-        found += self._ignored_deliverables(wt, measured, files, claimed)
-        found += self._in_nested(wt, measured)
-        return found
-
-    def _ignored_deliverables(
-        self, wt: Worktree, measured: Measured, files: Sequence[str], claimed: Sequence[str]
-    ) -> list[Unlandable]:
-        owned = [c for c in claimed if owned_by_any(list(files), c)]
-        # Not asked: the linked folders (the user's own), nested repositories (check-ignore
-        # refuses a path inside one: _in_nested names them).
-        elsewhere = (
-            *(f"{self.prefix}{link}/" for link in self.links),
-            *(f"{link}/" for link in self.gitlinks),
-        )
-        written = sorted(
-            rel
-            for rel in {*literal_files(files), *owned}
-            if rel not in measured.files
-            and rel not in self.copies
-            and not rel.startswith("/")
-            and ".." not in rel.split("/")
-            and not f"{self.prefix}{rel}/".startswith(elsewhere)
-            and os.path.lexists(wt.root / rel)
-        )
-        return [
-            Unlandable(
-                rel,
-                f"is ignored by git ({rule}), so it cannot land",
-                f"change .gitignore so that git does not ignore it (`git check-ignore -v "
-                f"{rel}` shows the rule), take it out of the task's Files, or run the task "
-                "with `--in-place`.",
-            )
-            for rel, rule in sorted(self.repo.ignoring(written, cwd=wt.root).items())
-        ]
-
-    def _in_nested(self, wt: Worktree, measured: Measured) -> list[Unlandable]:
-        """Files written inside a nested repository (a worktree holds each empty), and a
-        nested repository the attempt made (`git init`): none of it is the project's."""
-        written = {
-            os.path.relpath(Path(folder, name), wt.path): link
-            for link in self.gitlinks
-            for folder, _, names in os.walk(wt.path / link)
-            for name in names
-        }
-        named = self._nested(sorted(set(written.values()))) if written else {}
-        fix = "plan that work in that repository itself, or run with `maestro run --in-place`."
-        found = [
-            Unlandable(self._relative(path), f"is inside {named[link]}, so it cannot land", fix)
-            for path, link in sorted(written.items())
-        ]
-        for change in measured.changes:
-            if change.new_mode == "160000" and change.path not in self.gitlinks:
-                why = "is a git repository of its own (not a submodule), so it cannot land"
-                made = "do that work without `git init` there, then run the task again."
-                found.append(Unlandable(self._relative(change.path), why, made))
-        return found
-
-    def _links_out(self, wt: Worktree, measured: Measured) -> list[Unlandable]:
-        links = {
-            c.path: self._theirs(wt, c).decode("utf-8", "surrogateescape")
-            if c.new_mode == "120000"
-            else None
-            for c in measured.changes
-        }
-        found = []
-        for path, target in sorted(links.items()):
-            if target is not None and self._leads_out(path, links):
-                found.append(
-                    Unlandable(
-                        self._relative(path),
-                        f"is a symlink leading out of the project (to {target})",
-                        "replace each with a file, or with a link that stays inside the project.",
-                    )
-                )
-        return found
-
-    def _leads_out(self, path: str, links: dict[str, str | None]) -> bool:
-        """Whether the link at ``path`` (relative to the top) leads out of the project,
-        each link on the way followed as ``links`` has it (the change's paths: a link's
-        target, None when not a link) or else as the user's tree has it."""
-        where: list[str] = []
-        todo = path.split("/")
-        hops = 0
-        while todo:
-            part = todo.pop(0)
-            if part in ("", "."):
-                continue
-            if part == "..":
-                if not where:
-                    return True  # above the repository's top
-                where.pop()
-                continue
-            where.append(part)
-            name = "/".join(where)
-            target = links[name] if name in links else _link(self.top / name)
-            if target is None:
-                continue
-            hops += 1
-            if hops > 40:
-                return True  # a loop of links, which leads nowhere
-            where.pop()
-            if target.startswith("/"):
-                target = os.path.relpath(os.path.normpath(target), self.top)
-                if target == ".." or target.startswith("../"):
-                    return True
-                where = []
-            todo = target.split("/") + todo
-        return not ("/".join(where) + "/").startswith(self.prefix)
-
     def combined(self, wt: Worktree, measured: Measured) -> Worktree | None:
         """A worktree of the attempt's change on top of everything the run accepted since it
         began (None when nothing was): where a coordinating task's check sees its subtasks'
@@ -707,260 +424,14 @@ class Workspaces:
         return self._open(name, commit)
 
     def discard(self, wt: Worktree, *, keep: bool = False) -> Path | None:
-        self.settle(wt)
         """Remove the worktree; with ``keep`` leave it (marked kept) and return its path."""
+        self.settle(wt)
         wt.index.unlink(missing_ok=True)
         if keep:
             (self.dir / f"{wt.name}{KEEP_SUFFIX}").write_text(str(wt.path) + "\n", encoding="utf-8")
             return wt.path
         self.repo.remove_worktree(wt.path)
         return None
-
-    # -- landing --------------------------------------------------------------------------
-    def land(self, task_id: str, title: str, wt: Worktree, measured: Measured) -> Landing:
-        if not measured.changes:
-            return Landing(None, "empty")
-        message = f"Task {task_id}: {title}\n\nmaestro run {self.run_id}"
-        change = self.repo.commit_tree(measured.tree, [wt.base], message)
-        self.repo.keep(change)  # review reads it later: `git gc` must not take it
-        self._trees[change] = measured.tree
-        with self._land_lock:
-            conflicts = self._integrate(change, wt.base)
-            if not conflicts:
-                writes, conflicts = self._merge_into_user_tree(wt, measured.changes)
-            if conflicts:
-                patch = self._save_patch(task_id, measured)
-                recover = self._save_versions(patch, wt, measured, conflicts)
-                return Landing(change, "conflict", conflicts, patch, recover=recover)
-            for write in writes:
-                write()
-            now = time.time_ns()
-            for item in measured.changes:
-                self._landed[self._relative(item.path)] = now
-            landing = Landing(change, "landed")
-            planted = self.guard.planted() if self.guard is not None else []
-            if self.commit and planted:
-                # A commit runs the repository's hooks: never ones that appeared mid-run.
-                landing.commit_error = (
-                    f"{', '.join(planted)} changed since the run began, and a commit would run it"
-                )
-                landing.uncommitted = sorted(self._relative(c.path) for c in measured.changes)
-            elif self.commit:
-                index = self.dir / f".{self.run_id}-commit-p{os.getpid()}.index"  # (git.in_use)
-                mine(index.name)
-                try:
-                    landing.committed = self.repo.commit_paths(
-                        [c.path for c in measured.changes],
-                        f"Task {task_id}: {title}\n\nLanded by maestro run {self.run_id}.",
-                        index,
-                    )
-                except Exception as exc:  # noqa: BLE001 - a hook, a merge, an identity: reported, the files stay
-                    landing.commit_error = " ".join(getattr(exc, "message", str(exc)).split())
-                    landing.uncommitted = sorted(self._relative(c.path) for c in measured.changes)
-                if landing.committed and self.guard is not None:
-                    self.guard.moved_by_run(landing.committed)
-            return landing
-
-    def _integrate(self, change: str, base: str) -> list[str]:
-        if self.integration == base:
-            self.integration = change
-            return []
-        tree, conflicts = self.repo.merge_commits(self.integration, change)
-        if tree is None:
-            return [self._relative(p) for p in conflicts]
-        self.integration = self.repo.commit_tree(
-            tree, [self.integration], f"maestro run {self.run_id}: integration"
-        )
-        self._trees[self.integration] = tree
-        return []
-
-    def _save_patch(self, task_id: str, measured: Measured) -> Path:
-        path = self.patches / f"{self.run_id}-task-{task_id}.patch"
-        atomic_write(path, measured.patch, durable=False)
-        return path
-
-    def _save_versions(
-        self, patch: Path, wt: Worktree, measured: Measured, conflicts: list[str]
-    ) -> dict[str, str]:
-        """Beside the patch, the task's version of each withheld file (``<patch>/<path>``)
-        and the version it started from (``<patch>.base/<path>``): what a three-way merge
-        into the person's file needs, kept even when git's objects go."""
-        theirs_dir = patch.with_suffix("")
-        base_dir = patch.with_name(theirs_dir.name + ".base")
-        by_path = {self._relative(c.path): c for c in measured.changes}
-        recover: dict[str, str] = {}
-        for rel in conflicts:
-            change = by_path.get(rel)
-            if change is None:
-                continue
-            if _ZERO.match(change.new_sha):
-                recover[rel] = "deleted"
-                continue
-            atomic_write(theirs_dir / rel, self._theirs(wt, change), durable=False)
-            try:
-                mine = _read(self.top / change.path)
-            except IsADirectoryError:
-                mine = b""
-            if mine is None:
-                recover[rel] = "copy"
-            elif _ZERO.match(change.old_sha):
-                recover[rel] = "added"
-            else:
-                atomic_write(base_dir / rel, self.repo.blob(change.old_sha), durable=False)
-                recover[rel] = "merge"
-        return recover
-
-    def _merge_into_user_tree(
-        self, wt: Worktree, changes: list[TreeChange]
-    ) -> tuple[list[Any], list[str]]:
-        """Plan every file's write first; write nothing when one conflicts."""
-        writes: list[Any] = []
-        conflicts: list[str] = []
-        scratch = self.dir / f".{wt.name}.merge"
-        try:
-            for change in changes:
-                write = self._merge_one(wt, change, scratch)
-                if write is None:
-                    conflicts.append(self._relative(change.path))
-                elif write is not True:
-                    writes.append(write)
-        finally:
-            shutil.rmtree(scratch, ignore_errors=True)
-        return writes, conflicts
-
-    def _merge_one(self, wt: Worktree, change: TreeChange, scratch: Path) -> Any:
-        """True: nothing to do; None: a conflict; else a function that writes the file."""
-        target = self.top / change.path
-        try:
-            ours = _read(target)
-        except IsADirectoryError:
-            return None  # a folder where the task has a file
-        has_base = not _ZERO.match(change.old_sha)
-        has_theirs = not _ZERO.match(change.new_sha)
-        ours_sha = None if ours is None else self.repo.blob_id(ours)
-        theirs_sha = change.new_sha if has_theirs else None
-        base_sha = change.old_sha if has_base else None
-        if ours_sha == theirs_sha:
-            return True
-        if ours_sha == base_sha:
-            content = self._theirs(wt, change) if has_theirs else None
-            return lambda: _write(target, content, change.new_mode)
-        if not (has_base and has_theirs and ours is not None):
-            return None
-        if change.new_mode == "120000" or change.old_mode == "120000" or target.is_symlink():
-            return None
-        merged = self.repo.merge_file(
-            ours, self.repo.blob(change.old_sha), self._theirs(wt, change), scratch
-        )
-        if merged is None:
-            return None
-        return lambda: _write(target, merged, change.new_mode)
-
-    def _theirs(self, wt: Worktree, change: TreeChange) -> bytes:
-        """The task's version: read from the worktree when it still holds exactly it."""
-        try:
-            local = _read(wt.path / change.path)
-        except IsADirectoryError:
-            local = None
-        if local is not None and self.repo.blob_id(local) == change.new_sha:
-            return local
-        return self.repo.blob(change.new_sha)
-
-
-def _read(path: Path) -> bytes | None:
-    """A file's content as git sees it (a link's target), None when absent; a folder
-    standing there raises IsADirectoryError."""
-    try:
-        if path.is_symlink():
-            return os.readlink(path).encode("utf-8", "surrogateescape")
-        return path.read_bytes()
-    except FileNotFoundError:
-        return None
-
-
-def _link(path: Path) -> str | None:
-    """The target of the link at ``path``; None when it is no link."""
-    try:
-        return os.readlink(path)
-    except OSError:
-        return None
-
-
-def _write(path: Path, content: bytes | None, mode: str) -> None:
-    if content is None:
-        path.unlink(missing_ok=True)
-        return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if mode == "120000":
-        if path.is_symlink() or path.exists():
-            path.unlink()
-        path.symlink_to(content.decode("utf-8", "surrogateescape"))
-        return
-    temp = path.with_name(f".{path.name}.maestro-landing")
-    temp.write_bytes(content)
-    current = path.stat().st_mode if path.exists() and not path.is_symlink() else 0o644
-    executable = mode == "100755"
-    bits = stat.S_IMODE(current) | (0o111 if executable else 0)
-    if not executable:
-        bits &= ~0o111
-    os.chmod(temp, bits)
-    os.replace(temp, path)
-
-
-def _worktree_index(path: Path) -> Path | None:
-    try:
-        text = (path / ".git").read_text(encoding="utf-8").strip()
-    except OSError:
-        return None
-    if not text.startswith("gitdir: "):
-        return None
-    gitdir = Path(text[8:])
-    return (gitdir if gitdir.is_absolute() else path / gitdir) / "index"
-
-
-def _guard_dir(paths: ProjectPaths, fallback: Path) -> Path:
-    """Where the guard's private index lives: its stat data decides which files are read
-    again, so a spoke must not be able to write it (never under ``.ai/maestro``, which a
-    Codex spoke is granted). What dead runs left there goes (named, like worktrees, by
-    their maker's pid: git.in_use)."""
-    folder = paths.private_dir / "guard"
-    if not private_folder(folder, create=True):
-        return fallback  # no private folder (a read-only home): as private as it gets
-    for left in folder.glob(".*.index"):
-        if not in_use(left):
-            left.unlink(missing_ok=True)
-    return folder
-
-
-def worktrees_dir(paths: ProjectPaths) -> Path:
-    return paths.machine_dir / "worktrees"
-
-
-def clean_stale(paths: ProjectPaths, repo: Repo) -> list[Path]:
-    """Remove what dead processes left (a run killed with SIGKILL): every worktree of
-    Maestro's not kept on purpose and whose creator is gone, folders git no longer knows,
-    and prunable entries."""
-    removed = []
-    where = worktrees_dir(paths)
-    listed = repo.worktrees()
-    stale = repo.stale_worktrees(where, listed)
-    for entry in stale:
-        if not entry.kept and not entry.prunable and not in_use(entry.path):
-            repo.remove_worktree(entry.path)
-            removed.append(entry.path)
-    if where.is_dir():
-        # (The folders just removed are gone: the listing before is the one that counts.)
-        known = {e.path.resolve() for e in listed}
-        for child in where.iterdir():
-            if child.is_dir() and child.resolve() not in known:
-                if not (where / f"{child.name}{KEEP_SUFFIX}").exists() and not in_use(child):
-                    shutil.rmtree(child, ignore_errors=True)
-                    removed.append(child)
-            elif child.name.endswith((".index", ".index.lock")) and not in_use(child):
-                child.unlink(missing_ok=True)  # (the lock: git's, left by a process killed)
-    if removed or any(entry.prunable for entry in stale):
-        repo.prune_worktrees()  # else nothing to prune: one git process saved per run
-    return removed
 
 
 @dataclass(frozen=True)
@@ -989,49 +460,3 @@ def mode_for(paths: ProjectPaths, settings: Any, *, in_place: bool = False) -> M
     if repo is None:
         return Mode(None, "not a git repository")
     return Mode(repo, "a git repository; --in-place to share the working tree")
-
-
-class ReadOnlyWorktree:
-    """A worktree for a reader (a reviewer, a challenger): the task's change commit, or the
-    user's working tree as it is now. What the reader writes stays in it and is reported
-    (``edited``), never reaches the user's tree, and goes with the worktree.
-
-    ``with ReadOnlyWorktree(paths, settings, label, commit) as wt:`` gives the project
-    folder inside it, or None outside git / in place (the reader then uses the project)."""
-
-    def __init__(
-        self, paths: ProjectPaths, settings: Any, label: str, commit: str | None = None
-    ) -> None:
-        self.paths, self.settings, self.label, self.commit = paths, settings, label, commit
-        self.spaces: Workspaces | None = None
-        self.worktree: Worktree | None = None
-        self.root: Path | None = None
-
-    def __enter__(self) -> Path | None:
-        mode = mode_for(self.paths, self.settings)
-        if mode.repo is None:
-            return None
-        stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
-        self.spaces = Workspaces(self.paths, mode.repo, f"{self.label}-{stamp}", self.settings)
-        self.spaces.prepare(self.commit)
-        self.worktree = self.spaces.create("read")
-        self.root = self.worktree.root
-        return self.root
-
-    def edited(self) -> list[str]:
-        """Files the reader changed in its worktree (project-relative), and what changed
-        outside it while it read (put back: guard.py)."""
-        if self.spaces is None or self.worktree is None:
-            return []
-        measured = self.spaces.measure(self.worktree, ())
-        return [*measured.files, *measured.outside]
-
-    def outside(self) -> list[str]:
-        """What changed outside the reader's worktree while it read, put back."""
-        if self.spaces is None or self.worktree is None:
-            return []
-        return self.spaces.measure(self.worktree, ()).outside
-
-    def __exit__(self, *exc: object) -> None:
-        if self.spaces is not None and self.worktree is not None:
-            self.spaces.discard(self.worktree)

@@ -577,7 +577,7 @@ def _spaces(project, run_id="r1"):
 def test_the_cleanup_of_dead_runs_leaves_this_runs_worktrees(project):
     """The start cleans what dead runs left while this run's worktrees are being made:
     those, named with this process's pid, are in use."""
-    from maestro.engine.workspace import clean_stale
+    from maestro.engine.worktree import clean_stale
 
     spaces = _spaces(project)
     spaces.prepare()
@@ -601,7 +601,7 @@ def test_the_cleanup_takes_only_what_dead_processes_left(project):
     those of dead processes and leaves those of live ones. One named with this process's
     pid is taken unless this process made it: a dead process had the same pid (in a
     container every run may be pid 1)."""
-    from maestro.engine.workspace import clean_stale
+    from maestro.engine.worktree import clean_stale
     from maestro.git import mine
 
     spaces = _spaces(project)

@@ -20,7 +20,7 @@ from maestro.engine.challenge.prompt import SYSTEM, build_prompt
 from maestro.engine.challenge.recon import recon as project_recon
 from maestro.engine.challenge.vendors import choose
 from maestro.engine.context import CommandContext
-from maestro.engine.workspace import ReadOnlyWorktree
+from maestro.engine.readonly import ReadOnlyWorktree
 from maestro.errors import MaestroError, PlanError
 from maestro.state.model import Challenge, Plan
 from maestro.tokens import count_tokens

@@ -20,6 +20,7 @@ from maestro import clock
 from maestro.engine.challenge import next_id, timeout_s
 from maestro.engine.challenge.vendors import choose
 from maestro.engine.context import CommandContext
+from maestro.engine.readonly import ReadOnlyWorktree
 from maestro.engine.review import diff as task_diff
 from maestro.engine.review.outcome import (
     ReviewOutcome,
@@ -34,7 +35,6 @@ from maestro.engine.review.prompt import SYSTEM, build_prompt, revision_context
 from maestro.engine.review.record import log_row
 from maestro.engine.review.rounds import RoundDecision, current_cycle, decide
 from maestro.engine.review.verdict import ParsedReview, parse_review
-from maestro.engine.workspace import ReadOnlyWorktree
 from maestro.errors import MaestroError
 from maestro.state.model import Review, Task
 
