@@ -29,7 +29,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from maestro.engine.guard import Found, Guard
-from maestro.git import Repo
+from maestro.repo import Repo
 
 IDENTITY = {
     "GIT_AUTHOR_NAME": "bench",

@@ -62,7 +62,7 @@ def worktree_times(files: int, repeat: int) -> tuple[float, float, float]:
         root = base / "repo"
         make_repo(root, files)
         from maestro.config import load_settings
-        from maestro.git import Repo
+        from maestro.repo import Repo
 
         settings = load_settings(root, env={"MAESTRO_PROJECT_DIR": str(root)})
         repo = Repo.find(root)

@@ -217,7 +217,7 @@ def test_a_git_argv_elsewhere_is_seen():
 def test_ignored_matching_leaves_a_skipped_folder_alone_to_its_depth(project):
     """Maestro's state folder is skipped: an ignored folder inside it (its worktrees,
     ignored by their own .gitignore) is neither listed nor looked into."""
-    from maestro.git import Repo
+    from maestro.repo import Repo
 
     inner = project / ".ai" / "maestro" / "worktrees" / "other-run"
     inner.mkdir(parents=True)

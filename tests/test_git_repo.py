@@ -1,9 +1,9 @@
-"""maestro.git.Repo on real temporary repositories: snapshots that leave the user's index,
+"""maestro.repo.Repo on real temporary repositories: snapshots that leave the user's index,
 HEAD and refs alone, detached worktrees, tree diffs, three-way merges."""
 
 import pytest
 
-from maestro.git import Repo
+from maestro.repo import Repo
 from tests.test_git import git
 
 

@@ -109,7 +109,7 @@ def _changes(paths: ProjectPaths) -> list[str]:
 def _release(paths: ProjectPaths, changes: list[str]) -> int:
     """Let `git gc` have the archived plan's change commits: its receipts are put away,
     and no review reads them any more. Returns how many refs went."""
-    from maestro.git import Repo
+    from maestro.repo import Repo
 
     repo = Repo.find(paths.root) if changes else None
     if repo is None:

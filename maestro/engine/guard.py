@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from maestro.fsutil import atomic_write
-from maestro.git import Repo, TreeChange, mine
+from maestro.repo import Repo, TreeChange, mine
 
 _ZEROS = "0" * 40
 # Refs a person's own git moves on its own (a fetch, a stash): never a spoke's to blame.

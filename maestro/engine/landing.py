@@ -24,7 +24,7 @@ from maestro.engine.ownership import owned_by_any
 from maestro.engine.worktree import ZERO, Measured, Unlandable, Worktree
 from maestro.filespec import literal_files
 from maestro.fsutil import atomic_write
-from maestro.git import Repo, TreeChange, mine
+from maestro.repo import Repo, TreeChange, mine
 
 
 @dataclass
@@ -262,7 +262,7 @@ class Landings:
                 )
                 landing.uncommitted = sorted(self._relative(c.path) for c in measured.changes)
             elif self.commit:
-                index = self.dir / f".{self.run_id}-commit-p{os.getpid()}.index"  # (git.in_use)
+                index = self.dir / f".{self.run_id}-commit-p{os.getpid()}.index"  # (repo.in_use)
                 mine(index.name)
                 try:
                     landing.committed = self.repo.commit_paths(

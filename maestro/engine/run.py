@@ -201,7 +201,7 @@ class Engine:
 
     def _observer(self, owners: dict[str, list[str]]) -> Observer:
         """The shared tree's observer: in place only (in worktrees it stays off)."""
-        from maestro.git import Repo
+        from maestro.repo import Repo
 
         if self.mode is not None and not self.mode.in_place:
             return Observer(GitTree(self.paths.root, probe=False), lambda tid: [])

@@ -57,8 +57,8 @@ from maestro.engine.worktree import (
     worktrees_dir,
 )
 from maestro.errors import MaestroError
-from maestro.git import KEEP_SUFFIX, Repo
 from maestro.paths import ProjectPaths
+from maestro.repo import KEEP_SUFFIX, Repo
 
 
 class Workspaces(Landings):

@@ -11,8 +11,8 @@ from typing import Any
 
 from maestro.engine.guard import Found, Mark
 from maestro.fsutil import private_folder
-from maestro.git import KEEP_SUFFIX, Repo, TreeChange, in_use
 from maestro.paths import ProjectPaths
+from maestro.repo import KEEP_SUFFIX, Repo, TreeChange, in_use
 
 # Written by tools and test runners, never deliverables.
 NOISE = (
@@ -133,7 +133,7 @@ def guard_dir(paths: ProjectPaths, fallback: Path) -> Path:
     """Where the guard's private index lives: its stat data decides which files are read
     again, so a spoke must not be able to write it (never under ``.ai/maestro``, which a
     Codex spoke is granted). What dead runs left there goes (named, like worktrees, by
-    their maker's pid: git.in_use)."""
+    their maker's pid: repo.in_use)."""
     folder = paths.private_dir / "guard"
     if not private_folder(folder, create=True):
         return fallback  # no private folder (a read-only home): as private as it gets

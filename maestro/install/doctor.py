@@ -420,7 +420,7 @@ def _inside_spoke(s: Situation) -> Check | None:
 def _stale_worktrees(s: Situation) -> Check | None:
     """Worktrees a killed run left (``maestro run`` removes them at its start) and entries
     ``git worktree prune`` would drop."""
-    from maestro.git import Repo
+    from maestro.repo import Repo
 
     repo = Repo.find(s.project_root)
     if repo is None:

@@ -15,8 +15,8 @@ from typing import Any
 from maestro import graph, roster
 from maestro.errors import MaestroError
 from maestro.filespec import literal_files
-from maestro.git import Repo
 from maestro.paths import ProjectPaths
+from maestro.repo import Repo
 from maestro.state.model import Plan, Task
 
 MAX_FILES = 8

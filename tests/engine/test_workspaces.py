@@ -466,7 +466,7 @@ def test_a_landed_change_survives_gc_until_archive(cli, project, runenv):
 
 
 def count_worktree_adds(monkeypatch) -> list[str]:
-    from maestro.git import Repo
+    from maestro.repo import Repo
 
     made: list[str] = []
     add = Repo.add_worktree
@@ -567,8 +567,8 @@ def _spaces(project, run_id="r1"):
     from types import SimpleNamespace
 
     from maestro.engine.workspace import Workspaces
-    from maestro.git import Repo
     from maestro.paths import ProjectPaths
+    from maestro.repo import Repo
 
     settings = SimpleNamespace(workspace_links=(), workspace_copy=())
     return Workspaces(ProjectPaths(project), Repo.find(project), run_id, settings)
@@ -602,7 +602,7 @@ def test_the_cleanup_takes_only_what_dead_processes_left(project):
     pid is taken unless this process made it: a dead process had the same pid (in a
     container every run may be pid 1)."""
     from maestro.engine.worktree import clean_stale
-    from maestro.git import mine
+    from maestro.repo import mine
 
     spaces = _spaces(project)
     spaces.prepare()

@@ -334,7 +334,7 @@ def test_kept_worktrees_are_not_promised_to_the_next_run(tmp_path):
     by-hand removal."""
     import subprocess
 
-    from maestro.git import KEEP_SUFFIX
+    from maestro.repo import KEEP_SUFFIX
 
     s = situation(tmp_path, env={"GEMINI_CLI_TRUST_WORKSPACE": "true"})
     root = s.project_root

@@ -76,7 +76,7 @@ def change_diff(root: Path, task: Task) -> str | None:
     """The task's exact change: the commit its run recorded (a run in worktrees), against
     the commit it started from; None when there is none (a task run in place, or the
     objects are gone)."""
-    from maestro.git import Repo
+    from maestro.repo import Repo
 
     change = task.receipt.change if task.receipt else None
     repo = Repo.find(root) if change else None
