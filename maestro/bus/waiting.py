@@ -18,7 +18,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from maestro.bus.mailbox import Garbled, Mailbox, Message, reads_for
+from maestro.bus.mailbox import Mailbox
+from maestro.bus.messages import Garbled, Message, reads_for
 from maestro.paths import ProjectPaths
 from maestro.watch import Wanted, watch
 

@@ -41,7 +41,7 @@ VERBS = ("send", "reply", "broadcast", "inbox", "show", "thread", "wait")
 
 
 def _content(parser: argparse.ArgumentParser, *, subject: bool = True) -> None:
-    from maestro.bus.mailbox import PRIORITIES, TYPES
+    from maestro.bus.messages import PRIORITIES, TYPES
 
     if subject:
         parser.add_argument(
@@ -102,7 +102,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def header(message: Any, *, to: bool = False) -> str:
-    from maestro.bus.mailbox import mail_id
+    from maestro.bus.messages import mail_id
 
     kind = message.type if message.priority == "normal" else f"{message.type} {message.priority}"
     line = f"{mail_id(message.id)} {kind} from {message.sender}"
@@ -114,7 +114,7 @@ def header(message: Any, *, to: bool = False) -> str:
 
 
 def full(message: Any, reader: str | None = None, *, to: bool = False) -> str:
-    from maestro.bus.mailbox import mail_id
+    from maestro.bus.messages import mail_id
 
     lines = [header(message, to=to)]
     lines += ["  " + text for text in message.body.splitlines() or [""]]
@@ -150,7 +150,7 @@ def _subject(args: argparse.Namespace, body: str) -> str:
 
 
 def _sent(message: Any, notes: list[str]) -> Result:
-    from maestro.bus.mailbox import mail_id
+    from maestro.bus.messages import mail_id
 
     text = f"sent {mail_id(message.id)} to {','.join(message.to)}"
     text += "".join(f"\nwarning: {note}" for note in notes)
@@ -159,7 +159,8 @@ def _sent(message: Any, notes: list[str]) -> Result:
 
 def _send(args: argparse.Namespace, ctx: Context, me: Any, store: Any) -> Result:
     from maestro.bus import addressing
-    from maestro.bus.mailbox import Mailbox, parse_mail_id
+    from maestro.bus.mailbox import Mailbox
+    from maestro.bus.messages import parse_mail_id
 
     if args.to_coordinator:
         recipients = [addressing.coordinator_of(me, ctx.env)]
@@ -184,7 +185,8 @@ def _send(args: argparse.Namespace, ctx: Context, me: Any, store: Any) -> Result
 
 def _reply(args: argparse.Namespace, ctx: Context, me: Any, store: Any) -> Result:
     from maestro.bus import addressing
-    from maestro.bus.mailbox import PRIORITIES, Mailbox, parse_mail_id
+    from maestro.bus.mailbox import Mailbox
+    from maestro.bus.messages import PRIORITIES, parse_mail_id
 
     mailbox = Mailbox(ctx.paths)
     number = parse_mail_id(args.mail)
@@ -253,7 +255,8 @@ def _inbox(args: argparse.Namespace, ctx: Context, me: Any, store: Any) -> Resul
 
 
 def _show(args: argparse.Namespace, ctx: Context, me: Any, store: Any) -> Result:
-    from maestro.bus.mailbox import Mailbox, parse_mail_id, reads_for
+    from maestro.bus.mailbox import Mailbox
+    from maestro.bus.messages import parse_mail_id, reads_for
 
     mailbox = Mailbox(ctx.paths)
     number = parse_mail_id(args.mail)
@@ -269,7 +272,8 @@ def _show(args: argparse.Namespace, ctx: Context, me: Any, store: Any) -> Result
 
 
 def _thread(args: argparse.Namespace, ctx: Context, me: Any, store: Any) -> Result:
-    from maestro.bus.mailbox import Mailbox, parse_mail_id, reads_for
+    from maestro.bus.mailbox import Mailbox
+    from maestro.bus.messages import parse_mail_id, reads_for
 
     mailbox = Mailbox(ctx.paths)
     messages, garbled = mailbox.thread(parse_mail_id(args.mail))

@@ -137,7 +137,8 @@ def _spawn(args: argparse.Namespace, ctx: Context) -> Result:
 
 def _report(args: argparse.Namespace, ctx: Context) -> Result:
     from maestro.bus.addressing import caller, check_recipients
-    from maestro.bus.mailbox import Mailbox, mail_id
+    from maestro.bus.mailbox import Mailbox
+    from maestro.bus.messages import mail_id
     from maestro.bus.sessions import COORDINATOR_VAR, USER, SessionStore, current_id
 
     store = SessionStore(ctx.paths)

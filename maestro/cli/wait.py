@@ -71,7 +71,7 @@ def next_command(run_id: str, *, after: int, poll: int, as_json: bool) -> str:
 
 def reply_command(mail_number: int) -> str:
     """The exact command that answers a worker's message, with this same program."""
-    from maestro.bus.mailbox import mail_id
+    from maestro.bus.messages import mail_id
     from maestro.install.invocation import current
 
     return f'{current()} mail reply {mail_id(mail_number)} --message "..."'

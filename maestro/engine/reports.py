@@ -24,7 +24,7 @@ from maestro.bus.waiting import bells
 from maestro.watch import Watch, watch
 
 if TYPE_CHECKING:
-    from maestro.bus.mailbox import Message
+    from maestro.bus.messages import Message
     from maestro.logfile import ExecutionLog
     from maestro.paths import ProjectPaths
 

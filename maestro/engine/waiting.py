@@ -34,7 +34,7 @@ from maestro.fsutil import atomic_write
 from maestro.watch import Watch, watch
 
 if TYPE_CHECKING:
-    from maestro.bus.mailbox import Message
+    from maestro.bus.messages import Message
 
 # How often the engine's lock is tested while nothing else wakes the wait.
 LIVENESS_RECHECK_S = 0.5
