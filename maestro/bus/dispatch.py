@@ -1,6 +1,6 @@
 """A session for each dispatch outside a run: a challenge, a review, a plan asked of a CLI.
 
-A run's task attempts are coordinated workers of the run (``sessions.create_worker_session``).
+A run's task attempts are coordinated workers of the run (``workers.create_worker_session``).
 The other dispatches are standalone ``worker`` sessions of whoever asked (the person, or
 the session whose shell ran the command), so `maestro session list` shows every CLI
 Maestro has started, what it was asked, and how it ended:
@@ -25,16 +25,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from maestro.bus.liveness import Lease
-from maestro.bus.sessions import (
-    USER,
-    Session,
-    SessionStore,
-    attach_process,
-    current_id,
-    end_session,
-    new_id,
-    spoke_env,
-)
+from maestro.bus.sessions import USER, Session, SessionStore, current_id, new_id
+from maestro.bus.workers import attach_process, end_session, spoke_env
 from maestro.paths import ProjectPaths
 
 

@@ -17,8 +17,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from maestro import clock
-from maestro.bus.sessions import (
-    SessionStore,
+from maestro.bus.sessions import SessionStore
+from maestro.bus.workers import (
     attach_process,
     create_worker_session,
     end_session,

@@ -54,7 +54,7 @@ class WorkerReports:
         emit: Callable[..., object],
         log: ExecutionLog | None = None,
     ) -> None:
-        from maestro.bus.sessions import run_session_id
+        from maestro.bus.workers import run_session_id
 
         self.paths, self.emit, self.log = paths, emit, log
         self.session_id = run_session_id(run_id)

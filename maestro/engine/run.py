@@ -184,7 +184,7 @@ class Engine:
         """What must hold before any dispatch, each refusal raised before the run changes
         the plan."""
         from maestro.agents.catalog import load_catalog
-        from maestro.bus.sessions import shim, start_run_session
+        from maestro.bus.workers import shim, start_run_session
         from maestro.spokes.pricing import config_prices
 
         # The run is the coordinator session of the spokes it dispatches; its lease (held
@@ -239,7 +239,7 @@ class Engine:
             else:
                 run.create(**meta)
             events = run.events()
-            from maestro.bus.sessions import end_session, run_session_id
+            from maestro.bus.workers import end_session, run_session_id
 
             ended = "failed"
             try:

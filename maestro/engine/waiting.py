@@ -26,8 +26,9 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from maestro.bus.sessions import USER, run_session_id
+from maestro.bus.sessions import USER
 from maestro.bus.waiting import bells
+from maestro.bus.workers import run_session_id
 from maestro.engine.progress import ACT_KINDS, PROGRESS_KINDS
 from maestro.engine.rundir import RunDir, RunLock, read_events
 from maestro.fsutil import atomic_write

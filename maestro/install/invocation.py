@@ -64,7 +64,7 @@ def here() -> list[str]:
     """The words that run this very Maestro, found without running anything: the script
     installed beside this interpreter, else this interpreter with the package's folder on
     PYTHONPATH (a source checkout). For the ``maestro`` on a spoke's PATH
-    (``bus.sessions.spoke_env``), which a dispatch must not wait on a proof to write."""
+    (``bus.workers.spoke_env``), which a dispatch must not wait on a proof to write."""
     own = _script(sysconfig.get_path("scripts"))
     if own is not None:
         return [str(own)]

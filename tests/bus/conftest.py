@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from maestro.bus import sessions
+from maestro.bus import sessions, workers
 from maestro.bus.liveness import Lease
 from maestro.paths import ProjectPaths
 
@@ -24,7 +24,7 @@ class Office:
     leases: dict[str, Lease] = field(default_factory=dict)
 
     def worker(self, task: str, **kwargs: Any) -> sessions.Session:
-        session, lease = sessions.create_worker_session(
+        session, lease = workers.create_worker_session(
             self.paths,
             run_id="R1",
             task_id=task,
@@ -43,14 +43,14 @@ class Office:
             monkeypatch.delenv(sessions.COORDINATOR_VAR, raising=False)
             return
         session = sessions.SessionStore(self.paths).get(session_id)
-        for key, value in sessions.spoke_env(self.paths, session).items():
+        for key, value in workers.spoke_env(self.paths, session).items():
             monkeypatch.setenv(key, value)
 
     def env(self, session_id: str | None) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("MAESTRO_")}
         if session_id is not None:
             env.update(
-                sessions.spoke_env(self.paths, sessions.SessionStore(self.paths).get(session_id))
+                workers.spoke_env(self.paths, sessions.SessionStore(self.paths).get(session_id))
             )
         else:
             env["MAESTRO_PROJECT_DIR"] = str(self.root)
@@ -80,8 +80,8 @@ class Office:
 @pytest.fixture
 def office(project: Path):
     paths = ProjectPaths(project)
-    lease = sessions.start_run_session(paths, "R1", goal="ship it")
-    office = Office(project, paths, sessions.run_session_id("R1"), {"run-R1": lease})
+    lease = workers.start_run_session(paths, "R1", goal="ship it")
+    office = Office(project, paths, workers.run_session_id("R1"), {"run-R1": lease})
     yield office
     for held in office.leases.values():
         held.release()

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from maestro.bus import sessions
+from maestro.bus import workers
 from maestro.bus.liveness import ProcessMark
 from maestro.bus.sessions import SessionStore
 from maestro.errors import MaestroError
@@ -95,7 +95,7 @@ def test_identity_comes_from_the_environment_in_any_subfolder(office):
 
 def test_spoke_env_names_session_coordinator_and_state(office):
     worker = office.worker("1")
-    env = sessions.spoke_env(office.paths, worker)
+    env = workers.spoke_env(office.paths, worker)
     assert env == {
         "MAESTRO_SESSION_ID": worker.id,
         "MAESTRO_COORDINATOR_SESSION_ID": office.run,
@@ -192,7 +192,7 @@ def test_stop_ends_the_process_group_and_records_the_reason(office, cli, monkeyp
         while len(_group_members(proc.pid)) < 2 and time.monotonic() < deadline:
             time.sleep(0.05)
         assert len(_group_members(proc.pid)) == 2
-        sessions.attach_process(office.paths, worker.id, proc.pid)
+        workers.attach_process(office.paths, worker.id, proc.pid)
         sibling = office.worker("4")
         office.become(monkeypatch, sibling.id)
         refused = cli("session", "stop", worker.id)
@@ -210,9 +210,7 @@ def test_stop_ends_the_process_group_and_records_the_reason(office, cli, monkeyp
     stopped = SessionStore(office.paths).get(worker.id)
     assert stopped.status == "stopped"
     assert stopped.data["reason"] == "stopped by user: requirements changed"
-    sessions.end_session(
-        office.paths, worker.id, "failed", "exit 143", office.leases.pop(worker.id)
-    )
+    workers.end_session(office.paths, worker.id, "failed", "exit 143", office.leases.pop(worker.id))
     assert (
         SessionStore(office.paths).get(worker.id).data["reason"]
         == "stopped by user: requirements changed"
@@ -240,7 +238,7 @@ def test_the_stop_reason_is_written_before_the_process_hears_the_signal(office, 
     )
     try:
         assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
-        sessions.attach_process(office.paths, worker.id, proc.pid)
+        workers.attach_process(office.paths, worker.id, proc.pid)
         done = cli("session", "stop", worker.id, "--reason", "wrong approach")
         assert done.code == 0, done.err
         proc.wait(timeout=10)
@@ -255,7 +253,7 @@ def test_a_stop_outlasts_the_end_the_engine_records_afterwards(office, cli):
     worker = office.worker("7")
     assert cli("session", "stop", worker.id, "--reason", "enough").code == 0
     # The worker had said it was done, then the engine records how the attempt ended.
-    sessions.end_session(office.paths, worker.id, "failed", "gates failed")
+    workers.end_session(office.paths, worker.id, "failed", "gates failed")
     assert SessionStore(office.paths).get(worker.id).data["reason"] == "stopped by user: enough"
 
 
@@ -265,7 +263,7 @@ def test_a_spokes_shell_finds_this_maestro_on_its_path(office, tmp_path):
     from maestro import __version__
 
     worker = office.worker("8")
-    env = sessions.spoke_env(office.paths, worker, path="/usr/bin:/bin")
+    env = workers.spoke_env(office.paths, worker, path="/usr/bin:/bin")
     shim, rest = env["PATH"].split(os.pathsep, 1)
     assert rest == "/usr/bin:/bin" and os.listdir(shim) == ["maestro"]
     found = subprocess.run(
@@ -278,9 +276,9 @@ def test_a_spokes_shell_finds_this_maestro_on_its_path(office, tmp_path):
     )
     assert found.stdout.strip() == f"maestro {__version__}", found.stderr
     before = os.stat(Path(shim) / "maestro").st_mtime_ns
-    sessions.spoke_env(office.paths, worker, path="/bin")  # unchanged: not rewritten
+    workers.spoke_env(office.paths, worker, path="/bin")  # unchanged: not rewritten
     assert os.stat(Path(shim) / "maestro").st_mtime_ns == before
-    assert "PATH" not in sessions.spoke_env(office.paths, worker)
+    assert "PATH" not in workers.spoke_env(office.paths, worker)
 
 
 def test_stop_never_signals_a_recycled_pid(office, cli):
@@ -302,7 +300,7 @@ def test_stop_never_signals_a_recycled_pid(office, cli):
 
 def test_end_session_marks_and_releases(office):
     worker = office.worker("5")
-    sessions.end_session(office.paths, worker.id, "completed", None, office.leases.pop(worker.id))
+    workers.end_session(office.paths, worker.id, "completed", None, office.leases.pop(worker.id))
     ended = SessionStore(office.paths).get(worker.id)
     assert ended.status == "completed" and not ended.alive
     with pytest.raises(MaestroError, match="not an end status"):

@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from maestro.bus.sessions import create_worker_session, end_session, start_run_session
+from maestro.bus.workers import create_worker_session, end_session, start_run_session
 from maestro.config import load_settings
 from maestro.engine.rundir import RunLock
 from maestro.state.store import PlanStore

@@ -177,7 +177,7 @@ def test_a_report_whose_doorbell_went_unheard_is_still_an_event_of_the_run(proje
     watch's thread may not have heard the last ring (a report sent just before its spoke
     ended) when the run stops it."""
     from maestro.bus.mailbox import Mailbox
-    from maestro.bus.sessions import create_worker_session, start_run_session
+    from maestro.bus.workers import create_worker_session, start_run_session
     from maestro.engine.reports import WorkerReports
 
     paths = ProjectPaths(project)

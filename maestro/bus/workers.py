@@ -1,0 +1,157 @@
+"""The sessions a run makes, as its engine calls them: the run's coordinator session
+(``run-<id>``), one worker session per dispatch with its process attached, and what a
+spoke needs to reach the office: its environment, the folders it may write, and the
+``maestro`` its shell finds (the shim, in the user's state folder)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shlex
+from collections.abc import Mapping
+from pathlib import Path
+
+from maestro.bus.liveness import Lease
+from maestro.bus.sessions import COORDINATOR_VAR, SESSION_VAR, USER, Session, SessionStore, new_id
+from maestro.errors import NotFound
+from maestro.fsutil import atomic_write
+from maestro.paths import ProjectPaths, user_state_dir
+
+
+def run_session_id(run_id: str) -> str:
+    return f"run-{run_id}"
+
+
+def start_run_session(paths: ProjectPaths, run_id: str, *, goal: str | None = None) -> Lease:
+    """The run as the coordinator session of its workers, started by the person (its
+    parent is ``user``). The returned lease is held by the engine for the run's life;
+    release it (``end_session`` first) when the run ends."""
+    store = SessionStore(paths)
+    session_id = run_session_id(run_id)
+    if not store.exists(session_id):
+        directive = {"subject": "goal", "message": goal, "from": USER} if goal else None
+        store.create(
+            mode="coordinator",
+            session_id=session_id,
+            parent=USER,
+            run_id=run_id,
+            directive=directive,
+        )
+    lease = store.lease(session_id)
+    store.attach_process(session_id, os.getpid())
+    store.update(session_id, status="working")
+    return lease
+
+
+def create_worker_session(
+    paths: ProjectPaths,
+    *,
+    run_id: str,
+    task_id: str,
+    cli: str | None,
+    agent: str | None,
+    tier: str | None,
+    directive: Mapping[str, str] | None = None,
+    mode: str = "coordinated-worker",
+    strategy: str | None = None,
+    coordinator: str | None = None,
+) -> tuple[Session, Lease]:
+    """One dispatch of a run's task: a coordinated worker (or coordinator) of the run
+    session, or of ``coordinator`` (a subtask's: the session of the task that spawned
+    it). Returns the session and its lease, held by the caller until the spoke ends
+    (pass ``lease.fd`` to the spoke with ``pass_fds`` to tie it to the spoke itself)."""
+    store = SessionStore(paths)
+    if not store.exists(run_session_id(run_id)):
+        raise NotFound(f"run {run_id} has no session.", "call start_run_session first.")
+    coordinator = coordinator or run_session_id(run_id)
+    session = store.create(
+        mode=mode,
+        session_id=new_id(f"t{task_id}"),
+        strategy=strategy,
+        tier=tier,
+        coordinator=coordinator,
+        parent=coordinator,
+        run_id=run_id,
+        task_ids=[task_id],
+        cli=cli,
+        agent=agent,
+        directive=directive,
+    )
+    return session, store.lease(session.id)
+
+
+def attach_process(paths: ProjectPaths, session_id: str, pid: int) -> None:
+    SessionStore(paths).attach_process(session_id, pid)
+
+
+def end_session(
+    paths: ProjectPaths,
+    session_id: str,
+    status: str,
+    reason: str | None = None,
+    lease: Lease | None = None,
+) -> None:
+    """Mark the end (completed, failed or stopped) and let go of the liveness lock."""
+    try:
+        SessionStore(paths).end(session_id, status, reason)
+    finally:
+        if lease is not None:
+            lease.release()
+
+
+def office_dirs(paths: ProjectPaths) -> list[Path]:
+    """The folders a spoke's `maestro mail` and `task report` write (made now): what a
+    sandboxed spoke is granted, and no more of the state dir."""
+    folders = [paths.machine_dir / "mail", paths.machine_dir / "sessions"]
+    for folder in folders:
+        folder.mkdir(parents=True, exist_ok=True)
+    return folders
+
+
+def spoke_env(paths: ProjectPaths, session: Session, *, path: str | None = None) -> dict[str, str]:
+    """The environment entries a spoke needs so that ``maestro mail``/``task report``
+    typed in its shell find this project's state and know who is speaking, from its
+    worktree or any subfolder, with no flags. With ``path`` (the PATH the spoke would
+    get) also a PATH on which a bare ``maestro`` is this Maestro (``shim``): the one its
+    prompt names, wherever Maestro was installed."""
+    env = {
+        SESSION_VAR: session.id,
+        "MAESTRO_PROJECT_DIR": str(paths.root),
+        "MAESTRO_STATE_DIR": str(paths.state_dir_name),
+    }
+    if path is not None:
+        env["PATH"] = os.pathsep.join(p for p in (str(shim()), path) if p)
+    if session.coordinator:
+        env[COORDINATOR_VAR] = session.coordinator
+    state = Path(paths.state_dir_name)
+    if state.is_absolute() and not state.resolve().is_relative_to(paths.root.resolve()):
+        env["MAESTRO_STATE_DIR_OUTSIDE"] = "1"
+    return env
+
+
+def shim() -> Path:
+    """A folder holding one ``maestro`` that runs the Maestro dispatching the spokes. A
+    spoke's shell has the user's PATH, which need not hold the virtualenv or pipx folder
+    Maestro runs from (the hub's command files name it by its full path for the same
+    reason); the folder holds nothing else, so the spoke's own ``python`` and tools stay
+    the user's. It lies in the user's state folder, named by what it runs: never in the
+    project's ``.ai/maestro``, which a Codex spoke's sandbox may write, where one spoke
+    could replace it and have the next spoke's shell run its script outside that
+    sandbox. Checked before every dispatch, rewritten when it differs."""
+    from maestro.install.invocation import here
+
+    text = (
+        "#!/bin/sh\n"
+        "# Written by Maestro for the shells of the spokes it dispatches.\n"
+        f'exec {shlex.join(here())} "$@"\n'
+    )
+    folder = user_state_dir() / "shims" / hashlib.sha256(text.encode()).hexdigest()[:16]
+    script = folder / "maestro"
+    try:
+        current = script.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        current = None
+    if current != text or not os.access(script, os.X_OK):
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        atomic_write(script, text, mode=0o755)
+    return folder
