@@ -8,7 +8,12 @@
 3. ``Any`` in ``maestro/engine``: the names ``Any`` in code (tokens, so prose that says
    "Any" does not count), and beside it the lines ``grep -w Any`` finds.
 4. The ten most complex functions (cyclomatic complexity, radon's ``cc``; radon is a
-   tool, not a dependency: ``pip install radon``).
+   tool, not a dependency: ``pip install radon``; skipped, and said, without it).
+5. Issue 22's figures: files over 500 lines; groups of modules that import one another
+   (every import counts, type-only ones too); functions with an import inside them, and
+   those imports; branches on which workspace a dispatch has (``worktree is None``,
+   ``workspaces is not None`` ...) outside the workspace modules; modules that build a
+   spoke's ``DispatchRequest``.
 
 The revision is read from git (``git archive``) into a temporary folder; the work tree
 is not touched, so any revision can be measured from any checkout.
@@ -146,13 +151,141 @@ def any_in_engine(root: Path) -> tuple[int, int]:
     return names, lines
 
 
-def most_complex(root: Path, count: int = 10) -> list[tuple[int, str, str]]:
+def long_files(root: Path, limit: int = 500) -> list[tuple[int, str]]:
+    found = []
+    for path in modules(root):
+        lines = len(path.read_text(encoding="utf-8").splitlines())
+        if lines > limit:
+            found.append((lines, path.relative_to(root).as_posix()))
+    return sorted(found, reverse=True)
+
+
+def module_imports(root: Path) -> dict[str, set[str]]:
+    """maestro's module -> the maestro modules it imports (at the top, inside a function
+    or for types only: each is a dependency a reader has to follow)."""
+    names = {}
+    for path in modules(root):
+        parts = path.relative_to(root).with_suffix("").parts
+        names[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+
+    def known(name: str) -> str:
+        while name and name not in names:
+            name = name.rpartition(".")[0]
+        return name
+
+    graph: dict[str, set[str]] = {}
+    for name, path in names.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                found |= {known(a.name) for a in node.names if a.name.startswith("maestro")}
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    up = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                    base = ".".join([*up, base] if base else up)
+                if base.startswith("maestro"):
+                    found |= {
+                        f"{base}.{a.name}" if f"{base}.{a.name}" in names else known(base)
+                        for a in node.names
+                    }
+        graph[name] = found - {name}
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The groups of modules that import one another, directly or round about (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for other in graph.get(node, ()):
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                other = stack.pop()
+                group.append(other)
+                if other == node:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def local_imports(root: Path) -> tuple[int, int]:
+    """(functions with an import statement inside, those imports)."""
+    functions = imports = 0
+    for path in modules(root):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                inner = [
+                    n
+                    for n in ast.walk(node)
+                    if isinstance(n, ast.Import | ast.ImportFrom) and n is not node
+                ]
+                # (a nested function's imports are counted with it, not its parent's)
+                nested = {
+                    id(i)
+                    for f in ast.walk(node)
+                    if f is not node and isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)
+                    for i in ast.walk(f)
+                }
+                own = [n for n in inner if id(n) not in nested]
+                functions += bool(own)
+                imports += len(own)
+    return functions, imports
+
+
+_WHICH_SPACE = re.compile(r"\b(?:worktree|workspaces|spaces) is (?:not )?None\b")
+_SPACE_MODULES = {
+    "engine/workspace.py",
+    "engine/landing.py",
+    "engine/readonly.py",
+    "engine/worktree.py",
+}
+
+
+def workspace_branches(root: Path) -> int:
+    return sum(
+        len(_WHICH_SPACE.findall(path.read_text(encoding="utf-8")))
+        for path in modules(root)
+        if path.relative_to(root / "maestro").as_posix() not in _SPACE_MODULES
+    )
+
+
+def dispatch_builders(root: Path) -> list[str]:
+    """Modules that build a spoke's request (``DispatchRequest(...)``)."""
+    found = []
+    for path in modules(root):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            func = getattr(node, "func", None)
+            name = getattr(func, "id", None) or getattr(func, "attr", None)
+            if isinstance(node, ast.Call) and name == "DispatchRequest":
+                found.append(path.relative_to(root / "maestro").as_posix())
+                break
+    return found
+
+
+def most_complex(root: Path, count: int = 10) -> list[tuple[int, str, str]] | None:
     try:
         from radon.complexity import cc_visit
     except ImportError:
-        raise SystemExit(
-            "structure: radon is not installed; `pip install radon` measures complexity."
-        ) from None
+        return None
     found = []
     for path in modules(root):
         rel = path.relative_to(root / "maestro").as_posix()
@@ -181,8 +314,25 @@ def report(root: Path, described: str, listed: bool) -> str:
         out += [f"  {name}" for name in naming]
     names, lines = any_in_engine(root)
     out += ["", f"Any in maestro/engine: {names} names in code ({lines} lines with the word)"]
-    out += ["", "the ten most complex functions (cyclomatic complexity):"]
-    out += [f"  {cc:>3}  {rel}  {name}" for cc, rel, name in most_complex(root)]
+    long = long_files(root)
+    out += ["", f"files over 500 lines: {len(long)}"]
+    out += [f"  {lines:>5}  {rel}" for lines, rel in long]
+    found = circles(module_imports(root))
+    out += ["", f"groups of modules that import one another: {len(found)}"]
+    out += [f"  {' <-> '.join(group)}" for group in found]
+    functions, imports = local_imports(root)
+    out += ["", f"functions with an import inside: {functions} ({imports} imports)"]
+    branches = workspace_branches(root)
+    out += ["", f"branches on which workspace a dispatch has, outside its modules: {branches}"]
+    builders = dispatch_builders(root)
+    out += ["", f"modules that build a spoke's DispatchRequest: {len(builders)}"]
+    out += [f"  {rel}" for rel in builders]
+    complex_ = most_complex(root)
+    if complex_ is None:
+        out += ["", "complexity: radon is not installed (`pip install radon` measures it)"]
+    else:
+        out += ["", "the ten most complex functions (cyclomatic complexity):"]
+        out += [f"  {cc:>3}  {rel}  {name}" for cc, rel, name in complex_]
     return "\n".join(out)
 
 
