@@ -11,7 +11,7 @@ import difflib
 from collections.abc import Callable
 from typing import Any
 
-from maestro.errors import PlanError
+from maestro.errors import UPGRADE, PlanError
 from maestro.formatting import key_path
 from maestro.state.model import RISKS, SPECIALISTS, TASK_ID, TASK_MODES, TOOLS
 
@@ -218,7 +218,7 @@ def _const(error: SchemaError, key: str, example: str) -> tuple[str, str]:
         return _enum(error, key, example)
     return (
         f"plan input format version {error.instance!r} is not one this Maestro reads ({INPUT_VERSION})",
-        f"write version: {INPUT_VERSION}, or upgrade Maestro (pip install -U maestro-orchestra)",
+        f"write version: {INPUT_VERSION}, or {UPGRADE}",
     )
 
 
