@@ -43,7 +43,7 @@ from typing import Any
 
 from maestro.engine.ownership import owned_by_any
 from maestro.errors import MaestroError
-from maestro.fsutil import atomic_write
+from maestro.fsutil import atomic_write, ignore_in_git
 from maestro.git import KEEP_SUFFIX, Repo, TreeChange, in_use, mine
 from maestro.paths import ProjectPaths
 
@@ -242,9 +242,7 @@ class Workspaces:
         """Take the base (``base``, or the user's working tree now) and find the folders to
         link. Leaves other worktrees alone: a run may be using them."""
         self.dir.mkdir(parents=True, exist_ok=True)
-        ignore = self.dir / ".gitignore"
-        if not ignore.exists():
-            ignore.write_text("*\n", encoding="utf-8")  # never in the user's `git status`
+        ignore_in_git(self.dir)
         self.links, ignored = self._ignored()
         self.copies = self._to_copy()
         if base is not None:
