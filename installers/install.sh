@@ -23,7 +23,10 @@ die() {
     exit 1
 }
 
-clone=$(cd "$(dirname "$0")/.." 2>/dev/null && pwd) || clone=
+clone=
+if [ -f "$0" ]; then # not when piped to sh
+    clone=$(cd "$(dirname "$0")/.." 2>/dev/null && pwd) || clone=
+fi
 if [ -n "${MAESTRO_SOURCE:-}" ]; then
     source=$MAESTRO_SOURCE
 elif [ -f "$clone/pyproject.toml" ] && [ -f "$clone/maestro/__init__.py" ]; then

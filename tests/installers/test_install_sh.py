@@ -218,6 +218,22 @@ def test_outside_a_clone_without_a_source_says_how_to_name_one(home, tmp_path):
     assert done.stderr.count("\n") == 1 and "MAESTRO_SOURCE=git+https://" in done.stderr
 
 
+def test_piped_to_sh_it_installs_no_clone_it_happens_to_sit_in(home, tmp_path):
+    tools = tmp_path / "tools"
+    log = fake_pipx(tools)
+    done = subprocess.run(
+        ["sh"],
+        input=SCRIPT.read_text(),
+        cwd=REPO / "installers",  # `dirname sh`/.. would be this repository
+        env={"HOME": str(home), "PATH": f"{tools}:/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 1 and "MAESTRO_SOURCE=git+https://" in done.stderr
+    assert not log.exists()
+
+
 def test_bad_maestro_options_come_back_as_maestro_errors(home, tmp_path):
     tools = tmp_path / "tools"
     fake_pipx(tools)
