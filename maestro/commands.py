@@ -187,7 +187,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec(
         "demo",
         "maestro.cli.demo",
-        "Run a small real goal offline with the simulated spoke.",
+        "Plan and run a six-task goal offline, its work simulated by the sim spoke.",
         "maestro demo [--keep] [--json]",
         "setup",
         "can_configure",

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+# How a newer Maestro is had: the installer again (uv, pipx or its own venv; there is no
+# package index entry to upgrade from).
+UPGRADE = "upgrade Maestro (run installers/install.sh again from an up-to-date clone)"
+
 
 class MaestroError(Exception):
     """An error the user can fix. Its text names the thing, the problem and the fix."""

@@ -65,6 +65,35 @@ def disk_full(
     )
 
 
+IGNORE_ALL = "*\n"
+
+
+def ignore_in_git(folder: Path) -> None:
+    """Keep ``folder`` out of git's view (``git status``, ``git add -A``) with a
+    ``.gitignore`` holding ``*`` in it, once the folder exists; the person's own
+    ``.gitignore`` files are never touched. Best effort: a folder that cannot be written
+    is reported by whatever writes in it."""
+    ignore = folder / ".gitignore"
+    if folder.is_dir() and not ignore.exists():
+        with contextlib.suppress(OSError):
+            ignore.write_text(IGNORE_ALL, encoding="utf-8")
+
+
+def remove_empty_folder(folder: Path) -> bool:
+    """Remove ``folder`` if it holds nothing, or only the ``.gitignore`` of
+    ``ignore_in_git``; True when it is gone."""
+    ignore = folder / ".gitignore"
+    try:
+        if [p.name for p in folder.iterdir()] == [".gitignore"]:
+            if ignore.read_text(encoding="utf-8") != IGNORE_ALL:
+                return False
+            ignore.unlink()
+        folder.rmdir()
+    except OSError:
+        return False
+    return True
+
+
 def atomic_write(
     path: Path, data: bytes | str, *, mode: int | None = None, durable: bool = True
 ) -> None:

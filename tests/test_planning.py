@@ -78,11 +78,11 @@ def test_load_without_hub_has_no_source():
         ("tasks: [{id: 1, title: t, specialist: code}]", "missing required key 'goal'"),
         (
             "goal: x\ntasks:\n  - {id: 1, specialist: code}",
-            "tasks[0]: missing required key 'title'",
+            "task 1: missing required key 'title'",
         ),
         (
             "goal: x\ntasks:\n  - {id: 1, title: t, specialist: coding}",
-            "tasks[0].specialist: 'coding' is not allowed",
+            "task 1: specialist: 'coding' is not allowed",
         ),
         (
             "goal: x\ntasks:\n  - {id: 1, title: t, specialist: code, dependz: [2]}",
@@ -90,13 +90,13 @@ def test_load_without_hub_has_no_source():
         ),
         (
             "goal: x\ntasks:\n  - {id: 1, title: t, specialist: code, files: src/a.py}",
-            "tasks[0].files: expected a list",
+            "task 1: files: expected a list",
         ),
         ("goal: x\ntasks:\n  - {id: 2.1, title: t, specialist: code}", "read as a decimal number"),
         ("goal: x\ntasks:\n  - {id: a1, title: t, specialist: code}", "'a1' is not a task id"),
         (
             "goal: x\ntasks:\n  - {id: 1, title: yes, specialist: code}",
-            "tasks[0].title: expected text",
+            "task 1: title: expected text",
         ),
         (
             'goal: x\ntasks:\n  - {id: 1, title: "a\\nb", specialist: code}',
@@ -127,10 +127,16 @@ def test_yaml_error_names_the_line():
     assert err.value.file == "plan.yaml" and err.value.line == 5
 
 
-def test_more_problems_are_counted():
-    assert "(1 more problem after this one)" in load_error(
-        "goal: x\ntasks:\n  - {id: 1, specialist: coding}"
+def test_every_problem_is_shown_each_by_its_task_id():
+    message = load_error(
+        "goal: x\ntasks:\n  - {id: 1, title: a, specialist: coding}\n"
+        "  - {id: 2, title: b, specialist: code, dependss: [1]}\n"
+        "  - {title: c, specialist: code}\n"
     )
+    assert message.startswith("plan input: 3 problems: task 1: specialist: 'coding' is not allowed")
+    assert "; task 2: unknown key 'dependss' (did you mean 'depends'?" in message
+    assert "; tasks[2]: missing required key 'id' (add id: 1" in message  # it has no id to name
+    assert "more problem" not in message and "tasks[1]" not in message
 
 
 def test_graph_errors_after_schema():
@@ -443,7 +449,7 @@ def test_a_task_names_a_specialist_an_agent_or_both():
         ("test", "tester"),
     ]
     message = load_error("goal: g\ntasks:\n  - {id: 1, title: Something}\n")
-    assert "tasks[0]" in message and "names neither a specialist nor an agent" in message
+    assert "task 1: names neither a specialist nor an agent" in message
     assert "specialist: code (or agent: coder, or both)" in message
 
 

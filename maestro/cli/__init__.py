@@ -220,6 +220,8 @@ def main(argv: Sequence[str] | None = None, ctx: Context | None = None) -> int:
         return full.exit_code
     except Exception as exc:  # noqa: BLE001 - the one handler for unexpected errors: exit 3 with a crash log
         return _internal_error(exc, ctx)
+    finally:
+        ctx.keep_state_out_of_git()
 
 
 def _internal_error(exc: Exception, ctx: Context) -> int:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from maestro.config import Settings, load_settings
+from maestro.fsutil import ignore_in_git
 from maestro.paths import ProjectPaths
 
 
@@ -21,16 +22,25 @@ class Context:
     stdin: TextIO = field(default_factory=lambda: sys.stdin)
     json: bool = False
     _settings: Settings | None = None
+    _had_machine_dir: bool = True  # before this command: only a folder it makes is marked
 
     @property
     def settings(self) -> Settings:
         if self._settings is None:
             self._settings = load_settings(self.cwd, self.env)
+            self._had_machine_dir = self._settings.paths.machine_dir.is_dir()
         return self._settings
 
     @property
     def paths(self) -> ProjectPaths:
         return self.settings.paths
+
+    def keep_state_out_of_git(self) -> None:
+        """After a command that made the machine folder (``.ai/maestro``): it is out of
+        git's view; the plan and the log beside it stay the person's. (A run marks it when
+        it starts, whoever made it; a command that only reads writes nothing.)"""
+        if self._settings is not None and not self._had_machine_dir:
+            ignore_in_git(self._settings.paths.machine_dir)
 
     def interactive(self) -> bool:
         try:

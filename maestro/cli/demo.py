@@ -1,4 +1,4 @@
-"""`maestro demo`: run a small real goal offline with the simulated spoke."""
+"""`maestro demo`: plan and run a six-task goal offline, its work simulated by the sim spoke."""
 
 from __future__ import annotations
 
@@ -14,9 +14,10 @@ EXAMPLES = """\
   maestro demo --keep       keep the project and say where it is
   maestro demo --json
 
-Offline, no account: every task goes to the built-in sim spoke, which writes plausible
-files and answers in the real result format, so the gates, receipts, log and report are
-the same as for a real run. Takes a few seconds."""
+Offline, no account, simulated: every task goes to the built-in sim spoke, which writes
+stand-in files (each marked as one, not the goal's real code) and answers in the real
+result format, so the plan check, gates, receipts, log and report are those of a real
+run. Without --keep nothing is left behind, report included. Takes a few seconds."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -49,17 +50,21 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
     status = outcome.status_text.rstrip()
     if not outcome.kept:  # its next steps are about a project that is gone now
         status = status.split("\nNext:")[0].rstrip()
-    lines = ["", render_summary(outcome.summary), "", status, "", f"report: {outcome.report}"]
-    if outcome.kept:
-        lines.append(
-            f"project kept at {outcome.project} (try `cd {outcome.project} && maestro status`)"
-        )
+    lines = ["", render_summary(outcome.summary), "", status, ""]
+    if outcome.report is not None:
+        lines += [
+            f"report: {outcome.report}",
+            f"project kept at {outcome.project} (try `cd {outcome.project} && maestro status`)",
+        ]
     else:
-        lines.append("the temporary project was removed; `maestro demo --keep` keeps it.")
+        lines.append(
+            "the temporary project was removed, with everything in it; "
+            "`maestro demo --keep` keeps it and its report."
+        )
     data = {
         "project": str(outcome.project),
         "kept": outcome.kept,
         "run": outcome.summary.to_dict(),
-        "report": str(outcome.report),
+        "report": str(outcome.report) if outcome.report is not None else None,
     }
     return Result("demo", data, "\n".join(lines), exit_code=outcome.summary.exit_code)

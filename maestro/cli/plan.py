@@ -8,19 +8,21 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 from pathlib import Path
 from typing import Any
 
-from maestro import clock, formatting, graph
+from maestro import clock, formatting, graph, roster
 from maestro.cli.busy import refuse_while_running
 from maestro.cli.context import Context, Result
 from maestro.cli.status import shown_path, task_data, task_rows
 from maestro.errors import MaestroError, NotFound, PlanError
 from maestro.planning.replan import Replan, replan
-from maestro.state.model import TOOLS, Plan, Source
+from maestro.state.model import Plan, Source
 
 EXAMPLES = """\
-  maestro plan --schema > plan.schema.json      the shape a hub's plan must have
+  maestro plan --example plan.yaml              a commented example plan that passes the check
+  maestro plan --schema > plan.schema.json      what a plan must hold (JSON Schema)
   maestro plan --from plan.yaml                 check it, show it, ask before writing
   maestro plan --from plan.yaml --yes           check and write .ai/MAESTRO.md
   cat plan.json | maestro plan --from - --hub claude --yes --json
@@ -46,9 +48,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     source.add_argument(
         "--schema", action="store_true", help="print the JSON Schema of the plan input"
     )
+    source.add_argument(
+        "--example",
+        nargs="?",
+        const="-",
+        metavar="FILE",
+        help="write a commented example plan (YAML) to FILE, or print it",
+    )
     parser.add_argument(
         "--hub",
-        choices=TOOLS,
+        choices=[cli.name for cli in roster.real()],  # the built-in sim cannot plan
         help="the CLI that made the plan, or that is asked to make it "
         "(default: the input's hub, then MAESTRO_HUB)",
     )
@@ -62,9 +71,12 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
     from maestro import planning
     from maestro.state.store import PlanStore
 
-    if args.schema:
+    if args.schema or args.example:
+        flag = "--schema" if args.schema else "--example"
         if args.goal:
-            raise PlanError("--schema takes no goal.", "run `maestro plan --schema` on its own.")
+            raise PlanError(f"{flag} takes no goal.", f"run `maestro plan {flag}` on its own.")
+        if args.example:
+            return _example(args.example, ctx)
         return Result("plan", {"schema": planning.SCHEMA}, json.dumps(planning.SCHEMA, indent=2))
     catalog = _catalog(ctx)
     plan, answer = _incoming(args, ctx, catalog)
@@ -144,15 +156,17 @@ def _incoming(args: argparse.Namespace, ctx: Context, catalog: Any) -> tuple[Pla
             '`maestro plan --from FILE` checks a plan; `maestro plan "goal" --hub CLI` asks a CLI for one.',
         )
     if args.goal:
+        if (ctx.cwd / Path(args.goal).expanduser()).is_file():
+            given = shlex.quote(args.goal)
+            raise PlanError(
+                f"{args.goal} is a file, and a goal is words: did you mean "
+                f"`maestro plan --from {given}`?",
+                f"run `maestro plan --from {given}` to check the plan in it; to have a CLI plan "
+                'a goal, write the goal: `maestro plan "Add user authentication" --hub claude`.',
+            )
         from maestro.engine.preflight import refuse_doomed
-        from maestro.spokes.registry import get_spoke
 
-        refuse_doomed(
-            ctx.paths,
-            ctx.env,
-            write=not args.dry_run,
-            network=not (args.hub and get_spoke(args.hub).simulated),
-        )
+        refuse_doomed(ctx.paths, ctx.env, write=not args.dry_run)
         answer = _ask(args, ctx, catalog)
         return answer.plan, answer
     if args.source:
@@ -162,6 +176,29 @@ def _incoming(args: argparse.Namespace, ctx: Context, catalog: Any) -> tuple[Pla
         "no plan given.",
         "pipe the hub's plan with `maestro plan --from -` or name a file: `maestro plan --from plan.yaml` "
         '(its shape: `maestro plan --schema`); or ask a CLI: `maestro plan "goal" --hub claude`.',
+    )
+
+
+def _example(target: str, ctx: Context) -> Result:
+    """The commented example plan, printed or written to a new file (never over one)."""
+    from maestro.fsutil import atomic_write
+    from maestro.planning import EXAMPLE
+
+    text = EXAMPLE.read_text(encoding="utf-8")
+    if target == "-":
+        return Result("plan", {"example": text}, text.rstrip("\n"))
+    path = ctx.cwd / Path(target).expanduser()
+    if path.exists() or path.is_symlink():
+        raise PlanError(
+            f"{target} exists: not overwritten with the example.",
+            "name a new file, or print the example with `maestro plan --example`.",
+        )
+    atomic_write(path, text)
+    return Result(
+        "plan",
+        {"example": text, "written": str(path)},
+        f"Wrote {target}: an example plan of 3 tasks, each key explained in a comment. "
+        f"Next: make it yours, then `maestro plan --from {shlex.quote(target)} --dry-run`.",
     )
 
 
@@ -187,10 +224,13 @@ def _ask(args: argparse.Namespace, ctx: Context, catalog: Any) -> Any:
     from maestro.planning.ask import ask
 
     tool = args.hub or ctx.settings.hub
-    if not tool:
+    planners = [cli.name for cli in roster.real()]
+    if tool not in planners:
+        named = (
+            f"MAESTRO_HUB={tool} cannot plan a goal" if tool else "no CLI named to plan the goal"
+        )
         raise PlanError(
-            "no CLI named to plan the goal.",
-            f"add --hub with one of {', '.join(TOOLS)} (or set MAESTRO_HUB).",
+            f"{named}.", f"add --hub with one of {', '.join(planners)} (or set MAESTRO_HUB)."
         )
     from maestro.spokes.registry import detect_available
 

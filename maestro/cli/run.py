@@ -278,12 +278,12 @@ def _check_dirty(
     if not changes:
         return changed
     if ctx.json or not ctx.interactive():
-        raise dirtytree.refusal(changes)
+        raise dirtytree.refusal(ctx.paths, changes)
     ctx.stdout.write("Uncommitted changes to files the tasks own (a task may overwrite them):\n")
     for change in changes:
         ctx.stdout.write(f"  {change.describe()}\n")
     if not ctx.confirm("Run anyway, with the tasks working on top of them?"):
-        raise dirtytree.refusal(changes, asked=True)
+        raise dirtytree.refusal(ctx.paths, changes, asked=True)
     return changed
 
 

@@ -1,15 +1,20 @@
-"""`maestro demo`: a small real goal, planned and run end to end, offline.
+"""`maestro demo`: a six-task goal, planned and run end to end, offline, its work simulated.
 
 A temporary git project gets a goal (a tiny Python text-utilities package: its package
 file, two functions in their own modules, their tests, a usage page and a review) as six
 tasks in a diamond of dependencies. The plan goes through `maestro plan --from` exactly
 as a hub's would, then the engine runs it with the simulated spoke, up to three tasks at
 once, and `maestro status` shows the result. No account, no network.
+
+The work itself is simulated, and the demo says so: the sim spoke writes stand-in files
+(each marked as one, not the goal's real code) and answers in the real CLIs' result
+format; the plan check, scheduling, worktrees, gates, receipts, log and report are the
+engine's own. Without ``keep`` the project is removed at the end with everything in it
+(the report is not written): nothing is left in the temporary folder.
 """
 
 from __future__ import annotations
 
-import os
 import shlex
 import shutil
 import sys
@@ -26,6 +31,11 @@ if TYPE_CHECKING:
     from maestro.engine.run import RunSummary
 
 GOAL = "Add a tiny text-utilities package (textkit) with slugify and word counting, tested and documented"
+SIMULATED = (
+    "simulated: no AI CLI is called. The built-in sim spoke stands in for them: it writes "
+    "stand-in files, each marked as one (not the goal's real code), and answers in their "
+    "result format; the plan check, scheduling, gates, receipts and log are Maestro's own."
+)
 SIM_DELAY_S = 0.6  # long enough to see three tasks running at once, short enough for a demo
 
 
@@ -125,7 +135,7 @@ class DemoOutcome:
     kept: bool
     summary: RunSummary
     status_text: str
-    report: Path
+    report: Path | None  # None: not written, the project it would be in is removed
 
 
 def demo_env(env: dict[str, str]) -> dict[str, str]:
@@ -143,18 +153,6 @@ def demo_env(env: dict[str, str]) -> dict[str, str]:
     return clean
 
 
-def _report(paths: ProjectPaths, keep: bool) -> Path:
-    from maestro.engine.report import write_report
-
-    output = None
-    if not keep:
-        # The project is deleted at the end; the report is kept outside it.
-        handle, name = tempfile.mkstemp(prefix="maestro-demo-report-", suffix=".md")
-        os.close(handle)
-        output = Path(name)
-    return write_report(paths, output)
-
-
 # command(root, env, *argv) -> its text: a maestro command run for the demo project. The
 # CLI passes its own (the demo goes through `plan --from` and `status` as a person would);
 # the engine does not import the CLI.
@@ -166,6 +164,7 @@ def run_demo(
 ) -> DemoOutcome:
     from maestro.config import load_settings
     from maestro.engine.context import RunOptions
+    from maestro.engine.report import write_report
     from maestro.engine.run import Engine
     from maestro.spokes.base import refuse_if_inside_spoke
 
@@ -177,7 +176,8 @@ def run_demo(
         run_env = {**demo_env(env), "MAESTRO_PROJECT_DIR": str(root)}
         settings = load_settings(root, run_env)
         if not as_json:
-            out.write(f"demo project: {root}\ngoal: {GOAL}\n\n")
+            kept = "kept: --keep" if keep else "a temporary git repository, removed at the end"
+            out.write(f"demo project: {root} ({kept})\ngoal: {GOAL}\n{SIMULATED}\n\n")
         command(root, run_env, "plan", "--from", str(plan_input), "--yes")
         engine = Engine(
             settings,
@@ -190,7 +190,8 @@ def run_demo(
         )
         summary = engine.run()
         status_text = command(root, run_env, "status")
-        return DemoOutcome(root, keep, summary, status_text, _report(settings.paths, keep))
+        report = write_report(settings.paths) if keep else None
+        return DemoOutcome(root, keep, summary, status_text, report)
     finally:
         if not keep:
             shutil.rmtree(ProjectPaths(root).private_dir, ignore_errors=True)

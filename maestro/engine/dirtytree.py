@@ -31,6 +31,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -168,16 +169,19 @@ def owned_changes(
     return found
 
 
-def refusal(changes: list[Change], *, asked: bool = False) -> MaestroError:
-    """The one-line error for uncommitted changes the run would work on top of."""
+def refusal(paths: ProjectPaths, changes: list[Change], *, asked: bool = False) -> MaestroError:
+    """The one-line error for uncommitted changes the run would work on top of. Its stash
+    leaves the state dir out: a plan not yet committed would go into the stash with the
+    rest, and the next `maestro run` would find no plan."""
     shown = "; ".join(c.describe() for c in changes[:8])
     if len(changes) > 8:
         shown += f"; and {len(changes) - 8} more"
     how = "answer y when asked" if asked else "run again with --allow-dirty"
+    stash = "git stash -u" + "".join(f" -- {shlex.quote(':!' + s)}" for s in _exclude(paths))
     return MaestroError(
         f"run not started: uncommitted changes to {len(changes)} file(s) the tasks own, which a task "
         f"may overwrite: {shown}.",
-        f"commit or stash them first (`git stash -u`), or, if the person who made them agrees, {how} "
+        f"commit or stash them first (`{stash}`), or, if the person who made them agrees, {how} "
         "to let the tasks work on top of them.",
     )
 

@@ -33,6 +33,7 @@ from maestro.engine.stagger import Stagger
 from maestro.engine.workspace import Mode, Workspaces, mode_for
 from maestro.errors import MaestroError
 from maestro.formatting import shown_path
+from maestro.fsutil import ignore_in_git
 from maestro.paths import ProjectPaths
 from maestro.state.model import STATUSES, Plan, Task, task_sort_key
 
@@ -224,6 +225,7 @@ class Engine:
         run_id = self.options.run_id or new_run_id()
         lock = RunLock(self.paths)
         lock.acquire(run_id)
+        ignore_in_git(self.paths.machine_dir)  # what the run writes there, from its start
         try:
             run = RunDir(self.paths, run_id)
             meta = {

@@ -57,6 +57,7 @@ from maestro.engine.worktree import (
     worktrees_dir,
 )
 from maestro.errors import MaestroError
+from maestro.fsutil import ignore_in_git
 from maestro.paths import ProjectPaths
 from maestro.repo import KEEP_SUFFIX, Repo
 
@@ -112,9 +113,7 @@ class Workspaces(Landings):
         """Take the base (``base``, or the user's working tree now) and find the folders to
         link. Leaves other worktrees alone: a run may be using them."""
         self.dir.mkdir(parents=True, exist_ok=True)
-        ignore = self.dir / ".gitignore"
-        if not ignore.exists():
-            ignore.write_text("*\n", encoding="utf-8")  # never in the user's `git status`
+        ignore_in_git(self.dir)
         self.links, ignored = self._ignored()
         self.copies = self._to_copy()
         index = guard_dir(self.paths, self.dir) / f".{self.run_id}-p{os.getpid()}.index"

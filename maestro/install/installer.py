@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from maestro import __version__
-from maestro.errors import InstallError
+from maestro.errors import UPGRADE, InstallError
 from maestro.fsutil import atomic_write
 from maestro.install import block
 from maestro.install.manifest import FileRecord, Install, Manifest, sha256
@@ -77,8 +77,7 @@ def _newer(found: block.Block, shown: str) -> InstallError:
     return InstallError(
         f"{shown} holds a Maestro {found.host} block v{found.version}, written by a newer Maestro "
         f"(this one, {__version__}, writes v{block.FORMAT}); refusing to change it.",
-        "upgrade Maestro (pipx upgrade maestro-orchestra, or pip install -U maestro-orchestra) and run "
-        "this again, or delete the block by hand.",
+        f"{UPGRADE} and run this again, or delete the block by hand.",
     )
 
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from maestro.fsutil import file_lock
+from maestro.fsutil import file_lock, remove_empty_folder
 from maestro.install import installer
 from maestro.install import manifest as manifests
 from maestro.install.hosts import HOSTS, RenderOptions
@@ -153,11 +153,7 @@ def _tidy(path: Path, where: Where) -> None:
     path.with_name(path.name + ".lock").unlink(missing_ok=True)
     folder = path.parent
     stop = where.project_root if folder.is_relative_to(where.project_root) else folder.parent
-    while folder != stop and folder.is_relative_to(stop):
-        try:
-            folder.rmdir()
-        except OSError:
-            break
+    while folder != stop and folder.is_relative_to(stop) and remove_empty_folder(folder):
         folder = folder.parent
 
 

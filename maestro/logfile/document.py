@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass, field
 
 from maestro import tables
+from maestro.errors import UPGRADE
 from maestro.logfile.rows import (
     COLUMNS,
     LOG_FORMAT,
@@ -149,7 +150,7 @@ def _version(version: int, path: str, number: int) -> int:
     if version > LOG_FORMAT:
         raise LogFormatError(
             f"the log is in format {version}, newer than this Maestro reads ({LOG_FORMAT}).",
-            "upgrade Maestro (pip install -U maestro-orchestra), or archive the log with `maestro archive`.",
+            f"{UPGRADE}, or archive the log with `maestro archive`.",
             file=path,
             line=number,
         )

@@ -1,21 +1,31 @@
-"""The plan a hub produces, as a JSON Schema, and its errors as one line each.
+"""The plan a hub produces, as a JSON Schema, and its errors in one line.
 
-The schema is data (printed by ``maestro plan --schema`` for the hub to follow); the
-error mapping turns jsonschema's findings into a message naming the key path
-(``tasks[2].files``) and a fix with an example of the right shape.
+Two schemas from one set of parts. ``SHAPE`` is what ``planning.load`` checks: the keys
+and their types, so that a plan missing only what the AAVSR checks want still loads and
+is shown with those findings and their remedies. ``SCHEMA``, printed by ``maestro plan
+--schema`` for a hub (or a person) to follow, adds what those checks require where JSON
+Schema can say it (criteria on every task; files and a validation command on code and
+test tasks) and says the rest in its descriptions: a plan valid against it passes the
+plan check but for what only the descriptions state. The error mapping turns
+jsonschema's findings into one message naming where each problem is (``task 2:
+depends[1]``, by the task's id) and a fix with an example of the right shape.
 """
 
 from __future__ import annotations
 
 import difflib
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-from maestro.errors import PlanError
+from maestro.errors import UPGRADE, PlanError
 from maestro.formatting import key_path
+from maestro.planning.aavsr import BUILDS
 from maestro.state.model import RISKS, SPECIALISTS, TASK_ID, TASK_MODES, TOOLS
 
 INPUT_VERSION = 1
+# A commented plan that passes the check (`maestro plan --example`, docs/plan-file.md).
+EXAMPLE = Path(__file__).resolve().parents[1] / "data" / "plan-example.yaml"
 _ONE_LINE = r"^[^\r\n]*\S[^\r\n]*$"
 _ID = {
     "type": ["string", "integer"],
@@ -24,7 +34,7 @@ _ID = {
     "description": "Task id: a number, or a dotted number for a sub-task (1, 2, 2.1).",
 }
 
-TASK_SCHEMA: dict[str, Any] = {
+TASK_SHAPE: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
     "required": ["id", "title"],
@@ -78,21 +88,51 @@ TASK_SCHEMA: dict[str, Any] = {
     },
 }
 
-SCHEMA: dict[str, Any] = {
-    "$schema": "https://json-schema.org/draft/2020-12/schema",
-    "$id": "https://maestro-orchestra.invalid/schema/plan-input-v1.json",
-    "title": "Maestro plan input",
-    "description": "A goal decomposed into atomic tasks. Pipe it to `maestro plan --from -`.",
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["goal", "tasks"],
-    "properties": {
-        "version": {"const": INPUT_VERSION, "description": "Plan input format version."},
-        "goal": {"type": "string", "minLength": 1, "description": "The high-level objective."},
-        "hub": {"enum": TOOLS, "description": "The CLI that made this plan."},
-        "tasks": {"type": "array", "minItems": 1, "items": TASK_SCHEMA},
-    },
+# What the plan check (AAVSR, planning/aavsr.py) refuses beyond the shape, where JSON
+# Schema can say it; the descriptions say the rest.
+CHECKED: dict[str, Any] = {
+    "required": ["criteria"],
+    "properties": {"criteria": {"minItems": 1}},
+    "if": {"required": ["specialist"], "properties": {"specialist": {"enum": list(BUILDS)}}},
+    "then": {"required": ["files", "validation"], "properties": {"files": {"minItems": 1}}},
 }
+TASK_CHECKED_TOO = (
+    "Required by the plan check too: criteria on every task (testable: a command that "
+    "passes, an output, a status code, a file); files and a validation command on code and "
+    "test tasks, and on a task naming only an agent that can write (coder, tester, ...). "
+    "Files stay inside the project, out of .git/ and the state dir (.ai/); validation is a "
+    "read-only check (no rm -rf, git push, deploy, publish); the agent exists and may do "
+    "the work (one that owns files can write them); a named tool is installed."
+)
+
+
+def _plan_schema(task: dict[str, Any], description: str) -> dict[str, Any]:
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "Maestro plan input",
+        "description": description,
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["goal", "tasks"],
+        "properties": {
+            "version": {"const": INPUT_VERSION, "description": "Plan input format version."},
+            "goal": {
+                "type": "string",
+                "minLength": 1,
+                "description": "The high-level objective.",
+            },
+            "hub": {"enum": TOOLS, "description": "The CLI that made this plan."},
+            "tasks": {"type": "array", "minItems": 1, "items": task},
+        },
+    }
+
+
+SHAPE = _plan_schema(TASK_SHAPE, "The keys of a plan input and their types.")
+SCHEMA = _plan_schema(
+    {**TASK_SHAPE, "description": TASK_CHECKED_TOO, "allOf": [CHECKED]},
+    "A goal decomposed into atomic tasks, as `maestro plan --from FILE` (or `-`, standard "
+    "input) reads it, YAML or JSON. An example that passes: `maestro plan --example`.",
+)
 
 # What a right value looks like, per key, for the fix of a schema error.
 EXAMPLES = {
@@ -218,7 +258,7 @@ def _const(error: SchemaError, key: str, example: str) -> tuple[str, str]:
         return _enum(error, key, example)
     return (
         f"plan input format version {error.instance!r} is not one this Maestro reads ({INPUT_VERSION})",
-        f"write version: {INPUT_VERSION}, or upgrade Maestro (pip install -U maestro-orchestra)",
+        f"write version: {INPUT_VERSION}, or {UPGRADE}",
     )
 
 
@@ -276,17 +316,34 @@ def _order(error: Any) -> tuple[Any, ...]:
     return tuple((0, p, "") if isinstance(p, int) else (1, 0, str(p)) for p in error.absolute_path)
 
 
+def _where(parts: list[Any], data: Any) -> str:
+    """Where a problem is: ``task 2`` (by the task's own id) and the key path inside it,
+    ``tasks[1]`` when that task has no usable id, ``goal`` or ``the plan`` outside tasks."""
+    if len(parts) >= 2 and parts[0] == "tasks" and isinstance(parts[1], int):
+        try:
+            tid = data["tasks"][parts[1]]["id"]
+        except (KeyError, IndexError, TypeError):
+            tid = None
+        if isinstance(tid, (int, str)) and not isinstance(tid, bool) and TASK_ID.match(str(tid)):
+            inside = key_path(parts[2:], "")
+            return f"task {tid}" + (f": {inside}" if inside else "")
+    return key_path(parts, "the plan")
+
+
 def check(data: Any, name: str = "plan input") -> None:
-    """Raise a one-line ``PlanError`` for the first schema violation (by key path)."""
+    """Raise one ``PlanError`` naming every shape problem (``SHAPE``), in document order,
+    each where it is and its fix; one line however many."""
     from jsonschema import Draft202012Validator
 
-    errors = sorted(Draft202012Validator(SCHEMA).iter_errors(data), key=_order)
+    errors = sorted(Draft202012Validator(SHAPE).iter_errors(data), key=_order)
     if not errors:
         return
-    first = errors[0]
-    problem, fix = _describe(first)
-    more = len(errors) - 1
-    tail = f" ({more} more problem{'s' if more != 1 else ''} after this one)" if more else ""
+    found = [(_where(list(e.absolute_path), data), *_describe(e)) for e in errors]
+    if len(found) == 1:
+        ((where, problem, fix),) = found
+        raise PlanError(f"{name}: {where}: {problem}.", f"{fix}.")
+    listed = "; ".join(f"{where}: {problem} ({fix})" for where, problem, fix in found)
     raise PlanError(
-        f"{name}: {key_path(first.absolute_path, 'the plan')}: {problem}{tail}.", f"{fix}."
+        f"{name}: {len(found)} problems: {listed}.",
+        "correct each as its brackets say; every key: `maestro plan --schema`.",
     )

@@ -27,12 +27,22 @@ def test_demo_runs_the_goal_in_parallel_and_cleans_up(cli, tmp_path, monkeypatch
     assert lines.index(next(l for l in lines if "task 3 started" in l)) < lines.index(
         next(l for l in lines if "task 2 done" in l)
     )
-    report = Path(out.split("report: ")[1].split()[0])
-    assert report.is_file() and "Maestro report" in report.read_text()
-    assert "the temporary project was removed" in out
-    project = Path(out.split("demo project: ")[1].split()[0])
-    assert not project.exists()
+    # It says what it simulates, and leaves nothing behind: no project, no report.
+    assert "real goal" not in out and "simulated: no AI CLI is called" in out
+    assert "(a temporary git repository, removed at the end)" in out.splitlines()[0]
+    assert out.rstrip().endswith(
+        "the temporary project was removed, with everything in it; "
+        "`maestro demo --keep` keeps it and its report."
+    )
+    assert "report: " not in out and res.code == 0
+    assert list(tmp_path.iterdir()) == []
     assert not any((user_state_dir() / "projects").glob("*"))  # nor Maestro's records of it
+
+
+def test_demo_says_what_it_simulates_in_its_help(cli, capsys):
+    assert cli("demo", "--help").code == 0 and cli("--help").code == 0
+    text = capsys.readouterr().out
+    assert "real goal" not in text and "simulated by the sim spoke" in text
 
 
 def test_demo_keep_leaves_a_real_project(cli, tmp_path, monkeypatch):
@@ -61,7 +71,11 @@ def test_demo_keep_leaves_a_real_project(cli, tmp_path, monkeypatch):
     assert [t.status for t in tasks] == ["done"] * 6
     assert all(t.receipt.validation_exit == 0 for t in tasks if t.validation)
     assert tasks[3].receipt.files_changed == ["tests/test_textkit.py"]
-    assert Path(body["data"]["report"]).is_file()
+    report = Path(body["data"]["report"])
+    assert report == project / ".ai/maestro/report.md" and report.is_file()
+    # Its hint, as printed, works in the kept project.
+    text = cli("-C", str(project), "status")
+    assert text.code == 0 and "6 done" in text.out
 
 
 def test_demo_refuses_inside_a_spoke(cli, monkeypatch):

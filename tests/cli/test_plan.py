@@ -153,7 +153,7 @@ def test_interactive_no_writes_nothing(project, plan_path):
         ("goal: x\ntasks:\n  - id: 1\n    title: [oops\n", ["not valid YAML", "stdin:5"]),
         (
             "goal: x\ntasks:\n  - {id: 1, title: t, specialist: coding}",
-            ["tasks[0].specialist", "'code'"],
+            ["task 1: specialist", "'code'"],
         ),
         (
             "goal: x\ntasks:\n  - {id: 1, title: t, specialist: code, owner: me}",
@@ -334,7 +334,7 @@ def test_goal_answer_that_fails_the_schema_is_kept_for_fixing(cli, project, plan
         res,
         plan_path,
         "claude's plan",
-        "tasks[0].specialist",
+        "task 1: specialist",
         "maestro plan --from .ai/maestro/plans/",
     )
     kept = list((project / ".ai" / "maestro" / "plans").glob("*-claude.txt"))

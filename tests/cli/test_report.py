@@ -160,15 +160,19 @@ def test_nothing_to_report_is_one_line(cli, project):
     assert "nothing to report" in res.err and "maestro demo" in res.err
 
 
-def test_demo_ends_by_printing_where_its_report_is(cli, tmp_path):
-    res = cli("demo")
+def test_demo_keep_ends_by_printing_where_its_report_is(cli, tmp_path, monkeypatch):
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    res = cli("demo", "--keep")
     assert res.code == 0, res.out + res.err
     (line,) = [line for line in res.out.splitlines() if line.startswith("report: ")]
     from pathlib import Path
 
     report = Path(line.removeprefix("report: "))
+    assert report.is_relative_to(tmp_path)
     text = report.read_text(encoding="utf-8")
-    report.unlink()
     assert text.startswith("# Maestro report\n") and "| Tasks | 6: 6 done |" in text
     blocks = diagrams(text)
     assert len(blocks) == 2 and all(check(b) == [] for b in blocks)

@@ -484,7 +484,7 @@ def error_for(text: str) -> str:
             "<!-- maestro:format 2 -->",
             (
                 ".ai/MAESTRO.md:1: the file is plan format 2, newer than this Maestro reads (up to 1). Fix: upgrade "
-                "Maestro: pip install -U maestro-orchestra."
+                "Maestro (run installers/install.sh again from an up-to-date clone)."
             ),
         ),
         (

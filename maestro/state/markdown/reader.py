@@ -7,7 +7,7 @@ from itertools import pairwise
 from typing import Any
 
 from maestro import graph
-from maestro.errors import PlanError
+from maestro.errors import UPGRADE, PlanError
 from maestro.state.codecs.values import FieldError
 from maestro.state.markdown import sections as s
 from maestro.state.markdown.blocks import (
@@ -250,7 +250,7 @@ class DocumentReader:
                     block.line,
                     f"the file is plan format {version}, newer than this Maestro "
                     f"reads (up to {FORMAT_VERSION}).",
-                    "upgrade Maestro: pip install -U maestro-orchestra.",
+                    f"{UPGRADE}.",
                 )
             return version
         return 0
