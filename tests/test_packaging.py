@@ -70,7 +70,14 @@ def test_python_m_maestro_is_refused_the_same_way():
 def test_doctor_fails_a_sqlite_without_returning(monkeypatch, tmp_path):
     from maestro.install import doctor
 
-    s = doctor.Situation(tmp_path, tmp_path / "manifest.json", {"HOME": str(tmp_path)}, {}, 1000)
+    s = doctor.Situation(
+        tmp_path,
+        tmp_path / "manifest.json",
+        tmp_path / ".ai" / "maestro",
+        {"HOME": str(tmp_path)},
+        {},
+        1000,
+    )
     assert doctor._old_sqlite(s) is None  # this machine's
     monkeypatch.setattr(sqlite3, "sqlite_version_info", (3, 34, 1))
     monkeypatch.setattr(sqlite3, "sqlite_version", "3.34.1")

@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from maestro.errors import InstallError
+from maestro.errors import UPGRADE, InstallError
 from maestro.fsutil import atomic_write, private_folder
 
 FORMAT = 1
@@ -158,7 +158,7 @@ def parse(text: str, path: Path) -> Manifest:
     if isinstance(data, dict) and isinstance(data.get("format"), int) and data["format"] > FORMAT:
         raise InstallError(
             f"the install manifest has format {data['format']}, newer than this Maestro knows ({FORMAT}).",
-            "upgrade Maestro (pipx upgrade maestro-orchestra, or pip install -U maestro-orchestra).",
+            f"{UPGRADE}.",
             file=path,
         )
     try:
