@@ -10,7 +10,7 @@ from maestro import clock, graph
 from maestro.errors import PlanError
 from maestro.formatting import key_path
 from maestro.planning.schema import check
-from maestro.state.model import Plan, Source, Task
+from maestro.state.model import Plan, Source, Task, plan_fields
 
 _SHAPE_FIX = "see the expected shape with `maestro plan --schema`"
 MAX_DEPTH = 20  # a plan's deepest value, tasks[0].criteria[0], is four down
@@ -144,21 +144,26 @@ def _text(value: Any) -> str:
     return str(value).strip()
 
 
+def _value(schema: dict[str, Any], value: Any) -> Any:
+    """A schema-valid value as the task holds it: a list's items and text stripped (an
+    empty text is no value), a choice as given."""
+    if schema.get("type") == "array":
+        return [_text(v) for v in value]
+    if "enum" in schema:
+        return value
+    return _text(value) or None
+
+
 def to_plan(data: dict[str, Any]) -> Plan:
-    """Schema-valid data -> Plan. Ids given as numbers become text ("1")."""
+    """Schema-valid data -> Plan: each task field the plan sets (state.model.plan_fields),
+    text stripped; ids given as numbers become text ("1"), an empty text is no value."""
     tasks = [
         Task(
-            id=_text(item["id"]),
-            title=_text(item["title"]),
-            specialist=item.get("specialist"),
-            agent=item.get("agent"),
-            tool=item.get("tool"),
-            depends=[_text(d) for d in item.get("depends", [])],
-            files=[_text(f) for f in item.get("files", [])],
-            criteria=[_text(c) for c in item.get("criteria", [])],
-            validation=_text(item["validation"]) if item.get("validation") else None,
-            risk=item.get("risk"),
-            mode=item.get("mode"),
+            **{
+                name: _value(schema, item[name])
+                for name, schema, _ in plan_fields()
+                if item.get(name) is not None
+            }
         )
         for item in data["tasks"]
     ]

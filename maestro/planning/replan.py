@@ -22,21 +22,11 @@ from typing import Any
 
 from maestro.state.markdown.kinds import KINDS
 from maestro.state.markdown.layout import PlanLayout, RecordLayout, TextPiece
-from maestro.state.model import Plan, Task
+from maestro.state.model import Plan, Task, plan_fields
 
-# Task fields the hub's plan sets; the others are the run's (carried over for same tasks).
-PLAN_FIELDS = (
-    "title",
-    "specialist",
-    "agent",
-    "tool",
-    "depends",
-    "files",
-    "criteria",
-    "validation",
-    "risk",
-    "mode",
-)
+# Task fields the hub's plan sets (declared in state/model.py); the others are the run's
+# (carried over for same tasks).
+PLAN_FIELDS = tuple(name for name, _, _ in plan_fields() if name != "id")
 RUN_FIELDS = tuple(f.name for f in fields(Task) if f.name not in ("id", "layout", *PLAN_FIELDS))
 
 

@@ -21,71 +21,18 @@ from typing import Any
 from maestro.errors import UPGRADE, PlanError
 from maestro.formatting import key_path
 from maestro.planning.aavsr import BUILDS
-from maestro.state.model import RISKS, SPECIALISTS, TASK_ID, TASK_MODES, TOOLS
+from maestro.state.model import TASK_ID, TOOLS, plan_fields
 
 INPUT_VERSION = 1
 # A commented plan that passes the check (`maestro plan --example`, docs/plan-file.md).
 EXAMPLE = Path(__file__).resolve().parents[1] / "data" / "plan-example.yaml"
-_ONE_LINE = r"^[^\r\n]*\S[^\r\n]*$"
-_ID = {
-    "type": ["string", "integer"],
-    "pattern": TASK_ID.pattern,
-    "minimum": 0,
-    "description": "Task id: a number, or a dotted number for a sub-task (1, 2, 2.1).",
-}
-
 TASK_SHAPE: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
     "required": ["id", "title"],
     # A task names a specialist, an agent, or both.
     "anyOf": [{"required": ["specialist"]}, {"required": ["agent"]}],
-    "properties": {
-        "id": _ID,
-        "title": {
-            "type": "string",
-            "pattern": _ONE_LINE,
-            "maxLength": 200,
-            "description": "One atomic outcome, one line: 'Add the /login endpoint'.",
-        },
-        "specialist": {
-            "enum": list(SPECIALISTS),
-            "description": "The kind of work (or name an agent, or both).",
-        },
-        "agent": {
-            "type": "string",
-            "pattern": r"^[a-z0-9][a-z0-9-]*$",
-            "description": "Persona from `maestro agents list` (default: the specialist's).",
-        },
-        "tool": {"enum": TOOLS, "description": "The spoke CLI that does the task."},
-        "depends": {
-            "type": "array",
-            "items": _ID,
-            "uniqueItems": True,
-            "description": "Ids of tasks that must be done first.",
-        },
-        "files": {
-            "type": "array",
-            "items": {"type": "string", "pattern": _ONE_LINE},
-            "uniqueItems": True,
-            "description": "Files the task may create or change, relative to the project root.",
-        },
-        "criteria": {
-            "type": "array",
-            "items": {"type": "string", "pattern": _ONE_LINE},
-            "description": "Testable success criteria.",
-        },
-        "validation": {
-            "type": "string",
-            "pattern": _ONE_LINE,
-            "description": "One shell command that checks the work (exit 0 = pass).",
-        },
-        "risk": {"enum": list(RISKS), "description": "Impact if the task goes wrong."},
-        "mode": {
-            "enum": list(TASK_MODES),
-            "description": "coordinate: the spoke splits the task into subtasks with `maestro task spawn` (default execute).",
-        },
-    },
+    "properties": {name: schema for name, schema, _ in plan_fields()},
 }
 
 # What the plan check (AAVSR, planning/aavsr.py) refuses beyond the shape, where JSON
@@ -140,18 +87,8 @@ EXAMPLES = {
     "goal": "goal: Add user authentication",
     "hub": "hub: claude",
     "tasks": "tasks: [{id: 1, title: ..., specialist: code, ...}]",
-    "id": 'id: 1 (or "2.1", quoted, for a sub-task)',
-    "title": "title: Add the /login endpoint",
-    "specialist": "specialist: code",
-    "agent": "agent: coder",
-    "tool": "tool: gemini",
-    "depends": "depends: [1, 2]",
-    "files": "files: [src/auth.py, tests/test_auth.py]",
-    "criteria": 'criteria: ["pytest tests/test_auth.py passes"]',
-    "validation": "validation: pytest tests/test_auth.py",
-    "risk": "risk: low",
-    "mode": "mode: coordinate",
     "version": "version: 1",
+    **{name: example for name, _, example in plan_fields()},
 }
 
 _TYPE_NAMES = {

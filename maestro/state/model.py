@@ -8,7 +8,7 @@ excluded, so ``parse(render(plan)) == plan`` is a statement about content.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from maestro import roster
@@ -32,6 +32,34 @@ CHALLENGE_CATEGORIES = (
     ("alternatives", "Alternative approaches"),
 )
 TASK_ID = re.compile(r"^[0-9]+(?:\.[0-9]+)*$")
+
+
+# A task field the hub's plan sets is declared once, here: its JSON Schema (what `maestro
+# plan --schema` prints and `plan --from` checks), the example a schema error shows, and
+# so its place in a re-plan (planning/replan.py) and in plan input (planning/loading.py)
+# all follow from the field; the Markdown codec (state/markdown/kinds.py) reads and
+# writes it.
+ONE_LINE = r"^[^\r\n]*\S[^\r\n]*$"
+ID_SCHEMA = {
+    "type": ["string", "integer"],
+    "pattern": TASK_ID.pattern,
+    "minimum": 0,
+    "description": "Task id: a number, or a dotted number for a sub-task (1, 2, 2.1).",
+}
+
+
+def planned(schema: dict[str, Any], example: str, **kw: Any) -> Any:
+    """A field the hub's plan sets: its schema and the example of its right shape."""
+    return field(metadata={"plan": schema, "example": example}, **kw)
+
+
+def plan_fields() -> list[tuple[str, dict[str, Any], str]]:
+    """(name, schema, example) of each task field the hub's plan sets, in order."""
+    return [
+        (f.name, f.metadata["plan"], f.metadata["example"])
+        for f in fields(Task)
+        if "plan" in f.metadata
+    ]
 
 
 def task_sort_key(task_id: str) -> tuple[int, ...]:
@@ -74,18 +102,88 @@ class Receipt:
 
 @dataclass
 class Task:
-    id: str
-    title: str
+    id: str = planned(ID_SCHEMA, 'id: 1 (or "2.1", quoted, for a sub-task)')
+    title: str = planned(
+        {
+            "type": "string",
+            "pattern": ONE_LINE,
+            "maxLength": 200,
+            "description": "One atomic outcome, one line: 'Add the /login endpoint'.",
+        },
+        "title: Add the /login endpoint",
+    )
     status: str = "pending"
-    specialist: str | None = None
-    agent: str | None = None
-    tool: str | None = None
-    depends: list[str] = field(default_factory=list)
-    files: list[str] = field(default_factory=list)
-    criteria: list[str] = field(default_factory=list)
-    validation: str | None = None
-    risk: str | None = None
-    mode: str | None = None  # one of TASK_MODES; None is execute
+    specialist: str | None = planned(
+        {"enum": list(SPECIALISTS), "description": "The kind of work (or name an agent, or both)."},
+        "specialist: code",
+        default=None,
+    )
+    agent: str | None = planned(
+        {
+            "type": "string",
+            "pattern": r"^[a-z0-9][a-z0-9-]*$",
+            "description": "Persona from `maestro agents list` (default: the specialist's).",
+        },
+        "agent: coder",
+        default=None,
+    )
+    tool: str | None = planned(
+        {"enum": TOOLS, "description": "The spoke CLI that does the task."},
+        "tool: gemini",
+        default=None,
+    )
+    depends: list[str] = planned(
+        {
+            "type": "array",
+            "items": ID_SCHEMA,
+            "uniqueItems": True,
+            "description": "Ids of tasks that must be done first.",
+        },
+        "depends: [1, 2]",
+        default_factory=list,
+    )
+    files: list[str] = planned(
+        {
+            "type": "array",
+            "items": {"type": "string", "pattern": ONE_LINE},
+            "uniqueItems": True,
+            "description": "Files the task may create or change, relative to the project root.",
+        },
+        "files: [src/auth.py, tests/test_auth.py]",
+        default_factory=list,
+    )
+    criteria: list[str] = planned(
+        {
+            "type": "array",
+            "items": {"type": "string", "pattern": ONE_LINE},
+            "description": "Testable success criteria.",
+        },
+        'criteria: ["pytest tests/test_auth.py passes"]',
+        default_factory=list,
+    )
+    validation: str | None = planned(
+        {
+            "type": "string",
+            "pattern": ONE_LINE,
+            "description": "One shell command that checks the work (exit 0 = pass).",
+        },
+        "validation: pytest tests/test_auth.py",
+        default=None,
+    )
+    risk: str | None = planned(
+        {"enum": list(RISKS), "description": "Impact if the task goes wrong."},
+        "risk: low",
+        default=None,
+    )
+    mode: str | None = planned(  # one of TASK_MODES; None is execute
+        {
+            "enum": list(TASK_MODES),
+            "description": "coordinate: the spoke splits the task into subtasks with "
+            "`maestro task spawn` (default execute).",
+        },
+        "mode: coordinate",
+        default=None,
+    )
     parent: str | None = None  # the coordinating task that spawned this one
     # Filled by the run:
     result: str | None = None
