@@ -110,10 +110,24 @@ def _file_action(target: Target, rel: str, content: str, previous: Install | Non
     return Action("update", rel, real, data=data)
 
 
-def _block_action(target: Target, rel: str, previous: Install | None, shown: str) -> Action:
+# An instruction file's text as the plans made so far leave it (None: deleted), by real
+# path: hosts sharing one file through a symlink (AGENTS.md -> CLAUDE.md) each splice
+# their block into what the host before them left, not into the file as it was.
+Pending = dict[Path, str | None]
+
+
+def _text(real: Path, pending: Pending) -> str | None:
+    if real in pending:
+        return pending[real]
+    return read_text(real) if real.exists() else None
+
+
+def _block_action(
+    target: Target, rel: str, previous: Install | None, shown: str, pending: Pending
+) -> Action:
     real = inside(target.root, rel)
-    exists = real.exists()
-    original = read_text(real) if exists else ""
+    exists = real.exists()  # before this operation: "created" means the user had no file
+    original = _text(real, pending) or ""
     found = block.find(original, target.host.name, where=shown)
     if found is not None and found.version > block.FORMAT:
         raise _newer(found, shown)
@@ -125,6 +139,7 @@ def _block_action(target: Target, rel: str, previous: Install | None, shown: str
         return Action(
             "skip", rel, real, kind="block", note="Maestro block edited by hand; kept yours"
         )
+    pending[real] = new
     return Action(
         "create" if not exists else "update", rel, real, kind="block", data=new.encode(*ENCODING)
     )
@@ -145,9 +160,15 @@ def _previous(target: Target, manifest: Manifest) -> Install | None:
 
 
 def plan_install(
-    target: Target, manifest: Manifest, *, invocation: str, shown: dict[str, str]
+    target: Target,
+    manifest: Manifest,
+    *,
+    invocation: str,
+    shown: dict[str, str],
+    pending: Pending,
 ) -> InstallPlan:
-    """``shown`` maps a relative path to how it is printed (filled in here)."""
+    """``shown`` maps a relative path to how it is printed; ``pending`` is shared by the
+    plans of one operation, applied in the order they were made."""
     previous = _previous(target, manifest)
     actions: list[Action] = []
     # A plugin or extension folder is wholly Maestro's: uninstall takes it away too.
@@ -163,7 +184,11 @@ def plan_install(
             actions.append(_uninstall_file(target, old))
     if target.stub_file:
         action = _block_action(
-            target, target.stub_file, previous, shown.get(target.stub_file, target.stub_file)
+            target,
+            target.stub_file,
+            previous,
+            shown.get(target.stub_file, target.stub_file),
+            pending,
         )
         actions.append(action)
     record = Install(
@@ -212,12 +237,12 @@ def _uninstall_file(target: Target, record: FileRecord) -> Action:
 
 
 def _uninstall_block(
-    target: Target, rel: str, record: FileRecord | None, shown: str
+    target: Target, rel: str, record: FileRecord | None, shown: str, pending: Pending
 ) -> Action | None:
     real = inside(target.root, rel)
-    if not real.exists():
+    text = _text(real, pending)
+    if text is None:
         return Action("missing", rel, real, kind="block") if record else None
-    text = read_text(real)
     found = block.find(text, target.host.name, where=shown)
     if found is None:
         return Action("missing", rel, real, kind="block") if record else None
@@ -229,19 +254,27 @@ def _uninstall_block(
         )
     rest = block.remove(text, target.host.name)
     if rest == "" and record is not None and record.created:
+        pending[real] = None
         return Action(
             "remove", rel, real, kind="block", delete=True, note="the file did not exist before"
         )
+    pending[real] = rest
     return Action("remove", rel, real, kind="block", data=rest.encode(*ENCODING))
 
 
-def plan_uninstall(target: Target, manifest: Manifest, *, shown: dict[str, str]) -> InstallPlan:
+def plan_uninstall(
+    target: Target, manifest: Manifest, *, shown: dict[str, str], pending: Pending
+) -> InstallPlan:
     previous = _previous(target, manifest)
     actions = [_uninstall_file(target, record) for record in previous.files] if previous else []
     if target.stub_file:
         record = previous.block(target.stub_file) if previous else None
         action = _uninstall_block(
-            target, target.stub_file, record, shown.get(target.stub_file, target.stub_file)
+            target,
+            target.stub_file,
+            record,
+            shown.get(target.stub_file, target.stub_file),
+            pending,
         )
         if action is not None:
             actions.append(action)

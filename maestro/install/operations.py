@@ -121,16 +121,19 @@ def _operate(operation: str, request: Request, where: Where, invocation: str) ->
     with _locked(path, request.dry_run):
         manifest = manifests.load(path)
         plans = []
+        pending: installer.Pending = {}  # hosts may share an instruction file (a symlink)
         for target in _targets(request, where, opts):
             shown_paths = _shown_map(target, where)
             if operation == "install":
                 plans.append(
                     installer.plan_install(
-                        target, manifest, invocation=invocation, shown=shown_paths
+                        target, manifest, invocation=invocation, shown=shown_paths, pending=pending
                     )
                 )
             else:
-                plans.append(installer.plan_uninstall(target, manifest, shown=shown_paths))
+                plans.append(
+                    installer.plan_uninstall(target, manifest, shown=shown_paths, pending=pending)
+                )
         if not request.dry_run:  # every plan was made before anything is written
             for plan in plans:
                 installer.apply(plan, manifest)
