@@ -97,25 +97,12 @@ def host_checks(s: Situation) -> list[Check]:
 
 
 def _install_checks(scope: str, path: Path, s: Situation) -> list[Check]:
-    """The checks of one manifest (the project's or the user's): each install in it, and
-    the one clash between installs."""
+    """The checks of one manifest (the project's or the user's): each install in it."""
     try:
         manifest = manifests.load(path)
     except InstallError as error:
         return [Check("installs", f"{scope} manifest", "fail", error.message, error.fix)]
-    checks = [check for item in manifest.installs for check in _one_install(item, s)]
-    keys = {(i.host, i.form) for i in manifest.installs}
-    if ("gemini", "files") in keys and ("gemini", "extension") in keys and scope == "user":
-        checks.append(
-            Check(
-                "installs",
-                "gemini",
-                "warn",
-                "both ~/.gemini/commands/maestro and the maestro extension define /maestro:* commands.",
-                "keep one: maestro uninstall --host gemini --scope user, or --as extension.",
-            )
-        )
-    return checks
+    return [check for item in manifest.installs for check in _one_install(item, s)]
 
 
 def _one_install(item: manifests.Install, s: Situation) -> list[Check]:
@@ -123,13 +110,11 @@ def _one_install(item: manifests.Install, s: Situation) -> list[Check]:
     one that runs now."""
     # Where the files really went (doctor only reads, so the recorded root is fine).
     root = s.project_root if item.root == "." else Path(item.root)
-    label = f"{item.host} ({item.scope}" + ("" if item.form == "files" else f", {item.form}") + ")"
+    label = f"{item.host} ({item.scope})"
     missing, modified, broken = _compare_files(item, root)
     checks = [Check("installs", label, "fail", error.message, error.fix) for error in broken]
     where = f"{len(item.files)} files in {root}"
-    reinstall = f"maestro install --host {item.host}" + (
-        f" --scope {item.scope}" if item.form == "files" else f" --as {item.form}"
-    )
+    reinstall = f"maestro install --host {item.host} --scope {item.scope}"
     if missing:
         checks.append(
             Check(

@@ -23,7 +23,7 @@ from maestro.fsutil import atomic_write
 from maestro.install import block
 from maestro.install.manifest import FileRecord, Install, Manifest, sha256
 from maestro.install.safepath import inside
-from maestro.install.targets import Target
+from maestro.install.targets import FORM, Target
 
 ENCODING = ("utf-8", "surrogateescape")  # any bytes survive a read-modify-write
 
@@ -146,9 +146,9 @@ def _block_action(
 
 
 def _previous(target: Target, manifest: Manifest) -> Install | None:
-    """The recorded install of this host and form, refused if it lives elsewhere now (a
-    changed CODEX_HOME or HOME would otherwise orphan its files)."""
-    previous = manifest.get(target.host.name, target.form)
+    """The recorded install of this host, refused if it lives elsewhere now (a changed
+    CODEX_HOME or HOME would otherwise orphan its files)."""
+    previous = manifest.get(target.host.name, FORM)
     if previous is not None and previous.root != target.root_record:
         raise InstallError(
             f"Maestro's {target.host.name} files were installed in {previous.root}, but this "
@@ -171,7 +171,7 @@ def plan_install(
     plans of one operation, applied in the order they were made."""
     previous = _previous(target, manifest)
     actions: list[Action] = []
-    # A plugin or extension folder is wholly Maestro's: uninstall takes it away too.
+    # A root folder Maestro created (~/.gemini before any Gemini run) goes when empty.
     new_dirs: list[str] = ["."] if not target.root.exists() else []
     rendered = {f.path for f in target.files}
     for item in target.files:
@@ -182,18 +182,18 @@ def plan_install(
     for old in previous.files if previous else []:
         if old.path not in rendered:  # a file an older Maestro installed and this one does not
             actions.append(_uninstall_file(target, old))
-    if target.stub_file:
-        action = _block_action(
+    actions.append(
+        _block_action(
             target,
             target.stub_file,
             previous,
             shown.get(target.stub_file, target.stub_file),
             pending,
         )
-        actions.append(action)
+    )
     record = Install(
         target.host.name,
-        target.form,
+        FORM,
         target.scope,
         target.root_record,
         __version__,
@@ -267,17 +267,12 @@ def plan_uninstall(
 ) -> InstallPlan:
     previous = _previous(target, manifest)
     actions = [_uninstall_file(target, record) for record in previous.files] if previous else []
-    if target.stub_file:
-        record = previous.block(target.stub_file) if previous else None
-        action = _uninstall_block(
-            target,
-            target.stub_file,
-            record,
-            shown.get(target.stub_file, target.stub_file),
-            pending,
-        )
-        if action is not None:
-            actions.append(action)
+    record = previous.block(target.stub_file) if previous else None
+    action = _uninstall_block(
+        target, target.stub_file, record, shown.get(target.stub_file, target.stub_file), pending
+    )
+    if action is not None:
+        actions.append(action)
     # Deepest first, the root itself (".") last.
     prune = (
         sorted(previous.dirs, key=lambda d: -1 if d == "." else d.count("/"), reverse=True)
@@ -301,4 +296,4 @@ def apply(plan: InstallPlan, manifest: Manifest) -> None:
     if plan.record is not None and (plan.record.files or plan.record.blocks):
         manifest.put(plan.record)
     else:
-        manifest.drop(plan.target.host.name, plan.target.form)
+        manifest.drop(plan.target.host.name, FORM)
