@@ -28,6 +28,13 @@ from maestro.paths import user_home, user_state_dir
 from maestro.spokes import clipaths
 
 CODEX_SKILLS_SINCE = (0, 117)  # older codex: custom prompts, --full-auto, no `$skill`
+# A sign-in as each CLI's files show it (Spoke.sign_in): not signed in is a warning, as
+# the CLI may be one this user never dispatches to.
+SIGNED = {
+    True: ("ok", "signed in"),
+    False: ("warn", "not signed in"),
+    None: ("info", "sign-in unknown"),
+}
 
 
 @dataclass
@@ -78,6 +85,11 @@ def host_checks(s: Situation) -> list[Check]:
         else:
             version = found.version or "version unknown"
             checks.append(Check("hosts", name, "ok", f"{title} {version} at {found.path}"))
+            signed = get_spoke(name).sign_in(s.env)
+            level, said = SIGNED[signed.state]
+            checks.append(
+                Check("hosts", f"{name} sign-in", level, f"{said}: {signed.detail}.", signed.fix)
+            )
             # What its flags cannot enforce as a spoke (codex: the shell in read+write).
             for tier, why in get_spoke(name).unenforced_tiers.items():
                 others = " or ".join(
