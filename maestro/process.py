@@ -25,6 +25,9 @@ from pathlib import Path
 from maestro.errors import SpokeError
 
 DEFAULT_GRACE_S = 3.0
+# After this long without stdout (the answer channel), ``on_quiet`` is called, and again
+# after as long again: a person waiting on a spoke hears that it still works.
+QUIET_S = 30.0
 _CHUNK = 1 << 16
 
 
@@ -278,20 +281,27 @@ class _Stream:
         self.on_line = on_line
         self.stopped = False
         self.error: BaseException | None = None
-        self._partial = b""
+        self._partial: list[bytes] = []  # the line so far, in pieces: a long one costs no copies
+        self.fed_at: float | None = None  # monotonic time of the last data
 
     def feed(self, data: bytes) -> None:
         self.chunks.append(data)
+        self.fed_at = time.monotonic()
         if self.on_line is None or self.stopped:
             return
-        *lines, self._partial = (self._partial + data).split(b"\n")
-        for raw in lines:
+        head, newline, rest = data.partition(b"\n")
+        if not newline:
+            self._partial.append(data)
+            return
+        *lines, last = rest.split(b"\n")
+        self._partial, first = [last] if last else [], b"".join([*self._partial, head])
+        for raw in (first, *lines):
             self._line(raw)
 
     def finish(self) -> None:
         if self._partial and self.on_line is not None and not self.stopped:
-            self._line(self._partial)
-        self._partial = b""
+            self._line(b"".join(self._partial))
+        self._partial = []
 
     def _line(self, raw: bytes) -> None:
         if self.on_line is None or self.stopped:
@@ -372,12 +382,17 @@ def run_process(
     on_start: Callable[[int], None] | None = None,
     grace_s: float = DEFAULT_GRACE_S,
     on_stderr_line: Callable[[str], bool] | None = None,
+    on_quiet: Callable[[float], None] | None = None,
+    quiet_s: float | None = None,
 ) -> ProcessOutcome:
     """Run ``argv`` to completion or to its deadline and return what it printed.
 
     ``on_stdout_line`` sees every stdout line as it arrives; returning True stops the
     process (the outcome says ``aborted``). ``on_stderr_line`` does the same for stderr
     (the outcome says ``stopped_on_stderr``). ``on_start`` gets the pid once it runs.
+    ``on_quiet`` gets the seconds since the start each time stdout has been silent for
+    ``quiet_s`` (default ``QUIET_S``), counting from the start, its last output or the
+    last call.
     """
     env = dict(os.environ if env is None else env)
     started = time.monotonic()
@@ -387,7 +402,9 @@ def run_process(
     try:
         if on_start is not None:
             on_start(proc.pid)
-        timed_out = _follow(proc, pipes, started + timeout_s)
+        every = QUIET_S if quiet_s is None else quiet_s
+        quiet = _Quiet(on_quiet, every, started) if on_quiet is not None else None
+        timed_out = _follow(proc, pipes, started + timeout_s, quiet)
         if proc.poll() is None:
             _stop_group(proc, pgid, grace_s, pipes)
         duration = time.monotonic() - started
@@ -416,7 +433,28 @@ def run_process(
     )
 
 
-def _follow(proc: subprocess.Popen[bytes], pipes: _Pipes, deadline: float) -> bool:
+@dataclass
+class _Quiet:
+    """When stdout has been silent for ``every`` seconds, ``call`` hears of it."""
+
+    call: Callable[[float], None]
+    every: float
+    started: float
+    told: float | None = None
+
+    def due(self, stdout_at: float | None) -> float:
+        return max(self.started, stdout_at or 0.0, self.told or 0.0) + self.every
+
+    def check(self, stdout_at: float | None) -> None:
+        now = time.monotonic()
+        if now >= self.due(stdout_at):
+            self.told = now
+            self.call(now - self.started)
+
+
+def _follow(
+    proc: subprocess.Popen[bytes], pipes: _Pipes, deadline: float, quiet: _Quiet | None
+) -> bool:
     """Read the pipes until the process has ended and closed them, a line callback asks
     to stop, or the deadline passes (then True). A process that has exited while its
     group still holds the pipes open ends the reading too (the caller stops the group)."""
@@ -425,7 +463,12 @@ def _follow(proc: subprocess.Popen[bytes], pipes: _Pipes, deadline: float) -> bo
         if remaining <= 0:
             return True
         wait = min(remaining, _IDLE_S) if pipes.polls_for_exit else remaining
-        if not pipes.pump(wait) and pipes.polls_for_exit and proc.poll() is not None:
+        if quiet is not None:
+            wait = max(0.0, min(wait, quiet.due(pipes.out.fed_at) - time.monotonic()))
+        pumped = pipes.pump(wait)
+        if quiet is not None:
+            quiet.check(pipes.out.fed_at)
+        if not pumped and pipes.polls_for_exit and proc.poll() is not None:
             return False
     if pipes.stopped or pipes.exited:
         return False

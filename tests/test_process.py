@@ -166,6 +166,25 @@ def test_on_stderr_line_can_stop_the_process(tmp_path):
     assert out.duration_s < 5
 
 
+def test_a_silent_stdout_is_reported_every_quiet_interval(tmp_path):
+    quiet: list[float] = []
+    code = "import sys, time; print('waiting for network', file=sys.stderr, flush=True); time.sleep(1.1); print('done')"
+    out = run_process(
+        [PY, "-c", code], cwd=tmp_path, timeout_s=30, on_quiet=quiet.append, quiet_s=0.3
+    )
+    assert out.stdout == "done\n" and out.stderr == "waiting for network\n"
+    assert len(quiet) == 3 and all(0.3 * n <= t < 0.3 * n + 0.25 for n, t in enumerate(quiet, 1))
+
+
+def test_output_on_stdout_keeps_the_quiet_report_away(tmp_path):
+    quiet: list[float] = []
+    code = "import time\nfor _ in range(10):\n    print('event', flush=True); time.sleep(0.1)"
+    out = run_process(
+        [PY, "-c", code], cwd=tmp_path, timeout_s=30, on_quiet=quiet.append, quiet_s=0.4
+    )
+    assert out.stdout.count("event") == 10 and quiet == []
+
+
 def test_stderr_is_kept_whole_when_watched(tmp_path):
     code = "import sys\nsys.stderr.write('a' * 100000 + '\\nno newline at the end')\n"
     out = run_process(

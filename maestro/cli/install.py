@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from maestro.cli.context import Context, Result
-from maestro.install.hosts import FORMS, HOSTS, SCOPES
+from maestro.install.hosts import HOSTS, SCOPES
 
 if TYPE_CHECKING:
     from maestro.install.operations import Request, Where
@@ -16,21 +16,18 @@ EXAMPLES = """\
   maestro install --host claude                  commands and stub into this project
   maestro install --host all --scope user        into your home folder, for every project
   maestro install --host codex --dry-run         show what would change; write nothing
-  maestro install --host gemini --as extension   a Gemini CLI extension (~/.gemini/extensions)
-  maestro install --host claude --as plugin      a Claude Code plugin for --plugin-dir"""
+The host's own plugin or extension comes from Maestro's repository (docs/hosts.md):
+  claude plugin marketplace add REPO && claude plugin install maestro@maestro
+  gemini extensions install REPO
+  codex plugin marketplace add REPO && codex plugin add maestro@maestro"""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--host", required=True, choices=[*HOSTS, "all"], help="the host CLI (all: the three)"
     )
-    parser.add_argument("--scope", choices=SCOPES, help="project (default for files) or user")
     parser.add_argument(
-        "--as",
-        dest="form",
-        choices=FORMS,
-        default="files",
-        help="files (default), plugin (claude) or extension (gemini)",
+        "--scope", choices=SCOPES, default="project", help="project (default) or user"
     )
     parser.add_argument(
         "--dry-run", action="store_true", help="print what would change; write nothing"
@@ -49,12 +46,8 @@ def where(ctx: Context) -> Where:
 
 def request(args: argparse.Namespace) -> Request:
     from maestro.install.operations import Request, expand_hosts
-    from maestro.install.targets import check_form, default_scope
 
-    hosts = expand_hosts(args.host)
-    for host in hosts:
-        check_form(host, args.form, args.scope or default_scope(args.form))
-    return Request(hosts, args.form, args.scope, args.dry_run)
+    return Request(expand_hosts(args.host), args.scope, args.dry_run)
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Result:

@@ -11,7 +11,6 @@ from maestro.cli.install import request, where
 EXAMPLES = """\
   maestro uninstall --host claude                this project's Claude Code commands and stub
   maestro uninstall --host all --scope user      everything installed in your home folder
-  maestro uninstall --host gemini --as extension
   maestro uninstall --host codex --dry-run       show what would be removed; change nothing"""
 
 

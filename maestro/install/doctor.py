@@ -28,6 +28,13 @@ from maestro.paths import ProjectPaths, user_home, user_state_dir
 from maestro.spokes import clipaths
 
 CODEX_SKILLS_SINCE = (0, 117)  # older codex: custom prompts, --full-auto, no `$skill`
+# A sign-in as each CLI's files show it (Spoke.sign_in): not signed in is a warning, as
+# the CLI may be one this user never dispatches to.
+SIGNED = {
+    True: ("ok", "signed in"),
+    False: ("warn", "not signed in"),
+    None: ("info", "sign-in unknown"),
+}
 
 
 @dataclass
@@ -79,6 +86,11 @@ def host_checks(s: Situation) -> list[Check]:
         else:
             version = found.version or "version unknown"
             checks.append(Check("hosts", name, "ok", f"{title} {version} at {found.path}"))
+            signed = get_spoke(name).sign_in(s.env)
+            level, said = SIGNED[signed.state]
+            checks.append(
+                Check("hosts", f"{name} sign-in", level, f"{said}: {signed.detail}.", signed.fix)
+            )
             # What its flags cannot enforce as a spoke (codex: the shell in read+write).
             for tier, why in get_spoke(name).unenforced_tiers.items():
                 others = " or ".join(
@@ -98,25 +110,12 @@ def host_checks(s: Situation) -> list[Check]:
 
 
 def _install_checks(scope: str, path: Path, s: Situation) -> list[Check]:
-    """The checks of one manifest (the project's or the user's): each install in it, and
-    the one clash between installs."""
+    """The checks of one manifest (the project's or the user's): each install in it."""
     try:
         manifest = manifests.load(path)
     except InstallError as error:
         return [Check("installs", f"{scope} manifest", "fail", error.message, error.fix)]
-    checks = [check for item in manifest.installs for check in _one_install(item, s)]
-    keys = {(i.host, i.form) for i in manifest.installs}
-    if ("gemini", "files") in keys and ("gemini", "extension") in keys and scope == "user":
-        checks.append(
-            Check(
-                "installs",
-                "gemini",
-                "warn",
-                "both ~/.gemini/commands/maestro and the maestro extension define /maestro:* commands.",
-                "keep one: maestro uninstall --host gemini --scope user, or --as extension.",
-            )
-        )
-    return checks
+    return [check for item in manifest.installs for check in _one_install(item, s)]
 
 
 def _one_install(item: manifests.Install, s: Situation) -> list[Check]:
@@ -124,13 +123,11 @@ def _one_install(item: manifests.Install, s: Situation) -> list[Check]:
     one that runs now."""
     # Where the files really went (doctor only reads, so the recorded root is fine).
     root = s.project_root if item.root == "." else Path(item.root)
-    label = f"{item.host} ({item.scope}" + ("" if item.form == "files" else f", {item.form}") + ")"
+    label = f"{item.host} ({item.scope})"
     missing, modified, broken = _compare_files(item, root)
     checks = [Check("installs", label, "fail", error.message, error.fix) for error in broken]
     where = f"{len(item.files)} files in {root}"
-    reinstall = f"maestro install --host {item.host}" + (
-        f" --scope {item.scope}" if item.form == "files" else f" --as {item.form}"
-    )
+    reinstall = f"maestro install --host {item.host} --scope {item.scope}"
     if missing:
         checks.append(
             Check(

@@ -23,7 +23,7 @@ from maestro.fsutil import atomic_write
 from maestro.install import block
 from maestro.install.manifest import FileRecord, Install, Manifest, sha256
 from maestro.install.safepath import inside
-from maestro.install.targets import Target
+from maestro.install.targets import FORM, Target
 
 ENCODING = ("utf-8", "surrogateescape")  # any bytes survive a read-modify-write
 
@@ -109,10 +109,24 @@ def _file_action(target: Target, rel: str, content: str, previous: Install | Non
     return Action("update", rel, real, data=data)
 
 
-def _block_action(target: Target, rel: str, previous: Install | None, shown: str) -> Action:
+# An instruction file's text as the plans made so far leave it (None: deleted), by real
+# path: hosts sharing one file through a symlink (AGENTS.md -> CLAUDE.md) each splice
+# their block into what the host before them left, not into the file as it was.
+Pending = dict[Path, str | None]
+
+
+def _text(real: Path, pending: Pending) -> str | None:
+    if real in pending:
+        return pending[real]
+    return read_text(real) if real.exists() else None
+
+
+def _block_action(
+    target: Target, rel: str, previous: Install | None, shown: str, pending: Pending
+) -> Action:
     real = inside(target.root, rel)
-    exists = real.exists()
-    original = read_text(real) if exists else ""
+    exists = real.exists()  # before this operation: "created" means the user had no file
+    original = _text(real, pending) or ""
     found = block.find(original, target.host.name, where=shown)
     if found is not None and found.version > block.FORMAT:
         raise _newer(found, shown)
@@ -124,15 +138,16 @@ def _block_action(target: Target, rel: str, previous: Install | None, shown: str
         return Action(
             "skip", rel, real, kind="block", note="Maestro block edited by hand; kept yours"
         )
+    pending[real] = new
     return Action(
         "create" if not exists else "update", rel, real, kind="block", data=new.encode(*ENCODING)
     )
 
 
 def _previous(target: Target, manifest: Manifest) -> Install | None:
-    """The recorded install of this host and form, refused if it lives elsewhere now (a
-    changed CODEX_HOME or HOME would otherwise orphan its files)."""
-    previous = manifest.get(target.host.name, target.form)
+    """The recorded install of this host, refused if it lives elsewhere now (a changed
+    CODEX_HOME or HOME would otherwise orphan its files)."""
+    previous = manifest.get(target.host.name, FORM)
     if previous is not None and previous.root != target.root_record:
         raise InstallError(
             f"Maestro's {target.host.name} files were installed in {previous.root}, but this "
@@ -144,12 +159,18 @@ def _previous(target: Target, manifest: Manifest) -> Install | None:
 
 
 def plan_install(
-    target: Target, manifest: Manifest, *, invocation: str, shown: dict[str, str]
+    target: Target,
+    manifest: Manifest,
+    *,
+    invocation: str,
+    shown: dict[str, str],
+    pending: Pending,
 ) -> InstallPlan:
-    """``shown`` maps a relative path to how it is printed (filled in here)."""
+    """``shown`` maps a relative path to how it is printed; ``pending`` is shared by the
+    plans of one operation, applied in the order they were made."""
     previous = _previous(target, manifest)
     actions: list[Action] = []
-    # A plugin or extension folder is wholly Maestro's: uninstall takes it away too.
+    # A root folder Maestro created (~/.gemini before any Gemini run) goes when empty.
     new_dirs: list[str] = ["."] if not target.root.exists() else []
     rendered = {f.path for f in target.files}
     for item in target.files:
@@ -160,14 +181,18 @@ def plan_install(
     for old in previous.files if previous else []:
         if old.path not in rendered:  # a file an older Maestro installed and this one does not
             actions.append(_uninstall_file(target, old))
-    if target.stub_file:
-        action = _block_action(
-            target, target.stub_file, previous, shown.get(target.stub_file, target.stub_file)
+    actions.append(
+        _block_action(
+            target,
+            target.stub_file,
+            previous,
+            shown.get(target.stub_file, target.stub_file),
+            pending,
         )
-        actions.append(action)
+    )
     record = Install(
         target.host.name,
-        target.form,
+        FORM,
         target.scope,
         target.root_record,
         __version__,
@@ -211,12 +236,12 @@ def _uninstall_file(target: Target, record: FileRecord) -> Action:
 
 
 def _uninstall_block(
-    target: Target, rel: str, record: FileRecord | None, shown: str
+    target: Target, rel: str, record: FileRecord | None, shown: str, pending: Pending
 ) -> Action | None:
     real = inside(target.root, rel)
-    if not real.exists():
+    text = _text(real, pending)
+    if text is None:
         return Action("missing", rel, real, kind="block") if record else None
-    text = read_text(real)
     found = block.find(text, target.host.name, where=shown)
     if found is None:
         return Action("missing", rel, real, kind="block") if record else None
@@ -228,22 +253,25 @@ def _uninstall_block(
         )
     rest = block.remove(text, target.host.name)
     if rest == "" and record is not None and record.created:
+        pending[real] = None
         return Action(
             "remove", rel, real, kind="block", delete=True, note="the file did not exist before"
         )
+    pending[real] = rest
     return Action("remove", rel, real, kind="block", data=rest.encode(*ENCODING))
 
 
-def plan_uninstall(target: Target, manifest: Manifest, *, shown: dict[str, str]) -> InstallPlan:
+def plan_uninstall(
+    target: Target, manifest: Manifest, *, shown: dict[str, str], pending: Pending
+) -> InstallPlan:
     previous = _previous(target, manifest)
     actions = [_uninstall_file(target, record) for record in previous.files] if previous else []
-    if target.stub_file:
-        record = previous.block(target.stub_file) if previous else None
-        action = _uninstall_block(
-            target, target.stub_file, record, shown.get(target.stub_file, target.stub_file)
-        )
-        if action is not None:
-            actions.append(action)
+    record = previous.block(target.stub_file) if previous else None
+    action = _uninstall_block(
+        target, target.stub_file, record, shown.get(target.stub_file, target.stub_file), pending
+    )
+    if action is not None:
+        actions.append(action)
     # Deepest first, the root itself (".") last.
     prune = (
         sorted(previous.dirs, key=lambda d: -1 if d == "." else d.count("/"), reverse=True)
@@ -267,4 +295,4 @@ def apply(plan: InstallPlan, manifest: Manifest) -> None:
     if plan.record is not None and (plan.record.files or plan.record.blocks):
         manifest.put(plan.record)
     else:
-        manifest.drop(plan.target.host.name, plan.target.form)
+        manifest.drop(plan.target.host.name, FORM)

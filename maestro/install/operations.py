@@ -15,19 +15,14 @@ from maestro.install import installer
 from maestro.install import manifest as manifests
 from maestro.install.hosts import HOSTS, RenderOptions
 from maestro.install.installer import InstallPlan
-from maestro.install.targets import Target, build, default_scope, manifest_path, shown
+from maestro.install.targets import Target, build, manifest_path, shown
 
 
 @dataclass
 class Request:
     hosts: list[str]
-    form: str = "files"
-    scope: str | None = None
+    scope: str = "project"
     dry_run: bool = False
-
-    @property
-    def effective_scope(self) -> str:
-        return self.scope or default_scope(self.form)
 
 
 @dataclass
@@ -59,12 +54,11 @@ class InstallReport:
         return {
             "operation": self.operation,
             "dry_run": self.request.dry_run,
-            "scope": self.request.effective_scope,
+            "scope": self.request.scope,
             "manifest": str(self.manifest),
             "installs": [
                 {
                     "host": p.target.host.name,
-                    "form": p.target.form,
                     "root": str(p.target.root),
                     "actions": [
                         {
@@ -98,39 +92,35 @@ def _locked(path: Path, dry_run: bool) -> Iterator[None]:
 
 def _targets(request: Request, where: Where, opts: RenderOptions) -> list[Target]:
     return [
-        build(
-            host,
-            request.form,
-            request.effective_scope,
-            project_root=where.project_root,
-            env=where.env,
-            opts=opts,
-        )
+        build(host, request.scope, project_root=where.project_root, env=where.env, opts=opts)
         for host in request.hosts
     ]
 
 
 def _shown_map(target: Target, where: Where) -> dict[str, str]:
     rel = target.stub_file
-    return {rel: shown(target.root / rel, where.project_root, where.env)} if rel else {}
+    return {rel: shown(target.root / rel, where.project_root, where.env)}
 
 
 def _operate(operation: str, request: Request, where: Where, invocation: str) -> InstallReport:
     opts = RenderOptions(invocation=invocation, state_dir=where.state_dir)
-    path = manifest_path(request.effective_scope, where.project_manifest, where.env)
+    path = manifest_path(request.scope, where.project_manifest, where.env)
     with _locked(path, request.dry_run):
         manifest = manifests.load(path)
         plans = []
+        pending: installer.Pending = {}  # hosts may share an instruction file (a symlink)
         for target in _targets(request, where, opts):
             shown_paths = _shown_map(target, where)
             if operation == "install":
                 plans.append(
                     installer.plan_install(
-                        target, manifest, invocation=invocation, shown=shown_paths
+                        target, manifest, invocation=invocation, shown=shown_paths, pending=pending
                     )
                 )
             else:
-                plans.append(installer.plan_uninstall(target, manifest, shown=shown_paths))
+                plans.append(
+                    installer.plan_uninstall(target, manifest, shown=shown_paths, pending=pending)
+                )
         if not request.dry_run:  # every plan was made before anything is written
             for plan in plans:
                 installer.apply(plan, manifest)
@@ -157,10 +147,8 @@ def _tidy(path: Path, where: Where) -> None:
         folder = folder.parent
 
 
-def _next_step(plan: InstallPlan, root_shown: str) -> str:
+def _next_step(plan: InstallPlan) -> str:
     host = plan.target.host
-    if plan.target.form == "plugin":
-        return f"Start Claude Code with the plugin: claude --plugin-dir {root_shown}  (then {host.invoke('plan')} <goal>)"
     return f"In {host.title}: {host.invoke('plan')} <goal>, then {host.invoke('status')}."
 
 
@@ -190,10 +178,5 @@ def to_text(report: InstallReport) -> str:
     if report.request.dry_run:
         lines.append("Dry run: nothing was written.")
     elif report.operation == "install" and not conflicts:
-        for plan in report.plans:
-            lines.append(
-                _next_step(
-                    plan, shown(plan.target.root, report.where.project_root, report.where.env)
-                )
-            )
+        lines += [_next_step(plan) for plan in report.plans]
     return "\n".join(lines)

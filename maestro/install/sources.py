@@ -1,4 +1,5 @@
-"""The canonical sources: ``commands/<verb>.md`` and ``skills/<name>/SKILL.md``.
+"""The canonical sources, in ``maestro/_bundled``: ``commands/<verb>.md`` and
+``skills/<name>/SKILL.md``.
 
 A command source is Markdown with frontmatter (``description``, ``argument-hint``) and a
 body written once for every host. The body may use:

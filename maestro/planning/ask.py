@@ -144,6 +144,7 @@ def ask(
         max_turns=getattr(settings, "max_turns", None),
         title="Plan the goal",
         env_extra=dict(env_extra or {}),
+        progress=emit,
     )
     emit(f"asking {tool} to plan the goal (read-only)...")
     result = get_spoke(tool, settings).dispatch(request, base_env=dict(env), on_start=on_start)

@@ -1,4 +1,4 @@
-"""The protocol files in ``protocols/``, filled in for the spoke CLI that will read them.
+"""The protocol files in ``maestro/_bundled/protocols/``, filled in for the spoke CLI that will read them.
 
 Persona frontmatter names tools the Gemini way; a spoke on another CLI sees its own tool
 names, so a rule like "write files only with your write tool" names the real tool.

@@ -8,11 +8,12 @@ is a host CLI run headless for one task, or the offline ``sim`` spoke.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from maestro import roster
 from maestro.errors import MaestroError, SpokeError
 from maestro.formatting import cleaned
 from maestro.git import clean_env as clean_git_env
+from maestro.paths import user_home
 from maestro.process import ExecutableNotFound, ProcessOutcome, run_process
 from maestro.spokes import clipaths
 from maestro.spokes.contract import DispatchRequest, SpokeResult, UsageTally, fail
@@ -33,6 +35,30 @@ SPOKE_MARKER = "MAESTRO_SPOKE"
 SESSION_MARKER = "MAESTRO_SESSION_ID"  # bus.sessions.SESSION_VAR (a higher layer)
 
 Runner = Callable[..., ProcessOutcome]
+
+
+@dataclass(frozen=True)
+class SignIn:
+    """A CLI's sign-in as its files and environment show it (``Spoke.sign_in``)."""
+
+    state: bool | None  # True: signed in; False: not, or not usably; None: cannot tell
+    detail: str  # what shows it, in words for the user
+    fix: str | None = None
+
+
+def tilde(path: Path, env: Mapping[str, str]) -> str:
+    """``path`` as a person reads it: under the home folder as ``~/...``."""
+    home = user_home(env)
+    return "~/" + path.relative_to(home).as_posix() if path.is_relative_to(home) else str(path)
+
+
+def read_json(path: Path) -> dict[str, Any]:
+    """A CLI's own JSON settings file, or {} when it is missing or unreadable."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
 
 
 def refuse_if_inside_spoke(env: Mapping[str, str] | None = None) -> None:
@@ -136,10 +162,18 @@ class Spoke:
         """Update ``tally`` from one streamed JSON event (CLIs that stream usage)."""
 
     def retry_notice(self, line: str) -> bool:
-        """True for a stderr line saying the CLI is retrying a failed model call on its
-        own: the dispatch stops there and ``stopped_retrying`` says why (CLIs whose own
-        retries cannot be switched off for one call)."""
+        """True for a line of its output (either stream) saying the CLI keeps retrying a
+        failed model call on its own, or waits for a provider it cannot reach: the
+        dispatch stops there, and ``read_result`` (or ``stopped_retrying``, for a notice
+        on stderr) says why. For CLIs whose own retries cannot be switched off for one
+        call: they would be silent for minutes. Maestro's retry ladder decides."""
         return False
+
+    def sign_in(self, env: Mapping[str, str]) -> SignIn:
+        """Whether the CLI is signed in, as its own files and ``env`` tell without a model
+        call (``maestro doctor``; a failed dispatch that could not authenticate or reach
+        its provider names a missing sign-in)."""
+        return SignIn(None, "Maestro cannot tell")
 
     def stopped_retrying(self, outcome: ProcessOutcome, req: DispatchRequest | None) -> SpokeResult:
         raise NotImplementedError
@@ -156,6 +190,10 @@ class Spoke:
         raise NotImplementedError
 
     def parse(self, outcome: ProcessOutcome, req: DispatchRequest | None = None) -> SpokeResult:
+        # Stopped on stdout: over its token budget, unless a retry notice stopped it.
+        over_budget = outcome.aborted and not any(
+            map(self.retry_notice, outcome.stdout.splitlines())
+        )
         result = self.read_result(outcome, req)
         if result is None and outcome.stopped_on_stderr:
             result = self.stopped_retrying(outcome, req)
@@ -173,7 +211,7 @@ class Spoke:
             # The notes' exit-124 soft success: the answer was complete, only the CLI's
             # shutdown overran the time limit.
             result.soft_success = True
-        if outcome.aborted:
+        if over_budget:
             threshold = req.abort_tokens if req else None
             result.success = False
             result.error_kind = "over_budget"
@@ -278,16 +316,34 @@ class Spoke:
             self.prepare(run_req)
             argv = self.build_argv(run_req)
             watcher = self.stream_watcher(run_req)
-            stops_on_retry = type(self).retry_notice is not Spoke.retry_notice
+            said = [""]  # the last line it wrote to stderr
+
+            def on_stdout(line: str) -> bool:
+                return self.retry_notice(line) or bool(watcher and watcher[1](line))
+
+            def on_stderr(line: str) -> bool:
+                said[0] = cleaned(line).strip() or said[0]
+                return self.retry_notice(line)
+
+            def on_quiet(elapsed: float) -> None:
+                assert run_req.progress is not None
+                last = (
+                    f"; last on its stderr: {said[0][:200]}"
+                    if said[0]
+                    else ", nothing on its stderr"
+                )
+                run_req.progress(f"{self.name}: no answer yet after {elapsed:.0f}s{last}")
+
             try:
                 outcome = runner(
                     argv,
                     cwd=run_req.cwd,
                     env=env,
                     timeout_s=run_req.timeout_s,
-                    on_stdout_line=watcher[1] if watcher else None,
+                    on_stdout_line=on_stdout,
                     on_start=on_start,
-                    **({"on_stderr_line": self.retry_notice} if stops_on_retry else {}),
+                    on_stderr_line=on_stderr,
+                    **({"on_quiet": on_quiet} if run_req.progress else {}),
                 )
             except ExecutableNotFound:
                 raise SpokeError(
@@ -297,5 +353,9 @@ class Spoke:
         result = self.parse(outcome, run_req)
         if watcher and result.usage.total < watcher[0].usage.total:
             result.usage = watcher[0].usage
+        if result.error_kind in ("auth", "network"):
+            signed = self.sign_in(env)
+            if signed.state is False:
+                result.error = f"{result.error} ({self.name} is not signed in: {signed.detail}; fix: {signed.fix})"
         result.argv = argv
         return result

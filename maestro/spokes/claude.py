@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from maestro import roster
+from maestro.paths import user_home
 from maestro.process import ProcessOutcome
 from maestro.spokes import claudestore
-from maestro.spokes.base import Runner, Spoke, safe_positional
+from maestro.spokes.base import Runner, SignIn, Spoke, read_json, safe_positional, tilde
 from maestro.spokes.contract import DispatchRequest, SpokeResult, UsageTally, fail
 from maestro.spokes.jsonout import (
     as_int,
@@ -41,6 +44,15 @@ CLAUDE_TIERS: dict[str, tuple[tuple[str, ...], tuple[str, ...], bool]] = {
 # Claude Code retries a 429 or 5xx itself, 10 times with backoff by default: minutes
 # before Maestro hears of it. A spoke gets no retries of its own; Maestro's ladder decides.
 SPOKE_ENV = {"CLAUDE_CODE_MAX_RETRIES": "0"}
+
+# Claude Code 2.1 signs in with a key or token in the environment, a cloud provider, or
+# a login kept in .credentials.json (the Keychain on macOS).
+SIGN_IN_KEYS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
+CLOUDS = {
+    "CLAUDE_CODE_USE_BEDROCK": "Amazon Bedrock",
+    "CLAUDE_CODE_USE_VERTEX": "Google Vertex AI",
+    "CLAUDE_CODE_USE_FOUNDRY": "Microsoft Foundry",
+}
 
 _BAD_FLAG = (
     "error: option",
@@ -98,6 +110,33 @@ class ClaudeSpoke(Spoke):
 
     def cannot_resume(self, session: str, env: Mapping[str, str]) -> str | None:
         return claudestore.reach(env, session)
+
+    def sign_in(self, env: Mapping[str, str]) -> SignIn:
+        for key in SIGN_IN_KEYS:
+            if env.get(key):
+                return SignIn(True, f"{key} is set")
+        for key, cloud in CLOUDS.items():
+            if env.get(key, "0").lower() not in ("", "0", "false"):
+                return SignIn(None, f"it uses {cloud} ({key}), whose credentials only a call shows")
+        mine = env.get("CLAUDE_CONFIG_DIR")
+        folder = Path(mine) if mine else user_home(env) / ".claude"
+        login = folder / ".credentials.json"
+        if login.is_file():
+            return SignIn(True, f"{tilde(login, env)} holds its login")
+        if read_json(folder / "settings.json").get("apiKeyHelper"):
+            return SignIn(True, f"{tilde(folder / 'settings.json', env)} names an apiKeyHelper")
+        config = folder / ".claude.json" if mine else user_home(env) / ".claude.json"
+        if read_json(config).get("primaryApiKey"):
+            return SignIn(True, f"{tilde(config, env)} holds an API key")
+        if sys.platform == "darwin":
+            return SignIn(
+                None, "on macOS its login is kept in the Keychain", "`claude auth status` tells"
+            )
+        return SignIn(
+            False,
+            f"no ANTHROPIC_API_KEY and no {tilde(login, env)}",
+            "run `claude` and sign in with /login, or set ANTHROPIC_API_KEY",
+        )
 
     def execute(
         self,

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import os
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from maestro import roster
 from maestro.paths import codex_home
 from maestro.process import ProcessOutcome
-from maestro.spokes.base import Spoke, inline_system, safe_positional
+from maestro.spokes.base import SignIn, Spoke, inline_system, safe_positional, tilde
 from maestro.spokes.contract import DispatchRequest, SpokeResult, UsageTally, fail
 from maestro.spokes.jsonout import (
     as_int,
@@ -28,6 +29,7 @@ from maestro.spokes.jsonout import (
     inner_message,
     json_events,
     last_line,
+    load_json_object,
     message_kind,
 )
 from maestro.state.model import Usage
@@ -51,16 +53,26 @@ def codex_usage(usage: dict[str, Any] | None) -> Usage:
     )
 
 
-def configured_model(env: dict[str, str] | None = None) -> str | None:
-    """The model codex uses when none is passed: ``model`` in $CODEX_HOME/config.toml."""
+def config(env: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """$CODEX_HOME/config.toml, or {} when it is missing or unreadable."""
     try:
         with (codex_home(env if env is not None else dict(os.environ)) / "config.toml").open(
             "rb"
         ) as handle:
-            model = tomllib.load(handle).get("model")
+            return tomllib.load(handle)
     except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
-        return None
+        return {}
+
+
+def configured_model(env: Mapping[str, str] | None = None) -> str | None:
+    """The model codex uses when none is passed: ``model`` in $CODEX_HOME/config.toml."""
+    model = config(env).get("model")
     return model if isinstance(model, str) else None
+
+
+# With no provider in reach codex says this for good (every 10 s or so, after its quick
+# reconnects), as an `error` event of `exec --json` (verified with 0.169, no network).
+WAITING = "Reconnecting... waiting for network"
 
 
 @dataclass
@@ -97,6 +109,50 @@ class CodexSpoke(Spoke):
     name = "codex"
     executable = roster.CLIS[name].executable
     install_hint = roster.CLIS[name].install_hint
+
+    def retry_notice(self, line: str) -> bool:
+        if WAITING not in line:
+            return False
+        event = load_json_object(line)
+        return (
+            event is not None
+            and event.get("type") == "error"
+            and str(event.get("message")).startswith(WAITING)
+        )
+
+    def sign_in(self, env: Mapping[str, str]) -> SignIn:
+        """`codex exec` (0.169) sends CODEX_API_KEY or the login `codex login` keeps in
+        $CODEX_HOME/auth.json, not OPENAI_API_KEY (verified: no Authorization header);
+        a provider of the user's own config sends its ``env_key``."""
+        settings = config(env)
+        name = settings.get("model_provider", "openai")
+        provider = (settings.get("model_providers") or {}).get(name)
+        if isinstance(provider, dict) and not provider.get("requires_openai_auth"):
+            key = provider.get("env_key")
+            if not key:
+                return SignIn(None, f"its provider {name!r} names no key (env_key)")
+            if env.get(key):
+                return SignIn(True, f"its provider {name!r} reads {key}, which is set")
+            return SignIn(
+                False, f"its provider {name!r} reads {key}, which is not set", f"set {key}"
+            )
+        if env.get("CODEX_API_KEY"):
+            return SignIn(True, "CODEX_API_KEY is set")
+        login = codex_home(env) / "auth.json"
+        if login.is_file():
+            return SignIn(True, f"{tilde(login, env)} holds its login")
+        if settings.get("cli_auth_credentials_store") in ("keyring", "auto"):
+            return SignIn(
+                None, "its login is kept in the system keyring", "`codex login status` tells"
+            )
+        detail = f"no {tilde(login, env)} and no CODEX_API_KEY"
+        if env.get("OPENAI_API_KEY"):
+            detail += " (OPENAI_API_KEY is set, but codex exec does not read it)"
+        return SignIn(
+            False,
+            detail,
+            "run `codex login` (or `printenv OPENAI_API_KEY | codex login --with-api-key`), or set CODEX_API_KEY",
+        )
 
     def reaches_office(self, tier: str) -> bool:
         # A read-only sandbox fails every write with EROFS, --add-dir or not.

@@ -14,6 +14,7 @@ Token counts mean the same thing for every CLI:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -73,6 +74,9 @@ class DispatchRequest:
     scratch_dir: Path | None = None
     # Seconds the sim spoke waits before answering (else env MAESTRO_SIM_DELAY).
     sim_delay_s: float | None = None
+    # Where a line goes while the CLI gives no answer (every ``process.QUIET_S`` of
+    # silence): what it last said on stderr. None: nobody is waiting at a terminal.
+    progress: Callable[[str], None] | None = None
 
     def __post_init__(self) -> None:
         if self.tier not in TIERS:

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import re
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from maestro import roster
 from maestro.fsutil import atomic_write
+from maestro.paths import user_home
 from maestro.process import ProcessOutcome
-from maestro.spokes.base import Spoke, inline_system, safe_positional
+from maestro.spokes.base import SignIn, Spoke, inline_system, read_json, safe_positional, tilde
 from maestro.spokes.contract import DispatchRequest, SpokeResult, UsageTally, fail
 from maestro.spokes.jsonout import (
     as_int,
@@ -106,6 +108,40 @@ EXIT_KINDS: dict[int, tuple[str, str]] = {
 }
 
 
+# Gemini CLI 0.61's sign-in: ``security.auth.selectedType`` in its settings, else the first
+# of these variables that is set (to that value, if one is named): its getAuthTypeFromEnv.
+AUTH_FROM_ENV = (
+    ("GOOGLE_GENAI_USE_GCA", "true", "oauth-personal"),
+    ("GOOGLE_GENAI_USE_VERTEXAI", "true", "vertex-ai"),
+    ("GOOGLE_GEMINI_BASE_URL", None, "gateway"),
+    ("GEMINI_API_KEY", None, "gemini-api-key"),
+)
+# HOSTS.md section 5 (google-gemini/gemini-cli discussion #28017).
+PERSONAL_ACCOUNTS = (
+    "Gemini CLI stopped serving individual Google accounts (Google AI Pro/Ultra, free tier) on "
+    "2026-06-18: API-key, Vertex AI and Gemini Code Assist (enterprise) users keep it, and "
+    "individuals were moved to the Antigravity CLI (agy)"
+)
+
+
+def gemini_dir(env: Mapping[str, str]) -> Path:
+    """Gemini CLI's own folder: ``~/.gemini`` (GEMINI_CLI_HOME replaces the home)."""
+    return Path(env.get("GEMINI_CLI_HOME") or user_home(env)) / ".gemini"
+
+
+def auth_type(env: Mapping[str, str]) -> str | None:
+    """How Gemini CLI signs in, as its user settings and ``env`` choose."""
+    security = read_json(gemini_dir(env) / "settings.json").get("security")
+    auth = security.get("auth") if isinstance(security, dict) else None
+    chosen = auth.get("selectedType") if isinstance(auth, dict) else None
+    if isinstance(chosen, str) and chosen:
+        return chosen
+    for key, value, kind in AUTH_FROM_ENV:
+        if env.get(key) and value in (None, env[key]):
+            return kind
+    return None
+
+
 def denied_tools(tier: str, web_search: bool = False) -> tuple[str, ...]:
     """Gemini's built-in tools that ``tier`` (with web search or not) does not grant."""
     granted = set(TIER_TOOLS[tier]) | (set(WEB_SEARCH) if web_search else set())
@@ -191,6 +227,56 @@ class GeminiSpoke(Spoke):
 
     def retry_notice(self, line: str) -> bool:
         return RETRY_NOTICE.match(line.strip()) is not None
+
+    def sign_in(self, env: Mapping[str, str]) -> SignIn:
+        kind = auth_type(env)
+        settings = tilde(gemini_dir(env) / "settings.json", env)
+        api_key = "use an API key: set GEMINI_API_KEY (Google AI Studio) and security.auth.selectedType gemini-api-key"
+        if kind is None:
+            return SignIn(
+                False,
+                f"no sign-in chosen (security.auth.selectedType in {settings}, or GEMINI_API_KEY, "
+                "GOOGLE_GENAI_USE_VERTEXAI, GOOGLE_GENAI_USE_GCA): headless gemini exits 41",
+                f"{api_key}, or configure Vertex AI",
+            )
+        if kind == "gemini-api-key":
+            if env.get("GEMINI_API_KEY"):
+                return SignIn(True, "an API key (GEMINI_API_KEY is set)")
+            return SignIn(
+                None,
+                "an API key, but GEMINI_API_KEY is not in this environment (gemini may read a .env file)",
+                "export GEMINI_API_KEY",
+            )
+        if kind == "vertex-ai":
+            if env.get("GOOGLE_API_KEY") or (
+                env.get("GOOGLE_CLOUD_PROJECT") and env.get("GOOGLE_CLOUD_LOCATION")
+            ):
+                return SignIn(True, "Vertex AI")
+            return SignIn(
+                False,
+                "Vertex AI, without GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION or GOOGLE_API_KEY",
+                "set GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION (or GOOGLE_API_KEY)",
+            )
+        if kind != "oauth-personal":
+            return SignIn(None, f"sign-in {kind!r}, which only a call shows")
+        login = gemini_dir(env) / "oauth_creds.json"
+        if not login.is_file():
+            return SignIn(
+                False,
+                f"Login with Google, but no {tilde(login, env)}",
+                f"run `gemini` and sign in, or {api_key}",
+            )
+        project = env.get("GOOGLE_CLOUD_PROJECT") or env.get("GOOGLE_CLOUD_PROJECT_ID")
+        if project:
+            return SignIn(
+                True, f"Login with Google for project {project} (a Gemini Code Assist licence)"
+            )
+        return SignIn(
+            False,
+            f"Login with Google with a personal account: {PERSONAL_ACCOUNTS}",
+            f"{api_key}, use Vertex AI, or a Code Assist licence (GOOGLE_CLOUD_PROJECT); "
+            "meanwhile plan gemini's tasks for claude or codex",
+        )
 
     def stopped_retrying(self, outcome: ProcessOutcome, req: DispatchRequest | None) -> SpokeResult:
         """The first failed model call, read from gemini's retry notice."""

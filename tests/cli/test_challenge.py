@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -234,3 +235,40 @@ def test_a_challenger_that_writes_into_the_project_is_put_back_and_not_heard_fin
     assert target.read_text() == "# wc demo\n\nCounts words.\n"
     assert "README.md (changed)" in res.out + res.err
     assert not planned.load().challenges
+
+
+def test_a_quiet_challenger_gets_a_line_with_what_it_last_said(
+    cli, planned, fake_clis, monkeypatch
+):
+    monkeypatch.setattr("maestro.process.QUIET_S", 0.4)
+    fake_clis.script(
+        "claude", [{"early": {"stderr": "waiting for network\n"}, "sleep": 1.1, "text": ANSWER}]
+    )
+    res = cli("challenge", "--tool", "claude")
+    assert res.code == 0, res.err
+    quiet = [line for line in res.out.splitlines() if "no answer yet" in line]
+    assert len(quiet) >= 2, res.out  # one each 0.4 s of a 1.1 s silence
+    for line in quiet:
+        assert line.startswith("claude: no answer yet after ")
+        assert line.endswith("s; last on its stderr: waiting for network")
+    assert "no answer yet" not in cli("challenge", "--tool", "claude", "--json").out
+
+
+def test_a_codex_waiting_for_network_fails_in_seconds_with_its_reason(cli, planned, fake_clis):
+    events = [
+        {"type": "thread.started", "thread_id": "t-1"},
+        {"type": "turn.started"},
+        {
+            "type": "error",
+            "message": "Reconnecting... waiting for network (Connection failed: error sending request)",
+        },
+    ]
+    early = "".join(json.dumps(event) + "\n" for event in events)
+    fake_clis.script("codex", [{"early": {"stdout": early}, "hang": True}])
+    started = time.monotonic()
+    res = cli("challenge", "--tool", "codex", "--json")
+    assert time.monotonic() - started < 10
+    (answer,) = json.loads(res.out)["data"]["answers"]
+    assert "waiting for network" in answer["error"]
+    # The temporary HOME holds no codex login, which the error names with its fix.
+    assert "codex is not signed in" in answer["error"] and "codex login" in answer["error"]

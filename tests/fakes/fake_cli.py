@@ -449,6 +449,11 @@ def main(cli: str) -> int:
     if step.get("child"):
         entry["child_pid"] = spawn_child(step["child"] if isinstance(step["child"], dict) else {})
     record(state, cli, entry)
+    early = step.get("early", {})  # what the CLI says before it waits (a retry, a stall)
+    for stream in ("stdout", "stderr"):
+        if early.get(stream):
+            getattr(sys, stream).write(early[stream])
+            getattr(sys, stream).flush()
     time.sleep(float(step.get("sleep", 3600 if step.get("hang") else 0)))
     # A task's own duration: one default step serves a whole plan whose calls come in an
     # order the scheduler decides (bench/launch.py).

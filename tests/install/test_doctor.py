@@ -348,3 +348,18 @@ def test_kept_worktrees_are_not_promised_to_the_next_run(tmp_path):
     assert check.level == "info" and "1 kept by --keep-worktrees" in check.detail
     assert "`maestro run` removes" not in check.fix
     assert check.fix.startswith("kept worktrees stay until you remove them; by hand: ")
+
+
+def test_each_cli_found_says_whether_it_is_signed_in(tmp_path):
+    s = situation(tmp_path, env={"ANTHROPIC_API_KEY": "sk-x"})
+    home = Path(s.env["HOME"])
+    (home / ".gemini").mkdir()
+    (home / ".gemini/settings.json").write_text(
+        json.dumps({"security": {"auth": {"selectedType": "oauth-personal"}}})
+    )
+    (home / ".gemini/oauth_creds.json").write_text("{}")
+    hosts = {c.name: c for c in doctor.examine(s) if c.area == "hosts"}
+    assert hosts["claude sign-in"].level == "ok"
+    assert hosts["codex sign-in"].level == "warn" and "codex login" in hosts["codex sign-in"].fix
+    gemini = hosts["gemini sign-in"]
+    assert gemini.level == "warn" and "Antigravity CLI" in gemini.detail

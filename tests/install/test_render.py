@@ -1,7 +1,6 @@
 """Every file each host gets, as a snapshot (tests/install/__snapshots__/test_render/),
 plus the properties every rendering must have."""
 
-import json
 import shlex
 import tomllib
 
@@ -15,28 +14,24 @@ from maestro.install.sources import VERBS, load_commands
 from .helpers import FIXED_INVOCATION
 
 OPTS = RenderOptions(invocation=shlex.join([FIXED_INVOCATION]), version="0.1.0")
-FORMS = [
-    (host, form, scope)
-    for host, h in HOSTS.items()
-    for form in h.forms
-    for scope in (("project", "user") if form == "files" else ("user",))
-]
+# The host bundles (maestro/install/bundle.py) are committed files: tests/install/test_bundle.py.
 CASES = [
-    (host, form, scope, f.path)
-    for host, form, scope in FORMS
-    for f in HOSTS[host].form_files(form, scope, OPTS)
+    (host, scope, f.path)
+    for host in HOSTS
+    for scope in ("project", "user")
+    for f in HOSTS[host].files(scope, OPTS)
 ]
 
 
-def rendered(host, form, scope, path):
-    return next(f.content for f in HOSTS[host].form_files(form, scope, OPTS) if f.path == path)
+def rendered(host, scope, path):
+    return next(f.content for f in HOSTS[host].files(scope, OPTS) if f.path == path)
 
 
 @pytest.mark.parametrize(
-    "host, form, scope, path", CASES, ids=["-".join(c).replace("/", "__") for c in CASES]
+    "host, scope, path", CASES, ids=["-".join(c).replace("/", "__") for c in CASES]
 )
-def test_rendered_file(text_snapshot, host, form, scope, path):
-    assert rendered(host, form, scope, path) == text_snapshot
+def test_rendered_file(text_snapshot, host, scope, path):
+    assert rendered(host, scope, path) == text_snapshot
 
 
 @pytest.mark.parametrize("host", list(HOSTS))
@@ -58,7 +53,7 @@ def test_file_layout_per_host():
 
 @pytest.mark.parametrize("verb", VERBS)
 def test_claude_command_frontmatter(verb):
-    text = rendered("claude", "files", "project", f".claude/commands/maestro/{verb}.md")
+    text = rendered("claude", "project", f".claude/commands/maestro/{verb}.md")
     head, body = text.removeprefix("---\n").split("\n---\n", 1)
     meta = yaml.safe_load(head)
     assert meta["description"] and meta["disable-model-invocation"] is True
@@ -71,7 +66,7 @@ def test_claude_command_frontmatter(verb):
 
 
 def test_gemini_user_policy_allows_maestros_own_commands_only():
-    data = tomllib.loads(rendered("gemini", "files", "user", "policies/maestro.toml"))
+    data = tomllib.loads(rendered("gemini", "user", "policies/maestro.toml"))
     assert data == {
         "rule": [
             {
@@ -86,9 +81,7 @@ def test_gemini_user_policy_allows_maestros_own_commands_only():
 
 @pytest.mark.parametrize("verb", VERBS)
 def test_gemini_command_is_toml_with_args_and_no_shell_injection(verb):
-    data = tomllib.loads(
-        rendered("gemini", "files", "project", f".gemini/commands/maestro/{verb}.toml")
-    )
+    data = tomllib.loads(rendered("gemini", "project", f".gemini/commands/maestro/{verb}.toml"))
     assert set(data) == {"description", "prompt"}
     assert (
         "!{" not in data["prompt"]
@@ -106,17 +99,17 @@ def test_gemini_prompt_survives_toml_exactly():
 
 
 def test_codex_router_and_verbs():
-    router = rendered("codex", "files", "user", "skills/maestro/SKILL.md")
+    router = rendered("codex", "user", "skills/maestro/SKILL.md")
     meta = yaml.safe_load(router.split("---\n")[1])
     assert meta["name"] == "maestro" and "$maestro" in meta["description"]
     for verb in VERBS:
-        body = rendered("codex", "files", "user", f"skills/maestro/verbs/{verb}.md")
+        body = rendered("codex", "user", f"skills/maestro/verbs/{verb}.md")
         assert "/maestro:" not in body and "$ARGUMENTS" not in body
 
 
 def test_every_maestro_call_is_pinned():
-    for host, form, scope, path in CASES:
-        content = rendered(host, form, scope, path)
+    for host, scope, path in CASES:
+        content = rendered(host, scope, path)
         for line in content.splitlines():
             for word in (
                 "maestro plan",
@@ -132,18 +125,6 @@ def test_every_maestro_call_is_pinned():
                         line,
                     )
                     at = line.find(word, at + 1)
-
-
-def test_plugin_and_extension_manifests():
-    plugin = json.loads(rendered("claude", "plugin", "user", ".claude-plugin/plugin.json"))
-    assert plugin == {"name": "maestro", "version": "0.1.0", "description": plugin["description"]}
-    ext = json.loads(rendered("gemini", "extension", "user", "gemini-extension.json"))
-    assert (
-        ext["name"] == "maestro"
-        and ext["version"] == "0.1.0"
-        and ext["contextFileName"] == "GEMINI.md"
-    )
-    assert rendered("gemini", "extension", "user", "GEMINI.md") == HOSTS["gemini"].stub(OPTS)
 
 
 def test_plan_passes_the_hub_of_each_host():

@@ -11,6 +11,21 @@ from . import hostenv
 from .fake_model import FakeModel
 from .hostenv import shell_path
 
+PLAN = """\
+goal: Add user authentication
+hub: claude
+tasks:
+  - {id: 1, title: Add the login endpoint, specialist: code, tool: sim, files: [src/auth.py],
+     criteria: ["pytest passes"], validation: pytest}
+"""
+
+
+@pytest.fixture
+def planned(cli, project):
+    """A project holding a plan, for a host to show with `maestro status`."""
+    assert cli("plan", "--from", "-", "--yes", stdin=PLAN).code == 0
+    return project
+
 
 @pytest.fixture
 def model(project, temp_home, monkeypatch):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import socket
 import subprocess
 import threading
 import time
@@ -416,6 +417,34 @@ def test_model_that_never_answers_is_killed_at_the_agent_timeout(
     assert 6 <= took < 20, took
     assert while_running, "the CLI never reached the model"
     assert processes_of(temp_home) == []
+
+
+@pytest.mark.parametrize("tool", VENDORS)
+def test_a_cli_that_cannot_reach_its_provider_fails_in_seconds_with_why(
+    cli, model, project, tool, temp_home, monkeypatch
+):
+    """No server where the provider should be: each CLI says so within seconds (codex:
+    "Reconnecting... waiting for network", for good), and Maestro stops it there."""
+    needs(tool)
+    one_task(cli, project, OTHER[tool])
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", dead)
+    monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", dead)
+    config = temp_home / ".codex" / "config.toml"
+    config.write_text(config.read_text().replace(model.url, dead))
+    started = time.monotonic()
+    out = cli("challenge", "--tool", tool, "--json")
+    took = time.monotonic() - started
+    (answer,) = json.loads(out.out)["data"]["answers"]
+    assert not answer["ok"] and took < 30, (took, answer)
+    said = {
+        "claude": "Unable to connect to API",
+        "gemini": "fetch failed",
+        "codex": "waiting for network",
+    }
+    assert said[tool] in answer["error"], answer["error"]
 
 
 # ---- a coordinating task's real spoke spawns a subtask through its shell tool ----------

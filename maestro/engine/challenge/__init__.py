@@ -138,6 +138,7 @@ def run_challenge(
         timeout_s=timeout_s(settings),
         max_turns=settings.max_turns,
         title="Challenge the plan",
+        progress=ctx.emit,
     )
     for name in choice.tools:
         ctx.emit(f"asking {name} to challenge the plan (read-only)...")

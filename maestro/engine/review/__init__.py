@@ -422,6 +422,7 @@ def _dispatch(
         max_turns=settings.max_turns,
         task_id=task_id,
         title=f"Review Task {task_id}",
+        progress=ctx.emit,
     )
     with dispatch_session(
         settings.paths,
