@@ -10,11 +10,12 @@ import argparse
 from collections.abc import Sequence
 from typing import Any
 
-from maestro import formatting, graph
+from maestro import formatting, graph, roster
 from maestro.cli.context import Context, Result
 from maestro.engine.nextsteps import blockers, next_actions
 from maestro.formatting import money_text, one_line
 from maestro.paths import ProjectPaths
+from maestro.spokes.registry import detect_available
 from maestro.state.model import STATUSES, Plan, Task
 from maestro.tables import aligned
 
@@ -118,7 +119,10 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
     plan = load_plan(ctx)
     counts = plan.counts()
     stuck = blockers(plan)
-    actions = next_actions(plan, engine_alive(ctx.paths))
+    clis = [name for name in detect_available(ctx.env) if name in roster.REAL]
+    actions = next_actions(
+        plan, engine_alive(ctx.paths), clis=clis, hub=bool(roster.hub_of(ctx.env))
+    )
     tokens = sum(t.usage.total for t in plan.tasks)
     costs = [t.cost for t in plan.tasks if t.cost is not None]
     data: dict[str, Any] = {

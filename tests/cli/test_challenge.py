@@ -65,7 +65,7 @@ def test_default_challenger_is_another_vendor_read_only(cli, planned, fake_clis,
     assert "Files the plan names that do not exist yet: src/cli.py, src/wc.py" in prompt
     assert "Assumption issues:" in res.out and "- Task 1: assumes UTF-8 input" in res.out
     assert "Scope concerns:\n    - Task 2 also has to change the help text of the CLI" in res.out
-    assert "maestro plan --from -" in res.out and "maestro run" in res.out
+    assert "maestro plan --from <file>" in res.out and "maestro run" in res.out  # at a shell
     plan = planned.load()
     (challenge,) = plan.challenges
     assert challenge.id == "C1" and challenge.challenger == "gemini" and challenge.parsed
@@ -234,3 +234,10 @@ def test_a_challenger_that_writes_into_the_project_is_put_back_and_not_heard_fin
     assert target.read_text() == "# wc demo\n\nCounts words.\n"
     assert "README.md (changed)" in res.out + res.err
     assert not planned.load().challenges
+
+
+def test_next_steps_pipe_a_hubs_plan_and_name_a_persons_file():
+    from maestro.cli.challenge import next_steps
+
+    assert "`maestro plan --from -`" in next_steps({"CLAUDECODE": "1"})[0]
+    assert "`maestro plan --from <file>`" in next_steps({})[0]
