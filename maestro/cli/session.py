@@ -23,14 +23,20 @@ whose process is gone shows as dead."""
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     verb = verb_adder(parser)
 
-    listing = verb("list", "the project's sessions")
+    listing = verb("list", "the project's sessions", "--mine")
     listing.add_argument(
         "--siblings", action="store_true", help="only those sharing your coordinator"
     )
     listing.add_argument("--mine", action="store_true", help="only those you spawned")
-    verb("show", "one session's manifest and status").add_argument("id", metavar="ID")
-    verb("whoami", "the calling session")
-    stop = verb("stop", "end a session's process group and mark it stopped")
+    verb("show", "one session's manifest and status", "t4-9f3c2a --json").add_argument(
+        "id", metavar="ID"
+    )
+    verb("whoami", "the calling session", "")
+    stop = verb(
+        "stop",
+        "end a session's process group and mark it stopped",
+        't4-9f3c2a --reason "requirements changed"',
+    )
     stop.add_argument("id", metavar="ID")
     stop.add_argument(
         "--reason", default="no reason given", help="recorded with the session (and its task)"
