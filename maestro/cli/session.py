@@ -7,6 +7,7 @@ from typing import Any
 
 from maestro.cli.context import Context, Result
 from maestro.cli.verbs import verb_adder
+from maestro.tables import aligned
 
 EXAMPLES = """\
   maestro session whoami
@@ -53,6 +54,22 @@ def _row(session: Any) -> str:
     if session.coordinator:
         parts.append(f"coordinator {session.coordinator}")
     return " ".join(parts)
+
+
+def _table(sessions: list[Any]) -> list[str]:
+    head = ("ID", "MODE", "STATUS", "TASK", "CLI", "COORDINATOR")
+    rows = [
+        [
+            s.id,
+            s.mode,
+            s.status,
+            ",".join(s.task_ids) or "-",
+            str(s.data.get("cli") or "-"),
+            s.coordinator or "-",
+        ]
+        for s in sessions
+    ]
+    return aligned(head, rows) if rows else ["no sessions"]
 
 
 def _describe(session: Any) -> str:
@@ -114,7 +131,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
         sessions = [s for s in sessions if s.coordinator == lead and s.id != me.id]
     if args.mine:
         sessions = [s for s in sessions if s.parent == me.id]
-    lines = [_row(s) for s in sessions] or ["no sessions"]
+    lines = _table(sessions)
     lines += [f"{sid}: unreadable manifest: {problem}" for sid, problem in broken]
     data = {
         "verb": "list",

@@ -58,3 +58,19 @@ def test_every_verb_has_an_example_in_its_help():
     for path in verbs:
         text = children(children(parser)[path[0]])[path[1]].format_help()
         assert "example:\n  maestro " + " ".join(path) in text, path
+
+
+@pytest.mark.parametrize(
+    "argv,header",
+    [
+        (["config"], ["SETTING", "SOURCE", "VALUE"]),
+        (["skill"], ["SKILL", "TOKENS", "DESCRIPTION"]),
+        (["agents", "list"], ["NAME", "TIER"]),
+        (["agents", "permissions"], ["TIER", "AGENTS"]),
+    ],
+)
+def test_a_table_opens_with_its_header(cli, project, argv, header):
+    res = cli(*argv)
+    assert res.code == 0, res.err
+    heads = [line.split()[: len(header)] for line in res.out.splitlines()]
+    assert header in heads
