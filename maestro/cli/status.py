@@ -51,8 +51,9 @@ def who(task: Task) -> str:
     return task.agent or task.specialist or "-"
 
 
-def task_rows(tasks: Sequence[Task], *, with_status: bool) -> list[str]:
-    """The compact task table shared by `plan` and `status`."""
+def task_rows(tasks: Sequence[Task], *, with_status: bool, colour: bool = False) -> list[str]:
+    """The compact task table shared by `plan` and `status` (``colour``: each status in
+    its colour)."""
     spent = with_status and any(t.usage.total or t.cost is not None for t in tasks)
     headers = [
         "ID",
@@ -79,7 +80,7 @@ def task_rows(tasks: Sequence[Task], *, with_status: bool) -> list[str]:
             row += [f"{t.usage.total:,}" if t.usage.total else "-", cost]
         row.append(", ".join(t.files) or "-")
         rows.append(row)
-    return aligned(headers, rows)
+    return aligned(headers, rows, status=1 if with_status and colour else None)
 
 
 def task_data(task: Task, *, full: bool = False) -> dict[str, Any]:
@@ -138,10 +139,10 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
         "blockers": stuck,
         "next": actions,
     }
-    return Result("status", data, _text(plan, data))
+    return Result("status", data, _text(plan, data, ctx.colour()))
 
 
-def _text(plan: Plan, data: dict[str, Any]) -> str:
+def _text(plan: Plan, data: dict[str, Any], colour: bool) -> str:
     """The status for people: the goal, the counts and spend, the tasks, the blockers and
     what to do next."""
     counts, stuck, actions = data["counts"], data["blockers"], data["next"]
@@ -154,7 +155,7 @@ def _text(plan: Plan, data: dict[str, Any]) -> str:
     if costs:
         spent += ", " + money_text(sum(costs), data["cost_estimated"], places=2)
     lines += [f"Tasks: {len(plan.tasks)} ({summary or 'none'}){spent}", ""]
-    lines += task_rows(plan.tasks, with_status=True)
+    lines += task_rows(plan.tasks, with_status=True, colour=colour)
     if stuck:
         lines += ["", "Blockers:"]
         for item in stuck:
@@ -164,5 +165,4 @@ def _text(plan: Plan, data: dict[str, Any]) -> str:
     lines += ["", "Next:"]
     width = max(len(a["command"]) for a in actions)
     lines += [f"  {a['command'].ljust(width)}  {a['why']}" for a in actions]
-    return "\n".join(lines)
-    return Result("status", data, "\n".join(lines))
+    return formatting.frame(lines)
