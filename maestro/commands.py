@@ -233,6 +233,14 @@ COMMANDS: tuple[CommandSpec, ...] = (
         "can_configure",
     ),
     CommandSpec(
+        "completion",
+        "maestro.cli.completion",
+        "Print a shell completion script for bash, zsh or fish.",
+        "maestro completion bash|zsh|fish",
+        "setup",
+        "can_configure",
+    ),
+    CommandSpec(
         "tokens",
         "maestro.cli.tokens",
         "Show the tokens Maestro adds to each host, against budgets.",

@@ -131,7 +131,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "log",
         "enum",
-        "off",
+        "summary",
         "Execution log verbosity in MAESTRO-LOG.md.",
         choices=("off", "summary", "detailed"),
     ),

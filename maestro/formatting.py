@@ -8,8 +8,9 @@ its parser.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import TextIO
 
 # C0 controls but tab and newline, DEL, and the C1 controls (a UTF-8 terminal may read
 # U+009B as an escape sequence's start, as it reads ESC [).
@@ -45,8 +46,38 @@ def cleaned(text: str) -> str:
 
 
 class Frame(str):
-    """Text holding terminal codes Maestro wrote itself (the live view's cursor moves)
-    around content already made inert: the one kind of text printed as it is."""
+    """Text holding terminal codes Maestro wrote itself (the live view's cursor moves, a
+    status word's colour) around content already made inert: the one kind of text
+    printed as it is."""
+
+
+def frame(lines: Iterable[str]) -> Frame:
+    """Lines joined for a terminal: a ``Frame`` kept as it is, any other made inert."""
+    return Frame("\n".join(line if isinstance(line, Frame) else inert(line) for line in lines))
+
+
+# A task status's colour (SGR): done green, failed red, blocked yellow, running cyan.
+_COLOURS = {"done": "32", "failed": "31", "blocked": "33", "running": "36"}
+
+
+def colour_wanted(out: TextIO, env: Mapping[str, str]) -> bool:
+    """Colour for a terminal only: never into a pipe or a file, under ``TERM=dumb``, or
+    under ``NO_COLOR`` set to anything (https://no-color.org)."""
+    if env.get("NO_COLOR") or env.get("TERM") == "dumb":
+        return False
+    try:
+        return out.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def painted(line: str, start: int, word: str) -> str:
+    """``line`` (already inert) with the status ``word`` found at ``start`` in its colour;
+    as it is when that word has none or is not there (clipped off)."""
+    code = _COLOURS.get(word)
+    if not code or line[start : start + len(word)] != word:
+        return line
+    return f"{line[:start]}\x1b[{code}m{word}\x1b[0m{line[start + len(word) :]}"
 
 
 def tokens_text(count: int | None) -> str:

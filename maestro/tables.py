@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from maestro.formatting import Frame, inert, painted
+
 _BACKSLASH = re.compile(r"\\(?=[\\|])")
 _CELL_TOKEN = re.compile(r"\\[\\|]|\||[^\\|]+|\\")
 
@@ -57,8 +59,14 @@ def markdown(
     return lines + [row([escape(str(cell)) or empty for cell in cells]) for cells in rows]
 
 
-def aligned(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
-    """Plain aligned columns, two spaces apart; the last column is not padded."""
+def aligned(
+    headers: Sequence[str], rows: Sequence[Sequence[str]], *, status: int | None = None
+) -> list[str]:
+    """Plain aligned columns, two spaces apart; the last column is not padded. With
+    ``status`` (a column of task statuses), each row's status is in its colour: the rows
+    come back as ``Frame``s, their cells made inert first."""
+    if status is not None:
+        rows = [[inert(cell, one_line=True) for cell in cells] for cells in rows]
     widths = [len(h) for h in headers]
     for cells in rows:
         for i, cell in enumerate(cells):
@@ -70,4 +78,7 @@ def aligned(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
             c if i == last else c.ljust(widths[i]) for i, c in enumerate(cells)
         ).rstrip()
 
-    return [line(headers), *(line(cells) for cells in rows)]
+    if status is None:
+        return [line(headers), *(line(cells) for cells in rows)]
+    start = sum(widths[:status]) + 2 * status
+    return [line(headers), *(Frame(painted(line(cells), start, cells[status])) for cells in rows)]

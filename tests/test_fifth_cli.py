@@ -124,7 +124,7 @@ def test_every_verb_works_with_a_fifth_cli(cli, project, acme, monkeypatch):
     # a failed task's options offer it for reassignment.
     from maestro.engine.ladder import decision_options
 
-    assert "--tool <claude|gemini|codex|acme>" in decision_options("2")[1]["command"]
+    assert "--tool <claude|gemini|codex|acme>" in decision_options("2", roster.NAMES)[1]["command"]
 
     # status and report name it.
     res = cli("status", "--json")

@@ -36,3 +36,12 @@ def test_readme_installs_the_cli_versions_the_real_host_tests_pin():
         ln.strip() for ln in text.splitlines() if ln.strip().startswith("npm install --prefix")
     ]
     assert line.split()[4:] == npm_specs()
+
+
+def test_readme_states_the_execution_logs_default():
+    from maestro.config import SETTINGS_BY_KEY
+
+    assert SETTINGS_BY_KEY["log"].default == "summary"
+    text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    assert "execution log, one row per dispatch by default" in text
+    assert "MAESTRO_LOG=off` writes none" in text

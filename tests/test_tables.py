@@ -36,3 +36,13 @@ def test_markdown_and_aligned_tables():
         "10  a",
         "2   bb",
     ]
+
+
+def test_aligned_paints_the_status_column_and_keeps_the_cells_inert():
+    from maestro.formatting import Frame
+    from maestro.tables import aligned
+
+    head, row = aligned(("ID", "STATUS", "TITLE"), [["1", "failed", "a \x1b[2J title"]], status=1)
+    assert isinstance(row, Frame) and not isinstance(head, Frame)
+    assert row == "1   \x1b[31mfailed\x1b[0m  a \\x1b[2J title"
+    assert aligned(("ID", "STATUS"), [["1", "pending"]], status=1)[1] == "1   pending"

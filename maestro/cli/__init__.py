@@ -28,6 +28,7 @@ from typing import Any, NoReturn, TextIO, cast
 from maestro import __version__
 from maestro.cli.context import Context
 from maestro.cli.render import render_error, render_result
+from maestro.cli.tree import children, closest, flags
 from maestro.commands import BY_NAME, COMMANDS
 from maestro.errors import MaestroError
 from maestro.formatting import Frame, inert
@@ -48,12 +49,44 @@ Run 'maestro COMMAND --help' for a command's options and examples."""
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse with a one-line usage error that names the fix, exiting 1."""
+    """argparse with a one-line usage error that names the fix, exiting 1: the word a
+    typo most likely meant, when one is close."""
 
     help_hint = "maestro --help"
 
     def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_USER, f"maestro: error: {inert(message)}. Fix: see '{self.help_hint}'.\n")
+        message, _, guess = message.partition(_GUESS)
+        fix = (
+            f"did you mean {guess}? See '{self.help_hint}'" if guess else f"see '{self.help_hint}'"
+        )
+        self.exit(EXIT_USER, f"maestro: error: {inert(message)}. Fix: {inert(fix)}.\n")
+
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        known = [str(choice) for choice in action.choices or ()]
+        guess = (
+            closest(str(value), known) if action.choices and value not in action.choices else None
+        )
+        if guess:
+            raise argparse.ArgumentError(action, f"invalid choice: {value!r}{_GUESS}{guess!r}")
+        super()._check_value(action, value)
+
+
+_GUESS = "; guess: "
+
+
+def _unknown(parser: argparse.ArgumentParser, args: argparse.Namespace, extra: list[str]) -> str:
+    """The error for arguments no parser took, with the flag the first one most likely
+    meant among those of the command (and verb) it was given to."""
+    levels = [parser]
+    for name in (getattr(args, "command", None), getattr(args, "verb", None)):
+        child = children(levels[-1]).get(name or "")
+        if child is not None:
+            levels.append(child)
+    message = f"unrecognized arguments: {' '.join(extra)}"
+    typo = next((word.partition("=")[0] for word in extra if word.startswith("--")), None)
+    known = [name for level in levels for flag in flags(level) for name in flag.names]
+    guess = closest(typo, known) if typo else None
+    return message + (f"{_GUESS}{guess!r}" if guess else "")
 
 
 def _selected_command(argv: Sequence[str]) -> str | None:
@@ -71,7 +104,9 @@ def _selected_command(argv: Sequence[str]) -> str | None:
     return None
 
 
-def build_parser(selected: str | None) -> argparse.ArgumentParser:
+def build_parser(*selected: str) -> argparse.ArgumentParser:
+    """The parser; the commands named in ``selected`` get their own arguments (importing
+    a command's module only when it is given keeps start-up fast)."""
     parser = _Parser(
         prog="maestro",
         description="Plan, challenge, run, review and report multi-agent work across "
@@ -81,15 +116,22 @@ def build_parser(selected: str | None) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"maestro {__version__}")
     parser.add_argument("-C", "--project", metavar="DIR", help="run as if started in DIR")
+    parser.add_argument("--json", action="store_true", help="print a versioned JSON envelope")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for spec in COMMANDS:
         kwargs: dict[str, Any] = {"help": spec.summary, "description": spec.summary}
-        module = import_module(spec.module) if spec.name == selected else None
+        module = import_module(spec.module) if spec.name in selected else None
         if module is not None:
             kwargs["epilog"] = "examples:\n" + getattr(module, "EXAMPLES", "").rstrip()
             kwargs["formatter_class"] = argparse.RawDescriptionHelpFormatter
         child = sub.add_parser(spec.name, **kwargs)
-        child.add_argument("--json", action="store_true", help="print a versioned JSON envelope")
+        # SUPPRESS: `maestro --json status` keeps the --json given before the command.
+        child.add_argument(
+            "--json",
+            action="store_true",
+            default=argparse.SUPPRESS,
+            help="print a versioned JSON envelope",
+        )
         if module is not None:
             module.add_arguments(child)
             child.set_defaults(_module=module)
@@ -180,9 +222,11 @@ def main(argv: Sequence[str] | None = None, ctx: Context | None = None) -> int:
     ctx = ctx or Context()
     selected = _selected_command(argv)
     _Parser.help_hint = f"maestro {selected} --help" if selected else "maestro --help"
-    parser = build_parser(selected)
+    parser = build_parser(*([selected] if selected else []))
     try:
-        args = parser.parse_args(argv)
+        args, extra = parser.parse_known_args(argv)
+        if extra:
+            parser.error(_unknown(parser, args, extra))
     except SystemExit as exc:  # --help, --version, usage errors
         return int(exc.code or 0)
     if args.command is None:

@@ -8,6 +8,7 @@ from typing import Any
 from maestro import roster
 from maestro.cli.context import Context, Result
 from maestro.errors import ConfigError, MaestroError
+from maestro.tables import aligned
 
 EXAMPLES = """\
   maestro agents list
@@ -63,8 +64,8 @@ def _list(ctx: Context) -> Result:
     rows = [_row(catalog, agent) for agent in catalog.agents.values()]
     persona = roster.persona_cli()
     head = ("NAME", "TIER", f"{persona.upper()} MODEL", "TEMP", "TURNS", "TIMEOUT", "FROM")
-    table = [head] + [
-        (
+    table = [
+        [
             r["name"] + (" (disabled)" if r["disabled"] else ""),
             r["tier"],
             _fmt(r["models"][persona]),
@@ -72,11 +73,10 @@ def _list(ctx: Context) -> Result:
             str(r["max_turns"]),
             f"{_fmt(r['timeout_mins'])} min",
             r["origin"],
-        )
+        ]
         for r in rows
     ]
-    widths = [max(len(line[i]) for line in table) for i in range(len(head))]
-    lines = ["  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip() for line in table]
+    lines = aligned(head, table)
     errors = scan.errors()
     if errors:
         lines.append(
@@ -166,7 +166,9 @@ def _permissions(ctx: Context) -> Result:
     if findings:
         lines.append(f"least privilege broken: {len(findings)} finding(s).")
     else:
-        lines += [f"{tier:<11} {', '.join(names) or '-'}" for tier, names in by_tier.items()]
+        lines += aligned(
+            ("TIER", "AGENTS"), [[tier, ", ".join(names) or "-"] for tier, names in by_tier.items()]
+        )
         lines.append(f"least privilege holds for {len(scan.agents)} agent(s).")
     # What the roster's tiers cannot get from a CLI's own flags: not a finding (nothing
     # to fix in the agents), but the user should know, and routing avoids those CLIs.

@@ -15,10 +15,14 @@ EXAMPLES = """\
   maestro challenge --tool codex    ask codex
   maestro challenge --all --json    every other installed CLI at once, for a hub"""
 
-NEXT_STEPS = [
-    "revise the plan with the findings and load it with `maestro plan --from -`",
-    "or proceed as planned with `maestro run`",
-]
+
+def next_steps(env: dict[str, str]) -> list[str]:
+    """A hub pipes its revised plan in; a person keeps it in a file."""
+    source = "-" if roster.hub_of(env) else "<file>"
+    return [
+        f"revise the plan with the findings and load it with `maestro plan --from {source}`",
+        "or proceed as planned with `maestro run`",
+    ]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -111,7 +115,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
         lines.extend(_answer_text(answer))
     if outcome.ok:
         lines.append("")
-        lines.append("Next: " + "; ".join(NEXT_STEPS) + ".")
+        lines.append("Next: " + "; ".join(next_steps(ctx.env)) + ".")
     else:
         lines.append(
             "No challenger answered. Fix the error above and run `maestro challenge` again."
@@ -121,6 +125,6 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
         "notes": outcome.notes,
         "prompt_tokens": outcome.prompt_tokens,
         "answers": [answer_data(a) for a in outcome.answers],
-        "next": NEXT_STEPS if outcome.ok else [],
+        "next": next_steps(ctx.env) if outcome.ok else [],
     }
     return Result("challenge", data, "\n".join(lines), exit_code=0 if outcome.ok else 1)

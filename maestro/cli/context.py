@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from maestro.config import Settings, load_settings
+from maestro.formatting import colour_wanted
 from maestro.fsutil import ignore_in_git
 from maestro.paths import ProjectPaths
 
@@ -47,6 +48,10 @@ class Context:
             return self.stdin.isatty() and self.stdout.isatty()
         except (AttributeError, ValueError):
             return False
+
+    def colour(self) -> bool:
+        """Colour status words? On a terminal, never under NO_COLOR or TERM=dumb."""
+        return not self.json and colour_wanted(self.stdout, self.env)
 
     def confirm(self, question: str) -> bool:
         """Ask yes/no on the terminal. Never asks when not interactive (returns False)."""

@@ -60,7 +60,11 @@ def _content(parser: argparse.ArgumentParser, *, subject: bool = True) -> None:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     verb = verb_adder(parser)
 
-    send = verb("send", "send a message to sessions")
+    send = verb(
+        "send",
+        "send a message to sessions",
+        '--to-coordinator --type query --subject "Token format?" --message "JWT or opaque?"',
+    )
     to = send.add_mutually_exclusive_group(required=True)
     to.add_argument("--to", metavar="ID[,ID...]", help="session ids, comma-separated")
     to.add_argument("--to-coordinator", action="store_true", help="your coordinator session")
@@ -69,19 +73,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     _content(send)
     send.add_argument("--thread", metavar="MAILID", help="continue the thread of this mail")
-    reply = verb("reply", "answer a message (to its sender, in its thread)")
+    reply = verb(
+        "reply",
+        "answer a message (to its sender, in its thread)",
+        'm12 --message "JWT, RS256; see docs/auth.md"',
+    )
     reply.add_argument("mail", metavar="MAILID")
     _content(reply, subject=False)
-    broadcast = verb("broadcast", "send to a scope: my-workers (sessions I spawned), team, all")
+    broadcast = verb(
+        "broadcast",
+        "send to a scope: my-workers (sessions I spawned), team, all",
+        '--scope my-workers --type notification --message "API frozen at v2"',
+    )
     broadcast.add_argument("--scope", choices=("my-workers", "team", "all"), required=True)
     _content(broadcast)
-    inbox = verb("inbox", "list your mail by priority then time; unread ones in full")
+    inbox = verb("inbox", "list your mail by priority then time; unread ones in full", "--unread")
     inbox.add_argument("--unread", action="store_true", help="only mail not read yet")
-    show = verb("show", "a message with its receipts")
+    show = verb("show", "a message with its receipts", "m12")
     show.add_argument("mail", metavar="MAILID")
-    thread = verb("thread", "every message of a thread, oldest first")
+    thread = verb("thread", "every message of a thread, oldest first", "m12")
     thread.add_argument("mail", metavar="ID", help="a mail id of the thread")
-    wait = verb("wait", "block until mail arrives, then print it (critical first)")
+    wait = verb("wait", "block until mail arrives, then print it (critical first)", "--timeout 90")
     wait.add_argument(
         "--timeout",
         type=seconds,

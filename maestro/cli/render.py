@@ -36,7 +36,9 @@ def render_result(result: Result, as_json: bool, out: TextIO) -> None:
         body = envelope(result.command, result.exit_code == 0, result.exit_code, data=result.data)
         out.write(dumps(body) + "\n")
     elif result.text:
-        out.write(result.text if result.text.endswith("\n") else result.text + "\n")
+        out.write(result.text)  # whole: a Frame's colour codes print only as a Frame
+        if not result.text.endswith("\n"):
+            out.write("\n")
     out.flush()
 
 

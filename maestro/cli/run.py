@@ -287,16 +287,21 @@ def _check_dirty(
     return changed
 
 
-def render_summary(summary: Any) -> str:
+def render_summary(summary: Any, colour: bool = False) -> str:
+    """The run's last line, then a table of the tasks it ran (``colour``: each status in
+    its colour)."""
     from maestro.engine.progress import describe
+    from maestro.formatting import frame
+    from maestro.tables import aligned
 
-    lines = [describe({"kind": "run_ended", **summary.to_dict()})]
-    for task in summary.tasks:
-        lines.append(
-            f"  Task {task['id']:<5} {task['status']:<8} {task['tool'] or '-':<7} "
-            f"{task['tokens']:>9,} tokens  {task['title']}"
-        )
-    return "\n".join(lines)
+    rows = [
+        [t["id"], t["status"], t["tool"] or "-", f"{t['tokens']:,}", t["title"]]
+        for t in summary.tasks
+    ]
+    table = aligned(
+        ("TASK", "STATUS", "CLI", "TOKENS", "TITLE"), rows, status=1 if colour else None
+    )
+    return frame([describe({"kind": "run_ended", **summary.to_dict()}), *(table if rows else [])])
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Result:
@@ -337,4 +342,5 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
         summary = engine.run()
     finally:
         recorder.finish()
-    return Result("run", summary.to_dict(), render_summary(summary), exit_code=summary.exit_code)
+    text = render_summary(summary, ctx.colour())
+    return Result("run", summary.to_dict(), text, exit_code=summary.exit_code)

@@ -7,6 +7,7 @@ from typing import Any
 
 from maestro.cli.context import Context, Result
 from maestro.cli.verbs import verb_adder
+from maestro.tables import aligned
 
 EXAMPLES = """\
   maestro session whoami
@@ -23,14 +24,20 @@ whose process is gone shows as dead."""
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     verb = verb_adder(parser)
 
-    listing = verb("list", "the project's sessions")
+    listing = verb("list", "the project's sessions", "--mine")
     listing.add_argument(
         "--siblings", action="store_true", help="only those sharing your coordinator"
     )
     listing.add_argument("--mine", action="store_true", help="only those you spawned")
-    verb("show", "one session's manifest and status").add_argument("id", metavar="ID")
-    verb("whoami", "the calling session")
-    stop = verb("stop", "end a session's process group and mark it stopped")
+    verb("show", "one session's manifest and status", "t4-9f3c2a --json").add_argument(
+        "id", metavar="ID"
+    )
+    verb("whoami", "the calling session", "")
+    stop = verb(
+        "stop",
+        "end a session's process group and mark it stopped",
+        't4-9f3c2a --reason "requirements changed"',
+    )
     stop.add_argument("id", metavar="ID")
     stop.add_argument(
         "--reason", default="no reason given", help="recorded with the session (and its task)"
@@ -47,6 +54,22 @@ def _row(session: Any) -> str:
     if session.coordinator:
         parts.append(f"coordinator {session.coordinator}")
     return " ".join(parts)
+
+
+def _table(sessions: list[Any]) -> list[str]:
+    head = ("ID", "MODE", "STATUS", "TASK", "CLI", "COORDINATOR")
+    rows = [
+        [
+            s.id,
+            s.mode,
+            s.status,
+            ",".join(s.task_ids) or "-",
+            str(s.data.get("cli") or "-"),
+            s.coordinator or "-",
+        ]
+        for s in sessions
+    ]
+    return aligned(head, rows) if rows else ["no sessions"]
 
 
 def _describe(session: Any) -> str:
@@ -108,7 +131,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
         sessions = [s for s in sessions if s.coordinator == lead and s.id != me.id]
     if args.mine:
         sessions = [s for s in sessions if s.parent == me.id]
-    lines = [_row(s) for s in sessions] or ["no sessions"]
+    lines = _table(sessions)
     lines += [f"{sid}: unreadable manifest: {problem}" for sid, problem in broken]
     data = {
         "verb": "list",

@@ -11,6 +11,7 @@ import argparse
 
 from maestro.cli.context import Context, Result
 from maestro.errors import NotFound
+from maestro.tables import aligned
 
 EXAMPLES = """\
   maestro skill                        list the skills with their size in tokens
@@ -31,9 +32,10 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
         rows = [
             (s.name, s.description, count_tokens(s.body)) for s in map(load_skill, ON_DEMAND_SKILLS)
         ]
-        lines = [
-            f"{name:<24} {tokens:>4} tokens  {description}" for name, description, tokens in rows
-        ]
+        lines = aligned(
+            ("SKILL", "TOKENS", "DESCRIPTION"),
+            [[name, f"{tokens:,}", description] for name, description, tokens in rows],
+        )
         listing = {"skills": [{"name": n, "description": d, "tokens": t} for n, d, t in rows]}
         return Result("skill", listing, "\n".join(lines))
     name = args.name if args.name.startswith("maestro-") else f"maestro-{args.name}"

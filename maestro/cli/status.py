@@ -10,11 +10,12 @@ import argparse
 from collections.abc import Sequence
 from typing import Any
 
-from maestro import formatting, graph
+from maestro import formatting, graph, roster
 from maestro.cli.context import Context, Result
 from maestro.engine.nextsteps import blockers, next_actions
 from maestro.formatting import money_text, one_line
 from maestro.paths import ProjectPaths
+from maestro.spokes.registry import detect_available
 from maestro.state.model import STATUSES, Plan, Task
 from maestro.tables import aligned
 
@@ -50,8 +51,9 @@ def who(task: Task) -> str:
     return task.agent or task.specialist or "-"
 
 
-def task_rows(tasks: Sequence[Task], *, with_status: bool) -> list[str]:
-    """The compact task table shared by `plan` and `status`."""
+def task_rows(tasks: Sequence[Task], *, with_status: bool, colour: bool = False) -> list[str]:
+    """The compact task table shared by `plan` and `status` (``colour``: each status in
+    its colour)."""
     spent = with_status and any(t.usage.total or t.cost is not None for t in tasks)
     headers = [
         "ID",
@@ -78,7 +80,7 @@ def task_rows(tasks: Sequence[Task], *, with_status: bool) -> list[str]:
             row += [f"{t.usage.total:,}" if t.usage.total else "-", cost]
         row.append(", ".join(t.files) or "-")
         rows.append(row)
-    return aligned(headers, rows)
+    return aligned(headers, rows, status=1 if with_status and colour else None)
 
 
 def task_data(task: Task, *, full: bool = False) -> dict[str, Any]:
@@ -118,7 +120,10 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
     plan = load_plan(ctx)
     counts = plan.counts()
     stuck = blockers(plan)
-    actions = next_actions(plan, engine_alive(ctx.paths))
+    clis = [name for name in detect_available(ctx.env) if name in roster.REAL]
+    actions = next_actions(
+        plan, engine_alive(ctx.paths), clis=clis, hub=bool(roster.hub_of(ctx.env))
+    )
     tokens = sum(t.usage.total for t in plan.tasks)
     costs = [t.cost for t in plan.tasks if t.cost is not None]
     data: dict[str, Any] = {
@@ -134,10 +139,10 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
         "blockers": stuck,
         "next": actions,
     }
-    return Result("status", data, _text(plan, data))
+    return Result("status", data, _text(plan, data, ctx.colour()))
 
 
-def _text(plan: Plan, data: dict[str, Any]) -> str:
+def _text(plan: Plan, data: dict[str, Any], colour: bool) -> str:
     """The status for people: the goal, the counts and spend, the tasks, the blockers and
     what to do next."""
     counts, stuck, actions = data["counts"], data["blockers"], data["next"]
@@ -150,7 +155,7 @@ def _text(plan: Plan, data: dict[str, Any]) -> str:
     if costs:
         spent += ", " + money_text(sum(costs), data["cost_estimated"], places=2)
     lines += [f"Tasks: {len(plan.tasks)} ({summary or 'none'}){spent}", ""]
-    lines += task_rows(plan.tasks, with_status=True)
+    lines += task_rows(plan.tasks, with_status=True, colour=colour)
     if stuck:
         lines += ["", "Blockers:"]
         for item in stuck:
@@ -160,5 +165,4 @@ def _text(plan: Plan, data: dict[str, Any]) -> str:
     lines += ["", "Next:"]
     width = max(len(a["command"]) for a in actions)
     lines += [f"  {a['command'].ljust(width)}  {a['why']}" for a in actions]
-    return "\n".join(lines)
-    return Result("status", data, "\n".join(lines))
+    return formatting.frame(lines)

@@ -40,11 +40,17 @@ KINDS = {
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     verb = verb_adder(parser)
-    report = verb("report", "report progress, a blocker or completion to your coordinator")
+    report = verb(
+        "report",
+        "report progress, a blocker or completion to your coordinator",
+        'progress "parser done, starting on the tests"',
+    )
     report.add_argument("kind", choices=tuple(KINDS))
     report.add_argument("message", help="what to say, in one or a few lines")
     spawn = verb(
-        "spawn", "add a subtask under your coordinating task; the run dispatches it to a worker"
+        "spawn",
+        "add a subtask under your coordinating task; the run dispatches it to a worker",
+        '--title "Add the login form" --files src/login.py --criteria "GET /login returns 200"',
     )
     spawn.add_argument("--title", required=True, help="one atomic outcome, one line")
     spawn.add_argument(

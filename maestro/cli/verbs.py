@@ -7,11 +7,20 @@ import argparse
 from collections.abc import Callable
 
 
-def verb_adder(parser: argparse.ArgumentParser) -> Callable[[str, str], argparse.ArgumentParser]:
+def verb_adder(
+    parser: argparse.ArgumentParser,
+) -> Callable[[str, str, str], argparse.ArgumentParser]:
     verbs = parser.add_subparsers(dest="verb", metavar="VERB", required=True)
 
-    def verb(name: str, summary: str) -> argparse.ArgumentParser:
-        child = verbs.add_parser(name, help=summary, description=summary)
+    def verb(name: str, summary: str, example: str) -> argparse.ArgumentParser:
+        """A verb; ``example``: its arguments in one real use, shown by its --help."""
+        child = verbs.add_parser(
+            name,
+            help=summary,
+            description=summary,
+            epilog=f"example:\n  {parser.prog} {name} {example}".rstrip(),
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
         # SUPPRESS: `maestro mail --json inbox` keeps the command's own --json.
         child.add_argument(
             "--json",

@@ -17,6 +17,7 @@ task that fails an AAVSR check right before its dispatch (it is never sent).
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from maestro import roster
@@ -110,8 +111,12 @@ def next_step(
     return Step("block", f"{NEEDS_DECOMPOSITION}: {failure.reason} (after {attempts} attempts)")
 
 
-def decision_options(task_id: str) -> list[dict[str, str]]:
-    """The notes' four options for a task that failed or is blocked, as commands."""
+def decision_options(task_id: str, available: Collection[str]) -> list[dict[str, str]]:
+    """The notes' four options for a task that failed or is blocked, as commands; a
+    reassignment names only the vendors' CLIs installed here (``available``)."""
+    tools = [name for name in roster.REAL if name in available]
+    choice = tools[0] if len(tools) == 1 else f"<{'|'.join(tools)}>"
+    reassign = f" --tool {choice}" if tools else ""
     return [
         {
             "option": "1",
@@ -120,15 +125,15 @@ def decision_options(task_id: str) -> list[dict[str, str]]:
         },
         {
             "option": "2",
-            "label": "Reassign to a different specialist or CLI",
-            "command": f"maestro run {task_id} --tool <{'|'.join(roster.REAL)}> [--agent <name>]",
+            "label": "Reassign to a different specialist" + (" or CLI" if tools else ""),
+            "command": f"maestro run {task_id}{reassign} [--agent <name>]",
         },
         {"option": "3", "label": "Mark as blocked and continue", "command": "maestro run"},
         {"option": "4", "label": "Abort orchestration", "command": "maestro run --abort"},
     ]
 
 
-def decision_text(task_id: str) -> str:
+def decision_text(options: list[dict[str, str]]) -> str:
     return "Options: " + "; ".join(
-        f"{o['option']}) {o['label'].lower()}: `{o['command']}`" for o in decision_options(task_id)
+        f"{o['option']}) {o['label'].lower()}: `{o['command']}`" for o in options
     )

@@ -3,7 +3,7 @@ urgent first. Policy, not presentation: `maestro status` shows them, in text or 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import TypedDict
 
 from maestro import graph
@@ -44,21 +44,24 @@ def blockers(plan: Plan) -> list[Blocker]:
 Action = dict[str, str]  # {"command": what to run, "why": why now}
 
 
-def next_actions(plan: Plan, engine: bool) -> list[Action]:
-    """What to do now, most urgent first, each naming the command to run. ``engine``:
-    an engine holds the run lock (``RunLock.holder()``)."""
+def next_actions(plan: Plan, engine: bool, *, clis: Collection[str], hub: bool) -> list[Action]:
+    """What to do now, most urgent first, each naming a command that can run here.
+    ``engine``: an engine holds the run lock (``RunLock.holder()``); ``clis``: the
+    vendors' CLIs installed (a challenge or a review needs one); ``hub``: a host's shell
+    asks, which can pipe a revised plan in (a person's is in a file)."""
     tasks = plan.tasks
     running = [t for t in tasks if t.status == "running"]
     live = bool(running) and engine
+    opinion = bool(clis)
     actions = [
         *_running(running, engine),
         *_failed(tasks),
-        *_blocked(tasks),
-        *_reviews(tasks),
-        *([] if live else _ready(plan)),
+        *_blocked(tasks, hub),
+        *(_reviews(tasks) if opinion else []),
+        *([] if live else _ready(plan, opinion)),
     ]
     if tasks and all(t.status == "done" for t in tasks):
-        actions += _finished(tasks)
+        actions += _finished(tasks, opinion)
     elif not actions:
         actions.append(_act("maestro status", "nothing can start now; look at the blockers above"))
     return actions
@@ -98,14 +101,15 @@ def _failed(tasks: list[Task]) -> list[Action]:
     ]
 
 
-def _blocked(tasks: list[Task]) -> list[Action]:
+def _blocked(tasks: list[Task], hub: bool) -> list[Action]:
     blocked = [t for t in tasks if t.status == "blocked"]
     if not blocked:
         return []
+    where = "" if hub else " in your plan file"
     return [
         _act(
-            "maestro plan --from -",
-            f"{_ids(blocked, 'Task')} blocked: split or fix it and re-plan (unchanged tasks keep their results)",
+            f"maestro plan --from {'-' if hub else '<file>'}",
+            f"{_ids(blocked, 'Task')} blocked: split or fix it{where} and re-plan (unchanged tasks keep their results)",
         )
     ]
 
@@ -118,14 +122,14 @@ def _reviews(tasks: list[Task]) -> list[Action]:
     ]
 
 
-def _ready(plan: Plan) -> list[Action]:
+def _ready(plan: Plan, opinion: bool) -> list[Action]:
     """Tasks ready to start (no run going): dispatch them; before a plan's first run, a
-    challenge is worth offering."""
+    challenge is worth offering (``opinion``: a CLI is installed to give it)."""
     ready = graph.ready(plan.tasks)
     if not ready:
         return []
     actions = []
-    if all(t.status == "pending" for t in plan.tasks) and not plan.challenges:
+    if opinion and all(t.status == "pending" for t in plan.tasks) and not plan.challenges:
         actions.append(
             _act(
                 "maestro challenge",
@@ -141,11 +145,12 @@ def _ready(plan: Plan) -> list[Action]:
     return actions
 
 
-def _finished(tasks: list[Task]) -> list[Action]:
-    """Every task done: a review if code went unreviewed, the report, then the archive."""
+def _finished(tasks: list[Task], opinion: bool) -> list[Action]:
+    """Every task done: a review if code went unreviewed (and a CLI can review it), the
+    report, then the archive."""
     actions = []
     unreviewed = [t for t in tasks if t.specialist in ("code", "test") and not t.review]
-    if unreviewed and not any(t.specialist == "review" for t in tasks):
+    if opinion and unreviewed and not any(t.specialist == "review" for t in tasks):
         actions.append(
             _act(
                 f"maestro review {unreviewed[0].id}",

@@ -100,6 +100,7 @@ class TaskRunner:
             pass  # the mailbox cannot be written: the plan still says how the task ended
 
     def _abandon(self, task_id: str, exc: MaestroError) -> None:
+        options = ladder.decision_options(task_id, self.ctx.installed)
         try:
             with self.ctx.store.edit() as plan:
                 task = plan.task(task_id)
@@ -108,16 +109,12 @@ class TaskRunner:
                     task.status == "running" and task.pid == os.getpid()
                 ):
                     task.status, task.pid, task.finished = "failed", None, clock.iso()
-                    task.result = f"{exc} {ladder.decision_text(task_id)}"
+                    task.result = f"{exc} {ladder.decision_text(options)}"
         except MaestroError:
             pass  # the plan itself cannot be written; the next run recovers the task
         self.ctx.emit("task_failed", task=task_id, reason=exc.message, fix=exc.fix)
         self.ctx.emit(
-            "decision",
-            task=task_id,
-            status="failed",
-            reason=exc.message,
-            options=ladder.decision_options(task_id),
+            "decision", task=task_id, status="failed", reason=exc.message, options=options
         )
 
     def _ladder(
@@ -756,13 +753,13 @@ class TaskRunner:
         fix = attempt.failure.fix if attempt.failure else None
         if attempt.kept is not None:
             reason += f" (its worktree is kept: {shown_path(attempt.kept, ctx.paths.root)})"
-        options = ladder.decision_options(task_id)
+        options = ladder.decision_options(task_id, ctx.installed)
         with ctx.store.edit() as plan:
             task = plan.task(task_id)
             self._charge(task, attempt)
             task.status = status
             task.result = (
-                reason + (f" Fix: {fix}" if fix else "") + " " + ladder.decision_text(task_id)
+                reason + (f" Fix: {fix}" if fix else "") + " " + ladder.decision_text(options)
             )
             task.finished = clock.iso()
             task.pid = None

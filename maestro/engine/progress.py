@@ -6,15 +6,23 @@ also what `maestro wait` prints.
 
 from __future__ import annotations
 
-import os
+import shutil
 import threading
 import time
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, TextIO
 
-from maestro.formatting import Frame, elapsed_text, inert, money_text, tokens_text
+from maestro.formatting import (
+    Frame,
+    colour_wanted,
+    elapsed_text,
+    inert,
+    money_text,
+    painted,
+    tokens_text,
+)
 
 # Events that end a `maestro wait` at once: the hub following the run must act on them.
 ACT_KINDS = ("decision", "run_ended")
@@ -225,17 +233,6 @@ class _Row:
     note: str = ""
 
 
-def columns(out: TextIO) -> int:
-    """The terminal's width: ``COLUMNS`` when set, else the width of ``out``'s terminal."""
-    env = os.environ.get("COLUMNS", "")
-    if env.isdigit() and int(env) > 0:
-        return int(env)
-    try:
-        return os.get_terminal_size(out.fileno()).columns
-    except (AttributeError, OSError, ValueError):
-        return 80
-
-
 def clip(line: str, width: int) -> str:
     """``line`` cut to ``width`` terminal cells: a wide (East Asian) character takes two, a
     combining mark none."""
@@ -255,23 +252,27 @@ def clip(line: str, width: int) -> str:
 
 
 class LiveProgress:
-    """A table redrawn in place (plain ANSI: cursor up, clear line) on a terminal.
+    """A table redrawn in place (plain ANSI: cursor up, clear line) on a terminal, as wide
+    as the terminal: the title takes what the other columns leave.
 
     Every line is clipped to the terminal's width, less one cell: the redraw moves the
     cursor up one line per line drawn, so a line that wrapped would leave its tail behind
-    and shift every later redraw by one.
+    and shift every later redraw by one. The run's last line is the command's to print,
+    once, after the table.
     """
 
-    def __init__(self, out: TextIO, tasks: list[tuple[str, str]], run_id: str) -> None:
+    def __init__(
+        self, out: TextIO, tasks: list[tuple[str, str]], run_id: str, *, colour: bool = False
+    ) -> None:
         self.out = out
         self.run_id = run_id
+        self.colour = colour
         self.rows = {tid: _Row(tid, title) for tid, title in tasks}
         self.order = [tid for tid, _ in tasks]
         self.tokens = 0
         self.started = time.monotonic()
         self._drawn = 0
         self._lock = threading.Lock()
-        self._footer = ""
 
     def handle(self, event: dict[str, Any]) -> None:
         with self._lock:
@@ -281,8 +282,6 @@ class LiveProgress:
             row = self.rows.get(str(event.get("task")))
             if row is not None:
                 self._update(row, str(kind), event)
-            if kind == "run_ended":
-                self._footer = describe(event)
             self._draw()
 
     def _add_subtask(self, event: Event) -> None:
@@ -327,25 +326,30 @@ class LiveProgress:
 
     def _draw(self) -> None:
         now = time.monotonic()
+        width = max(1, shutil.get_terminal_size().columns - 1)
         lines = [
             f"run {self.run_id}  {elapsed_text(now - self.started)}  {self.tokens:,} tokens",
             f"  {'task':>5}  {'status':<8} {'cli':<7} {'elapsed':>7} {'tokens':>9}  title",
         ]
+        # What is left of the width after the other columns (45 cells) and a short note
+        # ("attempt 2"; a longer one is clipped at the edge).
+        titles = max((len(self.rows[tid].title) for tid in self.order), default=0)
+        title_width = max(10, min(titles, width - 45 - 10))
         for tid in self.order:
             row = self.rows[tid]
             elapsed = now - row.started if row.started is not None else row.elapsed
             shown = elapsed_text(elapsed) if (row.started is not None or row.elapsed) else ""
             lines.append(
                 f"  {row.id:>5}  {row.status:<8} {row.tool:<7} {shown:>7} {row.tokens:>9,}  "
-                f"{row.title[:40]:<40} {row.note}"
+                f"{row.title[:title_width]:<{title_width}} {row.note}".rstrip()
             )
-        if self._footer:
-            lines.append(self._footer)
-        text = ""
-        if self._drawn:
-            text += f"\x1b[{self._drawn}F"
-        width = max(1, columns(self.out) - 1)
-        text += "".join(f"\x1b[2K{clip(inert(line, one_line=True), width)}\n" for line in lines)
+        text = f"\x1b[{self._drawn}F" if self._drawn else ""
+        for index, line in enumerate(lines):
+            line = clip(inert(line, one_line=True), width)
+            if self.colour and index >= 2:  # a task's row: its status at a fixed place
+                row = self.rows[self.order[index - 2]]
+                line = painted(line, len(inert(f"  {row.id:>5}  ", one_line=True)), row.status)
+            text += f"\x1b[2K{line}\n"
         self.out.write(Frame(text))
         self.out.flush()
         self._drawn = len(lines)
@@ -362,11 +366,17 @@ class Silent:
         pass
 
 
-def choose(out: TextIO, *, quiet: bool, tasks: list[tuple[str, str]], run_id: str) -> View:
+def choose(
+    out: TextIO, env: Mapping[str, str], *, quiet: bool, tasks: list[tuple[str, str]], run_id: str
+) -> View:
+    """The live table on a terminal that can move its cursor; plain lines into a pipe, a
+    file or a ``TERM=dumb`` terminal; nothing under --json."""
     if quiet:
         return Silent()
     try:
         tty = out.isatty()
     except (AttributeError, ValueError):
         tty = False
-    return LiveProgress(out, tasks, run_id) if tty else PlainProgress(out)
+    if not tty or env.get("TERM") == "dumb":
+        return PlainProgress(out)
+    return LiveProgress(out, tasks, run_id, colour=colour_wanted(out, env))

@@ -281,6 +281,7 @@ class Engine:
         plan = store.load()
         view = progress_views.choose(
             self.out,
+            self.env,
             quiet=self.quiet,
             run_id=run.run_id,
             tasks=[(t.id, t.title) for t in plan.tasks],

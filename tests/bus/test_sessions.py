@@ -109,15 +109,18 @@ def test_list_siblings_mine_and_json(office, cli, monkeypatch):
     SessionStore(office.paths).create(mode="worker", session_id="loner")
     office.become(monkeypatch, a.id)
     siblings = cli("session", "list", "--siblings")
-    assert siblings.out.splitlines() == [
-        f"{b.id} coordinated-worker working task 2 claude coordinator run-R1"
+    assert [line.split() for line in siblings.out.splitlines()] == [
+        ["ID", "MODE", "STATUS", "TASK", "CLI", "COORDINATOR"],
+        [b.id, "coordinated-worker", "working", "2", "claude", "run-R1"],
     ]
     office.become(monkeypatch, office.run)
     mine = json.loads(cli("session", "list", "--mine", "--json").out)["data"]["sessions"]
     assert [s["id"] for s in mine] == [a.id, b.id]
     office.become(monkeypatch, None)
     everyone = cli("session", "list").out
-    assert "loner worker dead" in everyone  # nothing holds it alive
+    assert ["loner", "worker", "dead", "-", "-", "-"] in [
+        line.split() for line in everyone.splitlines()
+    ]  # nothing holds it alive
 
 
 def test_a_session_whose_process_is_gone_is_dead(office, cli):
@@ -125,7 +128,8 @@ def test_a_session_whose_process_is_gone_is_dead(office, cli):
     assert SessionStore(office.paths).get(worker.id).status == "working"
     office.leases.pop(worker.id).release()
     assert SessionStore(office.paths).get(worker.id).status == "dead"
-    assert f"{worker.id} coordinated-worker dead" in cli("session", "list").out
+    listed = [line.split()[:3] for line in cli("session", "list").out.splitlines()]
+    assert [worker.id, "coordinated-worker", "dead"] in listed
 
 
 def test_liveness_by_pid_needs_the_same_start_time_and_namespace(office):

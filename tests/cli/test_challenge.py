@@ -66,7 +66,7 @@ def test_default_challenger_is_another_vendor_read_only(cli, planned, fake_clis,
     assert "Files the plan names that do not exist yet: src/cli.py, src/wc.py" in prompt
     assert "Assumption issues:" in res.out and "- Task 1: assumes UTF-8 input" in res.out
     assert "Scope concerns:\n    - Task 2 also has to change the help text of the CLI" in res.out
-    assert "maestro plan --from -" in res.out and "maestro run" in res.out
+    assert "maestro plan --from <file>" in res.out and "maestro run" in res.out  # at a shell
     plan = planned.load()
     (challenge,) = plan.challenges
     assert challenge.id == "C1" and challenge.challenger == "gemini" and challenge.parsed
@@ -272,3 +272,10 @@ def test_a_codex_waiting_for_network_fails_in_seconds_with_its_reason(cli, plann
     assert "waiting for network" in answer["error"]
     # The temporary HOME holds no codex login, which the error names with its fix.
     assert "codex is not signed in" in answer["error"] and "codex login" in answer["error"]
+
+
+def test_next_steps_pipe_a_hubs_plan_and_name_a_persons_file():
+    from maestro.cli.challenge import next_steps
+
+    assert "`maestro plan --from -`" in next_steps({"CLAUDECODE": "1"})[0]
+    assert "`maestro plan --from <file>`" in next_steps({})[0]

@@ -118,10 +118,14 @@ def test_log_summary_rows_and_detailed_artifacts(cli, project, runenv):
     assert "no result" in (folder / "task-1-attempt-1.output.txt").read_text()
 
 
-def test_log_off_writes_no_log(cli, project, runenv):
-    write_plan(cli, project, [task(1)])
-    runenv.script("codex", [step()])
-    assert cli("run").code == 0
+def test_log_is_summary_by_default_and_off_writes_none(cli, project, runenv):
+    write_plan(cli, project, [task(1), task(2, files=["src/b.py"])])
+    runenv.script("codex", [step(), step("src/b.py")])
+    assert cli("run", "1").code == 0
+    log = (project / ".ai" / "MAESTRO-LOG.md").read_text()
+    assert "| Dispatch | Codex (Task 1) |" in log
+    (project / ".ai" / "MAESTRO-LOG.md").unlink()
+    assert cli("run", "2", "--log", "off").code == 0
     assert not (project / ".ai" / "MAESTRO-LOG.md").exists()
 
 

@@ -54,7 +54,7 @@ def test_no_plan_is_exit_1_with_the_fix(cli, project):
     assert body["ok"] is False and body["error"]["type"] == "NotFound"
 
 
-def test_fresh_plan_suggests_challenge_then_run(cli, planned):
+def test_fresh_plan_suggests_challenge_then_run(cli, planned, fake_clis):
     res = cli("status")
     assert res.code == 0
     assert "Goal: Add user authentication" in res.out
@@ -64,6 +64,19 @@ def test_fresh_plan_suggests_challenge_then_run(cli, planned):
     assert body["data"]["counts"]["pending"] == 4 and body["data"]["ready"] == ["1", "2"]
     assert commands(body) == ["maestro challenge", "maestro run"]
     assert body["data"]["blockers"] == []
+
+
+def test_next_offers_no_second_opinion_without_a_cli_to_give_it(cli, planned):
+    """No vendor's CLI installed: neither a challenge nor a review can run here."""
+    assert commands(json.loads(cli("status", "--json").out)) == ["maestro run"]
+    with planned.edit() as plan:
+        for task in plan.tasks:
+            task.status, task.result = "done", "ok"
+        plan.tasks[0].review = "changes-requested"
+    assert commands(json.loads(cli("status", "--json").out)) == [
+        "maestro report",
+        "maestro archive",
+    ]
 
 
 def test_failed_task_is_a_blocker_with_waiting_tasks_and_a_retry(cli, planned):
@@ -90,11 +103,13 @@ def test_failed_task_is_a_blocker_with_waiting_tasks_and_a_retry(cli, planned):
     assert "maestro run" not in commands(body)[1:]  # nothing else is ready
 
 
-def test_blocked_task_suggests_replanning(cli, planned):
+def test_blocked_task_suggests_replanning_from_a_file_or_a_hubs_pipe(cli, planned, monkeypatch):
     set_status(planned, t1=("blocked", "needs a decision on JWT vs cookies"))
     body = json.loads(cli("status", "--json").out)
-    assert "maestro plan --from -" in commands(body)
+    assert "maestro plan --from <file>" in commands(body)  # a person's plan is a file
     assert "maestro run" in commands(body)  # task 2 can still go
+    monkeypatch.setenv("CLAUDECODE", "1")  # Claude Code's shell tool runs it
+    assert "maestro plan --from -" in commands(json.loads(cli("status", "--json").out))
 
 
 def test_running_with_an_engine_holding_the_lock_suggests_wait(cli, planned):
@@ -116,7 +131,7 @@ def test_running_without_the_lock_suggests_resume_even_if_its_pid_lives(cli, pla
     assert "no run process is alive" in body["data"]["next"][0]["why"]
 
 
-def test_review_asking_for_changes(cli, planned):
+def test_review_asking_for_changes(cli, planned, fake_clis):
     with planned.edit() as plan:
         plan.tasks[0].status, plan.tasks[0].review = "done", "changes-requested"
     assert "maestro review 1" in commands(json.loads(cli("status", "--json").out))

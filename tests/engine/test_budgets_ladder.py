@@ -121,7 +121,16 @@ def test_turn_limit_and_unknown_errors_retry_with_context():
 
 
 def test_decision_options_are_the_notes_four():
-    options = ladder.decision_options("3")
+    options = ladder.decision_options("3", ["codex", "sim", "claude", "gemini"])
     assert [o["option"] for o in options] == ["1", "2", "3", "4"]
     assert "maestro run 3 --clarify" in options[0]["command"] and "--abort" in options[3]["command"]
     assert "--tool <claude|gemini|codex>" in options[1]["command"]  # the roster's CLIs
+
+
+def test_a_reassignment_names_only_the_clis_installed_here():
+    assert ladder.decision_options("3", ["codex", "sim"])[1]["command"] == (
+        "maestro run 3 --tool codex [--agent <name>]"
+    )
+    (_, alone, _, _) = ladder.decision_options("3", ["sim"])
+    assert alone["command"] == "maestro run 3 [--agent <name>]" and "CLI" not in alone["label"]
+    assert "gemini" not in ladder.decision_text(ladder.decision_options("3", ["claude", "codex"]))

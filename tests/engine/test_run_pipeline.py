@@ -53,11 +53,13 @@ def test_dependant_gets_the_downstream_context(cli, project, runenv):
 def test_auth_fails_at_once_with_the_fix(cli, project, runenv, http, kind):
     write_plan(cli, project, [task(1)])
     runenv.script("codex", [{"http": http}])
+    runenv.uninstall("gemini")
     res = cli("run")
     assert res.code == 2
     t = plan(project).task("1")
     assert t.status == "failed" and t.attempts == 1
     assert "log in to codex" in t.result and "Options:" in t.result
+    assert "maestro run 1 --tool <claude|codex>" in t.result  # gemini is not installed
     assert len(runenv.runs("codex")) == 1
     assert "decision" in kinds(project)
 
