@@ -173,6 +173,8 @@ _LINES: dict[str, Callable[[Event], str]] = {
     ),
     # A worker's own word: its subject names the task and the kind.
     "task_report": lambda e: f"{e.get('report')} ({e.get('session')})",
+    # A spoke silent for a while: what its CLI last said on stderr (a network wait).
+    "spoke_quiet": lambda e: f"task {e.get('task')} {e.get('detail')}",
     "decision": _decision,
     "budget": _budget,
     "run_stopping": _run_stopping,
@@ -306,6 +308,8 @@ class LiveProgress:
         elif kind == "task_report":  # the worker's latest word, while it works
             report = str(event.get("report") or "")
             row.note = (report.partition(": ")[2] or report)[:60]
+        elif kind == "spoke_quiet":
+            row.note = str(event.get("detail") or "").partition(": ")[2][:60]
         elif kind in ("task_done", "task_failed", "task_blocked", "task_pending"):
             row.status = kind.removeprefix("task_")
             if row.started is not None:

@@ -179,3 +179,22 @@ def test_the_guards_index_is_out_of_a_spokes_reach(cli, project, runenv):
         f for f in listing.read_text().split() if re.search(r"/\.\d{8}T\d{6}Z-\w+-p\d+\.index$", f)
     ]
     assert runs and all(f.startswith(f"{private}/guard/") for f in runs), runs
+
+
+def test_a_quiet_spoke_in_a_run_gets_a_line_with_what_its_cli_last_said(
+    cli, project, runenv, monkeypatch
+):
+    """Nothing goes silent in a run either: a spoke that answers nothing for a while gets
+    a line (and an event) with the last thing its CLI said on stderr."""
+    from tests.engine.runkit import events
+
+    monkeypatch.setattr("maestro.process.QUIET_S", 0.4)
+    committed(project, **{"README.md": "hello\n"})
+    write_plan(cli, project, [task(1)])
+    runenv.script("codex", [{**step(), "early": {"stderr": "waiting for network\n"}, "sleep": 1.1}])
+    res = cli("run")
+    assert res.code == 0, res.out + res.err
+    quiet = [e for e in events(project) if e["kind"] == "spoke_quiet"]
+    assert quiet and quiet[0]["task"] == "1"
+    assert quiet[0]["detail"].endswith("last on its stderr: waiting for network")
+    assert "task 1 codex: no answer yet after" in res.out
