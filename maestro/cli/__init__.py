@@ -62,15 +62,14 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USER, f"maestro: error: {inert(message)}. Fix: {inert(fix)}.\n")
 
     def _check_value(self, action: argparse.Action, value: Any) -> None:
-        known = [str(choice) for choice in action.choices or ()]
-        guess = (
-            closest(str(value), known) if action.choices and value not in action.choices else None
-        )
-        if guess:
-            raise argparse.ArgumentError(action, f"invalid choice: {value!r}{_GUESS}{guess!r}")
+        if action.choices and value not in action.choices:
+            guess = closest(str(value), [str(choice) for choice in action.choices])
+            if guess:
+                raise argparse.ArgumentError(action, f"invalid choice: {value!r}{_GUESS}{guess!r}")
         super()._check_value(action, value)
 
 
+# How a guess rides in an error's message to `_Parser.error`, which makes it the fix.
 _GUESS = "; guess: "
 
 

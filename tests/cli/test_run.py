@@ -124,6 +124,8 @@ def test_log_is_summary_by_default_and_off_writes_none(cli, project, runenv):
     assert cli("run", "1").code == 0
     log = (project / ".ai" / "MAESTRO-LOG.md").read_text()
     assert "| Dispatch | Codex (Task 1) |" in log
+    report = cli("report")
+    assert report.code == 0 and "No execution log" not in report.out  # a first report is whole
     (project / ".ai" / "MAESTRO-LOG.md").unlink()
     assert cli("run", "2", "--log", "off").code == 0
     assert not (project / ".ai" / "MAESTRO-LOG.md").exists()
