@@ -467,6 +467,7 @@ class TaskRunner:
         # The office's folders alone (mail, sessions): never all of .ai/maestro, which
         # holds the other tasks' worktrees and what they will land.
         request.shared_dirs = office_dirs(ctx.paths) if office else []
+
         # A spoke silent for a while: a line with what its CLI last said on stderr.
         def quiet(line: str) -> None:
             ctx.emit("spoke_quiet", task=task_id, detail=line)
