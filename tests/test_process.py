@@ -9,14 +9,8 @@ from pathlib import Path
 import pytest
 
 from maestro.errors import SpokeError
-from maestro.process import (
-    ExecutableNotFound,
-    boot_id,
-    pid_namespace,
-    proc_cmdline,
-    proc_environ,
-    spawn_detached,
-)
+from maestro.pids import boot_id, pid_namespace, proc_cmdline, proc_environ
+from maestro.process import ExecutableNotFound, spawn_detached
 from maestro.spokes import DispatchRequest, get_spoke, run_process
 
 PY = sys.executable

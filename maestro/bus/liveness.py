@@ -20,7 +20,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from maestro.process import boot_id, pid_namespace, proc_stat
+from maestro.pids import boot_id, pid_namespace, proc_stat
 
 
 @dataclass(frozen=True)

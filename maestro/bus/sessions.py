@@ -444,7 +444,7 @@ def _kill(session: Session) -> str:
     """SIGTERM the session's process group, SIGKILL what is left after a grace period.
     Only a process proven to be the session's (pid with its start time) is signalled: a
     recycled pid is never killed."""
-    from maestro.process import group_alive, signal_group, stop_gracefully
+    from maestro.pids import group_alive, signal_group, stop_gracefully
 
     mark = ProcessMark.from_dict(session.data.get("process") or {})
     if mark is None or not mark.alive():

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from maestro import clock
 from maestro.paths import ProjectPaths
-from maestro.process import pid_alive, proc_environ, signal_group, stop_gracefully
+from maestro.pids import pid_alive, proc_environ, signal_group, stop_gracefully
 
 if TYPE_CHECKING:
     from maestro.logfile import ExecutionLog

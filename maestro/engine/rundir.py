@@ -34,7 +34,7 @@ from maestro import clock
 from maestro.errors import MaestroError, NotFound
 from maestro.fsutil import atomic_write
 from maestro.paths import ID_PATTERN, ProjectPaths
-from maestro.process import has_proc, pid_alive, proc_cmdline
+from maestro.pids import has_proc, pid_alive, proc_cmdline
 
 FORMAT_VERSION = 1
 LATEST = "latest"

@@ -25,7 +25,7 @@ from maestro.errors import InstallError
 from maestro.install import text
 from maestro.install.sources import ROUTER_SKILL, VERBS, CommandSource, load_commands, load_skill
 from maestro.paths import codex_home, user_home
-from maestro.process import has_proc, proc_stat
+from maestro.pids import has_proc, proc_stat
 
 SCOPES = ("project", "user")
 PLUGIN_NAME = "maestro"  # the plugin, the extension, and the marketplace that lists them

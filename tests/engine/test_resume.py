@@ -10,7 +10,7 @@ from pathlib import Path
 
 from maestro.engine.rundir import RunLock
 from maestro.paths import ProjectPaths
-from maestro.process import pid_alive
+from maestro.pids import pid_alive
 from tests.engine.runkit import events, kinds, plan, step, task, write_plan
 
 REPO = Path(__file__).resolve().parents[2]

@@ -14,7 +14,7 @@ from maestro.engine.rundir import (
 )
 from maestro.errors import MaestroError, NotFound, SpokeError
 from maestro.paths import ProjectPaths
-from maestro.process import pid_alive
+from maestro.pids import pid_alive
 from maestro.roster import route
 
 
