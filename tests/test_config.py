@@ -5,7 +5,8 @@ from __future__ import annotations
 import dataclasses
 import typing
 
-from maestro.config import SETTINGS, Settings, load_settings
+from maestro.config import Settings, load_settings
+from maestro.defaults import SETTINGS
 
 KINDS = {"str": str, "bool": bool, "int": int, "float": float, "list": tuple, "enum": str}
 

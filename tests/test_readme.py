@@ -39,7 +39,7 @@ def test_readme_installs_the_cli_versions_the_real_host_tests_pin():
 
 
 def test_readme_states_the_execution_logs_default():
-    from maestro.config import SETTINGS_BY_KEY
+    from maestro.defaults import SETTINGS_BY_KEY
 
     assert SETTINGS_BY_KEY["log"].default == "summary"
     text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())

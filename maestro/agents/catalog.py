@@ -19,7 +19,8 @@ from typing import Any
 from maestro import roster
 from maestro.agents.schema import Violation, validate_body, validate_frontmatter
 from maestro.agents.tiers import tier_of
-from maestro.config import Setting, Settings, convert
+from maestro.config import Settings, convert
+from maestro.defaults import Setting
 from maestro.errors import ConfigError, MaestroError, NotFound
 from maestro.formatting import shown_path
 

@@ -19,7 +19,8 @@ from pathlib import Path
 
 from maestro import roster
 from maestro.agents.tiers import can_write
-from maestro.config import SETTINGS_BY_KEY, convert
+from maestro.config import convert
+from maestro.defaults import SETTINGS_BY_KEY
 from maestro.formatting import shown_path
 from maestro.fsutil import atomic_write
 from maestro.process import ProcessOutcome

@@ -1,0 +1,194 @@
+"""Every setting Maestro has: its key (``MAESTRO_<KEY>`` in the environment), kind,
+default, help and bounds; config.py resolves them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from maestro import roster
+from maestro.paths import DEFAULT_STATE_DIR
+
+
+@dataclass(frozen=True)
+class Setting:
+    key: str
+    kind: str  # int | float | str | enum | bool | list
+    default: Any
+    help: str
+    choices: Sequence[str] = ()
+    minimum: float | None = None
+    maximum: float | None = None
+
+    @property
+    def env(self) -> str:
+        return "MAESTRO_" + self.key.upper()
+
+    def allowed(self) -> str:
+        if self.kind == "enum":
+            return "one of " + ", ".join(self.choices)
+        if self.kind == "bool":
+            return "true or false (also 1/0, yes/no, on/off)"
+        if self.kind == "list":
+            return "a comma-separated list of names"
+        if self.kind in ("int", "float"):
+            noun = "an integer" if self.kind == "int" else "a number"
+            if self.minimum is not None and self.maximum is not None:
+                return f"{noun} from {self.minimum:g} to {self.maximum:g}"
+            if self.minimum is not None:
+                return f"{noun} of at least {self.minimum:g}"
+            return noun
+        return "any text"
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting(
+        "state_dir",
+        "str",
+        DEFAULT_STATE_DIR,
+        "Folder (relative to the project) holding MAESTRO.md and the log; outside the project only as an absolute path with state_dir_outside.",
+    ),
+    Setting(
+        "state_dir_outside",
+        "bool",
+        False,
+        "Allow an absolute state_dir outside the project (state kept elsewhere on purpose).",
+    ),
+    Setting("max_concurrent", "int", 3, "Most spokes running at once.", minimum=1, maximum=64),
+    Setting(
+        "stagger_delay",
+        "float",
+        1.0,
+        "Seconds a spoke waits after another of its CLI started, while that one runs.",
+        minimum=0,
+        maximum=600,
+    ),
+    Setting(
+        "agent_timeout",
+        "float",
+        None,
+        "Wall-clock minutes per dispatch for every agent (overrides timeout_mins).",
+        minimum=0.01,
+        maximum=1440,
+    ),
+    Setting(
+        "max_retries", "int", 2, "Retries per task after its first attempt.", minimum=0, maximum=10
+    ),
+    Setting(
+        "max_depth",
+        "int",
+        2,
+        "How deep coordinating tasks may nest subtasks (`maestro task spawn`): 2 allows 4.1 and 4.1.1.",
+        minimum=1,
+        maximum=5,
+    ),
+    Setting(
+        "retry_backoff",
+        "float",
+        2.0,
+        "Seconds before retrying a transient failure (rate limit, 5xx, network); doubles each retry.",
+        minimum=0,
+        maximum=600,
+    ),
+    Setting(
+        "default_model",
+        "str",
+        None,
+        "Model for every agent (overrides the agent's own); a name of one vendor's (gemini-*, claude-*, gpt-*) goes only to that vendor's CLI.",
+    ),
+    Setting(
+        "writer_model",
+        "str",
+        None,
+        "Model for technical-writer (wins over default_model; same vendor rule).",
+    ),
+    Setting(
+        "default_temperature", "float", None, "Temperature for every agent.", minimum=0, maximum=1
+    ),
+    Setting("max_turns", "int", None, "Turn limit for every agent.", minimum=1, maximum=500),
+    Setting("disabled_agents", "list", (), "Agents that may not be planned or dispatched."),
+    Setting(
+        "validation_strictness",
+        "enum",
+        "normal",
+        "strict: any unmet gate fails; normal: out-of-scope edits fail, unverified criteria warn; lenient: both warn.",
+        choices=("strict", "normal", "lenient"),
+    ),
+    Setting(
+        "log",
+        "enum",
+        "summary",
+        "Execution log verbosity in MAESTRO-LOG.md.",
+        choices=("off", "summary", "detailed"),
+    ),
+    Setting(
+        "auto_archive",
+        "bool",
+        False,
+        "Archive plan and log when a run finishes with every task done.",
+    ),
+    Setting(
+        "review_rounds",
+        "int",
+        3,
+        "Most review rounds per task before it needs a human.",
+        minimum=1,
+        maximum=20,
+    ),
+    Setting(
+        "commit",
+        "bool",
+        False,
+        "Commit each landed task on the current branch (a message naming the task and the run).",
+    ),
+    Setting(
+        "in_place",
+        "bool",
+        False,
+        "Spokes work in the shared working tree instead of a git worktree each (the only mode outside git).",
+    ),
+    Setting(
+        "keep_worktrees",
+        "bool",
+        False,
+        "Keep a failed or blocked attempt's worktree (its path is listed) instead of removing it.",
+    ),
+    Setting(
+        "workspace_links",
+        "list",
+        ("node_modules", ".venv", "venv", "env", "target", "vendor", ".gradle", "bower_components"),
+        "Ignored folders of the project linked into every worktree (dependencies validation needs).",
+    ),
+    Setting(
+        "workspace_copy",
+        "list",
+        (".env", ".env.*", ".envrc"),
+        "Ignored files copied into every worktree (gitignore patterns from the project root; also a .worktreeinclude file).",
+    ),
+    Setting(
+        "wake_interval",
+        "float",
+        300.0,
+        "Seconds between progress digests to a hub following a run with `maestro wait`; a decision, a worker's question and the run's end wake it at once; 0 wakes it for every event.",
+        minimum=0,
+        maximum=86400,
+    ),
+    Setting(
+        "hub",
+        "enum",
+        None,
+        "The CLI acting as hub (recorded as the plan's source).",
+        choices=roster.NAMES,
+    ),
+    Setting(
+        "sim_delay",
+        "float",
+        0.0,
+        "Seconds the offline sim spoke waits before it answers (to watch a run).",
+        minimum=0,
+    ),
+)
+
+SETTINGS_BY_KEY = {s.key: s for s in SETTINGS}
+TABLES = ("agents", "prices", "budgets")
