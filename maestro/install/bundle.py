@@ -25,7 +25,7 @@ from maestro.install.hosts import HOSTS, RenderedFile, RenderOptions
 
 OPTIONS = RenderOptions(invocation="maestro")
 # What the bundle owns at the root: a file there that it does not render is stale.
-OWNED = ("plugins", "commands", ".claude-plugin", ".agents/plugins")
+OWNED = ("plugins", "commands", "agents", ".claude-plugin", ".agents/plugins")
 
 
 def render() -> list[RenderedFile]:

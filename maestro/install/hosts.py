@@ -6,9 +6,12 @@ HOSTS.md section 3 is the source of these facts (verified against the real CLIs)
   HTML comments in CLAUDE.md are not shown to the model; a command's description is
   listed to the model every session unless ``disable-model-invocation`` is set.
 - Gemini CLI: ``.gemini/commands/maestro/<verb>.toml`` is ``/maestro:<verb>``; GEMINI.md;
-  command descriptions are not listed to the model; ``.agents/skills`` are.
+  command descriptions are not listed to the model; ``.agents/skills`` are, and so are
+  the subagents of ``~/.gemini/agents`` (a project's ``.gemini/agents`` once the user
+  acknowledged them).
 - Codex CLI: no custom commands; ``$maestro <verb>`` injects the ``maestro`` skill from
-  ``.agents/skills`` or ``$CODEX_HOME/skills``; AGENTS.md.
+  ``.agents/skills`` or ``$CODEX_HOME/skills``; AGENTS.md; subagent roles in
+  ``$CODEX_HOME/agents`` (a trusted project's ``.codex/agents``).
 """
 
 from __future__ import annotations
@@ -23,7 +26,16 @@ from typing import Any
 from maestro import __version__, roster
 from maestro.errors import InstallError
 from maestro.install import text
-from maestro.install.sources import ROUTER_SKILL, VERBS, CommandSource, load_commands, load_skill
+from maestro.install.sources import (
+    RECON_AGENT,
+    ROUTER_SKILL,
+    VERBS,
+    CommandSource,
+    SkillSource,
+    load_agent,
+    load_commands,
+    load_skill,
+)
 from maestro.paths import codex_home, user_home
 from maestro.pids import has_proc, proc_stat
 
@@ -140,6 +152,20 @@ class Host:
         """The host's own install unit (a plugin with its marketplace, an extension), as
         files relative to the repository root (``maestro.install.bundle``)."""
         raise NotImplementedError
+
+    agent_suffix = ".md"
+
+    def agent_file(self, source: SkillSource) -> str | None:
+        """The host's own definition of a Maestro subagent; None: the host uses its own
+        (Claude Code's Explore)."""
+        return None
+
+    def agents(self, folder: str) -> list[RenderedFile]:
+        """The recon subagent `plan` explores through, in ``folder`` (a prefix ending in '/')."""
+        content = self.agent_file(load_agent(RECON_AGENT))
+        if content is None:
+            return []
+        return [RenderedFile(f"{folder}{RECON_AGENT}{self.agent_suffix}", content)]
 
     def expanded(self, verb: str, opts: RenderOptions) -> str:
         """What the model receives when the user invokes ``verb``."""
@@ -280,8 +306,28 @@ class GeminiHost(Host):
     # Settings that take the shell tool away from the model altogether.
     EXCLUDES = (("tools", "exclude"), ("excludeTools",))
 
+    # Headless default approval allows `invoke_agent` and these read tools (verified with
+    # 0.61); `flash` is the host's alias for its cheaper model.
+    AGENT_SETTINGS = (
+        "kind: local\n"
+        "tools: [read_file, list_directory, glob, grep_search]\n"
+        "model: flash\n"
+        "max_turns: 15\n"
+        "timeout_mins: 5\n"
+    )
+
+    def agent_file(self, source: SkillSource) -> str:
+        return (
+            f"---\nname: {source.name}\ndescription: {_yaml_scalar(source.description)}\n"
+            f"{self.AGENT_SETTINGS}---\n{source.body}"
+        )
+
+    def listed(self, opts: RenderOptions) -> list[Listed]:
+        source = load_agent(RECON_AGENT)  # in the system prompt's list of sub-agents
+        return [Listed("agents", source.name, f"- {source.name} -> {source.description}")]
+
     def files(self, scope: str, opts: RenderOptions) -> list[RenderedFile]:
-        files = super().files(scope, opts)
+        files = super().files(scope, opts) + self.agents(self.prefix(scope) + "agents/")
         if scope == "user":
             files.append(RenderedFile(self.POLICY, self.policy(opts)))
         return files
@@ -355,6 +401,7 @@ class GeminiHost(Host):
             # The extension's own context file: wholly Maestro's, so no markers.
             RenderedFile(self.CONTEXT, self.stub(opts)),
             *self.commands("commands/maestro/", opts),
+            *self.agents("agents/"),  # an extension's agents load without acknowledgement
         ]
 
 
@@ -381,7 +428,20 @@ class CodexHost(Host):
         files += [
             RenderedFile(f"{folder}verbs/{c.verb}.md", self.body(c, opts)) for c in load_commands()
         ]
-        return files
+        return files + self.agents(".codex/agents/" if scope == "project" else "agents/")
+
+    agent_suffix = ".toml"
+
+    def agent_file(self, source: SkillSource) -> str:
+        """A role for `spawn_agent` (`agent_type`). Codex 0.169 honours its `low` effort
+        but runs it in the hub's own sandbox whatever it asks (docs/hosts.md)."""
+        return (
+            f"name = {_toml_string(source.name)}\n"
+            f"description = {_toml_string(source.description)}\n"
+            'sandbox_mode = "read-only"\n'
+            'model_reasoning_effort = "low"\n'
+            f"developer_instructions = {_toml_string(source.body, multiline=True)}\n"
+        )
 
     def expanded(self, verb: str, opts: RenderOptions) -> str:
         # `$maestro <verb>` injects the router; the model then reads the verb's file.

@@ -1,5 +1,6 @@
-"""The canonical sources, in ``maestro/_bundled``: ``commands/<verb>.md`` and
-``skills/<name>/SKILL.md``.
+"""The canonical sources, in ``maestro/_bundled``: ``commands/<verb>.md``,
+``skills/<name>/SKILL.md`` and the hubs' own subagents, ``agents/hub/<name>.md`` (name,
+description, instructions; each host's renderer adds its own settings).
 
 A command source is Markdown with frontmatter (``description``, ``argument-hint``) and a
 body written once for every host. The body may use:
@@ -30,6 +31,7 @@ ON_DEMAND_SKILLS = (
     "maestro-recover",
 )
 ROUTER_SKILL = "maestro"  # Codex has no custom commands: `$maestro <verb>` is one skill
+RECON_AGENT = "maestro-recon"  # the read-only subagent `plan` explores through (docs/hosts.md)
 
 
 @dataclass(frozen=True)
@@ -83,7 +85,16 @@ def load_commands() -> list[CommandSource]:
     return [load_command(verb) for verb in VERBS]
 
 
-def load_skill(name: str) -> SkillSource:
-    origin = f"skills/{name}/SKILL.md"
-    meta, body = split_frontmatter(resources.read_text("skills", name, "SKILL.md"), origin)
+def _load_named(name: str, kind: str, *parts: str) -> SkillSource:
+    origin = "/".join((kind, *parts))
+    meta, body = split_frontmatter(resources.read_text(kind, *parts), origin)
     return SkillSource(meta.get("name", name), meta["description"], body)
+
+
+def load_skill(name: str) -> SkillSource:
+    return _load_named(name, "skills", name, "SKILL.md")
+
+
+def load_agent(name: str) -> SkillSource:
+    """A hub subagent: like a skill, a name, a description and a body."""
+    return _load_named(name, "agents", "hub", f"{name}.md")

@@ -76,8 +76,10 @@ def test_the_root_is_a_gemini_extension_and_nothing_else_of_gemini_s():
     for path in commands:
         if path.is_file():
             assert tomllib.loads(path.read_text())["prompt"]
-    # An extension's skills/, agents/, policies/ and hooks/ would load into every session.
-    assert not any((ROOT / name).exists() for name in ("skills", "agents", "policies", "hooks"))
+    # An extension's skills/, agents/, policies/ and hooks/ load into every session: its
+    # agents/ holds the read-only recon agent `plan` explores through, and nothing else.
+    assert not any((ROOT / name).exists() for name in ("skills", "policies", "hooks"))
+    assert sorted(p.name for p in (ROOT / "agents").iterdir()) == ["maestro-recon.md"]
 
 
 def test_codex_skills_are_explicit_only():

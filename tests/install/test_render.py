@@ -9,7 +9,7 @@ import yaml
 
 from maestro.install import block
 from maestro.install.hosts import HOSTS, RenderOptions
-from maestro.install.sources import VERBS, load_commands
+from maestro.install.sources import VERBS, load_agent, load_commands
 
 from .helpers import FIXED_INVOCATION
 
@@ -44,11 +44,48 @@ def test_file_layout_per_host():
     gemini = [f.path for f in HOSTS["gemini"].files("user", OPTS)]
     codex = [f.path for f in HOSTS["codex"].files("project", OPTS)]
     assert claude == [f".claude/commands/maestro/{v}.md" for v in VERBS]
-    assert gemini == [*(f"commands/maestro/{v}.toml" for v in VERBS), "policies/maestro.toml"]
+    assert gemini == [
+        *(f"commands/maestro/{v}.toml" for v in VERBS),
+        "agents/maestro-recon.md",
+        "policies/maestro.toml",
+    ]
     assert codex == [
         ".agents/skills/maestro/SKILL.md",
         *[f".agents/skills/maestro/verbs/{v}.md" for v in VERBS],
+        ".codex/agents/maestro-recon.toml",
     ]
+
+
+# Gemini CLI 0.61 rejects an agent with any other key (its schema is strict).
+GEMINI_AGENT_KEYS = {"kind", "name", "description", "display_name", "tools", "mcp_servers"}
+GEMINI_AGENT_KEYS |= {"model", "temperature", "max_turns", "timeout_mins"}
+
+
+@pytest.mark.parametrize("scope", ["project", "user"])
+def test_gemini_recon_agent_can_only_read(scope):
+    path = (".gemini/" if scope == "project" else "") + "agents/maestro-recon.md"
+    head, body = rendered("gemini", scope, path).removeprefix("---\n").split("\n---\n", 1)
+    meta = yaml.safe_load(head)
+    assert set(meta) <= GEMINI_AGENT_KEYS
+    assert meta["name"] == "maestro-recon" and meta["kind"] == "local"
+    assert set(meta["tools"]) == {"read_file", "list_directory", "glob", "grep_search"}
+    assert isinstance(meta["timeout_mins"], int) and meta["max_turns"] > 0
+    assert "## Relevant files" in body and "## Risks" in body
+
+
+@pytest.mark.parametrize("scope", ["project", "user"])
+def test_codex_recon_role(scope):
+    path = (".codex/" if scope == "project" else "") + "agents/maestro-recon.toml"
+    role = tomllib.loads(rendered("codex", scope, path))
+    assert role["name"] == "maestro-recon" and role["description"]
+    assert role["sandbox_mode"] == "read-only" and role["model_reasoning_effort"] == "low"
+    assert role["developer_instructions"] == load_agent("maestro-recon").body
+
+
+def test_claude_installs_no_agent_of_its_own():
+    for scope in ("project", "user"):
+        assert not any("agents/" in f.path for f in HOSTS["claude"].files(scope, OPTS))
+    assert not any("agents/" in f.path for f in HOSTS["claude"].bundle(OPTS))
 
 
 @pytest.mark.parametrize("verb", VERBS)

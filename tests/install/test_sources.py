@@ -47,10 +47,16 @@ def test_a_decision_names_the_four_escalation_options():
         assert option in line
 
 
-def test_plan_recon_per_host():
-    body = load_command("plan").body
-    assert "[claude] Launch the Explore subagent" in body
-    assert "[gemini,codex] Read the tree quickly" in body
+def test_plan_recons_through_each_hosts_subagent():
+    from maestro.install.hosts import HOSTS, RenderOptions
+
+    said = {h: HOSTS[h].expanded("plan", RenderOptions(invocation="maestro")) for h in HOSTS}
+    assert "Launch the Explore subagent" in said["claude"]
+    assert "`invoke_agent` with agent_name `maestro-recon`" in said["gemini"]
+    assert "spawn agent_type `maestro-recon`" in said["codex"]
+    for text in said.values():
+        assert "Keep only the brief" in text and "git ls-files" in text  # the last resort
+        assert sum(name in text for name in ("Explore", "invoke_agent", "spawn_agent")) == 1
 
 
 def _calls(text):

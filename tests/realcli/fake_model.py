@@ -11,6 +11,8 @@ streaming format: Anthropic Messages (``POST /v1/messages``), Gemini
 - ``ToolCall``: run a shell command with the host's own shell tool;
 - ``WriteFile``: write a file with the host's own write tool (Claude ``Write``, Gemini
   ``write_file``, Codex ``apply_patch``);
+- ``Call``: call any tool the host offers, by its own name, with these arguments (a
+  subagent: Claude ``Agent``, Gemini ``invoke_agent``, Codex ``spawn_agent``);
 - ``HttpError``: fail the request with that HTTP status, in the vendor's error format;
 - ``Hang``: never answer (the request stays open until the client goes or the server stops).
 
@@ -51,6 +53,17 @@ class WriteFile:
 
 
 @dataclass
+class Call:
+    """Ask the host to call its tool ``name`` with ``args``, as the host names them.
+    ``namespace``: the Codex tool namespace it belongs to (a deferred tool's, such as
+    ``multi_agent_v1``)."""
+
+    name: str
+    args: dict[str, Any] = field(default_factory=dict)
+    namespace: str | None = None
+
+
+@dataclass
 class HttpError:
     """Answer the request with this HTTP status and the vendor's error body."""
 
@@ -83,7 +96,7 @@ class Request:
         return json.dumps(self.body, ensure_ascii=False) if self.body is not None else ""
 
 
-Answer = "str | ToolCall | WriteFile | HttpError | Hang"
+Answer = "str | ToolCall | WriteFile | Call | HttpError | Hang"
 Reply = Callable[[str, Any], Answer]
 
 # Longest a Hang holds a request when the server is never stopped (a test's timeout is far shorter).
@@ -280,11 +293,13 @@ def _handler(model: FakeModel) -> type[BaseHTTPRequestHandler]:
                 answer = "done: " + _anthropic_last_tool_result(body)[:2000]
             tokens = model.report("anthropic")
             usage = {"input_tokens": tokens["input"], "output_tokens": tokens["output"]}
-            if isinstance(answer, (ToolCall, WriteFile)):
+            if isinstance(answer, (ToolCall, WriteFile, Call)):
                 name, args = (
                     ("Bash", {"command": answer.command, "description": "run", **answer.options})
                     if isinstance(answer, ToolCall)
                     else ("Write", {"file_path": answer.path, "content": answer.content})
+                    if isinstance(answer, WriteFile)
+                    else (answer.name, answer.args)
                 )
                 block: dict[str, Any] = {
                     "type": "tool_use",
@@ -382,6 +397,8 @@ def _handler(model: FakeModel) -> type[BaseHTTPRequestHandler]:
                         "args": {"file_path": answer.path, "content": answer.content},
                     }
                 }
+            elif isinstance(answer, Call):
+                part = {"functionCall": {"name": answer.name, "args": answer.args}}
             else:
                 part = {"text": answer}
             tokens = model.report("gemini")
@@ -425,6 +442,26 @@ def _handler(model: FakeModel) -> type[BaseHTTPRequestHandler]:
                         else {"session_id": answer.poll, "chars": "", **answer.options}
                     ),
                     "status": "completed",
+                }
+            elif isinstance(answer, Call) and answer.name == "tool_search":
+                # Codex's search over its deferred tools is an item type of its own.
+                item = {
+                    "type": "tool_search_call",
+                    "id": f"ts_fake{_call_number(body)}",
+                    "call_id": call_id,
+                    "execution": "client",
+                    "arguments": answer.args,
+                    "status": "completed",
+                }
+            elif isinstance(answer, Call):
+                item = {
+                    "type": "function_call",
+                    "id": f"fc_fake{_call_number(body)}",
+                    "call_id": call_id,
+                    "name": answer.name,
+                    "arguments": json.dumps(answer.args),
+                    "status": "completed",
+                    **({"namespace": answer.namespace} if answer.namespace else {}),
                 }
             elif isinstance(answer, WriteFile):
                 item = {
@@ -500,7 +537,7 @@ def _call_number(body: Any) -> int:
     keeps one result per id, so a repeated id would drop the earlier exchange)."""
     blocks = _anthropic_blocks(body) if isinstance(body, dict) and "messages" in body else []
     items = _openai_items(body) if isinstance(body, dict) and "input" in body else []
-    calls = ("function_call", "custom_tool_call")
+    calls = ("function_call", "custom_tool_call", "tool_search_call")
     return (
         1
         + sum(b.get("type") == "tool_use" for b in blocks)
