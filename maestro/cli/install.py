@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from maestro.cli.context import Context, Result
-from maestro.install.hosts import HOSTS, SCOPES
+from maestro.install.host import SCOPES
+from maestro.install.hosts import HOSTS
 
 if TYPE_CHECKING:
     from maestro.install.operations import Request, Where

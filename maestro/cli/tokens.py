@@ -21,7 +21,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, ctx: Context) -> Result:
     from maestro.cli.install import where
     from maestro.install import footprint, invocation
-    from maestro.install.hosts import RenderOptions
+    from maestro.install.host import RenderOptions
 
     opts = RenderOptions(invocation=invocation.resolve(), state_dir=where(ctx).state_dir)
     measured = footprint.measure(opts)

@@ -21,7 +21,8 @@ import sys
 from pathlib import Path
 
 from maestro.fsutil import atomic_write
-from maestro.install.hosts import HOSTS, RenderedFile, RenderOptions
+from maestro.install.host import RenderedFile, RenderOptions
+from maestro.install.hosts import HOSTS
 
 OPTIONS = RenderOptions(invocation="maestro")
 # What the bundle owns at the root: a file there that it does not render is stale.

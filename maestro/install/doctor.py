@@ -19,7 +19,8 @@ from maestro import __version__, roster
 from maestro.errors import InstallError
 from maestro.install import block, invocation
 from maestro.install import manifest as manifests
-from maestro.install.hosts import HOSTS, Host
+from maestro.install.host import Host
+from maestro.install.hosts import HOSTS
 from maestro.install.installer import block_hash, read_text
 from maestro.install.manifest import sha256
 from maestro.install.safepath import inside

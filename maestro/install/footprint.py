@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from maestro.install import block
-from maestro.install.hosts import HOSTS, Host, RenderOptions
+from maestro.install.host import Host, RenderOptions
+from maestro.install.hosts import HOSTS
 from maestro.install.sources import BUDGETS, ON_DEMAND_SKILLS, STUB_BUDGET, VERBS, load_skill
 from maestro.tokens import ENCODING, count_tokens
 

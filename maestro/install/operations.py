@@ -13,7 +13,8 @@ from typing import Any
 from maestro.fsutil import file_lock, remove_empty_folder
 from maestro.install import installer
 from maestro.install import manifest as manifests
-from maestro.install.hosts import HOSTS, RenderOptions
+from maestro.install.host import RenderOptions
+from maestro.install.hosts import HOSTS
 from maestro.install.installer import InstallPlan
 from maestro.install.targets import Target, build, manifest_path, shown
 

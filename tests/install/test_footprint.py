@@ -6,7 +6,8 @@ import json
 import pytest
 
 from maestro.install import footprint, sources
-from maestro.install.hosts import HOSTS, RenderOptions
+from maestro.install.host import RenderOptions
+from maestro.install.hosts import HOSTS
 from maestro.tokens import count_tokens
 
 from .helpers import LONG_INVOCATION, TYPICAL_INVOCATION

@@ -8,7 +8,8 @@ import pytest
 import yaml
 
 from maestro.install import block
-from maestro.install.hosts import HOSTS, RenderOptions
+from maestro.install.host import RenderOptions
+from maestro.install.hosts import HOSTS
 from maestro.install.sources import VERBS, load_agent, load_commands
 
 from .helpers import FIXED_INVOCATION

@@ -48,7 +48,8 @@ def test_a_decision_names_the_four_escalation_options():
 
 
 def test_plan_recons_through_each_hosts_subagent():
-    from maestro.install.hosts import HOSTS, RenderOptions
+    from maestro.install.host import RenderOptions
+    from maestro.install.hosts import HOSTS
 
     said = {h: HOSTS[h].expanded("plan", RenderOptions(invocation="maestro")) for h in HOSTS}
     assert "Launch the Explore subagent" in said["claude"]
