@@ -68,9 +68,9 @@ def test_python_m_maestro_is_refused_the_same_way():
 
 
 def test_doctor_fails_a_sqlite_without_returning(monkeypatch, tmp_path):
-    from maestro.install import doctor
+    from maestro.install import checks, pitfalls
 
-    s = doctor.Situation(
+    s = checks.Situation(
         tmp_path,
         tmp_path / "manifest.json",
         tmp_path / ".ai" / "maestro",
@@ -78,8 +78,8 @@ def test_doctor_fails_a_sqlite_without_returning(monkeypatch, tmp_path):
         {},
         1000,
     )
-    assert doctor._old_sqlite(s) is None  # this machine's
+    assert pitfalls._old_sqlite(s) is None  # this machine's
     monkeypatch.setattr(sqlite3, "sqlite_version_info", (3, 34, 1))
     monkeypatch.setattr(sqlite3, "sqlite_version", "3.34.1")
-    found = doctor._old_sqlite(s)
+    found = pitfalls._old_sqlite(s)
     assert found.level == "fail" and "3.34.1" in found.detail and "3.35" in found.detail
