@@ -123,6 +123,23 @@ def test_nothing_is_written_when_the_block_raises_or_the_result_is_invalid(proje
     assert store.path.read_bytes() == before
 
 
+def test_a_loaded_plan_is_the_callers_own_to_change(project):
+    store = make_store(project)
+    mine = store.load()
+    mine.tasks[0].status = "done"
+    mine.tasks[1].files.append("src/app.py")
+    mine.tasks.pop()
+    assert store.load() == parse(store.path.read_text())
+    with pytest.raises(RuntimeError), store.edit() as plan:
+        plan.tasks[0].status = "done"
+        raise RuntimeError("boom")
+    assert store.load() == parse(store.path.read_text())
+    with store.edit() as plan:
+        assert plan == parse(store.path.read_text())
+        plan.tasks[0].status = "running"
+    assert store.load().tasks[0].status == "running"
+
+
 def save_by_hand(store: PlanStore, old: str, new: str) -> bytes:
     """What an editor does: write the file without taking Maestro's lock."""
     text = store.path.read_text()
