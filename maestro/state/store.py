@@ -142,12 +142,13 @@ class PlanStore:
             payload = text.encode("utf-8")
             # The history first: a load() between the two takes the file for an older copy
             # and merges in the values about to be written, never takes the new file for a
-            # save by hand (see load).
+            # save by hand (see load). It records what changed since its newest version:
+            # the file as read, unless that was saved by hand.
             if _laid_out(result):  # (records written anew have none: a parse gives them one)
                 self._remember(payload, result)
             with self._writing:
                 if payload != seen or latest != payload:
-                    self.history.record(payload, result)
+                    self.history.record(payload, result, before if latest == base_bytes else None)
                 if payload != seen:
                     atomic_write(self.path, payload, durable=durable)
 
@@ -212,19 +213,12 @@ class PlanStore:
             latest = self.history.latest()
         if latest is None or latest == data:
             return theirs
-        from maestro.state.merge import distance, merge
+        from maestro.state.merge import merge
 
-        versions = self.history.versions()
-        ours = next(versions, None)
-        if ours is None:
+        found = self.history.nearest(theirs)
+        if found is None:
             return theirs
-        base, best = ours, distance(ours, theirs)
-        for version in versions:
-            if best == 0:
-                break
-            gap = distance(version, theirs)
-            if gap < best:
-                base, best = version, gap
+        base, ours = found
         # Nearest to the latest: a plain hand edit. A copy that shares neither the goal nor
         # the task ids with its nearest version is a new document, not an old copy.
         if base is ours or (
