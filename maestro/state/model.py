@@ -194,7 +194,7 @@ class Plan:
     def copy(self) -> Plan:
         """A copy to change freely: its records, their lists and values are its own; the
         layouts (what a parse remembers of the text, never changed after it) are shared."""
-        copied: Plan = _own(self)
+        copied: Plan = copy_of(self)
         return copied
 
 
@@ -204,13 +204,14 @@ _HOLDS = re.compile(r"\b(list|dict|Usage|Receipt|Source)\b")
 _OWNED: dict[type, tuple[str, ...]] = {}
 
 
-def _own(value: Any) -> Any:
-    """``value`` with lists, dicts and records of its own (strings and numbers shared)."""
+def copy_of(value: Any) -> Any:
+    """``value`` (a record, or a list or dict of them) with lists, dicts and records of its
+    own; strings, numbers and layouts are shared."""
     cls = value.__class__
     if cls is list:
-        return [v if v.__class__ is str else _own(v) for v in value]
+        return [v if v.__class__ is str else copy_of(v) for v in value]
     if cls is dict:
-        return {k: _own(v) for k, v in value.items()}
+        return {k: copy_of(v) for k, v in value.items()}
     names = _OWNED.get(cls)
     if names is None:
         names = _OWNED[cls] = tuple(
@@ -221,5 +222,5 @@ def _own(value: Any) -> Any:
     held.update(value.__dict__)
     for name in names:
         if held[name] is not None:
-            held[name] = _own(held[name])
+            held[name] = copy_of(held[name])
     return new
