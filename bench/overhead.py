@@ -93,14 +93,19 @@ def instant_spoke_class():
     return InstantSpoke
 
 
-def plan_yaml(n: int) -> str:
-    lines = ["version: 1", "goal: Measure the engine's overhead per dispatch", "hub: sim", "tasks:"]
+def plan_yaml(n: int, tool: str = "sim") -> str:
+    lines = [
+        "version: 1",
+        "goal: Measure the engine's overhead per dispatch",
+        f"hub: {tool}",
+        "tasks:",
+    ]
     for i in range(1, n + 1):
         lines += [
             f"  - id: {i}",
             f"    title: Find the module that owns parsing, question {i}",
             "    specialist: research",
-            "    tool: sim",
+            f"    tool: {tool}",
             '    criteria: ["The answer names the module that owns parsing"]',
         ]
     return "\n".join(lines) + "\n"

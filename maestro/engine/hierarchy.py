@@ -296,8 +296,9 @@ def _check_running(plan: Plan, task: Task) -> None:
 
 class SubtaskFeed:
     """Hands the scheduler the subtasks spawned while the run goes on: pending tasks whose
-    parent is running in this engine. Called on the scheduler's idle ticks; a stat of
-    the plan file when nothing changed, a (cached) read when it did."""
+    parent is running in this engine. Called on the scheduler's idle ticks while
+    ``active()`` (a coordinating task runs, whose spoke may spawn); a stat of the plan
+    file when nothing changed, a read when it did."""
 
     def __init__(
         self,
@@ -305,11 +306,15 @@ class SubtaskFeed:
         known: set[str],
         add: Callable[[str, tuple[str, ...], tuple[str, ...], str], None],
         emit: Callable[..., Any],
+        active: Callable[[], bool],
     ) -> None:
         self.store, self.known, self.add, self.emit = store, known, add, emit
+        self.active = active
         self._seen: tuple[int, int] | None = None
 
     def poll(self) -> None:
+        if not self.active():
+            return
         try:
             stat = os.stat(self.store.path)
         except OSError:

@@ -52,6 +52,9 @@ class TaskRunner:
         self.sessions: dict[str, str] = {}
         # Notified whenever a task settles: a coordinating task waits on it for its subtasks.
         self._settled = threading.Condition()
+        # The coordinating tasks (Mode: coordinate) this runner works on now: only their
+        # spokes spawn subtasks, so without them nothing reads the plan for subtasks.
+        self.coordinating: set[str] = set()
 
     # -- the ladder -------------------------------------------------------------------
     def run(
@@ -70,6 +73,7 @@ class TaskRunner:
             self._abandon(task_id, exc)
             outcome = Outcome("failed", str(exc))
         finally:
+            self.coordinating.discard(task_id)
             with self._settled:
                 self._settled.notify_all()
         self._tell_coordinator(task_id, outcome)
@@ -81,6 +85,8 @@ class TaskRunner:
         report), so it never waits for a report that cannot come."""
         from maestro.bus.mailbox import Mailbox
 
+        if not self.coordinating:
+            return  # no spoke coordinates now: the task answers to the run alone
         try:
             task = self.ctx.store.load().find(task_id)
             coordinator = self._coordinator_of(task) if task is not None else None
@@ -172,12 +178,16 @@ class TaskRunner:
             status = "failed" if step.action == "fail" else "blocked"
             return self._finish_unsuccessful(task_id, status, step.reason, attempt)
 
-    def _after_subtasks(self, task_id: str, session_id: str) -> ladder.Failure | None:
+    def _after_subtasks(self, task: Task, plan: Plan, session_id: str) -> ladder.Failure | None:
         """A task whose spoke spawned subtasks is checked once they settle. Its spoke has
         ended, so its session ends now: its workers' `mail wait` says their coordinator
-        is gone, and a subtask dispatched later answers to the run."""
+        is gone, and a subtask dispatched later answers to the run. (``plan``: the
+        attempt's; only a coordinating task's spoke spawns more.)"""
         from maestro.engine.hierarchy import children
 
+        task_id = task.id
+        if task.mode != "coordinate" and not children(plan, task_id):
+            return None
         if not children(self.ctx.store.load(), task_id):
             return None
         end_session(self.ctx.paths, session_id, "completed")
@@ -256,6 +266,8 @@ class TaskRunner:
                 tool=task.tool or "-",
                 skipped=f"Task {task_id} is {task.status} in the plan now; not run.",
             )
+        if task.mode == "coordinate":
+            self.coordinating.add(task_id)
         opts = ctx.options
         forced = opts.task_id == task_id
         if forced and opts.agent:
@@ -539,7 +551,7 @@ class TaskRunner:
                 f"run it again with `maestro run {task_id}` when it should go on.",
             )
         elif attempt.failure is None:
-            attempt.failure = self._after_subtasks(task_id, session.id)
+            attempt.failure = self._after_subtasks(task, plan, session.id)
             if attempt.failure is None:
                 gates.apply(ctx, task, attempt, result, changes, root=root)
         if worktree is not None and ctx.workspaces is not None:

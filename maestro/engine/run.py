@@ -338,7 +338,9 @@ class Engine:
                 owners[jid] = list(files)  # its changes are its own in the receipts
                 scheduler.add(Job(jid, deps, files, parent))
 
-            spawned = SubtaskFeed(store, {job.id for job in jobs}, join, emit)
+            spawned = SubtaskFeed(
+                store, {job.id for job in jobs}, join, emit, lambda: bool(runner.coordinating)
+            )
 
             def idle() -> None:
                 reports.deliver()

@@ -145,19 +145,31 @@ def distance(a: Plan, b: Plan) -> int:
     """How many values differ between two plans: fields of the plan and of its records,
     a record on one side only counting for all of its fields. It finds the version a
     copy saved by hand started from (the nearest)."""
-    count: int = sum(getattr(a, attr) != getattr(b, attr) for attr in ("goal", "title", "source"))
-    count += len(a.log) != len(b.log) or a.log != b.log
+    count = plan_distance(a, b)
     for slot, kind in KINDS.items():
         mine = {r.id: r for r in getattr(a, slot)}
         other = {r.id: r for r in getattr(b, slot)}
-        width = len(kind.specs) + 1
         for rid in mine.keys() | other.keys():
-            x, y = mine.get(rid), other.get(rid)
-            if x is None or y is None:
-                count += width
-            elif x != y:
-                head = _HEAD_FIELD[kind.word]
-                count += (getattr(x, head) != getattr(y, head)) + sum(
-                    s.get(x) != s.get(y) for s in kind.specs
-                )
+            count += record_distance(kind, mine.get(rid), other.get(rid))
+    return count
+
+
+def plan_distance(a: Plan, b: Plan) -> int:
+    """``distance`` in the plan's own fields (the goal, the title, the source, the log)."""
+    count: int = sum(getattr(a, attr) != getattr(b, attr) for attr in ("goal", "title", "source"))
+    return count + (len(a.log) != len(b.log) or a.log != b.log)
+
+
+def record_distance(kind: Kind, x: Any, y: Any) -> int:
+    """``distance`` in one record (None: it is not on that side)."""
+    if x is None and y is None:
+        return 0
+    if x is None or y is None:
+        return len(kind.specs) + 1
+    if x == y:
+        return 0
+    head = _HEAD_FIELD[kind.word]
+    count: int = (getattr(x, head) != getattr(y, head)) + sum(
+        s.get(x) != s.get(y) for s in kind.specs
+    )
     return count

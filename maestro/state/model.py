@@ -288,3 +288,37 @@ class Plan:
         for task in self.tasks:
             counts[task.status] = counts.get(task.status, 0) + 1
         return counts
+
+    def copy(self) -> Plan:
+        """A copy to change freely: its records, their lists and values are its own; the
+        layouts (what a parse remembers of the text, never changed after it) are shared."""
+        copied: Plan = copy_of(self)
+        return copied
+
+
+# The fields of each class that hold lists, dicts or records (found from their types, so a
+# new field of that kind is copied too).
+_HOLDS = re.compile(r"\b(list|dict|Usage|Receipt|Source)\b")
+_OWNED: dict[type, tuple[str, ...]] = {}
+
+
+def copy_of(value: Any) -> Any:
+    """``value`` (a record, or a list or dict of them) with lists, dicts and records of its
+    own; strings, numbers and layouts are shared."""
+    cls = value.__class__
+    if cls is list:
+        return [v if v.__class__ is str else copy_of(v) for v in value]
+    if cls is dict:
+        return {k: copy_of(v) for k, v in value.items()}
+    names = _OWNED.get(cls)
+    if names is None:
+        names = _OWNED[cls] = tuple(
+            f.name for f in fields(cls) if f.name != "layout" and _HOLDS.search(str(f.type))
+        )
+    new = object.__new__(cls)
+    held = new.__dict__
+    held.update(value.__dict__)
+    for name in names:
+        if held[name] is not None:
+            held[name] = copy_of(held[name])
+    return new

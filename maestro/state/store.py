@@ -6,14 +6,20 @@ killed writer leaves the old or the new file, never a torn one. A person's edito
 no lock: ``edit()`` compares the bytes on disk with the bytes it read before it writes,
 and re-applies its change to a file saved in between by a field-level three-way merge,
 or refuses with ``StateConflict``. A file that does not parse is never rewritten.
+
+A store parses each content of the file once: while the file holds the bytes it last
+read or wrote, it takes their parse from memory (a copy, for the caller to change), so
+an engine's edits and loads cost a read of the file and a render, not a parse.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from maestro.errors import NotFound, StateConflict
 from maestro.fsutil import atomic_write, file_lock
@@ -33,6 +39,14 @@ class PlanStore:
         self.lock_path = paths.machine_dir / "locks" / "plan.lock"
         self.history = History(paths.private_dir / "plan-history")
         self.display = _display(self.path, paths.root)
+        # The last two contents of the file this store read or wrote (bytes and parse,
+        # never changed: callers get copies), the newest first: a read of the same bytes
+        # takes the parse instead of parsing again. Two, for a thread that read the file
+        # just before another one's edit replaced it.
+        self._known: list[tuple[bytes, Plan]] = []
+        # Held by edit() from its history record to its write: a load in this process
+        # waits for it rather than take the file it replaces for a stale save.
+        self._writing = threading.Lock()
 
     def exists(self) -> bool:
         return self.path.is_file()
@@ -52,18 +66,30 @@ class PlanStore:
             raise self.missing() from None
 
     def _parse(self, data: bytes) -> Plan:
-        return parse_bytes(data, self.display)
+        """The content of ``data``, to read only (``.copy()`` it to change it)."""
+        for known, plan in self._known:
+            if known == data:
+                return plan
+        plan = parse_bytes(data, self.display)
+        self._remember(data, plan)
+        return plan
+
+    def _remember(self, data: bytes, plan: Plan) -> None:
+        self._known = [(data, plan), *self._known[:1]]
 
     def load(self) -> Plan:
-        """The plan as it is on disk, for reading: use ``edit()`` to change it. A file saved
-        from an older copy reads with Maestro's newer values merged in (see ``_reconcile``)."""
+        """The plan as it is on disk, a copy of its own: use ``edit()`` to change the file.
+        A file saved from an older copy reads with Maestro's newer values merged in (see
+        ``_reconcile``)."""
         for _ in range(_MERGE_ATTEMPTS):
-            data = self._read()
-            latest = self.history.latest()
-            plan = self._parse(data)
+            data, latest = self._read(), self.history.latest()
+            if latest is not None and latest != data:
+                with self._writing:  # (an edit of this store may be writing it)
+                    data, latest = self._read(), self.history.latest()
+            plan = self._parse(data).copy()
             if latest is None or latest == data:
                 return plan
-            merged = self._reconcile(data, plan)
+            merged = self._reconcile(data, plan, latest)
             # A writer between its history record and its plan write looks like a save of
             # the older copy for a moment, and merges to what it writes. Done when neither
             # moved meanwhile.
@@ -72,19 +98,21 @@ class PlanStore:
         return merged
 
     def read(self) -> tuple[bytes, Plan]:
-        """The file's bytes and their parse (with the layout of the person's text), merged
-        like ``load()``: for a caller that builds a new file on it (re-planning)."""
+        """The file's bytes and their parse (with the layout of the person's text, its own
+        to change), merged like ``load()``: for a caller that builds a new file on it
+        (re-planning)."""
         data = self._read()
-        return data, self._reconcile(data, self._parse(data))
+        return data, self._reconcile(data, parse_bytes(data, self.display))
 
     @contextlib.contextmanager
     def edit(self, *, durable: bool = True) -> Iterator[Plan]:
-        """Lock, parse, yield the plan for in-place changes, validate, write atomically.
+        """Lock, read, yield a copy of the plan for in-place changes, validate, write
+        atomically.
 
         Nothing is written if the block raises, if the result does not validate, or if
         the file on disk does not parse; a change that collides with an edit saved by hand
-        in the meantime raises StateConflict naming the task and field. The yielded plan
-        may be the one the previous edit wrote (see below): change it inside the block only.
+        in the meantime raises StateConflict naming the task and field. The store keeps
+        the yielded plan as the content of what it writes: change it inside the block only.
         ``durable=False`` skips the fsyncs, for a change a crash of the machine would undo
         anyway (a task marked running goes back to pending when the next run recovers it).
         """
@@ -92,8 +120,9 @@ class PlanStore:
 
         with file_lock(self.lock_path):
             self._sweep()
-            base_bytes = self._read()
-            plan = self._reconcile(base_bytes, self._parse(base_bytes))
+            base_bytes, latest = self._read(), self.history.latest()
+            before = self._parse(base_bytes)
+            plan = self._reconcile(base_bytes, before.copy(), latest)
             yield plan
             text = render(plan, self.display)
             result = plan
@@ -113,20 +142,25 @@ class PlanStore:
             payload = text.encode("utf-8")
             # The history first: a load() between the two takes the file for an older copy
             # and merges in the values about to be written, never takes the new file for a
-            # save by hand (see load).
-            if payload != seen or self.history.latest() != payload:
-                self.history.record(payload, result)
-            if payload != seen:
-                atomic_write(self.path, payload, durable=durable)
+            # save by hand (see load). It records what changed since its newest version:
+            # the file as read, unless that was saved by hand.
+            if _laid_out(result):  # (records written anew have none: a parse gives them one)
+                self._remember(payload, result)
+            with self._writing:
+                if payload != seen or latest != payload:
+                    self.history.record(payload, result, before if latest == base_bytes else None)
+                if payload != seen:
+                    atomic_write(self.path, payload, durable=durable)
 
     def _rebase(self, base_bytes: bytes, ours: Plan, current: bytes) -> tuple[Plan, str]:
         """Re-apply ``ours`` (an edit of ``base_bytes``) to the file now on disk."""
         from maestro.state.merge import merge
         from maestro.state.planfile import render
 
+        base = self._parse(base_bytes)
         # (a file that does not parse is never rewritten)
-        theirs = self._reconcile(current, self._parse(current))
-        merged = merge(self._parse(base_bytes), ours, theirs, self.display)
+        theirs = self._reconcile(current, self._parse(current).copy(), self.history.latest())
+        merged = merge(base, ours, theirs, self.display)
         return merged, render(merged, self.display)
 
     def create(self, plan: Plan, *, replace: bool = False, expect: bytes | None = None) -> None:
@@ -162,7 +196,7 @@ class PlanStore:
         """Drop the recorded versions (the plan file is moved away: `maestro archive`)."""
         self.history.clear()
 
-    def _reconcile(self, data: bytes, theirs: Plan) -> Plan:
+    def _reconcile(self, data: bytes, theirs: Plan, latest: bytes | None = None) -> Plan:
         """``theirs`` (the content of ``data``, the file on disk) with Maestro's newer values
         merged in, when the file was saved from an older copy of the plan.
 
@@ -172,24 +206,19 @@ class PlanStore:
         pending, results gone). The version it started from is the recorded one nearest
         to it; a three-way merge from there keeps the person's changes and Maestro's newer
         values of every field the person did not change, and raises StateConflict for a
-        field both changed.
+        field both changed. ``latest``: the history's latest bytes, when the caller has
+        just read them.
         """
-        latest = self.history.latest()
+        if latest is None:
+            latest = self.history.latest()
         if latest is None or latest == data:
             return theirs
-        from maestro.state.merge import distance, merge
+        from maestro.state.merge import merge
 
-        versions = self.history.versions()
-        ours = next(versions, None)
-        if ours is None:
+        found = self.history.nearest(theirs)
+        if found is None:
             return theirs
-        base, best = ours, distance(ours, theirs)
-        for version in versions:
-            if best == 0:
-                break
-            gap = distance(version, theirs)
-            if gap < best:
-                base, best = version, gap
+        base, ours = found
         # Nearest to the latest: a plain hand edit. A copy that shares neither the goal nor
         # the task ids with its nearest version is a new document, not an old copy.
         if base is ours or (
@@ -211,6 +240,11 @@ class PlanStore:
             for stale in Path(self.path.parent).glob(f".{self.path.name}.*.tmp"):
                 with contextlib.suppress(OSError):
                     stale.unlink()
+
+
+def _laid_out(plan: Plan) -> bool:
+    kinds: tuple[list[Any], ...] = (plan.tasks, plan.challenges, plan.reviews)
+    return plan.layout is not None and all(r.layout is not None for rs in kinds for r in rs)
 
 
 def _display(path: Path, root: Path) -> str:

@@ -306,6 +306,22 @@ def test_new_fields_go_next_to_their_neighbours_and_cleared_fields_go_away():
     assert parse(out) == plan
 
 
+def test_a_plan_rendered_again_after_changes_in_place_writes_them():
+    """A store keeps the plan it wrote and renders it again after the next edit: what was
+    changed in it since, lists changed in place too, is written, and undoing it gives
+    the first text back."""
+    plan = parse(HAND)
+    first = render(plan)
+    task = plan.tasks[0]
+    task.files.append("src/new.py")
+    assert parse(render(plan)).tasks[0].files == task.files
+    task.status, task.result = "done", "Did it."
+    assert parse(render(plan)).tasks[0].status == "done"
+    task.files.pop()
+    task.status, task.result = "pending", None
+    assert render(plan) == first
+
+
 def test_new_records_and_log_rows_are_appended_in_their_sections():
     plan = parse(HAND)
     plan.tasks.append(Task("3", "Third", depends=["2"]))

@@ -12,6 +12,7 @@ import pytest
 
 from maestro.errors import NotFound, PlanError, StateConflict
 from maestro.paths import ProjectPaths
+from maestro.state import history
 from maestro.state.model import LogEntry, Plan, Task
 from maestro.state.planfile import parse
 from maestro.state.store import PlanStore
@@ -121,6 +122,56 @@ def test_nothing_is_written_when_the_block_raises_or_the_result_is_invalid(proje
     with pytest.raises(PlanError, match='Task 1 has unknown status "doing"'), store.edit() as plan:
         plan.tasks[0].status = "doing"
     assert store.path.read_bytes() == before
+
+
+def test_a_loaded_plan_is_the_callers_own_to_change(project):
+    store = make_store(project)
+    mine = store.load()
+    mine.tasks[0].status = "done"
+    mine.tasks[1].files.append("src/app.py")
+    mine.tasks.pop()
+    assert store.load() == parse(store.path.read_text())
+    with pytest.raises(RuntimeError), store.edit() as plan:
+        plan.tasks[0].status = "done"
+        raise RuntimeError("boom")
+    assert store.load() == parse(store.path.read_text())
+    with store.edit() as plan:
+        assert plan == parse(store.path.read_text())
+        plan.tasks[0].status = "running"
+    assert store.load().tasks[0].status == "running"
+
+
+def history_bytes(store: PlanStore) -> int:
+    """What the kept versions take (``latest.md`` aside: the last file as written)."""
+    folder = store.history.folder
+    return sum(p.stat().st_size for p in folder.iterdir() if p != store.history.latest_path)
+
+
+def test_an_edit_adds_what_changed_to_the_history_not_the_whole_plan(project):
+    store = make_store(project, tasks=300)
+    before = history_bytes(store)
+    for n in range(1, 11):
+        with store.edit() as plan:
+            plan.task(str(n)).status = "done"
+    assert history_bytes(store) - before < 10 * 200
+
+
+def test_the_kept_history_stays_within_its_bound_and_a_recent_stale_save_still_merges(
+    project, monkeypatch
+):
+    monkeypatch.setattr(history, "KEEP_BYTES", 8000)
+    store = make_store(project, tasks=20)
+    for n in range(300):
+        with store.edit() as plan:
+            plan.task(str(n % 20 + 1)).result = f"edit {n}"
+        assert history_bytes(store) <= 8000 + 200
+        if n == 290:
+            buffer = store.path.read_text()  # an editor opens the plan
+    store.path.write_text(
+        buffer.replace("# Maestro Orchestration\n", "# Maestro Orchestration\n\nA note.\n", 1)
+    )
+    seen = store.load()
+    assert [t.result for t in seen.tasks][-10:] == [f"edit {n}" for n in range(290, 300)]
 
 
 def save_by_hand(store: PlanStore, old: str, new: str) -> bytes:

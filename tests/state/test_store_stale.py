@@ -177,3 +177,28 @@ def test_replanning_over_a_stale_save_keeps_the_engines_results(cli, project):
     assert res.code == 0, res.err
     assert "Kept from the current plan (same id and title): Task 1 (done)" in res.out
     assert store.load().task("1").result == "Wrote it." and NOTE in store.path.read_text()
+
+
+def test_a_stale_save_from_many_versions_back_keeps_every_newer_value(project):
+    """The editor opened the plan, the run then finished 25 tasks (50 versions), and the
+    person saves the buffer with a note and a task of their own retitled."""
+    store = PlanStore(ProjectPaths(project))
+    store.create(Plan(goal="Ship it.", tasks=[Task(str(i), f"Part {i}") for i in range(1, 31)]))
+    buffer = store.path.read_text()
+    for i in range(1, 26):
+        with store.edit() as p:
+            p.task(str(i)).status, p.task(str(i)).pid = "running", 4242
+        with store.edit() as p:
+            t = p.task(str(i))
+            t.status, t.pid, t.result = "done", None, f"Wrote part {i}."
+    save_stale(store, buffer, "### Task 30: Part 30\n", f"{NOTE}\n\n### Task 30: Part thirty\n")
+    seen = store.load()
+    assert [(t.status, t.result) for t in seen.tasks[:25]] == [
+        ("done", f"Wrote part {i}.") for i in range(1, 26)
+    ]
+    assert seen.task("30").title == "Part thirty"
+    with store.edit() as p:
+        p.task("26").status = "running"
+    text = store.path.read_text()
+    assert NOTE in text and "### Task 30: Part thirty" in text
+    assert [t.status for t in parse(text).tasks[:26]] == ["done"] * 25 + ["running"]

@@ -46,6 +46,10 @@ class RecordLayout:
     line: int
     start: int
     end: int
+    # The record as last rendered on this layout, with its text and whether new fields
+    # went in bare: the same values render to the same text, so a plan kept in memory
+    # across edits (PlanStore) renders the records an edit left alone without work.
+    rendered: tuple[Any, str, bool] | None = None
 
 
 @dataclass(slots=True)

@@ -17,6 +17,7 @@ from maestro.errors import PlanError
 from maestro.state.codecs.fields import Codec, dedent, indent_width, item_start
 from maestro.state.codecs.values import FieldError
 from maestro.state.markdown.layout import FieldPiece, RecordLayout, TextPiece
+from maestro.state.model import copy_of
 
 _LABEL = re.compile(
     r"\*\*([^*:\n]{1,40}?):\*\*|\*\*([^*:\n]{1,40}?)\*\*[ \t]*:|([A-Za-z][A-Za-z ]{0,30}?):(?=[ \t]|$)"
@@ -264,6 +265,14 @@ def render_record(kind: Kind, obj: Any) -> tuple[str, bool]:
     layout = obj.layout if isinstance(obj.layout, RecordLayout) else None
     if layout is None:
         return _canonical(kind, obj), False
+    if layout.rendered is not None and layout.rendered[0] == obj:
+        return layout.rendered[1], layout.rendered[2]
+    text, bare = _laid_out(kind, obj, layout)
+    layout.rendered = (copy_of(obj), text, bare)
+    return text, bare
+
+
+def _laid_out(kind: Kind, obj: Any, layout: RecordLayout) -> tuple[str, bool]:
     out = [_heading(kind, obj, layout)]
     fields = [p for p in layout.pieces if isinstance(p, FieldPiece)]
     added = _added_fields(kind, obj, fields)
