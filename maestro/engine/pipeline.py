@@ -35,7 +35,7 @@ from maestro.engine.scheduler import Outcome
 from maestro.engine.workspace import Measured, Worktree, claimed_paths
 from maestro.errors import MaestroError, SpokeError
 from maestro.formatting import shown_path
-from maestro.state.model import Receipt, Task, Usage
+from maestro.state.model import Receipt, Task, Usage, copy_of
 
 if TYPE_CHECKING:
     from maestro.agents.catalog import ResolvedAgent
@@ -88,7 +88,7 @@ class TaskRunner:
         if not self.coordinating:
             return  # no spoke coordinates now: the task answers to the run alone
         try:
-            task = self.ctx.store.load().find(task_id)
+            task = self.ctx.store.view().find(task_id)
             coordinator = self._coordinator_of(task) if task is not None else None
             if coordinator is None:
                 return
@@ -107,8 +107,7 @@ class TaskRunner:
 
     def _abandon(self, task_id: str, exc: MaestroError) -> None:
         try:
-            with self.ctx.store.edit() as plan:
-                task = plan.task(task_id)
+            with self.ctx.store.edit_task(task_id) as task:
                 # Pending: it failed before it could start (no CLI to route it to).
                 if task.status == "pending" or (
                     task.status == "running" and task.pid == os.getpid()
@@ -161,8 +160,8 @@ class TaskRunner:
             )
             if step.action in ("retry", "retry_with_context"):
                 if attempt.result is not None:
-                    with self.ctx.store.edit() as plan:
-                        self._charge(plan.task(task_id), attempt)
+                    with self.ctx.store.edit_task(task_id) as task:
+                        self._charge(task, attempt)
                 self.ctx.emit(
                     "task_retry",
                     task=task_id,
@@ -191,7 +190,7 @@ class TaskRunner:
         task_id = task.id
         if task.mode != "coordinate" and not children(plan, task_id):
             return None
-        if not children(self.ctx.store.load(), task_id):
+        if not children(self.ctx.store.view(), task_id):
             return None
         end_session(self.ctx.paths, session_id, "completed")
         left = self._await_subtasks(task_id)
@@ -210,7 +209,7 @@ class TaskRunner:
         from maestro.engine.hierarchy import children, subtask_summary, unfinished
 
         while True:
-            plan = self.ctx.store.load()
+            plan = self.ctx.store.view()
             if not children(plan, task_id):
                 return None
             waiting = unfinished(plan, task_id)
@@ -220,7 +219,7 @@ class TaskRunner:
                 break  # nothing more will start in this run
             with self._settled:
                 self._settled.wait(0.25)
-        plan = self.ctx.store.load()
+        plan = self.ctx.store.view()
         if all(t.status == "done" for t in children(plan, task_id)):
             return None
         return f"its subtasks are not all done ({subtask_summary(plan, task_id)})."
@@ -251,8 +250,8 @@ class TaskRunner:
         """Send a review round's findings back to the task's author: the task runs the whole
         pipeline again (gates, receipts, ladder) without a review of its own (the review loop
         reviews it next). Returns the task's status afterwards."""
-        with self.ctx.store.edit() as plan:
-            plan.task(task_id).status = "pending"
+        with self.ctx.store.edit_task(task_id) as task:
+            task.status = "pending"
         return self.run(task_id, extra=context, resume_session=resume_session, review=False).status
 
     # -- one attempt -----------------------------------------------------------------------
@@ -262,8 +261,8 @@ class TaskRunner:
         from maestro import planning
 
         ctx = self.ctx
-        plan = ctx.store.load()  # (this attempt's own parse: the overrides below go on it)
-        task = plan.task(task_id)
+        plan = ctx.store.view()  # (to read: the overrides below go on a copy of the task)
+        task = copy_of(plan.task(task_id))
         if task.status not in ("pending", "running"):
             return Attempt(
                 tool=task.tool or "-",
@@ -675,8 +674,7 @@ class TaskRunner:
         # Not fsynced: after a crash of the machine the next run finds the task running and
         # puts it back to pending, or finds it pending; either way it runs again. Only the
         # write that accepts a task must survive one.
-        with ctx.store.edit(durable=False) as plan:
-            task = plan.task(task_id)
+        with ctx.store.edit_task(task_id, durable=False) as task:
             task.status = "running"
             task.attempts += 1
             task.tool = tool
@@ -690,8 +688,7 @@ class TaskRunner:
             return task.attempts
 
     def _leave_pending(self, task_id: str, reason: str) -> Outcome:
-        with self.ctx.store.edit() as plan:
-            task = plan.task(task_id)
+        with self.ctx.store.edit_task(task_id) as task:
             task.status = "pending"
             task.pid = None
         self.ctx.emit("task_pending", task=task_id, reason=reason)
@@ -716,8 +713,7 @@ class TaskRunner:
             ctx.unlanded.append((task_id, landed))
         elif landing is not None and landing.commit_error:
             ctx.uncommitted.append((task_id, landed))
-        with ctx.store.edit() as plan:
-            task = plan.task(task_id)
+        with ctx.store.edit_task(task_id) as task:
             self._charge(task, attempt)
             task.status = "done"
             summary = " ".join((submission.summary if submission else "").split()) or "done"
@@ -751,7 +747,7 @@ class TaskRunner:
         if review and ctx.options.review and ctx.review is not None:
             # The review is this run's dispatch: its session answers to the run's.
             ctx.review(task_id, revise=self.revise, session=run_session_id(ctx.run.run_id))
-            status = ctx.store.load().task(task_id).status
+            status = ctx.store.view().task(task_id).status
             if status != "done":
                 return Outcome(status, f"review: {status}")
         return Outcome("done")
@@ -769,8 +765,7 @@ class TaskRunner:
         if attempt.kept is not None:
             reason += f" (its worktree is kept: {shown_path(attempt.kept, ctx.paths.root)})"
         options = ladder.decision_options(task_id)
-        with ctx.store.edit() as plan:
-            task = plan.task(task_id)
+        with ctx.store.edit_task(task_id) as task:
             self._charge(task, attempt)
             task.status = status
             task.result = (
