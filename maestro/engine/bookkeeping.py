@@ -126,8 +126,7 @@ class Bookkeeping:
         # Not fsynced: after a crash of the machine the next run finds the task running and
         # puts it back to pending, or finds it pending; either way it runs again. Only the
         # write that accepts a task must survive one.
-        with ctx.store.edit(durable=False) as plan:
-            task = plan.task(task_id)
+        with ctx.store.edit_task(task_id, durable=False) as task:
             task.status = "running"
             task.attempts += 1
             task.tool = tool
@@ -141,8 +140,7 @@ class Bookkeeping:
             return task.attempts
 
     def _leave_pending(self, task_id: str, reason: str) -> Outcome:
-        with self.ctx.store.edit() as plan:
-            task = plan.task(task_id)
+        with self.ctx.store.edit_task(task_id) as task:
             task.status = "pending"
             task.pid = None
         self.ctx.emit("task_pending", task=task_id, reason=reason)
@@ -167,8 +165,7 @@ class Bookkeeping:
             ctx.unlanded.append((task_id, landed))
         elif landing is not None and landing.commit_error:
             ctx.uncommitted.append((task_id, landed))
-        with ctx.store.edit() as plan:
-            task = plan.task(task_id)
+        with ctx.store.edit_task(task_id) as task:
             self._charge(task, attempt)
             task.status = "done"
             summary = " ".join((submission.summary if submission else "").split()) or "done"
@@ -202,7 +199,7 @@ class Bookkeeping:
         if review and ctx.options.review and ctx.review is not None:
             # The review is this run's dispatch: its session answers to the run's.
             ctx.review(task_id, revise=self.revise, session=run_session_id(ctx.run.run_id))
-            status = ctx.store.load().task(task_id).status
+            status = ctx.store.view().task(task_id).status
             if status != "done":
                 return Outcome(status, f"review: {status}")
         return Outcome("done")
@@ -220,8 +217,7 @@ class Bookkeeping:
         if attempt.kept is not None:
             reason += f" (its worktree is kept: {shown_path(attempt.kept, ctx.paths.root)})"
         options = ladder.decision_options(task_id, ctx.installed)
-        with ctx.store.edit() as plan:
-            task = plan.task(task_id)
+        with ctx.store.edit_task(task_id) as task:
             self._charge(task, attempt)
             task.status = status
             task.result = (

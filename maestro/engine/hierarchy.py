@@ -324,7 +324,7 @@ class SubtaskFeed:
             return
         self._seen = key
         try:
-            plan = self.store.load()
+            plan = self.store.view()
         except MaestroError:
             return  # a hand edit that does not parse: the next tick looks again
         me = os.getpid()

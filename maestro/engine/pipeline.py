@@ -30,7 +30,7 @@ from maestro.engine.dispatching import Dispatching
 from maestro.engine.routing import choose, task_tier
 from maestro.engine.scheduler import Outcome
 from maestro.errors import MaestroError
-from maestro.state.model import Task
+from maestro.state.model import Task, copy_of
 
 if TYPE_CHECKING:
     from maestro.state.model import Plan
@@ -80,7 +80,7 @@ class TaskRunner(Dispatching):
         if not self.coordinating:
             return  # no spoke coordinates now: the task answers to the run alone
         try:
-            task = self.ctx.store.load().find(task_id)
+            task = self.ctx.store.view().find(task_id)
             coordinator = self._coordinator_of(task) if task is not None else None
             if coordinator is None:
                 return
@@ -100,8 +100,7 @@ class TaskRunner(Dispatching):
     def _abandon(self, task_id: str, exc: MaestroError) -> None:
         options = ladder.decision_options(task_id, self.ctx.installed)
         try:
-            with self.ctx.store.edit() as plan:
-                task = plan.task(task_id)
+            with self.ctx.store.edit_task(task_id) as task:
                 # Pending: it failed before it could start (no CLI to route it to).
                 if task.status == "pending" or (
                     task.status == "running" and task.pid == os.getpid()
@@ -150,8 +149,8 @@ class TaskRunner(Dispatching):
             )
             if step.action in ("retry", "retry_with_context"):
                 if attempt.result is not None:
-                    with self.ctx.store.edit() as plan:
-                        self._charge(plan.task(task_id), attempt)
+                    with self.ctx.store.edit_task(task_id) as task:
+                        self._charge(task, attempt)
                 self.ctx.emit(
                     "task_retry",
                     task=task_id,
@@ -180,7 +179,7 @@ class TaskRunner(Dispatching):
         task_id = task.id
         if task.mode != "coordinate" and not children(plan, task_id):
             return None
-        if not children(self.ctx.store.load(), task_id):
+        if not children(self.ctx.store.view(), task_id):
             return None
         end_session(self.ctx.paths, session_id, "completed")
         left = self._await_subtasks(task_id)
@@ -199,7 +198,7 @@ class TaskRunner(Dispatching):
         from maestro.engine.hierarchy import children, subtask_summary, unfinished
 
         while True:
-            plan = self.ctx.store.load()
+            plan = self.ctx.store.view()
             if not children(plan, task_id):
                 return None
             waiting = unfinished(plan, task_id)
@@ -209,7 +208,7 @@ class TaskRunner(Dispatching):
                 break  # nothing more will start in this run
             with self._settled:
                 self._settled.wait(0.25)
-        plan = self.ctx.store.load()
+        plan = self.ctx.store.view()
         if all(t.status == "done" for t in children(plan, task_id)):
             return None
         return f"its subtasks are not all done ({subtask_summary(plan, task_id)})."
@@ -240,8 +239,8 @@ class TaskRunner(Dispatching):
         """Send a review round's findings back to the task's author: the task runs the whole
         pipeline again (gates, receipts, ladder) without a review of its own (the review loop
         reviews it next). Returns the task's status afterwards."""
-        with self.ctx.store.edit() as plan:
-            plan.task(task_id).status = "pending"
+        with self.ctx.store.edit_task(task_id) as task:
+            task.status = "pending"
         return self.run(task_id, extra=context, resume_session=resume_session, review=False).status
 
     # -- one attempt -----------------------------------------------------------------------
@@ -251,8 +250,8 @@ class TaskRunner(Dispatching):
         from maestro import planning
 
         ctx = self.ctx
-        plan = ctx.store.load()  # (this attempt's own parse: the overrides below go on it)
-        task = plan.task(task_id)
+        plan = ctx.store.view()  # (to read: the overrides below go on a copy of the task)
+        task = copy_of(plan.task(task_id))
         if task.status not in ("pending", "running"):
             return Attempt(
                 tool=task.tool or "-",

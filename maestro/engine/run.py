@@ -301,8 +301,8 @@ class Engine:
         with self._workspaces(run.run_id) as spaces:
             catalog = self._before_dispatch(run.run_id, plan.goal, selected, spaces)
             if opts.task_id and selected[0].status in ("failed", "blocked"):
-                with store.edit() as editable:
-                    editable.task(opts.task_id).status = "pending"
+                with store.edit_task(opts.task_id) as chosen:
+                    chosen.status = "pending"
             owners = {t.id: list(t.files) for t in plan.tasks}
             budget = RunBudget(opts.budget_tokens)
             hub = self.settings.hub or (plan.source.hub if plan.source else None)
@@ -420,7 +420,7 @@ class Engine:
         uncommitted: list[tuple[str, str]] = (),  # type: ignore[assignment]  # read only
         copies: str = "",
     ) -> RunSummary:
-        plan = store.load()
+        plan = store.view()
         counts = {status: 0 for status in STATUSES}
         for task in plan.tasks:
             counts[task.status] = counts.get(task.status, 0) + 1

@@ -212,7 +212,7 @@ def _changes(old: m.Plan, new: m.Plan) -> dict[str, Any]:
     for slot, (encode, _) in _RECORDS.items():
         before = {r.id: r for r in getattr(old, slot)}
         records = getattr(new, slot)
-        changed = [encode(r) for r in records if before.get(r.id) != r]
+        changed = [encode(r) for r in records if (b := before.get(r.id)) is not r and b != r]
         if changed:
             out[slot] = changed
         ids = [r.id for r in records]

@@ -8,16 +8,18 @@ and re-applies its change to a file saved in between by a field-level three-way 
 or refuses with ``StateConflict``. A file that does not parse is never rewritten.
 
 A store parses each content of the file once: while the file holds the bytes it last
-read or wrote, it takes their parse from memory (a copy, for the caller to change), so
-an engine's edits and loads cost a read of the file and a render, not a parse.
+read or wrote, it takes their parse from memory (a copy for the caller to change, or
+the plan itself to read: ``view()``), so an engine's edits and loads cost a read of the
+file and a render, not a parse; ``edit_task()`` copies the one task it changes.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +27,7 @@ from maestro.errors import NotFound, StateConflict
 from maestro.fsutil import atomic_write, file_lock
 from maestro.paths import ProjectPaths
 from maestro.state.history import History
-from maestro.state.model import Plan
+from maestro.state.model import Plan, Task, copy_of
 from maestro.state.planfile import parse_bytes
 
 # How often edit() re-merges when the file keeps changing under it before giving up.
@@ -81,15 +83,24 @@ class PlanStore:
         """The plan as it is on disk, a copy of its own: use ``edit()`` to change the file.
         A file saved from an older copy reads with Maestro's newer values merged in (see
         ``_reconcile``)."""
+        return self._load(Plan.copy)
+
+    def view(self) -> Plan:
+        """``load()`` without the copy, to read only: the plan may be the store's own, which
+        must never change (an engine reads the plan once a dispatch, ~1 ms a copy of 500
+        tasks saved)."""
+        return self._load(lambda plan: plan)
+
+    def _load(self, own: Callable[[Plan], Plan]) -> Plan:
         for _ in range(_MERGE_ATTEMPTS):
             data, latest = self._read(), self.history.latest()
             if latest is not None and latest != data:
                 with self._writing:  # (an edit of this store may be writing it)
                     data, latest = self._read(), self.history.latest()
-            plan = self._parse(data).copy()
+            plan = self._parse(data)
             if latest is None or latest == data:
-                return plan
-            merged = self._reconcile(data, plan, latest)
+                return own(plan)
+            merged = self._reconcile(data, plan.copy(), latest)
             # A writer between its history record and its plan write looks like a save of
             # the older copy for a moment, and merges to what it writes. Done when neither
             # moved meanwhile.
@@ -116,13 +127,32 @@ class PlanStore:
         ``durable=False`` skips the fsyncs, for a change a crash of the machine would undo
         anyway (a task marked running goes back to pending when the next run recovers it).
         """
+        with self._edit(None, durable) as plan:
+            yield plan
+
+    @contextlib.contextmanager
+    def edit_task(self, task_id: str, *, durable: bool = True) -> Iterator[Task]:
+        """``edit()`` of Task ``task_id`` alone (NotFound without it), for the engine's
+        transitions of a task: it yields a copy of that task to change, and copies
+        nothing else of the plan (~6 ms a copy of 2,000 tasks)."""
+        with self._edit(task_id, durable) as plan:
+            yield plan.task(task_id)
+
+    @contextlib.contextmanager
+    def _edit(self, only: str | None, durable: bool) -> Iterator[Plan]:
         from maestro.state.planfile import render
 
         with file_lock(self.lock_path):
             self._sweep()
             base_bytes, latest = self._read(), self.history.latest()
             before = self._parse(base_bytes)
-            plan = self._reconcile(base_bytes, before.copy(), latest)
+            if only is not None and latest == base_bytes:
+                # (the other records stay the store's own: the caller has that task alone)
+                plan = dataclasses.replace(
+                    before, tasks=[copy_of(t) if t.id == only else t for t in before.tasks]
+                )
+            else:
+                plan = self._reconcile(base_bytes, before.copy(), latest)
             yield plan
             text = render(plan, self.display)
             result = plan

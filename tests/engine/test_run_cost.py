@@ -8,6 +8,8 @@ from tests.engine.runkit import step, task, write_plan
 
 
 def counted(monkeypatch):
+    """Calls of each way to read the plan (``load``, ``view``), to change it (``edit``,
+    ``edit_task``) and of the parser, counted as load, edit and parse."""
     calls = {"load": 0, "edit": 0, "parse": 0}
 
     def counter(name, real):
@@ -17,8 +19,9 @@ def counted(monkeypatch):
 
         return call
 
-    monkeypatch.setattr(PlanStore, "load", counter("load", PlanStore.load))
-    monkeypatch.setattr(PlanStore, "edit", counter("edit", PlanStore.edit))
+    ways = {"load": "load", "view": "load", "edit": "edit", "edit_task": "edit"}
+    for method, name in ways.items():
+        monkeypatch.setattr(PlanStore, method, counter(name, getattr(PlanStore, method)))
     monkeypatch.setattr(store_module, "parse_bytes", counter("parse", store_module.parse_bytes))
     return calls
 

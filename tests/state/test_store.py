@@ -200,6 +200,23 @@ def test_a_hand_edit_saved_during_edit_is_kept_and_the_change_reapplied(project)
     assert store.load() == parse(text)
 
 
+def test_edit_task_changes_that_task_alone_and_merges_a_hand_edit_as_edit_does(project):
+    store = make_store(project)
+    with store.edit_task("2") as task:
+        task.status = "running"
+    assert [t.status for t in store.view().tasks] == ["pending", "running", "pending"]
+    before = store.path.read_bytes()
+    with pytest.raises(NotFound), store.edit_task("9"):
+        pass
+    assert store.path.read_bytes() == before
+    save_by_hand(store, "### Task 3: Task number 3\n", "### Task 3: Task number 3\n\nA note.\n")
+    with store.edit_task("1") as task:
+        task.status = "done"
+    text = store.path.read_text()
+    assert "A note." in text and [t.status for t in parse(text).tasks][:2] == ["done", "running"]
+    assert store.view() == store.load() == parse(text)
+
+
 def test_a_conflicting_hand_edit_is_refused_and_kept(project):
     store = make_store(project)
     with pytest.raises(StateConflict) as info, store.edit() as plan:
