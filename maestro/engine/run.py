@@ -10,18 +10,16 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
-import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from types import FrameType
 from typing import TYPE_CHECKING, Any, TextIO
 
 from maestro import clock, roster
 from maestro.engine import progress as progress_views
 from maestro.engine.budgets import RunBudget, limits_for
 from maestro.engine.context import RunContext, RunOptions
+from maestro.engine.ending import abort_on_sigterm, run_ending, stop_on_sigint
 from maestro.engine.hierarchy import SubtaskFeed
 from maestro.engine.pipeline import TaskRunner
 from maestro.engine.receipts import GitTree, Observer
@@ -374,7 +372,7 @@ class Engine:
                 workspace_line=self.mode.line() if self.mode else None,
             )
             try:
-                with _abort_on_sigterm(scheduler), _stop_on_sigint(scheduler), reports:
+                with abort_on_sigterm(scheduler), stop_on_sigint(scheduler), reports:
                     report = scheduler.run()
             finally:
                 if spaces is not None:
@@ -427,7 +425,7 @@ class Engine:
         ran = [plan.task(jid) for jid in sorted(report.outcomes, key=task_sort_key)]
         tokens = budget.spent
         costs = [t.cost for t in ran if t.cost is not None]
-        status, message = _ending(report, ran)
+        status, message = run_ending(report, ran)
         for task_id, note in unlanded:
             message += f" Task {task_id} is done, but {note}."
         if unlanded:
@@ -477,77 +475,3 @@ class Engine:
             unlanded=[task_id for task_id, _ in unlanded],
             uncommitted=[task_id for task_id, _ in uncommitted],
         )
-
-
-def _ending(report: ScheduleReport, ran: list[Task]) -> tuple[str, str]:
-    """(status, message) of a run: stopped by its token budget, aborted, incomplete (a task
-    failed or is blocked, or tasks still wait), or finished."""
-    if report.stopped and report.stopped.startswith("run token budget"):
-        return "stopped", report.stopped
-    if report.stopped:
-        left = len(report.waiting) + sum(o.status == "pending" for o in report.outcomes.values())
-        return "aborted", (
-            f"{report.stopped}: running tasks finished, {left} task(s) left pending. "
-            "Run `maestro run` to continue."
-        )
-    unsuccessful = [t for t in ran if t.status in ("failed", "blocked")]
-    if unsuccessful:
-        parts = [
-            f"Task {t.id} {t.status}: {(t.result or '').split(' Options:')[0].rstrip('.')}"
-            for t in unsuccessful
-        ]
-        if report.waiting:
-            parts.append(f"waiting on them: Task {', '.join(report.waiting)}")
-        return "incomplete", "; ".join(parts) + ". See `maestro status` for the options."
-    if report.waiting:
-        return "incomplete", "; ".join(
-            f"Task {jid} waits for Task {', '.join(deps)}" for jid, deps in report.waiting.items()
-        )
-    return "finished", (
-        "every task it ran is done." if ran else "nothing to run: no pending task is ready."
-    )
-
-
-class _SchedulerSignal:
-    """While the scheduler runs (from the main thread: only it may set handlers), the
-    signal ``signum`` goes to ``_handle``; the handler before is put back after."""
-
-    signum: signal.Signals
-
-    def __init__(self, scheduler: Scheduler) -> None:
-        self.scheduler = scheduler
-        self.previous: Any = None
-
-    def __enter__(self) -> None:
-        if threading.current_thread() is threading.main_thread():
-            self.previous = signal.signal(self.signum, self._handle)
-
-    def _handle(self, signum: int, frame: FrameType | None) -> None:
-        raise NotImplementedError
-
-    def __exit__(self, *exc: object) -> None:
-        if self.previous is not None:
-            signal.signal(self.signum, self.previous)
-
-
-class _stop_on_sigint(_SchedulerSignal):
-    """Ctrl-C while the run's tasks go on: the first stops launching, as a request the
-    scheduler takes at its next turn (a KeyboardInterrupt raised in the middle of a
-    launch would leave a task half started, and be taken for the second); the second
-    leaves at once (KeyboardInterrupt: the next `maestro run` recovers the tasks)."""
-
-    signum = signal.SIGINT
-
-    def _handle(self, signum: int, frame: FrameType | None) -> None:
-        if self.scheduler.interrupt_requested:
-            raise KeyboardInterrupt
-        self.scheduler.interrupt_requested = True
-
-
-class _abort_on_sigterm(_SchedulerSignal):
-    """SIGTERM (`maestro run --abort`) stops launching; running tasks finish."""
-
-    signum = signal.SIGTERM
-
-    def _handle(self, signum: int, frame: FrameType | None) -> None:
-        self.scheduler.request_stop("aborted by `maestro run --abort`")

@@ -204,7 +204,7 @@ def test_a_ctrl_c_in_the_middle_of_a_launch_is_taken_as_the_first():
     raise there, outside _collect's handling, and end the run as a second Ctrl-C would."""
     import signal
 
-    from maestro.engine.run import _stop_on_sigint
+    from maestro.engine.ending import stop_on_sigint
 
     seen: list[int] = []
 
@@ -220,7 +220,7 @@ def test_a_ctrl_c_in_the_middle_of_a_launch_is_taken_as_the_first():
         on_interrupt=seen.append,
         order=lambda jid: jid,
     )
-    with _stop_on_sigint(scheduler):
+    with stop_on_sigint(scheduler):
         report = scheduler.run()
     assert report.stopped == "interrupted (Ctrl-C)" and "3" in report.waiting
     assert len(seen) == 1 and signal.getsignal(signal.SIGINT) is signal.default_int_handler
