@@ -20,7 +20,8 @@ DEFAULT_PATH = ".ai/MAESTRO.md"
 
 
 def parse(text: str, path: str = DEFAULT_PATH) -> Plan:
-    from maestro.state.markdown.reader import DocumentReader, upgrade
+    from maestro.state.markdown.reader import DocumentReader
+    from maestro.state.markdown.upgrade import upgrade
 
     plan, version = DocumentReader(text, str(path)).read()
     return upgrade(plan, version, str(path))
