@@ -37,12 +37,12 @@ import hashlib
 import os
 import shutil
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from maestro.engine.guard import Found, Guard
+from maestro.engine.guard import Found, Guard, Mark
 from maestro.engine.landing import Landings
 from maestro.engine.ownership import owned_by_any
 from maestro.engine.worktree import (
@@ -322,26 +322,28 @@ class Workspaces(Landings):
         """The attempt's exact change; ``files`` is the task's Files (its scope). What
         changed outside the worktree while it ran is put back first (see guard.py)."""
         first = self.guard is not None and wt.mark is not None and wt.found is None
+        found = Found(wt.name)
         if first:
             assert self.guard is not None and wt.mark is not None
-            wt.found = Found(wt.name)
-            self.guard.undo_git(wt.mark, wt.found)  # before git reads the worktree
+            wt.found = found
+            self.guard.undo_git(wt.mark, found)  # before git reads the worktree
         links = [f"{self.prefix}{link}" for link in self.links]
         tree = self.repo.snapshot(wt.path, wt.index, exclude=self.exclude, drop=links)
         changes = self.repo.tree_changes(wt.base_tree, tree)
         if first:
-            self._undo_tree(wt, {c.path for c in changes})
+            assert wt.mark is not None
+            self._undo_tree(wt.mark, found, {c.path for c in changes})
         names = sorted(self._relative(c.path) for c in changes)
         out_of_scope = [n for n in names if not owned_by_any(list(files), n)]
         patch = self.repo.patch(wt.base_tree, tree) if changes else ""
-        found = wt.found
+        outside = wt.found or Found(wt.name)
         return Measured(
             tree=tree,
             changes=changes,
             files=names,
             out_of_scope=out_of_scope,
-            outside=list(found.paths) if found else [],
-            saved=found.shown if found else "",
+            outside=list(outside.paths),
+            saved=outside.shown,
             # The answer names files it changed, but its worktree holds no change at all.
             unmeasured=[]
             if names
@@ -353,19 +355,20 @@ class Workspaces(Landings):
             else None,
         )
 
-    def _undo_tree(self, wt: Worktree, inside: set[str]) -> None:
-        """The user's files changed while ``wt``'s dispatch ran, put back; left alone: what
-        the run landed meanwhile (another task's work), and files the worktree changed
-        too (a person's edit of them is the landing's to merge, never overwritten)."""
-        assert self.guard is not None and wt.mark is not None and wt.found is not None
-        started = wt.mark.started_ns
+    def _undo_tree(self, mark: Mark, found: Found, inside: Collection[str] = ()) -> None:
+        """The user's files changed since ``mark``, put back into ``found``; left alone:
+        what the run landed meanwhile (another task's work), and files the worktree
+        changed too (``inside``: a person's edit of them is the landing's to merge, never
+        overwritten)."""
+        assert self.guard is not None
+        started = mark.started_ns
 
         def keep(path: str) -> bool:
             return path in inside or self._landed.get(self._relative(path), 0) >= started
 
         with self._land_lock:  # no landing writes the user's tree meanwhile
-            self.guard.undo_tree(wt.mark, wt.found, keep=keep)
-        wt.found.shown = self._shown(wt.found.saved) if wt.found.saved else ""
+            self.guard.undo_tree(mark, found, keep=keep)
+        found.shown = self._shown(found.saved) if found.saved else ""
 
     @contextlib.contextmanager
     def contained(self, label: str) -> Iterator[Found]:
@@ -382,14 +385,7 @@ class Workspaces(Landings):
             yield found
         finally:
             self.guard.undo_git(mark, found)
-            started = mark.started_ns
-            with self._land_lock:
-                self.guard.undo_tree(
-                    mark,
-                    found,
-                    keep=lambda p: self._landed.get(self._relative(p), 0) >= started,
-                )
-            found.shown = self._shown(found.saved) if found.saved else ""
+            self._undo_tree(mark, found)
 
     def settle(self, wt: Worktree) -> None:
         """A worktree whose change was never measured (its spoke failed to start, say):
