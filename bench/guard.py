@@ -28,15 +28,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.workspaces import IDENTITY  # the same committer the workspace figures use
 from maestro.engine.guard import Found, Guard
 from maestro.repo import Repo
-
-IDENTITY = {
-    "GIT_AUTHOR_NAME": "bench",
-    "GIT_AUTHOR_EMAIL": "bench@localhost",
-    "GIT_COMMITTER_NAME": "bench",
-    "GIT_COMMITTER_EMAIL": "bench@localhost",
-}
 
 
 def make_repo(root: Path, files: int) -> None:
