@@ -99,9 +99,8 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
 def _spawn(args: argparse.Namespace, ctx: Context) -> Result:
     from maestro.engine.hierarchy import SpawnRequest, spawn
 
-    done = spawn(
+    data = spawn(
         ctx.paths,
-        ctx.settings,
         ctx.env,
         SpawnRequest(
             title=args.title,
@@ -115,30 +114,16 @@ def _spawn(args: argparse.Namespace, ctx: Context) -> Result:
             mode=args.mode,
         ),
     )
-    task = done.task
-    facts = [f"files {', '.join(task.files)}" if task.files else "no files"]
-    if task.depends:
-        facts.append(f"after {', '.join(task.depends)}")
+    task = data["task"]
+    facts = [f"files {', '.join(task['files'])}" if task["files"] else "no files"]
+    if task["depends"]:
+        facts.append(f"after {', '.join(task['depends'])}")
     text = (
-        f"spawned Task {task.id} under Task {done.parent.id}: {task.title} ({'; '.join(facts)})\n"
+        f"spawned Task {task['id']} under Task {task['parent']}: {task['title']} ({'; '.join(facts)})\n"
         "the run dispatches it as your worker; its reports come to you: maestro mail wait"
-        + "".join(f"\nwarning: {w}" for w in done.warnings)
+        + "".join(f"\nwarning: {w}" for w in data["warnings"])
     )
-    data = {
-        "verb": "spawn",
-        "task": {
-            "id": task.id,
-            "title": task.title,
-            "parent": task.parent,
-            "files": task.files,
-            "criteria": task.criteria,
-            "depends": task.depends,
-            "validation": task.validation,
-            "mode": task.mode or "execute",
-        },
-        "warnings": done.warnings,
-    }
-    return Result("task", data, text)
+    return Result("task", {"verb": "spawn", **data}, text)
 
 
 def _report(args: argparse.Namespace, ctx: Context) -> Result:

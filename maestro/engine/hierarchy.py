@@ -1,15 +1,15 @@
 """Hierarchy: a coordinating task (``Mode: coordinate``) splits itself into subtasks.
 
 Its spoke, a coordinated coordinator of the run, types ``maestro task spawn ...`` in its
-shell. ``spawn`` checks the subtask like any plan task (AAVSR, the dependency graph, file
-ownership: within the parent's files and clear of running tasks), gives it the next id
-under its parent (``4.1``, ``4.2``) and writes it into the plan right after the parent's
-subtree, in one ``PlanStore.edit()``: the plan lock serialises it with the running
-engine's own writes, and the edit keeps every byte of a person's text.
-
-The engine that runs the parent notices the new task on its next idle tick
-(``SubtaskFeed``) and schedules it; it is dispatched as a coordinated worker of the
-parent's session (its reports and questions go to the parent's ``mail wait``). The
+shell. ``spawn`` checks that the session may spawn and asks the engine that runs the
+parent, through the office (engine/requests.py: while a run is live, only its engine
+writes what others ask of the plan). The engine, on its next idle tick,
+``add_subtask``: checks the subtask like any plan task (AAVSR, the dependency graph,
+file ownership: within the parent's files and clear of running tasks), gives it the
+next id under its parent (``4.1``, ``4.2``), writes it into the plan right after the
+parent's subtree in one ``PlanStore.edit()`` (which keeps every byte of a person's
+text), schedules it and answers with the new task. It is dispatched as a coordinated
+worker of the parent's session (its reports and questions go to the parent's ``mail wait``). The
 parent's task finishes only when its subtasks have (``unfinished``): done when they are
 all done, else blocked, naming them.
 """
@@ -17,16 +17,18 @@ all done, else blocked, naming them.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, replace
+from dataclasses import fields as dataclass_fields
 from typing import Any
 
 from maestro.engine.ownership import normalize, overlapping, owns
 from maestro.errors import MaestroError
 from maestro.paths import ProjectPaths
-from maestro.state.model import Plan, Task, task_sort_key
+from maestro.state.model import SPECIALISTS, TASK_MODES, TOOLS, Plan, Task, task_sort_key
 
 SETTLED = ("done", "failed", "blocked")
+SPAWN = "task spawn"  # the request's subject at the run's desk
 
 
 @dataclass
@@ -130,19 +132,13 @@ def _insert_at(plan: Plan, parent: Task) -> int:
 # -- spawn ------------------------------------------------------------------------------
 
 
-def spawn(
-    paths: ProjectPaths,
-    settings: Any,
-    env: Mapping[str, str],
-    request: SpawnRequest,
-) -> Spawned:
-    """Add a subtask under the calling session's task; raise MaestroError (with the fix)
-    for anything a plan task could not be, or a caller that may not spawn."""
-    from maestro import graph, planning
-    from maestro.agents.catalog import load_catalog
+def spawn(paths: ProjectPaths, env: Mapping[str, str], request: SpawnRequest) -> dict[str, Any]:
+    """``maestro task spawn``: check that the calling session may spawn, then ask the run
+    that dispatched its task to add the subtask (engine/requests.py); raise MaestroError
+    (with the fix) for a caller that may not spawn or a subtask the engine refuses."""
     from maestro.bus.sessions import USER, SessionStore, current_id
+    from maestro.engine.requests import ask
     from maestro.engine.rundir import RunLock
-    from maestro.state.store import PlanStore
 
     me = SessionStore(paths).peek(current_id(env))
     if me.id == USER:
@@ -150,6 +146,71 @@ def spawn(
             "task spawn is for the spoke of a coordinating task, and MAESTRO_SESSION_ID is not set.",
             "as the person, add the task to the plan file, or re-plan with `maestro plan --from`.",
         )
+    _check_session(me)
+    run_id = str(me.data["run_id"])
+    if not RunLock(paths).alive(run_id):
+        raise MaestroError(
+            f"run {run_id}, which dispatched Task {me.task_ids[0]}, is not running: nothing would dispatch the subtask.",
+            'report it instead: `maestro task report blocked "..."`.',
+        )
+    answer = ask(paths, me.id, run_id, SPAWN, asdict(request))
+    if not isinstance(answer.get("task"), dict) or not isinstance(answer.get("warnings"), list):
+        raise MaestroError(
+            f"run {run_id}'s answer to task spawn is not what the engine writes.",
+            "`maestro status` shows whether the subtask was added.",
+        )
+    return answer
+
+
+def spawned_data(done: Spawned) -> dict[str, Any]:
+    """The engine's answer to ``task spawn``, as ``--json`` prints it."""
+    task = done.task
+    return {
+        "task": {
+            "id": task.id,
+            "title": task.title,
+            "parent": task.parent,
+            "files": task.files,
+            "criteria": task.criteria,
+            "depends": task.depends,
+            "validation": task.validation,
+            "mode": task.mode or "execute",
+        },
+        "warnings": done.warnings,
+    }
+
+
+def _request(fields: Mapping[str, Any]) -> SpawnRequest:
+    """A SpawnRequest from the JSON a spoke sent: known keys, each of its type."""
+    known = {f.name: f for f in dataclass_fields(SpawnRequest)}
+    values: dict[str, Any] = {}
+    for key, value in fields.items():
+        if key not in known:
+            raise MaestroError(
+                f"task spawn: unknown field {key!r}.", "upgrade the caller's maestro."
+            )
+        listed = key in ("files", "criteria", "depends")
+        ok = (
+            isinstance(value, list) and all(isinstance(v, str) for v in value)
+            if listed
+            else value is None or isinstance(value, str)
+        )
+        if not ok:
+            kind = "a list of strings" if listed else "a string"
+            raise MaestroError(f"task spawn: {key} must be {kind}.", "give it as --help shows.")
+        values[key] = value
+    if not isinstance(values.get("title"), str):
+        raise MaestroError("the subtask has no title.", 'give one: --title "Add the login form"')
+    for key, allowed in (("specialist", SPECIALISTS), ("tool", TOOLS), ("mode", TASK_MODES)):
+        if values.get(key) is not None and values[key] not in allowed:
+            raise MaestroError(
+                f"task spawn: {key} {values[key]!r} is not one of {', '.join(allowed)}.",
+                f"give --{key} one of those.",
+            )
+    return SpawnRequest(**values)
+
+
+def _check_session(me: Any) -> None:
     if me.status != "working":
         raise MaestroError(
             f"session {me.id} is {me.status}: only a working session can spawn subtasks.",
@@ -160,17 +221,36 @@ def spawn(
             f"session {me.id} runs no task of a run, so a subtask would have no parent.",
             "spawn from the spoke of a coordinating task that `maestro run` dispatched.",
         )
-    parent_id, run_id = me.task_ids[0], str(me.data["run_id"])
-    if not RunLock(paths).alive(run_id):
+
+
+def add_subtask(
+    store: Any, settings: Any, sender: str, run_id: str, fields: Mapping[str, Any]
+) -> Spawned:
+    """The engine's side of ``task spawn``, for the session ``sender``: check the subtask
+    like any plan task (AAVSR, the graph, file ownership) and write it into the plan
+    under the sender's task, which this engine runs. The request came through the
+    office from a spoke: every field is checked before it is believed."""
+    from maestro import graph, planning
+    from maestro.agents.catalog import load_catalog
+    from maestro.bus.sessions import SessionStore
+
+    request = _request(fields)
+    paths = store.paths
+    sessions = SessionStore(paths)
+    if not sessions.exists(sender):
+        raise MaestroError(f"no session {sender} in this project.", "spawn from a spoke's shell.")
+    me = sessions.peek(sender)
+    _check_session(me)
+    if str(me.data["run_id"]) != run_id:
         raise MaestroError(
-            f"run {run_id}, which dispatched Task {parent_id}, is not running: nothing would dispatch the subtask.",
-            'report it instead: `maestro task report blocked "..."`.',
+            f"session {me.id} belongs to run {me.data['run_id']}, not to run {run_id}.",
+            "spawn from the spoke of a task this run dispatched.",
         )
+    parent_id = me.task_ids[0]
     title = " ".join(request.title.split())
     if not title:
         raise MaestroError("the subtask has no title.", 'give one: --title "Add the login form"')
     catalog = load_catalog(settings)
-    store = PlanStore(paths)
     with store.edit() as plan:
         parent = plan.task(parent_id)
         _check_parent(plan, parent, me.id, settings.max_depth)
@@ -223,6 +303,11 @@ def _check_parent(plan: Plan, parent: Task, session_id: str, max_depth: int) -> 
         raise MaestroError(
             f"Task {parent.id} is {parent.status}, not running: its subtasks would have no coordinator.",
             "spawn subtasks while your task runs.",
+        )
+    if parent.pid != os.getpid():
+        raise MaestroError(
+            f"Task {parent.id} is running in another engine (pid {parent.pid}), not in this run.",
+            "spawn from the spoke of a task this run dispatched.",
         )
     level = depth(plan, parent) + 1
     if level > max_depth:
@@ -289,51 +374,3 @@ def _check_running(plan: Plan, task: Task) -> None:
                 if other.parent == task.parent
                 else "give this subtask other files.",
             )
-
-
-# -- the engine's side -------------------------------------------------------------------
-
-
-class SubtaskFeed:
-    """Hands the scheduler the subtasks spawned while the run goes on: pending tasks whose
-    parent is running in this engine. Called on the scheduler's idle ticks while
-    ``active()`` (a coordinating task runs, whose spoke may spawn); a stat of the plan
-    file when nothing changed, a read when it did."""
-
-    def __init__(
-        self,
-        store: Any,
-        known: set[str],
-        add: Callable[[str, tuple[str, ...], tuple[str, ...], str], None],
-        emit: Callable[..., Any],
-        active: Callable[[], bool],
-    ) -> None:
-        self.store, self.known, self.add, self.emit = store, known, add, emit
-        self.active = active
-        self._seen: tuple[int, int] | None = None
-
-    def poll(self) -> None:
-        if not self.active():
-            return
-        try:
-            stat = os.stat(self.store.path)
-        except OSError:
-            return
-        key = (stat.st_mtime_ns, stat.st_size)
-        if key == self._seen:
-            return
-        self._seen = key
-        try:
-            plan = self.store.view()
-        except MaestroError:
-            return  # a hand edit that does not parse: the next tick looks again
-        me = os.getpid()
-        for task in plan.tasks:
-            if task.parent is None or task.status != "pending" or task.id in self.known:
-                continue
-            parent = plan.find(task.parent)
-            if parent is None or parent.status != "running" or parent.pid != me:
-                continue
-            self.known.add(task.id)
-            self.add(task.id, tuple(task.depends), tuple(task.files), task.parent)
-            self.emit("task_spawned", task=task.id, parent=task.parent, title=task.title)

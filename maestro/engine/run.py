@@ -20,10 +20,11 @@ from maestro.engine import progress as progress_views
 from maestro.engine.budgets import RunBudget, limits_for
 from maestro.engine.context import RunContext, RunOptions
 from maestro.engine.ending import abort_on_sigterm, run_ending, stop_on_sigint
-from maestro.engine.hierarchy import SubtaskFeed
+from maestro.engine.hierarchy import SPAWN, add_subtask, spawned_data
 from maestro.engine.pipeline import TaskRunner
 from maestro.engine.receipts import GitTree, Observer
 from maestro.engine.reports import WorkerReports
+from maestro.engine.requests import Desk
 from maestro.engine.resume import recover
 from maestro.engine.rundir import RunDir, RunLock, new_run_id
 from maestro.engine.scheduler import Job, Scheduler, ScheduleReport
@@ -38,6 +39,7 @@ from maestro.state.model import STATUSES, Plan, Task, task_sort_key
 if TYPE_CHECKING:
     from maestro.agents.catalog import Catalog
     from maestro.bus.liveness import Lease
+    from maestro.bus.messages import Message
     from maestro.config import Settings
     from maestro.engine.review.outcome import ReviewOutcome
     from maestro.engine.rundir import EventLog
@@ -336,13 +338,18 @@ class Engine:
                 owners[jid] = list(files)  # its changes are its own in the receipts
                 scheduler.add(Job(jid, deps, files, parent))
 
-            spawned = SubtaskFeed(
-                store, {job.id for job in jobs}, join, emit, lambda: bool(runner.coordinating)
-            )
+            def spawn(message: Message, fields: dict[str, Any]) -> dict[str, Any]:
+                done = add_subtask(store, self.settings, message.sender, run.run_id, fields)
+                task = done.task
+                join(task.id, tuple(task.depends), tuple(task.files), done.parent.id)
+                emit("task_spawned", task=task.id, parent=done.parent.id, title=task.title)
+                return spawned_data(done)
+
+            desk = Desk(self.paths, run.run_id, {SPAWN: spawn})
 
             def idle() -> None:
                 reports.deliver()
-                spawned.poll()
+                desk.serve()
                 view.tick()
 
             scheduler = Scheduler(
@@ -372,7 +379,7 @@ class Engine:
                 workspace_line=self.mode.line() if self.mode else None,
             )
             try:
-                with abort_on_sigterm(scheduler), stop_on_sigint(scheduler), reports:
+                with abort_on_sigterm(scheduler), stop_on_sigint(scheduler), reports, desk:
                     report = scheduler.run()
             finally:
                 if spaces is not None:

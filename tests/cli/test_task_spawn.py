@@ -1,17 +1,25 @@
 """`maestro task spawn` as a coordinating task's spoke types it: the checks a subtask
 passes (or the one-line refusal with its fix, the plan untouched), its place in the plan
-file, and `maestro run` refused inside a spoke."""
+file, the request's way through the office to the engine (whose desk answers it: here a
+thread serving the engine's own ``add_subtask``), and `maestro run` refused inside a
+spoke."""
 
 from __future__ import annotations
 
 import json
 import os
+import threading
+import time
 
 import pytest
 
+from maestro.bus.mailbox import Mailbox
 from maestro.bus.workers import create_worker_session, end_session, start_run_session
 from maestro.config import load_settings
+from maestro.engine.hierarchy import SPAWN, add_subtask, spawned_data
+from maestro.engine.requests import Desk, ask, desk_id
 from maestro.engine.rundir import RunLock
+from maestro.errors import MaestroError
 from maestro.state.store import PlanStore
 from tests.engine.runkit import CRITERION, plan, task, write_plan
 
@@ -29,6 +37,21 @@ class Office:
         self.lock.acquire(RUN_ID)
         self.run_lease = start_run_session(self.paths, RUN_ID)
         self.leases = []
+        self.desk = Desk(self.paths, RUN_ID, {SPAWN: self._spawn})
+        self.stopped = threading.Event()
+        self.engine = threading.Thread(target=self._serve, daemon=True)
+        self.engine.start()
+
+    def _spawn(self, message, fields):
+        settings = load_settings(self.project)  # the engine's settings (this process's env)
+        store = PlanStore(settings.paths)
+        return spawned_data(add_subtask(store, settings, message.sender, RUN_ID, fields))
+
+    def _serve(self) -> None:
+        with self.desk:
+            while not self.stopped.is_set():
+                self.desk.serve()
+                time.sleep(0.01)
 
     def running(self, task_id: str, *, mode: str = "coordinated-coordinator") -> str:
         """Mark ``task_id`` running in this process and give it a working session."""
@@ -63,6 +86,8 @@ class Office:
         return (self.project / ".ai" / "MAESTRO.md").read_bytes()
 
     def close(self) -> None:
+        self.stopped.set()
+        self.engine.join(5)
         for lease in self.leases:
             lease.release()
         self.run_lease.release()
@@ -235,3 +260,50 @@ def test_a_spoke_cannot_re_enter_maestro_run(office):
     result = office.cli("run")
     _refused(result, "cannot start a run inside a spoke", "MAESTRO_SESSION_ID=t4-", "task spawn")
     assert office.plan_bytes() == before
+
+
+def test_the_engine_believes_no_field_of_a_forged_request(office):
+    """A spoke can send anything to the desk: each field is checked, each refusal is an
+    answer (never a crash of the engine's loop), and the plan stays as it was."""
+    coordinator = office.running("4")
+    before = office.plan_bytes()
+    forged = [
+        ({"title": "Token", "files": "src/auth/token.py"}, "files must be a list of strings"),
+        ({"title": ["x"]}, "title must be a string"),
+        ({"title": "Token", "rights": "all"}, "unknown field 'rights'"),
+        ({"title": "Token", "tool": "bash"}, "tool 'bash' is not one of"),
+        ({"files": ["src/auth/token.py"]}, "the subtask has no title"),
+    ]
+    for fields, refusal in forged:
+        with pytest.raises(MaestroError, match=refusal):
+            ask(office.paths, coordinator, RUN_ID, SPAWN, fields, timeout_s=5)
+    with pytest.raises(MaestroError, match="the engine takes no directive 'delete plan'"):
+        ask(office.paths, coordinator, RUN_ID, "delete plan", {}, timeout_s=5)
+    # A session of another run, or one that does not exist, spawns nothing here.
+    with pytest.raises(MaestroError, match="no session t99-nobody"):
+        ask(office.paths, "t99-nobody", RUN_ID, SPAWN, {"title": "Token"}, timeout_s=5)
+    assert office.plan_bytes() == before
+
+
+def test_the_desk_traffic_stays_out_of_the_persons_inbox(office):
+    office.act_as(office.running("4"))
+    assert office.spawn("Add the token model", "src/auth/token.py").code == 0
+    mailbox = Mailbox(office.paths)
+    mine, _ = mailbox.inbox("user", mark=False)
+    assert not [m for m in mine if desk_id(RUN_ID) in (m.sender, *m.to)]
+    answers, _ = mailbox.inbox(os.environ["MAESTRO_SESSION_ID"], unread_only=True, mark=False)
+    assert answers == []  # the spawn's answer was read by the spawn
+
+
+def test_a_spawn_to_an_engine_that_stops_answering_gives_up(office, monkeypatch):
+    coordinator = office.running("4")
+    office.stopped.set()  # the engine's loop ends: nobody serves the desk
+    office.engine.join(5)
+    started = time.monotonic()
+    with pytest.raises(MaestroError, match=f"run {RUN_ID} did not answer task spawn within 1 s"):
+        ask(office.paths, coordinator, RUN_ID, SPAWN, {"title": "Token"}, timeout_s=1)
+    assert time.monotonic() - started < 3
+    threading.Timer(0.3, office.lock.release).start()  # the engine dies while one waits
+    with pytest.raises(MaestroError, match=f"run {RUN_ID} stopped before it answered"):
+        ask(office.paths, coordinator, RUN_ID, SPAWN, {"title": "Token"}, timeout_s=30)
+    office.lock.acquire(RUN_ID)
