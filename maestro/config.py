@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dotenv import dotenv_values
+
 from maestro.defaults import SETTINGS, SETTINGS_BY_KEY, TABLES, Setting
 from maestro.errors import ConfigError
 from maestro.formatting import shown_path
@@ -198,7 +200,6 @@ def _not_utf8(path: Path, exc: UnicodeDecodeError) -> ConfigError:
 def _read_dotenv(path: Path) -> dict[str, str]:
     if not path.is_file():
         return {}
-    from dotenv import dotenv_values
 
     try:
         values = dotenv_values(path)

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import yaml
+
 _BOUNDARY = re.compile(r"^---[ \t]*$", re.MULTILINE)
 
 
@@ -25,7 +27,6 @@ class FrontmatterError(ValueError):
 def split(text: str) -> tuple[Any, str]:
     """``(metadata, body)``: the metadata is what the YAML holds (a mapping when the file
     is right: the caller checks its shape), ``{}`` for an empty block."""
-    import yaml
 
     opening = _BOUNDARY.match(text)
     if opening is None:

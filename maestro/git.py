@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from maestro.errors import MaestroError
+from maestro.process import run_process
 
 if TYPE_CHECKING:  # process.py is imported where it runs, as before
     from maestro.process import ProcessOutcome
@@ -100,7 +101,6 @@ def run_git(
     ``env`` is the caller's environment (default: this process's); ``extra_env`` is what
     Maestro itself sets for this call (a private index, say), applied after cleaning.
     """
-    from maestro.process import run_process
 
     full = clean_env(env)
     full.setdefault("GIT_OPTIONAL_LOCKS", "0")  # never contend with the user's own git

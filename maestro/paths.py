@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from maestro.errors import ConfigError
+
 DEFAULT_STATE_DIR = ".ai"
 # An id that names a folder or file (a session's, a run's): one name, never a path.
 ID_PATTERN = "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
@@ -28,8 +30,6 @@ def find_project_root(cwd: Path | None = None, env: Mapping[str, str] | None = N
     if environ.get("MAESTRO_PROJECT_DIR"):
         root = Path(environ["MAESTRO_PROJECT_DIR"]).expanduser().resolve()
         if not root.is_dir():
-            from maestro.errors import ConfigError
-
             problem = "is a file, not a folder" if root.exists() else "does not exist"
             raise ConfigError(
                 f"MAESTRO_PROJECT_DIR={environ['MAESTRO_PROJECT_DIR']!r}: {root} {problem}.",

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from maestro.git import GitError, run_git
+from maestro.pids import pid_alive
 
 if TYPE_CHECKING:
     from maestro.process import ProcessOutcome
@@ -73,7 +74,6 @@ def in_use(path: Path) -> bool:
     """Whether the process that created the worktree (or scratch file) at ``path`` still
     lives: a review or challenge running beside a run, say, or this process when it made
     it (``mine``); one named with this pid that it did not make is a dead process's."""
-    from maestro.pids import pid_alive
 
     found = _CREATOR.search(path.name)
     if found is None:

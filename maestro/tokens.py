@@ -50,6 +50,8 @@ def load_ranks(path: Path = RANKS) -> dict[bytes, int]:
 
 @lru_cache(maxsize=1)
 def _encoding() -> Any:
+    # local: tiktoken takes 10 ms to import, and `maestro status` imports this module
+    # without counting a token.
     import tiktoken
 
     return tiktoken.Encoding(

@@ -12,6 +12,7 @@ Precedence for each value, most specific first:
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,6 +24,8 @@ from maestro.config import Settings, convert
 from maestro.defaults import Setting
 from maestro.errors import ConfigError, MaestroError, NotFound
 from maestro.formatting import shown_path
+from maestro.frontmatter import FrontmatterError, split
+from maestro.resources import list_files
 
 # The notes' four specialists and the agent each defaults to when a task names no agent.
 SPECIALIST_DEFAULTS = {
@@ -104,7 +107,6 @@ class ResolvedAgent:
 
 
 def closest(name: str, names: Iterable[str]) -> str | None:
-    import difflib
 
     matches = difflib.get_close_matches(name, list(names), n=1, cutoff=0.5)
     return matches[0] if matches else None
@@ -114,7 +116,6 @@ def parse_agent(
     text: str, source: str, *, expected_name: str, origin: str
 ) -> tuple[Agent | None, list[Violation]]:
     """Read one persona file; return the agent (None when unusable) and its violations."""
-    from maestro.frontmatter import FrontmatterError, split
 
     try:
         meta, content = split(text.strip())
@@ -171,7 +172,6 @@ class Scan:
 
 
 def scan_agents(settings: Settings) -> Scan:
-    from maestro.resources import list_files
 
     violations: list[Violation] = []
     bundled: dict[str, Agent] = {}

@@ -9,6 +9,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from jsonschema import Draft202012Validator
+
 from maestro import roster
 from maestro.agents.tiers import TOOLS
 from maestro.formatting import key_path
@@ -111,7 +113,6 @@ def _describe(error: Any) -> str:
 def validate_frontmatter(meta: Any, file: str) -> list[Violation]:
     if not isinstance(meta, dict):
         return [Violation(file, "(frontmatter)", "must be a YAML mapping of keys to values")]
-    from jsonschema import Draft202012Validator
 
     validator = Draft202012Validator(frontmatter_schema())
     found = []

@@ -10,6 +10,8 @@ import functools
 from pathlib import Path
 from typing import Any
 
+import jsonschema
+
 from maestro.errors import MaestroError
 from maestro.paths import ID_PATTERN
 
@@ -75,7 +77,6 @@ MANIFEST_SCHEMA: dict[str, Any] = {
 @functools.cache
 def _validator() -> Any:
     """jsonschema's, built once per process."""
-    import jsonschema
 
     return jsonschema.Draft202012Validator(MANIFEST_SCHEMA)
 

@@ -22,6 +22,7 @@ The engine calls ``start_run_session``, ``create_worker_session``, ``attach_proc
 from __future__ import annotations
 
 import contextlib
+import difflib
 import json
 import os
 import re
@@ -33,11 +34,14 @@ from pathlib import Path
 from typing import Any
 
 from maestro import clock
+from maestro.agents.tiers import TIERS
 from maestro.bus import schema
 from maestro.bus.liveness import Lease, ProcessMark, lock_held
 from maestro.errors import MaestroError, NotFound
 from maestro.fsutil import atomic_write, file_lock, private_folder, read_private
 from maestro.paths import ID_PATTERN, ProjectPaths
+from maestro.pids import group_alive, signal_group, stop_gracefully
+from maestro.prompts.manifest import load_manifest
 
 USER = "user"
 SESSION_VAR = "MAESTRO_SESSION_ID"
@@ -77,8 +81,6 @@ def resolve_mode(
     """The four-mode manifest (``prompts.manifest``) for these values, the capabilities
     derived once from mode, strategy and tier. ``execute``/``coordinate`` are accepted and
     mapped (coordinated when a coordinator is named), with a deprecation note."""
-    from maestro.agents.tiers import TIERS
-    from maestro.prompts.manifest import load_manifest
 
     if tier is not None and tier not in TIERS:
         raise MaestroError(f"unknown tier {tier!r}.", f"use one of: {', '.join(TIERS)}.")
@@ -288,7 +290,6 @@ class SessionStore:
         return sessions, broken
 
     def unknown(self, session_id: str) -> NotFound:
-        import difflib
 
         known = self.ids()
         close = difflib.get_close_matches(session_id, known, n=1)
@@ -444,7 +445,6 @@ def _kill(session: Session) -> str:
     """SIGTERM the session's process group, SIGKILL what is left after a grace period.
     Only a process proven to be the session's (pid with its start time) is signalled: a
     recycled pid is never killed."""
-    from maestro.pids import group_alive, signal_group, stop_gracefully
 
     mark = ProcessMark.from_dict(session.data.get("process") or {})
     if mark is None or not mark.alive():

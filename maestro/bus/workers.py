@@ -15,6 +15,7 @@ from maestro.bus.liveness import Lease
 from maestro.bus.sessions import COORDINATOR_VAR, SESSION_VAR, USER, Session, SessionStore, new_id
 from maestro.errors import NotFound
 from maestro.fsutil import atomic_write
+from maestro.install.invocation import here
 from maestro.paths import ProjectPaths, user_state_dir
 
 
@@ -138,7 +139,6 @@ def shim() -> Path:
     project's ``.ai/maestro``, which a Codex spoke's sandbox may write, where one spoke
     could replace it and have the next spoke's shell run its script outside that
     sandbox. Checked before every dispatch, rewritten when it differs."""
-    from maestro.install.invocation import here
 
     text = (
         "#!/bin/sh\n"

@@ -13,6 +13,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from maestro import graph, roster
+from maestro.agents.catalog import SPECIALIST_DEFAULTS
 from maestro.errors import MaestroError
 from maestro.filespec import literal_files
 from maestro.paths import ProjectPaths
@@ -198,7 +199,6 @@ def _kind_of(task: Task, catalog: Any) -> str | None:
     agent does: the specialist it is the default of, else by its tier (writers build)."""
     if task.specialist or not task.agent:
         return task.specialist
-    from maestro.agents.catalog import SPECIALIST_DEFAULTS
 
     for specialist, agent in SPECIALIST_DEFAULTS.items():
         if agent == task.agent:

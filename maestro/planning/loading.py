@@ -6,6 +6,8 @@ import json
 import re
 from typing import Any
 
+import yaml
+
 from maestro import clock, graph
 from maestro.errors import PlanError
 from maestro.formatting import key_path
@@ -44,7 +46,6 @@ def parse_text(text: str, name: str = "plan input") -> Any:
                 file=name,
                 line=exc.lineno,
             ) from None
-    import yaml
 
     try:
         return _load_yaml(text, name)
@@ -81,7 +82,6 @@ def _load_yaml(text: str, name: str) -> Any:
     checks the nesting depth and the values aliases repeat before anything is composed,
     so a "billion laughs" file (aliases of aliases) or a 100,000-deep one stops at its
     first value past the limit, in milliseconds, instead of building gigabytes."""
-    import yaml
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     sizes: dict[str, int] = {}  # anchor -> the values its node holds

@@ -18,6 +18,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from jsonschema import Draft202012Validator
+
 from maestro.errors import UPGRADE, PlanError
 from maestro.formatting import key_path
 from maestro.planning.aavsr import BUILDS
@@ -270,7 +272,6 @@ def _where(parts: list[Any], data: Any) -> str:
 def check(data: Any, name: str = "plan input") -> None:
     """Raise one ``PlanError`` naming every shape problem (``SHAPE``), in document order,
     each where it is and its fix; one line however many."""
-    from jsonschema import Draft202012Validator
 
     errors = sorted(Draft202012Validator(SHAPE).iter_errors(data), key=_order)
     if not errors:

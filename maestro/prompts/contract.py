@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
+from maestro import commands as registry
 from maestro.prompts.manifest import CAPABILITIES, SessionManifest, is_coordinated
 from maestro.prompts.workflows import IDENTITY, phases
 
@@ -62,9 +63,7 @@ def enabled_commands(manifest: SessionManifest, commands: Sequence[Any] | None =
     for a session that has one, and the hub's own (``hub_only``: plan, run, ...) never
     for a coordinated session, which Maestro dispatched."""
     if commands is None:
-        from maestro.commands import COMMANDS
-
-        commands = COMMANDS
+        commands = registry.COMMANDS
     caps = manifest.capabilities
     office = has_office(manifest)
     dispatched = is_coordinated(manifest.mode)

@@ -10,6 +10,7 @@ import re
 
 from maestro import roster
 from maestro.agents.tiers import WEB_TOOLS, can_shell, can_write
+from maestro.resources import read_text
 
 # What each ability is called on each CLI is the roster's ``vocabulary`` (maestro.roster).
 # The persona's own tool names, for spokes without a vocabulary of their own (sim).
@@ -31,7 +32,6 @@ def vocabulary(cli: str | None) -> dict[str, str]:
 
 def render(name: str, values: dict[str, str]) -> str:
     """Read ``protocols/<name>`` and fill its ``{{key}}`` placeholders."""
-    from maestro.resources import read_text
 
     text = read_text("protocols", name)
 

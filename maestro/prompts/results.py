@@ -14,6 +14,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import mistune
+from mistune.core import BlockState
+from mistune.renderers.markdown import MarkdownRenderer
+
 from maestro.prompts.templates import (
     DOWNSTREAM,
     DOWNSTREAM_FIELDS,
@@ -67,7 +71,6 @@ class ParsedResult:
 
 
 def _markdown() -> Any:
-    import mistune
 
     md = mistune.create_markdown(renderer=None, plugins=["task_lists"])
     # Spoke answers are full of paths and identifiers (`__init__.py`, `a_b_c`); reading
@@ -78,8 +81,6 @@ def _markdown() -> Any:
 
 
 def _render(nodes: list[dict[str, Any]]) -> str:
-    from mistune.core import BlockState
-    from mistune.renderers.markdown import MarkdownRenderer
 
     class Verbatim(MarkdownRenderer):
         # The stock renderer backslash-escapes "!", "<", "&" and friends for a safe

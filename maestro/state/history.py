@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 from collections.abc import Callable
 from dataclasses import MISSING, fields, replace
 from pathlib import Path
@@ -35,6 +36,8 @@ from typing import Any
 
 from maestro.fsutil import atomic_write, private_folder, read_private
 from maestro.state import model as m
+from maestro.state.markdown.kinds import KINDS
+from maestro.state.merge import distance, plan_distance, record_distance
 
 # The versions file is folded back to a quarter of this (or of 4 x the plan file, when
 # that is more) once it outgrows it: at up to ~1 KB a task's change, the versions of
@@ -71,8 +74,6 @@ class History:
         """The version ``theirs`` is nearest to (``merge.distance``; of equals the newer)
         and the newest version (the same object when that is the nearest); None when no
         version is kept."""
-        from maestro.state.markdown.kinds import KINDS
-        from maestro.state.merge import distance, plan_distance, record_distance
 
         try:
             changes = [json.loads(line) for line in self._lines()]
@@ -104,7 +105,6 @@ class History:
 
     def clear(self) -> None:
         """Forget every version (a new plan, or the plan archived)."""
-        import shutil
 
         shutil.rmtree(self.folder, ignore_errors=True)
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from maestro import roster
+from maestro.errors import NotFound
 
 FORMAT_VERSION = 1
 STATUSES = ("pending", "running", "done", "failed", "blocked")
@@ -275,7 +276,6 @@ class Plan:
         for task in self.tasks:
             if task.id == task_id:
                 return task
-        from maestro.errors import NotFound
 
         known = ", ".join(t.id for t in self.tasks) or "none"
         raise NotFound(f"no Task {task_id} in the plan.", f"use one of the task ids: {known}.")

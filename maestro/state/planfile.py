@@ -14,14 +14,15 @@ The file is both the engine's state and a document people read and edit, so:
 from __future__ import annotations
 
 from maestro.errors import PlanError
+from maestro.state.markdown.reader import DocumentReader
+from maestro.state.markdown.upgrade import upgrade
+from maestro.state.markdown.writer import render_plan
 from maestro.state.model import Plan
 
 DEFAULT_PATH = ".ai/MAESTRO.md"
 
 
 def parse(text: str, path: str = DEFAULT_PATH) -> Plan:
-    from maestro.state.markdown.reader import DocumentReader
-    from maestro.state.markdown.upgrade import upgrade
 
     plan, version = DocumentReader(text, str(path)).read()
     return upgrade(plan, version, str(path))
@@ -44,6 +45,5 @@ def parse_bytes(data: bytes, path: str = DEFAULT_PATH) -> Plan:
 
 def render(plan: Plan, path: str | None = None) -> str:
     """The plan as file text. Raises PlanError for content the format cannot hold."""
-    from maestro.state.markdown.writer import render_plan
 
     return render_plan(plan, str(path) if path is not None else DEFAULT_PATH)

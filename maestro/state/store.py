@@ -27,8 +27,9 @@ from maestro.errors import NotFound, StateConflict
 from maestro.fsutil import atomic_write, file_lock
 from maestro.paths import ProjectPaths
 from maestro.state.history import History
+from maestro.state.merge import merge
 from maestro.state.model import Plan, Task, copy_of
-from maestro.state.planfile import parse_bytes
+from maestro.state.planfile import parse_bytes, render
 
 # How often edit() re-merges when the file keeps changing under it before giving up.
 _MERGE_ATTEMPTS = 5
@@ -140,7 +141,6 @@ class PlanStore:
 
     @contextlib.contextmanager
     def _edit(self, only: str | None, durable: bool) -> Iterator[Plan]:
-        from maestro.state.planfile import render
 
         with file_lock(self.lock_path):
             self._sweep()
@@ -184,8 +184,6 @@ class PlanStore:
 
     def _rebase(self, base_bytes: bytes, ours: Plan, current: bytes) -> tuple[Plan, str]:
         """Re-apply ``ours`` (an edit of ``base_bytes``) to the file now on disk."""
-        from maestro.state.merge import merge
-        from maestro.state.planfile import render
 
         base = self._parse(base_bytes)
         # (a file that does not parse is never rewritten)
@@ -197,7 +195,6 @@ class PlanStore:
         """Write a new plan file (``maestro plan --from``); an existing one only with
         ``replace``, and, given ``expect`` (the bytes the new plan was built on), only while
         the file still holds them."""
-        from maestro.state.planfile import render
 
         with file_lock(self.lock_path):
             self._sweep()
@@ -243,7 +240,6 @@ class PlanStore:
             latest = self.history.latest()
         if latest is None or latest == data:
             return theirs
-        from maestro.state.merge import merge
 
         found = self.history.nearest(theirs)
         if found is None:

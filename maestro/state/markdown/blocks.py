@@ -17,6 +17,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from mistune.block_parser import BlockParser
+from mistune.core import BlockState
+
 _PARSER: Any = None
 
 
@@ -32,8 +35,6 @@ class Block:
 
 
 def _build_parser() -> Any:
-    from mistune.block_parser import BlockParser
-    from mistune.core import BlockState
 
     class _State(BlockState):
         def add_paragraph(self, text: str) -> None:

@@ -4,9 +4,10 @@ the current form."""
 
 from __future__ import annotations
 
+from maestro import roster
 from maestro.errors import PlanError
 from maestro.state.markdown.layout import FieldPiece
-from maestro.state.model import FORMAT_VERSION, Plan
+from maestro.state.model import FORMAT_VERSION, TOOLS, Plan
 
 
 def upgrade(plan: Plan, version: int, path: str) -> Plan:
@@ -24,8 +25,6 @@ def upgrade(plan: Plan, version: int, path: str) -> Plan:
 
 def _upgrade_0(plan: Plan, path: str) -> None:
     """Format 0, the design notes' file: no marker, the tool as free text under Assigned."""
-    from maestro import roster
-    from maestro.state.model import TOOLS
 
     by_display = {cli.display.lower(): cli.name for cli in roster.CLIS.values() if cli.real}
     for task in plan.tasks:

@@ -11,7 +11,7 @@ from maestro.state.codecs.values import FieldError
 from maestro.state.markdown import sections as s
 from maestro.state.markdown.kinds import KINDS
 from maestro.state.markdown.layout import Chunk, PlanLayout, RecordLayout
-from maestro.state.markdown.reader import dependency_problem, unclosed_error
+from maestro.state.markdown.reader import DocumentReader, dependency_problem, unclosed_error
 from maestro.state.markdown.records import render_record
 from maestro.state.model import FORMAT_VERSION, Plan
 
@@ -232,7 +232,6 @@ def render_plan(plan: Plan, path: str) -> str:
 
 def _read_back(plan: Plan, text: str, path: str) -> None:
     """Refuse text in which the new parts would not read back as the plan."""
-    from maestro.state.markdown.reader import DocumentReader
 
     try:
         again: Plan | None = DocumentReader(text, path).read(whole=False)[0]
