@@ -18,8 +18,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dotenv import dotenv_values
-
 from maestro.defaults import SETTINGS, SETTINGS_BY_KEY, TABLES, Setting
 from maestro.errors import ConfigError
 from maestro.formatting import shown_path
@@ -200,6 +198,10 @@ def _not_utf8(path: Path, exc: UnicodeDecodeError) -> ConfigError:
 def _read_dotenv(path: Path) -> dict[str, str]:
     if not path.is_file():
         return {}
+    # local: python-dotenv takes 6-13 ms to import, and most projects have no .env; every
+    # command loads the settings, `maestro wait` and `mail wait` (which hubs call in a
+    # loop) included.
+    from dotenv import dotenv_values
 
     try:
         values = dotenv_values(path)

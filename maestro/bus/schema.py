@@ -10,8 +10,6 @@ import functools
 from pathlib import Path
 from typing import Any
 
-import jsonschema
-
 from maestro.errors import MaestroError
 from maestro.paths import ID_PATTERN
 
@@ -77,6 +75,9 @@ MANIFEST_SCHEMA: dict[str, Any] = {
 @functools.cache
 def _validator() -> Any:
     """jsonschema's, built once per process."""
+    # local: jsonschema takes 30-100 ms to import, and `maestro wait` and `mail wait`
+    # (which hubs call in a loop) read sessions without writing one.
+    import jsonschema
 
     return jsonschema.Draft202012Validator(MANIFEST_SCHEMA)
 

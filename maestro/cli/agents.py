@@ -6,8 +6,13 @@ import argparse
 from typing import Any
 
 from maestro import roster
+from maestro.agents.catalog import Catalog, scan_agents
+from maestro.agents.permissions import check_permissions, tier_gaps
+from maestro.agents.schema import Violation
+from maestro.agents.tiers import TIERS
 from maestro.cli.context import Context, Result
 from maestro.errors import ConfigError, MaestroError
+from maestro.formatting import shown_path
 from maestro.tables import aligned
 
 EXAMPLES = """\
@@ -36,7 +41,6 @@ def _fmt(value: Any) -> str:
 
 
 def _catalog(ctx: Context) -> tuple[Any, Any]:
-    from maestro.agents.catalog import Catalog, scan_agents
 
     scan = scan_agents(ctx.settings)
     return scan, Catalog(scan.agents, ctx.settings)
@@ -120,9 +124,6 @@ def _show(ctx: Context, name: str, tool: str | None) -> Result:
 
 
 def _validate(ctx: Context) -> Result:
-    from maestro.agents.catalog import Catalog, scan_agents
-    from maestro.agents.schema import Violation
-    from maestro.formatting import shown_path
 
     scan = scan_agents(ctx.settings)
     violations = list(scan.violations)
@@ -154,9 +155,6 @@ def _validate(ctx: Context) -> Result:
 
 
 def _permissions(ctx: Context) -> Result:
-    from maestro.agents.catalog import scan_agents
-    from maestro.agents.permissions import check_permissions, tier_gaps
-    from maestro.agents.tiers import TIERS
 
     scan = scan_agents(ctx.settings)
     findings = check_permissions(scan.agents, scan.bundled)

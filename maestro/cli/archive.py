@@ -9,11 +9,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from maestro import clock, formatting
+from maestro.cli.busy import refuse_while_running
 from maestro.cli.context import Context, Result
 from maestro.cli.status import shown_path
-from maestro.errors import NotFound, PlanError
+from maestro.errors import MaestroError, NotFound, PlanError
 from maestro.fsutil import file_lock
+from maestro.logfile import lock_path
 from maestro.paths import ProjectPaths
+from maestro.repo import Repo
+from maestro.state.store import PlanStore
 
 EXAMPLES = """\
   maestro archive                 move .ai/MAESTRO.md and .ai/MAESTRO-LOG.md away
@@ -30,15 +34,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 @contextlib.contextmanager
 def _locked(paths: ProjectPaths) -> Iterator[None]:
     """Hold the plan's and the log's locks, so no writer is between reading and writing."""
-    from maestro.logfile import lock_path
-    from maestro.state.store import PlanStore
 
     with file_lock(PlanStore(paths).lock_path), file_lock(lock_path(paths)):
         yield
 
 
 def _check_no_live_run(paths: ProjectPaths) -> None:
-    from maestro.cli.busy import refuse_while_running
 
     refuse_while_running(paths, "archiving")
 
@@ -59,7 +60,6 @@ def new_folder(base: Path) -> Path:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Result:
-    from maestro.state.store import PlanStore
 
     paths = ctx.paths
     present = [p for p in (paths.plan, paths.log) if p.is_file()]
@@ -96,8 +96,6 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
 
 def _changes(paths: ProjectPaths) -> list[str]:
     """The change commits the plan's receipts name (a plan that does not parse: none)."""
-    from maestro.errors import MaestroError
-    from maestro.state.store import PlanStore
 
     try:
         plan = PlanStore(paths).load()
@@ -109,7 +107,6 @@ def _changes(paths: ProjectPaths) -> list[str]:
 def _release(paths: ProjectPaths, changes: list[str]) -> int:
     """Let `git gc` have the archived plan's change commits: its receipts are put away,
     and no review reads them any more. Returns how many refs went."""
-    from maestro.repo import Repo
 
     repo = Repo.find(paths.root) if changes else None
     if repo is None:

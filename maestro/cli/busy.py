@@ -8,6 +8,7 @@ die with "no plan". So the lock decides, and only the lock.
 
 from __future__ import annotations
 
+from maestro.engine.rundir import RunLock
 from maestro.errors import StateConflict
 from maestro.paths import ProjectPaths
 
@@ -16,7 +17,6 @@ def refuse_while_running(paths: ProjectPaths, doing: str) -> None:
     """Raise StateConflict while a run holds the run lock: that is what a live engine
     means (a task's recorded pid is no test: it may come from another PID namespace or
     have been reused). ``doing`` says what would happen: "re-planning", "archiving"."""
-    from maestro.engine.rundir import RunLock
 
     holder = RunLock(paths).holder()
     if holder is not None:

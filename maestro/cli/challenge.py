@@ -7,6 +7,8 @@ from typing import Any
 
 from maestro import roster
 from maestro.cli.context import Context, Result
+from maestro.engine.challenge import run_challenge
+from maestro.engine.preflight import refuse_doomed
 from maestro.formatting import money_text
 from maestro.state.model import CHALLENGE_CATEGORIES
 
@@ -105,8 +107,6 @@ def _answer_text(answer: Any) -> list[str]:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Result:
-    from maestro.engine.challenge import run_challenge
-    from maestro.engine.preflight import refuse_doomed
 
     refuse_doomed(ctx.paths, ctx.env)  # challengers are real CLIs: they need the network
     outcome = run_challenge(ctx, tool=args.tool, every=args.every)

@@ -6,7 +6,10 @@ import argparse
 import io
 from pathlib import Path
 
+from maestro.cli import main
 from maestro.cli.context import Context, Result
+from maestro.cli.run import render_summary
+from maestro.engine.demo import run_demo
 from maestro.errors import MaestroError
 
 EXAMPLES = """\
@@ -28,7 +31,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _command(root: Path, env: dict[str, str], *argv: str) -> str:
     """Run a maestro command in-process for the demo project and return its text."""
-    from maestro.cli import main
 
     buffer = io.StringIO()
     code = main(
@@ -43,8 +45,6 @@ def _command(root: Path, env: dict[str, str], *argv: str) -> str:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Result:
-    from maestro.cli.run import render_summary
-    from maestro.engine.demo import run_demo
 
     outcome = run_demo(ctx.env, ctx.stdout, keep=args.keep, as_json=ctx.json, command=_command)
     status = outcome.status_text.rstrip()

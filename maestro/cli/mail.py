@@ -9,10 +9,17 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from maestro.bus import addressing
+from maestro.bus.addressing import caller
+from maestro.bus.mailbox import Mailbox
+from maestro.bus.messages import PRIORITIES, TYPES, mail_id, parse_mail_id, reads_for
+from maestro.bus.sessions import SessionStore, current_id
+from maestro.bus.waiting import wait_for_mail
 from maestro.cli.argtypes import count, seconds
 from maestro.cli.context import Context, Result
 from maestro.cli.verbs import verb_adder
 from maestro.errors import MaestroError
+from maestro.install.invocation import current
 
 DEFAULT_WAIT_S = 100.0
 
@@ -41,7 +48,6 @@ VERBS = ("send", "reply", "broadcast", "inbox", "show", "thread", "wait")
 
 
 def _content(parser: argparse.ArgumentParser, *, subject: bool = True) -> None:
-    from maestro.bus.messages import PRIORITIES, TYPES
 
     if subject:
         parser.add_argument(
@@ -114,7 +120,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def header(message: Any, *, to: bool = False) -> str:
-    from maestro.bus.messages import mail_id
 
     kind = message.type if message.priority == "normal" else f"{message.type} {message.priority}"
     line = f"{mail_id(message.id)} {kind} from {message.sender}"
@@ -126,7 +131,6 @@ def header(message: Any, *, to: bool = False) -> str:
 
 
 def full(message: Any, reader: str | None = None, *, to: bool = False) -> str:
-    from maestro.bus.messages import mail_id
 
     lines = [header(message, to=to)]
     lines += ["  " + text for text in message.body.splitlines() or [""]]
@@ -162,7 +166,6 @@ def _subject(args: argparse.Namespace, body: str) -> str:
 
 
 def _sent(message: Any, notes: list[str]) -> Result:
-    from maestro.bus.messages import mail_id
 
     text = f"sent {mail_id(message.id)} to {','.join(message.to)}"
     text += "".join(f"\nwarning: {note}" for note in notes)
@@ -170,9 +173,6 @@ def _sent(message: Any, notes: list[str]) -> Result:
 
 
 def _send(args: argparse.Namespace, ctx: Context, me: Any, store: Any) -> Result:
-    from maestro.bus import addressing
-    from maestro.bus.mailbox import Mailbox
-    from maestro.bus.messages import parse_mail_id
 
     if args.to_coordinator:
         recipients = [addressing.coordinator_of(me, ctx.env)]
@@ -196,9 +196,6 @@ def _send(args: argparse.Namespace, ctx: Context, me: Any, store: Any) -> Result
 
 
 def _reply(args: argparse.Namespace, ctx: Context, me: Any, store: Any) -> Result:
-    from maestro.bus import addressing
-    from maestro.bus.mailbox import Mailbox
-    from maestro.bus.messages import PRIORITIES, parse_mail_id
 
     mailbox = Mailbox(ctx.paths)
     number = parse_mail_id(args.mail)
@@ -227,8 +224,6 @@ def _reply(args: argparse.Namespace, ctx: Context, me: Any, store: Any) -> Resul
 
 
 def _broadcast(args: argparse.Namespace, ctx: Context, me: Any, store: Any) -> Result:
-    from maestro.bus import addressing
-    from maestro.bus.mailbox import Mailbox
 
     recipients = addressing.scope(store, me, args.scope, ctx.env)
     body = _body(args, ctx)
@@ -258,7 +253,6 @@ def _listing(
 
 
 def _inbox(args: argparse.Namespace, ctx: Context, me: Any, store: Any) -> Result:
-    from maestro.bus.mailbox import Mailbox
 
     messages, garbled = Mailbox(ctx.paths).inbox(me.id, unread_only=args.unread)
     return _listing(
@@ -267,8 +261,6 @@ def _inbox(args: argparse.Namespace, ctx: Context, me: Any, store: Any) -> Resul
 
 
 def _show(args: argparse.Namespace, ctx: Context, me: Any, store: Any) -> Result:
-    from maestro.bus.mailbox import Mailbox
-    from maestro.bus.messages import parse_mail_id, reads_for
 
     mailbox = Mailbox(ctx.paths)
     number = parse_mail_id(args.mail)
@@ -284,8 +276,6 @@ def _show(args: argparse.Namespace, ctx: Context, me: Any, store: Any) -> Result
 
 
 def _thread(args: argparse.Namespace, ctx: Context, me: Any, store: Any) -> Result:
-    from maestro.bus.mailbox import Mailbox
-    from maestro.bus.messages import parse_mail_id, reads_for
 
     mailbox = Mailbox(ctx.paths)
     messages, garbled = mailbox.thread(parse_mail_id(args.mail))
@@ -300,7 +290,6 @@ def _thread(args: argparse.Namespace, ctx: Context, me: Any, store: Any) -> Resu
 
 
 def _wait(args: argparse.Namespace, ctx: Context, me: Any, store: Any) -> Result:
-    from maestro.bus.waiting import wait_for_mail
 
     coordinator = me.coordinator if me.id != "user" else None
     alive = None
@@ -321,7 +310,6 @@ def _wait(args: argparse.Namespace, ctx: Context, me: Any, store: Any) -> Result
     if outcome.state != "coordinator_gone":
         # The exact next call, never the same twice in a row (hosts stop a model that
         # repeats one: Gemini CLI after 5), as `maestro wait` does for runs.
-        from maestro.install.invocation import current
 
         timeout = [] if args.timeout == DEFAULT_WAIT_S else ["--timeout", f"{args.timeout:g}"]
         words = [
@@ -350,8 +338,6 @@ _VERBS = {
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Result:
-    from maestro.bus.addressing import caller
-    from maestro.bus.sessions import SessionStore, current_id
 
     store = SessionStore(ctx.paths)
     me = caller(store, current_id(ctx.env))

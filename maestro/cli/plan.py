@@ -12,13 +12,21 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from maestro import clock, formatting, graph, roster
+from maestro import clock, formatting, graph, planning, roster
+from maestro.bus.dispatch import dispatch_session
+from maestro.cli.archive import new_folder
 from maestro.cli.busy import refuse_while_running
 from maestro.cli.context import Context, Result
 from maestro.cli.status import shown_path, task_data, task_rows
+from maestro.engine.preflight import refuse_doomed
 from maestro.errors import MaestroError, NotFound, PlanError
+from maestro.fsutil import atomic_write
+from maestro.planning import EXAMPLE
+from maestro.planning.ask import ask
 from maestro.planning.replan import Replan, replan
+from maestro.spokes.registry import detect_available
 from maestro.state.model import Plan, Source
+from maestro.state.store import PlanStore
 
 EXAMPLES = """\
   maestro plan --example plan.yaml              a commented example plan that passes the check
@@ -68,8 +76,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Result:
-    from maestro import planning
-    from maestro.state.store import PlanStore
 
     if args.schema or args.example:
         flag = "--schema" if args.schema else "--example"
@@ -148,7 +154,6 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
 def _incoming(args: argparse.Namespace, ctx: Context, catalog: Any) -> tuple[Plan, Any]:
     """The new plan, from the file (``--from``) or from the hub CLI asked for one (a goal),
     with the hub's answer in the second case."""
-    from maestro import planning
 
     if args.goal and args.source:
         raise PlanError(
@@ -164,7 +169,6 @@ def _incoming(args: argparse.Namespace, ctx: Context, catalog: Any) -> tuple[Pla
                 f"run `maestro plan --from {given}` to check the plan in it; to have a CLI plan "
                 'a goal, write the goal: `maestro plan "Add user authentication" --hub claude`.',
             )
-        from maestro.engine.preflight import refuse_doomed
 
         refuse_doomed(ctx.paths, ctx.env, write=not args.dry_run)
         answer = _ask(args, ctx, catalog)
@@ -181,8 +185,6 @@ def _incoming(args: argparse.Namespace, ctx: Context, catalog: Any) -> tuple[Pla
 
 def _example(target: str, ctx: Context) -> Result:
     """The commented example plan, printed or written to a new file (never over one)."""
-    from maestro.fsutil import atomic_write
-    from maestro.planning import EXAMPLE
 
     text = EXAMPLE.read_text(encoding="utf-8")
     if target == "-":
@@ -220,8 +222,6 @@ def _confirm(ctx: Context, data: dict[str, Any], shown: str) -> Result | None:
 
 
 def _ask(args: argparse.Namespace, ctx: Context, catalog: Any) -> Any:
-    from maestro.bus.dispatch import dispatch_session
-    from maestro.planning.ask import ask
 
     tool = args.hub or ctx.settings.hub
     planners = [cli.name for cli in roster.real()]
@@ -232,7 +232,6 @@ def _ask(args: argparse.Namespace, ctx: Context, catalog: Any) -> Any:
         raise PlanError(
             f"{named}.", f"add --hub with one of {', '.join(planners)} (or set MAESTRO_HUB)."
         )
-    from maestro.spokes.registry import detect_available
 
     installed = sorted(detect_available(ctx.env))
     asking = {
@@ -347,8 +346,6 @@ def _current(store: Any, *, check: bool) -> tuple[bytes, Plan]:
 
 def _save_previous(ctx: Context, data: bytes) -> str:
     """Keep the current plan file under .ai/archive/ before a re-plan that drops some of it."""
-    from maestro.cli.archive import new_folder
-    from maestro.fsutil import atomic_write
 
     folder = new_folder(ctx.paths.archive_dir)
     atomic_write(folder / ctx.paths.plan.name, data)

@@ -6,9 +6,14 @@ import argparse
 from typing import Any
 
 from maestro import roster
+from maestro.agents.catalog import load_catalog
 from maestro.cli.context import Context, Result
 from maestro.cli.status import load_plan
+from maestro.engine.routing import task_tier
 from maestro.errors import SpokeError
+from maestro.prompts.delegation import build_delegation
+from maestro.spokes.registry import detect_available, get_spoke
+from maestro.tokens import count_tokens
 
 EXAMPLES = """\
   maestro prompt 3
@@ -25,7 +30,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def enforced_by(tool: str, tier: str) -> tuple[bool, str]:
     """Whether the spoke CLI enforces ``tier`` itself, and why we think so."""
-    from maestro.spokes.registry import get_spoke
 
     if get_spoke(tool).enforces(tier):
         return True, f"{tool} enforces {tier} with its own flags"
@@ -34,8 +38,6 @@ def enforced_by(tool: str, tier: str) -> tuple[bool, str]:
 
 def _routed(ctx: Context, plan: Any, task: Any, catalog: Any) -> str:
     """The CLI `maestro run` would pick for a task without a Tool."""
-    from maestro.engine.routing import task_tier
-    from maestro.spokes.registry import detect_available
 
     hub = ctx.settings.hub or (plan.source.hub if plan.source else None)
     try:
@@ -51,9 +53,6 @@ def _routed(ctx: Context, plan: Any, task: Any, catalog: Any) -> str:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Result:
-    from maestro.agents.catalog import load_catalog
-    from maestro.prompts.delegation import build_delegation
-    from maestro.tokens import count_tokens
 
     plan = load_plan(ctx)
     task = plan.task(args.task_id)

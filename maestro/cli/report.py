@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from maestro.cli.context import Context, Result
+from maestro.engine.report import load_report, render_markdown, report_data, save_report
 from maestro.errors import MaestroError
 
 EXAMPLES = """\
@@ -45,7 +46,6 @@ def _target(ctx: Context, output: str) -> Path:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Result:
-    from maestro.engine.report import load_report, render_markdown, report_data, save_report
 
     if args.output:
         target = _target(ctx, args.output)

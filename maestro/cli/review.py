@@ -7,6 +7,9 @@ from typing import Any
 
 from maestro import roster
 from maestro.cli.context import Context, Result
+from maestro.engine.challenge import load_plan
+from maestro.engine.preflight import refuse_doomed
+from maestro.engine.review import review_task
 from maestro.formatting import money_text
 
 EXAMPLES = """\
@@ -79,7 +82,6 @@ def outcome_text(outcome: Any) -> list[str]:
 
 
 def _targets(ctx: Context, task_id: str | None) -> list[str]:
-    from maestro.engine.challenge import load_plan
 
     plan = load_plan(ctx.paths)
     if task_id is not None:
@@ -89,13 +91,11 @@ def _targets(ctx: Context, task_id: str | None) -> list[str]:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Result:
-    from maestro.engine.review import review_task
 
     targets = _targets(ctx, args.task_id)
     if not targets:
         text = "Nothing to review: no done task is waiting for a review."
         return Result("review", {"outcomes": []}, text)
-    from maestro.engine.preflight import refuse_doomed
 
     refuse_doomed(ctx.paths, ctx.env)  # reviewers are real CLIs: they need the network
     outcomes = [review_task(ctx, task_id, tool=args.tool, auto=args.auto) for task_id in targets]

@@ -6,13 +6,29 @@ import argparse
 import os
 import signal
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import maestro
 from maestro import roster
+from maestro.agents.catalog import load_catalog
 from maestro.cli.context import Context, Result
+from maestro.cli.wait import next_command
+from maestro.engine import dirtytree, preview
+from maestro.engine.context import RunOptions
+from maestro.engine.dirtytree import Recorder
+from maestro.engine.preflight import refuse_doomed
+from maestro.engine.progress import describe
+from maestro.engine.review import review_in_run
+from maestro.engine.run import Engine, open_store
+from maestro.engine.rundir import RunDir, RunLock, is_engine_of, new_run_id
 from maestro.errors import MaestroError
-from maestro.formatting import shown_path
+from maestro.formatting import frame, shown_path
+from maestro.process import spawn_detached
+from maestro.spokes.base import SESSION_MARKER, refuse_if_inside_spoke
+from maestro.spokes.registry import detect_available, get_spoke
+from maestro.tables import aligned
 
 if TYPE_CHECKING:
     from maestro.state.model import Plan
@@ -101,7 +117,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _options(args: argparse.Namespace) -> Any:
-    from maestro.engine.context import RunOptions
 
     if (args.agent or args.clarify) and not args.task_id:
         flag = "--agent" if args.agent else "--clarify"
@@ -137,7 +152,6 @@ def _forwarded(args: argparse.Namespace) -> list[str]:
 
 
 def _abort(ctx: Context) -> Result:
-    from maestro.engine.rundir import RunLock, is_engine_of
 
     holder = RunLock(ctx.paths).holder()
     if not holder or not holder.get("pid"):
@@ -167,10 +181,6 @@ def _abort(ctx: Context) -> Result:
 
 
 def _detach(args: argparse.Namespace, ctx: Context) -> Result:
-    from maestro.cli.wait import next_command
-    from maestro.engine.run import open_store
-    from maestro.engine.rundir import RunDir, RunLock, new_run_id
-    from maestro.process import spawn_detached
 
     paths = ctx.paths
     open_store(paths)
@@ -181,7 +191,6 @@ def _detach(args: argparse.Namespace, ctx: Context) -> Result:
     lock_fd, lock_env = RunLock(paths).hand_over(run.run_id)
     # This very Maestro, installed or a source checkout: its package folder goes first on
     # PYTHONPATH, and -P keeps the project's own folder (the engine's cwd) from shadowing it.
-    import maestro
 
     source = str(Path(maestro.__file__).resolve().parent.parent)
     argv = [sys.executable, "-P", "-m", "maestro", "run", "--run-id", run.run_id, *_forwarded(args)]
@@ -217,10 +226,6 @@ def _detach(args: argparse.Namespace, ctx: Context) -> Result:
 
 
 def _dry_run(options: Any, ctx: Context) -> Result:
-    from maestro.agents.catalog import load_catalog
-    from maestro.engine import preview
-    from maestro.engine.run import open_store
-    from maestro.spokes.registry import detect_available, get_spoke
 
     settings = ctx.settings
     plan = open_store(ctx.paths).load()
@@ -236,10 +241,6 @@ def _dry_run(options: Any, ctx: Context) -> Result:
 
 
 def _review_hook(ctx: Context) -> Any:
-    from dataclasses import replace
-
-    from maestro.engine.review import review_in_run
-    from maestro.spokes.base import SESSION_MARKER
 
     def review(task_id: str, revise: Any = None, session: str | None = None) -> Any:
         # Called by the run as its session (``session``): the reviewer's is its child.
@@ -251,7 +252,6 @@ def _review_hook(ctx: Context) -> Any:
 
 def _needs_network(options: Any, ctx: Context, plan: Plan) -> bool:
     """Will this run start a spoke that calls a provider (any but the simulated one)?"""
-    from maestro.spokes.registry import get_spoke
 
     if options.review:
         return True  # the reviewer is always another vendor's real CLI
@@ -268,8 +268,6 @@ def _check_dirty(
     overwritten by that task. Ask on a terminal; elsewhere refuse unless --allow-dirty.
     The detached engine never asks: its foreground command checked already. Returns the
     uncommitted paths it found (None when it did not look, or outside git)."""
-    from maestro.engine import dirtytree
-    from maestro.engine.rundir import RunLock
 
     if args.allow_dirty or plan is None or RunLock(ctx.paths).holder():
         return None  # (a run going on has its own edits in the tree, and refuses a second run)
@@ -290,9 +288,6 @@ def _check_dirty(
 def render_summary(summary: Any, colour: bool = False) -> str:
     """The run's last line, then a table of the tasks it ran (``colour``: each status in
     its colour)."""
-    from maestro.engine.progress import describe
-    from maestro.formatting import frame
-    from maestro.tables import aligned
 
     rows = [
         [t["id"], t["status"], t["tool"] or "-", f"{t['tokens']:,}", t["title"]]
@@ -310,23 +305,18 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
     options = _options(args)
     if args.dry_run:
         return _dry_run(options, ctx)
-    from maestro.spokes.base import refuse_if_inside_spoke
 
     refuse_if_inside_spoke(ctx.env)
-    from maestro.engine.run import Engine, open_store
 
     # The checks before the run read the plan once; the detached engine checks nothing
     # (its command did).
     plan = None if args.run_id else open_store(ctx.paths).load()
     if plan is not None:
-        from maestro.engine.preflight import refuse_doomed
-
         network = _needs_network(options, ctx, plan)
         refuse_doomed(ctx.paths, ctx.env, detach=args.detach, network=network)
     changed = _check_dirty(args, ctx, plan)
     if args.detach:
         return _detach(args, ctx)
-    from maestro.engine.dirtytree import Recorder
 
     engine = Engine(
         ctx.settings,

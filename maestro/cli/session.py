@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from maestro.bus.addressing import caller, coordinator_of
+from maestro.bus.sessions import SessionStore, current_id
 from maestro.cli.context import Context, Result
 from maestro.cli.verbs import verb_adder
 from maestro.tables import aligned
@@ -102,8 +104,6 @@ def _describe(session: Any) -> str:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Result:
-    from maestro.bus.addressing import caller, coordinator_of
-    from maestro.bus.sessions import SessionStore, current_id
 
     store = SessionStore(ctx.paths)
     me = caller(store, current_id(ctx.env))

@@ -11,7 +11,10 @@ import argparse
 
 from maestro.cli.context import Context, Result
 from maestro.errors import NotFound
+from maestro.install import invocation, text
+from maestro.install.sources import ON_DEMAND_SKILLS, load_skill
 from maestro.tables import aligned
+from maestro.tokens import count_tokens
 
 EXAMPLES = """\
   maestro skill                        list the skills with their size in tokens
@@ -24,9 +27,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Result:
-    from maestro.install import invocation, text
-    from maestro.install.sources import ON_DEMAND_SKILLS, load_skill
-    from maestro.tokens import count_tokens
 
     if not args.name:
         rows = [

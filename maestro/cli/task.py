@@ -8,8 +8,13 @@ from __future__ import annotations
 
 import argparse
 
+from maestro.bus.addressing import caller, check_recipients
+from maestro.bus.mailbox import Mailbox
+from maestro.bus.messages import mail_id
+from maestro.bus.sessions import COORDINATOR_VAR, USER, SessionStore, current_id
 from maestro.cli.context import Context, Result
 from maestro.cli.verbs import verb_adder
+from maestro.engine.hierarchy import SpawnRequest, spawn
 from maestro.errors import MaestroError
 from maestro.state.model import SPECIALISTS, TASK_MODES, TOOLS
 
@@ -97,7 +102,6 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
 
 
 def _spawn(args: argparse.Namespace, ctx: Context) -> Result:
-    from maestro.engine.hierarchy import SpawnRequest, spawn
 
     data = spawn(
         ctx.paths,
@@ -127,10 +131,6 @@ def _spawn(args: argparse.Namespace, ctx: Context) -> Result:
 
 
 def _report(args: argparse.Namespace, ctx: Context) -> Result:
-    from maestro.bus.addressing import caller, check_recipients
-    from maestro.bus.mailbox import Mailbox
-    from maestro.bus.messages import mail_id
-    from maestro.bus.sessions import COORDINATOR_VAR, USER, SessionStore, current_id
 
     store = SessionStore(ctx.paths)
     me = caller(store, current_id(ctx.env))

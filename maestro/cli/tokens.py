@@ -5,6 +5,9 @@ from __future__ import annotations
 import argparse
 
 from maestro.cli.context import Context, Result
+from maestro.cli.install import where
+from maestro.install import footprint, invocation
+from maestro.install.host import RenderOptions
 
 EXAMPLES = """\
   maestro tokens                 the per-host table
@@ -19,9 +22,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Result:
-    from maestro.cli.install import where
-    from maestro.install import footprint, invocation
-    from maestro.install.host import RenderOptions
 
     opts = RenderOptions(invocation=invocation.resolve(), state_dir=where(ctx).state_dir)
     measured = footprint.measure(opts)

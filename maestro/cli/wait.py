@@ -4,8 +4,15 @@ from __future__ import annotations
 
 import argparse
 
+from maestro.bus.messages import mail_id
 from maestro.cli.argtypes import count, seconds
 from maestro.cli.context import Context, Result
+from maestro.cli.mail import full
+from maestro.engine.progress import digest
+from maestro.engine.rundir import find_run
+from maestro.engine.waiting import wait_for
+from maestro.install.invocation import current
+from maestro.roster import hub_of
 
 # In a person's own shell; inside a host, the longest its shell tool allows
 # (``roster.Cli.hub_wait_s``).
@@ -63,7 +70,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def next_command(run_id: str, *, after: int, poll: int, as_json: bool) -> str:
     """The exact command line a hub runs next to follow ``run_id``: this same program,
     and never the same words twice in a row (``--poll`` counts up)."""
-    from maestro.install.invocation import current
 
     mode = " --json" if as_json else ""
     return f"{current()} wait{mode} --run {run_id} --after {after} --poll {poll}"
@@ -71,25 +77,18 @@ def next_command(run_id: str, *, after: int, poll: int, as_json: bool) -> str:
 
 def reply_command(mail_number: int) -> str:
     """The exact command that answers a worker's message, with this same program."""
-    from maestro.bus.messages import mail_id
-    from maestro.install.invocation import current
 
     return f'{current()} mail reply {mail_id(mail_number)} --message "..."'
 
 
 def default_timeout(env: dict[str, str]) -> float:
     """The longest a wait may block where it runs: the host's shell tool's limit."""
-    from maestro.roster import hub_of
 
     hub = hub_of(env)
     return hub.hub_wait_s if hub and hub.hub_wait_s else DEFAULT_TIMEOUT_S
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Result:
-    from maestro.cli.mail import full
-    from maestro.engine.progress import digest
-    from maestro.engine.rundir import find_run
-    from maestro.engine.waiting import wait_for
 
     run_dir = find_run(ctx.paths, args.run)
     timeout = default_timeout(ctx.env) if args.timeout is None else args.timeout
