@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from maestro.tokens import count_tokens
+
 from . import hostenv
 from .fake_model import Call, FakeModel
 from .hostenv import needs
@@ -23,10 +25,13 @@ from .hubscript import hub_env
 from .planscript import (
     DRY_RUN_OK,
     GOAL,
+    REFERENCE_TOKENS,
     SUB_MARKER,
     TOUCHED,
     Planner,
+    fixture_files,
     fixture_repo,
+    request_tokens,
 )
 
 pytestmark = pytest.mark.realcli
@@ -47,6 +52,39 @@ def plan_argv(host: str, exe: Path, sandbox: str | None = None) -> list[str]:
         ]
     box = ["--sandbox", sandbox] if sandbox else []
     return [str(exe), "exec", "--json", "--skip-git-repo-check", *box, f"$maestro plan {GOAL}"]
+
+
+def test_the_fixture_files_are_as_large_as_the_reference_projects():
+    """Each kind of file is within 15% of the mean of its kind in the reference projects
+    (planscript.REFERENCE_TOKENS), the twelve the recon reads within 5% of their sum."""
+
+    def kind(rel: str) -> str:
+        if rel.endswith("__init__.py"):
+            return "init"
+        if rel.endswith(".py"):
+            return "test" if rel.startswith("tests/") else "source"
+        if rel.startswith("docs/"):
+            return "doc"
+        return {"README.md": "readme", "pyproject.toml": "pyproject"}.get(rel, "other")
+
+    files = fixture_files()
+    sizes: dict[str, list[int]] = {}
+    for rel, text in files.items():
+        sizes.setdefault(kind(rel), []).append(count_tokens(text))
+    assert 190 <= len(files) <= 210
+    for name, reference in REFERENCE_TOKENS.items():
+        got = sizes[name]
+        assert abs(sum(got) / len(got) / reference - 1) <= 0.15, (name, got, reference)
+    read = sum(count_tokens(files[rel]) for rel in TOUCHED)
+    expected = sum(REFERENCE_TOKENS[kind(rel)] for rel in TOUCHED)
+    assert abs(read / expected - 1) <= 0.05, (read, expected)
+
+
+def test_a_request_counts_its_texts_as_the_model_reads_them():
+    """A file's lines count as themselves, not as their JSON escapes."""
+    text = 'def f():\n    return "x"\n' * 50
+    assert request_tokens({"content": text}) < count_tokens(json.dumps({"content": text}))
+    assert request_tokens({"content": text}) <= count_tokens(text) + 8
 
 
 def _plan(cli, project: Path, home: Path, host: str, **kw: str) -> tuple[Planner, str]:
