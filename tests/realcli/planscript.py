@@ -2,8 +2,8 @@
 recon done by the host's subagent or by hand, and the fixture repository it plans in.
 
 The hub's model: recon (the host's subagent, or the same reads in the hub itself), then
-the steps the command names (`maestro plan --schema`, the two skills, the dry run of a
-fixed plan), each command line read from the command as the host showed it to the
+the steps the command names (the two skills in one shell call, the dry run of a fixed
+plan), each command line read from the command as the host showed it to the
 model, then a one-line summary. The subagent's model reads the tree, the README and the
 files the goal touches, one tool call each, and answers a fixed brief. Each request the
 host sent is counted (request_tokens: cl100k, as the model reads it) as the hub's or the
@@ -98,7 +98,8 @@ SUB_MARKER = "planner that will split a goal"  # from agents/hub/maestro-recon.m
 # default branches; each project's mean in cl100k tokens, the five means averaged): a
 # source module 2,416, a test module 1,914, a documentation page 1,371, the README 946,
 # pyproject.toml 933, a package's __init__.py 475. The median file is smaller (the sizes
-# are skewed), but the twelve files a recon reads cost their sum, which the mean gives.
+# are skewed: the five medians averaged in REFERENCE_MEDIAN_TOKENS), but the twelve files
+# a recon reads cost their sum, which the mean gives.
 REFERENCE_TOKENS = {
     "source": 2416,
     "test": 1914,
@@ -106,6 +107,14 @@ REFERENCE_TOKENS = {
     "readme": 946,
     "pyproject": 933,
     "init": 475,
+}
+REFERENCE_MEDIAN_TOKENS = {
+    "source": 1440,
+    "test": 870,
+    "doc": 646,
+    "readme": 946,
+    "pyproject": 833,
+    "init": 407,
 }
 PACKAGES = [
     "http",
@@ -475,8 +484,20 @@ disallow_incomplete_defs = false
 """
 
 
-def fixture_files() -> dict[str, str]:
-    """The fixture repository's files (about 200, a web shop in Python) by path."""
+def kind(rel: str) -> str:
+    """Which kind of REFERENCE_TOKENS the fixture's file ``rel`` is ('other': none)."""
+    if rel.endswith("__init__.py"):
+        return "init"
+    if rel.endswith(".py"):
+        return "test" if rel.startswith("tests/") else "source"
+    if rel.startswith("docs/"):
+        return "doc"
+    return {"README.md": "readme", "pyproject.toml": "pyproject"}.get(rel, "other")
+
+
+def fixture_files(median: bool = False) -> dict[str, str]:
+    """The fixture repository's files (about 200, a web shop in Python) by path; with
+    ``median``, each cut to the median of its kind (its first lines)."""
     files: dict[str, str] = {
         "README.md": _readme(),
         "pyproject.toml": PYPROJECT,
@@ -492,12 +513,17 @@ def fixture_files() -> dict[str, str]:
         files[f"docs/{package}.md"] = _doc(package)
     files["src/shop/payments/gateway.py"] = _module("payments", "gateway")
     files["src/shop/config/settings.py"] = _settings()
+    if median:
+        for rel, text in files.items():
+            share = REFERENCE_MEDIAN_TOKENS.get(kind(rel), 1) / REFERENCE_TOKENS.get(kind(rel), 1)
+            lines = text.splitlines(keepends=True)
+            files[rel] = "".join(lines[: round(len(lines) * share) or 1])
     return files
 
 
-def fixture_repo(root: Path) -> int:
-    """The fixture repository committed in ``root``; its count of files."""
-    files = fixture_files()
+def fixture_repo(root: Path, median: bool = False) -> int:
+    """The fixture repository (fixture_files) committed in ``root``; its count of files."""
+    files = fixture_files(median)
     for rel, text in files.items():
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -576,7 +602,7 @@ class Planner:
     host: str
     project: Path
     subagent: bool
-    steps: bool = True  # run --schema and the two skills before the dry run
+    steps: bool = True  # run the skills before the dry run
     counted: list[Counted] = field(default_factory=list)
     results: list[str] = field(default_factory=list)  # the hub's last tool results
     final: str | None = None
@@ -654,7 +680,8 @@ class Planner:
             return Call("invoke_agent", {"agent_name": "maestro-recon", "prompt": ask})
         if self.host == "codex" and done < 3:
             if done == 0:
-                return Call("tool_search", {"query": "spawn_agent sub-agent", "limit": 8})
+                query = _named(_shown(body), r"`tool_search` with query `([^`]+)` and limit 2")
+                return Call("tool_search", {"query": query, "limit": 2})
             if done == 1:
                 return Call(
                     "spawn_agent",
@@ -688,11 +715,7 @@ class Planner:
         shown = _shown(body)
         steps = []
         if self.steps:
-            steps = [
-                _named(shown, r"Run `([^`]*plan --schema)`"),
-                _named(shown, r"`([^`]*skill maestro-decompose)`"),
-                _named(shown, r"`([^`]*skill maestro-route)`"),
-            ]
+            steps = [_named(shown, r"Run `([^`]*skill maestro-decompose && [^`]*maestro-route)`")]
         dry = _named(shown, r"`([^`]*plan --from - --hub \w+ --dry-run) <<'EOF'`")
         steps.append(f"{dry} <<'EOF'\n{PLAN.format(hub=self.host)}EOF")
         if done - spent < len(steps):
