@@ -5,24 +5,36 @@ Each host (the pinned Claude Code, Gemini CLI and Codex CLI, from $MAESTRO_REALC
 against the loopback fake model) runs `/maestro:plan <goal>` (Codex: `$maestro plan`)
 as `maestro install` wrote it, in a fixture repository of about 200 files (a web shop
 in Python, tests/realcli/planscript.py). Its model is the scripted planner of
-planscript.py: recon, then `maestro plan --schema`, the two skills and the dry run the
-command names, until the plan validates. Recon reads the same things both ways: the
-tree and twelve files the goal touches, one tool call each. (a) Through the host's
-subagent (Claude's Explore, Gemini's `maestro-recon` through `invoke_agent`, Codex's
-`maestro-recon` role through `spawn_agent`), which answers a fixed brief of about 250
-tokens; (b) by hand, in the hub itself.
+planscript.py: recon, then the steps the command names (the skills, the dry run),
+until the plan validates. Recon reads the same things both ways: the tree and twelve files the goal
+touches, one tool call each. (a) Through the host's subagent (Claude's Explore, Gemini's
+`maestro-recon` through `invoke_agent`, Codex's `maestro-recon` role through
+`spawn_agent`), which answers a fixed brief of about 250 tokens; (b) by hand, in the hub
+itself.
+
+What the recon reads is as large as in real projects of that size: each kind of file in
+the fixture (a source module, a test module, a documentation page, the README,
+pyproject.toml, a package's __init__.py) is as large as the mean of its kind in five
+public Python projects of 125 to 265 files (httpx, flask, requests, httpie and pipx,
+their 2026 default branches; each project's mean, the five averaged:
+planscript.REFERENCE_TOKENS). The mean, not the median, because the reads cost their
+sum; the twelve files come to about 21,600 tokens as bare text. `--median`: each file
+cut to the median size of its kind (planscript.REFERENCE_MEDIAN_TOKENS; the twelve come
+to about 12,700).
 
 Per host and way: the hub's own requests (its turns), their input tokens summed from
 the start to the validated plan, and its context at the end (the last request: what
 every later turn would re-read); the subagent's requests and input tokens separately
 (they run on the host's cheaper settings: Claude's Explore on Haiku, Gemini's agent on
-`flash`, Codex's role at low reasoning effort). Tokens: cl100k over each request body
-as the host sent it (the fake model's own usage figures are fixed).
+`flash`, Codex's role at low reasoning effort). Tokens: cl100k over each request as the
+host sent it, each text in it counted as the model reads it (a file's lines, not their
+JSON escapes) and the JSON around the texts as sent (planscript.request_tokens); the
+fake model's own usage figures are fixed.
 
 Goal: the hub's context at the end of planning at least 40% smaller with the subagent.
 
 Run: MAESTRO_REALCLI_DIR=<npm prefix with the pinned CLIs> python bench/recon.py
-     [--hosts claude,gemini,codex]
+     [--hosts claude,gemini,codex] [--median]
 """
 
 from __future__ import annotations
@@ -57,13 +69,13 @@ SUBAGENT = {
 WAYS = (("subagent", True), ("by hand", False))
 
 
-def one_plan(host: str, subagent: bool) -> Planner:
+def one_plan(host: str, subagent: bool, median: bool) -> Planner:
     """One `/maestro:plan` from the host's command line to the validated plan."""
     with tempfile.TemporaryDirectory() as scratch:
         home, project = Path(scratch) / "home", Path(scratch) / "proj"
         home.mkdir()
         project.mkdir()
-        fixture_repo(project)
+        fixture_repo(project, median)
         env = {
             **{k: v for k, v in os.environ.items() if not k.startswith("MAESTRO_")},
             "HOME": str(home),
@@ -87,18 +99,25 @@ def one_plan(host: str, subagent: bool) -> Planner:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--hosts", default="claude,gemini,codex")
+    parser.add_argument(
+        "--median", action="store_true", help="files of the median size of their kind"
+    )
     args = parser.parse_args()
     if hostenv.cli_dir() is None:
         raise SystemExit("set MAESTRO_REALCLI_DIR to an npm prefix holding the pinned CLIs")
     with tempfile.TemporaryDirectory() as scratch:
         files = fixture_repo(Path(scratch))
-    print(f"/maestro:plan in a fixture repository of {files} files; cl100k tokens per request.")
+    size = "median" if args.median else "mean"
+    print(
+        f"/maestro:plan in a fixture repository of {files} files (each of the {size} size of"
+        " its kind); cl100k tokens per request."
+    )
     print(
         f"{'host':7} {'recon':9} {'hub turns':>9} {'hub input':>10} {'context at end':>14}"
         f" {'added':>7} {'sub turns':>9} {'sub input':>10}"
     )
     for host in args.hosts.split(","):
-        rows = {label: one_plan(host, subagent) for label, subagent in WAYS}
+        rows = {label: one_plan(host, subagent, args.median) for label, subagent in WAYS}
         for label, planner in rows.items():
             hub, sub = planner.of("hub"), planner.of("sub")
             print(

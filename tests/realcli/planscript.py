@@ -2,11 +2,12 @@
 recon done by the host's subagent or by hand, and the fixture repository it plans in.
 
 The hub's model: recon (the host's subagent, or the same reads in the hub itself), then
-the steps the command names (`maestro plan --schema`, the two skills, the dry run of a
-fixed plan), each command line read from the command as the host showed it to the
+the steps the command names (the two skills in one shell call, the dry run of a fixed
+plan), each command line read from the command as the host showed it to the
 model, then a one-line summary. The subagent's model reads the tree, the README and the
 files the goal touches, one tool call each, and answers a fixed brief. Each request the
-host sent is counted (cl100k over its body) as the hub's or the subagent's.
+host sent is counted (request_tokens: cl100k, as the model reads it) as the hub's or the
+subagent's.
 
 Used by tests/realcli/test_recon.py and bench/recon.py.
 """
@@ -92,6 +93,29 @@ SUB_MARKER = "planner that will split a goal"  # from agents/hub/maestro-recon.m
 
 # -- the fixture repository ----------------------------------------------------------
 
+# Each kind of file is about as large as the mean of that kind in five public Python
+# projects of 125 to 265 files (httpx, flask, requests, httpie and pipx at their 2026
+# default branches; each project's mean in cl100k tokens, the five means averaged): a
+# source module 2,416, a test module 1,914, a documentation page 1,371, the README 946,
+# pyproject.toml 933, a package's __init__.py 475. The median file is smaller (the sizes
+# are skewed: the five medians averaged in REFERENCE_MEDIAN_TOKENS), but the twelve files
+# a recon reads cost their sum, which the mean gives.
+REFERENCE_TOKENS = {
+    "source": 2416,
+    "test": 1914,
+    "doc": 1371,
+    "readme": 946,
+    "pyproject": 933,
+    "init": 475,
+}
+REFERENCE_MEDIAN_TOKENS = {
+    "source": 1440,
+    "test": 870,
+    "doc": 646,
+    "readme": 946,
+    "pyproject": 833,
+    "init": 407,
+}
 PACKAGES = [
     "http",
     "config",
@@ -108,13 +132,19 @@ PACKAGES = [
     "notifications",
 ]
 MODULES = ["client", "session", "errors", "models", "service", "store", "views", "sync"]
+VERBS = ["load", "save", "find", "update", "remove", "check", "send", "merge"]
+VERBS += ["count", "reset", "export", "validate", "refresh", "archive", "restore", "fetch"]
 
 
 def _module(package: str, module: str) -> str:
-    """About 110 lines of plausible Python, different for every module."""
+    """A source module of plausible Python, different for every module."""
     cls = f"{package.title()}{module.title()}"
     lines = [
-        f'"""The {module} of the {package} package: what {cls} keeps and how it is used."""',
+        f'"""The {module} of the {package} package: what {cls} keeps and how it is used.',
+        "",
+        f"{cls} holds the {module} records of {package} in memory, keyed by id, with the",
+        "history of the keys it touched; the service layer owns one per request.",
+        '"""',
         "",
         "from __future__ import annotations",
         "",
@@ -135,7 +165,7 @@ def _module(package: str, module: str) -> str:
         "    history: list[str] = field(default_factory=list)",
         "",
     ]
-    for n, verb in enumerate(["load", "save", "find", "update", "remove", "check", "send"]):
+    for n, verb in enumerate(VERBS):
         lines += [
             f"    def {verb}_{module}(self, key: str, value: object = None) -> object:",
             f'        """{verb.title()} the {module} record ``key`` of {package} ({n}).',
@@ -161,6 +191,74 @@ def _module(package: str, module: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _settings() -> str:
+    """The settings module: one frozen dataclass, a few fields per package."""
+    lines = [
+        '"""Settings read once at start, from the environment (SHOP_<FIELD>) or defaults.',
+        "",
+        "Every package reads its own fields; nothing changes them after start.",
+        '"""',
+        "",
+        "from __future__ import annotations",
+        "",
+        "import os",
+        "from dataclasses import dataclass, fields",
+        "",
+        "",
+        "@dataclass(frozen=True)",
+        "class Settings:",
+        '    """What the shop is configured with."""',
+        "",
+        "    timeout_s: float = 10.0  # connect and read timeout of every outgoing call",
+        "    history_limit: int = 100  # keys a store remembers",
+        "    base_url: str = 'https://api.example.invalid'",
+    ]
+    for package in PACKAGES:
+        lines += [
+            f"    # {package}",
+            f"    {package}_enabled: bool = True  # turn the {package} package off",
+            f"    {package}_timeout_s: float = 5.0  # {package}'s own calls",
+            f"    {package}_batch_size: int = 50  # records {package} handles at once",
+            f"    {package}_url: str = 'https://{package}.example.invalid'",
+            f"    {package}_page_size: int = 20  # records a {package} view shows",
+            f"    {package}_cache_ttl_s: float = 60.0  # how long {package} keeps a read",
+            f"    {package}_max_records: int = 10_000  # {package} refuses more",
+            f"    {package}_log_level: str = 'INFO'  # of the shop.{package} loggers",
+            f"    {package}_region: str = 'eu-west-1'  # where {package}'s data lives",
+        ]
+    lines += [
+        "",
+        "    @classmethod",
+        "    def from_env(cls) -> Settings:",
+        '        """The settings the environment sets (SHOP_TIMEOUT_S=...), defaults else."""',
+        "        values: dict[str, object] = {}",
+        "        for f in fields(cls):",
+        '            raw = os.environ.get(f"SHOP_{f.name.upper()}")',
+        "            if raw is None:",
+        "                continue",
+        "            kind = type(f.default)",
+        '            values[f.name] = raw.lower() in ("1", "true") if kind is bool else kind(raw)',
+        "        return cls(**values)",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _init(package: str) -> str:
+    names = [n for m in MODULES for n in (f"{package.title()}{m.title()}", f"default_{m}")]
+    lines = [f'"""The {package} package of the shop.', ""]
+    lines += [
+        f"- {m}: {package.title()}{m.title()}, the {m} records of {package}, and default_{m}(),"
+        f" a {package.title()}{m.title()} with no records yet"
+        for m in MODULES
+    ]
+    lines += ["", f"Import from shop.{package}, never from its modules: they may move. Every"]
+    lines += ["class takes the Settings it runs with; none reads the environment itself.", ""]
+    lines += ["Use:", "", f"    from shop.{package} import default_service", ""]
+    lines += ["    service = default_service(Settings.from_env())", '"""', ""]
+    lines += [f"from .{m} import {package.title()}{m.title()}, default_{m}" for m in MODULES]
+    return "\n".join([*lines, "", "__all__ = [", *(f'    "{n}",' for n in names), "]"]) + "\n"
+
+
 def _test(package: str, module: str) -> str:
     cls = f"{package.title()}{module.title()}"
     lines = [
@@ -174,10 +272,10 @@ def _test(package: str, module: str) -> str:
         "",
         "@pytest.fixture",
         f"def subject() -> {cls}:",
-        f"    return default_{module}(Settings())",
+        f"    return default_{module}(Settings(history_limit=2))",
         "",
     ]
-    for verb in ["load", "save", "find", "update"]:
+    for verb in VERBS:
         lines += [
             "",
             f"def test_{verb}_records_history(subject):",
@@ -185,43 +283,247 @@ def _test(package: str, module: str) -> str:
             f'    subject.{verb}_{module}("a")',
             '    assert subject.history == ["a"]',
             "",
+            "",
             f"def test_{verb}_of_a_missing_record(subject):",
             "    with pytest.raises(KeyError):",
             f'        subject.{verb}_{module}("missing")',
+            "",
+            "",
+            f"def test_{verb}_keeps_the_history_bounded(subject):",
+            '    for key in ("a", "b", "c", "d"):',
+            "        subject.records[key] = {}",
+            f"        subject.{verb}_{module}(key)",
+            f"    assert len(subject.history) <= subject.settings.history_limit + {VERBS.index(verb)}",
         ]
     return "\n".join(lines) + "\n"
 
 
-def fixture_repo(root: Path) -> int:
-    """A committed git repository of about 200 files (a web shop in Python); the count."""
-    files: dict[str, str] = {
-        "README.md": "# shop\n\nA small web shop: catalog, orders, payments, shipping.\n\n"
+def _doc(package: str) -> str:
+    lines = [
+        f"# {package}",
+        "",
+        f"The `shop.{package}` package: its models, the service that changes them, the store",
+        "that keeps them and the views that show them. Each class holds its records in",
+        "memory and remembers the keys it touched; the service layer owns one per request.",
+    ]
+    for m in MODULES:
+        cls = f"{package.title()}{m.title()}"
+        lines += [
+            "",
+            f"## {m}",
+            "",
+            f"`{cls}` (`src/shop/{package}/{m}.py`) keeps the {m} records of {package}.",
+            f"`load_{m}` and `find_{m}` read one, `save_{m}` and `update_{m}` change it.",
+            f"A missing record raises `KeyError` naming the key and the {package} package; the",
+            f"history keeps at most `history_limit` keys. `SHOP_{package.upper()}_BATCH_SIZE`",
+            "bounds how many records one call handles. The other calls: "
+            + ", ".join(f"`{v}_{m}`" for v in VERBS[4:])
+            + ".",
+            "",
+            "```python",
+            f"{m} = default_{m}(Settings.from_env())",
+            f'{m}.save_{m}("key", {{"state": "new"}})',
+            f'assert {m}.find_{m}("key") is not None',
+            "```",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def _readme() -> str:
+    return (
+        "# shop\n\nA small web shop: catalog, orders, payments, shipping. One process\n"
+        "serves the views; every package keeps its records through its store.\n\n"
+        "## Packages\n\n"
         + "".join(
-            f"- `src/shop/{p}`: the {p} package, its models, services and views.\n"
+            f"- `src/shop/{p}`: the {p} package: {', '.join(MODULES)} (docs/{p}.md).\n"
             for p in PACKAGES
         )
-        + "\nRun the tests with `make test` (pytest). Settings live in `shop.config`.\n",
-        "pyproject.toml": '[project]\nname = "shop"\nversion = "1.4.0"\n'
-        'requires-python = ">=3.11"\ndependencies = ["httpx>=0.27", "pydantic>=2"]\n\n'
-        '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n\n[tool.ruff]\nline-length = 100\n',
-        "Makefile": "test:\n\tpytest -q\n\nlint:\n\truff check src tests\n",
+        + "\n## Install\n\n```sh\npython -m venv .venv\n.venv/bin/pip install -e '.[dev]'\n```\n\n"
+        "## Configuration\n\nSettings live in `shop.config.settings` and are read once at\n"
+        "start from the environment: `SHOP_TIMEOUT_S`, `SHOP_BASE_URL`, and for each package\n"
+        "`SHOP_<PACKAGE>_URL`, `SHOP_<PACKAGE>_TIMEOUT_S`, `SHOP_<PACKAGE>_BATCH_SIZE`.\n\n"
+        "## Development\n\nRun the tests with `make test` (pytest), the linters with\n"
+        "`make lint` (ruff, mypy). Every change comes with a test; tests never sleep (inject\n"
+        "a clock) and never reach the network (fake the session).\n\n"
+        "## Usage\n\n```python\nfrom shop.config.settings import Settings\n"
+        "from shop.orders import default_service\n\nsettings = Settings.from_env()\n"
+        'orders = default_service(settings)\norders.save_service("A-1", {"items": 2})\n```\n\n'
+        "## Layout\n\n- `src/shop/<package>/`: the code, one folder per package\n"
+        "- `tests/<package>/`: its tests, one module per module tested\n"
+        "- `docs/<package>.md`: what each package holds and how to use it\n\n"
+        "## Running locally\n\n```sh\nexport SHOP_BASE_URL=http://localhost:8080\n"
+        "export SHOP_PAYMENTS_URL=http://localhost:8081  # the payment provider's sandbox\n"
+        "make serve  # the views on http://localhost:8000\nmake test lint\n```\n\n"
+        "The payment sandbox never charges; a charge it receives twice answers with the\n"
+        "first charge's result when both carry the same idempotency key.\n\n"
+        "## Releasing\n\nBump `version` in `pyproject.toml`, note the change in the\n"
+        "changelog, tag `vX.Y.Z`; CI builds and deploys the tag.\n\n"
+        "## Support\n\nQuestions and bugs: the issue tracker (see `pyproject.toml`). Security\n"
+        "reports: security@example.invalid, never a public issue; we answer within two days.\n\n"
+        "## License\n\nMIT.\n"
+    )
+
+
+PYPROJECT = """\
+[build-system]
+requires = ["hatchling>=1.27"]
+build-backend = "hatchling.build"
+
+[project]
+name = "shop"
+version = "1.4.0"
+description = "A small web shop: catalog, orders, payments, shipping"
+readme = "README.md"
+license = "MIT"
+requires-python = ">=3.11"
+classifiers = [
+  "Programming Language :: Python :: 3 :: Only",
+  "Programming Language :: Python :: 3.11",
+  "Programming Language :: Python :: 3.12",
+  "Framework :: AsyncIO",
+  "Private :: Do Not Upload",
+]
+dependencies = [
+  "httpx>=0.27",
+  "pydantic>=2.6",
+  "sqlalchemy>=2.0",
+  "jinja2>=3.1",
+  "structlog>=24.1",
+]
+
+[project.optional-dependencies]
+dev = [
+  "pytest>=8",
+  "pytest-cov>=5",
+  "respx>=0.21",
+  "ruff>=0.5",
+  "mypy>=1.10",
+]
+
+authors = [{ name = "Shop team", email = "shop@example.invalid" }]
+keywords = ["shop", "catalog", "orders", "payments"]
+
+[project.urls]
+Homepage = "https://shop.example.invalid"
+Documentation = "https://shop.example.invalid/docs"
+Issues = "https://git.example.invalid/shop/issues"
+
+[project.scripts]
+shop = "shop.cli:main"
+
+[tool.hatch.build.targets.wheel]
+packages = ["src/shop"]
+
+[tool.hatch.envs.default]
+dependencies = ["pytest", "pytest-cov", "respx"]
+
+[tool.hatch.envs.default.scripts]
+test = "pytest {args}"
+cov = "pytest --cov=shop --cov-report=term-missing {args}"
+lint = ["ruff check src tests", "ruff format --check src tests", "mypy"]
+
+[tool.pytest.ini_options]
+testpaths = ["tests"]
+addopts = "-q --strict-markers"
+markers = ["slow: takes more than a second"]
+filterwarnings = ["error"]
+
+[dependency-groups]
+docs = ["mkdocs>=1.6", "mkdocs-material>=9.5", "mkdocstrings[python]>=0.25"]
+typing = ["mypy>=1.10", "types-requests", "sqlalchemy[mypy]"]
+
+[tool.coverage.paths]
+source = ["src/shop", "*/site-packages/shop"]
+
+[tool.coverage.run]
+source = ["shop"]
+branch = true
+
+[tool.coverage.report]
+fail_under = 90
+show_missing = true
+exclude_lines = ["pragma: no cover", "if TYPE_CHECKING:"]
+
+[tool.ruff]
+line-length = 100
+target-version = "py311"
+src = ["src", "tests"]
+
+[tool.ruff.lint]
+select = ["E", "F", "W", "I", "B", "UP", "SIM", "RUF", "PT", "N"]
+ignore = [
+  "B008",  # function calls in argument defaults: FastAPI-style dependencies
+  "N818",  # exception names: ours end in Error already
+  "SIM108",  # ternaries where an if block reads better
+]
+
+[tool.ruff.lint.isort]
+known-first-party = ["shop"]
+
+[tool.ruff.format]
+quote-style = "double"
+docstring-code-format = true
+
+[tool.ruff.lint.per-file-ignores]
+"tests/*" = ["S101"]
+
+[tool.mypy]
+python_version = "3.11"
+strict = true
+warn_unreachable = true
+files = ["src"]
+
+[[tool.mypy.overrides]]
+module = ["respx.*", "structlog.*"]
+ignore_missing_imports = true
+
+[[tool.mypy.overrides]]
+module = ["tests.*"]
+disallow_untyped_defs = false
+disallow_incomplete_defs = false
+"""
+
+
+def kind(rel: str) -> str:
+    """Which kind of REFERENCE_TOKENS the fixture's file ``rel`` is ('other': none)."""
+    if rel.endswith("__init__.py"):
+        return "init"
+    if rel.endswith(".py"):
+        return "test" if rel.startswith("tests/") else "source"
+    if rel.startswith("docs/"):
+        return "doc"
+    return {"README.md": "readme", "pyproject.toml": "pyproject"}.get(rel, "other")
+
+
+def fixture_files(median: bool = False) -> dict[str, str]:
+    """The fixture repository's files (about 200, a web shop in Python) by path; with
+    ``median``, each cut to the median of its kind (its first lines)."""
+    files: dict[str, str] = {
+        "README.md": _readme(),
+        "pyproject.toml": PYPROJECT,
+        "Makefile": "test:\n\tpytest -q\n\nlint:\n\truff check src tests\n\tmypy\n",
         ".gitignore": "__pycache__/\n.venv/\n",
     }
     for package in PACKAGES:
-        files[f"src/shop/{package}/__init__.py"] = f'"""The {package} package."""\n'
+        files[f"src/shop/{package}/__init__.py"] = _init(package)
         for module in MODULES:
             files[f"src/shop/{package}/{module}.py"] = _module(package, module)
             if module in ("client", "session", "service", "store", "sync"):
                 files[f"tests/{package}/test_{module}.py"] = _test(package, module)
-        files[f"docs/{package}.md"] = f"# {package}\n\n" + "".join(
-            f"- `{m}`: {_module(package, m).splitlines()[0].strip(chr(34))}\n" for m in MODULES
-        )
+        files[f"docs/{package}.md"] = _doc(package)
     files["src/shop/payments/gateway.py"] = _module("payments", "gateway")
-    files["src/shop/config/settings.py"] = (
-        '"""Settings read once at start."""\n\nfrom dataclasses import dataclass\n\n\n'
-        "@dataclass(frozen=True)\nclass Settings:\n    timeout_s: float = 10.0\n"
-        "    history_limit: int = 100\n    base_url: str = 'https://api.example.invalid'\n"
-    )
+    files["src/shop/config/settings.py"] = _settings()
+    if median:
+        for rel, text in files.items():
+            share = REFERENCE_MEDIAN_TOKENS.get(kind(rel), 1) / REFERENCE_TOKENS.get(kind(rel), 1)
+            lines = text.splitlines(keepends=True)
+            files[rel] = "".join(lines[: round(len(lines) * share) or 1])
+    return files
+
+
+def fixture_repo(root: Path, median: bool = False) -> int:
+    """The fixture repository (fixture_files) committed in ``root``; its count of files."""
+    files = fixture_files(median)
     for rel, text in files.items():
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -243,6 +545,25 @@ class Counted:
     role: str  # hub | sub | side
     tokens: int
     tools: list[str]
+
+
+def request_tokens(body: Any) -> int:
+    """cl100k tokens of a request as the model reads it: each text as itself (a file
+    read counts its own lines, not their JSON escapes), and the JSON around them."""
+    texts: list[str] = []
+
+    def skeleton(value: Any) -> Any:
+        if isinstance(value, str):
+            texts.append(value)
+            return ""
+        if isinstance(value, dict):
+            return {k: skeleton(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [skeleton(v) for v in value]
+        return value
+
+    frame = json.dumps(skeleton(body))
+    return count_tokens(frame) + sum(count_tokens(t) for t in texts)
 
 
 def tool_names(api: str, body: Any) -> list[str]:
@@ -281,7 +602,7 @@ class Planner:
     host: str
     project: Path
     subagent: bool
-    steps: bool = True  # run --schema and the two skills before the dry run
+    steps: bool = True  # run the skills before the dry run
     counted: list[Counted] = field(default_factory=list)
     results: list[str] = field(default_factory=list)  # the hub's last tool results
     final: str | None = None
@@ -294,11 +615,7 @@ class Planner:
     def __call__(self, api: str, body: Any) -> Any:
         role = self.role(body)
         with self._lock:
-            self.counted.append(
-                Counted(
-                    role, count_tokens(json.dumps(body, ensure_ascii=False)), tool_names(api, body)
-                )
-            )
+            self.counted.append(Counted(role, request_tokens(body), tool_names(api, body)))
         if role == "side":
             return "ok"
         if role == "sub":
@@ -363,7 +680,8 @@ class Planner:
             return Call("invoke_agent", {"agent_name": "maestro-recon", "prompt": ask})
         if self.host == "codex" and done < 3:
             if done == 0:
-                return Call("tool_search", {"query": "spawn_agent sub-agent", "limit": 8})
+                query = _named(_shown(body), r"`tool_search` with query `([^`]+)` and limit 2")
+                return Call("tool_search", {"query": query, "limit": 2})
             if done == 1:
                 return Call(
                     "spawn_agent",
@@ -397,11 +715,7 @@ class Planner:
         shown = _shown(body)
         steps = []
         if self.steps:
-            steps = [
-                _named(shown, r"Run `([^`]*plan --schema)`"),
-                _named(shown, r"`([^`]*skill maestro-decompose)`"),
-                _named(shown, r"`([^`]*skill maestro-route)`"),
-            ]
+            steps = [_named(shown, r"Run `([^`]*skill maestro-decompose && [^`]*maestro-route)`")]
         dry = _named(shown, r"`([^`]*plan --from - --hub \w+ --dry-run) <<'EOF'`")
         steps.append(f"{dry} <<'EOF'\n{PLAN.format(hub=self.host)}EOF")
         if done - spent < len(steps):

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from maestro.tokens import count_tokens
+
 from . import hostenv
 from .fake_model import Call, FakeModel
 from .hostenv import needs
@@ -23,10 +25,15 @@ from .hubscript import hub_env
 from .planscript import (
     DRY_RUN_OK,
     GOAL,
+    REFERENCE_MEDIAN_TOKENS,
+    REFERENCE_TOKENS,
     SUB_MARKER,
     TOUCHED,
     Planner,
+    fixture_files,
     fixture_repo,
+    kind,
+    request_tokens,
 )
 
 pytestmark = pytest.mark.realcli
@@ -49,6 +56,32 @@ def plan_argv(host: str, exe: Path, sandbox: str | None = None) -> list[str]:
     return [str(exe), "exec", "--json", "--skip-git-repo-check", *box, f"$maestro plan {GOAL}"]
 
 
+@pytest.mark.parametrize("median", [False, True])
+def test_the_fixture_files_are_as_large_as_the_reference_projects(median):
+    """Each kind of file is within 15% of the mean (or median) of its kind in the
+    reference projects (planscript.REFERENCE_TOKENS), the twelve the recon reads within
+    5% of their sum."""
+    references = REFERENCE_MEDIAN_TOKENS if median else REFERENCE_TOKENS
+    files = fixture_files(median)
+    sizes: dict[str, list[int]] = {}
+    for rel, text in files.items():
+        sizes.setdefault(kind(rel), []).append(count_tokens(text))
+    assert 190 <= len(files) <= 210
+    for name, reference in references.items():
+        got = sizes[name]
+        assert abs(sum(got) / len(got) / reference - 1) <= 0.15, (name, got, reference)
+    read = sum(count_tokens(files[rel]) for rel in TOUCHED)
+    expected = sum(references[kind(rel)] for rel in TOUCHED)
+    assert abs(read / expected - 1) <= 0.05, (read, expected)
+
+
+def test_a_request_counts_its_texts_as_the_model_reads_them():
+    """A file's lines count as themselves, not as their JSON escapes."""
+    text = 'def f():\n    return "x"\n' * 50
+    assert request_tokens({"content": text}) < count_tokens(json.dumps({"content": text}))
+    assert request_tokens({"content": text}) <= count_tokens(text) + 8
+
+
 def _plan(cli, project: Path, home: Path, host: str, **kw: str) -> tuple[Planner, str]:
     exe = needs(host)
     assert fixture_repo(project) >= 190
@@ -56,14 +89,21 @@ def _plan(cli, project: Path, home: Path, host: str, **kw: str) -> tuple[Planner
     # `maestro`; Codex: user-scope roles are listed in any project.
     scope = "project" if host == "claude" else "user"
     assert cli("install", "--host", host, "--scope", scope).code == 0
-    planner = Planner(host, project, subagent=True, steps=False)
+    planner = Planner(host, project, subagent=True)
     with FakeModel(reply=planner) as fake:
         out = hostenv.run(
             plan_argv(host, exe, **kw), cwd=project, env=hub_env(home, fake.url), timeout=300
         )
-        hub_texts = [r.text for r in fake.model_requests() if planner.role(r.body) == "hub"]
+        hub = [r for r in fake.model_requests() if planner.role(r.body) == "hub"]
+        hub_texts = [r.text for r in hub]
     assert out.code == 0, (out.stderr[-2000:], planner.results[-1:])
     assert planner.final and DRY_RUN_OK in planner.results[-1], planner.results[-1:]
+    # Both skills came back from the one shell call the command names, allowed.
+    assert any("# Decomposing" in r and "# Routing" in r for r in planner.results)
+    if host == "codex":  # the search the command names loads the two tools it uses
+        found = [i for i in hub[-1].body["input"] if i.get("type") == "tool_search_output"]
+        loaded = {t["name"] for i in found for ns in i["tools"] for t in ns.get("tools", [ns])}
+        assert loaded == {"spawn_agent", "wait_agent"}, loaded
     subs = [c for c in planner.counted if c.role == "sub"]
     # The subagent made every read and answered; the hub kept its brief and never saw
     # a line of the files it read.
