@@ -281,6 +281,17 @@ def dispatch_builders(root: Path) -> list[str]:
     return found
 
 
+def shared_names(root: Path) -> dict[str, list[str]]:
+    """Module names (``waiting``, ``schema``) that more than one module has, with where."""
+    where: dict[str, list[str]] = {}
+    for path in modules(root):
+        rel = path.relative_to(root / "maestro")
+        name = rel.parent.name if rel.name == "__init__.py" else rel.stem
+        if rel.as_posix() != "__init__.py":
+            where.setdefault(name, []).append(rel.as_posix())
+    return {name: sorted(paths) for name, paths in sorted(where.items()) if len(paths) > 1}
+
+
 def most_complex(root: Path, count: int = 10) -> list[tuple[int, str, str]] | None:
     try:
         from radon.complexity import cc_visit
@@ -327,6 +338,9 @@ def report(root: Path, described: str, listed: bool) -> str:
     builders = dispatch_builders(root)
     out += ["", f"modules that build a spoke's DispatchRequest: {len(builders)}"]
     out += [f"  {rel}" for rel in builders]
+    shared = shared_names(root)
+    out += ["", f"module names that more than one module has: {len(shared)}"]
+    out += [f"  {name}: {', '.join(paths)}" for name, paths in shared.items()]
     complex_ = most_complex(root)
     if complex_ is None:
         out += ["", "complexity: radon is not installed (`pip install radon` measures it)"]
