@@ -6,20 +6,25 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from maestro.agents.tiers import WEB_TOOLS
 from maestro.engine import ladder
+from maestro.filespec import is_glob
 from maestro.state.model import Receipt, Task
 
 if TYPE_CHECKING:  # the pipeline imports this module: types only
     from maestro.agents.catalog import ResolvedAgent
     from maestro.engine.context import RunContext
+    from maestro.engine.dispatch import Dispatch
     from maestro.engine.landing import Landing
     from maestro.engine.worktree import Measured, Worktree
     from maestro.prompts.delegation import Delegation
     from maestro.prompts.results import ParsedResult
+    from maestro.spokes.base import Spoke
     from maestro.spokes.contract import DispatchRequest, SpokeResult
 
 PASS, WARN, FAIL, SKIP = "pass", "warn", "fail", "skipped"
@@ -75,6 +80,8 @@ class Attempt:
 
 
 def make_request(
+    dispatch: Dispatch,
+    spoke: Spoke,
     task: Task,
     delegation: Delegation,
     resolved: ResolvedAgent,
@@ -82,34 +89,31 @@ def make_request(
     root: Path,
     abort_tokens: int | None,
     scratch: Path,
-    env_extra: dict[str, str] | None = None,
     sim_delay_s: float | None = None,
+    resume_session: str | None = None,
+    shared_dirs: Sequence[Path] = (),
+    progress: Callable[[str], None] | None = None,
 ) -> DispatchRequest:
-    """The spoke request for a task: the agent's model, turns, tier and timeout, the
-    task's declared files (folders and globs are for ownership, not deliverables)."""
-    from maestro.agents.tiers import WEB_TOOLS
-    from maestro.engine.ownership import is_glob
-    from maestro.spokes.contract import DispatchRequest
-
-    return DispatchRequest(
+    """A task's request: the agent's model, turns and timeout, the task's declared files
+    (folders and globs are for ownership, not deliverables)."""
+    return dispatch.request(
+        spoke,
         prompt=delegation.prompt,
-        system_prompt=delegation.system,
-        model=resolved.model,
-        max_turns=resolved.max_turns,
-        tier=resolved.tier,
-        web_search=bool(set(resolved.tools) & set(WEB_TOOLS)),
+        system=delegation.system,
         cwd=root,
-        timeout_s=float(resolved.timeout_mins) * 60.0,
-        task_id=task.id,
-        # Kept so a review's requested changes can go back into the same session.
-        keep_session=True,
-        files=[root / f for f in task.files if not is_glob(f) and not f.endswith("/")],
-        abort_tokens=abort_tokens,
-        env_extra=env_extra or {},
         title=task.title,
-        criteria=list(task.criteria),
+        timeout_s=float(resolved.timeout_mins) * 60.0,
+        max_turns=resolved.max_turns,
+        model=resolved.model,
+        web_search=bool(set(resolved.tools) & set(WEB_TOOLS)),
+        files=[root / f for f in task.files if not is_glob(f) and not f.endswith("/")],
+        criteria=task.criteria,
+        abort_tokens=abort_tokens,
         scratch_dir=scratch,
         sim_delay_s=sim_delay_s,
+        resume_session=resume_session,
+        shared_dirs=shared_dirs,
+        progress=progress,
     )
 
 
