@@ -249,7 +249,7 @@ def _ask(args: argparse.Namespace, ctx: Context, catalog: Any) -> Any:
         result = dispatch.ask(
             ctx.settings,
             prompt=prompt,
-            system=SYSTEM,
+            system_prompt=SYSTEM,
             cwd=ctx.paths.root,
             title="Plan the goal",
             progress=ctx.emit,

@@ -6,10 +6,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from maestro.agents.tiers import WEB_TOOLS
 from maestro.engine import ladder
@@ -87,19 +86,14 @@ def make_request(
     resolved: ResolvedAgent,
     *,
     root: Path,
-    abort_tokens: int | None,
-    scratch: Path,
-    sim_delay_s: float | None = None,
     resume_session: str | None = None,
-    shared_dirs: Sequence[Path] = (),
-    progress: Callable[[str], None] | None = None,
+    **more: Any,
 ) -> DispatchRequest:
     """A task's request: the agent's model, turns and timeout, the task's declared files
-    (folders and globs are for ownership, not deliverables)."""
+    (folders and globs are for ownership, not deliverables); ``more``: the run's."""
     return dispatch.request(
-        spoke,
         prompt=delegation.prompt,
-        system=delegation.system,
+        system_prompt=delegation.system,
         cwd=root,
         title=task.title,
         timeout_s=float(resolved.timeout_mins) * 60.0,
@@ -107,13 +101,9 @@ def make_request(
         model=resolved.model,
         web_search=bool(set(resolved.tools) & set(WEB_TOOLS)),
         files=[root / f for f in task.files if not is_glob(f) and not f.endswith("/")],
-        criteria=task.criteria,
-        abort_tokens=abort_tokens,
-        scratch_dir=scratch,
-        sim_delay_s=sim_delay_s,
-        resume_session=resume_session,
-        shared_dirs=shared_dirs,
-        progress=progress,
+        criteria=list(task.criteria),
+        resume_session=resume_session if spoke.supports_resume else None,
+        **more,
     )
 
 

@@ -1,44 +1,26 @@
-"""The one way Maestro runs a spoke, whoever asks: a run's task attempt, a challenge, a
-review, a plan asked of a CLI.
+"""The one way Maestro runs a spoke, whoever asks: a run's task attempt, a challenger, a
+reviewer, `plan "goal"`.
 
-Every dispatch is a session of the office, so `maestro session list` shows each CLI
-Maestro started, what it was asked and how it ended. ``Dispatch`` opens that session
-(``working`` from the start, holding its liveness lease until the dispatch ends, so a
-Maestro killed meanwhile leaves it ``dead``), builds the spoke's request, waits for the
-stagger, runs the spoke, records its process while it runs, and ends the session
-``completed``, ``failed`` or ``stopped`` (an exception out of the block fails it with the
-error's message). ``log_row`` writes the dispatch's row once its asker has judged the
-answer:
-
-    with Dispatch(paths, env, cli="gemini", kind="challenge",
-                  subject="Challenge the plan", message=goal) as dispatch:
-        request = dispatch.request(spoke, prompt=prompt, system=SYSTEM, cwd=root, ...)
-        result = dispatch.run(spoke, request)
-    log_row(log, action="Challenge", target="challenge", tool="gemini", result=result, ...)
-
-How the askers differ is data, not code:
-
-- whom the session answers to: a run's task is a coordinated worker of the run (or of the
-  task that spawned it: ``coordinator``); the others are workers of the calling session
-  (``MAESTRO_SESSION_ID``), else of the person;
-- ``tier``: challengers, reviewers and planners read; a task's agent has its own;
-- a run's task (``run_id``) is marked as that run's in its spoke's environment, and its
-  pid is kept in the run's folder while it runs, so a later run can stop a spoke that a
-  dead engine left behind; a task's CLI session is kept (``keep_session``) for a review's
-  findings;
-- a run spreads the starts of one CLI's spokes (``stagger``); a dispatch on its own has
-  nothing to wait for;
-- a dry run (``recorded`` false) asks the CLI and records nothing, not even its session.
+Each dispatch is a session of the office (`maestro session list` shows every CLI Maestro
+started, what it was asked, how it ended): ``Dispatch`` opens it (``working``, its lease
+held so a Maestro killed meanwhile leaves it ``dead``), builds the request, waits for the
+stagger, runs the spoke with its process recorded, and ends the session ``completed``,
+``failed`` (also on an exception) or ``stopped``. ``log_row`` writes the row once the asker
+has judged the answer. How the askers differ is data: whom the session answers to (a
+run's task: its ``coordinator``; else the calling session or the person), the ``tier``, a
+run's marks (``run_id``: its spoke's environment and pid file, what recovery checks before
+it stops a spoke a dead engine left), the ``stagger`` (a run's; none otherwise), and
+``recorded`` (false: a dry run, which writes nothing, not even its session).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import Self
+from typing import Any, Self
 
 from maestro import clock
 from maestro.bus.liveness import Lease
@@ -87,13 +69,14 @@ class Dispatch:
     recorded: bool = True
     session: Session = field(init=False)  # made when the block starts (unless not recorded)
     outcome: tuple[str, str | None] = field(default=("completed", None), init=False)
-    _lease: Lease = field(init=False)
+    lease: Lease = field(init=False)
 
     @property
     def pid_file(self) -> Path | None:
-        if self.run_id is None or not self.recorded:
-            return None
-        return self.paths.runs_dir / self.run_id / f"spoke-{self.task}.pid"
+        runs = self.paths.runs_dir
+        return (
+            runs / self.run_id / f"spoke-{self.task}.pid" if self.run_id and self.recorded else None
+        )
 
     def __enter__(self) -> Self:
         if not self.recorded:
@@ -113,7 +96,7 @@ class Dispatch:
             agent=self.agent,
             directive={"subject": self.subject, "message": self.message, "from": parent},
         )
-        self._lease = store.lease(self.session.id)
+        self.lease = store.lease(self.session.id)
         return self
 
     def __exit__(
@@ -127,11 +110,10 @@ class Dispatch:
         status, reason = self.outcome
         if error is not None:
             status, reason = "failed", str(error) or type(error).__name__
-        end_session(self.paths, self.session.id, status, reason, lease=self._lease)
+        end_session(self.paths, self.session.id, status, reason, lease=self.lease)
 
     def finish(self, status: str, reason: str | None = None) -> None:
-        """How the dispatch ended (completed, failed or stopped), recorded at the block's end.
-        ``run`` sets it from the spoke's result; an asker that judges more says so after."""
+        """How it ended, recorded at the block's end (``run`` sets it from the result)."""
         self.outcome = (status, reason)
 
     @property
@@ -140,79 +122,26 @@ class Dispatch:
         if not self.recorded:
             return {}
         env = spoke_env(self.paths, self.session, path=self.env.get("PATH", os.defpath))
-        if self.run_id is not None:  # what recovery checks before it stops a leftover
+        if self.run_id is not None:
             env.update({"MAESTRO_RUN_ID": self.run_id, "MAESTRO_TASK_ID": self.task or ""})
         return env
 
-    def request(
-        self,
-        spoke: Spoke,
-        *,
-        prompt: str,
-        system: str,
-        cwd: Path,
-        title: str,
-        timeout_s: float,
-        max_turns: int | None,
-        progress: Callable[[str], None] | None = None,
-        model: str | None = None,
-        web_search: bool = False,
-        files: Sequence[Path] = (),
-        criteria: Sequence[str] = (),
-        abort_tokens: int | None = None,
-        scratch_dir: Path | None = None,
-        sim_delay_s: float | None = None,
-        resume_session: str | None = None,
-        shared_dirs: Sequence[Path] = (),
-    ) -> DispatchRequest:
-        """The spoke's request: what it is asked, and the session it runs as."""
+    def request(self, **asked: Any) -> DispatchRequest:
+        """The spoke's request: what it is ``asked`` (``DispatchRequest``'s fields), as
+        this dispatch's session, tier and task."""
         return DispatchRequest(
-            prompt=prompt,
-            system_prompt=system,
-            model=model,
-            max_turns=max_turns,
+            **asked,
             tier=self.tier,
-            web_search=web_search,
-            cwd=cwd,
-            timeout_s=timeout_s,
-            resume_session=resume_session if spoke.supports_resume else None,
-            keep_session=self.keep_session,
             task_id=self.task,
-            files=list(files),
-            abort_tokens=abort_tokens,
+            keep_session=self.keep_session,
             env_extra=self.extra_env,
-            shared_dirs=list(shared_dirs),
-            title=title,
-            criteria=list(criteria),
-            scratch_dir=scratch_dir,
-            sim_delay_s=sim_delay_s,
-            progress=progress,
         )
 
-    def ask(
-        self,
-        settings: Settings,
-        *,
-        prompt: str,
-        system: str,
-        cwd: Path,
-        title: str,
-        progress: Callable[[str], None] | None,
-    ) -> SpokeResult:
+    def ask(self, settings: Settings, **asked: Any) -> SpokeResult:
         """A reader's dispatch (a challenger, a reviewer, a planner): the CLI as ``settings``
         has it, under the agents' timeout and turn limit."""
-        spoke = get_spoke(self.cli, settings)
-        request = self.request(
-            spoke,
-            prompt=prompt,
-            system=system,
-            cwd=cwd,
-            title=title,
-            timeout_s=timeout_s(settings),
-            max_turns=settings.max_turns,
-            progress=progress,
-        )
-        return self.run(spoke, request)
+        limits = {"timeout_s": timeout_s(settings), "max_turns": settings.max_turns}
+        return self.run(get_spoke(self.cli, settings), self.request(**limits, **asked))
 
     def run(self, spoke: Spoke, request: DispatchRequest) -> SpokeResult:
         """Wait for the stagger, then run the spoke while its process is recorded. Raises
@@ -263,10 +192,9 @@ def log_row(
     task: str | None = None,
     retry: bool = False,
 ) -> None:
-    """One row (nothing at log level off), written when the dispatch has ended, so its
-    time is the end: the report places it from ``time - duration`` to ``time``. ``result``
-    None: no CLI answered; ``tool`` None: the row is no dispatch, not in the Totals.
-    The outcome cell is ✅, or ``outcome`` when it failed."""
+    """One row, written when the dispatch has ended: the report places it from ``time -
+    duration`` to ``time``. ``result`` None: no CLI answered; ``tool`` None: the row is no
+    dispatch, not in the Totals."""
     log.append(
         LogRow(
             time=clock.iso(),

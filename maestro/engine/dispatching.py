@@ -127,7 +127,7 @@ class Dispatching(Bookkeeping):
             resolved,
             root=root,
             abort_tokens=limits.abort,
-            scratch=ctx.run.path / "scratch" / f"task-{task.id}-attempt-{number}",
+            scratch_dir=ctx.run.path / "scratch" / f"task-{task.id}-attempt-{number}",
             sim_delay_s=ctx.sim_delay_s,
             resume_session=resume_session,
             # The office's folders alone (mail, sessions): never all of .ai/maestro, which

@@ -116,7 +116,7 @@ def preview(
             resolved,
             root=paths.root,
             abort_tokens=limits_for(tool, settings.table("budgets")).abort,
-            scratch=paths.runs_dir / "dry-run" / f"task-{task.id}",
+            scratch_dir=paths.runs_dir / "dry-run" / f"task-{task.id}",
         )
         argv = spoke.build_argv(request)
         errors = [

@@ -102,17 +102,8 @@ class SleepingSpoke:
         return SpokeResult(tool="gemini", success=False, error="gemini failed (HTTP 429)")
 
 
-def asked(dispatch, cwd, **more):
-    return dispatch.request(
-        SleepingSpoke(None),
-        prompt="p",
-        system="s",
-        cwd=cwd,
-        title="t",
-        timeout_s=60,
-        max_turns=5,
-        **more,
-    )
+def asked(dispatch, cwd):
+    return dispatch.request(prompt="p", system_prompt="s", cwd=cwd, title="t", timeout_s=60)
 
 
 def test_a_runs_dispatch_is_marked_and_its_pid_kept_while_its_spoke_runs(project):
@@ -142,20 +133,14 @@ def test_a_runs_dispatch_is_marked_and_its_pid_kept_while_its_spoke_runs(project
         seen["request"], seen["pid"] = request, pid
 
     with dispatch:
-        # This CLI cannot resume: the request asks for a fresh session.
-        request = asked(dispatch, project, resume_session="abc")
+        request = asked(dispatch, project)
         result = dispatch.run(SleepingSpoke(during), request)
     assert seen["record"] == str(seen["pid"]) and not record.exists()
     assert seen["session"].data["process"]["pid"] == seen["pid"]
     assert seen["session"].parent == "run-r1" and seen["session"].status == "working"
     sent = seen["request"]
     assert (sent.env_extra["MAESTRO_RUN_ID"], sent.env_extra["MAESTRO_TASK_ID"]) == ("r1", "3")
-    assert (sent.tier, sent.task_id, sent.keep_session, sent.resume_session) == (
-        "full",
-        "3",
-        True,
-        None,
-    )
+    assert (sent.tier, sent.task_id, sent.keep_session) == ("full", "3", True)
     ended = SessionStore(paths).get(dispatch.session.id)
     assert (ended.status, ended.data["reason"]) == ("failed", result.error)
 

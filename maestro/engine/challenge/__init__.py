@@ -88,7 +88,7 @@ def _ask(tool: str, where: Path, prompt: str, ctx: CommandContext, goal: str) ->
             result = dispatch.ask(
                 settings,
                 prompt=prompt,
-                system=SYSTEM,
+                system_prompt=SYSTEM,
                 cwd=where,
                 title="Challenge the plan",
                 progress=ctx.emit,

@@ -417,7 +417,7 @@ def _dispatch(
         return dispatch.ask(
             settings,
             prompt=prompt,
-            system=SYSTEM,
+            system_prompt=SYSTEM,
             cwd=cwd,
             title=f"Review Task {task_id}",
             progress=ctx.emit,
