@@ -82,8 +82,8 @@ class Dispatch:
         if not self.recorded:
             return self
         store = SessionStore(self.paths)
-        caller = current_id(self.env)
-        parent = self.coordinator or (caller if store.exists(caller) else USER)
+        asker = self.coordinator or current_id(self.env)
+        parent = asker if store.exists(asker) else USER
         self.session = store.create(
             mode=self.mode,
             session_id=new_id(self.kind),

@@ -322,25 +322,24 @@ class TaskRunner(Dispatching):
         )
         with dispatch:
             self.sessions[task.id] = dispatch.session.id
-            try:
-                return self._dispatch(
-                    task,
-                    plan,
-                    attempt,
-                    spoke,
-                    resolved,
-                    dispatch,
-                    extra=extra,
-                    retry=retry,
-                    resume_session=resume_session,
-                    forced_agent=agent.name if (forced and opts.agent) else None,
-                )
-            finally:
-                # What the attempt came to, even after the worker's own `task report
-                # complete`; a session stopped meanwhile keeps that status and its reason.
-                failure = attempt.failure.reason if attempt.failure else None
-                status = "stopped" if attempt.held_back else "failed" if failure else "completed"
-                dispatch.finish(status, attempt.held_back or failure)
+            self._dispatch(
+                task,
+                plan,
+                attempt,
+                spoke,
+                resolved,
+                dispatch,
+                extra=extra,
+                retry=retry,
+                resume_session=resume_session,
+                forced_agent=agent.name if (forced and opts.agent) else None,
+            )
+            # What the attempt came to, even after the worker's own `task report complete`;
+            # a session stopped meanwhile keeps that status and its reason.
+            failure = attempt.failure.reason if attempt.failure else None
+            status = "stopped" if attempt.held_back else "failed" if failure else "completed"
+            dispatch.finish(status, attempt.held_back or failure)
+        return attempt
 
     def _coordinator_of(self, task: Task) -> str | None:
         """A subtask's coordinator: the session of its parent's attempt while that still
