@@ -1,4 +1,5 @@
-"""`maestro plan "goal" --hub CLI`: ask a headless CLI for the decomposition.
+"""`maestro plan "goal" --hub CLI`: the question a headless CLI gets for the decomposition,
+and the plan read from its answer (``cli/plan.py`` sends it through ``engine.dispatch``).
 
 The CLI gets the goal, the decomposition skill, the agents it may name, the installed
 CLIs and the plan-input schema, runs read-only (it may look at the project, not change
