@@ -15,8 +15,8 @@ reaches: editing a manifest raises no session's capabilities and points ``stop``
 other process. A session Maestro has no record of (one made inside a spoke's sandbox, or
 a manifest a spoke wrote) has no capabilities and no process to signal.
 
-The engine calls ``start_run_session``, ``create_worker_session``, ``attach_process``,
-``spoke_env`` and ``end_session`` (docs/architecture.md, "bus").
+The engine calls ``start_run_session``, ``spoke_env`` and ``end_session`` (bus/workers.py)
+and opens each dispatch's session through ``engine.dispatch.Dispatch``.
 """
 
 from __future__ import annotations

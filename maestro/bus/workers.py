@@ -8,12 +8,10 @@ from __future__ import annotations
 import hashlib
 import os
 import shlex
-from collections.abc import Mapping
 from pathlib import Path
 
 from maestro.bus.liveness import Lease
-from maestro.bus.sessions import COORDINATOR_VAR, SESSION_VAR, USER, Session, SessionStore, new_id
-from maestro.errors import NotFound
+from maestro.bus.sessions import COORDINATOR_VAR, SESSION_VAR, USER, Session, SessionStore
 from maestro.fsutil import atomic_write
 from maestro.install.invocation import here
 from maestro.paths import ProjectPaths, user_state_dir
@@ -42,47 +40,6 @@ def start_run_session(paths: ProjectPaths, run_id: str, *, goal: str | None = No
     store.attach_process(session_id, os.getpid())
     store.update(session_id, status="working")
     return lease
-
-
-def create_worker_session(
-    paths: ProjectPaths,
-    *,
-    run_id: str,
-    task_id: str,
-    cli: str | None,
-    agent: str | None,
-    tier: str | None,
-    directive: Mapping[str, str] | None = None,
-    mode: str = "coordinated-worker",
-    strategy: str | None = None,
-    coordinator: str | None = None,
-) -> tuple[Session, Lease]:
-    """One dispatch of a run's task: a coordinated worker (or coordinator) of the run
-    session, or of ``coordinator`` (a subtask's: the session of the task that spawned
-    it). Returns the session and its lease, held by the caller until the spoke ends
-    (pass ``lease.fd`` to the spoke with ``pass_fds`` to tie it to the spoke itself)."""
-    store = SessionStore(paths)
-    if not store.exists(run_session_id(run_id)):
-        raise NotFound(f"run {run_id} has no session.", "call start_run_session first.")
-    coordinator = coordinator or run_session_id(run_id)
-    session = store.create(
-        mode=mode,
-        session_id=new_id(f"t{task_id}"),
-        strategy=strategy,
-        tier=tier,
-        coordinator=coordinator,
-        parent=coordinator,
-        run_id=run_id,
-        task_ids=[task_id],
-        cli=cli,
-        agent=agent,
-        directive=directive,
-    )
-    return session, store.lease(session.id)
-
-
-def attach_process(paths: ProjectPaths, session_id: str, pid: int) -> None:
-    SessionStore(paths).attach_process(session_id, pid)
 
 
 def end_session(

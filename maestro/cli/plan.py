@@ -13,17 +13,18 @@ from pathlib import Path
 from typing import Any
 
 from maestro import clock, formatting, graph, planning, roster
-from maestro.bus.dispatch import dispatch_session
 from maestro.cli.archive import new_folder
 from maestro.cli.busy import refuse_while_running
 from maestro.cli.context import Context, Result
 from maestro.cli.status import shown_path, task_data, task_rows
+from maestro.engine.dispatch import Dispatch
 from maestro.engine.preflight import refuse_doomed
 from maestro.errors import MaestroError, NotFound, PlanError
 from maestro.fsutil import atomic_write
 from maestro.planning import EXAMPLE
-from maestro.planning.ask import ask
+from maestro.planning.ask import SYSTEM, answer, build_prompt
 from maestro.planning.replan import Replan, replan
+from maestro.spokes.base import refuse_if_inside_spoke
 from maestro.spokes.registry import detect_available
 from maestro.state.model import Plan, Source
 from maestro.state.store import PlanStore
@@ -232,21 +233,27 @@ def _ask(args: argparse.Namespace, ctx: Context, catalog: Any) -> Any:
         raise PlanError(
             f"{named}.", f"add --hub with one of {', '.join(planners)} (or set MAESTRO_HUB)."
         )
-
-    installed = sorted(detect_available(ctx.env))
-    asking = {
-        "settings": ctx.settings,
-        "env": ctx.env,
-        "catalog": catalog,
-        "installed": installed,
-        "emit": ctx.emit,
-    }
-    if args.dry_run:  # writes nothing, not even the record of its dispatch
-        return ask(args.goal, tool, **asking)
-    with dispatch_session(
-        ctx.paths, kind="plan", cli=tool, env=ctx.env, subject="Plan the goal", message=args.goal
-    ) as office:
-        return ask(args.goal, tool, **asking, env_extra=office.env, on_start=office.started)
+    refuse_if_inside_spoke(ctx.env)
+    prompt = build_prompt(args.goal, catalog=catalog, installed=sorted(detect_available(ctx.env)))
+    ctx.emit(f"asking {tool} to plan the goal (read-only)...")
+    with Dispatch(
+        ctx.paths,
+        ctx.env,
+        cli=tool,
+        kind="plan",
+        subject="Plan the goal",
+        message=args.goal,
+        recorded=not args.dry_run,  # a dry run writes nothing, not even its dispatch's record
+    ) as dispatch:
+        result = dispatch.ask(
+            ctx.settings,
+            prompt=prompt,
+            system_prompt=SYSTEM,
+            cwd=ctx.paths.root,
+            title="Plan the goal",
+            progress=ctx.emit,
+        )
+        return answer(args.goal, tool, result, ctx.settings)
 
 
 def _relative_files(plan: Plan, root: Path) -> None:

@@ -8,18 +8,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from maestro.agents.tiers import WEB_TOOLS
 from maestro.engine import ladder
+from maestro.filespec import is_glob
 from maestro.state.model import Receipt, Task
 
 if TYPE_CHECKING:  # the pipeline imports this module: types only
     from maestro.agents.catalog import ResolvedAgent
     from maestro.engine.context import RunContext
+    from maestro.engine.dispatch import Dispatch
     from maestro.engine.landing import Landing
     from maestro.engine.worktree import Measured, Worktree
     from maestro.prompts.delegation import Delegation
     from maestro.prompts.results import ParsedResult
+    from maestro.spokes.base import Spoke
     from maestro.spokes.contract import DispatchRequest, SpokeResult
 
 PASS, WARN, FAIL, SKIP = "pass", "warn", "fail", "skipped"
@@ -75,41 +79,31 @@ class Attempt:
 
 
 def make_request(
+    dispatch: Dispatch,
+    spoke: Spoke,
     task: Task,
     delegation: Delegation,
     resolved: ResolvedAgent,
     *,
     root: Path,
-    abort_tokens: int | None,
-    scratch: Path,
-    env_extra: dict[str, str] | None = None,
-    sim_delay_s: float | None = None,
+    resume_session: str | None = None,
+    **more: Any,
 ) -> DispatchRequest:
-    """The spoke request for a task: the agent's model, turns, tier and timeout, the
-    task's declared files (folders and globs are for ownership, not deliverables)."""
-    from maestro.agents.tiers import WEB_TOOLS
-    from maestro.engine.ownership import is_glob
-    from maestro.spokes.contract import DispatchRequest
-
-    return DispatchRequest(
+    """A task's request: the agent's model, turns and timeout, the task's declared files
+    (folders and globs are for ownership, not deliverables); ``more``: the run's."""
+    return dispatch.request(
         prompt=delegation.prompt,
         system_prompt=delegation.system,
-        model=resolved.model,
-        max_turns=resolved.max_turns,
-        tier=resolved.tier,
-        web_search=bool(set(resolved.tools) & set(WEB_TOOLS)),
         cwd=root,
-        timeout_s=float(resolved.timeout_mins) * 60.0,
-        task_id=task.id,
-        # Kept so a review's requested changes can go back into the same session.
-        keep_session=True,
-        files=[root / f for f in task.files if not is_glob(f) and not f.endswith("/")],
-        abort_tokens=abort_tokens,
-        env_extra=env_extra or {},
         title=task.title,
+        timeout_s=float(resolved.timeout_mins) * 60.0,
+        max_turns=resolved.max_turns,
+        model=resolved.model,
+        web_search=bool(set(resolved.tools) & set(WEB_TOOLS)),
+        files=[root / f for f in task.files if not is_glob(f) and not f.endswith("/")],
         criteria=list(task.criteria),
-        scratch_dir=scratch,
-        sim_delay_s=sim_delay_s,
+        resume_session=resume_session if spoke.supports_resume else None,
+        **more,
     )
 
 

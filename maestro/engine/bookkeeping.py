@@ -8,14 +8,12 @@ import os
 
 from maestro import clock
 from maestro.bus.sessions import SessionStore
-from maestro.bus.workers import (
-    attach_process,
-    run_session_id,
-)
+from maestro.bus.workers import run_session_id
 from maestro.engine import gates, ladder
 from maestro.engine.attempt import Attempt, receipt_note
 from maestro.engine.budgets import limits_for
 from maestro.engine.context import RunContext
+from maestro.engine.dispatch import log_row
 from maestro.engine.scheduler import Outcome
 from maestro.formatting import shown_path
 from maestro.state.model import Receipt, Task, Usage
@@ -53,13 +51,6 @@ class Bookkeeping:
             return str(session.data.get("reason") or "stopped")
         return None
 
-    def _spoke_started(self, task_id: str, pid: int, session_id: str) -> None:
-        # Recorded so a later run can stop a spoke this engine left behind when it died.
-        if pid != os.getpid():
-            (self.ctx.run.path / f"spoke-{task_id}.pid").write_text(f"{pid}\n", encoding="utf-8")
-            # The session's process: what `maestro session stop` signals, proven by its start time.
-            attach_process(self.ctx.paths, session_id, pid)
-
     # -- accounting -------------------------------------------------------------------------
     @staticmethod
     def _charge(task: Task, attempt: Attempt) -> None:
@@ -78,12 +69,9 @@ class Bookkeeping:
 
     def _log_attempt(self, task_id: str, attempt: Attempt, number: int, retry: bool) -> None:
         """One log row per dispatch."""
-        from maestro.logfile import LogRow
-
         ctx = self.ctx
         result = attempt.result
         usage = result.usage if result is not None else Usage()
-        cost = result.cost if result is not None else None
         notes = [f"attempt {number}"]
         if attempt.level != "ok":
             limits = limits_for(attempt.tool, ctx.settings.table("budgets"))
@@ -100,24 +88,17 @@ class Bookkeeping:
         if attempt.receipt is not None:
             measured = ctx.workspaces is not None or ctx.observer.enabled
             notes.append(receipt_note(attempt.receipt, measured=measured))
-        outcome = "✅" if attempt.failure is None else (attempt.failure.reason[:120])
-        ctx.log.append(
-            LogRow(
-                time=clock.iso(),
-                actor="Hub",
-                action="Retry" if retry else "Dispatch",
-                target=f"Task {task_id}",
-                tokens=usage.total if result is not None else None,
-                duration_s=result.duration_s if result is not None else None,
-                outcome=outcome,
-                notes="; ".join(notes),
-                tool=attempt.tool,
-                failed=attempt.failure is not None,
-                retry=retry,
-                cost=cost,
-                cost_estimated=bool(result and result.cost_estimated),
-                task=task_id,
-            )
+        log_row(
+            ctx.log,
+            action="Retry" if retry else "Dispatch",
+            target=f"Task {task_id}",
+            tool=attempt.tool,
+            result=result,
+            ok=attempt.failure is None,
+            outcome=attempt.failure.reason[:120] if attempt.failure else "",
+            notes="; ".join(notes),
+            task=task_id,
+            retry=retry,
         )
 
     # -- state transitions -------------------------------------------------------------

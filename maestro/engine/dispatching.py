@@ -3,24 +3,20 @@ the spoke, the gates, the landing. ``TaskRunner`` (pipeline.py) is built on it."
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING, Any
 
-from maestro.bus.workers import (
-    office_dirs,
-    spoke_env,
-)
+from maestro.bus.workers import office_dirs
 from maestro.engine import gates, ladder
 from maestro.engine.attempt import Attempt, make_request
 from maestro.engine.bookkeeping import Bookkeeping
 from maestro.engine.budgets import limits_for
+from maestro.engine.dispatch import Dispatch, HeldBack
 from maestro.engine.worktree import Measured, Worktree, claimed_paths
 from maestro.errors import SpokeError
 from maestro.state.model import Task
 
 if TYPE_CHECKING:
     from maestro.agents.catalog import ResolvedAgent
-    from maestro.bus.sessions import Session
     from maestro.spokes.base import Spoke
     from maestro.state.model import Plan
 
@@ -39,14 +35,14 @@ class Dispatching(Bookkeeping):
         attempt: Attempt,
         spoke: Spoke,
         resolved: ResolvedAgent,
-        session: Session,
+        dispatch: Dispatch,
         *,
         extra: str | None,
         retry: bool,
         resume_session: str | None,
         forced_agent: str | None,
     ) -> Attempt:
-        """Run the spoke as ``session`` in its own worktree (in a git repository, unless
+        """Run the spoke as ``dispatch`` in its own worktree (in a git repository, unless
         in place) and check its answer."""
         ctx, task_id = self.ctx, task.id
         spaces = ctx.workspaces
@@ -58,7 +54,7 @@ class Dispatching(Bookkeeping):
                 attempt,
                 spoke,
                 resolved,
-                session,
+                dispatch,
                 worktree,
                 extra=extra,
                 retry=retry,
@@ -83,7 +79,7 @@ class Dispatching(Bookkeeping):
         attempt: Attempt,
         spoke: Spoke,
         resolved: ResolvedAgent,
-        session: Session,
+        dispatch: Dispatch,
         worktree: Worktree | None,
         *,
         extra: str | None,
@@ -104,7 +100,7 @@ class Dispatching(Bookkeeping):
             tool=tool,
             enforced_by_cli=spoke.enforces(resolved.tier),
             extra_context=extra,
-            session=session if office else None,
+            session=dispatch.session if office else None,
         )
         limits = limits_for(tool, ctx.settings.table("budgets"))
         number = self._mark_running(task_id, tool, forced_agent)
@@ -116,33 +112,29 @@ class Dispatching(Bookkeeping):
             agent=attempt.agent,
             attempt=number,
             simulated=bool(getattr(spoke, "simulated", False)) or None,
-            session=session.id,
+            session=dispatch.session.id,
         )
-        request = make_request(
-            task,
-            delegation,
-            resolved,
-            root=root,
-            abort_tokens=limits.abort,
-            scratch=ctx.run.path / "scratch" / f"task-{task.id}-attempt-{number}",
-            env_extra={
-                "MAESTRO_RUN_ID": ctx.run.run_id,
-                "MAESTRO_TASK_ID": task.id,
-                **spoke_env(ctx.paths, session, path=ctx.env.get("PATH", os.defpath)),
-            },
-            sim_delay_s=ctx.sim_delay_s,
-        )
-        # The office's folders alone (mail, sessions): never all of .ai/maestro, which
-        # holds the other tasks' worktrees and what they will land.
-        request.shared_dirs = office_dirs(ctx.paths) if office else []
 
         # A spoke silent for a while: a line with what its CLI last said on stderr.
         def quiet(line: str) -> None:
             ctx.emit("spoke_quiet", task=task_id, detail=line)
 
-        request.progress = quiet
-        if resume_session and spoke.supports_resume:
-            request.resume_session = resume_session
+        request = make_request(
+            dispatch,
+            spoke,
+            task,
+            delegation,
+            resolved,
+            root=root,
+            abort_tokens=limits.abort,
+            scratch_dir=ctx.run.path / "scratch" / f"task-{task.id}-attempt-{number}",
+            sim_delay_s=ctx.sim_delay_s,
+            resume_session=resume_session,
+            # The office's folders alone (mail, sessions): never all of .ai/maestro, which
+            # holds the other tasks' worktrees and what they will land.
+            shared_dirs=office_dirs(ctx.paths) if office else [],
+            progress=quiet,
+        )
         attempt.timeout_s = request.timeout_s
         detailed = ctx.log.verbosity == "detailed"
         if detailed:
@@ -152,27 +144,19 @@ class Dispatching(Bookkeeping):
             )
         if worktree is None:
             ctx.observer.begin("spoke", task_id)
-        start = ctx.stagger.start(tool, stopping=ctx.stopping)
-        if start is None:  # the run is stopping: the spoke never started
-            if worktree is None:
-                ctx.observer.end("spoke", task_id)
-            attempt.held_back = ctx.stopping() or "stopped"
-            return attempt
         try:
-            result = spoke.dispatch(
-                request,
-                base_env=ctx.env,
-                on_start=lambda pid: self._spoke_started(task_id, pid, session.id),
-            )
+            result = dispatch.run(spoke, request)
         except SpokeError as exc:
             attempt.failure = ladder.Failure(ladder.FATAL, exc.message, exc.fix)
             if worktree is None:
                 ctx.observer.end("spoke", task_id)
             self._log_attempt(task_id, attempt, number, retry)
             return attempt
-        finally:
-            start.ended()
-            (ctx.run.path / f"spoke-{task_id}.pid").unlink(missing_ok=True)
+        except HeldBack as stop:  # the run is stopping: the spoke never started
+            if worktree is None:
+                ctx.observer.end("spoke", task_id)
+            attempt.held_back = str(stop)
+            return attempt
         changes: Any
         if worktree is not None and ctx.workspaces is not None:
             spaces = ctx.workspaces
@@ -199,7 +183,7 @@ class Dispatching(Bookkeeping):
             )
         attempt.failure = ladder.spoke_failure(result, tool)
         # `maestro session stop` records why before it signals: read once, no wait.
-        stopped = self._stopped_reason(session.id)
+        stopped = self._stopped_reason(dispatch.session.id)
         if stopped:
             attempt.failure = ladder.Failure(
                 ladder.STOPPED,
@@ -207,7 +191,7 @@ class Dispatching(Bookkeeping):
                 f"run it again with `maestro run {task_id}` when it should go on.",
             )
         elif attempt.failure is None:
-            attempt.failure = self._after_subtasks(task, plan, session.id)
+            attempt.failure = self._after_subtasks(task, plan, dispatch.session.id)
             if attempt.failure is None:
                 gates.apply(ctx, task, attempt, result, changes, root=root)
         if worktree is not None and ctx.workspaces is not None:

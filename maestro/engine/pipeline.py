@@ -18,14 +18,11 @@ from typing import TYPE_CHECKING
 
 from maestro import clock
 from maestro.bus.sessions import SessionStore
-from maestro.bus.workers import (
-    create_worker_session,
-    end_session,
-    run_session_id,
-)
+from maestro.bus.workers import end_session, run_session_id
 from maestro.engine import ladder
 from maestro.engine.attempt import Attempt, expanded_context
 from maestro.engine.context import RunContext
+from maestro.engine.dispatch import Dispatch
 from maestro.engine.dispatching import Dispatching
 from maestro.engine.routing import choose, task_tier
 from maestro.engine.scheduler import Outcome
@@ -303,44 +300,46 @@ class TaskRunner(Dispatching):
                 f"give Task {task_id} an agent with a shell (tier full), or another tool.",
             )
             return attempt
-        coordinator = self._coordinator_of(task)
-        session, lease = create_worker_session(
+        coordinator = self._coordinator_of(task) or run_session_id(ctx.run.run_id)
+        dispatch = Dispatch(
             ctx.paths,
-            run_id=ctx.run.run_id,
-            task_id=task.id,
+            ctx.env,
             cli=tool,
-            agent=agent.name,
+            kind=f"t{task.id}",
+            subject=f"Task {task.id}: {task.title}",
+            message=extra
+            if extra and extra.startswith("Clarification")
+            else self._directive(plan, task),
             tier=resolved.tier,
+            task=task.id,
             mode="coordinated-coordinator" if coordinating else "coordinated-worker",
             coordinator=coordinator,
-            directive={
-                "subject": f"Task {task.id}: {task.title}",
-                "from": coordinator or run_session_id(ctx.run.run_id),
-                "message": extra
-                if extra and extra.startswith("Clarification")
-                else self._directive(plan, task),
-            },
+            run_id=ctx.run.run_id,
+            agent=agent.name,
+            keep_session=True,
+            stagger=ctx.stagger,
+            stopping=ctx.stopping,
         )
-        self.sessions[task.id] = session.id
-        try:
-            return self._dispatch(
+        with dispatch:
+            self.sessions[task.id] = dispatch.session.id
+            self._dispatch(
                 task,
                 plan,
                 attempt,
                 spoke,
                 resolved,
-                session,
+                dispatch,
                 extra=extra,
                 retry=retry,
                 resume_session=resume_session,
                 forced_agent=agent.name if (forced and opts.agent) else None,
             )
-        finally:
             # What the attempt came to, even after the worker's own `task report complete`;
             # a session stopped meanwhile keeps that status and its reason.
             failure = attempt.failure.reason if attempt.failure else None
             status = "stopped" if attempt.held_back else "failed" if failure else "completed"
-            end_session(ctx.paths, session.id, status, attempt.held_back or failure, lease=lease)
+            dispatch.finish(status, attempt.held_back or failure)
+        return attempt
 
     def _coordinator_of(self, task: Task) -> str | None:
         """A subtask's coordinator: the session of its parent's attempt while that still

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from maestro.engine.attempt import make_request
 from maestro.engine.budgets import limits_for
 from maestro.engine.context import RunOptions
+from maestro.engine.dispatch import Dispatch
 from maestro.engine.routing import choose, task_tier
 from maestro.engine.run import select_tasks
 from maestro.engine.rundir import RunLock
@@ -94,13 +95,28 @@ def preview(
             enforced_by_cli=spoke.enforces(resolved.tier),
             extra_context=extra,
         )
+        # Dispatched as a run would, with nothing recorded.
+        asked = Dispatch(
+            paths,
+            {},
+            cli=tool,
+            kind="",
+            subject="",
+            message="",
+            tier=resolved.tier,
+            task=task.id,
+            keep_session=True,
+            recorded=False,
+        )
         request = make_request(
+            asked,
+            spoke,
             task,
             delegation,
             resolved,
             root=paths.root,
             abort_tokens=limits_for(tool, settings.table("budgets")).abort,
-            scratch=paths.runs_dir / "dry-run" / f"task-{task.id}",
+            scratch_dir=paths.runs_dir / "dry-run" / f"task-{task.id}",
         )
         argv = spoke.build_argv(request)
         errors = [

@@ -1,4 +1,5 @@
-"""`maestro plan "goal" --hub CLI`: ask a headless CLI for the decomposition.
+"""`maestro plan "goal" --hub CLI`: the question a headless CLI gets for the decomposition,
+and the plan read from its answer (``cli/plan.py`` sends it through ``engine.dispatch``).
 
 The CLI gets the goal, the decomposition skill, the agents it may name, the installed
 CLIs and the plan-input schema, runs read-only (it may look at the project, not change
@@ -20,9 +21,9 @@ from maestro.errors import MaestroError, PlanError, SpokeError
 from maestro.formatting import shown_path
 from maestro.planning.loading import load
 from maestro.planning.schema import SCHEMA
+from maestro.spokes.contract import SpokeResult
 from maestro.state.model import Plan
 
-DEFAULT_TIMEOUT_S = 600.0
 SYSTEM = (
     "You are the planning hub of Maestro, which dispatches atomic tasks to the Claude, "
     "Gemini and Codex CLIs. Decompose the user's goal into a plan. You may read the "
@@ -115,39 +116,9 @@ def _fix_for(kind: str | None, tool: str) -> str:
     return "ask another CLI with --hub, or write the plan yourself and pipe it: `maestro plan --from -`."
 
 
-def ask(
-    goal: str,
-    tool: str,
-    *,
-    settings: Any,
-    env: dict[str, str],
-    catalog: Any,
-    installed: list[str],
-    emit: Any,
-    env_extra: dict[str, str] | None = None,
-    on_start: Any = None,
-) -> Answer:
-    """Ask ``tool`` for the plan of ``goal``. ``env_extra`` and ``on_start`` are the
-    session's (the caller makes the dispatch a session: ``bus.dispatch``)."""
-    from maestro.spokes.base import refuse_if_inside_spoke
-    from maestro.spokes.contract import DispatchRequest
-    from maestro.spokes.registry import get_spoke
-
-    refuse_if_inside_spoke(env)
-    minutes = getattr(settings, "agent_timeout", None)
-    request = DispatchRequest(
-        prompt=build_prompt(goal, catalog=catalog, installed=installed),
-        system_prompt=SYSTEM,
-        tier="read-only",
-        cwd=settings.paths.root,
-        timeout_s=float(minutes) * 60 if minutes else DEFAULT_TIMEOUT_S,
-        max_turns=getattr(settings, "max_turns", None),
-        title="Plan the goal",
-        env_extra=dict(env_extra or {}),
-        progress=emit,
-    )
-    emit(f"asking {tool} to plan the goal (read-only)...")
-    result = get_spoke(tool, settings).dispatch(request, base_env=dict(env), on_start=on_start)
+def answer(goal: str, tool: str, result: SpokeResult, settings: Any) -> Answer:
+    """The plan in ``tool``'s answer, through the same checks as ``--from``; an answer
+    that fails them is kept for the person to fix and pipe in."""
     if not result.success:
         raise SpokeError(
             f"{tool} could not plan the goal ({result.error_kind or 'failed'}): "

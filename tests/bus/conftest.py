@@ -7,12 +7,12 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from maestro.bus import sessions, workers
 from maestro.bus.liveness import Lease
+from maestro.engine.dispatch import Dispatch
 from maestro.paths import ProjectPaths
 
 
@@ -23,18 +23,24 @@ class Office:
     run: str
     leases: dict[str, Lease] = field(default_factory=dict)
 
-    def worker(self, task: str, **kwargs: Any) -> sessions.Session:
-        session, lease = workers.create_worker_session(
+    def worker(self, task: str, message: str = "") -> sessions.Session:
+        """A run's task at work: its dispatch's session, its lease held by this process."""
+        dispatch = Dispatch(
             self.paths,
-            run_id="R1",
-            task_id=task,
+            {},
             cli="claude",
-            agent="coder",
+            kind=f"t{task}",
+            subject=f"task {task}",
+            message=message,
             tier="full",
-            **kwargs,
-        )
-        self.leases[session.id] = lease
-        return session
+            task=task,
+            mode="coordinated-worker",
+            coordinator=self.run,
+            run_id="R1",
+            agent="coder",
+        ).__enter__()
+        self.leases[dispatch.session.id] = dispatch.lease
+        return dispatch.session
 
     def become(self, monkeypatch: pytest.MonkeyPatch, session_id: str | None) -> None:
         """Act as that session in this process (None: the person)."""

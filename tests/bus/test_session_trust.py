@@ -9,7 +9,7 @@ import os
 import subprocess
 import sys
 
-from maestro.bus import sessions, workers
+from maestro.bus import sessions
 from maestro.bus.liveness import ProcessMark
 from maestro.paths import ProjectPaths
 
@@ -64,7 +64,7 @@ def test_session_stop_never_signals_a_process_a_manifest_was_edited_to_name_sess
     worker = office.worker("2")
     spoke, victim = _sleeper(), _sleeper()
     try:
-        workers.attach_process(office.paths, worker.id, spoke.pid)
+        sessions.SessionStore(office.paths).attach_process(worker.id, spoke.pid)
         mark = ProcessMark.of(victim.pid)
         _forge_manifest(
             office.paths, worker.id, process={**mark.to_dict(), "pgid": os.getpgid(victim.pid)}

@@ -66,9 +66,7 @@ def test_capabilities_come_from_the_tier(office):
 
 
 def test_identity_comes_from_the_environment_in_any_subfolder(office):
-    worker = office.worker(
-        "4", directive={"subject": "task 4", "message": "Add JWT", "from": office.run}
-    )
+    worker = office.worker("4", "Add JWT")
     deep = office.root / "src" / "pkg"
     deep.mkdir(parents=True)
     done = office.maestro(worker.id, "session", "whoami", cwd=deep)
@@ -196,7 +194,7 @@ def test_stop_ends_the_process_group_and_records_the_reason(office, cli, monkeyp
         while len(_group_members(proc.pid)) < 2 and time.monotonic() < deadline:
             time.sleep(0.05)
         assert len(_group_members(proc.pid)) == 2
-        workers.attach_process(office.paths, worker.id, proc.pid)
+        SessionStore(office.paths).attach_process(worker.id, proc.pid)
         sibling = office.worker("4")
         office.become(monkeypatch, sibling.id)
         refused = cli("session", "stop", worker.id)
@@ -242,7 +240,7 @@ def test_the_stop_reason_is_written_before_the_process_hears_the_signal(office, 
     )
     try:
         assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
-        workers.attach_process(office.paths, worker.id, proc.pid)
+        SessionStore(office.paths).attach_process(worker.id, proc.pid)
         done = cli("session", "stop", worker.id, "--reason", "wrong approach")
         assert done.code == 0, done.err
         proc.wait(timeout=10)

@@ -14,8 +14,9 @@ import time
 import pytest
 
 from maestro.bus.mailbox import Mailbox
-from maestro.bus.workers import create_worker_session, end_session, start_run_session
+from maestro.bus.workers import end_session, start_run_session
 from maestro.config import load_settings
+from maestro.engine.dispatch import Dispatch
 from maestro.engine.hierarchy import SPAWN, add_subtask, spawned_data
 from maestro.engine.requests import Desk, ask, desk_id
 from maestro.engine.rundir import RunLock
@@ -58,17 +59,22 @@ class Office:
         with PlanStore(self.paths).edit() as editable:
             current = editable.task(task_id)
             current.status, current.pid, current.run_id = "running", os.getpid(), RUN_ID
-        session, lease = create_worker_session(
+        dispatch = Dispatch(
             self.paths,
-            run_id=RUN_ID,
-            task_id=task_id,
+            {},
             cli="claude",
-            agent="coder",
+            kind=f"t{task_id}",
+            subject=f"Task {task_id}",
+            message="",
             tier="full",
+            task=task_id,
             mode=mode,
-        )
-        self.leases.append(lease)
-        return session.id
+            coordinator=f"run-{RUN_ID}",
+            run_id=RUN_ID,
+            agent="coder",
+        ).__enter__()
+        self.leases.append(dispatch.lease)
+        return dispatch.session.id
 
     def act_as(self, session_id: str | None) -> None:
         if session_id is None:

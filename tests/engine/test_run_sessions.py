@@ -177,14 +177,26 @@ def test_a_report_whose_doorbell_went_unheard_is_still_an_event_of_the_run(proje
     watch's thread may not have heard the last ring (a report sent just before its spoke
     ended) when the run stops it."""
     from maestro.bus.mailbox import Mailbox
-    from maestro.bus.workers import create_worker_session, start_run_session
+    from maestro.bus.workers import start_run_session
+    from maestro.engine.dispatch import Dispatch
     from maestro.engine.reports import WorkerReports
 
     paths = ProjectPaths(project)
     run_lease = start_run_session(paths, "r1")
-    worker, lease = create_worker_session(
-        paths, run_id="r1", task_id="1", cli="codex", agent=None, tier="full"
-    )
+    dispatch = Dispatch(
+        paths,
+        {},
+        cli="codex",
+        kind="t1",
+        subject="Task 1",
+        message="",
+        tier="full",
+        task="1",
+        mode="coordinated-worker",
+        coordinator="run-r1",
+        run_id="r1",
+    ).__enter__()
+    worker, lease = dispatch.session, dispatch.lease
     emitted: list[tuple[str, dict]] = []
     reports = WorkerReports(paths, "r1", lambda kind, **data: emitted.append((kind, data)))
     with reports:

@@ -11,7 +11,8 @@ flagged, never dropped.
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from maestro import clock
@@ -20,6 +21,7 @@ from maestro.engine.challenge.prompt import SYSTEM, build_prompt
 from maestro.engine.challenge.recon import recon as project_recon
 from maestro.engine.challenge.vendors import choose
 from maestro.engine.context import CommandContext
+from maestro.engine.dispatch import Dispatch, command_log, log_row
 from maestro.engine.readonly import ReadOnlyWorktree
 from maestro.errors import MaestroError, PlanError
 from maestro.state.model import Challenge, Plan
@@ -28,9 +30,7 @@ from maestro.tokens import count_tokens
 if TYPE_CHECKING:
     from maestro.config import Settings
     from maestro.paths import ProjectPaths
-    from maestro.spokes.contract import DispatchRequest, SpokeResult
-
-DEFAULT_TIMEOUT_S = 600.0
+    from maestro.spokes.contract import SpokeResult
 
 
 @dataclass
@@ -55,11 +55,6 @@ class ChallengeOutcome:
         return any(answer.ok for answer in self.answers)
 
 
-def timeout_s(settings: Settings) -> float:
-    minutes = settings.agent_timeout
-    return float(minutes) * 60 if minutes else DEFAULT_TIMEOUT_S
-
-
 def load_plan(paths: ProjectPaths) -> Plan:
     from maestro.state.store import PlanStore
 
@@ -78,27 +73,26 @@ def next_id(prefix: str, existing: list[str]) -> str:
     return f"{prefix}{max(numbers, default=0) + 1}"
 
 
-def _ask(
-    tool: str, request: DispatchRequest, settings: Settings, env: dict[str, str], goal: str
-) -> ChallengeAnswer:
-    from dataclasses import replace
-
-    from maestro.bus.dispatch import dispatch_session
-    from maestro.spokes.registry import get_spoke
-
+def _ask(tool: str, where: Path, prompt: str, ctx: CommandContext, goal: str) -> ChallengeAnswer:
+    """One challenger's answer, asked in ``where`` as a session of its own (they run at once)."""
+    settings = ctx.settings
     try:
-        with dispatch_session(
+        with Dispatch(
             settings.paths,
-            kind="challenge",
+            ctx.env,
             cli=tool,
-            env=env,
+            kind="challenge",
             subject="Challenge the plan",
             message=goal,
-        ) as office:
-            # One request per challenger: they run at once, each as its own session.
-            own = replace(request, env_extra={**request.env_extra, **office.env})
-            result = get_spoke(tool, settings).dispatch(own, base_env=env, on_start=office.started)
-            office.finish(result.success, result.error)
+        ) as dispatch:
+            result = dispatch.ask(
+                settings,
+                prompt=prompt,
+                system_prompt=SYSTEM,
+                cwd=where,
+                title="Challenge the plan",
+                progress=ctx.emit,
+            )
     except MaestroError as error:
         return ChallengeAnswer(tool, ok=False, error=str(error))
     if not result.success:
@@ -114,7 +108,6 @@ def run_challenge(
     tool: str | None = None,
     every: bool = False,
 ) -> ChallengeOutcome:
-    from maestro.spokes.contract import DispatchRequest
     from maestro.spokes.registry import detect_available
 
     settings = ctx.settings
@@ -130,16 +123,6 @@ def run_challenge(
     outcome = ChallengeOutcome(
         hub=hub, notes=list(choice.notes), prompt_tokens=count_tokens(SYSTEM + prompt)
     )
-    request = DispatchRequest(
-        prompt=prompt,
-        system_prompt=SYSTEM,
-        tier="read-only",
-        cwd=paths.root,
-        timeout_s=timeout_s(settings),
-        max_turns=settings.max_turns,
-        title="Challenge the plan",
-        progress=ctx.emit,
-    )
     for name in choice.tools:
         ctx.emit(f"asking {name} to challenge the plan (read-only)...")
 
@@ -148,8 +131,7 @@ def run_challenge(
         # anyway stays there and goes with it.
         reader = ReadOnlyWorktree(paths, settings, f"challenge-{name}")
         with reader as where:
-            asked = replace(request, cwd=where) if where is not None else request
-            answer = _ask(name, asked, settings, dict(ctx.env), plan.goal)
+            answer = _ask(name, where or paths.root, prompt, ctx, plan.goal)
             outside = reader.outside()
         if outside:  # a challenger reads: one that wrote into the project is not heard
             return ChallengeAnswer(
@@ -198,10 +180,8 @@ def _record(paths: ProjectPaths, answers: list[ChallengeAnswer]) -> None:
 
 
 def _log(settings: Settings, answers: list[ChallengeAnswer], goal: str) -> None:
-    from maestro.engine.review.record import log_row
-
+    log = command_log(settings, goal)
     for answer in answers:
-        result = answer.result
         if answer.ok and answer.parsed is not None:
             note = (
                 f"{answer.parsed.count()} findings"
@@ -211,14 +191,13 @@ def _log(settings: Settings, answers: list[ChallengeAnswer], goal: str) -> None:
         else:
             note = answer.error or "failed"
         log_row(
-            settings,
+            log,
             action="Challenge",
+            target="challenge",
             tool=answer.tool,
-            role="challenge",
-            result=result,
+            result=answer.result,
             ok=answer.ok,
             notes=f"{answer.challenge.id}: {note}" if answer.challenge else note,
-            goal=goal,
         )
 
 

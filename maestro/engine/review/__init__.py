@@ -17,9 +17,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from maestro import clock
-from maestro.engine.challenge import next_id, timeout_s
+from maestro.engine.challenge import next_id
 from maestro.engine.challenge.vendors import choose
 from maestro.engine.context import CommandContext
+from maestro.engine.dispatch import Dispatch, command_log, log_row, timeout_s
 from maestro.engine.readonly import ReadOnlyWorktree
 from maestro.engine.review import diff as task_diff
 from maestro.engine.review.outcome import (
@@ -32,10 +33,10 @@ from maestro.engine.review.outcome import (
     unchanged,
 )
 from maestro.engine.review.prompt import SYSTEM, build_prompt, revision_context
-from maestro.engine.review.record import log_row
 from maestro.engine.review.rounds import RoundDecision, current_cycle, decide
 from maestro.engine.review.verdict import ParsedReview, parse_review
 from maestro.errors import MaestroError
+from maestro.spokes.registry import get_spoke
 from maestro.state.model import Review, Task
 
 if TYPE_CHECKING:
@@ -170,10 +171,10 @@ def review_in_run(
             apply(task, "needs-human")
             task.result = f"{task.result or 'done'} (not reviewed: {error.message})"
         log_row(
-            ctx.settings,
+            command_log(ctx.settings),
             action="Review",
             tool=None,
-            role="review",
+            target="review",
             result=None,
             ok=False,
             task=task_id,
@@ -189,8 +190,6 @@ def review_in_run(
 
 def _resumption(ctx: CommandContext, task: Task) -> tuple[str | None, str]:
     """The session a revision of ``task`` resumes (None: a fresh one), and how to say so."""
-    from maestro.spokes.registry import get_spoke
-
     try:
         spoke = get_spoke(task.tool or "", ctx.settings)
     except MaestroError as error:
@@ -266,15 +265,14 @@ def _round_in(
     )
     if not result.success:
         log_row(
-            settings,
+            command_log(settings, plan.goal),
             action="Review",
             tool=reviewer,
-            role="review",
+            target="review",
             result=result,
             ok=False,
             task=task_id,
             notes=result.error or "failed",
-            goal=plan.goal,
         )
         return ReviewOutcome(
             task_id,
@@ -348,15 +346,14 @@ def _judged(
     made.append(review)
     summary = parsed.verdict or "format failure: " + "; ".join(parsed.problems)
     log_row(
-        settings,
+        command_log(settings, goal),
         action="Review",
         tool=reviewer,
-        role="review",
+        target="review",
         result=result,
         ok=parsed.verdict is not None,
         task=task_id,
         notes=f"{review.id} round {round_no}: {summary} -> {review.outcome or 'awaiting acceptance'}",
-        goal=goal,
     )
     base = ReviewOutcome(
         task_id, decision.outcome, decision.reason, reviewer, notes=asked.notes, validation=check
@@ -375,15 +372,14 @@ def _validation_failed(
 ) -> ReviewOutcome:
     """The task's own check fails: no reviewer is asked, and the log says why."""
     log_row(
-        settings,
+        command_log(settings, goal),
         action="Review",
         tool=None,
-        role="validation",
+        target="validation",
         result=None,
         ok=False,
         task=task.id,
         notes=f"`{task.validation}` exited {check['exit']}: no review",
-        goal=goal,
     )
     return ReviewOutcome(
         task.id,
@@ -408,37 +404,24 @@ def _dispatch(
 ) -> SpokeResult:
     """The reviewer's answer: read-only, in ``cwd`` (its worktree), under the agents'
     timeout, as a session of its own (``review-t<task>-<random>``)."""
-    from maestro.bus.dispatch import dispatch_session
-    from maestro.spokes.contract import DispatchRequest
-    from maestro.spokes.registry import get_spoke
-
     settings = ctx.settings
-    request = DispatchRequest(
-        prompt=prompt,
-        system_prompt=SYSTEM,
-        tier="read-only",
-        cwd=cwd,
-        timeout_s=timeout_s(settings),
-        max_turns=settings.max_turns,
-        task_id=task_id,
-        title=f"Review Task {task_id}",
-        progress=ctx.emit,
-    )
-    with dispatch_session(
+    with Dispatch(
         settings.paths,
-        kind=f"review-t{task_id}",
+        ctx.env,
         cli=reviewer,
-        env=ctx.env,
+        kind=f"review-t{task_id}",
         subject=f"Review Task {task_id}: {title}",
         message=f"Review round {round_no}: judge the change against its criteria.",
-        task_ids=[task_id],
-    ) as office:
-        request.env_extra = {**request.env_extra, **office.env}
-        result = get_spoke(reviewer, settings).dispatch(
-            request, base_env=dict(ctx.env), on_start=office.started
+        task=task_id,
+    ) as dispatch:
+        return dispatch.ask(
+            settings,
+            prompt=prompt,
+            system_prompt=SYSTEM,
+            cwd=cwd,
+            title=f"Review Task {task_id}",
+            progress=ctx.emit,
         )
-        office.finish(result.success, result.error)
-    return result
 
 
 def _decide(
