@@ -54,7 +54,7 @@ def make_repo(root: Path, files: int) -> None:
 
 def worktree_times(files: int, repeat: int) -> tuple[float, float, float]:
     """Median seconds of create, first read and remove."""
-    from maestro.engine.workspace import Workspaces
+    from maestro.engine.workspace import Worktrees
     from maestro.paths import ProjectPaths
 
     base = Path(tempfile.mkdtemp(prefix="maestro-wt-bench-"))
@@ -67,7 +67,7 @@ def worktree_times(files: int, repeat: int) -> tuple[float, float, float]:
         settings = load_settings(root, env={"MAESTRO_PROJECT_DIR": str(root)})
         repo = Repo.find(root)
         assert repo is not None
-        spaces = Workspaces(ProjectPaths(root), repo, "bench", settings)
+        spaces = Worktrees(ProjectPaths(root), repo, "bench", settings)
         spaces.start()
         create, read, remove = [], [], []
         for i in range(repeat):

@@ -1,6 +1,6 @@
-"""Folders watched for changes: the one way Maestro's waits wake without sleeping in a
-loop (`maestro wait` on a run's folder and its doorbell, `mail wait`, the engine reading
-its workers' reports).
+"""Folders watched for changes, and the one wait built on them (``wait_until``): the one
+way Maestro's waits wake without sleeping in a loop (`maestro wait` on a run's folder
+and its doorbell, `mail wait`, the engine reading its workers' reports).
 
 On Linux the watch is inotify's, read by the waiting thread itself: it blocks in
 ``select`` on the inotify descriptor and the kernel wakes it when a wanted file is
@@ -13,17 +13,20 @@ not wake itself.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import logging
 import os
 import select
 import struct
 import threading
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 Wanted = Callable[[Path], bool]  # a changed file's path -> whether it wakes the wait
+T = TypeVar("T")
 
 IN_MODIFY = 0x002
 IN_ATTRIB = 0x004
@@ -60,6 +63,36 @@ def watch(folders: Sequence[Path], wanted: Wanted | None = None) -> Watch:
     if _LIBC is not None:
         return _Inotify(folders, wanted)
     return _Observed(folders, wanted)
+
+
+def wait_until(
+    folders: Sequence[Path],
+    wanted: Wanted | None,
+    check: Callable[[], T | None],
+    timeout_s: float | None,
+    *,
+    recheck_s: Callable[[], float | None] = lambda: None,
+    armed: threading.Event | None = None,
+) -> T | None:
+    """The one wait: ``check()``'s first answer that is not None, asked again when a file
+    ``wanted`` in ``folders`` changes and at the latest ``recheck_s()`` seconds later (what
+    makes no file event: a lock the kernel released); None once ``timeout_s`` passes. The
+    watch is armed (``armed`` set) only when the first answer is None, and ``check`` asked
+    once more right after, so nothing before it is missed."""
+    deadline = None if timeout_s is None else time.monotonic() + timeout_s
+    with contextlib.ExitStack() as armed_watch:
+        bell: Watch | None = None
+        while True:
+            found = check()
+            left = None if deadline is None else deadline - time.monotonic()
+            if found is not None or (left is not None and left <= 0):
+                return found
+            if bell is None:
+                bell = armed_watch.enter_context(watch(folders, wanted))
+                if armed is not None:
+                    armed.set()
+            else:
+                bell.wait(min((s for s in (recheck_s(), left) if s is not None), default=None))
 
 
 class Watch:

@@ -1,10 +1,13 @@
-"""bench/structure.py's rules: what counts as naming a CLI, and as ``Any`` in code."""
+"""bench/structure.py's rules: what counts as naming a CLI, and as ``Any`` in code; and
+the figures the package holds to."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from bench.structure import any_in_engine, names_a_cli
+from bench.structure import any_in_engine, names_a_cli, workspace_branches
 
 
 @pytest.mark.parametrize(
@@ -47,3 +50,9 @@ def test_any_counts_names_in_code_and_lines_with_the_word(tmp_path):
         encoding="utf-8",
     )
     assert any_in_engine(tmp_path) == (3, 4)
+
+
+def test_nothing_outside_the_workspace_modules_asks_which_workspace_a_dispatch_has():
+    """One workspace interface (engine/context.py), a worktree per dispatch or the shared
+    tree behind it: the pipeline, the gates and the run hold no ``worktree is None``."""
+    assert workspace_branches(Path(__file__).resolve().parents[1]) == 0

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from maestro.engine.receipts import GitTree
+from maestro.engine.receipts import Observer
 from maestro.engine.review.diff import task_diff
 from maestro.git import clean_env
+from maestro.repo import Repo
 from maestro.state.model import Task
 from tests.engine.runkit import plan, step, task, write_plan
 
@@ -72,12 +73,14 @@ def repo(project):
 
 
 def measured(repo):
-    tree = GitTree(repo, exclude=[".ai"])
-    before = tree.snapshot()
+    tree = Repo.find(repo)
+    index = repo / ".git" / "measured.index"
+    index.unlink(missing_ok=True)
+    before = tree.snapshot(repo, index, exclude=[".ai/**"])
     (repo / "a.py").write_text("a = 2\n")
-    after = tree.snapshot()
-    changed = tree.changed(before, after)
-    return changed, tree.diff(before, after, changed), tree.shortstat(before, after, changed)
+    after = tree.snapshot(repo, index, exclude=[".ai/**"])
+    changed = [c.path for c in tree.tree_changes(before, after)]
+    return changed, tree.patch(before, after, changed), tree.shortstat(before, after)
 
 
 @pytest.mark.parametrize("injected", [GEMINI_GIT_ENV, HOSTILE_GIT_ENV], ids=["gemini", "hostile"])
@@ -109,11 +112,11 @@ def test_the_users_own_repository_settings_still_apply(repo, monkeypatch):
     (repo / "private-ignore").write_text("scratch.txt\n")
     for key, value in GEMINI_GIT_ENV.items():
         monkeypatch.setenv(key, value)
-    tree = GitTree(repo, exclude=[".ai"])
-    before = tree.snapshot()
+    observer = Observer(repo, lambda tid: [], exclude=[".ai/**"])
+    observer.begin("spoke", "1")
     (repo / "scratch.txt").write_text("x\n")
     (repo / "b.py").write_text("b = 1\n")
-    assert tree.changed(before, tree.snapshot()) == ["b.py"]
+    assert observer.end("spoke", "1").out_of_scope == {"b.py"}
 
 
 def test_clean_env_drops_what_a_caller_injected_and_keeps_the_users_choice():

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import threading
-import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,7 +20,7 @@ from pathlib import Path
 from maestro.bus.mailbox import Mailbox
 from maestro.bus.messages import Garbled, Message, reads_for
 from maestro.paths import ProjectPaths
-from maestro.watch import Wanted, watch
+from maestro.watch import Wanted, wait_until
 
 EXIT_MAIL = 0
 EXIT_TIMEOUT = 11
@@ -61,33 +60,20 @@ def wait_for_mail(
     ``coordinator_alive`` says the session it would hear from has died. ``ready`` is set
     once the watch is armed (mail sent after that wakes this wait). A long-lived waiter
     passes its own ``Mailbox(paths, keep_open=True)``, reused from one wait to the next."""
-    if mailbox is None:
-        with contextlib.closing(Mailbox(paths, keep_open=True)) as own:
-            return wait_for_mail(
-                paths,
-                session_id,
-                timeout_s,
-                coordinator_alive=coordinator_alive,
-                ready=ready,
-                mailbox=own,
-            )
-    deadline = None if timeout_s is None else time.monotonic() + timeout_s
-    folder, wanted = bells(paths, [session_id])
-    with watch([folder], wanted) as bell:
-        if ready is not None:
-            ready.set()
-        while True:
-            messages, garbled = mailbox.inbox(session_id, unread_only=True)
+    with contextlib.ExitStack() as kept:
+        box = mailbox or kept.enter_context(contextlib.closing(Mailbox(paths, keep_open=True)))
+
+        def check() -> MailWaitResult | None:
+            messages, garbled = box.inbox(session_id, unread_only=True)
             if messages or garbled:
                 return MailWaitResult("mail", messages, garbled)
             if coordinator_alive is not None and not coordinator_alive():
                 return MailWaitResult("coordinator_gone")
-            remaining = None if deadline is None else deadline - time.monotonic()
-            if remaining is not None and remaining <= 0:
-                return MailWaitResult("timeout")
-            slice_s = remaining
-            if coordinator_alive is not None:
-                slice_s = (
-                    LIVENESS_RECHECK_S if remaining is None else min(remaining, LIVENESS_RECHECK_S)
-                )
-            bell.wait(slice_s)
+            return None
+
+        folder, wanted = bells(paths, [session_id])
+        alive_every = LIVENESS_RECHECK_S if coordinator_alive is not None else None
+        found = wait_until(
+            [folder], wanted, check, timeout_s, recheck_s=lambda: alive_every, armed=ready
+        )
+    return found or MailWaitResult("timeout")

@@ -1,7 +1,7 @@
 """One attempt at a task: its evidence, the spoke request, and the context a retry gets
 (ladder rung 2). The gates applied to its answer are in gates.py.
 
-``ctx`` below is the run's ``context.RunContext``: settings, paths, store, observer, run.
+``ctx`` below is the run's ``context.RunContext``: settings, paths, store, workspaces, run.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # the pipeline imports this module: types only
     from maestro.engine.context import RunContext
     from maestro.engine.dispatch import Dispatch
     from maestro.engine.landing import Landing
-    from maestro.engine.worktree import Measured, Worktree
+    from maestro.engine.worktree import Measured
     from maestro.prompts.delegation import Delegation
     from maestro.prompts.results import ParsedResult
     from maestro.spokes.base import Spoke
@@ -75,7 +75,6 @@ class Attempt:
     measured: Measured | None = None  # its exact change, read from its worktree
     landing: Landing | None = None  # how an accepted change reached the user's tree
     kept: Path | None = None  # its worktree, kept by --keep-worktrees
-    view: Worktree | None = None  # where its check runs when not its own worktree
 
 
 def make_request(

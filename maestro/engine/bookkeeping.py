@@ -28,22 +28,6 @@ class Bookkeeping:
         """A review round's findings back to the task's author (``TaskRunner``)."""
         raise NotImplementedError
 
-    def _worktree_receipt(self, attempt: Attempt) -> Receipt:
-        """The attempt's exact change: its files, stat and hash; the commit it landed as on
-        the user's branch (``--commit``), else HEAD when the run began; and the change
-        itself as a commit (its parent is where it started), which review reads."""
-        spaces, measured, landing = self.ctx.workspaces, attempt.measured, attempt.landing
-        assert spaces is not None and measured is not None
-        return Receipt(
-            diff_stat=measured.diff_stat,
-            files_changed=measured.files,
-            validation=attempt.validation,
-            validation_exit=attempt.validation_exit,
-            commit=(landing.committed if landing and landing.committed else spaces.head),
-            diff_sha=measured.diff_sha,
-            change=landing.change if landing else None,
-        )
-
     def _stopped_reason(self, session_id: str) -> str | None:
         """Why the attempt's session was stopped (`maestro session stop`), or None."""
         session = SessionStore(self.ctx.paths).peek(session_id)
@@ -86,8 +70,7 @@ class Bookkeeping:
             notes.append(f"a fresh session: {result.not_resumed}")
         notes += gates.warnings(attempt.gates)
         if attempt.receipt is not None:
-            measured = ctx.workspaces is not None or ctx.observer.enabled
-            notes.append(receipt_note(attempt.receipt, measured=measured))
+            notes.append(receipt_note(attempt.receipt, measured=ctx.workspaces.measures))
         log_row(
             ctx.log,
             action="Retry" if retry else "Dispatch",
@@ -131,8 +114,8 @@ class Bookkeeping:
         self, task_id: str, attempt: Attempt, duration: float, *, review: bool = True
     ) -> Outcome:
         ctx = self.ctx
-        receipt = attempt.receipt or ctx.observer.receipt(
-            task_id, validation=attempt.validation, validation_exit=attempt.validation_exit
+        receipt = attempt.receipt or Receipt(
+            validation=attempt.validation, validation_exit=attempt.validation_exit
         )
         submission = attempt.parsed.submission if attempt.parsed else None
         handoff = attempt.parsed.handoff if attempt.parsed else None
@@ -160,8 +143,8 @@ class Bookkeeping:
             if handoff is not None and handoff.downstream_context.strip():
                 task.downstream_context = handoff.downstream_context.strip()
             tokens, cost, estimated = task.usage.total, task.cost, task.cost_estimated
-        if superseded and superseded != receipt.change and ctx.workspaces is not None:
-            ctx.workspaces.repo.release([superseded])  # no receipt names it any more
+        if superseded and superseded != receipt.change:
+            ctx.workspaces.release(superseded)  # no receipt names it any more
         ctx.emit(
             "task_done",
             task=task_id,
@@ -189,11 +172,7 @@ class Bookkeeping:
         self, task_id: str, status: str, reason: str, attempt: Attempt
     ) -> Outcome:
         ctx = self.ctx
-        receipt: Receipt | None = attempt.receipt
-        if receipt is None and ctx.workspaces is None and task_id in ctx.observer.tasks:
-            receipt = ctx.observer.receipt(
-                task_id, validation=attempt.validation, validation_exit=attempt.validation_exit
-            )
+        receipt = attempt.receipt
         fix = attempt.failure.fix if attempt.failure else None
         if attempt.kept is not None:
             reason += f" (its worktree is kept: {shown_path(attempt.kept, ctx.paths.root)})"

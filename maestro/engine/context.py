@@ -1,11 +1,14 @@
 """The engine's typed seams: what a command hands the challenge and the review
 (``CommandContext``: ``maestro.cli.context.Context`` is one), what a run is asked to do
-(``RunOptions``), and what every task of one run shares (``RunContext``)."""
+(``RunOptions``), where its dispatches work (``Workspaces``, ``Workspace``) and what every
+task of one run shares (``RunContext``)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
 from maestro.config import Settings
@@ -15,12 +18,15 @@ from maestro.paths import ProjectPaths
 if TYPE_CHECKING:  # the engine's modules import this one: types only, no import cycle
     from maestro.agents.catalog import Catalog
     from maestro.engine.budgets import RunBudget
-    from maestro.engine.receipts import Observer
+    from maestro.engine.guard import Found
+    from maestro.engine.landing import Landing
     from maestro.engine.rundir import RunDir
-    from maestro.engine.workspace import Workspaces
+    from maestro.engine.worktree import Measured, Scope
     from maestro.logfile import ExecutionLog
+    from maestro.prompts.results import ParsedResult
     from maestro.spokes.base import Spoke
     from maestro.spokes.registry import Availability
+    from maestro.state.model import Receipt, Task
     from maestro.state.store import PlanStore
 
 
@@ -62,6 +68,43 @@ class RunOptions:
     commit: bool = False  # --commit: each landed task is committed on the current branch
 
 
+class Workspace(Protocol):
+    """Where one dispatch works: its own git worktree (``workspace.TaskWorktree``), or the
+    shared working tree, its changes attributed by an observer (``receipts.InPlace``)."""
+
+    root: Path  # where its spoke works
+    measured: Measured | None  # its exact change, once read (a worktree's)
+    landing: Landing | None  # how its accepted change reached the user's tree (a worktree's)
+
+    @property
+    def check_root(self) -> Path: ...  # where its validation command runs
+    def spoke(self) -> AbstractContextManager[object]: ...  # around the spoke (and its stagger)
+    def changes(self, parsed: ParsedResult) -> Scope: ...  # what the spoke changed
+    # Around its validation command: what it changed outside, put back and named.
+    def validation(self) -> AbstractContextManager[Found]: ...
+    def finish(self, accepted: bool) -> None: ...  # its change measured, landed if accepted
+    # What the task changed so far (None: nothing was measured).
+    def receipt(self, validation: str | None, validation_exit: int | None) -> Receipt | None: ...
+    # Removed; or kept with ``keep`` (a failed attempt) if --keep-worktrees asks: where.
+    def close(self, keep: bool) -> Path | None: ...
+
+
+class Workspaces(Protocol):
+    """Where one run's dispatches work (``workspace.Worktrees``: a worktree each;
+    ``receipts.Observer``: the shared tree)."""
+
+    @property
+    def unattributed(self) -> Collection[str]: ...  # changed while no task ran
+    @property
+    def measures(self) -> bool: ...  # whether a dispatch's changes can be measured (git)
+    def open(self, task: Task) -> Workspace: ...  # one dispatch's, for ``task``
+    # Refused before any dispatch: work the workspace would lose.
+    def refuse_submodule_work(self, tasks: Sequence[Task]) -> None: ...
+    def release(self, change: str) -> None: ...  # a change commit no receipt names any more
+    def closing_note(self) -> str: ...  # what the run says of it at its end ("": nothing)
+    def close(self) -> None: ...
+
+
 @dataclass
 class RunContext:
     """What every task of one run shares (the run engine builds it; each task's pipeline
@@ -73,7 +116,7 @@ class RunContext:
     log: ExecutionLog
     run: RunDir
     emit: Callable[..., dict[str, Any]]  # emit(kind, **data) -> the event written
-    observer: Observer
+    workspaces: Workspaces  # a worktree per dispatch, or the shared tree
     budget: RunBudget
     catalog: Catalog
     installed: dict[str, Availability]
@@ -88,8 +131,6 @@ class RunContext:
     review: Callable[..., object] | None = None
     sim_delay_s: float | None = None
     stagger: Stagger = field(default_factory=lambda: Stagger(0.0))
-    # A worktree per dispatch (a git repository, not --in-place); None: the shared tree.
-    workspaces: Workspaces | None = None
     # Tasks done whose change could not be applied to the user's tree: (id, what to do).
     unlanded: list[tuple[str, str]] = field(default_factory=list)
     # Tasks done whose --commit was refused (their files landed, unstaged): (id, why).

@@ -38,10 +38,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from maestro.engine.ownership import owned_by_any
-from maestro.engine.receipts import GitTree
 from maestro.errors import MaestroError
 from maestro.fsutil import atomic_write, private_folder, read_private
 from maestro.paths import ProjectPaths
+from maestro.repo import Repo
 
 if TYPE_CHECKING:
     from maestro.state.model import Plan
@@ -83,12 +83,12 @@ def _exclude(paths: ProjectPaths) -> list[str]:
 def uncommitted(paths: ProjectPaths) -> dict[str, str] | None:
     """Every uncommitted path of the project (relative to its root) and its state, or
     None outside a git repository."""
-    tree = GitTree(paths.root)
-    if not tree.is_repo:
+    repo = Repo.find(paths.root)
+    if repo is None:
         return None
-    prefix = tree.prefix
+    prefix = repo.prefix
     spec = ["."] + [f":(exclude){e}" for e in _exclude(paths)]
-    out = tree.git(
+    out = repo.run(
         "status",
         "--porcelain=v1",
         "-z",
@@ -97,7 +97,8 @@ def uncommitted(paths: ProjectPaths) -> dict[str, str] | None:
         "--ignore-submodules=dirty",
         "--",
         *spec,
-    )
+        cwd=paths.root,
+    ).stdout
     found: dict[str, str] = {}
     for entry in out.split("\0"):
         if len(entry) < 4:

@@ -1,9 +1,10 @@
-"""One attempt's dispatch: its worktree (and the guard around it), the delegation prompt,
-the spoke, the gates, the landing. ``TaskRunner`` (pipeline.py) is built on it."""
+"""One attempt's dispatch: its workspace (a worktree of its own, or the shared tree), the
+delegation prompt, the spoke, the gates, the landing. ``TaskRunner`` (pipeline.py) is
+built on it."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from maestro.bus.workers import office_dirs
 from maestro.engine import gates, ladder
@@ -11,12 +12,12 @@ from maestro.engine.attempt import Attempt, make_request
 from maestro.engine.bookkeeping import Bookkeeping
 from maestro.engine.budgets import limits_for
 from maestro.engine.dispatch import Dispatch, HeldBack
-from maestro.engine.worktree import Measured, Worktree, claimed_paths
 from maestro.errors import SpokeError
 from maestro.state.model import Task
 
 if TYPE_CHECKING:
     from maestro.agents.catalog import ResolvedAgent
+    from maestro.engine.context import Workspace
     from maestro.spokes.base import Spoke
     from maestro.state.model import Plan
 
@@ -42,11 +43,10 @@ class Dispatching(Bookkeeping):
         resume_session: str | None,
         forced_agent: str | None,
     ) -> Attempt:
-        """Run the spoke as ``dispatch`` in its own worktree (in a git repository, unless
-        in place) and check its answer."""
-        ctx, task_id = self.ctx, task.id
-        spaces = ctx.workspaces
-        worktree = spaces.create(f"task-{task_id}") if spaces is not None else None
+        """Run the spoke as ``dispatch`` in the task's workspace (its own worktree in a git
+        repository, unless in place) and check its answer."""
+        ctx = self.ctx
+        space = ctx.workspaces.open(task)
         try:
             return self._dispatch_in(
                 task,
@@ -55,22 +55,18 @@ class Dispatching(Bookkeeping):
                 spoke,
                 resolved,
                 dispatch,
-                worktree,
+                space,
                 extra=extra,
                 retry=retry,
                 resume_session=resume_session,
                 forced_agent=forced_agent,
             )
         finally:
-            # Removed in the background: the outcome goes to the scheduler, and the tasks
-            # waiting for it start, without waiting for `git worktree remove`.
-            if spaces is not None and attempt.view is not None:
-                spaces.discard_later(attempt.view)
-            if spaces is not None and worktree is not None:
-                keep = spaces.keep and attempt.failure is not None
-                attempt.kept = spaces.discard_later(worktree, keep=keep)
-                if attempt.kept is not None:
-                    ctx.emit("worktree_kept", task=task_id, path=str(attempt.kept))
+            attempt.kept = space.close(keep=attempt.failure is not None)
+            if attempt.kept is not None:
+                ctx.emit("worktree_kept", task=task.id, path=str(attempt.kept))
+            if attempt.receipt is None:  # the spoke failed or never started
+                attempt.receipt = space.receipt(attempt.validation, attempt.validation_exit)
 
     def _dispatch_in(
         self,
@@ -80,7 +76,7 @@ class Dispatching(Bookkeeping):
         spoke: Spoke,
         resolved: ResolvedAgent,
         dispatch: Dispatch,
-        worktree: Worktree | None,
+        space: Workspace,
         *,
         extra: str | None,
         retry: bool,
@@ -90,7 +86,7 @@ class Dispatching(Bookkeeping):
         from maestro.prompts.delegation import build_delegation
 
         ctx, task_id, tool = self.ctx, task.id, attempt.tool
-        root = worktree.root if worktree is not None else ctx.paths.root
+        root = space.root
         office = spoke.reaches_office(resolved.tier)
         delegation = build_delegation(
             plan,
@@ -142,38 +138,16 @@ class Dispatching(Bookkeeping):
                 f"<!-- system prompt -->\n{delegation.system}\n<!-- prompt -->\n{delegation.prompt}",
                 encoding="utf-8",
             )
-        if worktree is None:
-            ctx.observer.begin("spoke", task_id)
-        try:
-            result = dispatch.run(spoke, request)
-        except SpokeError as exc:
-            attempt.failure = ladder.Failure(ladder.FATAL, exc.message, exc.fix)
-            if worktree is None:
-                ctx.observer.end("spoke", task_id)
-            self._log_attempt(task_id, attempt, number, retry)
-            return attempt
-        except HeldBack as stop:  # the run is stopping: the spoke never started
-            if worktree is None:
-                ctx.observer.end("spoke", task_id)
-            attempt.held_back = str(stop)
-            return attempt
-        changes: Any
-        if worktree is not None and ctx.workspaces is not None:
-            spaces = ctx.workspaces
-
-            def changes(parsed: Any) -> Measured:
-                # Read before the validation command runs: what it writes is not the task's.
-                claimed = claimed_paths(parsed)
-                attempt.measured = spaces.measure(worktree, task.files, claimed)
-                attempt.measured.unlandable = spaces.unlandable(
-                    worktree, attempt.measured, task.files, claimed
-                )
-                if task.mode == "coordinate":
-                    # Its subtasks landed while it worked: its check needs their work too.
-                    attempt.view = spaces.combined(worktree, attempt.measured)
-                return attempt.measured
-        else:
-            changes = ctx.observer.end("spoke", task_id)
+        with space.spoke():
+            try:
+                result = dispatch.run(spoke, request)
+            except SpokeError as exc:
+                attempt.failure = ladder.Failure(ladder.FATAL, exc.message, exc.fix)
+                self._log_attempt(task_id, attempt, number, retry)
+                return attempt
+            except HeldBack as stop:  # the run is stopping: the spoke never started
+                attempt.held_back = str(stop)
+                return attempt
         attempt.result = result
         if detailed:
             ctx.run.artifact(task_id, number, "output.txt").write_text(
@@ -193,20 +167,10 @@ class Dispatching(Bookkeeping):
         elif attempt.failure is None:
             attempt.failure = self._after_subtasks(task, plan, dispatch.session.id)
             if attempt.failure is None:
-                gates.apply(ctx, task, attempt, result, changes, root=root)
-        if worktree is not None and ctx.workspaces is not None:
-            if attempt.measured is None:
-                attempt.measured = ctx.workspaces.measure(worktree, task.files)
-            if attempt.failure is None:
-                attempt.landing = ctx.workspaces.land(
-                    task_id, task.title, worktree, attempt.measured
-                )
-            attempt.receipt = self._worktree_receipt(attempt)
-        else:
-            # The task's changes so far (every attempt of this run), for the log row and state.
-            attempt.receipt = ctx.observer.receipt(
-                task_id, validation=attempt.validation, validation_exit=attempt.validation_exit
-            )
+                gates.apply(ctx, task, attempt, result, space)
+        space.finish(accepted=attempt.failure is None)
+        attempt.measured, attempt.landing = space.measured, space.landing
+        attempt.receipt = space.receipt(attempt.validation, attempt.validation_exit)
         attempt.level = limits.level(result.usage.total)
         if attempt.level != "ok":
             ctx.emit(

@@ -15,7 +15,6 @@ result to accept.
 
 from __future__ import annotations
 
-import contextlib
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -27,7 +26,8 @@ from maestro.engine.attempt import FAIL, PASS, SKIP, WARN, Attempt, GateResult
 from maestro.formatting import cleaned
 
 if TYPE_CHECKING:  # attempt.py and the pipeline import this module: types only
-    from maestro.engine.context import RunContext
+    from maestro.engine.context import RunContext, Workspace
+    from maestro.engine.worktree import Scope
     from maestro.spokes.contract import SpokeResult
     from maestro.state.model import Task
 
@@ -128,72 +128,51 @@ def criteria_gate(criteria: Sequence[str], parsed: Any, strictness: str) -> Gate
 OUTSIDE = "changed outside its worktree while it ran, each put back as it was: "
 
 
-def scope_gate(
-    out_of_scope: Sequence[str],
-    ambiguous: Sequence[str],
-    strictness: str,
-    *,
-    checked: bool,
-    outside: Sequence[str] = (),
-    saved: str = "",
-    unmeasured: Sequence[str] = (),
-    unlandable: Sequence[Any] = (),
-) -> GateResult:
-    """``out_of_scope``: paths this dispatch changed outside its Files; ``ambiguous``:
-    unowned paths changed while other tasks ran too (cannot be pinned on this one; only in
-    the shared tree); ``outside``: what changed in the user's tree or repository while it
-    ran (put back, the versions found saved in ``saved``), which fails at every
-    strictness (the isolation itself was bypassed);
-    ``unmeasured``: files the answer says it changed while its worktree holds no change
-    at all (written where git does not see it: a submodule, an ignored folder), a warning
-    at every strictness so the task is never silently done without its work;
-    ``unlandable``: files of its work that must not or cannot land (each with ``line()``
-    and ``fix``: see ``worktree.Unlandable``), which fail at every strictness."""
-    if not checked:
+def scope_gate(scope: Scope, strictness: str) -> GateResult:
+    """Work changed in the user's tree or repository while the dispatch ran (the isolation
+    itself was bypassed) and work that must not or cannot land fail at every strictness;
+    out-of-scope edits fail unless lenient; files the answer names while its worktree holds
+    no change at all (written where git does not see it: a submodule, an ignored folder)
+    and ambiguous ones warn, so the task is never silently done without its work."""
+    if not scope.checked:
         return GateResult("scope", SKIP, "not a git repository: file changes cannot be measured")
-    if outside:
+    if scope.outside:
+        saved = scope.saved
         where = (
             f"; the versions found are in {saved}/ (if the change was yours, "
             f"`cp -a {saved}/tree/. .` takes it back)"
             if saved
             else ""
         )
+        return GateResult("scope", FAIL, OUTSIDE + ", ".join(scope.outside) + where, scope.outside)
+    if scope.unlandable:
         return GateResult(
             "scope",
             FAIL,
-            OUTSIDE + ", ".join(outside) + where,
-            list(outside),
+            "; ".join(u.line() for u in scope.unlandable),
+            [u.path for u in scope.unlandable],
+            " ".join(dict.fromkeys(u.fix for u in scope.unlandable)),
         )
-    if unlandable:
-        return GateResult(
-            "scope",
-            FAIL,
-            "; ".join(u.line() for u in unlandable),
-            [u.path for u in unlandable],
-            " ".join(dict.fromkeys(u.fix for u in unlandable)),
-        )
-    if out_of_scope:
+    if scope.out_of_scope:
         level = WARN if strictness == "lenient" else FAIL
+        changed = scope.out_of_scope
         return GateResult(
-            "scope",
-            level,
-            "changed outside its Files: " + ", ".join(out_of_scope),
-            list(out_of_scope),
+            "scope", level, "changed outside its Files: " + ", ".join(changed), changed
         )
-    if unmeasured:
+    if scope.unmeasured:
         return GateResult(
             "scope",
             WARN,
             "its answer names changed files but its worktree holds no change: "
-            + ", ".join(unmeasured),
-            list(unmeasured),
+            + ", ".join(scope.unmeasured),
+            scope.unmeasured,
         )
-    if ambiguous:
+    if scope.ambiguous:
         return GateResult(
             "scope",
             WARN,
-            "unowned files changed while other tasks ran too: " + ", ".join(ambiguous),
-            list(ambiguous),
+            "unowned files changed while other tasks ran too: " + ", ".join(scope.ambiguous),
+            scope.ambiguous,
         )
     return GateResult("scope", PASS)
 
@@ -246,18 +225,11 @@ def warnings(gates: list[GateResult]) -> list[str]:
 
 
 def apply(
-    ctx: RunContext,
-    task: Task,
-    attempt: Attempt,
-    result: SpokeResult,
-    changes: Any,
-    *,
-    root: Path | None = None,
+    ctx: RunContext, task: Task, attempt: Attempt, result: SpokeResult, space: Workspace
 ) -> None:
     """The gates, in order, on the spoke answer ``result`` that came back; sets
-    ``attempt.failure``. ``changes`` is what the dispatch changed, or a function of the
-    parsed answer that measures it (a worktree: the files the answer names are checked
-    in the user's tree too); ``root`` is where the validation command runs (the worktree)."""
+    ``attempt.failure``. ``space`` is where the dispatch worked: it says what the spoke
+    changed, and the validation command runs there."""
     from maestro.prompts.results import parse_result
 
     strictness = ctx.settings.validation_strictness
@@ -274,21 +246,9 @@ def apply(
         )
         return
     attempt.gates.append(criteria_gate(task.criteria, parsed, strictness))
-    if callable(changes):
-        changes = changes(parsed)
-    attempt.gates.append(
-        scope_gate(
-            sorted(changes.out_of_scope),
-            sorted(changes.ambiguous),
-            strictness,
-            checked=ctx.workspaces is not None or ctx.observer.enabled,
-            outside=sorted(getattr(changes, "outside", ())),
-            saved=getattr(changes, "saved", ""),
-            unmeasured=getattr(changes, "unmeasured", ()),
-            unlandable=getattr(changes, "unlandable", ()),
-        )
-    )
-    attempt.gates.append(_integration(ctx, task, attempt, root))
+    # Read before the validation command runs: what it writes is not the task's.
+    attempt.gates.append(scope_gate(space.changes(parsed), strictness))
+    attempt.gates.append(_integration(ctx, task, attempt, space))
     failed = [g for g in attempt.gates if g.failed]
     scope = next((g for g in failed if g.gate == "scope"), None)
     if scope is not None:
@@ -311,26 +271,17 @@ def apply(
         )
 
 
-def _integration(ctx: RunContext, task: Task, attempt: Attempt, root: Path | None) -> GateResult:
+def _integration(ctx: RunContext, task: Task, attempt: Attempt, space: Workspace) -> GateResult:
     if not task.validation:
         return integration_gate(None, None)
     env = dict(ctx.env)
     env.update({"MAESTRO_RUN_ID": ctx.run.run_id, "MAESTRO_TASK_ID": task.id})
-    spaces = ctx.workspaces
-    if spaces is None:
-        ctx.observer.begin("validate", task.id)
-    try:
-        where = attempt.view.root if attempt.view is not None else root
-        # Run in the worktree; what it changes outside is put back and fails the gate,
-        # as a spoke's would (a command from the plan runs as the person, unsandboxed).
-        guarded = spaces.contained(f"task-{task.id}-validation") if spaces else None
-        with guarded or contextlib.nullcontext() as found:
-            ran = run_validation(
-                task.validation, root=where or ctx.paths.root, env=env, timeout_s=attempt.timeout_s
-            )
-    finally:
-        if spaces is None:
-            ctx.observer.end("validate", task.id)
+    # What it changes outside the worktree is put back and fails the gate, as a spoke's
+    # would (a command from the plan runs as the person, unsandboxed).
+    with space.validation() as found:
+        ran = run_validation(
+            task.validation, root=space.check_root, env=env, timeout_s=attempt.timeout_s
+        )
     attempt.validation_exit = ran.exit_code
     attempt.validation_output = ran.output
     if found:

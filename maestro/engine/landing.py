@@ -1,9 +1,10 @@
 """Landing: an accepted change reaches the integration commit and the user's tree, file
 by file, three-way where the person edited too, or not at all (its patch and versions
 saved with the commands that merge them in); and what of a change must not or cannot
-land (a link leading out of the project, an ignored deliverable, a nested repository).
+land (a link leading out of the project, an ignored deliverable, a nested repository),
+found in a change, or refused before any dispatch (a task's Files in a nested repository).
 
-``Landings`` is the landing half of ``workspace.Workspaces``, which holds the run's
+``Landings`` is the landing half of ``workspace.Worktrees``, which holds the run's
 repository, base, integration commit and locks it uses.
 """
 
@@ -22,9 +23,11 @@ from typing import Any
 from maestro.engine.guard import Guard
 from maestro.engine.ownership import owned_by_any
 from maestro.engine.worktree import ZERO, Measured, Unlandable, Worktree
+from maestro.errors import MaestroError
 from maestro.filespec import literal_files
 from maestro.fsutil import atomic_write
 from maestro.repo import Repo, TreeChange, mine
+from maestro.state.model import Task
 
 
 @dataclass
@@ -78,7 +81,7 @@ class Landing:
 
 
 class Landings:
-    """The landing half of ``Workspaces`` (its attributes are set there)."""
+    """The landing half of ``Worktrees`` (its attributes are set there)."""
 
     repo: Repo
     top: Path  # the repository's top, resolved
@@ -94,7 +97,6 @@ class Landings:
     copies: list[str]
     _land_lock: threading.Lock
     _landed: dict[str, int]  # project files the run landed, and when
-    _trees: dict[str, str]
 
     def _relative(self, repo_path: str) -> str:
         if not self.prefix:
@@ -113,6 +115,28 @@ class Landings:
             else f"{self._relative(link)}, a git repository of its own (not a submodule)"
             for link in links
         }
+
+    def refuse_submodule_work(self, tasks: Sequence[Task]) -> None:
+        """A worktree holds each nested repository (a submodule, or one of its own that
+        the base took as a gitlink) as an empty folder, and a change under it is not the
+        project's: such a task's work would be lost. Refused before any dispatch."""
+        hits = []
+        for link in self.gitlinks:
+            rel = self._relative(link)
+            if rel.startswith(".."):
+                continue
+            for t in tasks:
+                hit = next((f for f in t.files if f == rel or f.startswith(rel + "/")), None)
+                if hit is not None:
+                    hits.append((t.id, hit, link))
+        if hits:
+            named = self._nested([link for _, _, link in hits])
+            inside = [f"task {tid} ({hit}, in {named[link]})" for tid, hit, link in hits]
+            raise MaestroError(
+                f"{'; '.join(inside)}: a task's worktree holds a nested repository empty, so "
+                "its work there would be lost",
+                "run with `maestro run --in-place`, or plan that work in that repository itself.",
+            )
 
     def unlandable(
         self, wt: Worktree, measured: Measured, files: Sequence[str], claimed: Sequence[str] = ()
@@ -239,7 +263,6 @@ class Landings:
         message = f"Task {task_id}: {title}\n\nmaestro run {self.run_id}"
         change = self.repo.commit_tree(measured.tree, [wt.base], message)
         self.repo.keep(change)  # review reads it later: `git gc` must not take it
-        self._trees[change] = measured.tree
         with self._land_lock:
             conflicts = self._integrate(change, wt.base)
             if not conflicts:
@@ -287,7 +310,6 @@ class Landings:
         self.integration = self.repo.commit_tree(
             tree, [self.integration], f"maestro run {self.run_id}: integration"
         )
-        self._trees[self.integration] = tree
         return []
 
     def _save_patch(self, task_id: str, measured: Measured) -> Path:

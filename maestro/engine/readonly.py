@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from maestro.engine.workspace import Workspaces, mode_for
+from maestro.engine.workspace import Worktrees, mode_for
 from maestro.engine.worktree import Worktree
 from maestro.paths import ProjectPaths
 
@@ -24,7 +24,7 @@ class ReadOnlyWorktree:
         self, paths: ProjectPaths, settings: Any, label: str, commit: str | None = None
     ) -> None:
         self.paths, self.settings, self.label, self.commit = paths, settings, label, commit
-        self.spaces: Workspaces | None = None
+        self.spaces: Worktrees | None = None
         self.worktree: Worktree | None = None
         self.root: Path | None = None
 
@@ -33,7 +33,7 @@ class ReadOnlyWorktree:
         if mode.repo is None:
             return None
         stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
-        self.spaces = Workspaces(self.paths, mode.repo, f"{self.label}-{stamp}", self.settings)
+        self.spaces = Worktrees(self.paths, mode.repo, f"{self.label}-{stamp}", self.settings)
         self.spaces.prepare(self.commit)
         self.worktree = self.spaces.create("read")
         self.root = self.worktree.root

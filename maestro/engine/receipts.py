@@ -1,11 +1,12 @@
-"""What a dispatch really changed, measured with git, and the receipt that records it.
+"""The shared working tree as a run's workspace (``--in-place``, or outside git): what a
+dispatch really changed, measured with git, and the receipt that records it.
 
 A snapshot is the whole working tree written as a git tree object: ``git add -A`` into a
 private index (``GIT_INDEX_FILE``, never the user's index), then ``git write-tree``.
 Tracked and untracked files are included, ignored ones are not (.gitignore is honoured),
 and neither HEAD, the index nor any ref changes; the blobs it writes are unreachable
-objects that ``git gc`` prunes. Two snapshots compare with ``git diff --relative`` (names, shortstat,
-the patch itself), so a project in a sub-folder of a repository sees its own paths.
+objects that ``git gc`` prunes. Two snapshots compare with ``git diff-tree``, of which a
+project in a sub-folder of a repository sees its own paths.
 
 Concurrent tasks share one working tree, so changes are attributed by *intervals*: a
 snapshot is taken whenever a writer (a spoke, or a validation command) starts or stops,
@@ -32,126 +33,24 @@ are not measured (the engine itself and validation commands write there).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
-import shutil
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from maestro.engine.guard import Found
 from maestro.engine.ownership import owned_by_any
-from maestro.engine.worktree import NOISE
-from maestro.git import GitError, run_git
-from maestro.state.model import Receipt
+from maestro.engine.worktree import Measured, Scope, noise_globs, shortstat
+from maestro.paths import ProjectPaths
+from maestro.repo import Repo
+from maestro.state.model import Receipt, Task
 
-
-class GitTree:
-    """Snapshots and diffs of one working tree."""
-
-    def __init__(
-        self,
-        root: Path,
-        *,
-        exclude: Iterable[str] = (),
-        index_path: Path | None = None,
-        probe: bool = True,
-    ) -> None:
-        self.root = Path(root)
-        self.exclude = [e for e in exclude if e]
-        self._index = index_path
-        self._gitdir: Path | None = None
-        self._real_index: Path | None = None
-        self.prefix = ""  # the root's path inside the repository ("" at its top, else "sub/")
-        self._lock = threading.Lock()
-        # probe=False: not used (a run in worktrees measures there), so no git process.
-        self.is_repo = self._probe() if probe else False
-
-    def _probe(self) -> bool:
-        """One git process answers whether this is a work tree and where its git files are."""
-        if shutil.which("git") is None:
-            return False
-        out = run_git(
-            "rev-parse",
-            "--is-inside-work-tree",
-            "--show-prefix",
-            "--absolute-git-dir",
-            "--git-path",
-            "index",
-            cwd=self.root,
-            timeout_s=30,
-        )
-        lines = out.stdout.split("\n")
-        if out.exit_code != 0 or len(lines) < 4 or lines[0] != "true":
-            return False
-        self.prefix, self._gitdir = lines[1], Path(lines[2])
-        index = Path(lines[3])
-        self._real_index = index if index.is_absolute() else self.root / index
-        return True
-
-    def git(self, *args: str, env: dict[str, str] | None = None, check: bool = True) -> str:
-        out = run_git(*args, cwd=self.root, extra_env=env)
-        if check and (out.exit_code != 0 or out.timed_out):
-            raise GitError(
-                f"`git {' '.join(args[:3])}` failed in {self.root}: {' '.join(out.stderr.split())[:300]}",
-                "check the repository with `git status`.",
-            )
-        return out.stdout
-
-    def _pathspec(self) -> list[str]:
-        spec = ["."]
-        spec += [f":(exclude,glob){e}" for e in self.exclude]
-        for noise in NOISE:
-            spec += [f":(exclude,glob)**/{noise}", f":(exclude,glob)**/{noise}/**"]
-        return spec
-
-    @property
-    def gitdir(self) -> Path:
-        if self._gitdir is None:
-            self._gitdir = Path(self.git("rev-parse", "--absolute-git-dir").strip())
-        return self._gitdir
-
-    def head(self) -> str | None:
-        """HEAD's commit (None before the first commit)."""
-        return self.git("rev-parse", "--verify", "-q", "HEAD", check=False).strip() or None
-
-    def snapshot(self) -> str:
-        """The working tree now, as a tree sha."""
-        index = self._index_file()
-        env = {"GIT_INDEX_FILE": str(index)}
-        with self._lock:
-            self.git("add", "-A", "--", *self._pathspec(), env=env)
-            return self.git("write-tree", env=env).strip()
-
-    def _index_file(self) -> Path:
-        if self._index is None:
-            self._index = self.gitdir / "maestro-snapshot.index"
-        if not self._index.exists():
-            # Start from the user's index so unchanged files are recognised by their
-            # stat data instead of being hashed again.
-            real = self._real_index
-            if real is not None and real.exists():
-                shutil.copyfile(real, self._index)
-        return self._index
-
-    def changed(self, before: str, after: str) -> list[str]:
-        if before == after:
-            return []
-        out = self.git("diff", "--relative", "--name-only", "-z", "--no-renames", before, after)
-        return [p for p in out.split("\0") if p]
-
-    def diff(self, before: str, after: str, paths: list[str]) -> str:
-        if not paths or before == after:
-            return ""
-        return self.git(
-            "diff", "--relative", "--binary", "--no-renames", before, after, "--", *paths
-        )
-
-    def shortstat(self, before: str, after: str, paths: list[str]) -> str:
-        if not paths or before == after:
-            return ""
-        return self.git(
-            "diff", "--relative", "--shortstat", "--no-renames", before, after, "--", *paths
-        ).strip()
+if TYPE_CHECKING:
+    from maestro.engine.landing import Landing
+    from maestro.prompts.results import ParsedResult
 
 
 @dataclass
@@ -176,23 +75,72 @@ class Observer:
     id to its Files entries.
     """
 
-    def __init__(self, tree: GitTree, owners: Callable[[str], list[str]]) -> None:
-        self.tree = tree
+    def __init__(
+        self, root: Path, owners: Callable[[str], list[str]], *, exclude: Iterable[str] = ()
+    ) -> None:
+        """``exclude``: globs (relative to ``root``) of paths never measured."""
+        self.root = root
         self.owners = owners
+        self.repo = Repo.find(root)
+        prefix = self.repo.prefix if self.repo is not None else ""
+        self.exclude = [*noise_globs(), *(prefix + e for e in exclude)]
+        # A private index (never the user's) reads the tree: beside the user's, whose stat
+        # data it starts from.
+        index = self.repo.index if self.repo is not None else None
+        self.index = index.with_name("maestro-snapshot.index") if index is not None else None
         self._lock = threading.Lock()
         self._writers: set[tuple[str, str]] = set()
         self._last: str | None = None
         self.tasks: dict[str, Changes] = {}
         self.unattributed: set[str] = set()
 
+    @classmethod
+    def of_run(cls, paths: ProjectPaths, owners: Callable[[str], list[str]]) -> Observer:
+        """A run's, in the project's working tree: the state dir is not measured."""
+        observer = cls(paths.root, owners)
+        repo, state = observer.repo, paths.state_dir
+        if repo is not None and state.is_relative_to(paths.root):
+            name = f"{repo.prefix}{state.relative_to(paths.root)}"
+            # An exclude pathspec naming an ignored folder makes git 2.39 refuse the command.
+            if name not in repo.ignored([name]):
+                observer.exclude.append(name + "/**")
+        return observer
+
+    def _snapshot(self) -> str:
+        assert self.repo is not None and self.index is not None
+        return self.repo.snapshot(self.repo.top, self.index, exclude=self.exclude)
+
+    def _changed(self, before: str, after: str) -> list[str]:
+        """The project's paths (relative to its root) that differ between two snapshots."""
+        assert self.repo is not None
+        prefix = self.repo.prefix
+        changes = self.repo.tree_changes(before, after)
+        return [c.path[len(prefix) :] for c in changes if c.path.startswith(prefix)]
+
+    # -- the shared tree as a run's workspaces (context.Workspaces) -------------------------
     @property
-    def enabled(self) -> bool:
-        return self.tree.is_repo
+    def measures(self) -> bool:
+        return self.index is not None
+
+    def open(self, task: Task) -> InPlace:
+        return InPlace(self, task.id)
+
+    def refuse_submodule_work(self, tasks: Sequence[Task]) -> None:
+        """Nothing to refuse: a spoke in the shared tree sees every nested repository."""
+
+    def release(self, change: str) -> None:
+        """Nothing to release: the shared tree makes no change commits."""
+
+    def closing_note(self) -> str:
+        return ""
+
+    def close(self) -> None:
+        """Nothing to remove."""
 
     def _advance(self) -> str:
-        now = self.tree.snapshot()
+        now = self._snapshot()
         if self._last is not None and now != self._last:
-            for path in self.tree.changed(self._last, now):
+            for path in self._changed(self._last, now):
                 self._attribute(path)
         self._last = now
         return now
@@ -212,7 +160,7 @@ class Observer:
             self.unattributed.add(path)
 
     def begin(self, kind: str, task_id: str) -> None:
-        if not self.enabled:
+        if not self.measures:
             return
         with self._lock:
             now = self._advance()
@@ -223,7 +171,7 @@ class Observer:
 
     def end(self, kind: str, task_id: str) -> Changes:
         changes = self.tasks.setdefault(task_id, Changes())
-        if not self.enabled:
+        if not self.measures:
             return changes
         with self._lock:
             now = self._advance()
@@ -232,7 +180,7 @@ class Observer:
             if changes.first_tree is not None and (
                 changes.owned or changes.out_of_scope or changes.ambiguous
             ):
-                net = set(self.tree.changed(changes.first_tree, now))
+                net = set(self._changed(changes.first_tree, now))
                 changes.owned &= net
                 changes.out_of_scope &= net
                 changes.ambiguous &= net
@@ -243,21 +191,62 @@ class Observer:
     ) -> Receipt:
         changes = self.tasks.get(task_id, Changes())
         receipt = Receipt(validation=validation, validation_exit=validation_exit)
-        if not self.enabled:
+        if not self.measures:
             return receipt
-        receipt.commit = self.tree.head()
+        assert self.repo is not None
+        receipt.commit = self.repo.head()
         receipt.files_changed = changes.files
         if changes.first_tree and changes.last_tree and changes.files:
-            patch = self.tree.diff(changes.first_tree, changes.last_tree, changes.files)
-            receipt.diff_stat = self.tree.shortstat(
-                changes.first_tree, changes.last_tree, changes.files
-            )
+            paths = [self.repo.prefix + f for f in changes.files]
+            patch = self.repo.patch(changes.first_tree, changes.last_tree, paths)
+            receipt.diff_stat = shortstat(patch, len(changes.files))
             receipt.diff_sha = hashlib.sha256(patch.encode("utf-8", "surrogateescape")).hexdigest()
         return receipt
 
-    def patch(self, task_id: str) -> str:
-        """The task's own diff (the files attributed to it), for prompts and reviews."""
-        changes = self.tasks.get(task_id)
-        if not self.enabled or not changes or not changes.first_tree or not changes.last_tree:
-            return ""
-        return self.tree.diff(changes.first_tree, changes.last_tree, changes.files)
+
+class InPlace:
+    """One dispatch in the shared working tree (a ``context.Workspace``): what it changed
+    is attributed by the run's observer, the spoke's and its validation command's writes
+    each as one writer's (see the module doc)."""
+
+    measured: Measured | None = None  # nothing is read exactly in the shared tree
+    landing: Landing | None = None  # nor landed: the spoke wrote the user's tree itself
+
+    def __init__(self, observer: Observer, task_id: str) -> None:
+        self.observer, self.task_id = observer, task_id
+        self.root = self.check_root = observer.root
+        self._changes = Changes()
+
+    @contextlib.contextmanager
+    def spoke(self) -> Iterator[None]:
+        self.observer.begin("spoke", self.task_id)
+        try:
+            yield
+        finally:
+            self._changes = self.observer.end("spoke", self.task_id)
+
+    def changes(self, parsed: ParsedResult) -> Scope:
+        changes = self._changes
+        return Scope(
+            sorted(changes.out_of_scope), sorted(changes.ambiguous), self.observer.measures
+        )
+
+    @contextlib.contextmanager
+    def validation(self) -> Iterator[Found]:
+        self.observer.begin("validate", self.task_id)
+        try:
+            yield Found(self.task_id)  # (nothing is put back in the shared tree)
+        finally:
+            self.observer.end("validate", self.task_id)
+
+    def finish(self, accepted: bool) -> None:
+        """Nothing to land: the spoke wrote the user's tree itself."""
+
+    def receipt(self, validation: str | None, validation_exit: int | None) -> Receipt:
+        """The task's changes so far (every attempt of this run)."""
+        return self.observer.receipt(
+            self.task_id, validation=validation, validation_exit=validation_exit
+        )
+
+    def close(self, keep: bool) -> Path | None:
+        return None  # nothing to remove

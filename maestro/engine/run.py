@@ -18,18 +18,18 @@ from typing import TYPE_CHECKING, Any, TextIO
 from maestro import clock, roster
 from maestro.engine import progress as progress_views
 from maestro.engine.budgets import RunBudget, limits_for
-from maestro.engine.context import RunContext, RunOptions
+from maestro.engine.context import RunContext, RunOptions, Workspaces
 from maestro.engine.ending import abort_on_sigterm, run_ending, stop_on_sigint
 from maestro.engine.hierarchy import SPAWN, add_subtask, spawned_data
 from maestro.engine.pipeline import TaskRunner
-from maestro.engine.receipts import GitTree, Observer
+from maestro.engine.receipts import Observer
 from maestro.engine.reports import WorkerReports
 from maestro.engine.requests import Desk
 from maestro.engine.resume import recover
 from maestro.engine.rundir import RunDir, RunLock, new_run_id
 from maestro.engine.scheduler import Job, Scheduler, ScheduleReport
 from maestro.engine.stagger import Stagger
-from maestro.engine.workspace import Mode, Workspaces, mode_for
+from maestro.engine.workspace import Mode, Worktrees, mode_for
 from maestro.errors import MaestroError
 from maestro.formatting import shown_path
 from maestro.fsutil import ignore_in_git
@@ -161,16 +161,17 @@ class Engine:
         return self._installed
 
     @contextlib.contextmanager
-    def _workspaces(self, run_id: str) -> Iterator[Workspaces | None]:
+    def _workspaces(self, run_id: str, owners: dict[str, list[str]]) -> Iterator[Workspaces]:
         """A worktree per dispatch in a git repository (unless in place), closed at the
-        end. Started after recovery, so the work of tasks a dead run finished is in its
-        base."""
+        end; else the shared tree, its changes attributed by an observer (``owners``: each
+        task's Files). Started after recovery, so the work of tasks a dead run finished is
+        in its base."""
         opts, settings = self.options, self.settings
         self.mode = mode_for(self.paths, settings, in_place=opts.in_place)
         if self.mode.repo is None:
-            yield None
+            yield Observer.of_run(self.paths, lambda tid: owners.get(tid, []))
             return
-        spaces = Workspaces(self.paths, self.mode.repo, run_id, settings)
+        spaces = Worktrees(self.paths, self.mode.repo, run_id, settings)
         spaces.keep = spaces.keep or opts.keep_worktrees
         spaces.commit = spaces.commit or opts.commit
         spaces.start()
@@ -180,7 +181,7 @@ class Engine:
             spaces.close()
 
     def _before_dispatch(
-        self, run_id: str, goal: str, selected: list[Task], spaces: Workspaces | None
+        self, run_id: str, goal: str, selected: list[Task], spaces: Workspaces
     ) -> Catalog:
         """What must hold before any dispatch, each refusal raised before the run changes
         the plan."""
@@ -191,30 +192,13 @@ class Engine:
         # The run is the coordinator session of the spokes it dispatches; its lease (held
         # while the engine lives) is what says the run still answers to them.
         self._session_lease = start_run_session(self.paths, run_id, goal=goal)
-        if spaces is not None:
-            spaces.refuse_submodule_work([t for t in selected if t.status != "done"])
+        spaces.refuse_submodule_work([t for t in selected if t.status != "done"])
         catalog = load_catalog(self.settings)
         for cli in roster.NAMES:  # a bad [budgets.<cli>] table stops the run here
             limits_for(cli, self.settings.table("budgets"))
         config_prices(self.settings)  # and so does a bad [prices.<model>] table
         shim()
         return catalog
-
-    def _observer(self, owners: dict[str, list[str]]) -> Observer:
-        """The shared tree's observer: in place only (in worktrees it stays off)."""
-        from maestro.repo import Repo
-
-        if self.mode is not None and not self.mode.in_place:
-            return Observer(GitTree(self.paths.root, probe=False), lambda tid: [])
-        state = self.paths.state_dir
-        exclude = []
-        if state.is_relative_to(self.paths.root):
-            name = str(state.relative_to(self.paths.root))
-            repo = Repo.find(self.paths.root) if self.mode and self.mode.in_place else None
-            # An exclude pathspec naming an ignored folder makes git 2.39 refuse the command.
-            if repo is None or f"{repo.prefix}{name}" not in repo.ignored([f"{repo.prefix}{name}"]):
-                exclude.append(name + "/**")
-        return Observer(GitTree(self.paths.root, exclude=exclude), lambda tid: owners.get(tid, []))
 
     # -- the run -------------------------------------------------------------------------
     def run(self) -> RunSummary:
@@ -298,12 +282,12 @@ class Engine:
         graph.validate(plan.tasks)
         selected = select_tasks(plan, opts.task_id, shown_path(self.paths.plan, self.paths.root))
         done = {t.id for t in plan.tasks if t.status == "done"}
-        with self._workspaces(run.run_id) as spaces:
+        owners = {t.id: list(t.files) for t in plan.tasks}
+        with self._workspaces(run.run_id, owners) as spaces:
             catalog = self._before_dispatch(run.run_id, plan.goal, selected, spaces)
             if opts.task_id and selected[0].status in ("failed", "blocked"):
                 with store.edit_task(opts.task_id) as chosen:
                     chosen.status = "pending"
-            owners = {t.id: list(t.files) for t in plan.tasks}
             budget = RunBudget(opts.budget_tokens)
             hub = self.settings.hub or (plan.source.hub if plan.source else None)
             if selected:
@@ -315,7 +299,7 @@ class Engine:
                 log=log,
                 run=run,
                 emit=emit,
-                observer=self._observer(owners),
+                workspaces=spaces,
                 budget=budget,
                 catalog=catalog,
                 installed=self.installed(),
@@ -327,7 +311,6 @@ class Engine:
                 review=self.review if opts.review else None,
                 sim_delay_s=self.sim_delay_s,
                 stagger=Stagger(self.settings.stagger_delay),
-                workspaces=spaces,
             )
             runner = TaskRunner(shared)
             reports = WorkerReports(self.paths, run.run_id, emit, log)
@@ -375,15 +358,14 @@ class Engine:
                 max_concurrent=self.settings.max_concurrent,
                 budget_tokens=opts.budget_tokens,
                 recovered=[r.task for r in recovered] or None,
-                workspace="worktrees" if spaces is not None else "in-place",
+                workspace="in-place" if self.mode and self.mode.in_place else "worktrees",
                 workspace_line=self.mode.line() if self.mode else None,
             )
             try:
                 with abort_on_sigterm(scheduler), stop_on_sigint(scheduler), reports, desk:
                     report = scheduler.run()
             finally:
-                if spaces is not None:
-                    spaces.close()  # (once more on the way out of the with: a no-op)
+                spaces.close()  # (once more on the way out of the with: a no-op)
             reports.deliver(last=True)
             summary = self._summary(
                 store,
@@ -392,10 +374,10 @@ class Engine:
                 budget,
                 started,
                 [r.task for r in recovered],
-                sorted(shared.observer.unattributed),
+                sorted(spaces.unattributed),
                 shared.unlanded,
                 shared.uncommitted,
-                spaces.copy_note() if spaces is not None else "",
+                spaces.closing_note(),
             )
             emit(
                 "run_ended",

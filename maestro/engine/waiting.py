@@ -20,7 +20,6 @@ no question; the hub following the run does. A message is shown once: showing it
 
 from __future__ import annotations
 
-import contextlib
 import json
 import time
 from dataclasses import dataclass, field
@@ -32,7 +31,7 @@ from maestro.bus.workers import run_session_id
 from maestro.engine.progress import ACT_KINDS, PROGRESS_KINDS
 from maestro.engine.rundir import RunDir, RunLock, read_events
 from maestro.fsutil import atomic_write
-from maestro.watch import Watch, watch
+from maestro.watch import wait_until
 
 if TYPE_CHECKING:
     from maestro.bus.messages import Message
@@ -125,7 +124,6 @@ def wait_for(
     shown = _Shown(run, after)
     poll = read_polls(run) + 1 if poll is None else poll
     started = time.monotonic()
-    deadline = None if timeout_s is None else started + timeout_s
     # Progress is due this long from now: the interval since the last wake, or since this
     # wait began when the follower was never woken (it just started the run).
     woken = read_woken(run)
@@ -138,42 +136,38 @@ def wait_for(
             run.run_id, state, shown.events, shown.last_seq, poll, mail, shown.repeated
         )
 
-    # The watches are armed only once the wait has to wait (a `--timeout 0` call, or one
-    # with something to show at once, arms no watch); the loop reads again
-    # right after arming, so nothing that happened before is missed.
-    with contextlib.ExitStack() as watches:
-        wakeup: Watch | None = None
-        while True:
-            shown.read()
-            mail += _questions(run)
-            if ended_event(shown.events) is not None:
-                return finish("ended")
-            if not engine_alive(run):
-                shown.last_words()
-                return finish("ended")
-            if mail or any(e.get("kind") in ACT_KINDS for e in shown.events):
-                return finish("running")
-            now = time.monotonic()
-            progress = any(e.get("kind") in PROGRESS_KINDS for e in shown.events)
-            if progress and now >= due:
-                return finish("running")
-            if deadline is not None and now >= deadline:
-                return finish("timeout")
-            if wakeup is None:
-                wakeup = _arm(watches, run)
-                continue
-            limits = [LIVENESS_RECHECK_S]
-            limits += [deadline - now] if deadline is not None else []
-            limits += [due - now] if progress else []
-            wakeup.wait(min(limits))
+    def progress() -> bool:  # to show once the digest is due
+        return any(e.get("kind") in PROGRESS_KINDS for e in shown.events)
 
+    def check() -> WaitResult | None:
+        shown.read()
+        mail.extend(_questions(run))
+        if ended_event(shown.events) is not None:
+            return finish("ended")
+        if not engine_alive(run):
+            shown.last_words()
+            return finish("ended")
+        if mail or any(e.get("kind") in ACT_KINDS for e in shown.events):
+            return finish("running")
+        if progress() and time.monotonic() >= due:
+            return finish("running")
+        return None
 
-def _arm(watches: contextlib.ExitStack, run: RunDir) -> Watch:
-    """Watch the run's folder (any change) and the run's doorbell."""
+    def recheck() -> float:
+        later = due - time.monotonic() if progress() else LIVENESS_RECHECK_S
+        return max(0.0, min(LIVENESS_RECHECK_S, later))
+
+    # The run's folder (any change) and its doorbell; watched only once the wait has to
+    # wait (a `--timeout 0` call, or one with something to show at once, arms no watch).
     folder, wanted = bells(run.paths, [run_session_id(run.run_id)])
-    return watches.enter_context(
-        watch([run.path, folder], lambda path: path.parent != folder or wanted(path))
+    found = wait_until(
+        [run.path, folder],
+        lambda path: path.parent != folder or wanted(path),
+        check,
+        timeout_s,
+        recheck_s=recheck,
     )
+    return found or finish("timeout")
 
 
 class _Shown:

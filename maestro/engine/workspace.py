@@ -15,16 +15,8 @@ nothing attributed by timing. A spoke's own commits count (the working tree hold
 What changed outside the worktree while its spoke ran (the user's files, git's config,
 hooks and refs) is put back and named (guard.py).
 
-An accepted change lands twice: on the integration commit (a three-way merge when other
-tasks landed meanwhile) and in the user's working tree, file by file: a file the person
-has not touched since the run began takes the task's version; one they edited is merged
-three-way (``git merge-file``); if the same lines changed on both sides nothing is
-written, the patch and the task's versions of the files are saved under
-``.ai/maestro/patches/`` with the commands that merge them in, and the task stays done.
-Work that must not or cannot land (a symlink leading out of the project, a deliverable
-git ignores, a file inside a nested repository) fails the scope gate instead
-(``unlandable``). With ``--commit`` the landed files are committed through a private copy
-of the user's index, so a refused commit leaves theirs as it was.
+An accepted change lands on the run's integration commit and in the user's working tree
+(landing.py); work that must not or cannot land fails the scope gate instead.
 A failed attempt's worktree is removed (kept with ``--keep-worktrees``). A ref under
 ``refs/maestro/changes/`` keeps each change commit (and so where it started) from
 ``git gc`` until ``maestro archive`` puts its plan away.
@@ -40,15 +32,17 @@ import threading
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from maestro.engine.guard import Found, Guard, Mark
-from maestro.engine.landing import Landings
+from maestro.engine.landing import Landing, Landings
 from maestro.engine.ownership import owned_by_any
 from maestro.engine.worktree import (
     WORKTREE_INCLUDE,
     Measured,
+    Scope,
     Worktree,
+    claimed_paths,
     clean_stale,
     guard_dir,
     noise_globs,
@@ -57,12 +51,17 @@ from maestro.engine.worktree import (
     worktrees_dir,
 )
 from maestro.errors import MaestroError
+from maestro.formatting import shown_path
 from maestro.fsutil import ignore_in_git
 from maestro.paths import ProjectPaths
 from maestro.repo import KEEP_SUFFIX, Repo
+from maestro.state.model import Receipt, Task
+
+if TYPE_CHECKING:
+    from maestro.prompts.results import ParsedResult
 
 
-class Workspaces(Landings):
+class Worktrees(Landings):
     """One run's base and integration commits, its worktrees, and landing."""
 
     def __init__(self, paths: ProjectPaths, repo: Repo, run_id: str, settings: Any) -> None:
@@ -82,7 +81,6 @@ class Workspaces(Landings):
         self._lock = threading.Lock()
         self._land_lock = threading.Lock()
         self._count = 0
-        self._trees: dict[str, str] = {}
         # Project files this run landed in the user's tree, and when: not a spoke's doing.
         self._landed: dict[str, int] = {}
         # Worktrees done with, removed in the background (see discard_later).
@@ -140,7 +138,6 @@ class Workspaces(Landings):
             [head] if head else [],
             f"maestro run {self.run_id}: the working tree at its start",
         )
-        self._trees[self.base] = tree
         self.integration = self.base
 
     def _written_by_maestro(self) -> list[str]:
@@ -152,28 +149,6 @@ class Workspaces(Landings):
             if target.is_relative_to(self.top):
                 own.append(str(target.relative_to(self.top)))
         return own
-
-    def refuse_submodule_work(self, tasks: Sequence[Any]) -> None:
-        """A worktree holds each nested repository (a submodule, or one of its own that
-        the base took as a gitlink) as an empty folder, and a change under it is not the
-        project's: such a task's work would be lost. Refused before any dispatch."""
-        hits = []
-        for link in self.gitlinks:
-            rel = self._relative(link)
-            if rel.startswith(".."):
-                continue
-            for t in tasks:
-                hit = next((f for f in t.files if f == rel or f.startswith(rel + "/")), None)
-                if hit is not None:
-                    hits.append((t.id, hit, link))
-        if hits:
-            named = self._nested([link for _, _, link in hits])
-            inside = [f"task {tid} ({hit}, in {named[link]})" for tid, hit, link in hits]
-            raise MaestroError(
-                f"{'; '.join(inside)}: a task's worktree holds a nested repository empty, so "
-                "its work there would be lost",
-                "run with `maestro run --in-place`, or plan that work in that repository itself.",
-            )
 
     def _ignored(self) -> tuple[list[str], set[str]]:
         """The configured dependency folders that exist in the project and that git ignores
@@ -216,6 +191,15 @@ class Workspaces(Landings):
         )
 
     # -- one attempt's worktree ---------------------------------------------------------
+    measures = True  # (context.Workspaces) a worktree's change is always read exactly
+    unattributed: frozenset[str] = frozenset()  # a worktree holds only its task's changes
+
+    def open(self, task: Task) -> TaskWorktree:
+        return TaskWorktree(self, task)
+
+    def release(self, change: str) -> None:
+        self.repo.release([change])
+
     def create(self, label: str) -> Worktree:
         """A new worktree of the integration commit for one attempt."""
         with self._lock:
@@ -286,7 +270,7 @@ class Workspaces(Landings):
         own = worktree_index(path)
         if own is not None and own.exists():
             shutil.copyfile(own, index)  # its stat data: unchanged files are not hashed again
-        return Worktree(name, path, root, base, self._tree(base), index, mark)
+        return Worktree(name, path, root, base, index, mark)
 
     def _copy_source(self, rel: str) -> Path | None:
         """The file a worktree's copy of ``rel`` is read from: the file its links lead to
@@ -299,7 +283,7 @@ class Workspaces(Landings):
             self.leading_out.setdefault(rel, str(real))
         return None
 
-    def copy_note(self) -> str:
+    def closing_note(self) -> str:
         """What the run says of the copies it did not make ("" when none)."""
         if not self.leading_out:
             return ""
@@ -312,13 +296,7 @@ class Workspaces(Landings):
             "project, or leave it out of workspace_copy and .worktreeinclude."
         )
 
-    def _tree(self, commit: str) -> str:
-        tree = self._trees.get(commit)
-        if tree is None:
-            tree = self._trees[commit] = self.repo.tree_of(commit)
-        return tree
-
-    def measure(self, wt: Worktree, files: Sequence[str], claimed: Sequence[str] = ()) -> Measured:
+    def measure(self, wt: Worktree, files: Sequence[str]) -> Measured:
         """The attempt's exact change; ``files`` is the task's Files (its scope). What
         changed outside the worktree while it ran is put back first (see guard.py)."""
         first = self.guard is not None and wt.mark is not None and wt.found is None
@@ -329,13 +307,13 @@ class Workspaces(Landings):
             self.guard.undo_git(wt.mark, found)  # before git reads the worktree
         links = [f"{self.prefix}{link}" for link in self.links]
         tree = self.repo.snapshot(wt.path, wt.index, exclude=self.exclude, drop=links)
-        changes = self.repo.tree_changes(wt.base_tree, tree)
+        changes = self.repo.tree_changes(wt.base, tree)
         if first:
             assert wt.mark is not None
             self._undo_tree(wt.mark, found, {c.path for c in changes})
         names = sorted(self._relative(c.path) for c in changes)
         out_of_scope = [n for n in names if not owned_by_any(list(files), n)]
-        patch = self.repo.patch(wt.base_tree, tree) if changes else ""
+        patch = self.repo.patch(wt.base, tree) if changes else ""
         outside = wt.found or Found(wt.name)
         return Measured(
             tree=tree,
@@ -344,10 +322,6 @@ class Workspaces(Landings):
             out_of_scope=out_of_scope,
             outside=list(outside.paths),
             saved=outside.shown,
-            # The answer names files it changed, but its worktree holds no change at all.
-            unmeasured=[]
-            if names
-            else sorted({c for c in claimed if not c.startswith(("/", ".."))}),
             patch=patch,
             diff_stat=shortstat(patch, len(changes)) if changes else "",
             diff_sha=hashlib.sha256(patch.encode("utf-8", "surrogateescape")).hexdigest()
@@ -368,7 +342,7 @@ class Workspaces(Landings):
 
         with self._land_lock:  # no landing writes the user's tree meanwhile
             self.guard.undo_tree(mark, found, keep=keep)
-        found.shown = self._shown(found.saved) if found.saved else ""
+        found.shown = shown_path(found.saved, self.paths.root) if found.saved else ""
 
     @contextlib.contextmanager
     def contained(self, label: str) -> Iterator[Found]:
@@ -393,12 +367,6 @@ class Workspaces(Landings):
         if self.guard is not None and wt.mark is not None and wt.found is None:
             self.measure(wt, ())
 
-    def _shown(self, path: Path) -> str:
-        try:
-            return str(path.relative_to(self.paths.root))
-        except ValueError:
-            return str(path)
-
     def combined(self, wt: Worktree, measured: Measured) -> Worktree | None:
         """A worktree of the attempt's change on top of everything the run accepted since it
         began (None when nothing was): where a coordinating task's check sees its subtasks'
@@ -412,7 +380,6 @@ class Workspaces(Landings):
         if tree is None:
             return None
         commit = self.repo.commit_tree(tree, [integration], "maestro: a change on the latest")
-        self._trees[commit] = tree
         with self._lock:
             self._count += 1
             name = f"{self.run_id}-check-{self._count}-p{os.getpid()}"
@@ -427,6 +394,79 @@ class Workspaces(Landings):
             return wt.path
         self.repo.remove_worktree(wt.path)
         return None
+
+
+class TaskWorktree:
+    """One dispatch's own worktree (a ``context.Workspace``): what its spoke changed is
+    read from it exactly, and its accepted change lands from it."""
+
+    def __init__(self, spaces: Worktrees, task: Task) -> None:
+        self.spaces, self.task = spaces, task
+        self.worktree = spaces.create(f"task-{task.id}")
+        self.root = self.worktree.root
+        self.view: Worktree | None = None  # where its check runs when not its own worktree
+        self.measured: Measured | None = None
+        self.landing: Landing | None = None
+
+    def spoke(self) -> contextlib.nullcontext[None]:
+        return contextlib.nullcontext()  # its worktree is read afterwards
+
+    def changes(self, parsed: ParsedResult) -> Scope:
+        spaces, task, wt = self.spaces, self.task, self.worktree
+        claimed = claimed_paths(parsed)
+        measured = self.measured = spaces.measure(wt, task.files)
+        scope = Scope(
+            measured.out_of_scope,
+            outside=measured.outside,
+            saved=measured.saved,
+            # The answer names files it changed, but its worktree holds no change at all.
+            unmeasured=[]
+            if measured.files
+            else sorted({c for c in claimed if not c.startswith(("/", ".."))}),
+            unlandable=spaces.unlandable(wt, measured, task.files, claimed),
+        )
+        if task.mode == "coordinate":
+            # Its subtasks landed while it worked: its check needs their work too.
+            self.view = spaces.combined(wt, measured)
+        return scope
+
+    @property
+    def check_root(self) -> Path:
+        return (self.view or self.worktree).root
+
+    def validation(self) -> contextlib.AbstractContextManager[Found]:
+        return self.spaces.contained(f"task-{self.task.id}-validation")
+
+    def finish(self, accepted: bool) -> None:
+        if self.measured is None:
+            self.measured = self.spaces.measure(self.worktree, self.task.files)
+        if accepted:
+            task = self.task
+            self.landing = self.spaces.land(task.id, task.title, self.worktree, self.measured)
+
+    def receipt(self, validation: str | None, validation_exit: int | None) -> Receipt | None:
+        """The attempt's exact change: its files, stat and hash; the commit it landed as on
+        the user's branch (``--commit``), else HEAD when the run began; and the change
+        itself as a commit (its parent is where it started), which review reads."""
+        measured, landing = self.measured, self.landing
+        if measured is None:
+            return None
+        return Receipt(
+            diff_stat=measured.diff_stat,
+            files_changed=measured.files,
+            validation=validation,
+            validation_exit=validation_exit,
+            commit=landing.committed if landing and landing.committed else self.spaces.head,
+            diff_sha=measured.diff_sha,
+            change=landing.change if landing else None,
+        )
+
+    def close(self, keep: bool) -> Path | None:
+        # Removed in the background: the outcome goes to the scheduler, and the tasks
+        # waiting for it start, without waiting for `git worktree remove`.
+        if self.view is not None:
+            self.spaces.discard_later(self.view)
+        return self.spaces.discard_later(self.worktree, keep=keep and self.spaces.keep)
 
 
 @dataclass(frozen=True)

@@ -44,7 +44,6 @@ class Worktree:
     path: Path  # the worktree's top folder
     root: Path  # the project inside it (the top, or the project's sub-folder)
     base: str  # the commit it started from
-    base_tree: str
     index: Path  # the private index that reads it
     mark: Mark | None = None  # the user's tree and repository when it was made
     found: Found | None = None  # what changed outside it meanwhile, put back
@@ -74,10 +73,24 @@ class Measured:
     patch: str
     diff_stat: str
     diff_sha: str | None
-    ambiguous: list[str] = field(default_factory=list)  # never, in a worktree
     saved: str = ""  # where the versions found outside were put (project-relative)
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What one dispatch changed, as the scope gate judges it (gates.scope_gate), from
+    either workspace: its own worktree or the shared tree."""
+
+    out_of_scope: list[str]  # changed outside its Files
+    # Unowned paths changed while other tasks ran too (only in the shared tree).
+    ambiguous: list[str] = field(default_factory=list)
+    checked: bool = True  # False: its changes cannot be measured (not a git repository)
+    # Changed in the user's tree or repository while it ran (put back), and where the
+    # versions found were saved (project-relative).
+    outside: list[str] = field(default_factory=list)
+    saved: str = ""
     unmeasured: list[str] = field(default_factory=list)  # claimed, yet no change at all
-    unlandable: list[Unlandable] = field(default_factory=list)  # see Workspaces.unlandable
+    unlandable: list[Unlandable] = field(default_factory=list)  # see Landings.unlandable
 
 
 def shortstat(patch: str, files: int) -> str:

@@ -3,6 +3,7 @@ from types import SimpleNamespace
 import pytest
 
 from maestro.engine import gates
+from maestro.engine.worktree import Scope
 
 
 def parsed(status="success", verification=(), problems=(), issues="None"):
@@ -61,14 +62,14 @@ def test_spoke_reporting_failure_fails_the_gate_at_every_level():
     "strictness,level", [("strict", "fail"), ("normal", "fail"), ("lenient", "warn")]
 )
 def test_scope_gate_per_strictness(strictness, level):
-    result = gates.scope_gate(["README.md"], [], strictness, checked=True)
+    result = gates.scope_gate(Scope(["README.md"]), strictness)
     assert result.level == level and result.paths == ["README.md"]
 
 
 def test_scope_gate_ambiguous_warns_and_unchecked_skips():
-    assert gates.scope_gate([], ["x"], "strict", checked=True).level == "warn"
-    assert gates.scope_gate([], [], "strict", checked=False).level == "skipped"
-    assert gates.scope_gate([], [], "strict", checked=True).level == "pass"
+    assert gates.scope_gate(Scope([], ["x"]), "strict").level == "warn"
+    assert gates.scope_gate(Scope([], checked=False), "strict").level == "skipped"
+    assert gates.scope_gate(Scope([]), "strict").level == "pass"
 
 
 def test_integration_gate():

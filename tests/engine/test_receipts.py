@@ -2,7 +2,8 @@ import subprocess
 
 import pytest
 
-from maestro.engine.receipts import GitTree, Observer
+from maestro.engine.receipts import Observer
+from maestro.repo import Repo
 
 
 def git(root, *args):
@@ -20,7 +21,7 @@ def repo(project):
 
 
 def make(repo, owners):
-    return Observer(GitTree(repo, exclude=[".ai"]), lambda tid: owners.get(tid, []))
+    return Observer(repo, lambda tid: owners.get(tid, []), exclude=[".ai/**"])
 
 
 def test_owned_edit_and_untracked_file_are_the_tasks(repo):
@@ -96,8 +97,8 @@ def test_validation_writes_are_not_blamed_on_a_spoke(repo):
 
 
 def test_not_a_repository(tmp_path):
-    obs = Observer(GitTree(tmp_path), lambda tid: [])
-    assert not obs.enabled
+    obs = Observer(tmp_path, lambda tid: [])
+    assert not obs.measures
     obs.begin("spoke", "1")
     assert obs.end("spoke", "1").files == []
     assert obs.receipt("1", validation=None, validation_exit=None).commit is None
@@ -106,7 +107,7 @@ def test_not_a_repository(tmp_path):
 def test_project_in_a_subfolder_of_the_repository(repo):
     sub = repo / "pkg"
     sub.mkdir()
-    obs = Observer(GitTree(sub), lambda tid: ["mod.py"])
+    obs = Observer(sub, lambda tid: ["mod.py"])
     obs.begin("spoke", "1")
     (sub / "mod.py").write_text("x = 1\n")
     (repo / "README.md").write_text("outside the project\n")
@@ -123,7 +124,7 @@ def test_empty_repository_without_commits(project):
 
 
 def test_head_is_read_from_the_ref_files_as_git_reads_it(repo):
-    tree = GitTree(repo)
+    tree = Repo.find(repo)
     real = subprocess.run(
         ["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, check=True
     ).stdout.strip()
@@ -144,7 +145,7 @@ def test_head_is_read_from_the_ref_files_as_git_reads_it(repo):
 
 def test_head_in_a_worktree_asks_git(repo, tmp_path):
     git(repo, "worktree", "add", "-q", str(tmp_path / "wt"), "-b", "wt")
-    tree = GitTree(tmp_path / "wt")
+    tree = Repo.find(tmp_path / "wt")
     assert (
         tree.head()
         == subprocess.run(

@@ -259,7 +259,7 @@ def test_an_error_outside_the_ladder_fails_the_task_instead_of_leaving_it_runnin
 
     write_plan(cli, project, [task(1)])
     runenv.script("codex", [step()])
-    monkeypatch.setattr(workspace.Workspaces, "measure", broken)
+    monkeypatch.setattr(workspace.Worktrees, "measure", broken)
     assert cli("run").code == 2
     t = plan(project).task("1")
     assert (

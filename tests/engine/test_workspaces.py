@@ -566,12 +566,12 @@ def test_one_ctrl_c_while_tasks_start_stops_gracefully(cli, project, runenv):
 def _spaces(project, run_id="r1"):
     from types import SimpleNamespace
 
-    from maestro.engine.workspace import Workspaces
+    from maestro.engine.workspace import Worktrees
     from maestro.paths import ProjectPaths
     from maestro.repo import Repo
 
     settings = SimpleNamespace(workspace_links=(), workspace_copy=())
-    return Workspaces(ProjectPaths(project), Repo.find(project), run_id, settings)
+    return Worktrees(ProjectPaths(project), Repo.find(project), run_id, settings)
 
 
 def test_the_cleanup_of_dead_runs_leaves_this_runs_worktrees(project):
