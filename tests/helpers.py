@@ -47,18 +47,3 @@ def run_cli(*argv: str, stdin: str = "") -> CliResult:
     )
     code = main(list(argv), ctx)
     return CliResult(code, out.getvalue(), err.getvalue())
-
-
-def imports_in_fresh_process(code: str, *argv: str) -> set[str]:
-    """The modules a new interpreter has imported after running ``code`` (``sys.argv[1:]``
-    is ``argv``): for the checks that a fast path leaves a heavy import out."""
-    import json
-    import subprocess
-    import sys
-
-    tail = "\nimport json as _j, sys as _s; print(_j.dumps(sorted(_s.modules)))"
-    out = subprocess.run(
-        [sys.executable, "-c", code + tail, *argv], capture_output=True, text=True, check=False
-    )
-    assert out.returncode == 0, out.stderr
-    return set(json.loads(out.stdout.splitlines()[-1]))

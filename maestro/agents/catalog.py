@@ -107,7 +107,6 @@ class ResolvedAgent:
 
 
 def closest(name: str, names: Iterable[str]) -> str | None:
-
     matches = difflib.get_close_matches(name, list(names), n=1, cutoff=0.5)
     return matches[0] if matches else None
 
@@ -172,7 +171,6 @@ class Scan:
 
 
 def scan_agents(settings: Settings) -> Scan:
-
     violations: list[Violation] = []
     bundled: dict[str, Agent] = {}
     for item in list_files("agents", ".md"):

@@ -290,7 +290,6 @@ class SessionStore:
         return sessions, broken
 
     def unknown(self, session_id: str) -> NotFound:
-
         known = self.ids()
         close = difflib.get_close_matches(session_id, known, n=1)
         hint = f"did you mean {close[0]}? " if close else ""

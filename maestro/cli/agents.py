@@ -41,7 +41,6 @@ def _fmt(value: Any) -> str:
 
 
 def _catalog(ctx: Context) -> tuple[Any, Any]:
-
     scan = scan_agents(ctx.settings)
     return scan, Catalog(scan.agents, ctx.settings)
 
@@ -124,7 +123,6 @@ def _show(ctx: Context, name: str, tool: str | None) -> Result:
 
 
 def _validate(ctx: Context) -> Result:
-
     scan = scan_agents(ctx.settings)
     violations = list(scan.violations)
     try:
@@ -155,7 +153,6 @@ def _validate(ctx: Context) -> Result:
 
 
 def _permissions(ctx: Context) -> Result:
-
     scan = scan_agents(ctx.settings)
     findings = check_permissions(scan.agents, scan.bundled)
     by_tier = {tier: [a.name for a in scan.agents.values() if a.tier == tier] for tier in TIERS}

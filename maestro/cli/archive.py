@@ -40,7 +40,6 @@ def _locked(paths: ProjectPaths) -> Iterator[None]:
 
 
 def _check_no_live_run(paths: ProjectPaths) -> None:
-
     refuse_while_running(paths, "archiving")
 
 
@@ -60,7 +59,6 @@ def new_folder(base: Path) -> Path:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Result:
-
     paths = ctx.paths
     present = [p for p in (paths.plan, paths.log) if p.is_file()]
     if not present:

@@ -107,7 +107,6 @@ def _answer_text(answer: Any) -> list[str]:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Result:
-
     refuse_doomed(ctx.paths, ctx.env)  # challengers are real CLIs: they need the network
     outcome = run_challenge(ctx, tool=args.tool, every=args.every)
     lines: list[str] = [f"note: {note}" for note in outcome.notes]

@@ -45,7 +45,6 @@ def _command(root: Path, env: dict[str, str], *argv: str) -> str:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Result:
-
     outcome = run_demo(ctx.env, ctx.stdout, keep=args.keep, as_json=ctx.json, command=_command)
     status = outcome.status_text.rstrip()
     if not outcome.kept:  # its next steps are about a project that is gone now

@@ -48,7 +48,6 @@ VERBS = ("send", "reply", "broadcast", "inbox", "show", "thread", "wait")
 
 
 def _content(parser: argparse.ArgumentParser, *, subject: bool = True) -> None:
-
     if subject:
         parser.add_argument(
             "--type",
@@ -120,7 +119,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def header(message: Any, *, to: bool = False) -> str:
-
     kind = message.type if message.priority == "normal" else f"{message.type} {message.priority}"
     line = f"{mail_id(message.id)} {kind} from {message.sender}"
     if to:
@@ -131,7 +129,6 @@ def header(message: Any, *, to: bool = False) -> str:
 
 
 def full(message: Any, reader: str | None = None, *, to: bool = False) -> str:
-
     lines = [header(message, to=to)]
     lines += ["  " + text for text in message.body.splitlines() or [""]]
     if reader is not None and message.type in ("query", "blocked") and message.sender != reader:
@@ -166,14 +163,12 @@ def _subject(args: argparse.Namespace, body: str) -> str:
 
 
 def _sent(message: Any, notes: list[str]) -> Result:
-
     text = f"sent {mail_id(message.id)} to {','.join(message.to)}"
     text += "".join(f"\nwarning: {note}" for note in notes)
     return Result("mail", {"verb": "send", "mail": message.to_dict(), "warnings": notes}, text)
 
 
 def _send(args: argparse.Namespace, ctx: Context, me: Any, store: Any) -> Result:
-
     if args.to_coordinator:
         recipients = [addressing.coordinator_of(me, ctx.env)]
     elif args.to_siblings:
@@ -196,7 +191,6 @@ def _send(args: argparse.Namespace, ctx: Context, me: Any, store: Any) -> Result
 
 
 def _reply(args: argparse.Namespace, ctx: Context, me: Any, store: Any) -> Result:
-
     mailbox = Mailbox(ctx.paths)
     number = parse_mail_id(args.mail)
     original, _ = mailbox.get(number)
@@ -224,7 +218,6 @@ def _reply(args: argparse.Namespace, ctx: Context, me: Any, store: Any) -> Resul
 
 
 def _broadcast(args: argparse.Namespace, ctx: Context, me: Any, store: Any) -> Result:
-
     recipients = addressing.scope(store, me, args.scope, ctx.env)
     body = _body(args, ctx)
     message = Mailbox(ctx.paths).send(
@@ -253,7 +246,6 @@ def _listing(
 
 
 def _inbox(args: argparse.Namespace, ctx: Context, me: Any, store: Any) -> Result:
-
     messages, garbled = Mailbox(ctx.paths).inbox(me.id, unread_only=args.unread)
     return _listing(
         "inbox", me.id, messages, garbled, "no unread mail" if args.unread else "no mail"
@@ -261,7 +253,6 @@ def _inbox(args: argparse.Namespace, ctx: Context, me: Any, store: Any) -> Resul
 
 
 def _show(args: argparse.Namespace, ctx: Context, me: Any, store: Any) -> Result:
-
     mailbox = Mailbox(ctx.paths)
     number = parse_mail_id(args.mail)
     if any(reads_for(me.id, r) for r in mailbox.get(number)[0].to):
@@ -276,7 +267,6 @@ def _show(args: argparse.Namespace, ctx: Context, me: Any, store: Any) -> Result
 
 
 def _thread(args: argparse.Namespace, ctx: Context, me: Any, store: Any) -> Result:
-
     mailbox = Mailbox(ctx.paths)
     messages, garbled = mailbox.thread(parse_mail_id(args.mail))
     mailbox.mark_read([m.id for m in messages if any(reads_for(me.id, r) for r in m.to)], me.id)
@@ -290,7 +280,6 @@ def _thread(args: argparse.Namespace, ctx: Context, me: Any, store: Any) -> Resu
 
 
 def _wait(args: argparse.Namespace, ctx: Context, me: Any, store: Any) -> Result:
-
     coordinator = me.coordinator if me.id != "user" else None
     alive = None
     if coordinator and coordinator != "user":
@@ -338,7 +327,6 @@ _VERBS = {
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Result:
-
     store = SessionStore(ctx.paths)
     me = caller(store, current_id(ctx.env))
     return _VERBS[args.verb](args, ctx, me, store)

@@ -77,7 +77,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Result:
-
     if args.schema or args.example:
         flag = "--schema" if args.schema else "--example"
         if args.goal:
@@ -223,7 +222,6 @@ def _confirm(ctx: Context, data: dict[str, Any], shown: str) -> Result | None:
 
 
 def _ask(args: argparse.Namespace, ctx: Context, catalog: Any) -> Any:
-
     tool = args.hub or ctx.settings.hub
     planners = [cli.name for cli in roster.real()]
     if tool not in planners:

@@ -53,7 +53,6 @@ def _routed(ctx: Context, plan: Any, task: Any, catalog: Any) -> str:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Result:
-
     plan = load_plan(ctx)
     task = plan.task(args.task_id)
     catalog = load_catalog(ctx.settings)

@@ -46,7 +46,6 @@ def _target(ctx: Context, output: str) -> Path:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Result:
-
     if args.output:
         target = _target(ctx, args.output)
         report = load_report(ctx.paths, ctx.settings)

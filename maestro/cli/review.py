@@ -82,7 +82,6 @@ def outcome_text(outcome: Any) -> list[str]:
 
 
 def _targets(ctx: Context, task_id: str | None) -> list[str]:
-
     plan = load_plan(ctx.paths)
     if task_id is not None:
         plan.task(task_id)  # NotFound with the known ids
@@ -91,7 +90,6 @@ def _targets(ctx: Context, task_id: str | None) -> list[str]:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Result:
-
     targets = _targets(ctx, args.task_id)
     if not targets:
         text = "Nothing to review: no done task is waiting for a review."

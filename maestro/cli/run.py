@@ -117,7 +117,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _options(args: argparse.Namespace) -> Any:
-
     if (args.agent or args.clarify) and not args.task_id:
         flag = "--agent" if args.agent else "--clarify"
         raise MaestroError(
@@ -152,7 +151,6 @@ def _forwarded(args: argparse.Namespace) -> list[str]:
 
 
 def _abort(ctx: Context) -> Result:
-
     holder = RunLock(ctx.paths).holder()
     if not holder or not holder.get("pid"):
         raise MaestroError(
@@ -181,7 +179,6 @@ def _abort(ctx: Context) -> Result:
 
 
 def _detach(args: argparse.Namespace, ctx: Context) -> Result:
-
     paths = ctx.paths
     open_store(paths)
     run = RunDir(paths, new_run_id())
@@ -226,7 +223,6 @@ def _detach(args: argparse.Namespace, ctx: Context) -> Result:
 
 
 def _dry_run(options: Any, ctx: Context) -> Result:
-
     settings = ctx.settings
     plan = open_store(ctx.paths).load()
     rows = preview.preview(
@@ -241,7 +237,6 @@ def _dry_run(options: Any, ctx: Context) -> Result:
 
 
 def _review_hook(ctx: Context) -> Any:
-
     def review(task_id: str, revise: Any = None, session: str | None = None) -> Any:
         # Called by the run as its session (``session``): the reviewer's is its child.
         caller = replace(ctx, env={**ctx.env, SESSION_MARKER: session}) if session else ctx

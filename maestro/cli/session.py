@@ -104,7 +104,6 @@ def _describe(session: Any) -> str:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Result:
-
     store = SessionStore(ctx.paths)
     me = caller(store, current_id(ctx.env))
     if args.verb == "whoami":

@@ -27,7 +27,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Result:
-
     if not args.name:
         rows = [
             (s.name, s.description, count_tokens(s.body)) for s in map(load_skill, ON_DEMAND_SKILLS)

@@ -102,7 +102,6 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
 
 
 def _spawn(args: argparse.Namespace, ctx: Context) -> Result:
-
     data = spawn(
         ctx.paths,
         ctx.env,
@@ -131,7 +130,6 @@ def _spawn(args: argparse.Namespace, ctx: Context) -> Result:
 
 
 def _report(args: argparse.Namespace, ctx: Context) -> Result:
-
     store = SessionStore(ctx.paths)
     me = caller(store, current_id(ctx.env))
     if me.id == USER:

@@ -22,7 +22,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Result:
-
     opts = RenderOptions(invocation=invocation.resolve(), state_dir=where(ctx).state_dir)
     measured = footprint.measure(opts)
     code = 1 if args.check and measured.problems() else 0

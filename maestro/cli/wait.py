@@ -89,7 +89,6 @@ def default_timeout(env: dict[str, str]) -> float:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Result:
-
     run_dir = find_run(ctx.paths, args.run)
     timeout = default_timeout(ctx.env) if args.timeout is None else args.timeout
     interval = ctx.settings.wake_interval

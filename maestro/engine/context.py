@@ -40,9 +40,7 @@ class CommandContext(Protocol):
 
     @property
     def paths(self) -> ProjectPaths: ...
-
     def interactive(self) -> bool: ...
-
     def confirm(self, question: str) -> bool: ...
 
     def emit(self, line: str) -> None:

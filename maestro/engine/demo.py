@@ -24,8 +24,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from maestro.config import load_settings
+from maestro.engine.context import RunOptions
+from maestro.engine.report import write_report
+from maestro.engine.run import Engine
 from maestro.errors import MaestroError
+from maestro.git import run_git
 from maestro.paths import ProjectPaths
+from maestro.spokes.base import refuse_if_inside_spoke
 
 if TYPE_CHECKING:
     from maestro.engine.run import RunSummary
@@ -96,8 +102,6 @@ tasks:
 
 
 def _git(root: Path, *args: str) -> None:
-    from maestro.git import run_git
-
     out = run_git(
         "-c",
         "user.name=Maestro demo",
@@ -162,12 +166,6 @@ Command = Callable[..., str]
 def run_demo(
     env: dict[str, str], out: TextIO, *, keep: bool, as_json: bool, command: Command
 ) -> DemoOutcome:
-    from maestro.config import load_settings
-    from maestro.engine.context import RunOptions
-    from maestro.engine.report import write_report
-    from maestro.engine.run import Engine
-    from maestro.spokes.base import refuse_if_inside_spoke
-
     refuse_if_inside_spoke(env)
     base = Path(tempfile.mkdtemp(prefix="maestro-demo-"))
     root = base / "textkit"

@@ -13,6 +13,7 @@ from maestro.engine.bookkeeping import Bookkeeping
 from maestro.engine.budgets import limits_for
 from maestro.engine.dispatch import Dispatch, HeldBack
 from maestro.errors import SpokeError
+from maestro.prompts.delegation import build_delegation
 from maestro.state.model import Task
 
 if TYPE_CHECKING:
@@ -83,8 +84,6 @@ class Dispatching(Bookkeeping):
         resume_session: str | None,
         forced_agent: str | None,
     ) -> Attempt:
-        from maestro.prompts.delegation import build_delegation
-
         ctx, task_id, tool = self.ctx, task.id, attempt.tool
         root = space.root
         office = spoke.reaches_office(resolved.tier)

@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING, Any
 from maestro.engine import ladder
 from maestro.engine.attempt import FAIL, PASS, SKIP, WARN, Attempt, GateResult
 from maestro.formatting import cleaned
+from maestro.process import run_process
+from maestro.prompts.results import parse_result
 
 if TYPE_CHECKING:  # attempt.py and the pipeline import this module: types only
     from maestro.engine.context import RunContext, Workspace
@@ -211,7 +213,6 @@ def run_validation(
 ) -> Validation:
     """The one way a task's validation command runs (the integration gate, a review): a
     person's command from the plan, which may use pipes or &&, so it is run by sh."""
-    from maestro.process import run_process
 
     out = run_process(["/bin/sh", "-c", command], cwd=root, env=dict(env), timeout_s=timeout_s)
     output = cleaned(out.stdout + "\n" + out.stderr).strip()  # a test runner's colours
@@ -230,7 +231,6 @@ def apply(
     """The gates, in order, on the spoke answer ``result`` that came back; sets
     ``attempt.failure``. ``space`` is where the dispatch worked: it says what the spoke
     changed, and the validation command runs there."""
-    from maestro.prompts.results import parse_result
 
     strictness = ctx.settings.validation_strictness
     parsed = parse_result(result.text or "")

@@ -22,7 +22,12 @@ from dataclasses import asdict, dataclass, field, replace
 from dataclasses import fields as dataclass_fields
 from typing import Any
 
+from maestro import graph, planning
+from maestro.agents.catalog import load_catalog
+from maestro.bus.sessions import USER, SessionStore, current_id
 from maestro.engine.ownership import normalize, overlapping, owns
+from maestro.engine.requests import ask
+from maestro.engine.rundir import RunLock
 from maestro.errors import MaestroError
 from maestro.paths import ProjectPaths
 from maestro.state.model import SPECIALISTS, TASK_MODES, TOOLS, Plan, Task, task_sort_key
@@ -136,9 +141,6 @@ def spawn(paths: ProjectPaths, env: Mapping[str, str], request: SpawnRequest) ->
     """``maestro task spawn``: check that the calling session may spawn, then ask the run
     that dispatched its task to add the subtask (engine/requests.py); raise MaestroError
     (with the fix) for a caller that may not spawn or a subtask the engine refuses."""
-    from maestro.bus.sessions import USER, SessionStore, current_id
-    from maestro.engine.requests import ask
-    from maestro.engine.rundir import RunLock
 
     me = SessionStore(paths).peek(current_id(env))
     if me.id == USER:
@@ -230,9 +232,6 @@ def add_subtask(
     like any plan task (AAVSR, the graph, file ownership) and write it into the plan
     under the sender's task, which this engine runs. The request came through the
     office from a spoke: every field is checked before it is believed."""
-    from maestro import graph, planning
-    from maestro.agents.catalog import load_catalog
-    from maestro.bus.sessions import SessionStore
 
     request = _request(fields)
     paths = store.paths

@@ -16,7 +16,8 @@ import time
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from maestro import clock
+from maestro import clock, planning
+from maestro.bus.mailbox import Mailbox
 from maestro.bus.sessions import SessionStore
 from maestro.bus.workers import end_session, run_session_id
 from maestro.engine import ladder
@@ -24,6 +25,7 @@ from maestro.engine.attempt import Attempt, expanded_context
 from maestro.engine.context import RunContext
 from maestro.engine.dispatch import Dispatch
 from maestro.engine.dispatching import Dispatching
+from maestro.engine.hierarchy import children, subtask_summary, unfinished
 from maestro.engine.routing import choose, task_tier
 from maestro.engine.scheduler import Outcome
 from maestro.errors import MaestroError
@@ -72,7 +74,6 @@ class TaskRunner(Dispatching):
         """A subtask's coordinating spoke follows its workers with `mail wait`: the engine
         tells it how each ended (the gates' verdict, or a failure the worker never got to
         report), so it never waits for a report that cannot come."""
-        from maestro.bus.mailbox import Mailbox
 
         if not self.coordinating:
             return  # no spoke coordinates now: the task answers to the run alone
@@ -171,7 +172,6 @@ class TaskRunner(Dispatching):
         ended, so its session ends now: its workers' `mail wait` says their coordinator
         is gone, and a subtask dispatched later answers to the run. (``plan``: the
         attempt's; only a coordinating task's spoke spawns more.)"""
-        from maestro.engine.hierarchy import children
 
         task_id = task.id
         if task.mode != "coordinate" and not children(plan, task_id):
@@ -192,7 +192,6 @@ class TaskRunner(Dispatching):
         """A coordinating task's spoke may end before the subtasks it spawned: the task
         stays running until they settle (the scheduler meanwhile gives its slot to them).
         None when it has none, or they are all done; else why the task is not done."""
-        from maestro.engine.hierarchy import children, subtask_summary, unfinished
 
         while True:
             plan = self.ctx.store.view()
@@ -244,8 +243,6 @@ class TaskRunner(Dispatching):
     def attempt(
         self, task_id: str, extra: str | None, *, retry: bool, resume_session: str | None = None
     ) -> Attempt:
-        from maestro import planning
-
         ctx = self.ctx
         plan = ctx.store.view()  # (to read: the overrides below go on a copy of the task)
         task = copy_of(plan.task(task_id))
@@ -356,7 +353,6 @@ class TaskRunner(Dispatching):
     def _directive(plan: Plan, task: Task) -> str:
         if task.mode != "coordinate":
             return f"Do task {task.id} within its files until its criteria are met; report to me as you go."
-        from maestro.engine.hierarchy import subtask_summary
 
         spawned = subtask_summary(plan, task.id)
         return (

@@ -19,6 +19,7 @@ from typing import Any
 
 from maestro import roster
 from maestro.errors import MaestroError
+from maestro.install.hosts import hub_sandbox
 from maestro.paths import ProjectPaths
 
 _READ_ONLY = (errno.EROFS, errno.EACCES, errno.EPERM)
@@ -75,13 +76,9 @@ def refuse_doomed(
 
 def _sandbox(env: Mapping[str, str]) -> Any:
     """The command sandbox of the host whose shell runs this process (None: none). A
-    host's sandbox marks the commands it runs (the roster's ``sandbox_markers``): with
-    none of them set the host facts (the installer's, ~4 ms of imports on every run's
-    start) are not needed."""
+    host's sandbox marks the commands it runs (the roster's ``sandbox_markers``)."""
     if not any(env.get(name) for cli in roster.real() for name in cli.sandbox_markers):
         return None
-    from maestro.install.hosts import hub_sandbox
-
     return hub_sandbox(env)
 
 

@@ -7,10 +7,12 @@ Nothing is dispatched and nothing is written.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable, Collection
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from maestro import graph, planning
 from maestro.engine.attempt import make_request
 from maestro.engine.budgets import limits_for
 from maestro.engine.context import RunOptions
@@ -18,6 +20,7 @@ from maestro.engine.dispatch import Dispatch
 from maestro.engine.routing import choose, task_tier
 from maestro.engine.run import select_tasks
 from maestro.engine.rundir import RunLock
+from maestro.prompts.delegation import build_delegation
 from maestro.tokens import count_tokens
 
 if TYPE_CHECKING:
@@ -50,8 +53,6 @@ def preview(
     catalog: Catalog,
 ) -> list[dict[str, Any]]:
     """One row per task that would start (JSON-ready: ``maestro run --dry-run --json``)."""
-    from maestro import graph, planning
-    from maestro.prompts.delegation import build_delegation
 
     paths = settings.paths
     if RunLock(paths).holder() is None:  # no engine alive: `maestro run` recovers these first
@@ -163,6 +164,4 @@ def render(rows: list[dict[str, Any]]) -> str:
 
 
 def _quote(arg: str) -> str:
-    import shlex
-
     return arg if arg.startswith("<") and arg.endswith(" elided>") else shlex.quote(arg)

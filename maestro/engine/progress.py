@@ -195,9 +195,7 @@ class View(Protocol):
     (the live table's clock), and the end."""
 
     def handle(self, event: Event) -> None: ...
-
     def tick(self) -> None: ...
-
     def close(self) -> None: ...
 
 

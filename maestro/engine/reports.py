@@ -20,7 +20,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from maestro import clock
+from maestro.bus.mailbox import Mailbox
+from maestro.bus.sessions import SessionStore
 from maestro.bus.waiting import bells
+from maestro.bus.workers import run_session_id
+from maestro.logfile import LogRow, short_name
 from maestro.watch import Watch, watch
 
 if TYPE_CHECKING:
@@ -54,8 +58,6 @@ class WorkerReports:
         emit: Callable[..., object],
         log: ExecutionLog | None = None,
     ) -> None:
-        from maestro.bus.workers import run_session_id
-
         self.paths, self.emit, self.log = paths, emit, log
         self.session_id = run_session_id(run_id)
         self.recorded = 0  # the last message id turned into an event
@@ -72,8 +74,6 @@ class WorkerReports:
     def deliver(self, *, last: bool = False) -> None:
         """Turn new reports into events and log rows; ``last``: the run's final read
         (no watch after it, and it reads whether the bell rang or not)."""
-        from maestro.bus.mailbox import Mailbox
-        from maestro.bus.sessions import SessionStore
 
         if self._bell is None:
             if not last:  # read now, with the bell armed first: reports may predate it
@@ -108,8 +108,6 @@ class WorkerReports:
             self._log(message, tasks, sender.data.get("cli") if sender else None)
 
     def _log(self, message: Message, tasks: str, cli: str | None) -> None:
-        from maestro.logfile import LogRow, short_name
-
         if self.log is None:
             return
         self.log.append(

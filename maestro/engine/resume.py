@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from maestro import clock
+from maestro.logfile import LogRow
 from maestro.paths import ProjectPaths
 from maestro.pids import pid_alive, proc_environ, signal_group, stop_gracefully
 
@@ -72,7 +73,6 @@ def recover(
 ) -> list[Recovered]:
     """Tasks left running by a dead engine (in ``plan``, as loaded) back to pending. The
     caller holds the run lock."""
-    from maestro.logfile import LogRow
 
     if not any(t.status == "running" for t in plan.tasks):
         return []

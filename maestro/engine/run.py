@@ -15,7 +15,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO
 
-from maestro import clock, roster
+from maestro import clock, graph, roster
+from maestro.agents.catalog import load_catalog
+from maestro.bus.workers import shim, start_run_session
 from maestro.engine import progress as progress_views
 from maestro.engine.budgets import RunBudget, limits_for
 from maestro.engine.context import RunContext, RunOptions, Workspaces
@@ -33,8 +35,13 @@ from maestro.engine.workspace import Mode, Worktrees, mode_for
 from maestro.errors import MaestroError
 from maestro.formatting import shown_path
 from maestro.fsutil import ignore_in_git
+from maestro.logfile import ExecutionLog
 from maestro.paths import ProjectPaths
+from maestro.spokes.base import refuse_if_inside_spoke
+from maestro.spokes.pricing import config_prices
+from maestro.spokes.registry import detect_available, get_spoke
 from maestro.state.model import STATUSES, Plan, Task, task_sort_key
+from maestro.state.store import PlanStore
 
 if TYPE_CHECKING:
     from maestro.agents.catalog import Catalog
@@ -45,7 +52,6 @@ if TYPE_CHECKING:
     from maestro.engine.rundir import EventLog
     from maestro.spokes.base import Spoke
     from maestro.spokes.registry import Availability
-    from maestro.state.store import PlanStore
 
 EXIT_INCOMPLETE = 2
 # Every task done, but a task's work is not where the run was to put it: its change was
@@ -84,8 +90,6 @@ class RunSummary:
 
 
 def open_store(paths: ProjectPaths) -> PlanStore:
-    from maestro.state.store import PlanStore
-
     store = PlanStore(paths)
     if not store.exists():
         raise store.missing()
@@ -149,14 +153,11 @@ class Engine:
     def spoke_for(self, name: str) -> Spoke:
         if self._spoke_for is not None:
             return self._spoke_for(name)
-        from maestro.spokes.registry import get_spoke
 
         return get_spoke(name, self.settings)
 
     def installed(self) -> dict[str, Availability]:
         if self._installed is None:
-            from maestro.spokes.registry import detect_available
-
             self._installed = detect_available(self.env)
         return self._installed
 
@@ -185,9 +186,6 @@ class Engine:
     ) -> Catalog:
         """What must hold before any dispatch, each refusal raised before the run changes
         the plan."""
-        from maestro.agents.catalog import load_catalog
-        from maestro.bus.workers import shim, start_run_session
-        from maestro.spokes.pricing import config_prices
 
         # The run is the coordinator session of the spokes it dispatches; its lease (held
         # while the engine lives) is what says the run still answers to them.
@@ -202,8 +200,6 @@ class Engine:
 
     # -- the run -------------------------------------------------------------------------
     def run(self) -> RunSummary:
-        from maestro.spokes.base import refuse_if_inside_spoke
-
         refuse_if_inside_spoke(self.env)
         store = open_store(self.paths)
         run_id = self.options.run_id or new_run_id()
@@ -256,9 +252,6 @@ class Engine:
             lock.release()
 
     def _run(self, store: PlanStore, run: RunDir, events: EventLog) -> RunSummary:
-        from maestro import graph
-        from maestro.logfile import ExecutionLog
-
         opts = self.options
         started = time.monotonic()
         log = ExecutionLog(self.paths, opts.log or self.settings.log)

@@ -27,6 +27,7 @@ from typing import Any
 
 from maestro.engine.ownership import overlapping
 from maestro.errors import MaestroError
+from maestro.graph import topological_order
 
 # How often the loop wakes with nothing to do, to notice a stop request (Ctrl-C, SIGTERM,
 # `maestro run --abort`). Completions wake it at once; this only bounds stop latency.
@@ -82,7 +83,6 @@ def _ranks(jobs: dict[str, Job]) -> dict[str, int]:
     order back to the first, so a chain thousands of jobs deep needs no recursion. A
     cycle (the plan reader refuses those before a run) raises PlanError naming it.
     """
-    from maestro.graph import topological_order
 
     children: dict[str, list[str]] = {jid: [] for jid in jobs}
     for job in jobs.values():

@@ -25,6 +25,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from maestro.bus.mailbox import Mailbox, pending
 from maestro.bus.sessions import USER
 from maestro.bus.waiting import bells
 from maestro.bus.workers import run_session_id
@@ -206,7 +207,6 @@ class _Shown:
 def _questions(run: RunDir) -> list[Message]:
     """The workers' unread questions and blockers addressed to the run, marked read by
     the person now that the hub is shown them (the sender sees that receipt)."""
-    from maestro.bus.mailbox import Mailbox, pending
 
     mailbox = Mailbox(run.paths)
     if not mailbox.path.exists():

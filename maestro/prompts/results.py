@@ -71,7 +71,6 @@ class ParsedResult:
 
 
 def _markdown() -> Any:
-
     md = mistune.create_markdown(renderer=None, plugins=["task_lists"])
     # Spoke answers are full of paths and identifiers (`__init__.py`, `a_b_c`); reading
     # `_`/`*` runs as emphasis would rewrite them (`**init**.py`) when rendered back.
@@ -81,7 +80,6 @@ def _markdown() -> Any:
 
 
 def _render(nodes: list[dict[str, Any]]) -> str:
-
     class Verbatim(MarkdownRenderer):
         # The stock renderer backslash-escapes "!", "<", "&" and friends for a safe
         # re-parse; this text goes to people and prompts, so keep it as written.

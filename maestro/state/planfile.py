@@ -23,7 +23,6 @@ DEFAULT_PATH = ".ai/MAESTRO.md"
 
 
 def parse(text: str, path: str = DEFAULT_PATH) -> Plan:
-
     plan, version = DocumentReader(text, str(path)).read()
     return upgrade(plan, version, str(path))
 

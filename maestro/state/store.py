@@ -141,7 +141,6 @@ class PlanStore:
 
     @contextlib.contextmanager
     def _edit(self, only: str | None, durable: bool) -> Iterator[Plan]:
-
         with file_lock(self.lock_path):
             self._sweep()
             base_bytes, latest = self._read(), self.history.latest()

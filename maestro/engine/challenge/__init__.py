@@ -24,7 +24,10 @@ from maestro.engine.context import CommandContext
 from maestro.engine.dispatch import Dispatch, command_log, log_row
 from maestro.engine.readonly import ReadOnlyWorktree
 from maestro.errors import MaestroError, PlanError
+from maestro.fsutil import atomic_write
+from maestro.spokes.registry import detect_available
 from maestro.state.model import Challenge, Plan
+from maestro.state.store import PlanStore
 from maestro.tokens import count_tokens
 
 if TYPE_CHECKING:
@@ -56,8 +59,6 @@ class ChallengeOutcome:
 
 
 def load_plan(paths: ProjectPaths) -> Plan:
-    from maestro.state.store import PlanStore
-
     store = PlanStore(paths)
     if not store.exists():
         raise store.missing()
@@ -108,8 +109,6 @@ def run_challenge(
     tool: str | None = None,
     every: bool = False,
 ) -> ChallengeOutcome:
-    from maestro.spokes.registry import detect_available
-
     settings = ctx.settings
     paths = settings.paths
     plan = load_plan(paths)
@@ -152,7 +151,6 @@ def run_challenge(
 
 
 def _record(paths: ProjectPaths, answers: list[ChallengeAnswer]) -> None:
-    from maestro.state.store import PlanStore
 
     if not any(a.ok for a in answers):
         return
@@ -205,7 +203,6 @@ def _keep_detail(settings: Settings, prompt: str, answers: list[ChallengeAnswer]
     """At log level detailed, the full prompt and answers go next to the runs."""
     if settings.log != "detailed":
         return
-    from maestro.fsutil import atomic_write
 
     folder = settings.paths.runs_dir / f"challenge-{clock.folder_stamp()}"
     atomic_write(folder / "prompt.md", f"# System\n\n{SYSTEM}\n\n# Prompt\n\n{prompt}")

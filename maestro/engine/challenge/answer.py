@@ -14,6 +14,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+import mistune
+
 from maestro.state.model import CHALLENGE_CATEGORIES, Finding
 
 FENCE_INFO = "maestro-challenge"
@@ -49,8 +51,6 @@ class ParsedChallenge:
 
 
 def _markdown() -> Any:
-    import mistune
-
     return mistune.create_markdown(renderer=None)
 
 

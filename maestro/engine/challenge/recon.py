@@ -11,6 +11,8 @@ import os
 from collections import defaultdict
 from pathlib import Path
 
+from maestro.errors import SpokeError
+from maestro.git import run_git
 from maestro.state.model import Plan
 from maestro.tokens import count_tokens
 
@@ -49,8 +51,6 @@ TOKEN_CAP = 6000
 def list_files(root: Path) -> list[str]:
     """Project files, relative: git's view (tracked and untracked, minus ignored) in a
     repository, else a walk that skips the usual generated folders."""
-    from maestro.errors import SpokeError
-    from maestro.git import run_git
 
     try:
         outcome = run_git(

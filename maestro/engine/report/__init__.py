@@ -10,12 +10,15 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from maestro.config import load_settings
 from maestro.engine.report.build import Report, build_report
 from maestro.engine.report.markdown import render_markdown
 from maestro.errors import NotFound
 from maestro.formatting import shown_path
 from maestro.fsutil import atomic_write
+from maestro.logfile import ExecutionLog
 from maestro.paths import ProjectPaths
+from maestro.state.store import PlanStore
 
 if TYPE_CHECKING:
     from maestro.config import Settings
@@ -42,12 +45,8 @@ def _shown(paths: ProjectPaths, path: Path) -> str:
 
 def load_report(paths: ProjectPaths, settings: Settings | None = None) -> Report:
     """Read the plan and the log of the project at ``paths`` and build its report."""
-    from maestro.logfile import ExecutionLog
-    from maestro.state.store import PlanStore
 
     if settings is None:
-        from maestro.config import load_settings
-
         settings = load_settings(
             paths.root,
             {"MAESTRO_PROJECT_DIR": str(paths.root), "MAESTRO_STATE_DIR": paths.state_dir_name},

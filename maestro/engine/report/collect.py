@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from maestro import clock
+from maestro import clock, graph
 from maestro.engine.budgets import Limits, limits_for
 from maestro.logfile import LogRow, ParsedLog
 from maestro.state.model import Challenge, Plan, Review, Task, Usage
@@ -286,7 +286,6 @@ def budget_checks(
 
 def timing(plan: Plan, figures: list[TaskFigures], dispatches: list[Dispatch]) -> Timing:
     """When the work began and ended, the time tasks were busy, and the critical path."""
-    from maestro import graph
 
     result = Timing(*_bounds(figures, dispatches))
     durations = {f.task.id: f.duration_s for f in figures if f.duration_s is not None}

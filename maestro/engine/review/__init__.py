@@ -11,6 +11,7 @@ the task is reviewed again, up to ``settings.review_rounds`` rounds.
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,8 +20,9 @@ from typing import TYPE_CHECKING
 from maestro import clock
 from maestro.engine.challenge import next_id
 from maestro.engine.challenge.vendors import choose
-from maestro.engine.context import CommandContext
+from maestro.engine.context import CommandContext, RunOptions
 from maestro.engine.dispatch import Dispatch, command_log, log_row, timeout_s
+from maestro.engine.gates import run_validation
 from maestro.engine.readonly import ReadOnlyWorktree
 from maestro.engine.review import diff as task_diff
 from maestro.engine.review.outcome import (
@@ -35,8 +37,9 @@ from maestro.engine.review.outcome import (
 from maestro.engine.review.prompt import SYSTEM, build_prompt, revision_context
 from maestro.engine.review.rounds import RoundDecision, current_cycle, decide
 from maestro.engine.review.verdict import ParsedReview, parse_review
+from maestro.engine.run import Engine
 from maestro.errors import MaestroError
-from maestro.spokes.registry import get_spoke
+from maestro.spokes.registry import detect_available, get_spoke
 from maestro.state.model import Review, Task
 
 if TYPE_CHECKING:
@@ -53,7 +56,6 @@ def _check(ctx: CommandContext, task: Task, root: Path) -> ValidationCheck | Non
     """Run the task's validation command in ``root`` (None when it has none)."""
     if not task.validation:
         return None
-    from maestro.engine.gates import run_validation
 
     settings = ctx.settings
     ran = run_validation(
@@ -92,11 +94,6 @@ def _engine_revise(ctx: CommandContext) -> Revise:
     """A revision outside a run: the run engine runs the one task with the findings."""
 
     def revise(task_id: str, context: str, session: str | None) -> str:
-        import io
-
-        from maestro.engine.context import RunOptions
-        from maestro.engine.run import Engine
-
         with plan_store(ctx.paths).edit() as plan:
             plan.task(task_id).status = "pending"
         options = RunOptions(task_id=task_id, revision=context, resume_session=session)
@@ -235,8 +232,6 @@ def _round_in(
     made: list[Review],
     retry_note: str,
 ) -> ReviewOutcome:
-    from maestro.spokes.registry import detect_available
-
     settings = ctx.settings
     plans = plan_store(settings.paths)
     plan = plans.load()

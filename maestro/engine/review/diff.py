@@ -16,14 +16,14 @@ import hashlib
 from pathlib import Path
 
 from maestro.errors import MaestroError
+from maestro.git import run_git
+from maestro.repo import Repo
 from maestro.state.model import Task
 
 DIFF_MAX_CHARS = 60_000
 
 
 def _git(root: Path, *args: str) -> tuple[int | None, str]:
-    from maestro.git import run_git
-
     outcome = run_git(*args, cwd=root, timeout_s=60)
     return outcome.exit_code, outcome.stdout
 
@@ -76,7 +76,6 @@ def change_diff(root: Path, task: Task) -> str | None:
     """The task's exact change: the commit its run recorded (a run in worktrees), against
     the commit it started from; None when there is none (a task run in place, or the
     objects are gone)."""
-    from maestro.repo import Repo
 
     change = task.receipt.change if task.receipt else None
     repo = Repo.find(root) if change else None

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TypedDict
+from typing import TypedDict
 
 from maestro.engine.context import CommandContext
 from maestro.paths import ProjectPaths
 from maestro.state.model import Review, Task
-
-if TYPE_CHECKING:
-    from maestro.state.store import PlanStore
+from maestro.state.store import PlanStore
 
 
 class ValidationCheck(TypedDict):
@@ -41,8 +39,6 @@ class ReviewOutcome:
 
 
 def plan_store(paths: ProjectPaths) -> PlanStore:
-    from maestro.state.store import PlanStore
-
     return PlanStore(paths)
 
 

@@ -22,6 +22,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+import mistune
+
 from maestro.state.model import SEVERITIES, VERDICTS, Finding
 
 FENCE_INFO = "maestro-review"
@@ -58,7 +60,6 @@ class ParsedReview:
 
 def _final_block(text: str) -> tuple[str | None, str | None]:
     """(block body, problem): the body of the answer's last node if it is our block."""
-    import mistune
 
     tree = mistune.create_markdown(renderer=None)(text)
     assert isinstance(tree, list)  # renderer=None: the AST, not text

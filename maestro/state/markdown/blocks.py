@@ -35,7 +35,6 @@ class Block:
 
 
 def _build_parser() -> Any:
-
     class _State(BlockState):
         def add_paragraph(self, text: str) -> None:
             count = len(self.tokens)
