@@ -35,7 +35,7 @@ WAITER = """
 import sys, threading, time
 from pathlib import Path
 from maestro.bus.mailbox import Mailbox
-from maestro.bus.waiting import wait_for_mail
+from maestro.bus.mailwait import wait_for_mail
 from maestro.paths import ProjectPaths
 
 class Armed(threading.Event):

@@ -115,8 +115,8 @@ def one_round(args: argparse.Namespace) -> float:
     """Seconds of wall time for one run of ``args.tasks`` dispatches in a fresh project."""
     from maestro.cli import main as cli_main
     from maestro.cli.context import Context
-    from maestro.engine.context import RunOptions
     from maestro.engine.run import Engine
+    from maestro.engine.runcontext import RunOptions
 
     base = Path(tempfile.mkdtemp(prefix="maestro-bench-"))
     try:

@@ -25,8 +25,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from maestro import logfile
-from maestro.engine.report import build_report, render_markdown
 from maestro.logfile import LogRow, LogSession, ParsedLog
+from maestro.report import build_report, render_markdown
 from maestro.state.model import Plan, Review, Task, Usage
 from tests.engine.mermaid_check import check
 

@@ -123,8 +123,8 @@ def plan_yaml(tasks: int, width: int) -> str:
 def run_wall(files: int, tasks: int, width: int, concurrency: int, delay_s: float, in_place: bool):
     from maestro.cli import main as cli_main
     from maestro.cli.context import Context
-    from maestro.engine.context import RunOptions
     from maestro.engine.run import Engine
+    from maestro.engine.runcontext import RunOptions
 
     base = Path(tempfile.mkdtemp(prefix="maestro-wt-bench-"))
     try:

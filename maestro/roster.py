@@ -109,7 +109,7 @@ _CODEX_VOCABULARY = {
 # Routing (``route`` below): code and test go to codex first (its workspace-write
 # sandbox is the strongest enforcement for writing work), review and research to gemini
 # (read-only by default headless, a large context for reading a codebase), claude second.
-# Second opinions (maestro.engine.challenge.vendors): gemini, then codex, then claude.
+# Second opinions (maestro.challenge.vendors): gemini, then codex, then claude.
 BUILTIN: tuple[Cli, ...] = (
     Cli(
         "claude",

@@ -53,6 +53,6 @@ def test_any_counts_names_in_code_and_lines_with_the_word(tmp_path):
 
 
 def test_nothing_outside_the_workspace_modules_asks_which_workspace_a_dispatch_has():
-    """One workspace interface (engine/context.py), a worktree per dispatch or the shared
+    """One workspace interface (engine/runcontext.py), a worktree per dispatch or the shared
     tree behind it: the pipeline, the gates and the run hold no ``worktree is None``."""
     assert workspace_branches(Path(__file__).resolve().parents[1]) == 0

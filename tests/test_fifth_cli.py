@@ -16,7 +16,7 @@ import pytest
 
 # Everything that holds the list of CLIs is imported before acme registers, as in a
 # process where a plugin registers its CLI late: they must see it all the same.
-import maestro.planning.schema
+import maestro.planning.planschema
 import maestro.state.planfile  # noqa: F401
 from maestro import roster
 from maestro.spokes import registry

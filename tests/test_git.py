@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from maestro.engine.receipts import Observer
-from maestro.engine.review.diff import task_diff
 from maestro.git import clean_env
 from maestro.repo import Repo
+from maestro.review.diff import task_diff
 from maestro.state.model import Task
 from tests.engine.runkit import plan, step, task, write_plan
 

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.structure import circles, module_imports
+from bench.structure import circles, module_imports, shared_names
+from maestro.commands import COMMANDS
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "maestro"
@@ -138,3 +139,22 @@ def test_no_modules_import_one_another():
 
 def test_a_circle_is_seen():
     assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_no_two_modules_share_a_name():
+    """A name says which module it is: the one pair allowed is a command's module in
+    cli/ (what `maestro <name>` runs) and the package or module that does its work."""
+    commands = {spec.module.rsplit(".", 1)[1] for spec in COMMANDS}
+    shared = shared_names(ROOT)
+    assert {
+        name: paths
+        for name, paths in shared.items()
+        if name not in commands or sum(not p.startswith("cli/") for p in paths) > 1
+    } == {}
+
+
+def test_a_shared_name_is_seen(tmp_path):
+    for rel in ("maestro/bus/waiting.py", "maestro/engine/waiting.py", "maestro/engine/run.py"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("")
+    assert shared_names(tmp_path) == {"waiting": ["bus/waiting.py", "engine/waiting.py"]}

@@ -9,7 +9,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from maestro.planning import replan, schema
+from maestro.planning import planschema, replan
 from maestro.state.markdown.kinds import KINDS
 from maestro.state.model import plan_fields
 
@@ -19,8 +19,8 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_every_field_the_plan_sets_is_in_the_schema_the_codec_and_a_replan():
     names = [name for name, _, _ in plan_fields()]
     assert names[:2] == ["id", "title"]
-    assert list(schema.SHAPE["properties"]["tasks"]["items"]["properties"]) == names
-    assert all(name in schema.EXAMPLES for name in names)
+    assert list(planschema.SHAPE["properties"]["tasks"]["items"]["properties"]) == names
+    assert all(name in planschema.EXAMPLES for name in names)
     assert list(replan.PLAN_FIELDS) == names[1:]
     codec = {spec.name for spec in KINDS["tasks"].specs}
     assert set(names) - {"id", "title"} <= codec  # (the heading holds id and title)
@@ -50,7 +50,7 @@ SCRIPT = textwrap.dedent(
 
     from maestro.planning.loading import load
     from maestro.planning.replan import replan
-    from maestro.planning.schema import check
+    from maestro.planning.planschema import check
     from maestro.state import planfile
 
     first = load(

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from maestro import roster
-from maestro.agents.schema import Violation, validate_body, validate_frontmatter
+from maestro.agents.personaschema import Violation, validate_body, validate_frontmatter
 from maestro.agents.tiers import tier_of
 from maestro.config import Settings, convert
 from maestro.defaults import Setting

@@ -35,13 +35,13 @@ from typing import Any
 
 from maestro import clock
 from maestro.agents.tiers import TIERS
-from maestro.bus import schema
+from maestro.bus import sessionschema
 from maestro.bus.liveness import Lease, ProcessMark, lock_held
 from maestro.errors import MaestroError, NotFound
 from maestro.fsutil import atomic_write, file_lock, private_folder, read_private
 from maestro.paths import ID_PATTERN, ProjectPaths
 from maestro.pids import group_alive, signal_group, stop_gracefully
-from maestro.prompts.manifest import load_manifest
+from maestro.prompts.sessionmanifest import load_manifest
 
 USER = "user"
 SESSION_VAR = "MAESTRO_SESSION_ID"
@@ -131,7 +131,7 @@ class Session:
     def status(self) -> str:
         """What the session is doing: a working or idle session whose process is gone is dead."""
         status = self.recorded_status
-        return "dead" if status not in schema.ENDED and not self.alive else status
+        return "dead" if status not in sessionschema.ENDED and not self.alive else status
 
     @property
     def coordinator(self) -> str | None:
@@ -157,7 +157,7 @@ class Session:
 def user_session() -> Session:
     """The person at a shell: no manifest, never dead, coordinator of what it starts."""
     data = {
-        "format_version": schema.FORMAT_VERSION,
+        "format_version": sessionschema.FORMAT_VERSION,
         "id": USER,
         "mode": "coordinator",
         "strategy": "default",
@@ -202,7 +202,7 @@ class SessionStore:
 
     def _read(self, session_id: str) -> dict[str, Any]:
         path = self.manifest_path(session_id)
-        return schema.check(self._load(session_id), path)
+        return sessionschema.check(self._load(session_id), path)
 
     def _load(self, session_id: str) -> Any:
         path = self.manifest_path(session_id)
@@ -248,7 +248,7 @@ class SessionStore:
         if (
             not isinstance(data, dict)
             or data.get("id") != session_id
-            or data.get("status") not in schema.STATUSES
+            or data.get("status") not in sessionschema.STATUSES
         ):
             return Session(self._read(session_id), False)  # let the schema name the problem
         return Session(data, self._alive(data))
@@ -327,7 +327,7 @@ class SessionStore:
             )
         now = clock.iso()
         data: dict[str, Any] = {
-            "format_version": schema.FORMAT_VERSION,
+            "format_version": sessionschema.FORMAT_VERSION,
             "id": session_id,
             "mode": manifest.mode,
             "strategy": manifest.strategy,
@@ -348,7 +348,7 @@ class SessionStore:
             "notes": notes,
         }
         path = self.manifest_path(session_id)
-        schema.check(data, path)
+        sessionschema.check(data, path)
         with file_lock(self.folder(session_id) / "edit.lock"):
             if path.exists():
                 raise MaestroError(f"session {session_id} already exists.", "choose another id.")
@@ -372,7 +372,7 @@ class SessionStore:
             if keep_stopped and data["status"] == "stopped":
                 return Session(data, self._alive(data))
             data.update(fields, updated=clock.iso())
-            schema.check(data, path)
+            sessionschema.check(data, path)
             if not set(fields) <= set(OWN_FIELDS):
                 self._record(data)
             _write_manifest(path, data)
@@ -395,7 +395,7 @@ class SessionStore:
     def end(self, session_id: str, status: str, reason: str | None = None) -> Session:
         """Mark a session finished. A session already stopped keeps that status and its
         reason: the engine's later "failed" says less than why it was stopped."""
-        if status not in schema.ENDED or status == "dead":
+        if status not in sessionschema.ENDED or status == "dead":
             raise MaestroError(
                 f"{status!r} is not an end status.", "use completed, failed or stopped."
             )

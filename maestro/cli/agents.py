@@ -8,7 +8,7 @@ from typing import Any
 from maestro import roster
 from maestro.agents.catalog import Catalog, scan_agents
 from maestro.agents.permissions import check_permissions, tier_gaps
-from maestro.agents.schema import Violation
+from maestro.agents.personaschema import Violation
 from maestro.agents.tiers import TIERS
 from maestro.cli.context import Context, Result
 from maestro.errors import ConfigError, MaestroError

@@ -6,8 +6,8 @@ import argparse
 from typing import Any
 
 from maestro import roster
+from maestro.challenge import run_challenge
 from maestro.cli.context import Context, Result
-from maestro.engine.challenge import run_challenge
 from maestro.engine.preflight import refuse_doomed
 from maestro.formatting import money_text
 from maestro.state.model import CHALLENGE_CATEGORIES

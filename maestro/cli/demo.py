@@ -9,7 +9,7 @@ from pathlib import Path
 from maestro.cli import main
 from maestro.cli.context import Context, Result
 from maestro.cli.run import render_summary
-from maestro.engine.demo import run_demo
+from maestro.demo import run_demo
 from maestro.errors import MaestroError
 
 EXAMPLES = """\

@@ -12,9 +12,9 @@ from typing import Any
 from maestro.bus import addressing
 from maestro.bus.addressing import caller
 from maestro.bus.mailbox import Mailbox
+from maestro.bus.mailwait import wait_for_mail
 from maestro.bus.messages import PRIORITIES, TYPES, mail_id, parse_mail_id, reads_for
 from maestro.bus.sessions import SessionStore, current_id
-from maestro.bus.waiting import wait_for_mail
 from maestro.cli.argtypes import count, seconds
 from maestro.cli.context import Context, Result
 from maestro.cli.verbs import verb_adder

@@ -6,8 +6,8 @@ import argparse
 from pathlib import Path
 
 from maestro.cli.context import Context, Result
-from maestro.engine.report import load_report, render_markdown, report_data, save_report
 from maestro.errors import MaestroError
+from maestro.report import load_report, render_markdown, report_data, save_report
 
 EXAMPLES = """\
   maestro report                    print the walkthrough (Markdown with Mermaid diagrams)

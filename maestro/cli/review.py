@@ -6,11 +6,11 @@ import argparse
 from typing import Any
 
 from maestro import roster
+from maestro.challenge import load_plan
 from maestro.cli.context import Context, Result
-from maestro.engine.challenge import load_plan
 from maestro.engine.preflight import refuse_doomed
-from maestro.engine.review import review_task
 from maestro.formatting import money_text
+from maestro.review import review_task
 
 EXAMPLES = """\
   maestro review 2                  review Task 2; ask before accepting an approval

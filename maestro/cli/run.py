@@ -16,16 +16,16 @@ from maestro.agents.catalog import load_catalog
 from maestro.cli.context import Context, Result
 from maestro.cli.wait import next_command
 from maestro.engine import dirtytree, preview
-from maestro.engine.context import RunOptions
 from maestro.engine.dirtytree import Recorder
 from maestro.engine.preflight import refuse_doomed
 from maestro.engine.progress import describe
-from maestro.engine.review import review_in_run
 from maestro.engine.run import Engine, open_store
+from maestro.engine.runcontext import RunOptions
 from maestro.engine.rundir import RunDir, RunLock, is_engine_of, new_run_id
 from maestro.errors import MaestroError
 from maestro.formatting import frame, shown_path
 from maestro.process import spawn_detached
+from maestro.review import review_in_run
 from maestro.spokes.base import SESSION_MARKER, refuse_if_inside_spoke
 from maestro.spokes.registry import detect_available, get_spoke
 from maestro.tables import aligned

@@ -10,7 +10,7 @@ from maestro.cli.context import Context, Result
 from maestro.cli.mail import full
 from maestro.engine.progress import digest
 from maestro.engine.rundir import find_run
-from maestro.engine.waiting import wait_for
+from maestro.engine.runwait import wait_for
 from maestro.install.invocation import current
 from maestro.roster import hub_of
 

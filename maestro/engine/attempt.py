@@ -17,9 +17,9 @@ from maestro.state.model import Receipt, Task
 
 if TYPE_CHECKING:  # the pipeline imports this module: types only
     from maestro.agents.catalog import ResolvedAgent
-    from maestro.engine.context import RunContext
     from maestro.engine.dispatch import Dispatch
     from maestro.engine.landing import Landing
+    from maestro.engine.runcontext import RunContext
     from maestro.engine.worktree import Measured
     from maestro.prompts.delegation import Delegation
     from maestro.prompts.results import ParsedResult

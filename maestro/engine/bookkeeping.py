@@ -12,8 +12,8 @@ from maestro.bus.workers import run_session_id
 from maestro.engine import gates, ladder
 from maestro.engine.attempt import Attempt, receipt_note
 from maestro.engine.budgets import limits_for
-from maestro.engine.context import RunContext
 from maestro.engine.dispatch import log_row
+from maestro.engine.runcontext import RunContext
 from maestro.engine.scheduler import Outcome
 from maestro.formatting import shown_path
 from maestro.state.model import Receipt, Task, Usage

@@ -18,7 +18,7 @@ from maestro.state.model import Task
 
 if TYPE_CHECKING:
     from maestro.agents.catalog import ResolvedAgent
-    from maestro.engine.context import Workspace
+    from maestro.engine.runcontext import Workspace
     from maestro.spokes.base import Spoke
     from maestro.state.model import Plan
 

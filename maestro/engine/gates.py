@@ -28,7 +28,7 @@ from maestro.process import run_process
 from maestro.prompts.results import parse_result
 
 if TYPE_CHECKING:  # attempt.py and the pipeline import this module: types only
-    from maestro.engine.context import RunContext, Workspace
+    from maestro.engine.runcontext import RunContext, Workspace
     from maestro.engine.worktree import Scope
     from maestro.spokes.contract import SpokeResult
     from maestro.state.model import Task

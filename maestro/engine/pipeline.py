@@ -22,11 +22,11 @@ from maestro.bus.sessions import SessionStore
 from maestro.bus.workers import end_session, run_session_id
 from maestro.engine import ladder
 from maestro.engine.attempt import Attempt, expanded_context
-from maestro.engine.context import RunContext
 from maestro.engine.dispatch import Dispatch
 from maestro.engine.dispatching import Dispatching
 from maestro.engine.hierarchy import children, subtask_summary, unfinished
 from maestro.engine.routing import choose, task_tier
+from maestro.engine.runcontext import RunContext
 from maestro.engine.scheduler import Outcome
 from maestro.errors import MaestroError
 from maestro.state.model import Task, copy_of

@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any
 from maestro import graph, planning
 from maestro.engine.attempt import make_request
 from maestro.engine.budgets import limits_for
-from maestro.engine.context import RunOptions
 from maestro.engine.dispatch import Dispatch
 from maestro.engine.routing import choose, task_tier
 from maestro.engine.run import select_tasks
+from maestro.engine.runcontext import RunOptions
 from maestro.engine.rundir import RunLock
 from maestro.prompts.delegation import build_delegation
 from maestro.tokens import count_tokens

@@ -21,8 +21,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from maestro.bus.mailbox import Mailbox
+from maestro.bus.mailwait import bells
 from maestro.bus.messages import Message, mail_id
-from maestro.bus.waiting import bells
 from maestro.engine.rundir import RunLock
 from maestro.errors import MaestroError
 from maestro.paths import ProjectPaths

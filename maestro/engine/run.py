@@ -20,17 +20,17 @@ from maestro.agents.catalog import load_catalog
 from maestro.bus.workers import shim, start_run_session
 from maestro.engine import progress as progress_views
 from maestro.engine.budgets import RunBudget, limits_for
-from maestro.engine.context import RunContext, RunOptions, Workspaces
 from maestro.engine.ending import abort_on_sigterm, run_ending, stop_on_sigint
 from maestro.engine.hierarchy import SPAWN, add_subtask, spawned_data
 from maestro.engine.pipeline import TaskRunner
 from maestro.engine.receipts import Observer
-from maestro.engine.reports import WorkerReports
 from maestro.engine.requests import Desk
 from maestro.engine.resume import recover
+from maestro.engine.runcontext import RunContext, RunOptions, Workspaces
 from maestro.engine.rundir import RunDir, RunLock, new_run_id
 from maestro.engine.scheduler import Job, Scheduler, ScheduleReport
 from maestro.engine.stagger import Stagger
+from maestro.engine.workerreports import WorkerReports
 from maestro.engine.workspace import Mode, Worktrees, mode_for
 from maestro.errors import MaestroError
 from maestro.formatting import shown_path
@@ -48,8 +48,8 @@ if TYPE_CHECKING:
     from maestro.bus.liveness import Lease
     from maestro.bus.messages import Message
     from maestro.config import Settings
-    from maestro.engine.review.outcome import ReviewOutcome
     from maestro.engine.rundir import EventLog
+    from maestro.review.outcome import ReviewOutcome
     from maestro.spokes.base import Spoke
     from maestro.spokes.registry import Availability
 

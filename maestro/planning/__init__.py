@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from maestro.planning.aavsr import AavsrFinding, aavsr, errors, path_problem, unlandable
 from maestro.planning.loading import load, parse_text, to_plan
-from maestro.planning.schema import EXAMPLE, INPUT_VERSION, SCHEMA, check
+from maestro.planning.planschema import EXAMPLE, INPUT_VERSION, SCHEMA, check
 
 __all__ = [
     "EXAMPLE",

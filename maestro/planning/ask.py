@@ -20,7 +20,7 @@ from maestro import clock
 from maestro.errors import MaestroError, PlanError, SpokeError
 from maestro.formatting import shown_path
 from maestro.planning.loading import load
-from maestro.planning.schema import SCHEMA
+from maestro.planning.planschema import SCHEMA
 from maestro.spokes.contract import SpokeResult
 from maestro.state.model import Plan
 

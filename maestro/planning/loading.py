@@ -11,7 +11,7 @@ import yaml
 from maestro import clock, graph
 from maestro.errors import PlanError
 from maestro.formatting import key_path
-from maestro.planning.schema import check
+from maestro.planning.planschema import check
 from maestro.state.model import Plan, Source, Task, plan_fields
 
 _SHAPE_FIX = "see the expected shape with `maestro plan --schema`"

@@ -16,8 +16,8 @@ from typing import Any
 from maestro.agents.catalog import ResolvedAgent, agent_name_for
 from maestro.agents.tiers import can_shell, can_write
 from maestro.prompts import protocols
-from maestro.prompts.contract import render_system_prompt
-from maestro.prompts.manifest import SessionManifest
+from maestro.prompts.sessionmanifest import SessionManifest
+from maestro.prompts.systemprompt import render_system_prompt
 from maestro.prompts.templates import output_format
 from maestro.state.model import task_sort_key
 

@@ -7,7 +7,7 @@ are named by their verb only: their exact syntax is in the prompt's commands sec
 
 from __future__ import annotations
 
-from maestro.prompts.manifest import family, is_coordinated
+from maestro.prompts.sessionmanifest import family, is_coordinated
 
 IDENTITY = {
     "worker": (

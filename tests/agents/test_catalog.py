@@ -9,7 +9,7 @@ from maestro.agents.catalog import (
     load_catalog,
     scan_agents,
 )
-from maestro.agents.schema import BODY_SECTIONS
+from maestro.agents.personaschema import BODY_SECTIONS
 from maestro.agents.tiers import ROSTER, TIER_TOOLS, tier_of
 from maestro.errors import ConfigError, MaestroError, NotFound
 from maestro.resources import list_files

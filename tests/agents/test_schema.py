@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from maestro.agents.catalog import parse_agent
-from maestro.agents.schema import validate_frontmatter
+from maestro.agents.personaschema import validate_frontmatter
 
 from .helpers import persona
 

@@ -10,8 +10,8 @@ import time
 import pytest
 
 from maestro.bus.mailbox import Mailbox, pending
+from maestro.bus.mailwait import bells, wait_for_mail
 from maestro.bus.sessions import SessionStore
-from maestro.bus.waiting import bells, wait_for_mail
 from maestro.tokens import count_tokens
 
 

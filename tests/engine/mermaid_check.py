@@ -1,4 +1,4 @@
-"""A strict check of the two Mermaid shapes the report writes (maestro.engine.report.mermaid).
+"""A strict check of the two Mermaid shapes the report writes (maestro.report.mermaid).
 
 Only two fixed shapes are ever written, so they can be checked line by line in Python:
 every line must match one of the shape's patterns, every edge must join declared nodes,
@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
-from maestro.engine.report.mermaid import BAR_TAGS, DATE_FORMAT, MAX_EDGES, MAX_TEXT, edge_count
+from maestro.report.mermaid import BAR_TAGS, DATE_FORMAT, MAX_EDGES, MAX_TEXT, edge_count
 
 _PY_DATE = "%Y-%m-%d %H:%M:%S"
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from maestro.engine.challenge.answer import category_of, parse_challenge, split_task
-from maestro.engine.challenge.recon import compact_tree, recon
-from maestro.engine.challenge.vendors import choose
+from maestro.challenge.answer import category_of, parse_challenge, split_task
+from maestro.challenge.recon import compact_tree, recon
+from maestro.challenge.vendors import choose
 from maestro.errors import SpokeError
 from maestro.state.model import Plan, Task
 
@@ -171,7 +171,7 @@ def test_compact_tree_folds_large_folders():
 
 
 def test_recon_shows_key_files_and_stays_within_its_token_cap(project, monkeypatch):
-    from maestro.engine.challenge import recon as recon_module
+    from maestro.challenge import recon as recon_module
     from maestro.tokens import count_tokens
 
     (project / "README.md").write_text("# Project\n" + "word " * 50 + "\n", encoding="utf-8")

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from maestro.engine.report import build_report, render_markdown, report_data
-from maestro.engine.report.mermaid import (
+from maestro.logfile import LogRow, LogSession, ParsedLog
+from maestro.report import build_report, render_markdown, report_data
+from maestro.report.mermaid import (
     MAX_EDGES,
     MAX_TEXT,
     Bar,
@@ -20,7 +21,6 @@ from maestro.engine.report.mermaid import (
     gantt,
     node_label,
 )
-from maestro.logfile import LogRow, LogSession, ParsedLog
 from maestro.state.model import Plan, Task
 from tests.engine.mermaid_check import check
 from tests.engine.sample_runs import failing_run, finished_run

@@ -7,9 +7,9 @@ import subprocess
 
 import pytest
 
-from maestro.engine.review.diff import clip, diff_sha, task_diff
-from maestro.engine.review.rounds import current_cycle, decide, same_finding
-from maestro.engine.review.verdict import FORMAT_SPEC, parse_review
+from maestro.review.diff import clip, diff_sha, task_diff
+from maestro.review.rounds import current_cycle, decide, same_finding
+from maestro.review.verdict import FORMAT_SPEC, parse_review
 from maestro.state.model import Finding, Receipt, Review, Task
 
 # ---- review verdict block -------------------------------------------------------------

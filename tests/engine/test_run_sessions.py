@@ -179,7 +179,7 @@ def test_a_report_whose_doorbell_went_unheard_is_still_an_event_of_the_run(proje
     from maestro.bus.mailbox import Mailbox
     from maestro.bus.workers import start_run_session
     from maestro.engine.dispatch import Dispatch
-    from maestro.engine.reports import WorkerReports
+    from maestro.engine.workerreports import WorkerReports
 
     paths = ProjectPaths(project)
     run_lease = start_run_session(paths, "r1")

@@ -10,13 +10,7 @@ from maestro import commands as registry
 from maestro.commands import BY_NAME as COMMANDS_BY_NAME
 from maestro.commands import COMMANDS, CommandSpec
 from maestro.errors import MaestroError
-from maestro.prompts.contract import (
-    TaskContext,
-    enabled_commands,
-    render_system_prompt,
-    render_task_prompt,
-)
-from maestro.prompts.manifest import (
+from maestro.prompts.sessionmanifest import (
     CAPABILITIES,
     MODES,
     STRATEGIES,
@@ -25,6 +19,12 @@ from maestro.prompts.manifest import (
     family,
     load_manifest,
     strategies_for,
+)
+from maestro.prompts.systemprompt import (
+    TaskContext,
+    enabled_commands,
+    render_system_prompt,
+    render_task_prompt,
 )
 from maestro.state.model import Task
 

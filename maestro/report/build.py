@@ -8,8 +8,8 @@ from typing import Any
 
 from maestro import clock
 from maestro.engine.budgets import Limits, limits_for
-from maestro.engine.report import collect, diagrams, story
 from maestro.logfile import ParsedLog
+from maestro.report import collect, diagrams, story
 from maestro.state.model import Plan, Usage
 
 

@@ -11,13 +11,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from maestro.config import load_settings
-from maestro.engine.report.build import Report, build_report
-from maestro.engine.report.markdown import render_markdown
 from maestro.errors import NotFound
 from maestro.formatting import shown_path
 from maestro.fsutil import atomic_write
 from maestro.logfile import ExecutionLog
 from maestro.paths import ProjectPaths
+from maestro.report.build import Report, build_report
+from maestro.report.walkthrough import render_markdown
 from maestro.state.store import PlanStore
 
 if TYPE_CHECKING:

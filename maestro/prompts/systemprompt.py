@@ -16,7 +16,7 @@ from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
 from maestro import commands as registry
-from maestro.prompts.manifest import CAPABILITIES, SessionManifest, is_coordinated
+from maestro.prompts.sessionmanifest import CAPABILITIES, SessionManifest, is_coordinated
 from maestro.prompts.workflows import IDENTITY, phases
 
 VERSION = "3.0"

@@ -25,12 +25,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from maestro.config import load_settings
-from maestro.engine.context import RunOptions
-from maestro.engine.report import write_report
 from maestro.engine.run import Engine
+from maestro.engine.runcontext import RunOptions
 from maestro.errors import MaestroError
 from maestro.git import run_git
 from maestro.paths import ProjectPaths
+from maestro.report import write_report
 from maestro.spokes.base import refuse_if_inside_spoke
 
 if TYPE_CHECKING:

@@ -13,9 +13,9 @@ from collections import Counter
 from datetime import datetime
 
 from maestro import clock, graph
-from maestro.engine.report import story
-from maestro.engine.report.collect import Dispatch, TaskFigures
-from maestro.engine.report.mermaid import Bar, chain_flowchart, fits, flowchart, gantt
+from maestro.report import story
+from maestro.report.collect import Dispatch, TaskFigures
+from maestro.report.mermaid import Bar, chain_flowchart, fits, flowchart, gantt
 from maestro.state.model import STATUSES, Task
 
 MAX_GROUPS = 200

@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING
 
 from maestro import clock
 from maestro.bus.mailbox import Mailbox
+from maestro.bus.mailwait import bells
 from maestro.bus.sessions import SessionStore
-from maestro.bus.waiting import bells
 from maestro.bus.workers import run_session_id
 from maestro.logfile import LogRow, short_name
 from maestro.watch import Watch, watch

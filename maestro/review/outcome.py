@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TypedDict
 
-from maestro.engine.context import CommandContext
+from maestro.engine.runcontext import CommandContext
 from maestro.paths import ProjectPaths
 from maestro.state.model import Review, Task
 from maestro.state.store import PlanStore

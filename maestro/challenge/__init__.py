@@ -16,13 +16,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from maestro import clock
-from maestro.engine.challenge.answer import ParsedChallenge, parse_challenge
-from maestro.engine.challenge.prompt import SYSTEM, build_prompt
-from maestro.engine.challenge.recon import recon as project_recon
-from maestro.engine.challenge.vendors import choose
-from maestro.engine.context import CommandContext
+from maestro.challenge.answer import ParsedChallenge, parse_challenge
+from maestro.challenge.challengeprompt import SYSTEM, build_prompt
+from maestro.challenge.recon import recon as project_recon
+from maestro.challenge.vendors import choose
 from maestro.engine.dispatch import Dispatch, command_log, log_row
 from maestro.engine.readonly import ReadOnlyWorktree
+from maestro.engine.runcontext import CommandContext
 from maestro.errors import MaestroError, PlanError
 from maestro.fsutil import atomic_write
 from maestro.spokes.registry import detect_available

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from maestro.engine.challenge.answer import FENCE_INFO
+from maestro.challenge.answer import FENCE_INFO
 from maestro.state.model import CHALLENGE_CATEGORIES, Plan, Task
 
 SYSTEM = """\

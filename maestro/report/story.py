@@ -6,9 +6,9 @@ from __future__ import annotations
 import re
 
 from maestro.engine.ladder import NEEDS_DECOMPOSITION
-from maestro.engine.report.collect import BudgetCheck, CliFigures, Dispatch, TaskFigures
 from maestro.formatting import duration_text, money_text, tokens_text
 from maestro.logfile import LogRow, ParsedLog, short_name
+from maestro.report.collect import BudgetCheck, CliFigures, Dispatch, TaskFigures
 from maestro.state.model import Plan, Review, Task
 
 _TRANSIENT = re.compile(

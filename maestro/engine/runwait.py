@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from maestro.bus.mailbox import Mailbox, pending
+from maestro.bus.mailwait import bells
 from maestro.bus.sessions import USER
-from maestro.bus.waiting import bells
 from maestro.bus.workers import run_session_id
 from maestro.engine.progress import ACT_KINDS, PROGRESS_KINDS
 from maestro.engine.rundir import RunDir, RunLock, read_events

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from maestro.engine.report.build import Report
-from maestro.engine.report.story import tool_name
 from maestro.formatting import duration_text, money_text
+from maestro.report.build import Report
+from maestro.report.story import tool_name
 from maestro.state.model import CHALLENGE_CATEGORIES, STATUSES
 from maestro.tables import markdown as table
 

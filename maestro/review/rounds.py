@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 
-from maestro.engine.review.verdict import BLOCKING
+from maestro.review.verdict import BLOCKING
 from maestro.state.model import Finding, Review
 
 TERMINAL = ("accepted", "blocked", "needs-human")

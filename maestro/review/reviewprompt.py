@@ -6,7 +6,7 @@ the earlier findings, so a reviewer can say what was settled instead of starting
 
 from __future__ import annotations
 
-from maestro.engine.review.verdict import FORMAT_SPEC
+from maestro.review.verdict import FORMAT_SPEC
 from maestro.state.model import Review, Task
 
 SYSTEM = """\

@@ -18,14 +18,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from maestro import clock
-from maestro.engine.challenge import next_id
-from maestro.engine.challenge.vendors import choose
-from maestro.engine.context import CommandContext, RunOptions
+from maestro.challenge import next_id
+from maestro.challenge.vendors import choose
 from maestro.engine.dispatch import Dispatch, command_log, log_row, timeout_s
 from maestro.engine.gates import run_validation
 from maestro.engine.readonly import ReadOnlyWorktree
-from maestro.engine.review import diff as task_diff
-from maestro.engine.review.outcome import (
+from maestro.engine.run import Engine
+from maestro.engine.runcontext import CommandContext, RunOptions
+from maestro.errors import MaestroError
+from maestro.review import diff as task_diff
+from maestro.review.outcome import (
     ReviewOutcome,
     ValidationCheck,
     accept,
@@ -34,11 +36,9 @@ from maestro.engine.review.outcome import (
     plan_store,
     unchanged,
 )
-from maestro.engine.review.prompt import SYSTEM, build_prompt, revision_context
-from maestro.engine.review.rounds import RoundDecision, current_cycle, decide
-from maestro.engine.review.verdict import ParsedReview, parse_review
-from maestro.engine.run import Engine
-from maestro.errors import MaestroError
+from maestro.review.reviewprompt import SYSTEM, build_prompt, revision_context
+from maestro.review.rounds import RoundDecision, current_cycle, decide
+from maestro.review.verdict import ParsedReview, parse_review
 from maestro.spokes.registry import detect_available, get_spoke
 from maestro.state.model import Review, Task
 

@@ -58,7 +58,7 @@ class RunOptions:
     review: bool = False
     run_id: str | None = None
     # A reviewer's findings for TASK_ID's author, and the author's session to resume where
-    # its CLI can (`maestro review` sends them; see maestro/engine/review).
+    # its CLI can (`maestro review` sends them; see maestro/review).
     revision: str | None = None
     resume_session: str | None = None
     in_place: bool = False  # --in-place: spokes work in the shared working tree
