@@ -25,7 +25,7 @@ from importlib import import_module
 from pathlib import Path
 from typing import Any, NoReturn, TextIO, cast
 
-from maestro import __version__
+from maestro import __version__, clis
 from maestro.cli.context import Context
 from maestro.cli.render import render_error, render_result
 from maestro.cli.tree import children, closest, flags
@@ -217,6 +217,7 @@ def _project_dir(given: str, cwd: Path) -> Path:
 
 
 def main(argv: Sequence[str] | None = None, ctx: Context | None = None) -> int:
+    clis.load()  # every CLI is known before an argument is read
     argv = list(sys.argv[1:] if argv is None else argv)
     ctx = ctx or Context()
     selected = _selected_command(argv)

@@ -7,8 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from maestro.cli.context import Context, Result
-from maestro.install.host import SCOPES
-from maestro.install.hosts import HOSTS
+from maestro.install.host import SCOPES, hosts
 
 if TYPE_CHECKING:
     from maestro.install.operations import Request, Where
@@ -25,7 +24,7 @@ The host's own plugin or extension comes from Maestro's repository (docs/hosts.m
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--host", required=True, choices=[*HOSTS, "all"], help="the host CLI (all: the three)"
+        "--host", required=True, choices=[*hosts(), "all"], help="the host CLI (all: every one)"
     )
     parser.add_argument(
         "--scope", choices=SCOPES, default="project", help="project (default) or user"

@@ -20,9 +20,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from maestro import clis
 from maestro.fsutil import atomic_write
-from maestro.install.host import RenderedFile, RenderOptions
-from maestro.install.hosts import HOSTS
+from maestro.install.host import RenderedFile, RenderOptions, hosts
 
 OPTIONS = RenderOptions(invocation="maestro")
 # What the bundle owns at the root: a file there that it does not render is stale.
@@ -30,7 +30,7 @@ OWNED = ("plugins", "commands", "agents", ".claude-plugin", ".agents/plugins")
 
 
 def render() -> list[RenderedFile]:
-    return [item for host in HOSTS.values() for item in host.bundle(OPTIONS)]
+    return [item for host in hosts().values() for item in host.bundle(OPTIONS)]
 
 
 def stale(root: Path) -> list[str]:
@@ -67,6 +67,7 @@ def main() -> int:
             file=sys.stderr,
         )
         return 1
+    clis.load()
     changed = sync(root)
     print("\n".join(f"wrote {rel}" for rel in changed) or "the bundles are up to date.")
     return 0

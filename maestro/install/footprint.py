@@ -13,8 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from maestro.install import block
-from maestro.install.host import Host, RenderOptions
-from maestro.install.hosts import HOSTS
+from maestro.install.host import Host, RenderOptions, hosts
 from maestro.install.sources import BUDGETS, ON_DEMAND_SKILLS, STUB_BUDGET, VERBS, load_skill
 from maestro.tokens import ENCODING, count_tokens
 
@@ -77,9 +76,9 @@ def host_footprint(host: Host, opts: RenderOptions) -> HostFootprint:
 def measure(opts: RenderOptions) -> Footprint:
     skills = {name: load_skill(name) for name in ON_DEMAND_SKILLS}
     native = sum(count_tokens(f"- {s.name}: {s.description}\n") for s in skills.values())
-    codex_listed = sum(count_tokens(i.text + "\n") for i in HOSTS["codex"].listed(opts))
+    codex_listed = sum(count_tokens(i.text + "\n") for i in hosts()["codex"].listed(opts))
     return Footprint(
-        hosts=[host_footprint(h, opts) for h in HOSTS.values()],
+        hosts=[host_footprint(h, opts) for h in hosts().values()],
         notes_stub=count_tokens(NOTES_EXAMPLE_STUB),
         skills={name: count_tokens(s.body) for name, s in skills.items()},
         skills_if_native=native,

@@ -1,6 +1,6 @@
 """What every host's installer has: render options, rendered files, the token listing,
-the sandbox a hub runs in, and ``Host``, the base each host's class fills in
-(hosts.py lists them).
+the sandbox a hub runs in, and ``Host``, the base each host's class fills in (in its
+CLI's module, ``maestro.clis``); ``hosts`` lists the registered ones.
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from maestro import __version__
+from maestro import __version__, roster
+from maestro.errors import InstallError
 from maestro.install import text
 from maestro.install.sources import (
     RECON_AGENT,
@@ -91,6 +92,7 @@ class Host:
     # Does its shell tool set PATH afresh (a login shell), so a `maestro run` it starts
     # may lack the user's folders of spoke CLIs (maestro.spokes.clipaths)?
     resets_path = False
+    root_vars = "HOME"  # the variables that choose ``user_root``
 
     def user_root(self, env: dict[str, str]) -> Path:
         raise NotImplementedError
@@ -178,13 +180,6 @@ class HubMode:
     fix: str | None = None
 
 
-def _json_or_empty(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-
-
 def has_ancestor(comm: str) -> bool:
     """Is a process named ``comm`` among this one's ancestors (as this PID namespace
     sees them)? Without /proc: assume so."""
@@ -199,3 +194,20 @@ def has_ancestor(comm: str) -> bool:
         if pid <= 0:
             return False
     return False
+
+
+def hosts() -> dict[str, Host]:
+    """The host of each registered CLI that is one, by name."""
+    return {name: roster.CLIS[name].host for name in roster.HOSTS}
+
+
+def get_host(name: str) -> Host:
+    found = hosts()
+    if name not in found:
+        raise InstallError(f"unknown host {name!r}.", f"use one of: {', '.join(found)}, all.")
+    return found[name]
+
+
+def hub_sandbox(env: Mapping[str, str]) -> Sandbox | None:
+    """The sandbox of the host whose shell tool runs this process, if any."""
+    return next((box for h in hosts().values() if (box := h.sandbox(env)) is not None), None)

@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from maestro import roster
 from maestro.errors import UPGRADE, InstallError
 from maestro.fsutil import atomic_write, private_folder
 
@@ -48,7 +49,7 @@ SCHEMA: dict[str, Any] = {
                 "type": "object",
                 "required": ["host", "form", "scope", "root", "maestro", "files", "blocks", "dirs"],
                 "properties": {
-                    "host": {"enum": ["claude", "gemini", "codex"]},
+                    "host": {"enum": roster.HOSTS},
                     "form": {"enum": ["files", "plugin", "extension"]},
                     "scope": {"enum": ["project", "user"]},
                     "root": {"type": "string", "minLength": 1},

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from maestro.install.hosts import hub_sandbox
+from maestro.install.host import hub_sandbox
 from tests.engine.runkit import plan, task, write_plan
 
 REPO = Path(__file__).resolve().parents[2]
@@ -132,19 +132,6 @@ def test_a_read_only_project_is_refused_in_one_line_never_an_internal_error(cli,
     )
     assert maestro("status").returncode == 0
     assert state_files(sim_plan) == before
-
-
-def test_outside_any_sandbox_the_host_facts_are_not_loaded(tmp_path):
-    """Every run's start asks; only a command a host's sandbox runs needs the installer's
-    host classes (its variables say so)."""
-    from tests.helpers import imports_in_fresh_process
-
-    code = (
-        "import sys, pathlib; from maestro.engine.preflight import refuse_doomed;"
-        "from maestro.paths import ProjectPaths;"
-        "refuse_doomed(ProjectPaths(pathlib.Path(sys.argv[1])), {'TERM': 'xterm', 'PAGER': 'less'})"
-    )
-    assert "maestro.install.hosts" not in imports_in_fresh_process(code, str(tmp_path))
 
 
 @pytest.mark.parametrize("value", ["nan", "inf", "-1", "soon"])
