@@ -18,7 +18,7 @@ from tests.snapshots import MarkdownSnapshot, TextSnapshot, XmlSnapshot
 # `runenv`: a committed git project with fake CLIs and no stagger or backoff waits.
 pytest_plugins = ["tests.fakes.plugin", "tests.engine.runkit"]
 
-clis.load()  # the roster, for tests that use a module without the command line
+clis.load({})  # the roster, for tests that use a module without the command line
 
 REAL_HOME = Path(os.environ.get("HOME", str(Path.home())))
 

@@ -1,8 +1,7 @@
 """A fifth CLI is one module, ``tests/fifth/acme.py``, plus its fake, ``fake_acme.py``.
 
-The module is found the way a plugin's is: a distribution on sys.path names it in the
-``maestro.clis`` entry-point group, and ``maestro`` registers it when it starts. Nothing
-else names acme: no module of the package, no setting. With it, acme is a spoke (plan,
+The module is found the way a plugin's is: ``MAESTRO_CLIS`` names it, and ``maestro``
+registers it when it starts. Nothing else names acme: no module of the package. With it, acme is a spoke (plan,
 challenge, run, review, status, report, budgets, prices) and a hub (install, uninstall,
 doctor, tokens, completion). Claude, gemini and codex are uninstalled, and acme ranks
 first, so routing, the challenger and the reviewer can only be acme.
@@ -61,14 +60,9 @@ class Acme:
 
 @pytest.fixture
 def acme(runenv, tmp_path, monkeypatch):
-    """acme's module named by an installed distribution's entry point, its fake on PATH;
-    claude, gemini and codex not installed."""
-    site = tmp_path / "site"
-    dist = site / "acme_maestro-1.0.dist-info"
-    dist.mkdir(parents=True)
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: acme-maestro\nVersion: 1.0\n")
-    (dist / "entry_points.txt").write_text("[maestro.clis]\nacme = tests.fifth.acme\n")
-    monkeypatch.syspath_prepend(str(site))
+    """acme's module named as a plugin's, its fake on PATH; claude, gemini and codex not
+    installed."""
+    monkeypatch.setenv("MAESTRO_CLIS", "tests.fifth.acme")
     state = tmp_path / "acme-state"
     state.mkdir()
     exe = runenv.bin_dir / "acme"
@@ -94,7 +88,7 @@ def test_a_plugins_cli_is_registered_when_maestro_starts(cli, project, acme, cap
     res = cli("install", "--help")
     assert res.code == 0 and "--host {claude,gemini,codex,acme,all}" in capsys.readouterr().out
     assert roster.NAMES[-1] == "acme" and "acme" in roster.REAL and "acme" in roster.HOSTS
-    clis.load()  # a second start registers nothing twice
+    clis.load({"MAESTRO_CLIS": "tests.fifth.acme"})  # a second start registers nothing twice
     assert roster.NAMES.count("acme") == 1
 
 
@@ -210,9 +204,6 @@ def test_prices_and_models_of_a_fifth_cli(cli, acme):
 
 
 def test_without_its_module_the_fifth_cli_is_unknown(cli, project, acme, monkeypatch):
-    monkeypatch.setattr(sys, "path", [p for p in sys.path if Path(p).name != "site"])
-    import importlib
-
-    importlib.invalidate_caches()
+    monkeypatch.delenv("MAESTRO_CLIS")
     res = cli("run", "--tool", "acme")
     assert res.code != 0 and "acme" not in roster.NAMES

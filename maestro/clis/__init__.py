@@ -8,22 +8,25 @@ checks. Imported, it gives them to ``maestro.roster.register``, and every list o
 hosts (argparse choices, the plan format, the manifest, doctor, ``install --host all``,
 completion) has it from then on.
 
-A plugin adds a CLI the same way: a module that registers itself, named in the
-``maestro.clis`` entry-point group of its distribution (``[project.entry-points."maestro.clis"]
-mycli = "my_package.mycli"``). ``load`` imports the built-ins below, then those; the command
-line calls it before it reads its arguments.
+A plugin adds a CLI the same way: a module that registers itself, importable by name,
+named in ``MAESTRO_CLIS`` (module names, comma-separated) in the environment Maestro
+starts in. ``load`` imports the built-ins below, then those; the command line calls it
+before it reads its arguments. Only the environment names them, never a file a spoke
+could write. (Not an entry-point group: importing ``importlib.metadata`` to read one
+costs every command about 20 ms.)
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from importlib import import_module
-from importlib.metadata import entry_points
 
 BUILTIN = ("maestro.clis.claude", "maestro.clis.gemini", "maestro.clis.codex", "maestro.clis.sim")
-GROUP = "maestro.clis"
+PLUGINS = "MAESTRO_CLIS"
 
 
-def load() -> None:
-    """Register the built-in CLIs, then every plugin's."""
-    for module in (*BUILTIN, *(point.value for point in entry_points(group=GROUP))):
+def load(env: Mapping[str, str]) -> None:
+    """Register the built-in CLIs, then those of the modules ``env`` names."""
+    plugins = [name.strip() for name in env.get(PLUGINS, "").split(",") if name.strip()]
+    for module in (*BUILTIN, *plugins):
         import_module(module)

@@ -27,8 +27,8 @@ from maestro.install.host import (
     HubMode,
     RenderedFile,
     RenderOptions,
-    _json_file,
-    _yaml_scalar,
+    json_file,
+    yaml_scalar,
 )
 from maestro.install.sources import CommandSource
 from maestro.paths import user_home
@@ -298,7 +298,6 @@ class ClaudeSpoke(Spoke):
 
 class ClaudeHost(Host):
     name = "claude"
-    title = "Claude Code"
     instruction_file = "CLAUDE.md"
     project_prefix = ".claude/"
     # The model never sees HTML comments in CLAUDE.md (verified with 2.1.197), so the
@@ -309,13 +308,13 @@ class ClaudeHost(Host):
         return user_home(env) / ".claude"
 
     def command_file(self, source: CommandSource, opts: RenderOptions) -> str:
-        lines = ["---", f"description: {_yaml_scalar(source.description)}"]
+        lines = ["---", f"description: {yaml_scalar(source.description)}"]
         if source.argument_hint:
-            lines.append(f"argument-hint: {_yaml_scalar(source.argument_hint)}")
+            lines.append(f"argument-hint: {yaml_scalar(source.argument_hint)}")
         # Pre-approve Maestro's own CLI so a run's wait loop does not ask every time: as
         # the file names it, and as a model may type it anyway (a bare `maestro`).
         rules = dict.fromkeys([f"Bash({opts.invocation}:*)", "Bash(maestro:*)"])
-        lines.append(f"allowed-tools: {_yaml_scalar(', '.join(rules))}")
+        lines.append(f"allowed-tools: {yaml_scalar(', '.join(rules))}")
         # Not listed to the model every session (it would cost each description's
         # tokens); the user invokes the command, the stub tells the model it exists.
         lines.append("disable-model-invocation: true")
@@ -367,8 +366,8 @@ exit 127
         }
         plugin = {"name": PLUGIN_NAME, "version": opts.version, "description": DESCRIPTION}
         return [
-            _json_file(".claude-plugin/marketplace.json", marketplace),
-            _json_file(self.PLUGIN + ".claude-plugin/plugin.json", plugin),
+            json_file(".claude-plugin/marketplace.json", marketplace),
+            json_file(self.PLUGIN + ".claude-plugin/plugin.json", plugin),
             *self.commands(self.PLUGIN + "commands/", opts),
             RenderedFile(self.PLUGIN + "bin/maestro", self.BIN, executable=True),
         ]

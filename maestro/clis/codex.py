@@ -37,10 +37,10 @@ from maestro.install.host import (
     RenderedFile,
     RenderOptions,
     Sandbox,
-    _json_file,
-    _toml_string,
-    _yaml_scalar,
     has_ancestor,
+    json_file,
+    toml_string,
+    yaml_scalar,
 )
 from maestro.install.sources import ROUTER_SKILL, SkillSource, load_commands, load_skill
 from maestro.paths import user_home
@@ -274,7 +274,6 @@ class CodexSpoke(Spoke):
 
 class CodexHost(Host):
     name = "codex"
-    title = "Codex CLI"
     instruction_file = "AGENTS.md"
     project_prefix = ".agents/"
     verb_template = "$maestro {verb}"
@@ -287,7 +286,7 @@ class CodexHost(Host):
 
     def router(self, opts: RenderOptions) -> str:
         source = load_skill(ROUTER_SKILL)
-        header = f"---\nname: {source.name}\ndescription: {_yaml_scalar(source.description)}\n---\n"
+        header = f"---\nname: {source.name}\ndescription: {yaml_scalar(source.description)}\n---\n"
         return header + text.pin_invocation(source.body, opts.invocation)
 
     def files(self, scope: str, opts: RenderOptions) -> list[RenderedFile]:
@@ -304,11 +303,11 @@ class CodexHost(Host):
         """A role for `spawn_agent` (`agent_type`). Codex 0.169 honours its `low` effort
         but runs it in the hub's own sandbox whatever it asks (docs/hosts.md)."""
         return (
-            f"name = {_toml_string(source.name)}\n"
-            f"description = {_toml_string(source.description)}\n"
+            f"name = {toml_string(source.name)}\n"
+            f"description = {toml_string(source.description)}\n"
             'sandbox_mode = "read-only"\n'
             'model_reasoning_effort = "low"\n'
-            f"developer_instructions = {_toml_string(source.body, multiline=True)}\n"
+            f"developer_instructions = {toml_string(source.body, multiline=True)}\n"
         )
 
     def expanded(self, verb: str, opts: RenderOptions) -> str:
@@ -342,13 +341,13 @@ class CodexHost(Host):
             "skills": "./skills/",
         }
         files = [
-            _json_file(".agents/plugins/marketplace.json", marketplace),
-            _json_file(self.PLUGIN + ".codex-plugin/plugin.json", plugin),
+            json_file(".agents/plugins/marketplace.json", marketplace),
+            json_file(self.PLUGIN + ".codex-plugin/plugin.json", plugin),
         ]
         for source in load_commands():
             folder = f"{self.PLUGIN}skills/{source.verb}/"
             header = (
-                f"---\nname: {source.verb}\ndescription: {_yaml_scalar(source.description)}\n---\n"
+                f"---\nname: {source.verb}\ndescription: {yaml_scalar(source.description)}\n---\n"
             )
             body = self.body(source, opts, self.PLUGIN_VERBS)
             files.append(RenderedFile(folder + "SKILL.md", header + body))

@@ -33,9 +33,9 @@ from maestro.install.host import (
     Listed,
     RenderedFile,
     RenderOptions,
-    _json_file,
-    _toml_string,
-    _yaml_scalar,
+    json_file,
+    toml_string,
+    yaml_scalar,
 )
 from maestro.install.invocation import resolve
 from maestro.install.sources import RECON_AGENT, CommandSource, SkillSource, load_agent
@@ -311,7 +311,6 @@ class GeminiSpoke(Spoke):
 
 class GeminiHost(Host):
     name = "gemini"
-    title = "Gemini CLI"
     instruction_file = "GEMINI.md"
     project_prefix = ".gemini/"
     arguments = "{{args}}"
@@ -330,8 +329,8 @@ class GeminiHost(Host):
                     "reword the command source.",
                 )
         return (
-            f"description = {_toml_string(source.description)}\n"
-            f"prompt = {_toml_string(prompt, multiline=True)}\n"
+            f"description = {toml_string(source.description)}\n"
+            f"prompt = {toml_string(prompt, multiline=True)}\n"
         )
 
     # Settings that take the shell tool away from the model altogether.
@@ -349,7 +348,7 @@ class GeminiHost(Host):
 
     def agent_file(self, source: SkillSource) -> str:
         return (
-            f"---\nname: {source.name}\ndescription: {_yaml_scalar(source.description)}\n"
+            f"---\nname: {source.name}\ndescription: {yaml_scalar(source.description)}\n"
             f"{self.AGENT_SETTINGS}---\n{source.body}"
         )
 
@@ -360,25 +359,10 @@ class GeminiHost(Host):
     def files(self, scope: str, opts: RenderOptions) -> list[RenderedFile]:
         files = super().files(scope, opts) + self.agents(self.prefix(scope) + "agents/")
         if scope == "user":
-            files.append(RenderedFile(self.POLICY, self.policy(opts)))
+            files.append(
+                RenderedFile(geminifiles.HUB_POLICY, geminifiles.hub_policy(opts.invocation))
+            )
         return files
-
-    # Headless Gemini offers the model no shell tool unless a policy allows it: a user
-    # policy file does (verified with 0.61; a project's .gemini/policies is not read
-    # before the folder's policies are acknowledged), so the user-scope install writes one.
-    POLICY = "policies/maestro.toml"
-
-    def policy(self, opts: RenderOptions) -> str:
-        prefixes = list(dict.fromkeys([opts.invocation, "maestro"]))
-        return (
-            "# Written by `maestro install --host gemini --scope user`: Gemini CLI may run Maestro's own\n"
-            "# commands (a run is followed with many calls), headless too. Nothing else is allowed.\n"
-            "[[rule]]\n"
-            'toolName = "run_shell_command"\n'
-            f"commandPrefix = [{', '.join(_toml_string(p) for p in prefixes)}]\n"
-            'decision = "allow"\n'
-            "priority = 500\n"
-        )
 
     def hub_mode(self, env: Mapping[str, str], project: Path, run_file: str | None) -> HubMode:
         for path in (
@@ -398,11 +382,11 @@ class GeminiHost(Host):
                         f"{path} excludes run_shell_command: the model cannot run `maestro`.",
                         f"remove run_shell_command from {'.'.join(keys)} in {path}.",
                     )
-        if (user_home(env) / ".gemini" / self.POLICY).is_file():
+        if (user_home(env) / ".gemini" / geminifiles.HUB_POLICY).is_file():
             return HubMode(
                 True,
                 'interactive and headless (`gemini -p "/maestro:run"`): the user policy '
-                f"~/.gemini/{self.POLICY} allows Maestro's commands.",
+                f"~/.gemini/{geminifiles.HUB_POLICY} allows Maestro's commands.",
             )
         return HubMode(
             True,
@@ -426,7 +410,7 @@ class GeminiHost(Host):
             "contextFileName": self.CONTEXT,
         }
         return [
-            _json_file("gemini-extension.json", manifest),
+            json_file("gemini-extension.json", manifest),
             # The extension's own context file: wholly Maestro's, so no markers.
             RenderedFile(self.CONTEXT, self.stub(opts)),
             *self.commands("commands/maestro/", opts),

@@ -1,12 +1,13 @@
 """What Gemini CLI reads from its own files, for its module (``maestro.clis.gemini``): the
-Policy Engine rules that give a spoke exactly its tier's tools, its sign-in, and its
-folder-trust rules."""
+Policy Engine rules that give a spoke exactly its tier's tools and a hub Maestro's own
+commands, its sign-in, and its folder-trust rules."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
 
+from maestro.install.host import toml_string
 from maestro.paths import user_home
 from maestro.spokes.base import SignIn, read_json, tilde
 
@@ -69,6 +70,26 @@ def policy_toml(tier: str, web_search: bool = False) -> str:
     return (
         f"# Maestro spoke policy for tool tier {tier}. Written for one dispatch, loaded with --policy.\n"
         + tomli_w.dumps({"rule": [rule]})
+    )
+
+
+# Headless Gemini offers the model no shell tool unless a policy allows it: a user
+# policy file does (verified with 0.61; a project's .gemini/policies is not read
+# before the folder's policies are acknowledged), so the user-scope install writes one.
+HUB_POLICY = "policies/maestro.toml"
+
+
+def hub_policy(invocation: str) -> str:
+    """The user policy that lets a Gemini hub run Maestro's own commands, headless too."""
+    prefixes = list(dict.fromkeys([invocation, "maestro"]))
+    return (
+        "# Written by `maestro install --host gemini --scope user`: Gemini CLI may run Maestro's own\n"
+        "# commands (a run is followed with many calls), headless too. Nothing else is allowed.\n"
+        "[[rule]]\n"
+        'toolName = "run_shell_command"\n'
+        f"commandPrefix = [{', '.join(toml_string(p) for p in prefixes)}]\n"
+        'decision = "allow"\n'
+        "priority = 500\n"
     )
 
 

@@ -5,7 +5,7 @@ network namespaces, read-only by default). There a run is doomed before it start
 state cannot be written, a detached engine dies with the command that started it, or
 the spokes cannot reach their providers. Each verb that starts spokes asks here first,
 before it writes anything, and gets one error naming the host's flag or setting that
-works. The host facts live in ``maestro.install.hosts`` (one class per host).
+works. The host facts live in each CLI's module (``maestro.clis``, its ``Host``).
 """
 
 from __future__ import annotations

@@ -67,7 +67,7 @@ def main() -> int:
             file=sys.stderr,
         )
         return 1
-    clis.load()
+    clis.load({})
     changed = sync(root)
     print("\n".join(f"wrote {rel}" for rel in changed) or "the bundles are up to date.")
     return 0

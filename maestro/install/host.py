@@ -53,20 +53,20 @@ class Listed:
     text: str  # what the model reads, e.g. "- maestro:plan: Plan a goal ..."
 
 
-def _yaml_scalar(value: str) -> str:
+def yaml_scalar(value: str) -> str:
     import yaml
 
     dumped: str = yaml.safe_dump(value, default_flow_style=True, allow_unicode=True, width=1 << 20)
     return dumped.removesuffix("\n...\n").rstrip("\n")
 
 
-def _toml_string(value: str, *, multiline: bool = False) -> str:
+def toml_string(value: str, *, multiline: bool = False) -> str:
     if multiline and "'''" not in value:
         return "'''\n" + value + "'''"  # literal: no escapes; the first newline is dropped
     return json.dumps(value, ensure_ascii=False)  # a JSON string is a TOML basic string
 
 
-def _json_file(path: str, data: dict[str, Any]) -> RenderedFile:
+def json_file(path: str, data: dict[str, Any]) -> RenderedFile:
     return RenderedFile(path, json.dumps(data, indent=2) + "\n")
 
 
@@ -83,7 +83,6 @@ class Sandbox:
 
 class Host:
     name = ""
-    title = ""
     instruction_file = ""
     project_prefix = ""  # where the host's files live inside a project
     verb_template = "/maestro:{verb}"
@@ -93,6 +92,10 @@ class Host:
     # may lack the user's folders of spoke CLIs (maestro.spokes.clipaths)?
     resets_path = False
     root_vars = "HOME"  # the variables that choose ``user_root``
+
+    @property
+    def title(self) -> str:
+        return roster.CLIS[self.name].display
 
     def user_root(self, env: dict[str, str]) -> Path:
         raise NotImplementedError

@@ -58,7 +58,6 @@ class AcmeSpoke(Spoke):
 
 class AcmeHost(Host):
     name = "acme"
-    title = "Acme CLI"
     instruction_file = "ACME.md"
     project_prefix = ".acme/"
 
