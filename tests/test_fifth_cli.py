@@ -162,6 +162,10 @@ def test_the_fifth_cli_as_a_hub(cli, project, acme, temp_home):
     res = cli("install", "--host", "all", "--dry-run", "--json")
     assert res.code == 0, res.err
     assert "acme" in res.out and "claude" in res.out
+    # the other hosts' commands offer it too.
+    assert cli("install", "--host", "claude").code == 0
+    challenge = (project / ".claude" / "commands" / "maestro" / "challenge.md").read_text()
+    assert "--tool claude|gemini|codex|acme | --all" in challenge
 
     # doctor: the CLI with its version, its install, its hub mode and its own pitfall.
     (temp_home / ".acme").mkdir()
