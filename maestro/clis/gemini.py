@@ -314,6 +314,7 @@ class GeminiHost(Host):
     instruction_file = "GEMINI.md"
     project_prefix = ".gemini/"
     arguments = "{{args}}"
+    lists_skills_in = ".agents/skills/"
     command_suffix = ".toml"
 
     def user_root(self, env: dict[str, str]) -> Path:

@@ -92,6 +92,8 @@ class Host:
     # may lack the user's folders of spoke CLIs (maestro.spokes.clipaths)?
     resets_path = False
     root_vars = "HOME"  # the variables that choose ``user_root``
+    # A project folder whose skills it lists to its model, whichever host put them there.
+    lists_skills_in = ""
 
     @property
     def title(self) -> str:
