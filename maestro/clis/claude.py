@@ -335,6 +335,7 @@ class ClaudeHost(Host):
         )
 
     PLUGIN = "plugins/claude/"
+    bundle_folders = (".claude-plugin",)
     # Claude Code puts a plugin's bin/ on its Bash tool's PATH, so the commands' bare
     # `maestro` runs this, which runs the Maestro installed for the user. It skips any
     # `maestro` holding its marker (itself, another copy of the plugin).

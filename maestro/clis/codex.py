@@ -315,6 +315,7 @@ class CodexHost(Host):
         return self.router(opts) + super().expanded(verb, opts)
 
     PLUGIN = "plugins/codex/"
+    bundle_folders = (".agents/plugins",)
     # A plugin's skills are `<plugin>:<skill>`: one skill per verb reads `$maestro:plan`,
     # as in the other hosts. Explicit only: Codex lists none of them to its model.
     PLUGIN_VERBS = "$maestro:{verb}"

@@ -399,6 +399,7 @@ class GeminiHost(Host):
 
     # Not GEMINI.md: a Gemini session in Maestro's own repository would read that too.
     CONTEXT = "gemini-extension.md"
+    bundle_folders = ("commands", "agents")
 
     def bundle(self, opts: RenderOptions) -> list[RenderedFile]:
         """The repository root is the extension: `gemini extensions install <repository>`.

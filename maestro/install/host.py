@@ -145,6 +145,8 @@ class Host:
         files relative to the repository root (``maestro.install.bundle``)."""
         raise NotImplementedError
 
+    bundle_folders: tuple[str, ...] = ()  # folders of the root only its bundle writes
+
     agent_suffix = ".md"
 
     def agent_file(self, source: SkillSource) -> str | None:
