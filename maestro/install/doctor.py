@@ -25,11 +25,10 @@ from maestro.install.safepath import inside
 from maestro.install.targets import MANIFEST_NAME
 from maestro.paths import ProjectPaths, user_state_dir
 from maestro.spokes import clipaths
+from maestro.spokes.registry import detect_available, get_spoke
 
 
 def host_checks(s: Situation) -> list[Check]:
-    from maestro.spokes.registry import get_spoke
-
     checks = []
     # Every vendor's CLI in the roster: the hosts, and spokes that are no host.
     for cli in roster.real():
@@ -274,8 +273,6 @@ def examine(s: Situation) -> list[Check]:
 
 
 def situation(paths: ProjectPaths, env: dict[str, str]) -> Situation:
-    from maestro.spokes.registry import detect_available
-
     available = {k: v for k, v in detect_available(env, versions=True).items() if k in roster.REAL}
     return Situation(
         paths.root, paths.install_manifest, paths.machine_dir, env, available, os.geteuid()

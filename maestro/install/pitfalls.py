@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from maestro.install.checks import Check, Situation
+from maestro.repo import Repo
 
 
 def _inside_spoke(s: Situation) -> Check | None:
@@ -24,8 +25,6 @@ def _inside_spoke(s: Situation) -> Check | None:
 def _stale_worktrees(s: Situation) -> Check | None:
     """Worktrees a killed run left (``maestro run`` removes them at its start) and entries
     ``git worktree prune`` would drop."""
-    from maestro.repo import Repo
-
     repo = Repo.find(s.project_root)
     if repo is None:
         return None

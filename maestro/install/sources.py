@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from maestro import resources, roster
 from maestro.errors import InstallError
+from maestro.frontmatter import FrontmatterError, split
 
 VERBS = ("plan", "challenge", "run", "review", "status", "report")
 # Token budgets of the rendered command bodies (design notes, "Token Budget").
@@ -52,8 +53,6 @@ class SkillSource:
 
 def split_frontmatter(text: str, origin: str) -> tuple[dict[str, str], str]:
     """(frontmatter, body) of a source file; the body starts after the closing ``---``."""
-    from maestro.frontmatter import FrontmatterError, split
-
     try:
         meta, body = split(text)
     except FrontmatterError as error:

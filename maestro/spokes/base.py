@@ -25,6 +25,8 @@ from maestro.paths import user_home
 from maestro.process import ExecutableNotFound, ProcessOutcome, run_process
 from maestro.spokes import clipaths
 from maestro.spokes.contract import DispatchRequest, SpokeResult, UsageTally, fail
+from maestro.spokes.jsonout import load_json_object
+from maestro.spokes.pricing import estimate_cost
 from maestro.state.codecs.values import FieldError, check_line
 from maestro.state.model import Usage
 
@@ -255,8 +257,6 @@ class Spoke:
 
     def price(self, by_model: dict[str | None, Usage]) -> float | None:
         """Estimated dollars for the usage of each model, from the price table."""
-        from maestro.spokes.pricing import estimate_cost
-
         total = 0.0
         for model, usage in by_model.items():
             part = estimate_cost(model, usage, self.settings, tool=self.name)
@@ -272,8 +272,6 @@ class Spoke:
         """A per-line callback that stops the process once usage passes ``abort_tokens``."""
         if not req.abort_tokens:
             return None
-        from maestro.spokes.jsonout import load_json_object
-
         tally = UsageTally()
         limit = req.abort_tokens
 
