@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+import tomli_w
+
 from maestro.install.host import toml_string
 from maestro.paths import user_home
 from maestro.spokes.base import SignIn, read_json, tilde
@@ -59,8 +61,6 @@ def denied_tools(tier: str, web_search: bool = False) -> tuple[str, ...]:
 
 def policy_toml(tier: str, web_search: bool = False) -> str:
     """The Policy Engine rules that take away the tools ``tier`` does not grant."""
-    import tomli_w
-
     rule = {
         "toolName": list(denied_tools(tier, web_search)),
         "decision": "deny",

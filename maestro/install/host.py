@@ -54,7 +54,7 @@ class Listed:
 
 
 def yaml_scalar(value: str) -> str:
-    import yaml
+    import yaml  # 10 ms to import; every command imports this module (the CLIs' hosts)
 
     dumped: str = yaml.safe_dump(value, default_flow_style=True, allow_unicode=True, width=1 << 20)
     return dumped.removesuffix("\n...\n").rstrip("\n")

@@ -23,6 +23,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+import jsonschema
+
 from maestro import roster
 from maestro.errors import UPGRADE, InstallError
 from maestro.fsutil import atomic_write, private_folder
@@ -145,8 +147,6 @@ class Manifest:
 
 
 def parse(text: str, path: Path) -> Manifest:
-    import jsonschema
-
     fix = (
         "restore it from a backup, or delete it (Maestro then leaves the files it wrote in place)."
     )

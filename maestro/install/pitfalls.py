@@ -4,6 +4,7 @@ with its fix, or None."""
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable
 
 from maestro.install.checks import Check, Situation
@@ -62,8 +63,6 @@ SQLITE_SINCE = (3, 35, 0)  # UPDATE ... RETURNING, which the mailbox marks mail 
 
 
 def _old_sqlite(s: Situation) -> Check | None:
-    import sqlite3
-
     if sqlite3.sqlite_version_info >= SQLITE_SINCE:
         return None
     return Check(
