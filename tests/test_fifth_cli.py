@@ -207,6 +207,13 @@ def test_prices_and_models_of_a_fifth_cli(cli, acme):
     assert (fallback.input, fallback.source) == (1.0, "fallback")
 
 
+def test_a_plugin_that_fails_to_load_is_one_line(cli, project, acme, monkeypatch):
+    monkeypatch.setenv("MAESTRO_CLIS", "tests.fifth.acme, tests.fifth.nosuch")
+    res = cli("status")
+    assert res.code == 1 and res.err.count("\n") == 1
+    assert "MAESTRO_CLIS names 'tests.fifth.nosuch'" in res.err and "Traceback" not in res.err
+
+
 def test_without_its_module_the_fifth_cli_is_unknown(cli, project, acme, monkeypatch):
     monkeypatch.delenv("MAESTRO_CLIS")
     res = cli("run", "--tool", "acme")

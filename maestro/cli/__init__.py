@@ -219,7 +219,11 @@ def _project_dir(given: str, cwd: Path) -> Path:
 def main(argv: Sequence[str] | None = None, ctx: Context | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     ctx = ctx or Context()
-    clis.load(ctx.env)  # every CLI is known before an argument is read
+    try:
+        clis.load(ctx.env)  # every CLI is known before an argument is read
+    except MaestroError as error:
+        ctx.stderr.write(f"maestro: error: {error}\n")
+        return error.exit_code
     selected = _selected_command(argv)
     _Parser.help_hint = f"maestro {selected} --help" if selected else "maestro --help"
     parser = build_parser(*([selected] if selected else []))

@@ -21,12 +21,22 @@ from __future__ import annotations
 from collections.abc import Mapping
 from importlib import import_module
 
+from maestro.errors import ConfigError
+
 BUILTIN = ("maestro.clis.claude", "maestro.clis.gemini", "maestro.clis.codex", "maestro.clis.sim")
 PLUGINS = "MAESTRO_CLIS"
 
 
 def load(env: Mapping[str, str]) -> None:
-    """Register the built-in CLIs, then those of the modules ``env`` names."""
-    plugins = [name.strip() for name in env.get(PLUGINS, "").split(",") if name.strip()]
-    for module in (*BUILTIN, *plugins):
+    """Register the built-in CLIs, then those of the modules ``env`` names (one that fails
+    to: ``ConfigError``)."""
+    for module in BUILTIN:
         import_module(module)
+    for module in filter(None, (name.strip() for name in env.get(PLUGINS, "").split(","))):
+        try:
+            import_module(module)
+        except Exception as exc:  # noqa: BLE001 - a plugin's failure is one line for its user
+            raise ConfigError(
+                f"{PLUGINS} names {module!r}, which failed to load ({type(exc).__name__}: {exc}).",
+                f"install or fix it, or take it out of {PLUGINS}.",
+            ) from None
