@@ -4,11 +4,10 @@ availability and prices. See docs/architecture.md, "spokes"."""
 from maestro.process import ProcessOutcome, run_process
 from maestro.spokes.base import Spoke, refuse_if_inside_spoke
 from maestro.spokes.contract import ERROR_KINDS, DispatchRequest, SpokeResult
-from maestro.spokes.registry import SPOKE_NAMES, Availability, detect_available, get_spoke
+from maestro.spokes.registry import Availability, detect_available, get_spoke
 
 __all__ = [
     "ERROR_KINDS",
-    "SPOKE_NAMES",
     "Availability",
     "DispatchRequest",
     "ProcessOutcome",

@@ -18,7 +18,6 @@ from maestro.process import run_process
 from maestro.spokes import clipaths
 from maestro.spokes.base import SPOKE_MARKER, Spoke
 
-SPOKE_NAMES = roster.NAMES  # the roster's live list: the same CLIs, in the same order
 VERSION_TIMEOUT_S = 10.0
 _VERSION = re.compile(r"\d+\.\d+(?:\.\d+)?(?:[-+.][0-9A-Za-z.]+)?")
 
@@ -34,10 +33,10 @@ def get_spoke(name: str, settings: Any = None) -> Spoke:
     """The adapter for ``name``; ``settings`` supply price overrides."""
     cli = roster.get(name)
     if cli is None:
-        close = difflib.get_close_matches(name, SPOKE_NAMES, n=1)
+        close = difflib.get_close_matches(name, roster.NAMES, n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         raise NotFound(
-            f"unknown spoke CLI {name!r}{hint}.", f"use one of: {', '.join(SPOKE_NAMES)}."
+            f"unknown spoke CLI {name!r}{hint}.", f"use one of: {', '.join(roster.NAMES)}."
         )
     spoke: Spoke = cli.spoke(settings)
     return spoke
