@@ -41,7 +41,7 @@ FIRST_SPOKE_GOAL_MS = 300
 # it is called (argv[1]: the file to append it to).
 WRAPPER = """
 import sys, time
-import maestro.spokes.sim as sim
+import maestro.clis.sim as sim
 note, sys.argv = sys.argv[1], ["maestro", *sys.argv[2:]]
 execute = sim.SimSpoke.execute
 def noted(self, *args, **kwargs):

@@ -9,13 +9,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from maestro import roster
+
 
 @dataclass(frozen=True)
 class CommandSpec:
     name: str
     module: str
     summary: str
-    syntax: str  # the executable form shown to agents; the source of truth for them
+    syntax: str  # the executable form shown to agents ({hosts}: the roster's hosts)
     group: str  # plan | run | office | setup
     # Capability a session needs to be shown this command in its system prompt
     # (None: shown to every mode that may run shell commands; "can_configure": only to
@@ -31,7 +33,7 @@ class CommandSpec:
     hub_only: bool = False
 
     def syntax_for(self, mode: str) -> str:
-        return dict(self.forms).get(mode, self.syntax)
+        return dict(self.forms).get(mode, self.syntax).replace("{hosts}", "|".join(roster.HOSTS))
 
 
 _WORKER_MAIL = (
@@ -204,7 +206,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
         "install",
         "maestro.cli.install",
         "Install the slash commands (Codex: a skill) and the stub into a host.",
-        "maestro install --host claude|gemini|codex|all [--scope project|user] [--dry-run]",
+        "maestro install --host {hosts}|all [--scope project|user] [--dry-run]",
         "setup",
         "can_configure",
     ),
@@ -212,7 +214,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
         "uninstall",
         "maestro.cli.uninstall",
         "Remove what install wrote, restoring edited files.",
-        "maestro uninstall --host claude|gemini|codex|all [--scope project|user] [--dry-run]",
+        "maestro uninstall --host {hosts}|all [--scope project|user] [--dry-run]",
         "setup",
         "can_configure",
     ),

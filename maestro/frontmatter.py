@@ -9,8 +9,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import yaml
-
 _BOUNDARY = re.compile(r"^---[ \t]*$", re.MULTILINE)
 
 
@@ -27,6 +25,7 @@ class FrontmatterError(ValueError):
 def split(text: str) -> tuple[Any, str]:
     """``(metadata, body)``: the metadata is what the YAML holds (a mapping when the file
     is right: the caller checks its shape), ``{}`` for an empty block."""
+    import yaml  # 10 ms to import; every command imports this module (the CLIs' hosts)
 
     opening = _BOUNDARY.match(text)
     if opening is None:

@@ -140,8 +140,3 @@ def _xdg(environ: Mapping[str, str], name: str) -> str | None:
     specification says (it would name a folder in whatever project the command runs in)."""
     value = environ.get(name)
     return value if value and Path(value).is_absolute() else None
-
-
-def codex_home(env: Mapping[str, str] | None = None) -> Path:
-    environ = _environ(env)
-    return Path(environ.get("CODEX_HOME") or user_home(environ) / ".codex").expanduser()

@@ -10,12 +10,15 @@ from pathlib import Path
 
 import pytest
 
+from maestro import clis
 from tests.helpers import GUARDED, home_snapshot, run_cli
 from tests.snapshots import MarkdownSnapshot, TextSnapshot, XmlSnapshot
 
 # Fake claude/gemini/codex executables on PATH: the `fake_clis` fixture (tests/fakes/README.md).
 # `runenv`: a committed git project with fake CLIs and no stagger or backoff waits.
 pytest_plugins = ["tests.fakes.plugin", "tests.engine.runkit"]
+
+clis.load({})  # the roster, for tests that use a module without the command line
 
 REAL_HOME = Path(os.environ.get("HOME", str(Path.home())))
 

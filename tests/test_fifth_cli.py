@@ -1,9 +1,10 @@
-"""A fifth CLI is one module: this one. It registers ``acme``, an adapter and its roster
-entry, and every verb works with it without another module knowing its name.
+"""A fifth CLI is one module, ``tests/fifth/acme.py``, plus its fake, ``fake_acme.py``.
 
-Acme speaks Claude's headless format (its adapter is Claude's, renamed), so the fake
-``acme`` on PATH is the fake claude under another name, and the other three CLIs are
-uninstalled: routing, the challenger and the reviewer can only be acme.
+The module is found the way a plugin's is: ``MAESTRO_CLIS`` names it, and ``maestro``
+registers it when it starts. Nothing else names acme: no module of the package. With it, acme is a spoke (plan,
+challenge, run, review, status, report, budgets, prices) and a hub (install, uninstall,
+doctor, tokens, completion). Claude, gemini and codex are uninstalled, and acme ranks
+first, so routing, the challenger and the reviewer can only be acme.
 """
 
 from __future__ import annotations
@@ -11,41 +12,19 @@ from __future__ import annotations
 import json
 import stat
 import sys
+from pathlib import Path
 
 import pytest
 
 # Everything that holds the list of CLIs is imported before acme registers, as in a
 # process where a plugin registers its CLI late: they must see it all the same.
+import maestro
 import maestro.planning.planschema
-import maestro.state.planfile  # noqa: F401
-from maestro import roster
-from maestro.spokes import registry
-from maestro.spokes.claude import ClaudeSpoke
+import maestro.state.planfile
+from maestro import clis, roster
 from tests.engine.runkit import plan, step, task, write_plan
 
-ACME = roster.Cli(
-    "acme",
-    "Acme CLI",
-    "Acme",
-    vendor="Acme Corp",
-    executable="acme",
-    install_hint="pipx install acme-cli",
-    budget=(20_000, 24_000, 30_000),
-    prices=(("acme-large*", 2.0, 8.0, 0.2),),
-    fallback_price=(1.0, 4.0, 0.1),
-    model_prefixes=("acme",),
-    route_rank={"code": -1, "test": -1, "review": -1, "research": -1},
-    opinion_rank=-1,
-    # Its adapter is Claude's: the same flags, so the same tier its flags cannot enforce.
-    unenforced_tiers=roster.CLIS["claude"].unenforced_tiers,
-)
-
-
-class AcmeSpoke(ClaudeSpoke):
-    name = "acme"
-    executable = "acme"
-    install_hint = ACME.install_hint
-
+FIFTH = Path(__file__).resolve().parent / "fifth"
 
 CHALLENGE = """\
 I read the plan.
@@ -64,27 +43,56 @@ I read the plan.
 VERDICT = "I read the diff.\n\n```maestro-review\nverdict: approve\n- none\n```\n"
 
 
-@pytest.fixture
-def acme(runenv):
-    """acme registered and on PATH (the fake claude's program), claude, gemini and codex
-    not installed."""
-    from tests.fakes.plugin import FAKES
+class Acme:
+    def __init__(self, state: Path) -> None:
+        self.state = state
 
+    def script(self, steps: list[dict]) -> None:
+        (self.state / "acme.script.json").write_text(json.dumps(steps))
+        (self.state / "acme.count").write_text("0")
+
+    def calls(self) -> list[list[str]]:
+        found = self.state / "acme.calls.jsonl"
+        return (
+            [json.loads(line) for line in found.read_text().splitlines()] if found.exists() else []
+        )
+
+
+@pytest.fixture
+def acme(runenv, tmp_path, monkeypatch):
+    """acme's module named as a plugin's, its fake on PATH; claude, gemini and codex not
+    installed."""
+    monkeypatch.setenv("MAESTRO_CLIS", "tests.fifth.acme")
+    state = tmp_path / "acme-state"
+    state.mkdir()
     exe = runenv.bin_dir / "acme"
     exe.write_text(
-        f"#!{sys.executable} -IS\nimport sys\nsys.path.insert(0, {str(FAKES)!r})\n"
-        "from fake_cli import main\nsys.exit(main('claude'))\n",
-        encoding="utf-8",
+        f"#!{sys.executable} -IS\nimport sys, pathlib\nsys.path.insert(0, {str(FIFTH)!r})\n"
+        f"from fake_acme import main\nsys.exit(main(pathlib.Path({str(state)!r})))\n"
     )
     exe.chmod(exe.stat().st_mode | stat.S_IXUSR)
     for name in ("claude", "gemini", "codex"):
         runenv.uninstall(name)
-    registry.register(AcmeSpoke, ACME)
-    yield runenv
-    registry.unregister("acme")
+    yield Acme(state)
+    roster.unregister("acme")
+    sys.modules.pop("tests.fifth.acme", None)
 
 
-def test_every_verb_works_with_a_fifth_cli(cli, project, acme, monkeypatch):
+def test_nothing_in_the_package_names_the_fifth_cli():
+    package = Path(maestro.__file__).parent
+    assert [p for p in package.rglob("*.py") if "acme" in p.read_text().lower()] == []
+
+
+def test_a_plugins_cli_is_registered_when_maestro_starts(cli, project, acme, capsys):
+    assert "acme" not in roster.NAMES
+    res = cli("install", "--help")
+    assert res.code == 0 and "--host {claude,gemini,codex,acme,all}" in capsys.readouterr().out
+    assert roster.NAMES[-1] == "acme" and "acme" in roster.REAL and "acme" in roster.HOSTS
+    clis.load({"MAESTRO_CLIS": "tests.fifth.acme"})  # a second start registers nothing twice
+    assert roster.NAMES.count("acme") == 1
+
+
+def test_the_fifth_cli_as_a_spoke(cli, project, acme, monkeypatch):
     monkeypatch.setenv("MAESTRO_LOG", "summary")
     # plan: acme is a hub and a Tool the plan format accepts; a task without a Tool is
     # routed at run time.
@@ -100,26 +108,28 @@ def test_every_verb_works_with_a_fifth_cli(cli, project, acme, monkeypatch):
     assert plan(project).task("1").tool == "acme"
 
     # challenge: the only installed CLI is the challenger, and says it is the hub's vendor.
-    acme.script("claude", [{"text": CHALLENGE}])
+    acme.script([{"text": CHALLENGE}])
     res = cli("challenge")
     assert res.code == 0, res.err
     assert "assumes the folder src/ exists" in res.out and "acme" in res.out
 
     # run: task 1 names acme, task 2 is routed to it (nothing else is installed).
-    acme.script("claude", [step(), step("src/b.py")])
+    acme.script([step(), step("src/b.py")])
     res = cli("run")
     assert res.code == 0, res.err + res.out
     done = plan(project)
     assert [(t.status, t.tool) for t in done.tasks] == [("done", "acme"), ("done", "acme")]
-    assert len(acme.runs("claude")) == 3  # the challenge, then one dispatch per task
+    assert (project / "src" / "b.py").is_file()
+    calls = acme.calls()
+    assert len(calls) == 3 and all(c[0] == "--print" and "rw" in c for c in calls[1:])
     log = (project / ".ai" / "MAESTRO-LOG.md").read_text()
     assert "Acme (Task 1" in log and "Acme CLI" in log  # the roster's short and display names
 
     # review: acme reviews acme's work (the only CLI), read-only.
-    acme.script("claude", [{"text": VERDICT}])
+    acme.script([{"text": VERDICT}])
     res = cli("review", "1", "--auto")
     assert res.code == 0, res.err + res.out
-    assert "approve" in res.out.lower()
+    assert "approve" in res.out.lower() and "ro" in acme.calls()[-1]
 
     # a failed task's options offer it for reassignment.
     from maestro.engine.ladder import decision_options
@@ -141,17 +151,53 @@ def test_every_verb_works_with_a_fifth_cli(cli, project, acme, monkeypatch):
     res = cli("run", "--tool", "acme")
     assert res.code == 1 and "[budgets.acme] budget = 0" in res.err
 
-    # doctor lists acme with its version; tokens works with it registered.
+
+def test_the_fifth_cli_as_a_hub(cli, project, acme, temp_home):
+    # install writes its commands and its stub, and `--host all` counts it.
+    res = cli("install", "--host", "acme")
+    assert res.code == 0, res.err
+    command = (project / ".acme" / "commands" / "maestro" / "run.md").read_text()
+    assert command.startswith("---\ndescription:") and "/maestro:" in command
+    assert "/maestro:plan|" in (project / "ACME.md").read_text()
+    res = cli("install", "--host", "all", "--dry-run", "--json")
+    assert res.code == 0, res.err
+    assert "acme" in res.out and "claude" in res.out
+    # the other hosts' commands offer it too.
+    assert cli("install", "--host", "claude").code == 0
+    challenge = (project / ".claude" / "commands" / "maestro" / "challenge.md").read_text()
+    assert "--tool claude|gemini|codex|acme | --all" in challenge
+
+    # doctor: the CLI with its version, its install, its hub mode and its own pitfall.
+    (temp_home / ".acme").mkdir()
+    (temp_home / ".acme" / "config.json").write_text('{"yolo": true}')
     res = cli("doctor", "--json")
     assert res.code in (0, 1), res.err
-    checks = {c["name"]: c for c in json.loads(res.out)["data"]["checks"]}
-    assert checks["acme"]["level"] == "ok" and "Acme CLI" in checks["acme"]["detail"]
-    assert checks["claude"]["level"] == "info" and "not on PATH" in checks["claude"]["detail"]
-    res = cli("tokens")
+    checks = {(c["area"], c["name"]): c for c in json.loads(res.out)["data"]["checks"]}
+    assert (
+        checks["hosts", "acme"]["level"] == "ok"
+        and "Acme CLI 1.2.3" in checks["hosts", "acme"]["detail"]
+    )
+    assert checks["hosts", "claude"]["level"] == "info"
+    assert checks["installs", "acme (project)"]["level"] == "ok"
+    assert (
+        checks["hubs", "acme"]["level"] == "ok"
+        and "acme /maestro:run" in checks["hubs", "acme"]["detail"]
+    )
+    assert checks["pitfalls", "acme yolo"]["level"] == "warn"
+
+    # tokens measures it; completion offers it; uninstall takes its files away.
+    res = cli("tokens", "--json")
     assert res.code == 0, res.err
+    assert "acme" in [h["host"] for h in json.loads(res.out)["data"]["hosts"]]
+    res = cli("completion", "bash")
+    assert res.code == 0 and "acme" in res.out
+    res = cli("uninstall", "--host", "acme")
+    assert res.code == 0, res.err
+    assert not (project / ".acme").exists() and not (project / "ACME.md").exists()
 
 
-def test_prices_and_models_of_a_fifth_cli(acme):
+def test_prices_and_models_of_a_fifth_cli(cli, acme):
+    cli("--version")  # maestro's start registers acme
     from maestro.agents.catalog import model_vendor
     from maestro.spokes.pricing import price_for
 
@@ -161,8 +207,14 @@ def test_prices_and_models_of_a_fifth_cli(acme):
     assert (fallback.input, fallback.source) == (1.0, "fallback")
 
 
-def test_unregistered_cli_is_unknown_again(cli, project, acme):
-    registry.unregister("acme")
-    write_plan_res = cli("run", "--tool", "acme")
-    assert write_plan_res.code != 0
-    registry.register(AcmeSpoke, ACME)
+def test_a_plugin_that_fails_to_load_is_one_line(cli, project, acme, monkeypatch):
+    monkeypatch.setenv("MAESTRO_CLIS", "tests.fifth.acme, tests.fifth.nosuch")
+    res = cli("status")
+    assert res.code == 1 and res.err.count("\n") == 1
+    assert "MAESTRO_CLIS names 'tests.fifth.nosuch'" in res.err and "Traceback" not in res.err
+
+
+def test_without_its_module_the_fifth_cli_is_unknown(cli, project, acme, monkeypatch):
+    monkeypatch.delenv("MAESTRO_CLIS")
+    res = cli("run", "--tool", "acme")
+    assert res.code != 0 and "acme" not in roster.NAMES

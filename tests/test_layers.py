@@ -154,7 +154,7 @@ def test_no_two_modules_share_a_name():
 
 
 def test_a_shared_name_is_seen(tmp_path):
-    for rel in ("maestro/bus/waiting.py", "maestro/engine/waiting.py", "maestro/engine/run.py"):
+    for rel in ("maestro/one/wait.py", "maestro/two/wait.py", "maestro/two/run.py"):
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text("")
-    assert shared_names(tmp_path) == {"waiting": ["bus/waiting.py", "engine/waiting.py"]}
+    assert shared_names(tmp_path) == {"wait": ["one/wait.py", "two/wait.py"]}

@@ -256,9 +256,11 @@ def test_read_without_file_is_empty(paths):
 WORKER = textwrap.dedent("""
     import sys
     from pathlib import Path
+    from maestro import clis
     from maestro.logfile import ExecutionLog, LogRow
     from maestro.paths import ProjectPaths
     worker, count, root = int(sys.argv[1]), int(sys.argv[2]), Path(sys.argv[3])
+    clis.load({})  # the roster names the rows' tools
     log = ExecutionLog(ProjectPaths(root), "summary")
     for n in range(count):
         log.append(LogRow("12:00:00", "Hub", "Dispatch", f"Task {worker}.{n}", 10, 1.0, "ok",

@@ -25,7 +25,7 @@ from importlib import import_module
 from pathlib import Path
 from typing import Any, NoReturn, TextIO, cast
 
-from maestro import __version__
+from maestro import __version__, clis
 from maestro.cli.context import Context
 from maestro.cli.render import render_error, render_result
 from maestro.cli.tree import children, closest, flags
@@ -219,6 +219,11 @@ def _project_dir(given: str, cwd: Path) -> Path:
 def main(argv: Sequence[str] | None = None, ctx: Context | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     ctx = ctx or Context()
+    try:
+        clis.load(ctx.env)  # every CLI is known before an argument is read
+    except MaestroError as error:
+        ctx.stderr.write(f"maestro: error: {error}\n")
+        return error.exit_code
     selected = _selected_command(argv)
     _Parser.help_hint = f"maestro {selected} --help" if selected else "maestro --help"
     parser = build_parser(*([selected] if selected else []))

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from maestro.cli.context import Context, Result
-from maestro.install.host import SCOPES
-from maestro.install.hosts import HOSTS
-
-if TYPE_CHECKING:
-    from maestro.install.operations import Request, Where
+from maestro.install import invocation, operations
+from maestro.install.host import SCOPES, hosts
+from maestro.install.operations import Request, Where
+from maestro.spokes.registry import detect_available
 
 EXAMPLES = """\
   maestro install --host claude                  commands and stub into this project
@@ -25,7 +23,7 @@ The host's own plugin or extension comes from Maestro's repository (docs/hosts.m
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--host", required=True, choices=[*HOSTS, "all"], help="the host CLI (all: the three)"
+        "--host", required=True, choices=[*hosts(), "all"], help="the host CLI (all: every one)"
     )
     parser.add_argument(
         "--scope", choices=SCOPES, default="project", help="project (default) or user"
@@ -36,8 +34,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def where(ctx: Context) -> Where:
-    from maestro.install.operations import Where
-
     paths = ctx.paths
     # The files name the state folder as the project sees it; an absolute one (rare)
     # would put a machine's path into them, so they keep the default name then.
@@ -46,19 +42,13 @@ def where(ctx: Context) -> Where:
 
 
 def request(args: argparse.Namespace) -> Request:
-    from maestro.install.operations import Request, expand_hosts
-
-    return Request(expand_hosts(args.host), args.scope, args.dry_run)
+    return Request(operations.expand_hosts(args.host), args.scope, args.dry_run)
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Result:
-    from maestro.install import invocation, operations
-
     req = request(args)
     report = operations.install(req, where(ctx), invocation.resolve())
     if not req.dry_run:
-        from maestro.spokes.registry import detect_available
-
         # The user's own shell: record where its spoke CLIs are, for a hub whose shell
         # has another PATH (Codex's login shell).
         detect_available(ctx.env)

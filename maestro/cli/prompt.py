@@ -48,7 +48,8 @@ def _routed(ctx: Context, plan: Any, task: Any, catalog: Any) -> str:
         # A prompt can be shown for any CLI, installed or not.
         raise SpokeError(
             error.message,
-            f"name the CLI: `maestro prompt {task.id} --tool claude` (or gemini, codex).",
+            f"name the CLI: `maestro prompt {task.id} --tool {roster.REAL[0]}` "
+            f"(or {', '.join(roster.REAL[1:])}).",
         ) from None
 
 

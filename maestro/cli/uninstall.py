@@ -7,6 +7,7 @@ import argparse
 from maestro.cli.context import Context, Result
 from maestro.cli.install import add_arguments as _install_arguments
 from maestro.cli.install import request, where
+from maestro.install import operations
 
 EXAMPLES = """\
   maestro uninstall --host claude                this project's Claude Code commands and stub
@@ -19,8 +20,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Result:
-    from maestro.install import operations
-
     # The files to remove come from the manifest, so no executable needs resolving.
     report = operations.uninstall(request(args), where(ctx), "maestro")
     return Result("uninstall", report.to_data(), operations.to_text(report), report.exit_code)

@@ -5,7 +5,7 @@ network namespaces, read-only by default). There a run is doomed before it start
 state cannot be written, a detached engine dies with the command that started it, or
 the spokes cannot reach their providers. Each verb that starts spokes asks here first,
 before it writes anything, and gets one error naming the host's flag or setting that
-works. The host facts live in ``maestro.install.hosts`` (one class per host).
+works. The host facts live in each CLI's module (``maestro.clis``, its ``Host``).
 """
 
 from __future__ import annotations
@@ -15,11 +15,9 @@ import os
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
-from maestro import roster
 from maestro.errors import MaestroError
-from maestro.install.hosts import hub_sandbox
+from maestro.install.host import hub_sandbox
 from maestro.paths import ProjectPaths
 
 _READ_ONLY = (errno.EROFS, errno.EACCES, errno.EPERM)
@@ -58,7 +56,7 @@ def refuse_doomed(
     """Raise CannotRunHere if this run cannot work here. ``detach``: the engine must
     outlive this command; ``network``: spokes that call a provider will be started;
     ``write``: the project's state will be written."""
-    sandbox = _sandbox(env)
+    sandbox = hub_sandbox(env)
     problems = []
     if write and not writable(paths.machine_dir):
         problems.append(f"{paths.root} cannot be written here")
@@ -74,17 +72,9 @@ def refuse_doomed(
     raise CannotRunHere(f"{where} cannot run this: {'; '.join(problems)}.", fix)
 
 
-def _sandbox(env: Mapping[str, str]) -> Any:
-    """The command sandbox of the host whose shell runs this process (None: none). A
-    host's sandbox marks the commands it runs (the roster's ``sandbox_markers``)."""
-    if not any(env.get(name) for cli in roster.real() for name in cli.sandbox_markers):
-        return None
-    return hub_sandbox(env)
-
-
 def read_only_error(exc: OSError, env: Mapping[str, str]) -> MaestroError:
     """A write refused by a read-only file system, as one line with the fix."""
-    sandbox = _sandbox(env)
+    sandbox = hub_sandbox(env)
     what = exc.filename or "a file"
     if sandbox is not None:
         return CannotRunHere(

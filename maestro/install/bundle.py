@@ -20,23 +20,25 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from maestro import clis
 from maestro.fsutil import atomic_write
-from maestro.install.host import RenderedFile, RenderOptions
-from maestro.install.hosts import HOSTS
+from maestro.install.host import RenderedFile, RenderOptions, hosts
 
 OPTIONS = RenderOptions(invocation="maestro")
-# What the bundle owns at the root: a file there that it does not render is stale.
-OWNED = ("plugins", "commands", "agents", ".claude-plugin", ".agents/plugins")
+# What the bundles own at the root besides each host's ``bundle_folders``: a file there
+# that no host renders is stale.
+OWNED = ("plugins",)
 
 
 def render() -> list[RenderedFile]:
-    return [item for host in HOSTS.values() for item in host.bundle(OPTIONS)]
+    return [item for host in hosts().values() for item in host.bundle(OPTIONS)]
 
 
 def stale(root: Path) -> list[str]:
     """Files in the bundle's folders that no host renders any more."""
     rendered = {item.path for item in render()}
-    found = (p for folder in OWNED for p in (root / folder).rglob("*") if p.is_file())
+    owned = [*OWNED, *(folder for host in hosts().values() for folder in host.bundle_folders)]
+    found = (p for folder in owned for p in (root / folder).rglob("*") if p.is_file())
     return sorted(
         rel for rel in (p.relative_to(root).as_posix() for p in found) if rel not in rendered
     )
@@ -67,6 +69,7 @@ def main() -> int:
             file=sys.stderr,
         )
         return 1
+    clis.load({})
     changed = sync(root)
     print("\n".join(f"wrote {rel}" for rel in changed) or "the bundles are up to date.")
     return 0

@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-CODEX_SKILLS_SINCE = (0, 117)  # older codex: custom prompts, --full-auto, no `$skill`
 # A sign-in as each CLI's files show it (Spoke.sign_in): not signed in is a warning, as
 # the CLI may be one this user never dispatches to.
 SIGNED = {

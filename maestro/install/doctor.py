@@ -17,8 +17,7 @@ from maestro.errors import InstallError
 from maestro.install import block, invocation
 from maestro.install import manifest as manifests
 from maestro.install.checks import SIGNED, Check, Situation
-from maestro.install.host import Host
-from maestro.install.hosts import HOSTS
+from maestro.install.host import Host, hosts
 from maestro.install.installer import block_hash, read_text
 from maestro.install.manifest import sha256
 from maestro.install.pitfalls import PITFALLS
@@ -26,17 +25,15 @@ from maestro.install.safepath import inside
 from maestro.install.targets import MANIFEST_NAME
 from maestro.paths import ProjectPaths, user_state_dir
 from maestro.spokes import clipaths
+from maestro.spokes.registry import detect_available, get_spoke
 
 
 def host_checks(s: Situation) -> list[Check]:
-    from maestro.spokes.registry import get_spoke
-
     checks = []
     # Every vendor's CLI in the roster: the hosts, and spokes that are no host.
-    for name in roster.REAL:
-        host = HOSTS.get(name)
-        title = host.title if host else roster.CLIS[name].display
-        use = "hub or spoke" if host else "spoke"
+    for cli in roster.real():
+        name, title = cli.name, cli.display
+        use = "hub or spoke" if cli.host else "spoke"
         found = s.available.get(name)
         if found is None or not found.path:
             checks.append(
@@ -45,7 +42,7 @@ def host_checks(s: Situation) -> list[Check]:
                     name,
                     "info",
                     f"{title} ({name}) is not on PATH.",
-                    f"to use it as {use}: {get_spoke(name).install_hint}",
+                    f"to use it as {use}: {cli.install_hint}",
                 )
             )
         else:
@@ -183,7 +180,7 @@ def install_checks(s: Situation) -> list[Check]:
                 "maestro",
                 "info",
                 "Maestro is not installed into any host here.",
-                "maestro install --host claude|gemini|codex|all [--scope user]",
+                f"maestro install --host {'|'.join(hosts())}|all [--scope user]",
             )
         )
     return checks
@@ -216,7 +213,7 @@ def hub_checks(s: Situation) -> list[Check]:
                 run_files[item.host] = text
     checks = []
     for name, run_file in run_files.items():
-        host = HOSTS[name]
+        host = hosts()[name]
         mode = host.hub_mode(s.env, s.project_root, run_file)
         checks.append(
             Check(
@@ -268,15 +265,14 @@ def _reach(host: Host, s: Situation) -> Check:
 
 def examine(s: Situation) -> list[Check]:
     checks = host_checks(s) + install_checks(s) + hub_checks(s)
-    found = [c for c in (p(s) for p in PITFALLS) if c is not None]
+    each = [check for cli in roster.CLIS.values() for check in cli.checks]
+    found = [c for c in (p(s) for p in (*each, *PITFALLS)) if c is not None]
     return checks + (
         found or [Check("pitfalls", "pitfalls", "ok", "none of the known pitfalls found.")]
     )
 
 
 def situation(paths: ProjectPaths, env: dict[str, str]) -> Situation:
-    from maestro.spokes.registry import detect_available
-
     available = {k: v for k, v in detect_available(env, versions=True).items() if k in roster.REAL}
     return Situation(
         paths.root, paths.install_manifest, paths.machine_dir, env, available, os.geteuid()

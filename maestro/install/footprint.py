@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from maestro import roster
 from maestro.install import block
-from maestro.install.host import Host, RenderOptions
-from maestro.install.hosts import HOSTS
+from maestro.install.host import Host, RenderOptions, hosts
 from maestro.install.sources import BUDGETS, ON_DEMAND_SKILLS, STUB_BUDGET, VERBS, load_skill
 from maestro.tokens import ENCODING, count_tokens
 
@@ -56,7 +56,9 @@ class Footprint:
     notes_stub: int
     skills: dict[str, int]  # on-demand skill bodies
     skills_if_native: int  # their descriptions, were they installed as host skills
-    gemini_lists_codex_skill: int  # .agents/skills is read by Gemini too
+    # (host, other host) -> what the host lists of the other's project install
+    # (Gemini reads Codex's .agents/skills too)
+    cross_listed: dict[tuple[str, str], int]
     invocation: str
     extras: dict[str, Any] = field(default_factory=dict)
 
@@ -77,13 +79,21 @@ def host_footprint(host: Host, opts: RenderOptions) -> HostFootprint:
 def measure(opts: RenderOptions) -> Footprint:
     skills = {name: load_skill(name) for name in ON_DEMAND_SKILLS}
     native = sum(count_tokens(f"- {s.name}: {s.description}\n") for s in skills.values())
-    codex_listed = sum(count_tokens(i.text + "\n") for i in HOSTS["codex"].listed(opts))
+    found = hosts().values()
+    cross = {
+        (host.name, other.name): sum(count_tokens(i.text + "\n") for i in other.listed(opts))
+        for host in found
+        for other in found
+        if host.lists_skills_in
+        and other is not host
+        and any(f.path.startswith(host.lists_skills_in) for f in other.files("project", opts))
+    }
     return Footprint(
-        hosts=[host_footprint(h, opts) for h in HOSTS.values()],
+        hosts=[host_footprint(h, opts) for h in hosts().values()],
         notes_stub=count_tokens(NOTES_EXAMPLE_STUB),
         skills={name: count_tokens(s.body) for name, s in skills.items()},
         skills_if_native=native,
-        gemini_lists_codex_skill=codex_listed,
+        cross_listed=cross,
         invocation=opts.invocation,
     )
 
@@ -108,7 +118,7 @@ def to_data(fp: Footprint) -> dict[str, Any]:
         "notes_example_stub": fp.notes_stub,
         "on_demand_skills": fp.skills,
         "skills_if_installed_natively": fp.skills_if_native,
-        "gemini_lists_codex_project_skill": fp.gemini_lists_codex_skill,
+        **{f"{a}_lists_{b}_project_skill": n for (a, b), n in fp.cross_listed.items()},
         "problems": fp.problems(),
     }
 
@@ -144,9 +154,11 @@ def to_text(fp: Footprint) -> str:
     lines += [
         "",
         f"Design notes' example stub, for comparison: {fp.notes_stub} tokens.",
-        (
-            f"Gemini also lists .agents/skills: with Codex installed in a project, Gemini sessions there "
-            f"pay its skill listing too (+{fp.gemini_lists_codex_skill})."
+        *(
+            f"{roster.CLIS[a].short} also lists {hosts()[a].lists_skills_in.rstrip('/')}: with "
+            f"{roster.CLIS[b].short} installed in a project, {roster.CLIS[a].short} sessions there "
+            f"pay its skill listing too (+{n})."
+            for (a, b), n in fp.cross_listed.items()
         ),
         "On-demand skills (not installed; the hub runs `maestro skill <name>` when a step needs one): "
         + ", ".join(f"{n} {t}" for n, t in fp.skills.items())

@@ -1,6 +1,6 @@
 """What every host's installer has: render options, rendered files, the token listing,
-the sandbox a hub runs in, and ``Host``, the base each host's class fills in
-(hosts.py lists them).
+the sandbox a hub runs in, and ``Host``, the base each host's class fills in (in its
+CLI's module, ``maestro.clis``); ``hosts`` lists the registered ones.
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from maestro import __version__
+from maestro import __version__, roster
+from maestro.errors import InstallError
 from maestro.install import text
 from maestro.install.sources import (
     RECON_AGENT,
@@ -52,20 +53,20 @@ class Listed:
     text: str  # what the model reads, e.g. "- maestro:plan: Plan a goal ..."
 
 
-def _yaml_scalar(value: str) -> str:
-    import yaml
+def yaml_scalar(value: str) -> str:
+    import yaml  # 10 ms to import; every command imports this module (the CLIs' hosts)
 
     dumped: str = yaml.safe_dump(value, default_flow_style=True, allow_unicode=True, width=1 << 20)
     return dumped.removesuffix("\n...\n").rstrip("\n")
 
 
-def _toml_string(value: str, *, multiline: bool = False) -> str:
+def toml_string(value: str, *, multiline: bool = False) -> str:
     if multiline and "'''" not in value:
         return "'''\n" + value + "'''"  # literal: no escapes; the first newline is dropped
     return json.dumps(value, ensure_ascii=False)  # a JSON string is a TOML basic string
 
 
-def _json_file(path: str, data: dict[str, Any]) -> RenderedFile:
+def json_file(path: str, data: dict[str, Any]) -> RenderedFile:
     return RenderedFile(path, json.dumps(data, indent=2) + "\n")
 
 
@@ -82,7 +83,6 @@ class Sandbox:
 
 class Host:
     name = ""
-    title = ""
     instruction_file = ""
     project_prefix = ""  # where the host's files live inside a project
     verb_template = "/maestro:{verb}"
@@ -91,6 +91,13 @@ class Host:
     # Does its shell tool set PATH afresh (a login shell), so a `maestro run` it starts
     # may lack the user's folders of spoke CLIs (maestro.spokes.clipaths)?
     resets_path = False
+    root_vars = "HOME"  # the variables that choose ``user_root``
+    # A project folder whose skills it lists to its model, whichever host put them there.
+    lists_skills_in = ""
+
+    @property
+    def title(self) -> str:
+        return roster.CLIS[self.name].display
 
     def user_root(self, env: dict[str, str]) -> Path:
         raise NotImplementedError
@@ -138,6 +145,8 @@ class Host:
         files relative to the repository root (``maestro.install.bundle``)."""
         raise NotImplementedError
 
+    bundle_folders: tuple[str, ...] = ()  # folders of the root only its bundle writes
+
     agent_suffix = ".md"
 
     def agent_file(self, source: SkillSource) -> str | None:
@@ -178,13 +187,6 @@ class HubMode:
     fix: str | None = None
 
 
-def _json_or_empty(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-
-
 def has_ancestor(comm: str) -> bool:
     """Is a process named ``comm`` among this one's ancestors (as this PID namespace
     sees them)? Without /proc: assume so."""
@@ -199,3 +201,20 @@ def has_ancestor(comm: str) -> bool:
         if pid <= 0:
             return False
     return False
+
+
+def hosts() -> dict[str, Host]:
+    """The host of each registered CLI that is one, by name."""
+    return {name: roster.CLIS[name].host for name in roster.HOSTS}
+
+
+def get_host(name: str) -> Host:
+    found = hosts()
+    if name not in found:
+        raise InstallError(f"unknown host {name!r}.", f"use one of: {', '.join(found)}, all.")
+    return found[name]
+
+
+def hub_sandbox(env: Mapping[str, str]) -> Sandbox | None:
+    """The sandbox of the host whose shell tool runs this process, if any."""
+    return next((box for h in hosts().values() if (box := h.sandbox(env)) is not None), None)

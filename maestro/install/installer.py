@@ -146,13 +146,13 @@ def _block_action(
 
 def _previous(target: Target, manifest: Manifest) -> Install | None:
     """The recorded install of this host, refused if it lives elsewhere now (a changed
-    CODEX_HOME or HOME would otherwise orphan its files)."""
+    home folder would otherwise orphan its files)."""
     previous = manifest.get(target.host.name, FORM)
     if previous is not None and previous.root != target.root_record:
         raise InstallError(
             f"Maestro's {target.host.name} files were installed in {previous.root}, but this "
             f"environment puts them in {target.root_record}.",
-            f"run this with the environment of that install (HOME or CODEX_HOME pointing at {previous.root}), "
+            f"run this with the environment of that install ({target.host.root_vars} pointing at {previous.root}), "
             "or uninstall from there first.",
         )
     return previous

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from maestro import __version__
 from maestro.errors import InstallError, MaestroError
+from maestro.process import run_process
 
 SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
 
@@ -55,9 +56,7 @@ def _module() -> list[str]:
 
 def _source() -> str:
     """The folder holding the ``maestro`` package (site-packages, or a source checkout)."""
-    import maestro
-
-    return str(Path(maestro.__file__).resolve().parent.parent)
+    return str(Path(__file__).resolve().parent.parent.parent)
 
 
 def here() -> list[str]:
@@ -73,8 +72,6 @@ def here() -> list[str]:
 
 def runs(argv: list[str], *, shell_path: str = SYSTEM_PATH) -> bool:
     """Does ``argv --version`` print this Maestro's version from a bare shell?"""
-    from maestro.process import run_process
-
     env = {"PATH": shell_path, "HOME": os.environ.get("HOME", "/"), "LANG": "C.UTF-8"}
     try:
         outcome = run_process([*argv, "--version"], cwd="/", env=env, timeout_s=60, grace_s=1.0)

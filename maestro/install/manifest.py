@@ -23,6 +23,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+import jsonschema
+
+from maestro import roster
 from maestro.errors import UPGRADE, InstallError
 from maestro.fsutil import atomic_write, private_folder
 
@@ -48,7 +51,7 @@ SCHEMA: dict[str, Any] = {
                 "type": "object",
                 "required": ["host", "form", "scope", "root", "maestro", "files", "blocks", "dirs"],
                 "properties": {
-                    "host": {"enum": ["claude", "gemini", "codex"]},
+                    "host": {"enum": roster.HOSTS},
                     "form": {"enum": ["files", "plugin", "extension"]},
                     "scope": {"enum": ["project", "user"]},
                     "root": {"type": "string", "minLength": 1},
@@ -144,8 +147,6 @@ class Manifest:
 
 
 def parse(text: str, path: Path) -> Manifest:
-    import jsonschema
-
     fix = (
         "restore it from a backup, or delete it (Maestro then leaves the files it wrote in place)."
     )

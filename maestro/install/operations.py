@@ -13,8 +13,7 @@ from typing import Any
 from maestro.fsutil import file_lock, remove_empty_folder
 from maestro.install import installer
 from maestro.install import manifest as manifests
-from maestro.install.host import RenderOptions
-from maestro.install.hosts import HOSTS
+from maestro.install.host import RenderOptions, hosts
 from maestro.install.installer import InstallPlan
 from maestro.install.targets import Target, build, manifest_path, shown
 
@@ -79,7 +78,7 @@ class InstallReport:
 
 
 def expand_hosts(host: str) -> list[str]:
-    return list(HOSTS) if host == "all" else [host]
+    return list(hosts()) if host == "all" else [host]
 
 
 @contextlib.contextmanager

@@ -2,7 +2,8 @@
 ``skills/<name>/SKILL.md`` and the hubs' own subagents, ``agents/hub/<name>.md`` (name,
 description, instructions; each host's renderer adds its own settings).
 
-A command source is Markdown with frontmatter (``description``, ``argument-hint``) and a
+A command source is Markdown with frontmatter (``description``, ``argument-hint``, where
+``{clis}`` stands for the roster's vendors' CLIs, ``claude|gemini|codex``) and a
 body written once for every host. The body may use:
 
 - ``$ARGUMENTS``: the user's arguments (each host's own placeholder is put in its place);
@@ -17,8 +18,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from maestro import resources
+from maestro import resources, roster
 from maestro.errors import InstallError
+from maestro.frontmatter import FrontmatterError, split
 
 VERBS = ("plan", "challenge", "run", "review", "status", "report")
 # Token budgets of the rendered command bodies (design notes, "Token Budget").
@@ -51,8 +53,6 @@ class SkillSource:
 
 def split_frontmatter(text: str, origin: str) -> tuple[dict[str, str], str]:
     """(frontmatter, body) of a source file; the body starts after the closing ``---``."""
-    from maestro.frontmatter import FrontmatterError, split
-
     try:
         meta, body = split(text)
     except FrontmatterError as error:
@@ -78,7 +78,9 @@ def split_frontmatter(text: str, origin: str) -> tuple[dict[str, str], str]:
 def load_command(verb: str) -> CommandSource:
     origin = f"commands/{verb}.md"
     meta, body = split_frontmatter(resources.read_text("commands", f"{verb}.md"), origin)
-    return CommandSource(verb, meta["description"], meta.get("argument-hint"), body)
+    hint = meta.get("argument-hint")  # {clis}: the roster's vendors' CLIs
+    hint = hint.replace("{clis}", "|".join(roster.REAL)) if hint else hint
+    return CommandSource(verb, meta["description"], hint, body)
 
 
 def load_commands() -> list[CommandSource]:

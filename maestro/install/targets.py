@@ -7,8 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from maestro.formatting import shown_path
-from maestro.install.host import Host, RenderedFile, RenderOptions
-from maestro.install.hosts import get_host
+from maestro.install.host import Host, RenderedFile, RenderOptions, get_host
 from maestro.paths import user_home, user_state_dir
 
 MANIFEST_NAME = "install-manifest.json"

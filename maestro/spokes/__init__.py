@@ -1,14 +1,13 @@
-"""Spokes: one adapter per external CLI behind one interface, one process runner, the
-offline sim spoke, availability and prices. See docs/architecture.md, "spokes"."""
+"""Spokes: the interface every CLI's adapter (in its module, ``maestro.clis``) fulfils,
+availability and prices. See docs/architecture.md, "spokes"."""
 
 from maestro.process import ProcessOutcome, run_process
 from maestro.spokes.base import Spoke, refuse_if_inside_spoke
 from maestro.spokes.contract import ERROR_KINDS, DispatchRequest, SpokeResult
-from maestro.spokes.registry import SPOKE_NAMES, Availability, detect_available, get_spoke
+from maestro.spokes.registry import Availability, detect_available, get_spoke
 
 __all__ = [
     "ERROR_KINDS",
-    "SPOKE_NAMES",
     "Availability",
     "DispatchRequest",
     "ProcessOutcome",

@@ -25,12 +25,11 @@ from maestro.paths import user_home
 from maestro.process import ExecutableNotFound, ProcessOutcome, run_process
 from maestro.spokes import clipaths
 from maestro.spokes.contract import DispatchRequest, SpokeResult, UsageTally, fail
+from maestro.spokes.jsonout import load_json_object
+from maestro.spokes.pricing import estimate_cost
 from maestro.state.codecs.values import FieldError, check_line
 from maestro.state.model import Usage
 
-# Variables a nested host reads to decide it runs inside another session: a spoke that
-# inherits them refuses to start or hangs (HOSTS.md, "Nested Claude").
-NESTED_HOST_VARS = ("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT")
 SPOKE_MARKER = "MAESTRO_SPOKE"
 SESSION_MARKER = "MAESTRO_SESSION_ID"  # bus.sessions.SESSION_VAR (a higher layer)
 
@@ -97,8 +96,6 @@ class Spoke:
     ``build_argv``, ``read_result`` and ``diagnose``; streaming CLIs also ``watch``."""
 
     name: str = ""
-    executable: str | None = None
-    install_hint: str = ""
     supports_resume: bool = False
     simulated: bool = False
 
@@ -106,12 +103,19 @@ class Spoke:
         # Settings give the price table overrides; None means the built-in prices.
         self.settings = settings
 
-    # -- what the CLI can guarantee -------------------------------------------------
+    # -- what the CLI can guarantee (its roster entry's facts) ------------------------
+    @property
+    def executable(self) -> str | None:
+        return roster.CLIS[self.name].executable
+
+    @property
+    def install_hint(self) -> str:
+        return roster.CLIS[self.name].install_hint
+
     @property
     def unenforced_tiers(self) -> Mapping[str, str]:
-        """Tiers the CLI's flags cannot fully enforce -> why (its roster entry's)."""
-        cli = roster.get(self.name)
-        return cli.unenforced_tiers if cli else {}
+        """Tiers the CLI's flags cannot fully enforce -> why."""
+        return roster.CLIS[self.name].unenforced_tiers
 
     def enforces(self, tier: str) -> bool:
         """True only where the CLI's own flags fully enforce ``tier``; elsewhere the
@@ -136,19 +140,21 @@ class Spoke:
         if req.resume_session and not self.supports_resume:
             raise SpokeError(
                 f"the {self.name} spoke cannot resume a session by id.",
-                "dispatch the task afresh, or to a CLI that resumes (claude).",
+                "dispatch the task afresh, or to a CLI that resumes "
+                f"({roster.or_list([c.name for c in roster.CLIS.values() if c.spoke.supports_resume])}).",
             )
 
     def spoke_env(
         self, req: DispatchRequest, base_env: dict[str, str] | None = None
     ) -> dict[str, str]:
         """The caller's environment as the user had it (minus what a hub's shell tool
-        injected: its variables, its git settings, see maestro.git) and minus nested-host
-        markers, plus the spoke marker; on a PATH without the CLI, the folder it was
+        injected: its variables, its git settings, see maestro.git) and minus each CLI's
+        ``nested_vars``, plus the spoke marker; on a PATH without the CLI, the folder it was
         recorded in goes last (``clipaths``: a hub's login shell resets PATH)."""
         env = clean_git_env(roster.user_env(os.environ if base_env is None else base_env))
-        for key in NESTED_HOST_VARS:
-            env.pop(key, None)
+        for cli in roster.CLIS.values():
+            for key in cli.nested_vars:
+                env.pop(key, None)
         env[SPOKE_MARKER] = "1"
         env.update(req.env_extra)
         if self.executable:
@@ -251,8 +257,6 @@ class Spoke:
 
     def price(self, by_model: dict[str | None, Usage]) -> float | None:
         """Estimated dollars for the usage of each model, from the price table."""
-        from maestro.spokes.pricing import estimate_cost
-
         total = 0.0
         for model, usage in by_model.items():
             part = estimate_cost(model, usage, self.settings, tool=self.name)
@@ -268,8 +272,6 @@ class Spoke:
         """A per-line callback that stops the process once usage passes ``abort_tokens``."""
         if not req.abort_tokens:
             return None
-        from maestro.spokes.jsonout import load_json_object
-
         tally = UsageTally()
         limit = req.abort_tokens
 

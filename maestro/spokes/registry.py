@@ -1,8 +1,9 @@
-"""The spoke registry: the one list of CLIs Maestro can dispatch to, and which of them are
-installed. Commands and the engine ask here and never branch on a CLI's name."""
+"""The spoke of each CLI in the roster, and which of them are installed. Commands and the
+engine ask here and never branch on a CLI's name."""
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import shutil
@@ -16,18 +17,7 @@ from maestro.errors import MaestroError, NotFound
 from maestro.process import run_process
 from maestro.spokes import clipaths
 from maestro.spokes.base import SPOKE_MARKER, Spoke
-from maestro.spokes.claude import ClaudeSpoke
-from maestro.spokes.codex import CodexSpoke
-from maestro.spokes.gemini import GeminiSpoke
-from maestro.spokes.sim import SimSpoke
 
-SPOKES: dict[str, type[Spoke]] = {
-    "claude": ClaudeSpoke,
-    "gemini": GeminiSpoke,
-    "codex": CodexSpoke,
-    "sim": SimSpoke,
-}
-SPOKE_NAMES = roster.NAMES  # the roster's live list: the same CLIs, in the same order
 VERSION_TIMEOUT_S = 10.0
 _VERSION = re.compile(r"\d+\.\d+(?:\.\d+)?(?:[-+.][0-9A-Za-z.]+)?")
 
@@ -41,38 +31,18 @@ class Availability:
 
 def get_spoke(name: str, settings: Any = None) -> Spoke:
     """The adapter for ``name``; ``settings`` supply price overrides."""
-    cls = SPOKES.get(name)
-    if cls is None:
-        import difflib
-
-        close = difflib.get_close_matches(name, SPOKE_NAMES, n=1)
+    cli = roster.get(name)
+    if cli is None:
+        close = difflib.get_close_matches(name, roster.NAMES, n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         raise NotFound(
-            f"unknown spoke CLI {name!r}{hint}.", f"use one of: {', '.join(SPOKE_NAMES)}."
+            f"unknown spoke CLI {name!r}{hint}.", f"use one of: {', '.join(roster.NAMES)}."
         )
-    return cls(settings)
+    spoke: Spoke = cli.spoke(settings)
+    return spoke
 
 
-def register(spoke: type[Spoke], facts: roster.Cli) -> None:
-    """Add a CLI: its facts to the roster, its adapter here. Every command, the plan
-    format and the engine know it from then on (a new CLI is one module that calls this)."""
-    if spoke.name != facts.name:
-        raise ValueError(
-            f"adapter {spoke.__name__} is named {spoke.name!r}, its facts {facts.name!r}"
-        )
-    roster.register(facts)
-    SPOKES[facts.name] = spoke
-    reset_availability_cache()
-
-
-def unregister(name: str) -> None:
-    """Take away a CLI added with ``register``."""
-    SPOKES.pop(name, None)
-    roster.unregister(name)
-    reset_availability_cache()
-
-
-_cache: dict[tuple[str, str, bool], dict[str, Availability]] = {}
+_cache: dict[tuple[str, str, tuple[str, ...], bool], dict[str, Availability]] = {}
 _lock = threading.Lock()
 
 
@@ -110,34 +80,34 @@ def detect_available(
     runner: a real CLI takes a few hundred milliseconds to say it, time a run's first
     dispatch would otherwise wait for."""
     env = dict(os.environ if env is None else env)
-    search = env.get("PATH", os.defpath)
-    record = str(clipaths.record_file(env))
+    # A CLI registered later (a plugin's) is looked for too.
+    key = (env.get("PATH", os.defpath), str(clipaths.record_file(env)), tuple(roster.NAMES))
+    search = key[0]
     with _lock:
-        cached = _cache.get((search, record, True)) or (
-            None if versions else _cache.get((search, record, False))
-        )
+        cached = _cache.get((*key, True)) or (None if versions else _cache.get((*key, False)))
         if cached is not None:
             return dict(cached)
-    executables = [cls.executable for cls in SPOKES.values() if cls.executable]
+    executables = [cli.executable for cli in roster.CLIS.values() if cli.executable]
     on_path = {exe: path for exe in executables if (path := shutil.which(exe, path=search))}
     # A spoke's PATH is no evidence (spokes are untrusted). A new record can change what
     # a lookup on another PATH finds.
     if env.get(SPOKE_MARKER) != "1" and clipaths.remember(on_path, env):
         reset_availability_cache()
     found: dict[str, Availability] = {}
-    for name, cls in SPOKES.items():
-        exe = cls.executable
+    for name, cli in roster.CLIS.items():
+        exe = cli.executable
         path = None if exe is None else shutil.which(exe, path=clipaths.search_path(exe, env))
         if exe is None or path is not None:
             found[name] = Availability(name, path, None)
     if versions:
         found = _with_versions(found, env)
     with _lock:
-        _cache[(search, record, versions)] = found
+        _cache[(*key, versions)] = found
     return dict(found)
 
 
 def _with_versions(found: dict[str, Availability], env: dict[str, str]) -> dict[str, Availability]:
+    # 6 ms to import, for doctor alone; every command imports this module.
     from concurrent.futures import ThreadPoolExecutor
 
     def version(item: Availability) -> Availability:

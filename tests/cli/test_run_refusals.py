@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from maestro.install.hosts import hub_sandbox
+from maestro.install.host import hub_sandbox
 from tests.engine.runkit import plan, task, write_plan
 
 REPO = Path(__file__).resolve().parents[2]

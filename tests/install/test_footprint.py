@@ -6,8 +6,7 @@ import json
 import pytest
 
 from maestro.install import footprint, sources
-from maestro.install.host import RenderOptions
-from maestro.install.hosts import HOSTS
+from maestro.install.host import RenderOptions, hosts
 from maestro.tokens import count_tokens
 
 from .helpers import LONG_INVOCATION, TYPICAL_INVOCATION
@@ -21,8 +20,8 @@ def measured(request):
 def test_stub_within_50_tokens_and_names_syntax_and_state_files(measured):
     for fp in measured.hosts:
         assert fp.stub_block <= sources.STUB_BUDGET, fp
-        stub = HOSTS[fp.host].stub(RenderOptions(invocation="maestro"))
-        assert HOSTS[fp.host].invoke("plan").split()[0] in stub
+        stub = hosts()[fp.host].stub(RenderOptions(invocation="maestro"))
+        assert hosts()[fp.host].invoke("plan").split()[0] in stub
         assert ".ai/MAESTRO.md" in stub and ".ai/MAESTRO-LOG.md" in stub
 
 

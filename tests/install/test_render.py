@@ -8,8 +8,7 @@ import pytest
 import yaml
 
 from maestro.install import block
-from maestro.install.host import RenderOptions
-from maestro.install.hosts import HOSTS
+from maestro.install.host import RenderOptions, hosts
 from maestro.install.sources import VERBS, load_agent, load_commands
 
 from .helpers import FIXED_INVOCATION
@@ -18,14 +17,14 @@ OPTS = RenderOptions(invocation=shlex.join([FIXED_INVOCATION]), version="0.1.0")
 # The host bundles (maestro/install/bundle.py) are committed files: tests/install/test_bundle.py.
 CASES = [
     (host, scope, f.path)
-    for host in HOSTS
+    for host in hosts()
     for scope in ("project", "user")
-    for f in HOSTS[host].files(scope, OPTS)
+    for f in hosts()[host].files(scope, OPTS)
 ]
 
 
 def rendered(host, scope, path):
-    return next(f.content for f in HOSTS[host].files(scope, OPTS) if f.path == path)
+    return next(f.content for f in hosts()[host].files(scope, OPTS) if f.path == path)
 
 
 @pytest.mark.parametrize(
@@ -35,15 +34,15 @@ def test_rendered_file(text_snapshot, host, scope, path):
     assert rendered(host, scope, path) == text_snapshot
 
 
-@pytest.mark.parametrize("host", list(HOSTS))
+@pytest.mark.parametrize("host", list(hosts()))
 def test_stub_block(text_snapshot, host):
-    assert block.render(host, HOSTS[host].stub(OPTS)) + "\n" == text_snapshot
+    assert block.render(host, hosts()[host].stub(OPTS)) + "\n" == text_snapshot
 
 
 def test_file_layout_per_host():
-    claude = [f.path for f in HOSTS["claude"].files("project", OPTS)]
-    gemini = [f.path for f in HOSTS["gemini"].files("user", OPTS)]
-    codex = [f.path for f in HOSTS["codex"].files("project", OPTS)]
+    claude = [f.path for f in hosts()["claude"].files("project", OPTS)]
+    gemini = [f.path for f in hosts()["gemini"].files("user", OPTS)]
+    codex = [f.path for f in hosts()["codex"].files("project", OPTS)]
     assert claude == [f".claude/commands/maestro/{v}.md" for v in VERBS]
     assert gemini == [
         *(f"commands/maestro/{v}.toml" for v in VERBS),
@@ -85,8 +84,8 @@ def test_codex_recon_role(scope):
 
 def test_claude_installs_no_agent_of_its_own():
     for scope in ("project", "user"):
-        assert not any("agents/" in f.path for f in HOSTS["claude"].files(scope, OPTS))
-    assert not any("agents/" in f.path for f in HOSTS["claude"].bundle(OPTS))
+        assert not any("agents/" in f.path for f in hosts()["claude"].files(scope, OPTS))
+    assert not any("agents/" in f.path for f in hosts()["claude"].bundle(OPTS))
 
 
 @pytest.mark.parametrize("verb", VERBS)
@@ -130,7 +129,7 @@ def test_gemini_command_is_toml_with_args_and_no_shell_injection(verb):
 
 
 def test_gemini_prompt_survives_toml_exactly():
-    host = HOSTS["gemini"]
+    host = hosts()["gemini"]
     for source in load_commands():
         data = tomllib.loads(host.command_file(source, OPTS))
         assert data["prompt"] == host.body(source, OPTS)
@@ -166,6 +165,6 @@ def test_every_maestro_call_is_pinned():
 
 
 def test_plan_passes_the_hub_of_each_host():
-    for host in HOSTS:
-        expanded = HOSTS[host].expanded("plan", OPTS)
+    for host in hosts():
+        expanded = hosts()[host].expanded("plan", OPTS)
         assert f"--hub {host} --dry-run" in expanded and f"--hub {host} --yes" in expanded

@@ -48,10 +48,10 @@ def test_a_decision_names_the_four_escalation_options():
 
 
 def test_plan_recons_through_each_hosts_subagent():
-    from maestro.install.host import RenderOptions
-    from maestro.install.hosts import HOSTS
 
-    said = {h: HOSTS[h].expanded("plan", RenderOptions(invocation="maestro")) for h in HOSTS}
+    from maestro.install.host import RenderOptions, hosts
+
+    said = {h: hosts()[h].expanded("plan", RenderOptions(invocation="maestro")) for h in hosts()}
     assert "Launch the Explore subagent" in said["claude"]
     assert "`invoke_agent` with agent_name `maestro-recon`" in said["gemini"]
     assert "spawn agent_type `maestro-recon`" in said["codex"]

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from maestro.spokes.claudestore import SLUG_CAP, slug
+from maestro.clis.claudestore import SLUG_CAP, slug
 
 from . import hostenv
 from .fake_model import ToolCall, WriteFile, tool_results

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from maestro.clis.geminifiles import policy_toml
 from maestro.errors import SpokeError
 from maestro.spokes import DispatchRequest, get_spoke
-from maestro.spokes.gemini import policy_toml
 
 CWD = Path("/work/proj")
 SCRATCH = Path("/work/proj/.ai/maestro/runs/r1/scratch")

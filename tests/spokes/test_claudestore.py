@@ -1,5 +1,5 @@
 """Claude Code's session store: the slug rule, and a transcript made findable from
-another folder without writing anywhere else (maestro/spokes/claudestore.py)."""
+another folder without writing anywhere else (maestro/clis/claudestore.py)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from maestro.clis.claudestore import reach, slug
 from maestro.process import ProcessOutcome
 from maestro.spokes import get_spoke
-from maestro.spokes.claudestore import reach, slug
 from maestro.spokes.contract import DispatchRequest
 from tests.fakes.samples import read_sample
 

@@ -6,13 +6,14 @@ import os
 
 import pytest
 
+from maestro import roster
 from maestro.errors import NotFound
-from maestro.spokes import SPOKE_NAMES, Spoke, detect_available, get_spoke
+from maestro.spokes import Spoke, detect_available, get_spoke
 
 
 def test_names_and_adapters():
-    assert SPOKE_NAMES == ["claude", "gemini", "codex", "sim"]
-    for name in SPOKE_NAMES:
+    assert roster.NAMES == ["claude", "gemini", "codex", "sim"]
+    for name in roster.NAMES:
         spoke = get_spoke(name)
         assert isinstance(spoke, Spoke) and spoke.name == name
         assert spoke.install_hint

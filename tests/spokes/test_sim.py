@@ -185,7 +185,7 @@ def test_on_start_gets_this_process(project):
 
 
 def test_verification_covers_the_task_criteria_only(project):
-    from maestro.spokes.sim import criteria
+    from maestro.clis.sim import criteria
 
     prompt = (
         "## Task\nTask 1: x\n\n## Success Criteria\n- [ ] slugify lowercases\n- [ ] tests pass\n\n"
@@ -203,7 +203,7 @@ def test_a_toml_file_holds_any_title_as_toml():
     """A JSON string is not a TOML string: an emoji is a surrogate pair TOML refuses."""
     from pathlib import Path
 
-    from maestro.spokes.simfiles import content_for
+    from maestro.clis.simfiles import content_for
 
     title = 'Ship it 🚀: "quotes", back\\slash, tab\tand é'
     text, _ = content_for(Path("conf/c.toml"), title, "4", [])

@@ -1,9 +1,15 @@
-"""Gemini CLI as a spoke: ``gemini -p <prompt> -o json --skip-trust`` (HOSTS.md).
+"""Gemini CLI: everything Maestro knows about it (HOSTS.md), in one module (what it reads
+from its own files is in ``geminifiles``).
 
-Tiers: headless Gemini without yolo offers the model only read-only tools. Write tiers
+As a spoke: ``gemini -p <prompt> -o json --skip-trust`` (``GeminiSpoke``). Tiers: headless Gemini without yolo offers the model only read-only tools. Write tiers
 need an approval mode that enables the write tools, and a Policy Engine file (TOML
 ``[[rule]]`` entries, loaded with ``--policy``) denies what the tier forbids. Denied
 global rules remove the tool from the model's tool list altogether.
+
+As a host (``GeminiHost``): ``.gemini/commands/maestro/<verb>.toml`` is ``/maestro:<verb>``;
+GEMINI.md; command descriptions are not listed to the model; ``.agents/skills`` are, and
+so are the subagents of ``~/.gemini/agents`` (a project's ``.gemini/agents`` once the user
+acknowledged them). Doctor: a project Gemini does not trust.
 """
 
 from __future__ import annotations
@@ -15,10 +21,27 @@ from pathlib import Path
 from typing import Any
 
 from maestro import roster
+from maestro.clis import geminifiles
+from maestro.errors import InstallError
 from maestro.fsutil import atomic_write
+from maestro.install.checks import Check, Situation
+from maestro.install.host import (
+    DESCRIPTION,
+    PLUGIN_NAME,
+    Host,
+    HubMode,
+    Listed,
+    RenderedFile,
+    RenderOptions,
+    json_file,
+    toml_string,
+    yaml_scalar,
+)
+from maestro.install.invocation import resolve
+from maestro.install.sources import RECON_AGENT, CommandSource, SkillSource, load_agent
 from maestro.paths import user_home
 from maestro.process import ProcessOutcome
-from maestro.spokes.base import SignIn, Spoke, inline_system, read_json, safe_positional, tilde
+from maestro.spokes.base import SignIn, Spoke, inline_system, read_json, safe_positional
 from maestro.spokes.contract import DispatchRequest, SpokeResult, UsageTally, fail
 from maestro.spokes.jsonout import (
     as_int,
@@ -35,44 +58,6 @@ from maestro.spokes.jsonout import (
 )
 from maestro.state.model import Usage
 
-READ = ("read_file", "read_many_files", "list_directory", "glob", "grep_search")
-# The shell tool and the two that follow the commands it started in the background.
-SHELL = ("run_shell_command", "list_background_processes", "read_background_output")
-WRITE = ("write_file", "replace")
-WEB_SEARCH = ("google_web_search",)
-# Every other built-in tool of Gemini CLI 0.61 (its *_TOOL_NAME constants, plus
-# save_memory, which appends to ~/.gemini/GEMINI.md: outside the project). Headless it
-# offers some of them in every tier (invoke_agent starts subagents, web_fetch reaches
-# the network, enter_plan_mode, activate_skill, write_todos, update_topic): none is a
-# task's job, so the policy takes them all away.
-OTHERS = (
-    "save_memory",
-    "web_fetch",
-    "invoke_agent",
-    "activate_skill",
-    "ask_user",
-    "complete_task",
-    "enter_plan_mode",
-    "exit_plan_mode",
-    "get_internal_docs",
-    "list_mcp_resources",
-    "read_mcp_resource",
-    "take_snapshot",
-    "update_topic",
-    "write_todos",
-    "tracker_add_dependency",
-    "tracker_create_task",
-    "tracker_get_task",
-    "tracker_list_tasks",
-    "tracker_update_task",
-    "tracker_visualize",
-)
-TIER_TOOLS: dict[str, tuple[str, ...]] = {
-    "read-only": READ,
-    "read+shell": READ + SHELL,
-    "read+write": READ + WRITE,
-    "full": READ + WRITE + SHELL,
-}
 # approval mode (None: the CLI's default, which offers read-only tools only headless)
 TIER_MODE: dict[str, str | None] = {
     "read-only": None,
@@ -108,62 +93,6 @@ EXIT_KINDS: dict[int, tuple[str, str]] = {
 }
 
 
-# Gemini CLI 0.61's sign-in: ``security.auth.selectedType`` in its settings, else the first
-# of these variables that is set (to that value, if one is named): its getAuthTypeFromEnv.
-AUTH_FROM_ENV = (
-    ("GOOGLE_GENAI_USE_GCA", "true", "oauth-personal"),
-    ("GOOGLE_GENAI_USE_VERTEXAI", "true", "vertex-ai"),
-    ("GOOGLE_GEMINI_BASE_URL", None, "gateway"),
-    ("GEMINI_API_KEY", None, "gemini-api-key"),
-)
-# HOSTS.md section 5 (google-gemini/gemini-cli discussion #28017).
-PERSONAL_ACCOUNTS = (
-    "Gemini CLI stopped serving individual Google accounts (Google AI Pro/Ultra, free tier) on "
-    "2026-06-18: API-key, Vertex AI and Gemini Code Assist (enterprise) users keep it, and "
-    "individuals were moved to the Antigravity CLI (agy)"
-)
-
-
-def gemini_dir(env: Mapping[str, str]) -> Path:
-    """Gemini CLI's own folder: ``~/.gemini`` (GEMINI_CLI_HOME replaces the home)."""
-    return Path(env.get("GEMINI_CLI_HOME") or user_home(env)) / ".gemini"
-
-
-def auth_type(env: Mapping[str, str]) -> str | None:
-    """How Gemini CLI signs in, as its user settings and ``env`` choose."""
-    security = read_json(gemini_dir(env) / "settings.json").get("security")
-    auth = security.get("auth") if isinstance(security, dict) else None
-    chosen = auth.get("selectedType") if isinstance(auth, dict) else None
-    if isinstance(chosen, str) and chosen:
-        return chosen
-    for key, value, kind in AUTH_FROM_ENV:
-        if env.get(key) and value in (None, env[key]):
-            return kind
-    return None
-
-
-def denied_tools(tier: str, web_search: bool = False) -> tuple[str, ...]:
-    """Gemini's built-in tools that ``tier`` (with web search or not) does not grant."""
-    granted = set(TIER_TOOLS[tier]) | (set(WEB_SEARCH) if web_search else set())
-    return tuple(t for t in READ + SHELL + WRITE + WEB_SEARCH + OTHERS if t not in granted)
-
-
-def policy_toml(tier: str, web_search: bool = False) -> str:
-    """The Policy Engine rules that take away the tools ``tier`` does not grant."""
-    import tomli_w
-
-    rule = {
-        "toolName": list(denied_tools(tier, web_search)),
-        "decision": "deny",
-        "priority": 999,
-        "denyMessage": f"Maestro dispatched this task with tool tier {tier}: this tool is not allowed.",
-    }
-    return (
-        f"# Maestro spoke policy for tool tier {tier}. Written for one dispatch, loaded with --policy.\n"
-        + tomli_w.dumps({"rule": [rule]})
-    )
-
-
 def _tokens_usage(tokens: dict[str, Any]) -> Usage:
     cached = as_int(tokens.get("cached"))
     fresh = (
@@ -190,8 +119,6 @@ def _stream_usage(stats: dict[str, Any]) -> Usage:
 
 class GeminiSpoke(Spoke):
     name = "gemini"
-    executable = roster.CLIS[name].executable
-    install_hint = roster.CLIS[name].install_hint
 
     def policy_path(self, req: DispatchRequest) -> Path:
         folder = req.scratch_dir or Path(tempfile.gettempdir())
@@ -200,7 +127,9 @@ class GeminiSpoke(Spoke):
 
     def prepare(self, req: DispatchRequest) -> None:
         # Read by the spoke that starts next; nothing to keep after a crash: no fsync.
-        atomic_write(self.policy_path(req), policy_toml(req.tier, req.web_search), durable=False)
+        atomic_write(
+            self.policy_path(req), geminifiles.policy_toml(req.tier, req.web_search), durable=False
+        )
 
     def build_argv(self, req: DispatchRequest) -> list[str]:
         self.refuse_resume(req)
@@ -229,54 +158,7 @@ class GeminiSpoke(Spoke):
         return RETRY_NOTICE.match(line.strip()) is not None
 
     def sign_in(self, env: Mapping[str, str]) -> SignIn:
-        kind = auth_type(env)
-        settings = tilde(gemini_dir(env) / "settings.json", env)
-        api_key = "use an API key: set GEMINI_API_KEY (Google AI Studio) and security.auth.selectedType gemini-api-key"
-        if kind is None:
-            return SignIn(
-                False,
-                f"no sign-in chosen (security.auth.selectedType in {settings}, or GEMINI_API_KEY, "
-                "GOOGLE_GENAI_USE_VERTEXAI, GOOGLE_GENAI_USE_GCA): headless gemini exits 41",
-                f"{api_key}, or configure Vertex AI",
-            )
-        if kind == "gemini-api-key":
-            if env.get("GEMINI_API_KEY"):
-                return SignIn(True, "an API key (GEMINI_API_KEY is set)")
-            return SignIn(
-                None,
-                "an API key, but GEMINI_API_KEY is not in this environment (gemini may read a .env file)",
-                "export GEMINI_API_KEY",
-            )
-        if kind == "vertex-ai":
-            if env.get("GOOGLE_API_KEY") or (
-                env.get("GOOGLE_CLOUD_PROJECT") and env.get("GOOGLE_CLOUD_LOCATION")
-            ):
-                return SignIn(True, "Vertex AI")
-            return SignIn(
-                False,
-                "Vertex AI, without GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION or GOOGLE_API_KEY",
-                "set GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION (or GOOGLE_API_KEY)",
-            )
-        if kind != "oauth-personal":
-            return SignIn(None, f"sign-in {kind!r}, which only a call shows")
-        login = gemini_dir(env) / "oauth_creds.json"
-        if not login.is_file():
-            return SignIn(
-                False,
-                f"Login with Google, but no {tilde(login, env)}",
-                f"run `gemini` and sign in, or {api_key}",
-            )
-        project = env.get("GOOGLE_CLOUD_PROJECT") or env.get("GOOGLE_CLOUD_PROJECT_ID")
-        if project:
-            return SignIn(
-                True, f"Login with Google for project {project} (a Gemini Code Assist licence)"
-            )
-        return SignIn(
-            False,
-            f"Login with Google with a personal account: {PERSONAL_ACCOUNTS}",
-            f"{api_key}, use Vertex AI, or a Code Assist licence (GOOGLE_CLOUD_PROJECT); "
-            "meanwhile plan gemini's tasks for claude or codex",
-        )
+        return geminifiles.sign_in(env)
 
     def stopped_retrying(self, outcome: ProcessOutcome, req: DispatchRequest | None) -> SpokeResult:
         """The first failed model call, read from gemini's retry notice."""
@@ -425,3 +307,188 @@ class GeminiSpoke(Spoke):
                 f"gemini exited {code} (HTTP {code + 256 if code is not None else '?'}): {last_line(stderr)}",
             )
         return fail(self.name, "other", garbled(self.name, outcome.stdout, code, stderr))
+
+
+class GeminiHost(Host):
+    name = "gemini"
+    instruction_file = "GEMINI.md"
+    project_prefix = ".gemini/"
+    arguments = "{{args}}"
+    lists_skills_in = ".agents/skills/"
+    command_suffix = ".toml"
+
+    def user_root(self, env: dict[str, str]) -> Path:
+        return user_home(env) / ".gemini"
+
+    def command_file(self, source: CommandSource, opts: RenderOptions) -> str:
+        prompt = self.body(source, opts)
+        for injection in ("!{", "@{"):
+            if injection in prompt:
+                # Gemini would run or inline these; a command must never do so unasked.
+                raise InstallError(
+                    f"commands/{source.verb}.md contains {injection!r}, which Gemini CLI treats as an injection.",
+                    "reword the command source.",
+                )
+        return (
+            f"description = {toml_string(source.description)}\n"
+            f"prompt = {toml_string(prompt, multiline=True)}\n"
+        )
+
+    # Settings that take the shell tool away from the model altogether.
+    EXCLUDES = (("tools", "exclude"), ("excludeTools",))
+
+    # Headless default approval allows `invoke_agent` and these read tools (verified with
+    # 0.61); `flash` is the host's alias for its cheaper model.
+    AGENT_SETTINGS = (
+        "kind: local\n"
+        "tools: [read_file, list_directory, glob, grep_search]\n"
+        "model: flash\n"
+        "max_turns: 15\n"
+        "timeout_mins: 5\n"
+    )
+
+    def agent_file(self, source: SkillSource) -> str:
+        return (
+            f"---\nname: {source.name}\ndescription: {yaml_scalar(source.description)}\n"
+            f"{self.AGENT_SETTINGS}---\n{source.body}"
+        )
+
+    def listed(self, opts: RenderOptions) -> list[Listed]:
+        source = load_agent(RECON_AGENT)  # in the system prompt's list of sub-agents
+        return [Listed("agents", source.name, f"- {source.name} -> {source.description}")]
+
+    def files(self, scope: str, opts: RenderOptions) -> list[RenderedFile]:
+        files = super().files(scope, opts) + self.agents(self.prefix(scope) + "agents/")
+        if scope == "user":
+            files.append(
+                RenderedFile(geminifiles.HUB_POLICY, geminifiles.hub_policy(opts.invocation))
+            )
+        return files
+
+    def hub_mode(self, env: Mapping[str, str], project: Path, run_file: str | None) -> HubMode:
+        for path in (
+            user_home(env) / ".gemini" / "settings.json",
+            project / ".gemini" / "settings.json",
+        ):
+            data = read_json(path)
+            for keys in self.EXCLUDES:
+                value: Any = data
+                for key in keys:
+                    value = value.get(key, {}) if isinstance(value, dict) else {}
+                if isinstance(value, list) and any(
+                    str(v).startswith("run_shell_command") for v in value
+                ):
+                    return HubMode(
+                        False,
+                        f"{path} excludes run_shell_command: the model cannot run `maestro`.",
+                        f"remove run_shell_command from {'.'.join(keys)} in {path}.",
+                    )
+        if (user_home(env) / ".gemini" / geminifiles.HUB_POLICY).is_file():
+            return HubMode(
+                True,
+                'interactive and headless (`gemini -p "/maestro:run"`): the user policy '
+                f"~/.gemini/{geminifiles.HUB_POLICY} allows Maestro's commands.",
+            )
+        return HubMode(
+            True,
+            'interactive: one "Allow for this session" approval; headless: '
+            f'`gemini -p "/maestro:run" --allowed-tools "run_shell_command({resolve()})"` '
+            "(or `-y`), or `maestro install --host gemini --scope user`, whose policy allows "
+            "Maestro's commands: headless default offers the model no shell tool.",
+        )
+
+    # Not GEMINI.md: a Gemini session in Maestro's own repository would read that too.
+    CONTEXT = "gemini-extension.md"
+    bundle_folders = ("commands", "agents")
+
+    def bundle(self, opts: RenderOptions) -> list[RenderedFile]:
+        """The repository root is the extension: `gemini extensions install <repository>`.
+        Gemini also loads an extension's skills/, agents/, policies/ and hooks/ folders,
+        so the root has none."""
+        manifest = {
+            "name": PLUGIN_NAME,
+            "version": opts.version,
+            "description": DESCRIPTION,
+            "contextFileName": self.CONTEXT,
+        }
+        return [
+            json_file("gemini-extension.json", manifest),
+            # The extension's own context file: wholly Maestro's, so no markers.
+            RenderedFile(self.CONTEXT, self.stub(opts)),
+            *self.commands("commands/maestro/", opts),
+            *self.agents("agents/"),  # an extension's agents load without acknowledgement
+        ]
+
+
+def _untrusted(s: Situation) -> Check | None:
+    if "gemini" not in s.available or geminifiles.trusted(s.project_root, s.env):
+        return None
+    return Check(
+        "pitfalls",
+        "gemini folder trust",
+        "warn",
+        f"Gemini CLI does not trust {s.project_root}: headless `gemini -p` exits 55 here and an "
+        "interactive session asks first (Maestro's gemini spokes pass --skip-trust).",
+        "run `gemini` in this folder once and trust it, add it to ~/.gemini/trustedFolders.json as "
+        "TRUST_FOLDER, or export GEMINI_CLI_TRUST_WORKSPACE=true.",
+    )
+
+
+VOCABULARY = {
+    "read": "read_file, glob and grep_search",
+    "write": "write_file and replace",
+    "shell": "run_shell_command",
+    "web": "google_web_search",
+    "no_shell": "run shell commands (run_shell_command)",
+}
+
+CLI = roster.Cli(
+    "gemini",
+    "Gemini CLI",
+    "Gemini",
+    vendor="Google",
+    executable="gemini",
+    install_hint="npm install -g @google/gemini-cli",
+    budget=(30_000, 35_000, 50_000),
+    prices=(
+        ("gemini-2.5-pro*", 1.25, 10.0, 0.125),
+        ("gemini-*-pro*", 2.0, 12.0, 0.20),
+        ("gemini-*-flash-lite*", 0.10, 0.40, 0.025),
+        ("gemini-2.0-flash*", 0.10, 0.40, 0.025),
+        ("gemini-2.5-flash*", 0.30, 2.50, 0.03),
+        ("gemini-*-flash*", 0.50, 3.0, 0.05),
+    ),
+    fallback_price=(0.30, 2.50, 0.03),  # 2.5 Flash
+    model_prefixes=("gemini",),
+    route_rank={"code": 2, "test": 2, "review": 0, "research": 0},
+    opinion_rank=0,
+    reads_persona_model=True,
+    vocabulary=VOCABULARY,
+    # read+shell needs the shell, and a shell command can write files.
+    unenforced_tiers={
+        "read+shell": "writes cannot be forbidden: a run_shell_command call can write files; only the prompt asks it not to",
+    },
+    # Gemini CLI 0.61's shell execution service (besides its git configuration, which
+    # maestro.git drops for every caller).
+    trust_hint="or set GEMINI_CLI_TRUST_WORKSPACE=true",
+    shell_marker=("GEMINI_CLI", "1"),
+    # Its shell tool kills a command silent for tools.shell.inactivityTimeout (300 s).
+    hub_wait_s=285,
+    shell_injects=(
+        "GEMINI_CLI",
+        "PAGER",
+        "GIT_PAGER",
+        "TERM",
+        "GIT_TERMINAL_PROMPT",
+        "GIT_ASKPASS",
+        "SSH_ASKPASS",
+        "GH_PROMPT_DISABLED",
+        "GCM_INTERACTIVE",
+        "DISPLAY",
+        "DBUS_SESSION_BUS_ADDRESS",
+    ),
+    spoke=GeminiSpoke,
+    host=GeminiHost(),
+    checks=(_untrusted,),
+)
+roster.register(CLI)

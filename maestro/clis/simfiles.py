@@ -13,6 +13,8 @@ import os
 import re
 from pathlib import Path
 
+import tomli_w
+
 MARK = "Simulated by Maestro's sim spoke"
 
 
@@ -91,8 +93,6 @@ def content_for(path: Path, title: str, task: str, siblings: list[Path]) -> tupl
             "YAML document",
         )
     if suffix == ".toml":
-        import tomli_w
-
         return f"# {MARK}.\n" + tomli_w.dumps(
             {"task": {"id": task, "title": title, "simulated": True}}
         ), "TOML document"

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from maestro import roster
 from maestro.agents.tiers import can_write
+from maestro.clis.simfiles import MARK, appended_note, content_for
 from maestro.config import convert
 from maestro.defaults import SETTINGS_BY_KEY
 from maestro.formatting import shown_path
@@ -26,7 +27,6 @@ from maestro.fsutil import atomic_write
 from maestro.process import ProcessOutcome
 from maestro.spokes.base import Runner, Spoke
 from maestro.spokes.contract import DispatchRequest, SpokeResult, fail
-from maestro.spokes.simfiles import MARK, appended_note, content_for
 from maestro.state.model import Usage
 from maestro.tokens import count_tokens
 
@@ -93,8 +93,6 @@ class SimSpoke(Spoke):
     # It writes only the declared files, and nothing at all without a write tier: every
     # tier is enforced (unenforced_tiers stays empty).
     name = "sim"
-    executable = None
-    install_hint = roster.CLIS[name].install_hint
     simulated = True
 
     def build_argv(self, req: DispatchRequest) -> list[str]:
@@ -280,3 +278,15 @@ class SimSpoke(Spoke):
         )
         result.stdout = outcome.stdout
         return result
+
+
+CLI = roster.Cli(
+    "sim",
+    "Simulated",
+    "Sim",
+    real=False,
+    budget=(55_000, 65_000, 80_000),
+    install_hint="nothing to install: the sim spoke is built into Maestro",
+    spoke=SimSpoke,
+)
+roster.register(CLI)
