@@ -339,19 +339,6 @@ class Repo:
                 shutil.rmtree(path, ignore_errors=True)
                 self.run("worktree", "prune", check=False)
 
-    def remove_worktrees(self, paths: Sequence[Path]) -> None:
-        """Several at once: their folders deleted, then one `git worktree prune` forgets
-        them all (one git process instead of one `worktree remove` each)."""
-        if len(paths) == 1:
-            self.remove_worktree(paths[0])
-            return
-        if not paths:
-            return
-        with _WORKTREES:
-            for path in paths:
-                shutil.rmtree(path, ignore_errors=True)
-            self.run("worktree", "prune", check=False)
-
     def worktrees(self) -> list[WorktreeEntry]:
         with _WORKTREES:  # (a worktree half added meanwhile makes the listing fail)
             out = self.run("worktree", "list", "--porcelain", "-z").stdout

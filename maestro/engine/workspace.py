@@ -83,10 +83,6 @@ class Worktrees(Landings):
         self._count = 0
         # Project files this run landed in the user's tree, and when: not a spoke's doing.
         self._landed: dict[str, int] = {}
-        # Worktrees done with, removed in the background (see discard_later).
-        self._doomed: list[Worktree] = []
-        self._remover: threading.Thread | None = None
-        self._closed = False
         self.links: list[str] = []
         self.copies: list[str] = []  # project-relative ignored files copied into each worktree
         self.leading_out: dict[str, str] = {}  # copies not made: a link out of the project
@@ -209,46 +205,9 @@ class Worktrees(Landings):
         return self._open(name, self.integration)
 
     def close(self) -> None:
-        """The run ends: worktrees still to be removed are removed before it returns."""
-        with self._lock:
-            self._closed = True
-            remover = self._remover
-        if remover is not None:
-            remover.join()
-        with self._lock:
-            left, self._doomed = self._doomed, []
-        self.repo.remove_worktrees([wt.path for wt in left])
+        """The run ends: its guard's index goes (each worktree went with its dispatch)."""
         if self.guard is not None:
             self.guard.index.unlink(missing_ok=True)
-
-    def discard_later(self, wt: Worktree, *, keep: bool = False) -> Path | None:
-        """``discard``, with the removal itself done in the background: `git worktree
-        remove` (~10 ms, more for a large tree) would otherwise stand between a finished
-        task and the start of the tasks waiting for it. The run removes what is left when
-        it closes; a killed run's leftovers go with the next run's start (clean_stale)."""
-        if keep:
-            return self.discard(wt, keep=True)
-        self.settle(wt)
-        wt.index.unlink(missing_ok=True)
-        with self._lock:
-            if not self._closed:
-                self._doomed.append(wt)
-                if self._remover is None:  # (it clears itself, under the lock, when done)
-                    self._remover = threading.Thread(target=self._remove_doomed, daemon=True)
-                    self._remover.start()
-                return None
-        self.repo.remove_worktree(wt.path)
-        return None
-
-    def _remove_doomed(self) -> None:
-        while True:
-            with self._lock:
-                if not self._doomed:
-                    self._remover = None
-                    return
-                doomed, self._doomed = self._doomed, []
-            with contextlib.suppress(OSError, MaestroError):
-                self.repo.remove_worktrees([wt.path for wt in doomed])
 
     def _open(self, name: str, base: str) -> Worktree:
         mark = self.guard.mark() if self.guard is not None else None
@@ -462,11 +421,9 @@ class TaskWorktree:
         )
 
     def close(self, keep: bool) -> Path | None:
-        # Removed in the background: the outcome goes to the scheduler, and the tasks
-        # waiting for it start, without waiting for `git worktree remove`.
         if self.view is not None:
-            self.spaces.discard_later(self.view)
-        return self.spaces.discard_later(self.worktree, keep=keep and self.spaces.keep)
+            self.spaces.discard(self.view)
+        return self.spaces.discard(self.worktree, keep=keep and self.spaces.keep)
 
 
 @dataclass(frozen=True)
