@@ -116,9 +116,6 @@ def test_tool_names_the_challenger_and_a_missing_one_is_refused(cli, planned, fa
     assert cli("challenge", "--tool", "codex").code == 0
     assert len(fake_clis.runs("codex")) == 1 and fake_clis.runs("gemini") == []
     fake_clis.uninstall("gemini")
-    from maestro.spokes.registry import reset_availability_cache
-
-    reset_availability_cache()
     res = cli("challenge", "--tool", "gemini")
     assert res.code == 1
     assert res.err.count("\n") == 1
@@ -128,11 +125,8 @@ def test_tool_names_the_challenger_and_a_missing_one_is_refused(cli, planned, fa
 
 
 def test_only_the_hubs_vendor_installed_says_so(cli, planned, fake_clis):
-    from maestro.spokes.registry import reset_availability_cache
-
     fake_clis.uninstall("gemini")
     fake_clis.uninstall("codex")
-    reset_availability_cache()
     fake_clis.script("claude", [{"text": ANSWER}])
     res = cli("challenge")
     assert res.code == 0, res.err

@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from maestro.paths import ProjectPaths
-from maestro.spokes.registry import reset_availability_cache
 from maestro.state.model import Receipt
 from maestro.state.store import PlanStore
 
@@ -464,7 +463,6 @@ def test_a_malformed_answer_is_a_format_failure_then_asked_again(cli, store, fak
 def test_only_one_cli_installed_says_so_plainly(cli, store, fake_clis):
     fake_clis.uninstall("gemini")
     fake_clis.uninstall("claude")
-    reset_availability_cache()
     fake_clis.script("codex", [{"text": verdict("approve")}])
     res = cli("review", "1", "--auto", "--json")
     assert res.code == 0, res.out
@@ -533,7 +531,6 @@ def test_run_with_review_revises_through_the_engine(cli, project, fake_clis):
 def test_run_with_review_and_no_reviewer_blocks_instead_of_failing(cli, project, fake_clis):
     for name in ("claude", "gemini", "codex"):
         fake_clis.uninstall(name)
-    reset_availability_cache()
     assert (
         cli("plan", "--from", "-", "--yes", stdin=RUN_PLAN.replace("tool: codex", "tool: sim")).code
         == 0

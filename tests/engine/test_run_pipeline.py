@@ -139,11 +139,8 @@ def test_garbage_output_fails_the_format_gate_then_blocks(cli, project, runenv, 
 
 
 def test_missing_cli_blocks_before_dispatch_with_the_remedy(cli, project, runenv):
-    from maestro.spokes.registry import reset_availability_cache
-
     write_plan(cli, project, [task(1, tool="codex")])
     runenv.uninstall("codex")
-    reset_availability_cache()
     assert cli("run").code == 2
     t = plan(project).task("1")
     assert (
@@ -154,9 +151,13 @@ def test_missing_cli_blocks_before_dispatch_with_the_remedy(cli, project, runenv
     assert runenv.runs("codex") == []
 
 
-def test_cli_gone_after_detection_fails_with_the_install_command(cli, project, runenv):
+def test_cli_gone_after_detection_fails_with_the_install_command(cli, project, runenv, monkeypatch):
+    """codex is uninstalled between the run's lookup and its spoke's start."""
+    from maestro.engine import run as engine_run
+
     write_plan(cli, project, [task(1, tool="codex")])
-    cli("run", "--dry-run")  # detects codex (cached for this process)
+    seen = engine_run.detect_available()
+    monkeypatch.setattr(engine_run, "detect_available", lambda env=None, **_: dict(seen))
     runenv.uninstall("codex")
     assert cli("run").code == 2
     t = plan(project).task("1")

@@ -112,16 +112,12 @@ def _path_without_real_clis(path: str) -> list[str]:
 
 @pytest.fixture
 def fake_clis(tmp_path_factory, monkeypatch) -> FakeClis:
-    from maestro.spokes.registry import reset_availability_cache
-
     fakes = FakeClis(tmp_path_factory.mktemp("fake-clis"))
     entries = [str(fakes.bin_dir), *_path_without_real_clis(os.environ.get("PATH", os.defpath))]
     monkeypatch.setenv("PATH", os.pathsep.join(entries))
     monkeypatch.setenv("FAKE_CLI_STATE", str(fakes.state_dir))
-    reset_availability_cache()
     yield fakes
     stop_leftovers(fakes)
-    reset_availability_cache()
 
 
 def stop_leftovers(fakes: FakeClis) -> None:

@@ -10,7 +10,7 @@ import shutil
 
 from maestro.paths import user_state_dir
 from maestro.spokes import clipaths
-from maestro.spokes.registry import detect_available, reset_availability_cache
+from maestro.spokes.registry import detect_available
 from tests.engine.runkit import plan, step, task, write_plan
 
 LOGIN_PATH = "/usr/bin:/bin"  # what a login profile leaves: no folder of the user's own
@@ -57,7 +57,6 @@ def test_a_record_others_could_write_is_not_read(fake_clis):
     detect_available()
     record = user_state_dir() / "cli-paths.json"
     record.chmod(0o622)
-    reset_availability_cache()
     assert "claude" not in detect_available(login_shell())
 
 
