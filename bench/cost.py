@@ -36,7 +36,11 @@ sys.path.insert(0, str(ROOT))
 
 from bench.overhead import ANSWER, plan_yaml
 from bench.state import env_for, git_project, maestro_argv
+from maestro import clis
 from tests.fakes.plugin import FakeClis
+
+clis.load({})  # the roster: the built-in CLIs
+
 
 AT_ONCE = 8
 CPU_GROWTH_GOAL = 1.3

@@ -29,8 +29,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.workspaces import IDENTITY  # the same committer the workspace figures use
+from maestro import clis
 from maestro.engine.guard import Found, Guard
 from maestro.repo import Repo
+
+clis.load({})  # the roster: the built-in CLIs
 
 
 def make_repo(root: Path, files: int) -> None:

@@ -45,10 +45,16 @@ sys.path.insert(0, str(ROOT))
 
 import yaml
 
-from maestro import graph
+from maestro import (
+    clis,
+    graph,
+)
 from maestro.state.model import Task
 from tests.engine.runkit import answer
 from tests.fakes.plugin import FakeClis
+
+clis.load({})  # the roster: the built-in CLIs
+
 
 CRITERION = "the note names the module that owns parsing"
 # Isolated workspaces (a worktree per dispatch in a git repository) are the default where

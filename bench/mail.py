@@ -27,9 +27,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from maestro import clis
 from maestro.bus.mailbox import Mailbox
 from maestro.bus.sessions import SessionStore
 from maestro.paths import ProjectPaths
+
+clis.load({})  # the roster: the built-in CLIs
 
 WAITER = """
 import sys, threading, time

@@ -25,6 +25,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from maestro import clis
+
+clis.load({})  # the roster: the built-in CLIs
+
+
 ANSWER = """## Status
 success
 

@@ -15,11 +15,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from maestro import clis
 from maestro.agents.catalog import Catalog, scan_agents
 from maestro.config import load_settings
 from maestro.prompts.delegation import build_delegation, context_chain
 from maestro.state.model import Plan, Task
 from maestro.tokens import count_tokens
+
+clis.load({})  # the roster: the built-in CLIs
 
 ROOT = Path("/work/billing")
 MID_TASK = "14"

@@ -24,11 +24,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from maestro import logfile
+from maestro import (
+    clis,
+    logfile,
+)
 from maestro.logfile import LogRow, LogSession, ParsedLog
 from maestro.report import build_report, render_markdown
 from maestro.state.model import Plan, Review, Task, Usage
 from tests.engine.mermaid_check import check
+
+clis.load({})  # the roster: the built-in CLIs
+
 
 TOOLS = ("claude", "gemini", "codex")
 MERMAID_JS = ROOT / "tests" / "engine" / "mermaid_js"

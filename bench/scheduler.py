@@ -22,9 +22,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from maestro import graph
+from maestro import (
+    clis,
+    graph,
+)
 from maestro.engine.scheduler import Job, Outcome, Scheduler
 from maestro.state.model import Task
+
+clis.load({})  # the roster: the built-in CLIs
 
 
 def layered_dag(

@@ -30,9 +30,13 @@ sys.path.insert(0, str(ROOT))
 
 import yaml
 
+from maestro import clis
 from maestro.paths import ProjectPaths
 from maestro.state.model import Plan, Receipt, Source, Task, Usage
 from maestro.state.store import PlanStore
+
+clis.load({})  # the roster: the built-in CLIs
+
 
 GOALS_MS = {40: 150, 500: 500}
 FIRST_SPOKE_GOAL_MS = 300

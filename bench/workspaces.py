@@ -29,6 +29,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from maestro import clis
+
+clis.load({})  # the roster: the built-in CLIs
+
 
 IDENTITY = {
     "GIT_AUTHOR_NAME": "bench",
