@@ -14,8 +14,10 @@ from maestro.engine import gates, ladder
 from maestro.engine.attempt import Attempt, make_request
 from maestro.engine.bookkeeping import Bookkeeping
 from maestro.engine.budgets import limits_for
+from maestro.engine.rundir import recording
 from maestro.engine.worktree import Measured, Worktree, claimed_paths
 from maestro.errors import SpokeError
+from maestro.process import run_process
 from maestro.state.model import Task
 
 if TYPE_CHECKING:
@@ -161,6 +163,7 @@ class Dispatching(Bookkeeping):
         try:
             result = spoke.dispatch(
                 request,
+                runner=recording(run_process, ctx.run.artifact(task_id, number, "stream.jsonl")),
                 base_env=ctx.env,
                 on_start=lambda pid: self._spoke_started(task_id, pid, session.id),
             )

@@ -1,0 +1,132 @@
+"""The board's server without a browser: the token, the origin and host checks, the
+headers, paths kept inside the project's state, the actions' command lines, and the
+state it serves being `maestro status`'s."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from maestro.board import actions
+from maestro.board.server import CSP
+from maestro.cli.context import Context
+from maestro.errors import MaestroError
+from tests.board.conftest import fetch
+from tests.engine.runkit import task, write_plan
+
+
+@pytest.fixture
+def board(cli, project, board_of):
+    write_plan(
+        cli, project, [task(1, tool="sim"), task(2, tool="sim", depends=[1], files=["b.py"])]
+    )
+    return board_of(project)
+
+
+def test_a_request_without_the_token_is_refused(board):
+    for path in ("/", "/events", "/api/state", "/board.js", "/api/task?id=1"):
+        status, headers, body = fetch(board, path, cookie=False)
+        assert status == 401, path
+        assert headers["Content-Security-Policy"] == CSP
+        assert b"refused" in body
+    status, _, _ = fetch(
+        board, "/api/state", cookie=False, headers={"Cookie": f"{board.cookie}=wrong"}
+    )
+    assert status == 401
+
+
+def test_the_token_in_the_url_becomes_a_strict_cookie(board):
+    status, headers, _ = fetch(board, f"/?token={board.token}", cookie=False)
+    assert status == 303 and headers["Location"] == "/"
+    cookie = headers["Set-Cookie"]
+    assert cookie.startswith(f"{board.cookie}={board.token};")
+    assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
+    assert fetch(board, "/?token=nope", cookie=False)[0] == 401
+
+
+def test_every_answer_has_a_strict_policy(board):
+    status, headers, body = fetch(board, "/")
+    assert status == 200 and b'<script src="/board.js"' in body
+    assert headers["Content-Security-Policy"] == CSP
+    assert "'unsafe-inline'" not in CSP and "default-src 'none'" in CSP
+    assert headers["X-Content-Type-Options"] == "nosniff"
+    assert headers["Referrer-Policy"] == "no-referrer"
+
+
+def test_another_host_name_is_refused_on_loopback(board):
+    status, _, _ = fetch(board, "/api/state", headers={"Host": f"evil.example:{board.port}"})
+    assert status == 403
+
+
+def test_an_action_needs_the_boards_own_origin(board):
+    act = {"action": "abort"}
+    assert fetch(board, "/api/action", body=act)[0] == 403  # no Origin
+    foreign = {"Origin": "http://evil.example"}
+    assert fetch(board, "/api/action", body=act, headers=foreign)[0] == 403
+    cross = {"Origin": board.origin, "Sec-Fetch-Site": "cross-site"}
+    assert fetch(board, "/api/action", body=act, headers=cross)[0] == 403
+    assert (
+        fetch(board, "/api/action", body=act, cookie=False, headers={"Origin": board.origin})[0]
+        == 401
+    )
+    status, _, body = fetch(board, "/api/action", body=act, headers={"Origin": board.origin})
+    assert status == 200
+    answer = json.loads(body)
+    assert answer["command"] == "maestro run --abort" and answer["exit"] == 1
+    assert "no run is in progress" in answer["output"]
+
+
+def test_the_state_is_what_maestro_status_says(board, cli):
+    status, _, body = fetch(board, "/api/state")
+    assert status == 200
+    state = json.loads(body)
+    expected = json.loads(cli("status", "--json").out)["data"]
+    for key in ("goal", "counts", "total", "tokens", "ready", "blockers", "next"):
+        assert state["plan"][key] == expected[key], key
+    assert [t["id"] for t in state["plan"]["tasks"]] == ["1", "2"]
+    assert [t["place"] for t in state["plan"]["tasks"]] == [[0, 0], [1, 0]]
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "run=../../..&task=1&attempt=1",
+        "run=x&task=../../etc/passwd&attempt=1",
+        "run=20261121T120000Z-1a2b&task=1/../../x&attempt=1",
+    ],
+)
+def test_paths_outside_the_state_are_refused(board, query):
+    status, _, body = fetch(board, "/api/transcript?" + query)
+    assert status == 400, body
+    assert fetch(board, "/api/task?id=..%2F1")[0] == 400
+
+
+def test_an_unknown_page_is_not_found(board):
+    assert fetch(board, "/../../etc/passwd")[0] == 404
+    assert fetch(board, "/api/nothing")[0] == 404
+
+
+def test_an_actions_text_is_never_read_as_a_flag(project):
+    ctx = Context(cwd=project)
+    assert actions.command(ctx, {"action": "clarify", "task": "3", "text": "--tool=sim"}) == [
+        "run",
+        "3",
+        "--clarify=--tool=sim",
+        "--detach",
+    ]
+    assert actions.command(ctx, {"action": "reply", "mail": "m4", "text": "-x"}) == [
+        "mail",
+        "reply",
+        "m4",
+        "--message=-x",
+    ]
+    for bad in (
+        {"action": "rm"},
+        {"action": "retry", "task": "1; rm -rf /"},
+        {"action": "reply", "mail": "--all", "text": "x"},
+        {"action": "reassign", "task": "1", "tool": "bash"},
+        {"action": "clarify", "task": "1", "text": "  "},
+    ):
+        with pytest.raises(MaestroError):
+            actions.command(ctx, bad)
