@@ -95,9 +95,24 @@ function nodeLabel(t) {
     (t.attempts ? `, ${t.attempts} attempt${t.attempts > 1 ? "s" : ""}` : "");
 }
 
+// The graph is built once per shape (its tasks, places and edges); a state that only
+// changes what tasks say updates their nodes in place.
+let graphShape = "";
+
 function renderGraph() {
-  const g = $("graph");
   const tasks = state.plan ? state.plan.tasks : [];
+  const shape = JSON.stringify(tasks.map((t) => [t.id, t.place, t.depends, t.parent]));
+  if (shape !== graphShape) {
+    buildGraph(tasks);
+    graphShape = shape;
+  }
+  const byId = {};
+  for (const node of nodes()) byId[node.dataset.task] = node;
+  for (const t of tasks) updateNode(byId[t.id], t);
+}
+
+function buildGraph(tasks) {
+  const g = $("graph");
   const pos = {};
   let width = 0, height = 0;
   for (const t of tasks) {
@@ -132,32 +147,30 @@ function renderGraph() {
   }
   for (const t of tasks) {
     const p = pos[t.id];
-    const node = svg("g", {
-      class: "node" + (t.id === selected ? " selected" : ""),
-      transform: `translate(${p.x},${p.y})`,
-      tabindex: 0,
-      role: "button",
-      "data-task": t.id,
-      "data-status": t.status,
-      "aria-label": nodeLabel(t),
-    });
+    const node = svg("g", { class: "node", transform: `translate(${p.x},${p.y})`, tabindex: 0, role: "button", "data-task": t.id });
     node.append(svg("rect", { width: NODE_W, height: NODE_H, rx: 6 }));
-    const lines = [
-      [`${t.id} · ${fmt.cut(t.title, 26)}`, ""],
-      [[t.status, t.tool || "-", t.agent || t.specialist || "-"].join(" · "), "sub"],
-      [[t.attempts ? "×" + t.attempts : "", fmt.tokens(t.tokens), fmt.cost(t.cost), fmt.secs(t)].filter(Boolean).join(" · "), "sub"],
-    ];
-    lines.forEach(([text, cls], i) => {
-      const line = svg("text", { x: 8, y: 17 + i * 16, class: cls });
-      line.textContent = text;
-      node.append(line);
-    });
+    for (let i = 0; i < 3; i++) node.append(svg("text", { x: 8, y: 17 + i * 16, class: i ? "sub" : "" }));
     g.append(node);
   }
   if (focused) {
     const again = g.querySelector(`[data-task="${CSS.escape(focused)}"]`);
     if (again) again.focus({ preventScroll: true });
   }
+}
+
+function updateNode(node, t) {
+  const set = (name, value) => node.getAttribute(name) !== value && node.setAttribute(name, value);
+  set("data-status", t.status);
+  set("aria-label", nodeLabel(t));
+  node.classList.toggle("selected", t.id === selected);
+  const lines = [
+    `${t.id} · ${fmt.cut(t.title, 26)}`,
+    [t.status, t.tool || "-", t.agent || t.specialist || "-"].join(" · "),
+    [t.attempts ? "×" + t.attempts : "", fmt.tokens(t.tokens), fmt.cost(t.cost), fmt.secs(t)].filter(Boolean).join(" · "),
+  ];
+  node.querySelectorAll("text").forEach((line, i) => {
+    if (line.textContent !== lines[i]) line.textContent = lines[i];
+  });
 }
 
 function arrowHead() {
