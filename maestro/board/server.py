@@ -216,6 +216,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                 query.get("task", ""),
                 int(query.get("attempt", "0")) if query.get("attempt", "0").isdigit() else 0,
                 int(offset) if offset and offset.isdigit() else None,
+                query.get("kind", snapshot.KEPT[0]),
             )
         if path == "/api/office":
             return snapshot.office(ctx.paths)

@@ -113,26 +113,38 @@ def check_task(task_id: str) -> str:
     return task_id
 
 
+KEPT = ("stream.jsonl", "output.txt")  # per attempt: its stream; at log level detailed, before it
+
+
 def attempts(paths: ProjectPaths, task: Task) -> list[dict[str, Any]]:
-    """The transcripts kept for ``task``, every run of it, oldest first."""
-    found: list[dict[str, Any]] = []
+    """The transcripts kept for ``task``, every run of it, oldest first: each attempt's
+    stream, or, for runs before streams were kept, the raw output a ``detailed`` log
+    level wrote when the attempt ended."""
+    found: dict[tuple[str, int], dict[str, Any]] = {}
     if not paths.runs_dir.is_dir():
-        return found
+        return []
     for folder in sorted(paths.runs_dir.iterdir()):
         if not folder.is_dir() or not SAFE_ID.fullmatch(folder.name):
             continue
-        for path in folder.glob(f"task-{task.id}-attempt-*.stream.jsonl"):
-            number = path.name.removeprefix(f"task-{task.id}-attempt-").split(".")[0]
-            if number.isdigit():
-                found.append(
-                    {"run": folder.name, "attempt": int(number), "bytes": path.stat().st_size}
-                )
-    return sorted(found, key=lambda a: (a["run"], a["attempt"]))
+        for kind in reversed(KEPT):  # a stream wins over the output of the same attempt
+            for path in folder.glob(f"task-{task.id}-attempt-*.{kind}"):
+                number = path.name.removeprefix(f"task-{task.id}-attempt-").split(".")[0]
+                if number.isdigit():
+                    found[(folder.name, int(number))] = {
+                        "run": folder.name,
+                        "attempt": int(number),
+                        "kind": kind,
+                    }
+    return [found[key] for key in sorted(found)]
 
 
-def transcript_path(paths: ProjectPaths, run_id: str, task_id: str, attempt: int) -> Path:
+def transcript_path(
+    paths: ProjectPaths, run_id: str, task_id: str, attempt: int, kind: str = KEPT[0]
+) -> Path:
+    if kind not in KEPT:
+        raise MaestroError(f"{kind!r} is not a transcript.", f"ask for one of {', '.join(KEPT)}.")
     run = RunDir(paths, run_id)  # refuses anything but a run id
-    return inside(paths, run.artifact(check_task(task_id), attempt, "stream.jsonl"))
+    return inside(paths, run.artifact(check_task(task_id), attempt, kind))
 
 
 def _diff(paths: ProjectPaths, change: str) -> str:
@@ -236,9 +248,9 @@ def task_detail(ctx: Context, task_id: str) -> dict[str, Any]:
 
 
 def read_transcript(
-    paths: ProjectPaths, run_id: str, task_id: str, attempt: int, offset: int | None
+    paths: ProjectPaths, run_id: str, task_id: str, attempt: int, offset: int | None, kind: str
 ) -> dict[str, Any]:
-    path = transcript_path(paths, run_id, task_id, attempt)
+    path = transcript_path(paths, run_id, task_id, attempt, kind)
     items, end = transcript.tail(path, offset)
     return {"entries": items, "offset": end}
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from tests.board.conftest import shots_dir
-from tests.engine.runkit import answer, events, plan, step, task, write_plan
+from tests.engine.runkit import answer, events, plan, prompt_of, step, task, write_plan
 
 pytestmark = pytest.mark.slow
 
@@ -158,6 +158,10 @@ def test_a_transcript_line_shows_within_a_second_of_the_spoke_printing_it(
     page.locator('.node[data-task="1"]').click()
     page.wait_for_selector("#transcript .entry", timeout=10000)
     page.evaluate(WATCH_TRANSCRIPT)
+    page.wait_for_selector("#transcript .entry:has-text('working, step 3')", timeout=10000)
+    so_far = page.locator("#detail details", has_text="Its change so far")
+    assert "src/app.py" in so_far.text_content()  # the running attempt's worktree
+    page.screenshot(path=str(shots_dir() / "board-transcript.png"))
     page.wait_for_selector("#transcript .entry:has-text('working, step 5')", timeout=10000)
     assert run.wait(timeout=60) == 0
     recorded.stop()
@@ -273,3 +277,25 @@ def test_the_page_works_from_the_keyboard_and_labels_every_control(
     )
     assert unlabelled == []
     assert page.locator(".node[aria-label^='Task 1:']").count() == 1
+
+
+def test_a_decision_answered_from_the_page_reaches_the_next_attempt(
+    cli, project, runenv, board_of, page, monkeypatch
+):
+    monkeypatch.setenv("MAESTRO_MAX_RETRIES", "0")
+    write_plan(cli, project, [task(1, tool="claude", agent="coder")])
+    runenv.script("claude", [{"exit": 1, "stdout": "", "stderr": "boom"}, step()])
+    assert start_run(project).wait(timeout=60) != 0
+    board = board_of(project)
+    open_board(page, board)
+    page.wait_for_selector('.node[data-task="1"][data-status=blocked]')
+    page.locator('.node[data-task="1"]').click()
+    page.get_by_label("1. Clarify and retry").fill("Use tabs, not spaces.")
+    page.get_by_role("button", name="Clarify and retry").click()
+    page.wait_for_selector(
+        "#toast:has-text('maestro run 1 --clarify=Use tabs, not spaces. --detach')"
+    )
+    page.wait_for_selector('.node[data-task="1"][data-status=done]', timeout=30000)
+    assert "Use tabs, not spaces." in prompt_of(runenv.runs("claude")[-1])
+    started = [e for e in events(project) if e["kind"] == "task_started"]
+    assert started[-1]["task"] == "1"

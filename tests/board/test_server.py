@@ -130,3 +130,23 @@ def test_an_actions_text_is_never_read_as_a_flag(project):
     ):
         with pytest.raises(MaestroError):
             actions.command(ctx, bad)
+
+
+def test_an_attempt_without_a_stream_shows_its_detailed_output(board, project):
+    run = project / ".ai" / "maestro" / "runs" / "20261121T120000Z-1a2b"
+    run.mkdir(parents=True)
+    (run / "task-1-attempt-1.output.txt").write_text(
+        "argv: ['claude']\nexit: 0\n\n--- stdout ---\n"
+        '{"type":"message","role":"assistant","content":"hello <b>there</b>"}\n'
+    )
+    _, _, body = fetch(board, "/api/task?id=1")
+    assert json.loads(body)["transcripts"] == [
+        {"run": "20261121T120000Z-1a2b", "attempt": 1, "kind": "output.txt"}
+    ]
+    query = "run=20261121T120000Z-1a2b&task=1&attempt=1&kind=output.txt"
+    _, _, body = fetch(board, "/api/transcript?" + query)
+    texts = [e["text"] for e in json.loads(body)["entries"]]
+    assert "hello <b>there</b>" in texts and "exit: 0" in texts
+    for kind in ("prompt.md", "../../../etc/passwd", "output.txt/.."):
+        query = f"run=20261121T120000Z-1a2b&task=1&attempt=1&kind={kind}"
+        assert fetch(board, "/api/transcript?" + query)[0] == 400

@@ -306,11 +306,14 @@ function renderDetail(d) {
   const picker = el("div", { class: "row", role: "group", "aria-label": "Attempts" });
   for (const a of d.transcripts) {
     picker.append(el("button", { type: "button", "aria-label": `Transcript of attempt ${a.attempt} (run ${a.run})`,
-      onclick: () => openTranscript(a.run, d.id, a.attempt) }, `attempt ${a.attempt}`));
+      onclick: () => openTranscript(a.run, d.id, a.attempt, a.kind) }, `attempt ${a.attempt}` + (a.kind === "output.txt" ? " (raw output)" : "")));
   }
-  parts.push(el("section", { "aria-label": "Transcript" }, el("h3", {}, "Transcript"),
+  const talk = el("section", { "aria-label": "Transcript" }, el("h3", {}, "Transcript"),
     d.transcripts.length ? picker : el("p", { class: "muted" }, "no transcript kept yet"),
-    el("div", { id: "transcript", "aria-live": "polite", tabindex: 0, "aria-label": "the spoke's transcript" })));
+    el("div", { id: "transcript", "aria-live": "polite", tabindex: 0, "aria-label": "the spoke's transcript" }));
+  // A running task's transcript comes first: what its spoke does now.
+  if (d.status === "running") parts.splice(2, 0, talk);
+  else parts.push(talk);
   const kept = $("transcript");
   $("detail").replaceChildren(...parts.filter(Boolean));
   const last = d.transcripts[d.transcripts.length - 1];
@@ -318,7 +321,7 @@ function renderDetail(d) {
   if (follow && kept && follow.task === d.id && follow.run === last.run && follow.attempt === last.attempt) {
     $("transcript").replaceWith(kept); // the same attempt, followed on where it was
   } else {
-    openTranscript(last.run, d.id, last.attempt);
+    openTranscript(last.run, d.id, last.attempt, last.kind);
   }
 }
 
@@ -336,8 +339,8 @@ function entryView(e) {
   return el("div", { class: cls }, el("span", { class: "who" }, (e.who || "") + ":"), e.text);
 }
 
-async function openTranscript(run, task, attempt) {
-  follow = { run, task, attempt, offset: null };
+async function openTranscript(run, task, attempt, kind) {
+  follow = { run, task, attempt, kind: kind || "stream.jsonl", offset: null };
   $("transcript").replaceChildren();
   await more();
 }
@@ -347,7 +350,7 @@ async function more() {
   if (!f || more.busy) return;
   more.busy = true;
   try {
-    const q = new URLSearchParams({ run: f.run, task: f.task, attempt: f.attempt });
+    const q = new URLSearchParams({ run: f.run, task: f.task, attempt: f.attempt, kind: f.kind });
     if (f.offset !== null) q.set("from", f.offset);
     const data = await getJSON("/api/transcript?" + q);
     if (f !== follow) return;
