@@ -96,21 +96,26 @@ class Feed:
         self._touched.add(path)
         return True
 
-    def _follow(self) -> None:
+    def _folders(self, run: Path | None) -> list[Path]:
+        """The folders to watch that exist: the board never makes one in the project (a
+        folder that appears later is watched from the next wake on)."""
         machine = self.paths.machine_dir
+        wanted = [self.paths.state_dir, self.paths.runs_dir, machine / "mail" / "bell"]
+        wanted += [machine / "sessions", *([run] if run else [])]
+        return [folder for folder in wanted if folder.is_dir()]
+
+    def _follow(self) -> None:
         while not self.stopped:
             run = self._run_folder()
-            folders = [self.paths.state_dir, self.paths.runs_dir]
-            folders += [machine / "mail" / "bell", machine / "sessions"]
-            folders += [run] if run else []
+            folders = self._folders(run)
             with watch(folders, self._wanted) as watching:
                 self.refresh()  # what changed before the watch was armed
                 while not self.stopped:
                     wait = IDLE_S if self._due is None else self._due - time.monotonic()
                     woke = watching.wait(max(0.0, wait))
                     touched, self._touched = self._touched, set()
-                    if any(p.name == LATEST for p in touched):
-                        break  # a new run: watch its folder
+                    if any(p.name == LATEST for p in touched) or self._folders(run) != folders:
+                        break  # a new run, or a folder made: watch it
                     if woke:
                         self._take(touched, run)
                     if self._due is not None and time.monotonic() >= self._due:

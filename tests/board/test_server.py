@@ -5,6 +5,7 @@ state it serves being `maestro status`'s."""
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
@@ -150,3 +151,15 @@ def test_an_attempt_without_a_stream_shows_its_detailed_output(board, project):
     for kind in ("prompt.md", "../../../etc/passwd", "output.txt/.."):
         query = f"run=20261121T120000Z-1a2b&task=1&attempt=1&kind={kind}"
         assert fetch(board, "/api/transcript?" + query)[0] == 400
+
+
+def test_a_board_opened_before_the_plan_follows_it_and_makes_no_folder(cli, project, board_of):
+    board = board_of(project)
+    _, _, body = fetch(board, "/api/state")
+    assert json.loads(body)["plan"] is None and "no plan yet" in json.loads(body)["problem"]
+    assert not (project / ".ai").exists()
+    write_plan(cli, project, [task(1, tool="sim")])
+    deadline = time.monotonic() + 5
+    while json.loads(fetch(board, "/api/state")[2])["plan"] is None:
+        assert time.monotonic() < deadline, "the plan never reached the board"
+        time.sleep(0.05)
