@@ -1,5 +1,6 @@
 """The board in a real browser (chromium through Playwright), against real runs: sim
-spokes for the DAG, the fake CLIs for a transcript, a worker's question and a stop."""
+spokes for the DAG, the fake CLIs for a transcript, a worker's question, a stop, a
+decision, a review and a withheld change."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import pytest
 
 from tests.board.conftest import shots_dir
 from tests.engine.runkit import answer, events, plan, prompt_of, step, task, write_plan
+from tests.engine.test_workspaces import git, run_task_1_while
 
 pytestmark = pytest.mark.slow
 
@@ -299,3 +301,41 @@ def test_a_decision_answered_from_the_page_reaches_the_next_attempt(
     assert "Use tabs, not spaces." in prompt_of(runenv.runs("claude")[-1])
     started = [e for e in events(project) if e["kind"] == "task_started"]
     assert started[-1]["task"] == "1"
+
+
+def test_a_review_is_accepted_from_the_page(cli, project, runenv, board_of, page):
+    write_plan(cli, project, [task(1, tool="claude", agent="coder")])
+    runenv.script("claude", [step()])
+    assert start_run(project).wait(timeout=60) == 0
+    approve = "I read the diff.\n\n```maestro-review\nverdict: approve\n- none\n```\n"
+    runenv.script("gemini", [{"text": approve}])
+    asked = cli("review", "1", "--tool", "gemini")
+    assert "--auto" in asked.out + asked.err  # approved, waiting for the person's yes
+    assert plan(project).task("1").review != "approved"
+    board = board_of(project)
+    open_board(page, board)
+    page.locator('.node[data-task="1"]').click()
+    page.wait_for_selector("#detail section[aria-label=Reviews]:has-text('gemini')")
+    page.get_by_role("button", name="Accept the review").click()
+    page.wait_for_selector("#toast:has-text('maestro review 1 --auto')", timeout=30000)
+    assert plan(project).task("1").review == "approved"
+
+
+def test_a_withheld_change_shows_its_patch(cli, project, runenv, board_of, page):
+    (project / "src").mkdir()
+    (project / "src" / "app.py").write_text("def greet(name):\n    return 'old'\n")
+    git(project, "add", "-A")
+    git(project, "commit", "-q", "-m", "app")
+
+    def edit():
+        (project / "src" / "app.py").write_text("def greet(name):\n    return 'mine'\n")
+
+    assert run_task_1_while(cli, project, runenv, edit).code == 3  # done, not landed
+    board = board_of(project)
+    open_board(page, board)
+    page.locator('.node[data-task="1"]').click()
+    withheld = page.locator("#detail details", has_text="Withheld change")
+    withheld.wait_for()
+    assert ".ai/maestro/patches/" in withheld.text_content()
+    assert "+    return f'hi {name}'" in withheld.text_content()
+    assert "git merge-file src/app.py" in page.text_content("#detail")  # the Result's line
