@@ -15,6 +15,7 @@ import http.server
 import ipaddress
 import json
 import secrets
+import sys
 import threading
 from http import HTTPStatus
 from http.cookies import CookieError, SimpleCookie
@@ -106,6 +107,13 @@ class _Server(http.server.ThreadingHTTPServer):
     daemon_threads = True
     board: Board
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A page gone mid-answer is no error; anything else is one line, not a traceback."""
+        del request, client_address
+        error = sys.exc_info()[1]
+        if not isinstance(error, ConnectionError):
+            sys.stderr.write(f"board: {type(error).__name__}: {error}\n")
+
 
 class _Handler(http.server.BaseHTTPRequestHandler):
     server: _Server
@@ -192,6 +200,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             return self._send(HTTPStatus.OK, body, kind)
         if url.path == "/events":
             return self._stream()
+        if url.path == "/api/state":  # what the event stream sends, for scripts and tests
+            return self._send(HTTPStatus.OK, self.board.feed.state, "application/json")
         try:
             data = self._api(url.path, query)
         except MaestroError as error:
@@ -204,8 +214,6 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
     def _api(self, path: str, query: dict[str, str]) -> Any:
         ctx = self.board.ctx
-        if path == "/api/state":
-            return json.loads(self.board.feed.state)
         if path == "/api/task":
             return snapshot.task_detail(ctx, query.get("id", ""))
         if path == "/api/transcript":

@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from maestro import roster
+from maestro import graph, roster
 from maestro.board import transcript
 from maestro.cli.context import Context
 from maestro.cli.status import load_plan, status_data
@@ -54,24 +54,18 @@ def run_info(paths: ProjectPaths) -> dict[str, Any] | None:
 
 
 def layout(tasks: list[Task]) -> dict[str, list[int]]:
-    """Each task's [column, row]: its column one past its deepest dependency (a subtask
-    one past its parent), rows in plan order. Subtasks sit right after their parent's
-    column, so a coordinated group reads as one block."""
-    by_id = {t.id: t for t in tasks}
-    depth: dict[str, int] = {}
-
-    def column(task: Task, seen: frozenset[str] = frozenset()) -> int:
-        if task.id in depth:
-            return depth[task.id]
-        before = [*task.depends, *([task.parent] if task.parent else [])]
-        found = [by_id[d] for d in before if d in by_id and d not in seen]
-        depth[task.id] = 1 + max((column(d, seen | {task.id}) for d in found), default=-1)
-        return depth[task.id]
-
+    """Each task's [column, row]: its column its wave (one past its deepest dependency,
+    a subtask's parent counted as one), rows in plan order. Subtasks sit right after
+    their parent's column, so a coordinated group reads as one block."""
+    linked = [
+        Task(id=t.id, title=t.title, depends=[*t.depends, *([t.parent] if t.parent else [])])
+        for t in tasks
+    ]
+    column = {tid: n for n, wave in enumerate(graph.waves(linked)) for tid in wave}
     rows: dict[int, int] = {}
     places = {}
     for task in tasks:
-        col = column(task)
+        col = column[task.id]
         places[task.id] = [col, rows.get(col, 0)]
         rows[col] = rows.get(col, 0) + 1
     return places

@@ -11,8 +11,10 @@ import pytest
 
 from maestro.board import actions
 from maestro.board.server import CSP
+from maestro.board.snapshot import layout
 from maestro.cli.context import Context
 from maestro.errors import MaestroError
+from maestro.state.model import Task
 from tests.board.conftest import fetch
 from tests.engine.runkit import task, write_plan
 
@@ -163,3 +165,18 @@ def test_a_board_opened_before_the_plan_follows_it_and_makes_no_folder(cli, proj
     while json.loads(fetch(board, "/api/state")[2])["plan"] is None:
         assert time.monotonic() < deadline, "the plan never reached the board"
         time.sleep(0.05)
+
+
+def test_the_layout_puts_a_task_past_its_deepest_dependency_and_a_subtask_past_its_parent():
+    tasks = [
+        Task(id="1", title="a"),
+        Task(id="2", title="b", depends=["1"]),
+        Task(id="2.1", title="c", parent="2"),
+        Task(id="3", title="d", depends=["1"]),
+        Task(id="4", title="e", depends=["1", "2.1"]),
+    ]
+    assert layout(tasks) == {"1": [0, 0], "2": [1, 0], "2.1": [2, 0], "3": [1, 1], "4": [3, 0]}
+    chain = [
+        Task(id=str(i), title="t", depends=[str(i - 1)] if i > 1 else []) for i in range(1, 3001)
+    ]
+    assert layout(chain)["3000"] == [2999, 0]  # no recursion to run out of
