@@ -9,13 +9,15 @@ Prints:
 - event to page: for each task start and end the engine records in events.jsonl (the
   moment it appears there, read every 5 ms), the moment the page's node shows it
   (p50, p95, max);
-- the server's memory (RSS of the `maestro board` process) every few seconds;
+- the server's memory (RSS of the `maestro board` process) every few seconds, and the
+  CPU time it used during the run;
 - the run's wall time without the board, then with the board serving and the page open.
 
 Needs Playwright for Python and chromium (/usr/bin/chromium, or MAESTRO_CHROMIUM);
 without them, page load is the HTTP time of the page and its state, and no latency.
 
 Run: python bench/board.py [--tasks 200] [--concurrency 8] [--events 8] [--interval 0.25]
+     [--rounds N]
 """
 
 from __future__ import annotations
@@ -175,6 +177,12 @@ class Recorded:
         self.thread.join()
 
 
+def cpu_s(pid: int) -> float:
+    """User and system CPU time the process has used."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def rss_mb(pid: int) -> float:
     text = Path(f"/proc/{pid}/status").read_text()
     return int(re.search(r"VmRSS:\s+(\d+)", text).group(1)) / 1024
@@ -205,6 +213,7 @@ def run_watched(project: Project, concurrency: int, tasks: int, sample_s: float)
         else:
             found["load_start"] = _load_http(url)
         recorded = Recorded(project.root)
+        cpu_before = cpu_s(board.pid)
         begun = time.perf_counter()
         run = project.maestro("run", concurrency=concurrency)
         next_sample, mid_done = sample_s, False
@@ -220,6 +229,7 @@ def run_watched(project: Project, concurrency: int, tasks: int, sample_s: float)
                 other.close()
                 mid_done = True
         found["wall"] = time.perf_counter() - begun
+        found["cpu"] = cpu_s(board.pid) - cpu_before
         if run.returncode != 0:
             raise SystemExit(f"the run with the board exited {run.returncode}")
         time.sleep(1.0)
@@ -276,35 +286,51 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=8, help="lines each spoke streams")
     parser.add_argument("--interval", type=float, default=0.25, help="seconds between them")
     parser.add_argument("--sample", type=float, default=10.0, help="seconds between RSS samples")
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="runs of each kind, alternated (A B, B A, ...) as a shared machine's load drifts",
+    )
     args = parser.parse_args()
     stream = {"events": args.events, "interval": args.interval, "input": 500, "output": 50}
+    plains: list[float] = []
+    watches: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="maestro-bench-board-") as tmp:
         base = Project.create(Path(tmp) / "base", layered(args.tasks, args.width), stream)
-        plain = run_plain(base.copy(Path(tmp) / "plain"), args.concurrency)
-        watched = run_watched(
-            base.copy(Path(tmp) / "watched"), args.concurrency, args.tasks, args.sample
-        )
+        for n in range(args.rounds):
+            for kind in ("plain", "watched") if n % 2 == 0 else ("watched", "plain"):
+                project = base.copy(Path(tmp) / f"{kind}-{n}")
+                if kind == "plain":
+                    plains.append(run_plain(project, args.concurrency))
+                else:
+                    watches.append(run_watched(project, args.concurrency, args.tasks, args.sample))
     print(
         f"{args.tasks} tasks, {args.concurrency} at once, each spoke streaming "
         f"{args.events} lines {args.interval}s apart (fake claude stream-json, fake codex --json)"
     )
-    loads = [watched[k] for k in ("load_start", "load_mid") if k in watched]
+    loads = [w[k] for w in watches for k in ("load_start", "load_mid") if k in w]
     print("page load (open to every task drawn): " + ", ".join(f"{s * 1000:.0f} ms" for s in loads))
-    lags = sorted(watched.get("lags", []))
+    lags = sorted(lag for w in watches for lag in w.get("lags", []))
     if lags:
         p50, p95 = statistics.median(lags), lags[int(0.95 * (len(lags) - 1))]
+        missed = sum(w["missed"] for w in watches)
         print(
-            f"event to page ({len(lags)} task starts and ends; {watched['missed']} not seen): "
+            f"event to page ({len(lags)} task starts and ends; {missed} not seen): "
             f"p50 {p50 * 1000:.0f} ms, p95 {p95 * 1000:.0f} ms, max {lags[-1] * 1000:.0f} ms"
         )
     else:
         print("event to page: not measured (no Playwright or chromium)")
-    memory = watched["memory"]
-    print("server RSS over the run: " + ", ".join(f"{at:.0f}s {mb:.1f} MB" for at, mb in memory))
-    ratio = watched["wall"] / plain
+    memory = watches[-1]["memory"]
+    print("server RSS over a run: " + ", ".join(f"{at:.0f}s {mb:.1f} MB" for at, mb in memory))
+    print("server CPU during a run: " + ", ".join(f"{w['cpu']:.1f} s" for w in watches))
+    plain, watched = statistics.median(plains), statistics.median(w["wall"] for w in watches)
     print(
-        f"run wall time: {plain:.1f} s without the board, {watched['wall']:.1f} s with it "
-        f"open ({(ratio - 1) * 100:+.1f}%)"
+        "run wall time without the board: "
+        + ", ".join(f"{s:.1f} s" for s in plains)
+        + "; with it open: "
+        + ", ".join(f"{w['wall']:.1f} s" for w in watches)
+        + f" (medians {(watched / plain - 1) * 100:+.1f}%)"
     )
 
 

@@ -8,7 +8,7 @@ text; the office's mail or sessions).
 An event is applied to the state at once (a task's status, CLI, attempt, tokens and
 times, as the terminal's live view applies it); the plan, which the state is built from
 as `maestro status` builds it, is read again at most every ``FULL_EVERY_S`` after a
-change, by a thread of its own: reading a plan of 200 tasks takes 50-90 ms, a run writes
+change, by a thread of its own: reading a plan of 200 tasks takes 25-90 ms, a run writes
 its plan twice per dispatch, and an event arriving meanwhile must not wait for the read
 (``bench/board.py``: p95 from the engine's record to the page, 221 ms with the read in
 this thread, 23 ms beside it). Events that arrive during a read are applied again on top of
@@ -32,7 +32,7 @@ from maestro.watch import watch
 EVENTS_SHOWN = 40  # the latest events the page lists
 NOTES_KEPT = 256  # notices a slow page may catch up on
 IDLE_S = 1.0  # how often an idle follower checks that the engine still holds its lock
-FULL_EVERY_S = 1.0  # the plan is read again at most this often
+FULL_EVERY_S = 2.0  # the plan is read again at most this often
 ENDS = {"task_done": "done", "task_failed": "failed", "task_blocked": "blocked"}
 
 
@@ -130,9 +130,14 @@ class Feed:
             task, _, attempt = name.partition("-attempt-")
             where = {"run": run.name if run else None, "task": task, "attempt": int(attempt or 0)}
             self._note(b"transcript", where)
-        office = {self.paths.machine_dir / "mail" / "bell", self.paths.machine_dir / "sessions"}
-        if any(p.parent in office for p in touched):
-            self._note(b"office", {})  # mail sent, a session came or went
+        mail, sessions = (
+            self.paths.machine_dir / "mail" / "bell",
+            self.paths.machine_dir / "sessions",
+        )
+        if any(p.parent == mail for p in touched):
+            self._note(b"office", {"mail": True})  # mail sent: a question waits for a reply
+        elif any(p.parent == sessions for p in touched):
+            self._note(b"office", {"mail": False})  # a session came or went
         if len(grown) < len(touched):
             with self._lock:
                 events = self._new_events()

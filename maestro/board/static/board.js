@@ -413,11 +413,13 @@ function onState(data) {
   const rowKey = JSON.stringify(row);
   if (selected && rowKey !== onState.rowKey) loadDetail();
   onState.rowKey = rowKey;
-  officeSoon(1000);
+  officeSoon(OFFICE_EVERY_MS);
 }
 
-// The office is read again on a notice from the server (mail, sessions), and at most
-// once a second while the state changes.
+// The office is read again at once when mail arrives, and at most every few seconds while
+// sessions come and go and the state changes (reading 200 sessions takes ~40 ms).
+const OFFICE_EVERY_MS = 3000;
+
 function officeSoon(ms) {
   if (officeSoon.timer) return;
   officeSoon.timer = setTimeout(() => {
@@ -438,7 +440,8 @@ stream.addEventListener("transcript", (e) => {
     detailTimer = setTimeout(() => ((detailTimer = null), loadDetail()), 2000);
   }
 });
-stream.addEventListener("office", () => {
+stream.addEventListener("office", (e) => {
+  if (!JSON.parse(e.data).mail) return officeSoon(OFFICE_EVERY_MS);
   clearTimeout(officeSoon.timer);
   officeSoon.timer = null;
   officeSoon(50);
