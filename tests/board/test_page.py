@@ -244,6 +244,8 @@ def test_spoke_text_holding_a_script_shows_as_text(cli, project, runenv, board_o
     page.wait_for_selector("#panel-title:has-text('Task 1')")
     assert evil in page.text_content("#panel-title")
     assert evil in page.text_content("#detail")
+    page.wait_for_selector("#transcript .entry")
+    assert evil in page.text_content("#transcript")  # the spoke's own stream, as text
     assert page.title() == "Maestro board"
     assert page.locator("#panel script, #panel img, #graph script").count() == 0
 

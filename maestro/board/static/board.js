@@ -447,4 +447,4 @@ stream.addEventListener("office", (e) => {
   officeSoon(50);
 });
 stream.addEventListener("error", () => ($("run").textContent = "reconnecting…"));
-setInterval(() => state && (renderHeader(), null), 1000);
+setInterval(() => state && (renderHeader(), renderGraph()), 1000); // running times tick
