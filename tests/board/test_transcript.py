@@ -73,3 +73,21 @@ def test_the_tail_of_a_big_transcript_is_its_end_only(tmp_path):
 def test_a_long_tool_output_is_cut():
     item = transcript.entries('{"type":"tool_result","output":"%s"}' % ("x" * 10000))[0]
     assert len(item["text"]) < 4100 and item["text"].endswith("(10,000 chars)")
+
+
+def test_the_engine_keeps_each_stdout_line_as_it_comes_and_the_caller_still_sees_it(tmp_path):
+    from maestro.engine.rundir import recording
+    from maestro.process import run_process
+
+    kept = tmp_path / "task-1-attempt-1.stream.jsonl"
+    seen = []
+
+    def line(text: str) -> bool:
+        seen.append((text, kept.read_text().splitlines()[-1]))  # already on disk
+        return text == "stop"
+
+    runner = recording(run_process, kept)
+    script = "printf 'one\\ntwo\\nstop\\nnever\\n'; sleep 5"
+    outcome = runner(["sh", "-c", script], cwd=tmp_path, timeout_s=30, on_stdout_line=line)
+    assert seen == [("one", "one"), ("two", "two"), ("stop", "stop")]
+    assert outcome.aborted and kept.read_text().startswith("one\ntwo\nstop\n")
