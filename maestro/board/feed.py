@@ -7,8 +7,9 @@ text; the office's mail or sessions).
 
 An event is applied to the state at once (a task's status, CLI, attempt, tokens and
 times, as the terminal's live view applies it); the plan, which the state is built from
-as `maestro status` builds it, is read again at most every ``FULL_EVERY_S`` after a
-change, by a thread of its own: reading a plan of 200 tasks takes 25-90 ms, a run writes
+as `maestro status` builds it, is read again after a change, at most every
+``FULL_EVERY_S`` and never more than a tenth of the time (``READ_SHARE``), by a thread of
+its own: reading a plan of 200 tasks takes 25-90 ms, a run writes
 its plan twice per dispatch, and an event arriving meanwhile must not wait for the read
 (``bench/board.py``: p95 from the engine's record to the page, 221 ms with the read in
 this thread, 23 ms beside it). Events that arrive during a read are applied again on top of
@@ -33,6 +34,7 @@ EVENTS_SHOWN = 40  # the latest events the page lists
 NOTES_KEPT = 256  # notices a slow page may catch up on
 IDLE_S = 1.0  # how often an idle follower checks that the engine still holds its lock
 FULL_EVERY_S = 2.0  # the plan is read again at most this often
+READ_SHARE = 0.1  # of the wall time, at most, spent reading it (a plan of 1000 tasks: 0.4 s)
 ENDS = {"task_done": "done", "task_failed": "failed", "task_blocked": "blocked"}
 
 
@@ -58,6 +60,7 @@ class Feed:
         self._touched: set[Path] = set()
         self._due: float | None = None  # when the plan is to be read again
         self._read_at = 0.0
+        self._read_took = 0.0  # the last read's time
         self._lock = threading.Lock()  # ``data``, and the events a plan read must re-apply
         self._since: list[dict[str, Any]] | None = None  # None: no read under way
         self._reading = threading.Event()  # set: the reader reads the plan again
@@ -145,7 +148,8 @@ class Feed:
                     self._since += events
                 if self._apply(events):
                     self._publish()
-            self._due = self._due or max(time.monotonic(), self._read_at + FULL_EVERY_S)
+            pause = max(FULL_EVERY_S, self._read_took / READ_SHARE)
+            self._due = self._due or max(time.monotonic(), self._read_at + pause)
 
     def _note(self, kind: bytes, data: dict[str, Any]) -> None:
         with self.changed:
@@ -211,7 +215,9 @@ class Feed:
         """Read the plan and the new events, and publish the state when it changed."""
         with self._lock:
             self._since = self._new_events()
+        begun = time.monotonic()
         fresh = snapshot.state(self.ctx)
+        self._read_took = time.monotonic() - begun
         with self._lock:
             self.data = fresh
             self._apply(self._since or [])
