@@ -107,6 +107,14 @@ COMMANDS: tuple[CommandSpec, ...] = (
         "can_report_session_level",
     ),
     CommandSpec(
+        "board",
+        "maestro.cli.board",
+        "Serve the run's live board in a browser: the DAG, transcripts, office, steering.",
+        "maestro board [--port <n>] [--no-open]",
+        "run",
+        "can_configure",
+    ),
+    CommandSpec(
         "report",
         "maestro.cli.report",
         "Write the walkthrough of a run: narrative, cost, timing, charts.",

@@ -118,6 +118,12 @@ def load_plan(ctx: Context) -> Plan:
 def run(args: argparse.Namespace, ctx: Context) -> Result:
     del args
     plan = load_plan(ctx)
+    data = status_data(plan, ctx)
+    return Result("status", data, _text(plan, data, ctx.colour()))
+
+
+def status_data(plan: Plan, ctx: Context) -> dict[str, Any]:
+    """What `status --json` says of ``plan`` (the board shows the same)."""
     counts = plan.counts()
     stuck = blockers(plan)
     clis = [name for name in detect_available(ctx.env) if name in roster.REAL]
@@ -139,7 +145,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
         "blockers": stuck,
         "next": actions,
     }
-    return Result("status", data, _text(plan, data, ctx.colour()))
+    return data
 
 
 def _text(plan: Plan, data: dict[str, Any], colour: bool) -> str:

@@ -27,9 +27,11 @@ from maestro.bus.liveness import Lease
 from maestro.bus.sessions import USER, Session, SessionStore, current_id, new_id
 from maestro.bus.workers import end_session, spoke_env
 from maestro.config import Settings
+from maestro.engine.rundir import recording
 from maestro.engine.stagger import Stagger
 from maestro.logfile import ExecutionLog, LogRow
 from maestro.paths import ProjectPaths
+from maestro.process import run_process
 from maestro.spokes.base import Spoke
 from maestro.spokes.contract import DispatchRequest, SpokeResult
 from maestro.spokes.registry import get_spoke
@@ -143,15 +145,24 @@ class Dispatch:
         limits = {"timeout_s": timeout_s(settings), "max_turns": settings.max_turns}
         return self.run(get_spoke(self.cli, settings), self.request(**limits, **asked))
 
-    def run(self, spoke: Spoke, request: DispatchRequest) -> SpokeResult:
-        """Wait for the stagger, then run the spoke while its process is recorded. Raises
-        ``HeldBack`` when the run began stopping meanwhile: the spoke never started."""
+    def run(
+        self, spoke: Spoke, request: DispatchRequest, *, stream: Path | None = None
+    ) -> SpokeResult:
+        """Wait for the stagger, then run the spoke while its process is recorded (and,
+        with ``stream``, each line it prints appended there as it comes: what the board
+        shows). Raises ``HeldBack`` when the run began stopping meanwhile: the spoke
+        never started."""
         start = self.stagger.start(self.cli, stopping=self.stopping)
         if start is None:
             self.finish("stopped", self.stopping() or "stopped")
             raise HeldBack(self.outcome[1])
         try:
-            result = spoke.dispatch(request, base_env=dict(self.env), on_start=self.started)
+            result = spoke.dispatch(
+                request,
+                runner=run_process if stream is None else recording(run_process, stream),
+                base_env=dict(self.env),
+                on_start=self.started,
+            )
         finally:
             start.ended()
             if self.pid_file is not None:

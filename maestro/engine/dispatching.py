@@ -139,7 +139,8 @@ class Dispatching(Bookkeeping):
             )
         with space.spoke():
             try:
-                result = dispatch.run(spoke, request)
+                stream = ctx.run.artifact(task_id, number, "stream.jsonl")
+                result = dispatch.run(spoke, request, stream=stream)
             except SpokeError as exc:
                 attempt.failure = ladder.Failure(ladder.FATAL, exc.message, exc.fix)
                 self._log_attempt(task_id, attempt, number, retry)

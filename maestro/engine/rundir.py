@@ -7,7 +7,9 @@
   `maestro wait` follows);
 - ``engine.log``: the detached engine's own output (plain progress lines);
 - ``wait-cursor.json``: how far `maestro wait` has shown the events;
-- ``<task>-<attempt>.prompt.md`` / ``.output.txt``: full prompts and raw outputs, at
+- ``task-<id>-attempt-<n>.stream.jsonl``: the spoke's stdout, line by line as it prints
+  it (its streamed events: what the board shows as the attempt's transcript);
+- ``task-<id>-attempt-<n>.prompt.md`` / ``.output.txt``: full prompts and raw outputs, at
   log level ``detailed`` only.
 
 ``.ai/maestro/runs/latest`` names the newest run. ``.ai/maestro/run.lock`` is held (flock)
@@ -25,7 +27,7 @@ import re
 import secrets
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -81,6 +83,27 @@ class EventLog:
             finally:
                 os.close(fd)
             return event
+
+
+def recording(runner: Callable[..., Any], path: Path) -> Callable[..., Any]:
+    """The process ``runner`` with each stdout line also appended to ``path`` as it comes
+    (one ``write`` per line on an O_APPEND descriptor), before the caller's own line
+    callback sees it."""
+
+    def run(argv: list[str], **kwargs: Any) -> Any:
+        seen = kwargs.get("on_stdout_line")
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+
+        def line(text: str) -> bool:
+            os.write(fd, (text + "\n").encode("utf-8", "replace"))
+            return bool(seen and seen(text))
+
+        try:
+            return runner(argv, **{**kwargs, "on_stdout_line": line})
+        finally:
+            os.close(fd)
+
+    return run
 
 
 def read_events(path: Path, offset: int = 0) -> tuple[list[dict[str, Any]], int]:

@@ -91,7 +91,7 @@ class SleepingSpoke:
     def __init__(self, seen):
         self.seen = seen
 
-    def dispatch(self, request, *, base_env, on_start):
+    def dispatch(self, request, *, runner, base_env, on_start):
         child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
         try:
             on_start(child.pid)

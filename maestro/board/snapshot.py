@@ -1,0 +1,282 @@
+"""What the board shows, read from what the engine records: the plan (the same data as
+`maestro status --json`), the latest run's folder and events, the office's sessions and
+mail, and one task's evidence (its receipt's diff, reviews, withheld patch, transcripts).
+
+Every path read here is built from the project's state folders and a task id or attempt
+number checked first, and is resolved inside the state folder before it is opened.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from pathlib import Path
+from typing import Any
+
+from maestro import graph, roster
+from maestro.board import transcript
+from maestro.cli.context import Context
+from maestro.cli.status import load_plan, status_data
+from maestro.engine.rundir import RunDir, RunLock, latest_run
+from maestro.errors import MaestroError, NotFound
+from maestro.paths import ID_PATTERN, ProjectPaths
+from maestro.spokes.registry import detect_available
+from maestro.state.model import Plan, Task
+
+TASK_ID = re.compile(r"\d+(?:\.\d+)*")
+DIFF_LIMIT = 256 * 1024  # a diff bigger than this is cut, with the command that shows it all
+SAFE_ID = re.compile(ID_PATTERN)
+
+
+def inside(paths: ProjectPaths, path: Path) -> Path:
+    """``path`` resolved, refused unless it lies inside the project's state folder."""
+    resolved = path.resolve()
+    if not resolved.is_relative_to(paths.state_dir.resolve()):
+        raise MaestroError(f"{path} is outside the project's state.", "ask for a task's own files.")
+    return resolved
+
+
+def run_info(paths: ProjectPaths) -> dict[str, Any] | None:
+    """The latest run: id, whether its engine is alive, its state and times."""
+    try:
+        run = latest_run(paths)
+        meta = run.read_meta()
+    except MaestroError:
+        return None
+    return {
+        "id": run.run_id,
+        "alive": RunLock(paths).alive(run.run_id),
+        "state": meta.get("state"),
+        "status": meta.get("status"),
+        "started": meta.get("started") or meta.get("created"),
+        "finished": meta.get("finished"),
+    }
+
+
+def layout(tasks: list[Task]) -> dict[str, list[int]]:
+    """Each task's [column, row]: its column its wave (one past its deepest dependency,
+    a subtask's parent counted as one), rows in plan order. Subtasks sit right after
+    their parent's column, so a coordinated group reads as one block."""
+    linked = [
+        Task(id=t.id, title=t.title, depends=[*t.depends, *([t.parent] if t.parent else [])])
+        for t in tasks
+    ]
+    column = {tid: n for n, wave in enumerate(graph.waves(linked)) for tid in wave}
+    rows: dict[int, int] = {}
+    places = {}
+    for task in tasks:
+        col = column[task.id]
+        places[task.id] = [col, rows.get(col, 0)]
+        rows[col] = rows.get(col, 0) + 1
+    return places
+
+
+def task_extra(task: Task) -> dict[str, Any]:
+    return {
+        "parent": task.parent,
+        "mode": task.mode,
+        "started": task.started,
+        "finished": task.finished,
+        "session": task.session,
+        "run_id": task.run_id,
+    }
+
+
+def state(ctx: Context) -> dict[str, Any]:
+    """The page's state: `maestro status --json`'s data, each task's times and place,
+    the run, and the CLIs installed."""
+    try:
+        plan = load_plan(ctx)
+    except MaestroError as error:
+        return {"plan": None, "problem": error.message, "run": run_info(ctx.paths)}
+    data = status_data(plan, ctx)
+    places = layout(plan.tasks)
+    for row, task in zip(data["tasks"], plan.tasks, strict=True):
+        row.update(task_extra(task), place=places[task.id])
+    return {
+        "plan": data,
+        "project": ctx.paths.root.name,
+        "run": run_info(ctx.paths),
+        "clis": [name for name in detect_available(ctx.env) if name in roster.REAL],
+    }
+
+
+def check_task(task_id: str) -> str:
+    if not TASK_ID.fullmatch(task_id):
+        raise MaestroError(f"{task_id!r} is not a task id.", "give one as the plan numbers it.")
+    return task_id
+
+
+KEPT = ("stream.jsonl", "output.txt")  # per attempt: its stream; at log level detailed, before it
+
+
+def attempts(paths: ProjectPaths, task: Task) -> list[dict[str, Any]]:
+    """The transcripts kept for ``task``, every run of it, oldest first: each attempt's
+    stream, or, for runs before streams were kept, the raw output a ``detailed`` log
+    level wrote when the attempt ended."""
+    found: dict[tuple[str, int], dict[str, Any]] = {}
+    if not paths.runs_dir.is_dir():
+        return []
+    for folder in sorted(paths.runs_dir.iterdir()):
+        if not folder.is_dir() or not SAFE_ID.fullmatch(folder.name):
+            continue
+        for kind in reversed(KEPT):  # a stream wins over the output of the same attempt
+            for path in folder.glob(f"task-{task.id}-attempt-*.{kind}"):
+                number = path.name.removeprefix(f"task-{task.id}-attempt-").split(".")[0]
+                if number.isdigit():
+                    found[(folder.name, int(number))] = {
+                        "run": folder.name,
+                        "attempt": int(number),
+                        "kind": kind,
+                    }
+    return [found[key] for key in sorted(found)]
+
+
+def transcript_path(
+    paths: ProjectPaths, run_id: str, task_id: str, attempt: int, kind: str = KEPT[0]
+) -> Path:
+    if kind not in KEPT:
+        raise MaestroError(f"{kind!r} is not a transcript.", f"ask for one of {', '.join(KEPT)}.")
+    run = RunDir(paths, run_id)  # refuses anything but a run id
+    return inside(paths, run.artifact(check_task(task_id), attempt, kind))
+
+
+def _diff(paths: ProjectPaths, change: str) -> str:
+    from maestro.git import run_git
+
+    if not re.fullmatch(r"[0-9a-f]{7,64}", change):
+        return ""
+    out = run_git("diff", f"{change}^", change, cwd=paths.root)
+    text = out.stdout if out.exit_code == 0 else ""
+    if len(text) > DIFF_LIMIT:
+        text = text[:DIFF_LIMIT] + f"\n… cut; the whole diff: git diff {change}^ {change}\n"
+    return text
+
+
+def _live_diff(paths: ProjectPaths, task: Task) -> str:
+    """A running task's change so far: its newest worktree's diff against the commit it
+    started from, and the new files in it (read only: no git lock is taken)."""
+    from maestro.engine.worktree import worktrees_dir
+    from maestro.git import run_git
+
+    if task.status != "running" or not task.run_id or not SAFE_ID.fullmatch(task.run_id):
+        return ""
+    found = sorted(
+        worktrees_dir(paths).glob(f"{task.run_id}-task-{task.id}-*"),
+        key=lambda p: p.stat().st_mtime,
+    )
+    if not found:
+        return ""
+    where = inside(paths, found[-1])
+    text = run_git("diff", "HEAD", cwd=where).stdout
+    new = run_git("ls-files", "--others", "--exclude-standard", cwd=where).stdout.split()
+    text += "".join(f"new file (not yet read): {name}\n" for name in new)
+    return text[:DIFF_LIMIT]
+
+
+def _withheld(paths: ProjectPaths, task: Task) -> dict[str, Any] | None:
+    if not task.run_id or not SAFE_ID.fullmatch(task.run_id):
+        return None
+    patch = paths.machine_dir / "patches" / f"{task.run_id}-task-{task.id}.patch"
+    with contextlib.suppress(OSError, MaestroError):
+        text = inside(paths, patch).read_text(encoding="utf-8", errors="replace")
+        return {"path": str(patch.relative_to(paths.root)), "patch": text[:DIFF_LIMIT]}
+    return None
+
+
+def task_detail(ctx: Context, task_id: str) -> dict[str, Any]:
+    """One task in full: its fields, result, receipt and diff, the gates' log rows, its
+    reviews, a withheld change, and the transcripts kept of its attempts."""
+    plan: Plan = load_plan(ctx)
+    task = plan.find(check_task(task_id))
+    if task is None:
+        raise NotFound(f"no task {task_id} in the plan.", "pick one the board shows.")
+    receipt = task.receipt
+    return {
+        "id": task.id,
+        "title": task.title,
+        "status": task.status,
+        "tool": task.tool,
+        "agent": task.agent,
+        "specialist": task.specialist,
+        "attempts": task.attempts,
+        "tokens": task.usage.total,
+        "cost": task.cost,
+        "depends": task.depends,
+        "files": task.files,
+        "criteria": task.criteria,
+        "validation": task.validation,
+        "result": task.result,
+        "review": task.review,
+        **task_extra(task),
+        "receipt": receipt.__dict__ if receipt else None,
+        "diff": _diff(ctx.paths, receipt.change)
+        if receipt and receipt.change and task.status != "running"
+        else _live_diff(ctx.paths, task),
+        "log": [
+            {
+                "time": e.time,
+                "tool": e.tool,
+                "action": e.action,
+                "outcome": e.outcome,
+                "tokens": e.tokens,
+            }
+            for e in plan.log
+            if e.task == task.id
+        ],
+        "reviews": [
+            {
+                "id": r.id,
+                "reviewer": r.reviewer,
+                "round": r.round,
+                "verdict": r.verdict,
+                "outcome": r.outcome,
+                "findings": [{"severity": f.severity, "text": f.text} for f in r.findings],
+            }
+            for r in plan.reviews
+            if r.task == task.id
+        ],
+        "withheld": _withheld(ctx.paths, task),
+        "transcripts": attempts(ctx.paths, task),
+    }
+
+
+def read_transcript(
+    paths: ProjectPaths, run_id: str, task_id: str, attempt: int, offset: int | None, kind: str
+) -> dict[str, Any]:
+    path = transcript_path(paths, run_id, task_id, attempt, kind)
+    items, end = transcript.tail(path, offset)
+    return {"entries": items, "offset": end}
+
+
+def office(paths: ProjectPaths) -> dict[str, Any]:
+    """Sessions and their modes, the mail of the person and of the latest run's session
+    (where its workers' questions and blockers go) by thread, and the questions and
+    blockers still unread: all read without marking anything read."""
+    from maestro.bus.mailbox import Mailbox
+    from maestro.bus.sessions import USER, SessionStore
+    from maestro.bus.workers import run_session_id
+
+    sessions, _ = SessionStore(paths).all()
+    mailbox = Mailbox(paths)
+    run = run_info(paths)
+    readers = [USER] + ([run_session_id(run["id"])] if run else [])
+    messages = {m.id: m for reader in readers for m in mailbox.inbox(reader, mark=False)[0]}
+    threads: dict[int, list[dict[str, Any]]] = {}
+    for message in sorted(messages.values(), key=lambda m: m.created_ns):
+        if message.thread not in threads:
+            threads[message.thread] = [m.to_dict() for m in mailbox.thread(message.id)[0]]
+    answered = {
+        int(m["reply_to"][1:]) for thread in threads.values() for m in thread if m["reply_to"]
+    }
+    return {
+        "sessions": [
+            {"id": s.id, "mode": s.mode, "status": s.status, "tasks": s.task_ids} for s in sessions
+        ],
+        "threads": list(threads.values()),
+        "open": [
+            m.to_dict()
+            for m in messages.values()
+            if m.type in ("query", "blocked") and m.id not in answered
+        ],
+    }

@@ -1,0 +1,455 @@
+// The board's page: plain JavaScript and SVG, no framework, no build step.
+// Every string from the project (titles, results, mail, spokes' output) goes in as a text
+// node: nothing is ever parsed as HTML.
+"use strict";
+
+const SVG = "http://www.w3.org/2000/svg";
+const NODE_W = 210, NODE_H = 58, GAP_X = 60, GAP_Y = 14;
+let state = null;          // the latest state the server pushed
+let selected = null;       // the task id the panel shows
+let detailKey = "";        // what the shown detail was built from
+let follow = null;         // the transcript followed: {run, task, attempt, offset}
+let detailTimer = null;    // the selected task read again (its change so far) while its spoke prints
+const $ = (id) => document.getElementById(id);
+
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === null || v === undefined || v === false) continue;
+    if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
+    else node.setAttribute(k, v === true ? "" : String(v));
+  }
+  for (const child of children.flat()) {
+    if (child === null || child === undefined || child === false) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+function svg(tag, attrs) {
+  const node = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs || {})) node.setAttribute(k, String(v));
+  return node;
+}
+
+const fmt = {
+  tokens: (n) => (n ? n.toLocaleString("en-US") + " tok" : ""),
+  cost: (c, est) => (c === null || c === undefined ? "" : (est ? "~" : "") + "$" + c.toFixed(2)),
+  secs(task) {
+    if (!task.started) return "";
+    const end = task.finished ? Date.parse(task.finished) : Date.now();
+    const s = Math.max(0, Math.round((end - Date.parse(task.started)) / 1000));
+    return s >= 60 ? Math.floor(s / 60) + "m" + String(s % 60).padStart(2, "0") + "s" : s + "s";
+  },
+  cut: (text, n) => (text.length > n ? text.slice(0, n - 1) + "…" : text),
+};
+
+function toast(text) {
+  $("toast").textContent = text;
+  clearTimeout(toast.timer);
+  toast.timer = setTimeout(() => ($("toast").textContent = ""), 8000);
+}
+
+async function act(params) {
+  const res = await fetch("/api/action", {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify(params),
+  });
+  const data = await res.json().catch(() => ({ error: res.statusText }));
+  toast(data.error ? `${data.error} ${data.fix || ""}` : `${data.command}\n${data.output || "done"}`);
+  return data;
+}
+
+async function getJSON(url) {
+  const res = await fetch(url);
+  if (!res.ok) throw new Error(await res.text());
+  return res.json();
+}
+
+// -- the header ------------------------------------------------------------------------
+
+function renderHeader() {
+  const plan = state.plan, run = state.run;
+  $("project").textContent = state.project ? "· " + state.project : "";
+  $("goal").textContent = plan ? "Goal: " + plan.goal : state.problem || "";
+  $("run").textContent = run
+    ? `Run ${run.id}: ${run.alive ? "running" : run.status || run.state || "ended"}`
+    : "No run yet";
+  if (plan) {
+    const counts = Object.entries(plan.counts).filter(([, n]) => n).map(([s, n]) => `${n} ${s}`);
+    $("counts").textContent = `(${plan.total}: ${counts.join(", ")})`;
+    const spent = [fmt.tokens(plan.tokens), fmt.cost(plan.cost, plan.cost_estimated)].filter(Boolean);
+    let wall = "";
+    if (run && run.started) wall = fmt.secs({ started: run.started, finished: run.alive ? null : run.finished });
+    $("totals").textContent = [spent.join(", "), wall && "wall " + wall].filter(Boolean).join(" · ");
+  }
+  $("start").disabled = !plan || (run && run.alive);
+  $("abort").disabled = !(run && run.alive);
+}
+
+// -- the graph -------------------------------------------------------------------------
+
+function nodeLabel(t) {
+  return `Task ${t.id}: ${t.title}. ${t.status}` + (t.tool ? `, ${t.tool}` : "") +
+    (t.attempts ? `, ${t.attempts} attempt${t.attempts > 1 ? "s" : ""}` : "");
+}
+
+// The graph is built once per shape (its tasks, places and edges); a state that only
+// changes what tasks say updates their nodes in place.
+let graphShape = "";
+
+function renderGraph() {
+  const tasks = state.plan ? state.plan.tasks : [];
+  const shape = JSON.stringify(tasks.map((t) => [t.id, t.place, t.depends, t.parent]));
+  if (shape !== graphShape) {
+    buildGraph(tasks);
+    graphShape = shape;
+  }
+  const byId = {};
+  for (const node of nodes()) byId[node.dataset.task] = node;
+  for (const t of tasks) updateNode(byId[t.id], t);
+}
+
+function buildGraph(tasks) {
+  const g = $("graph");
+  const pos = {};
+  let width = 0, height = 0;
+  for (const t of tasks) {
+    const [col, row] = t.place;
+    pos[t.id] = { x: 8 + col * (NODE_W + GAP_X), y: 8 + row * (NODE_H + GAP_Y) };
+    width = Math.max(width, pos[t.id].x + NODE_W + 8);
+    height = Math.max(height, pos[t.id].y + NODE_H + 8);
+  }
+  g.setAttribute("width", width);
+  g.setAttribute("height", height);
+  const focused = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.task : null;
+  g.replaceChildren(arrowHead());
+  const groups = {};
+  for (const t of tasks) if (t.parent && pos[t.parent]) (groups[t.parent] ||= []).push(pos[t.id]);
+  for (const [parent, boxes] of Object.entries(groups)) {
+    const x0 = Math.min(...boxes.map((b) => b.x)) - 4, y0 = Math.min(...boxes.map((b) => b.y)) - 4;
+    const x1 = Math.max(...boxes.map((b) => b.x)) + NODE_W + 4, y1 = Math.max(...boxes.map((b) => b.y)) + NODE_H + 4;
+    const rect = svg("rect", { class: "group", x: x0, y: y0, width: x1 - x0, height: y1 - y0, rx: 8 });
+    const title = svg("title");
+    title.textContent = `subtasks of Task ${parent}`;
+    rect.append(title);
+    g.append(rect);
+  }
+  for (const t of tasks) {
+    for (const dep of [...t.depends, ...(t.parent ? [t.parent] : [])]) {
+      if (!pos[dep]) continue;
+      const a = pos[dep], b = pos[t.id];
+      const x1 = a.x + NODE_W, y1 = a.y + NODE_H / 2, x2 = b.x, y2 = b.y + NODE_H / 2;
+      const mid = (x1 + x2) / 2;
+      g.append(svg("path", { class: "edge", d: `M${x1},${y1} C${mid},${y1} ${mid},${y2} ${x2},${y2}`, "marker-end": "url(#arrow)" }));
+    }
+  }
+  for (const t of tasks) {
+    const p = pos[t.id];
+    const node = svg("g", { class: "node", transform: `translate(${p.x},${p.y})`, tabindex: 0, role: "button", "data-task": t.id });
+    node.append(svg("rect", { width: NODE_W, height: NODE_H, rx: 6 }));
+    for (let i = 0; i < 3; i++) node.append(svg("text", { x: 8, y: 17 + i * 16, class: i ? "sub" : "" }));
+    g.append(node);
+  }
+  if (focused) {
+    const again = g.querySelector(`[data-task="${CSS.escape(focused)}"]`);
+    if (again) again.focus({ preventScroll: true });
+  }
+}
+
+function updateNode(node, t) {
+  const set = (name, value) => node.getAttribute(name) !== value && node.setAttribute(name, value);
+  set("data-status", t.status);
+  set("aria-label", nodeLabel(t));
+  node.classList.toggle("selected", t.id === selected);
+  const lines = [
+    `${t.id} · ${fmt.cut(t.title, 26)}`,
+    [t.status, t.tool || "-", t.agent || t.specialist || "-"].join(" · "),
+    [t.attempts ? "×" + t.attempts : "", fmt.tokens(t.tokens), fmt.cost(t.cost), fmt.secs(t)].filter(Boolean).join(" · "),
+  ];
+  node.querySelectorAll("text").forEach((line, i) => {
+    if (line.textContent !== lines[i]) line.textContent = lines[i];
+  });
+}
+
+function arrowHead() {
+  const defs = svg("defs");
+  const marker = svg("marker", { id: "arrow", viewBox: "0 0 10 10", refX: 10, refY: 5, markerWidth: 7, markerHeight: 7, orient: "auto" });
+  marker.append(svg("path", { d: "M0,0 L10,5 L0,10 z", class: "arrow" }));
+  defs.append(marker);
+  return defs;
+}
+
+function nodes() {
+  return [...$("graph").querySelectorAll(".node")];
+}
+
+$("graph").addEventListener("click", (e) => {
+  const node = e.target.closest(".node");
+  if (node) select(node.dataset.task);
+});
+
+$("graph").addEventListener("keydown", (e) => {
+  const node = e.target.closest(".node");
+  if (!node) return;
+  if (e.key === "Enter" || e.key === " ") {
+    e.preventDefault();
+    select(node.dataset.task, true);
+    return;
+  }
+  const moves = { ArrowDown: 1, ArrowRight: 1, ArrowUp: -1, ArrowLeft: -1 };
+  if (!(e.key in moves)) return;
+  e.preventDefault();
+  const all = nodes();
+  const next = all[all.indexOf(node) + moves[e.key]];
+  if (next) next.focus();
+});
+
+// -- the panel: one task ---------------------------------------------------------------
+
+function select(id, focusPanel) {
+  selected = id;
+  detailKey = "";
+  follow = null;
+  for (const n of nodes()) n.classList.toggle("selected", n.dataset.task === id);
+  loadDetail();
+  if (focusPanel) $("panel").focus();
+}
+
+async function loadDetail() {
+  if (!selected) return;
+  const id = selected;
+  let d;
+  try {
+    d = await getJSON("/api/task?id=" + encodeURIComponent(id));
+  } catch (err) {
+    toast(String(err));
+    return;
+  }
+  if (id !== selected) return;
+  renderDetail(d);
+}
+
+function field(name, value) {
+  return value || value === 0 ? [el("dt", {}, name), el("dd", {}, String(value))] : [];
+}
+
+function steering(d) {
+  const box = el("div", { class: "steer", role: "group", "aria-label": "Steer this task" });
+  const text = (label, id) => [el("label", { for: id }, label), el("textarea", { id })];
+  const value = (id) => ($(id) ? $(id).value : "");
+  if (d.status === "running") {
+    box.append(...text("Why stop it (recorded with the task)", "stop-reason"),
+      el("button", { type: "button", class: "danger", onclick: () => act({ action: "stop", task: d.id, text: value("stop-reason") || "stopped from the board" }) }, "Stop task"));
+  }
+  if (d.status === "failed" || d.status === "blocked") {
+    const clis = (state.clis || ["claude", "gemini", "codex"]);
+    box.append(el("h3", {}, "Decision"),
+      ...text("1. Clarify and retry: the clarification", "clarify"),
+      el("button", { type: "button", onclick: () => act({ action: "clarify", task: d.id, text: value("clarify") }) }, "Clarify and retry"),
+      el("div", { class: "row" },
+        el("label", { for: "reassign" }, "2. Reassign to"),
+        el("select", { id: "reassign" }, clis.map((c) => el("option", { value: c }, c))),
+        el("button", { type: "button", onclick: () => act({ action: "reassign", task: d.id, tool: value("reassign") }) }, "Reassign and retry")),
+      el("button", { type: "button", onclick: () => act({ action: "continue" }) }, "3. Leave it and continue the run"),
+      el("button", { type: "button", class: "danger", onclick: () => act({ action: "abort" }) }, "4. Abort the run"));
+  }
+  if (d.status === "pending" || d.status === "failed" || d.status === "blocked") {
+    box.append(el("button", { type: "button", onclick: () => act({ action: "retry", task: d.id }) }, `Run task ${d.id}`));
+  }
+  if (d.status === "done" && d.reviews.length) {
+    box.append(el("h3", {}, "Review"),
+      el("button", { type: "button", onclick: () => act({ action: "accept", task: d.id }) }, "Accept the review"),
+      ...text("Send back: what to change", "send-back"),
+      el("button", { type: "button", onclick: () => act({ action: "send-back", task: d.id, text: value("send-back") }) }, "Send back"));
+  }
+  return box.childElementCount ? box : null;
+}
+
+function diffView(text) {
+  const pre = el("pre", { class: "diff", "aria-label": "diff against the task's base" });
+  for (const line of text.split("\n")) {
+    const cls = line.startsWith("+") ? "add" : line.startsWith("-") ? "del" : line.startsWith("@@") ? "hunk" : null;
+    pre.append(el("span", { class: cls }, line + "\n"));
+  }
+  return pre;
+}
+
+function renderDetail(d) {
+  const key = JSON.stringify([d.status, d.attempts, d.result, d.review, d.reviews.length, d.transcripts.length, d.diff.length]);
+  if (key === detailKey) return;
+  detailKey = key;
+  $("panel-title").textContent = `Task ${d.id}: ${d.title}`;
+  const receipt = d.receipt || {};
+  const parts = [
+    el("dl", {},
+      field("Status", d.status), field("CLI", d.tool), field("Persona", [d.specialist, d.agent].filter(Boolean).join("/")),
+      field("Attempts", d.attempts), field("Tokens", d.tokens ? d.tokens.toLocaleString("en-US") : ""),
+      field("Cost", fmt.cost(d.cost)), field("Time", fmt.secs(d)), field("Depends on", d.depends.join(", ")),
+      field("Files", d.files.join(", ")), field("Parent", d.parent), field("Validation", d.validation),
+      field("Review", d.review)),
+    steering(d),
+    d.result && el("section", { "aria-label": "Result" }, el("h3", {}, "Result"), el("pre", {}, d.result)),
+  ];
+  const gates = d.log.map((r) => el("li", {}, `${r.time} ${r.tool} ${r.action}: ${r.outcome}`));
+  parts.push(el("section", { "aria-label": "The change" }, el("h3", {}, "The change"),
+    receipt.diff_stat ? el("p", {}, `${receipt.diff_stat}; validation ${receipt.validation || "none"} exit ${receipt.validation_exit ?? "-"}`) : el("p", { class: "muted" }, "no change recorded yet"),
+    gates.length ? el("ul", { "aria-label": "gates and log rows" }, gates) : null,
+    d.diff ? el("details", { open: d.status === "running" }, el("summary", {}, d.status === "running" ? "Its change so far" : "Diff against its base"), diffView(d.diff)) : null,
+    d.withheld ? el("details", { open: true }, el("summary", {}, `Withheld change: ${d.withheld.path}`), diffView(d.withheld.patch)) : null));
+  if (d.reviews.length) {
+    parts.push(el("section", { "aria-label": "Reviews" }, el("h3", {}, "Reviews"),
+      d.reviews.map((r) => el("div", {}, el("p", {}, `${r.id} by ${r.reviewer}, round ${r.round}: ${r.verdict || "unparsed"} → ${r.outcome || "awaiting"}`),
+        el("ul", {}, r.findings.map((f) => el("li", {}, `[${f.severity || "-"}] ${f.text}`)))))));
+  }
+  const picker = el("div", { class: "row", role: "group", "aria-label": "Attempts" });
+  for (const a of d.transcripts) {
+    picker.append(el("button", { type: "button", "aria-label": `Transcript of attempt ${a.attempt} (run ${a.run})`,
+      onclick: () => openTranscript(a.run, d.id, a.attempt, a.kind) }, `attempt ${a.attempt}` + (a.kind === "output.txt" ? " (raw output)" : "")));
+  }
+  const talk = el("section", { "aria-label": "Transcript" }, el("h3", {}, "Transcript"),
+    d.transcripts.length ? picker : el("p", { class: "muted" }, "no transcript kept yet"),
+    el("div", { id: "transcript", "aria-live": "polite", tabindex: 0, "aria-label": "the spoke's transcript" }));
+  // A running task's transcript comes first: what its spoke does now.
+  if (d.status === "running") parts.splice(2, 0, talk);
+  else parts.push(talk);
+  const kept = $("transcript");
+  $("detail").replaceChildren(...parts.filter(Boolean));
+  const last = d.transcripts[d.transcripts.length - 1];
+  if (!last) return;
+  if (follow && kept && follow.task === d.id && follow.run === last.run && follow.attempt === last.attempt) {
+    $("transcript").replaceWith(kept); // the same attempt, followed on where it was
+  } else {
+    openTranscript(last.run, d.id, last.attempt, last.kind);
+  }
+}
+
+// -- transcripts: read from the end, then followed -------------------------------------
+
+const ENTRIES_KEPT = 400;
+
+function entryView(e) {
+  const cls = "entry " + e.kind + (e.error ? " error" : "");
+  if (e.kind === "result") {
+    return el("details", { class: cls }, el("summary", {}, `output (${e.text.length} chars)`), el("pre", {}, e.text));
+  }
+  if (e.kind === "tool") return el("div", { class: cls }, el("span", { class: "who" }, e.name), el("pre", {}, e.text));
+  if (e.kind === "status") return el("div", { class: cls }, e.text);
+  return el("div", { class: cls }, el("span", { class: "who" }, (e.who || "") + ":"), e.text);
+}
+
+async function openTranscript(run, task, attempt, kind) {
+  follow = { run, task, attempt, kind: kind || "stream.jsonl", offset: null };
+  $("transcript").replaceChildren();
+  await more();
+}
+
+async function more() {
+  const f = follow;
+  if (!f || more.busy) return;
+  more.busy = true;
+  try {
+    const q = new URLSearchParams({ run: f.run, task: f.task, attempt: f.attempt, kind: f.kind });
+    if (f.offset !== null) q.set("from", f.offset);
+    const data = await getJSON("/api/transcript?" + q);
+    if (f !== follow) return;
+    f.offset = data.offset;
+    const box = $("transcript");
+    const atEnd = box.scrollTop + box.clientHeight >= box.scrollHeight - 8;
+    box.append(...data.entries.map(entryView));
+    while (box.childElementCount > ENTRIES_KEPT) box.firstElementChild.remove();
+    if (atEnd) box.scrollTop = box.scrollHeight;
+  } finally {
+    more.busy = false;
+  }
+}
+
+// -- the office and the events ---------------------------------------------------------
+
+async function loadOffice() {
+  let o;
+  const begun = performance.now();
+  try {
+    o = await getJSON("/api/office");
+  } catch (err) {
+    return;
+  }
+  officeTook = performance.now() - begun;
+  const key = JSON.stringify(o);
+  if (key === loadOffice.key) return;
+  loadOffice.key = key;
+  $("questions").replaceChildren(...(o.open.length ? o.open.map((m) => {
+    const id = "reply-" + m.id;
+    const box = el("textarea", { id });
+    const send = async () => {
+      const r = await act({ action: "reply", mail: m.id, text: box.value });
+      if (r.exit === 0) box.value = "";
+    };
+    return el("li", {}, el("p", {}, `${m.id} from ${m.from} (${m.type}): ${m.subject}`), el("pre", {}, m.message),
+      el("label", { for: id }, `Reply to ${m.id}`), box,
+      el("button", { type: "button", onclick: send }, "Send reply"));
+  }) : [el("li", { class: "muted" }, "none")]));
+  $("sessions").replaceChildren(...o.sessions.map((s) =>
+    el("li", {}, `${s.id} · ${s.mode} · `, el("span", { class: "status st-" + s.status }, s.status), s.tasks.length ? ` · task ${s.tasks.join(",")}` : "")));
+  $("threads").replaceChildren(...o.threads.map((thread) =>
+    el("details", {}, el("summary", {}, `${thread[0].id}: ${thread[0].subject} (${thread.length})`),
+      el("ol", {}, thread.map((m) => el("li", {}, `${m.from} → ${m.to.join(", ")} [${m.type}]: `, el("pre", {}, m.message)))))));
+}
+
+function renderEvents() {
+  const events = state.events || [];
+  $("events").replaceChildren(...events.slice().reverse().map((e) =>
+    el("li", {}, `${e.time.slice(11, 19)} ${e.kind}` + (e.task ? ` task ${e.task}` : "") + (e.detail || e.message ? `: ${e.detail || e.message}` : ""))));
+  $("next").replaceChildren(...((state.plan && state.plan.next) || []).map((a) => el("li", {}, el("code", {}, a.command), " ", a.why)));
+}
+
+// -- the stream ------------------------------------------------------------------------
+
+function onState(data) {
+  state = data;
+  renderHeader();
+  renderGraph();
+  renderEvents();
+  const row = selected && state.plan ? state.plan.tasks.find((t) => t.id === selected) : null;
+  const rowKey = JSON.stringify(row);
+  if (selected && rowKey !== onState.rowKey) loadDetail();
+  onState.rowKey = rowKey;
+  officeSoon(officeEvery());
+}
+
+// The office is read again at once when mail arrives, and at most every few seconds while
+// sessions come and go and the state changes (reading 200 sessions takes ~40 ms).
+// (1000 sessions: ~200 ms, so then never more than a tenth of the time.)
+const OFFICE_EVERY_MS = 3000;
+let officeTook = 0;
+const officeEvery = () => Math.max(OFFICE_EVERY_MS, 10 * officeTook);
+
+function officeSoon(ms) {
+  if (officeSoon.timer) return;
+  officeSoon.timer = setTimeout(() => {
+    officeSoon.timer = null;
+    loadOffice();
+  }, ms);
+}
+
+$("start").addEventListener("click", () => act({ action: "start" }));
+$("abort").addEventListener("click", () => act({ action: "abort" }));
+
+const stream = new EventSource("/events");
+stream.addEventListener("state", (e) => onState(JSON.parse(e.data)));
+stream.addEventListener("transcript", (e) => {
+  const n = JSON.parse(e.data);
+  if (follow && n.task === follow.task && n.attempt === follow.attempt && n.run === follow.run) more();
+  if (selected === n.task && !detailTimer) {
+    detailTimer = setTimeout(() => ((detailTimer = null), loadDetail()), 2000);
+  }
+});
+stream.addEventListener("office", (e) => {
+  if (!JSON.parse(e.data).mail) return officeSoon(officeEvery());
+  clearTimeout(officeSoon.timer);
+  officeSoon.timer = null;
+  officeSoon(50);
+});
+stream.addEventListener("error", () => ($("run").textContent = "reconnecting…"));
+setInterval(() => state && (renderHeader(), renderGraph()), 1000); // running times tick

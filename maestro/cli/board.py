@@ -1,0 +1,50 @@
+"""`maestro board`: serve the project's board on the loopback interface, print its URL,
+open it on a desktop, and serve until Ctrl-C."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from maestro.cli.context import Context, Result
+
+EXAMPLES = """\
+  maestro board                      serve on 127.0.0.1, a free port; open it in a browser
+  maestro board --port 7300 --no-open
+  maestro board --host 0.0.0.0       reachable from other machines (the same token guards it)
+
+The URL holds a random token: whoever has it can steer the run. It is printed once;
+the page keeps it in a cookie. Ctrl-C stops the board (never the run)."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--port", type=int, default=0, help="the port (default: a free one)")
+    parser.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="the address to listen on (default 127.0.0.1; another only when you mean it)",
+    )
+    parser.add_argument("--no-open", action="store_true", help="print the URL, open no browser")
+
+
+def _desktop(env: dict[str, str]) -> bool:
+    return sys.platform == "darwin" or bool(env.get("DISPLAY") or env.get("WAYLAND_DISPLAY"))
+
+
+def run(args: argparse.Namespace, ctx: Context) -> Result:
+    from maestro.board.server import Board
+
+    board = Board(ctx, args.host, args.port)
+    ctx.stdout.write(f"board: {board.url}\n(Ctrl-C stops the board; the run goes on)\n")
+    ctx.stdout.flush()
+    if not args.no_open and _desktop(ctx.env):
+        import webbrowser
+
+        webbrowser.open(board.url)
+    try:
+        board.serve()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        board.close()
+    return Result("board", {"url": board.url.split("?")[0]}, "board stopped.")

@@ -1,0 +1,182 @@
+"""The board's server without a browser: the token, the origin and host checks, the
+headers, paths kept inside the project's state, the actions' command lines, and the
+state it serves being `maestro status`'s."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from maestro.board import actions
+from maestro.board.server import CSP
+from maestro.board.snapshot import layout
+from maestro.cli.context import Context
+from maestro.errors import MaestroError
+from maestro.state.model import Task
+from tests.board.conftest import fetch
+from tests.engine.runkit import task, write_plan
+
+
+@pytest.fixture
+def board(cli, project, board_of):
+    write_plan(
+        cli, project, [task(1, tool="sim"), task(2, tool="sim", depends=[1], files=["b.py"])]
+    )
+    return board_of(project)
+
+
+def test_a_request_without_the_token_is_refused(board):
+    for path in ("/", "/events", "/api/state", "/board.js", "/api/task?id=1"):
+        status, headers, body = fetch(board, path, cookie=False)
+        assert status == 401, path
+        assert headers["Content-Security-Policy"] == CSP
+        assert b"refused" in body
+    status, _, _ = fetch(
+        board, "/api/state", cookie=False, headers={"Cookie": f"{board.cookie}=wrong"}
+    )
+    assert status == 401
+
+
+def test_the_token_in_the_url_becomes_a_strict_cookie(board):
+    status, headers, _ = fetch(board, f"/?token={board.token}", cookie=False)
+    assert status == 303 and headers["Location"] == "/"
+    cookie = headers["Set-Cookie"]
+    assert cookie.startswith(f"{board.cookie}={board.token};")
+    assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
+    assert fetch(board, "/?token=nope", cookie=False)[0] == 401
+
+
+def test_every_answer_has_a_strict_policy(board):
+    status, headers, body = fetch(board, "/")
+    assert status == 200 and b'<script src="/board.js"' in body
+    assert headers["Content-Security-Policy"] == CSP
+    assert "'unsafe-inline'" not in CSP and "default-src 'none'" in CSP
+    assert headers["X-Content-Type-Options"] == "nosniff"
+    assert headers["Referrer-Policy"] == "no-referrer"
+
+
+def test_another_host_name_is_refused_on_loopback(board):
+    status, _, _ = fetch(board, "/api/state", headers={"Host": f"evil.example:{board.port}"})
+    assert status == 403
+
+
+def test_an_action_needs_the_boards_own_origin(board):
+    act = {"action": "abort"}
+    assert fetch(board, "/api/action", body=act)[0] == 403  # no Origin
+    foreign = {"Origin": "http://evil.example"}
+    assert fetch(board, "/api/action", body=act, headers=foreign)[0] == 403
+    cross = {"Origin": board.origin, "Sec-Fetch-Site": "cross-site"}
+    assert fetch(board, "/api/action", body=act, headers=cross)[0] == 403
+    assert (
+        fetch(board, "/api/action", body=act, cookie=False, headers={"Origin": board.origin})[0]
+        == 401
+    )
+    status, _, body = fetch(board, "/api/action", body=act, headers={"Origin": board.origin})
+    assert status == 200
+    answer = json.loads(body)
+    assert answer["command"] == "maestro run --abort" and answer["exit"] == 1
+    assert "no run is in progress" in answer["output"]
+
+
+def test_the_state_is_what_maestro_status_says(board, cli):
+    status, _, body = fetch(board, "/api/state")
+    assert status == 200
+    state = json.loads(body)
+    expected = json.loads(cli("status", "--json").out)["data"]
+    for key in ("goal", "counts", "total", "tokens", "ready", "blockers", "next"):
+        assert state["plan"][key] == expected[key], key
+    assert [t["id"] for t in state["plan"]["tasks"]] == ["1", "2"]
+    assert [t["place"] for t in state["plan"]["tasks"]] == [[0, 0], [1, 0]]
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "run=../../..&task=1&attempt=1",
+        "run=x&task=../../etc/passwd&attempt=1",
+        "run=20261121T120000Z-1a2b&task=1/../../x&attempt=1",
+    ],
+)
+def test_paths_outside_the_state_are_refused(board, query):
+    status, _, body = fetch(board, "/api/transcript?" + query)
+    assert status == 400, body
+    assert fetch(board, "/api/task?id=..%2F1")[0] == 400
+
+
+def test_an_unknown_page_is_not_found(board):
+    assert fetch(board, "/../../etc/passwd")[0] == 404
+    assert fetch(board, "/api/nothing")[0] == 404
+
+
+def test_an_actions_text_is_never_read_as_a_flag(project):
+    ctx = Context(cwd=project)
+    assert actions.command(ctx, {"action": "clarify", "task": "3", "text": "--tool=sim"}) == [
+        "run",
+        "3",
+        "--clarify=--tool=sim",
+        "--detach",
+    ]
+    assert actions.command(ctx, {"action": "reply", "mail": "m4", "text": "-x"}) == [
+        "mail",
+        "reply",
+        "m4",
+        "--message=-x",
+    ]
+    for bad in (
+        {"action": "rm"},
+        {"action": "retry", "task": "1; rm -rf /"},
+        {"action": "reply", "mail": "--all", "text": "x"},
+        {"action": "reassign", "task": "1", "tool": "bash"},
+        {"action": "clarify", "task": "1", "text": "  "},
+    ):
+        with pytest.raises(MaestroError):
+            actions.command(ctx, bad)
+
+
+def test_an_attempt_without_a_stream_shows_its_detailed_output(board, project):
+    run = project / ".ai" / "maestro" / "runs" / "20261121T120000Z-1a2b"
+    run.mkdir(parents=True)
+    (run / "task-1-attempt-1.output.txt").write_text(
+        "argv: ['claude']\nexit: 0\n\n--- stdout ---\n"
+        '{"type":"message","role":"assistant","content":"hello <b>there</b>"}\n'
+    )
+    _, _, body = fetch(board, "/api/task?id=1")
+    assert json.loads(body)["transcripts"] == [
+        {"run": "20261121T120000Z-1a2b", "attempt": 1, "kind": "output.txt"}
+    ]
+    query = "run=20261121T120000Z-1a2b&task=1&attempt=1&kind=output.txt"
+    _, _, body = fetch(board, "/api/transcript?" + query)
+    texts = [e["text"] for e in json.loads(body)["entries"]]
+    assert "hello <b>there</b>" in texts and "exit: 0" in texts
+    for kind in ("prompt.md", "../../../etc/passwd", "output.txt/.."):
+        query = f"run=20261121T120000Z-1a2b&task=1&attempt=1&kind={kind}"
+        assert fetch(board, "/api/transcript?" + query)[0] == 400
+
+
+def test_a_board_opened_before_the_plan_follows_it_and_makes_no_folder(cli, project, board_of):
+    board = board_of(project)
+    _, _, body = fetch(board, "/api/state")
+    assert json.loads(body)["plan"] is None and "no plan yet" in json.loads(body)["problem"]
+    assert not (project / ".ai").exists()
+    write_plan(cli, project, [task(1, tool="sim")])
+    deadline = time.monotonic() + 5
+    while json.loads(fetch(board, "/api/state")[2])["plan"] is None:
+        assert time.monotonic() < deadline, "the plan never reached the board"
+        time.sleep(0.05)
+
+
+def test_the_layout_puts_a_task_past_its_deepest_dependency_and_a_subtask_past_its_parent():
+    tasks = [
+        Task(id="1", title="a"),
+        Task(id="2", title="b", depends=["1"]),
+        Task(id="2.1", title="c", parent="2"),
+        Task(id="3", title="d", depends=["1"]),
+        Task(id="4", title="e", depends=["1", "2.1"]),
+    ]
+    assert layout(tasks) == {"1": [0, 0], "2": [1, 0], "2.1": [2, 0], "3": [1, 1], "4": [3, 0]}
+    chain = [
+        Task(id=str(i), title="t", depends=[str(i - 1)] if i > 1 else []) for i in range(1, 3001)
+    ]
+    assert layout(chain)["3000"] == [2999, 0]  # no recursion to run out of
