@@ -210,7 +210,7 @@ class Worktrees(Landings):
             self.guard.index.unlink(missing_ok=True)
 
     def _open(self, name: str, base: str) -> Worktree:
-        mark = self.guard.mark() if self.guard is not None else None
+        mark = self._mark() if self.guard is not None else None
         path = self.dir / name
         self.repo.add_worktree(path, base)
         root = path / self.prefix if self.prefix else path
@@ -288,6 +288,14 @@ class Worktrees(Landings):
             else None,
         )
 
+    def _mark(self) -> Mark:
+        """The guard's mark, never taken while a landing writes the user's tree: it would
+        see a landing's temporary file, which is gone (or there) when the mark is
+        compared, and put back what the run never meant to leave."""
+        assert self.guard is not None
+        with self._land_lock:
+            return self.guard.mark()
+
     def _undo_tree(self, mark: Mark, found: Found, inside: Collection[str] = ()) -> None:
         """The user's files changed since ``mark``, put back into ``found``; left alone:
         what the run landed meanwhile (another task's work), and files the worktree
@@ -313,7 +321,7 @@ class Worktrees(Landings):
         if self.guard is None:
             yield found
             return
-        mark = self.guard.mark()
+        mark = self._mark()
         try:
             yield found
         finally:
