@@ -20,7 +20,7 @@ from pathlib import Path
 from maestro.bus.mailbox import Mailbox
 from maestro.bus.messages import Garbled, Message, reads_for
 from maestro.paths import ProjectPaths
-from maestro.watch import Wanted, wait_until
+from maestro.watch import Wanted, Watch, wait_until, watch
 
 EXIT_MAIL = 0
 EXIT_TIMEOUT = 11
@@ -44,6 +44,30 @@ def bells(paths: ProjectPaths, readers: Iterable[str]) -> tuple[Path, Wanted]:
     (the person's inbox holds the runs' mail too): for ``watch.watch``."""
     readers = list(readers)
     return Mailbox(paths).bells, lambda bell: any(reads_for(r, bell.name) for r in readers)
+
+
+class Doorbell:
+    """A session's doorbell, read on a loop's own ticks (the engine's idle tick): the
+    first read is always due and arms the watch first, so nothing sent before it is
+    missed; later reads only once it rang (``last``: a final read, due whether it rang
+    or not, with no watch after it)."""
+
+    def __init__(self, paths: ProjectPaths, session_id: str) -> None:
+        self.paths, self.session_id = paths, session_id
+        self._bell: Watch | None = None
+
+    def due(self, *, last: bool = False) -> bool:
+        if self._bell is None:
+            if not last:
+                folder, wanted = bells(self.paths, [self.session_id])
+                self._bell = watch([folder], wanted)
+            return True
+        return self._bell.wait(0) or last
+
+    def close(self) -> None:
+        if self._bell is not None:
+            self._bell.close()
+            self._bell = None
 
 
 def wait_for_mail(

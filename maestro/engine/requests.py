@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from maestro.bus.mailbox import Mailbox
-from maestro.bus.mailwait import bells
+from maestro.bus.mailwait import Doorbell, bells
 from maestro.bus.messages import Message, mail_id
 from maestro.engine.rundir import RunLock
 from maestro.errors import MaestroError
@@ -115,22 +115,17 @@ class Desk:
 
     def __init__(self, paths: ProjectPaths, run_id: str, handlers: Mapping[str, Handler]):
         self.paths, self.id, self.handlers = paths, desk_id(run_id), dict(handlers)
-        self._bell: Watch | None = None
+        self._doorbell = Doorbell(paths, self.id)
 
     def __enter__(self) -> Desk:  # noqa: PYI034 - a final helper class
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self._bell is not None:
-            self._bell.close()
-            self._bell = None
+        self._doorbell.close()
 
     def serve(self) -> int:
         """Answer every unread directive; return how many were answered."""
-        if self._bell is None:
-            folder, wanted = bells(self.paths, [self.id])
-            self._bell = watch([folder], wanted)
-        elif not self._bell.wait(0):
+        if not self._doorbell.due():
             return 0
         mailbox = Mailbox(self.paths)
         if not mailbox.path.exists():

@@ -21,11 +21,10 @@ from typing import TYPE_CHECKING
 
 from maestro import clock
 from maestro.bus.mailbox import Mailbox
-from maestro.bus.mailwait import bells
+from maestro.bus.mailwait import Doorbell
 from maestro.bus.sessions import SessionStore
 from maestro.bus.workers import run_session_id
 from maestro.logfile import LogRow, short_name
-from maestro.watch import Watch, watch
 
 if TYPE_CHECKING:
     from maestro.bus.messages import Message
@@ -61,25 +60,18 @@ class WorkerReports:
         self.paths, self.emit, self.log = paths, emit, log
         self.session_id = run_session_id(run_id)
         self.recorded = 0  # the last message id turned into an event
-        self._bell: Watch | None = None
+        self._doorbell = Doorbell(paths, self.session_id)
 
     def __enter__(self) -> WorkerReports:  # noqa: PYI034 - a final helper class
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self._bell is not None:
-            self._bell.close()
-            self._bell = None
+        self._doorbell.close()
 
     def deliver(self, *, last: bool = False) -> None:
         """Turn new reports into events and log rows; ``last``: the run's final read
         (no watch after it, and it reads whether the bell rang or not)."""
-
-        if self._bell is None:
-            if not last:  # read now, with the bell armed first: reports may predate it
-                folder, wanted = bells(self.paths, [self.session_id])
-                self._bell = watch([folder], wanted)
-        elif not (self._bell.wait(0) or last):
+        if not self._doorbell.due(last=last):  # the first read: reports may predate it
             return
         mailbox = Mailbox(self.paths)
         if not mailbox.path.exists():
