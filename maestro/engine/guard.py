@@ -27,6 +27,7 @@ import stat
 import threading
 import time
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -99,19 +100,44 @@ class Guard:
             if stat.S_ISREG(st.st_mode):
                 self._outputs.append(st)
         self._lock = threading.Lock()  # one snapshot through the private index at a time
+        self._dropped = False
+        self._last: tuple[int, str] | None = None  # (when the last snapshot began, its tree)
         # Refs the run itself moved (a --commit): ref -> the value it set.
         self.moved: dict[str, str] = {}
         mine(index.name)
         self.pinned = self._files()  # the repository's config and hooks at the run's start
 
     # -- marks -------------------------------------------------------------------------
-    def mark(self) -> Mark:
+    def mark(self, landing: AbstractContextManager[object]) -> Mark:
+        """The state now; the tree is read inside ``landing`` (a lock no landing writes the
+        user's tree without), the rest before it."""
         started = time.time_ns()
-        return Mark(self.tree(), self._head(), self._refs(), self._files(), started)
+        head, refs, files = self._head(), self._refs(), self._files()
+        with landing:
+            return Mark(self.tree(since=started), head, refs, files, started)
 
-    def tree(self) -> str:
+    def tree(self, since: int | None = None) -> str:
+        """The user's tree now. With ``since`` (ns): the last snapshot serves when it began
+        at or after that moment and the run wrote nothing into the tree after it (see
+        ``wrote``): it is as good as a new one, and the dispatches that wait for the
+        landing lock together share one snapshot instead of each taking its own."""
         with self._lock:
-            return self.repo.snapshot(self.top, self.index, exclude=self.exclude, drop=self.drop)
+            last = self._last
+            if since is not None and last is not None and last[0] >= since:
+                return last[1]
+            began = time.time_ns()
+            # What is dropped leaves the private index once and is never added back (it is
+            # excluded or ignored): only the index copied from the real one holds it.
+            drop = () if self._dropped else self.drop
+            tree = self.repo.snapshot(self.top, self.index, exclude=self.exclude, drop=drop)
+            self._dropped = True
+            self._last = (began, tree)
+            return tree
+
+    def wrote(self) -> None:
+        """The run wrote into the user's tree (a landing): no earlier snapshot serves."""
+        with self._lock:
+            self._last = None
 
     def _head(self) -> bytes | None:
         try:
@@ -171,12 +197,25 @@ class Guard:
         self._undo_files(mark, found)
         self._undo_refs(mark, found)
 
-    def undo_tree(self, mark: Mark, found: Found, *, keep: Callable[[str], bool]) -> None:
+    def undo_tree(
+        self,
+        mark: Mark,
+        found: Found,
+        *,
+        keep: Callable[[str], bool],
+        landing: AbstractContextManager[object],
+    ) -> None:
         """Files of the user's tree changed since ``mark``, put back; ``keep(path)`` says
-        which (repository-relative) the run wrote meanwhile, left alone."""
-        now = self.tree()
+        which (repository-relative) the run wrote meanwhile, left alone. All of it inside
+        ``landing``: no landing writes the user's tree meanwhile."""
+        asked = time.time_ns()
+        with landing:
+            self._undo_tree(mark, found, keep, self.tree(since=asked))
+
+    def _undo_tree(self, mark: Mark, found: Found, keep: Callable[[str], bool], now: str) -> None:
         if now == mark.tree:
             return
+        before = len(found.paths)
         for change in self.repo.tree_changes(mark.tree, now):
             if change.path in self.own or keep(change.path) or self._ours(change.path):
                 continue
@@ -190,7 +229,9 @@ class Guard:
             _put(target, old, change.old_mode)
             kind = {"A": "created", "D": "deleted"}.get(change.status, "changed")
             found.paths.append(f"{change.path} ({kind})")
-        self.tree()  # the private index knows the restored files again
+        if len(found.paths) > before:  # something was put back
+            self.wrote()
+            self.tree()  # the private index knows the restored files again
 
     def _ours(self, path: str) -> bool:
         """This process's own output, redirected into the project (`maestro run > run.log`)."""

@@ -273,6 +273,8 @@ class Landings:
                 return Landing(change, "conflict", conflicts, patch, recover=recover)
             for write in writes:
                 write()
+            if self.guard is not None:
+                self.guard.wrote()
             now = time.time_ns()
             for item in measured.changes:
                 self._landed[self._relative(item.path)] = now

@@ -293,8 +293,7 @@ class Worktrees(Landings):
         see a landing's temporary file, which is gone (or there) when the mark is
         compared, and put back what the run never meant to leave."""
         assert self.guard is not None
-        with self._land_lock:
-            return self.guard.mark()
+        return self.guard.mark(self._land_lock)
 
     def _undo_tree(self, mark: Mark, found: Found, inside: Collection[str] = ()) -> None:
         """The user's files changed since ``mark``, put back into ``found``; left alone:
@@ -307,8 +306,7 @@ class Worktrees(Landings):
         def keep(path: str) -> bool:
             return path in inside or self._landed.get(self._relative(path), 0) >= started
 
-        with self._land_lock:  # no landing writes the user's tree meanwhile
-            self.guard.undo_tree(mark, found, keep=keep)
+        self.guard.undo_tree(mark, found, keep=keep, landing=self._land_lock)
         found.shown = shown_path(found.saved, self.paths.root) if found.saved else ""
 
     @contextlib.contextmanager
