@@ -230,6 +230,21 @@ def test_a_persons_notes_survive_appends(paths):
     assert len(log.read().rows()) == 2 and "| **Total** | **2** |" in after
 
 
+def test_a_row_adds_to_the_totals_as_written_and_a_new_session_recounts_them(paths):
+    """A row costs the same however long the log: it is added to the Totals table, not
+    counted again with every row; a run's start recounts them (a hand edit of a row)."""
+    log = ExecutionLog(paths, "summary")
+    log.start_session("g")
+    log.append(row(1))
+    text = paths.log.read_text()
+    paths.log.write_text(text.replace("| Gemini CLI | 1 | 1,000 |", "| Gemini CLI | 7 | 1,000 |"))
+    paths.log.write_text(paths.log.read_text().replace("**1**", "**7**", 1))
+    log.append(row(2))
+    assert "| Gemini CLI | 8 | 3,000 | 0 | 0 |" in paths.log.read_text()
+    ExecutionLog(paths, "summary").start_session("again")
+    assert "| Gemini CLI | 2 | 3,000 | 0 | 0 |" in paths.log.read_text()
+
+
 def test_append_matches_canonical_render(paths):
     log = ExecutionLog(paths, "summary")
     log.start_session("g")

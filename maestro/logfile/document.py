@@ -245,7 +245,7 @@ def add_row(text: str, row: LogRow, fallback: LogSession, path: str = ".ai/MAEST
             at -= 1
         head = render_session_head(fallback)[-3:]  # blank, header, separator
         lines = lines[:at] + head + [render_row(row), ""] + lines[at:]
-    return _finish(lines, path)
+    return _finish(lines, path, row)
 
 
 def _lines(text: str) -> list[str]:
@@ -254,6 +254,27 @@ def _lines(text: str) -> list[str]:
     return text.splitlines()
 
 
-def _finish(lines: list[str], path: str) -> str:
-    rows = parse("\n".join(lines), path).rows()
-    return "\n".join(_with_totals(lines, compute_totals(rows))) + "\n"
+def _finish(lines: list[str], path: str, added: LogRow | None = None) -> str:
+    """The lines with their Totals. For a row ``added``: the Totals as written plus that
+    row, so a row costs the same however long the log is. Otherwise (a new session, or a
+    log without Totals) recomputed from every row: a person's edit of a row counts from
+    the next run on."""
+    written = _written_totals(lines) if added is not None else None
+    if added is not None and written is not None:
+        totals = compute_totals([added], written)
+    else:
+        totals = compute_totals(parse("\n".join(lines), path).rows())
+    return "\n".join(_with_totals(lines, totals)) + "\n"
+
+
+def _written_totals(lines: list[str]) -> list[ToolTotals] | None:
+    """The CLIs' rows of the Totals table as written (None without one)."""
+    at = _totals_start(lines)
+    if at is None:
+        return None
+    log = ParsedLog()
+    for line in lines[at + 1 :]:
+        if not line.strip().startswith("|"):
+            break
+        _totals_line(log, line.strip())
+    return log.totals if log.total is not None else None

@@ -8,7 +8,9 @@ or ends in ``(retry)``. That is what lets every append recompute the totals from
 
 from __future__ import annotations
 
+import dataclasses
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from maestro import roster, tables
@@ -107,9 +109,10 @@ class ToolTotals:
         return long_name(self.tool)
 
 
-def compute_totals(rows: list[LogRow]) -> list[ToolTotals]:
-    """Per tool, in order of first appearance: a row with a tool is one dispatch."""
-    by_tool: dict[str, ToolTotals] = {}
+def compute_totals(rows: list[LogRow], start: Sequence[ToolTotals] = ()) -> list[ToolTotals]:
+    """Per tool, in order of first appearance: a row with a tool is one dispatch. ``start``:
+    totals the rows add to (copied, never changed)."""
+    by_tool = {t.tool: dataclasses.replace(t) for t in start}
     for row in rows:
         if not row.tool:
             continue
