@@ -42,7 +42,10 @@ def parse_bytes(data: bytes, path: str = DEFAULT_PATH) -> Plan:
     return parse(text, path)
 
 
-def render(plan: Plan, path: str | None = None) -> str:
-    """The plan as file text. Raises PlanError for content the format cannot hold."""
-
-    return render_plan(plan, str(path) if path is not None else DEFAULT_PATH)
+def render(plan: Plan, path: str | None = None, *, ids_checked: bool = False) -> str:
+    """The plan as file text. Raises PlanError for content the format cannot hold.
+    ``ids_checked``: the ids and dependencies are those of a plan ``parse`` read (it
+    refuses duplicates and impossible dependencies), not checked again."""
+    return render_plan(
+        plan, str(path) if path is not None else DEFAULT_PATH, ids_checked=ids_checked
+    )

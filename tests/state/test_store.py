@@ -217,6 +217,22 @@ def test_edit_task_changes_that_task_alone_and_merges_a_hand_edit_as_edit_does(p
     assert store.view() == store.load() == parse(text)
 
 
+def test_edit_task_checks_the_graph_again_only_when_the_task_changes_it(project):
+    """A status change takes the file's checked ids and dependencies as they are; a
+    dependency that closes a cycle, or names no task, is refused and nothing written."""
+    store = make_store(project)
+    with store.edit_task("2") as task:
+        task.depends = ["1"]
+    before = store.path.read_bytes()
+    for depends in (["2"], ["3", "2"], ["9"]):
+        with pytest.raises(PlanError), store.edit_task("1") as task:
+            task.depends = depends
+        assert store.path.read_bytes() == before
+    with store.edit_task("3") as task:
+        task.status = "done"
+    assert [t.depends for t in store.view().tasks] == [[], ["1"], []]
+
+
 def test_a_conflicting_hand_edit_is_refused_and_kept(project):
     store = make_store(project)
     with pytest.raises(StateConflict) as info, store.edit() as plan:

@@ -51,8 +51,10 @@ class DocumentWriter:
         self.out.append(text)
         self.prev_end, self.after_marker = end, marker
 
-    def render(self) -> str:
-        self._check()
+    def render(self, *, ids_checked: bool = False) -> str:
+        """``ids_checked``: the records' ids and the tasks' dependencies are those of a plan
+        read from a file, which refuses duplicates and impossible dependencies."""
+        self._check(ids_checked)
         for item in self._arranged():
             if isinstance(item, str):
                 self._slot(item, None)
@@ -101,7 +103,7 @@ class DocumentWriter:
             return plan.source is not None
         return bool(getattr(plan, slot))
 
-    def _check(self) -> None:
+    def _check(self, ids_checked: bool) -> None:
         plan = self.plan
         if plan.format_version != FORMAT_VERSION:
             raise PlanError(
@@ -109,6 +111,8 @@ class DocumentWriter:
                 f"set format_version to {FORMAT_VERSION}.",
                 file=self.path,
             )
+        if ids_checked:
+            return
         for slot, kind in KINDS.items():
             seen: set[str] = set()
             for record in getattr(plan, slot):
@@ -222,9 +226,9 @@ class DocumentWriter:
             self.emit(text, layout.start if layout else None, layout.end if layout else None)
 
 
-def render_plan(plan: Plan, path: str) -> str:
+def render_plan(plan: Plan, path: str, *, ids_checked: bool = False) -> str:
     writer = DocumentWriter(plan, path)
-    text = writer.render()
+    text = writer.render(ids_checked=ids_checked)
     if writer.risky:
         _read_back(plan, text, path)
     return text
