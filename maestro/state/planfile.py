@@ -42,10 +42,13 @@ def parse_bytes(data: bytes, path: str = DEFAULT_PATH) -> Plan:
     return parse(text, path)
 
 
-def render(plan: Plan, path: str | None = None, *, ids_checked: bool = False) -> str:
+def render(
+    plan: Plan, path: str | None = None, *, ids_checked: bool = False, frozen: bool = False
+) -> str:
     """The plan as file text. Raises PlanError for content the format cannot hold.
     ``ids_checked``: the ids and dependencies are those of a plan ``parse`` read (it
-    refuses duplicates and impossible dependencies), not checked again."""
-    return render_plan(
-        plan, str(path) if path is not None else DEFAULT_PATH, ids_checked=ids_checked
-    )
+    refuses duplicates and impossible dependencies), not checked again. ``frozen``: the
+    plan's records are never changed once rendered (a PlanStore's own: an edit changes
+    copies), so a record rendered before renders to its text then."""
+    shown = str(path) if path is not None else DEFAULT_PATH
+    return render_plan(plan, shown, ids_checked=ids_checked, frozen=frozen)

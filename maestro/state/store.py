@@ -154,10 +154,11 @@ class PlanStore:
             else:
                 plan = self._reconcile(base_bytes, before.copy(), latest)
             yield plan
-            # One task changed, not its id or dependencies: the ids and the graph are those
-            # of the file read (3 of 8 ms a write at 2,000 tasks to check again).
+            # One task changed, in a copy: the others are the store's own records, never
+            # changed; without a change of its id or dependencies, the ids and the graph
+            # are those of the file read (3 of 8 ms a write at 2,000 tasks to check again).
             same = alone and _graph(plan.tasks) == _graph(before.tasks)
-            text = render(plan, self.display, ids_checked=same)
+            text = render(plan, self.display, ids_checked=same, frozen=alone)
             result = plan
             seen = base_bytes
             for _ in range(_MERGE_ATTEMPTS):

@@ -46,10 +46,12 @@ class RecordLayout:
     line: int
     start: int
     end: int
-    # The record as last rendered on this layout, with its text and whether new fields
-    # went in bare: the same values render to the same text, so a plan kept in memory
-    # across edits (PlanStore) renders the records an edit left alone without work.
-    rendered: tuple[Any, str, bool] | None = None
+    # The record last rendered on this layout (the object, and a copy of its values then),
+    # with its text and whether new fields went in bare: the same values render to the
+    # same text, so a plan kept in memory across edits (PlanStore) renders the records an
+    # edit left alone without work. The object itself says so at once: a plan's records
+    # are never changed once rendered (an edit changes copies; see PlanStore).
+    rendered: tuple[Any, Any, str, bool] | None = None
 
 
 @dataclass(slots=True)

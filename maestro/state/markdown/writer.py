@@ -19,9 +19,10 @@ Emit = Callable[[str, "int | None", "int | None"], None]
 
 
 class DocumentWriter:
-    def __init__(self, plan: Plan, path: str) -> None:
+    def __init__(self, plan: Plan, path: str, *, frozen: bool = False) -> None:
         self.plan = plan
         self.path = path
+        self.frozen = frozen  # see render_plan
         self.layout = plan.layout if isinstance(plan.layout, PlanLayout) else None
         self.out: list[str] = []
         self.prev_end: int | None = None
@@ -218,7 +219,7 @@ class DocumentWriter:
             self.emit(chunk.text, chunk.start, chunk.end)
         for record in getattr(self.plan, slot):
             try:
-                text, bare = render_record(kind, record)
+                text, bare = render_record(kind, record, frozen=self.frozen)
             except FieldError as exc:
                 raise self.error(exc, kind.title(record)) from None
             self.risky = self.risky or bare
@@ -226,8 +227,10 @@ class DocumentWriter:
             self.emit(text, layout.start if layout else None, layout.end if layout else None)
 
 
-def render_plan(plan: Plan, path: str, *, ids_checked: bool = False) -> str:
-    writer = DocumentWriter(plan, path)
+def render_plan(plan: Plan, path: str, *, ids_checked: bool = False, frozen: bool = False) -> str:
+    """``ids_checked``: see DocumentWriter.render; ``frozen``: the plan's records are never
+    changed once rendered (a PlanStore's own: an edit changes copies)."""
+    writer = DocumentWriter(plan, path, frozen=frozen)
     text = writer.render(ids_checked=ids_checked)
     if writer.risky:
         _read_back(plan, text, path)
