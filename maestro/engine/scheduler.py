@@ -121,7 +121,8 @@ class Scheduler:
         self._stop_lock = threading.Lock()
         # One run's state (see run()).
         self._report = ScheduleReport()
-        self._pending: list[str] = sorted(self.jobs, key=self._order)  # (run() starts it anew)
+        # Not launched yet, the first to launch first (see _next_ready); run() starts it anew.
+        self._pending: list[str] = sorted(self.jobs, key=self._priority)
         self._running: dict[str, Job] = {}
         self._finished: queue.Queue[tuple[str, Outcome | BaseException]] = queue.Queue()
         self._crash: BaseException | None = None
@@ -156,8 +157,8 @@ class Scheduler:
         if fresh:
             self.jobs.update((job.id, job) for job in fresh)
             self._pending += [job.id for job in fresh]
-            self._pending.sort(key=self._order)
             self._rank = _ranks(self.jobs)
+            self._pending.sort(key=self._priority)
 
     def _lineage(self, job: Job) -> set[str]:
         """The job's parent, its parent's parent, ...: coordinators whose files it shares."""
@@ -181,7 +182,7 @@ class Scheduler:
 
     def run(self) -> ScheduleReport:
         self._report = report = ScheduleReport()
-        self._pending = sorted(self.jobs, key=self._order)
+        self._pending = sorted(self.jobs, key=self._priority)
         self._running = {}
         while True:
             self._take_interrupt()
@@ -193,7 +194,7 @@ class Scheduler:
         if self._crash is not None:
             raise self._crash
         report.stopped = self._stop_reason
-        for jid in self._pending:
+        for jid in sorted(self._pending, key=self._order):
             report.waiting[jid] = [d for d in self.jobs[jid].depends if d not in self.done]
         return report
 
@@ -227,9 +228,15 @@ class Scheduler:
                 target=self._work, args=(jid,), name=f"maestro-task-{jid}", daemon=True
             ).start()
 
+    def _priority(self, jid: str) -> tuple[int, Any]:
+        """The longest tail first, then the plan's order."""
+        return -self._rank[jid], self._order(jid)
+
     def _next_ready(self) -> str | None:
-        ready = [jid for jid in self._pending if self._is_ready(self.jobs[jid])]
-        return min(ready, key=lambda jid: (-self._rank[jid], self._order(jid)), default=None)
+        # The first ready job of the pending list, kept in launch order: a launch looks at
+        # the jobs before it, not at every pending one (all of them, 2,000 times over, in a
+        # run of 2,000 independent tasks).
+        return next((jid for jid in self._pending if self._is_ready(self.jobs[jid])), None)
 
     def _is_ready(self, job: Job) -> bool:
         if not all(dep in self.done for dep in job.depends):
