@@ -32,7 +32,6 @@ from maestro.errors import MaestroError
 from maestro.paths import ProjectPaths
 from maestro.state.model import SPECIALISTS, TASK_MODES, TOOLS, Plan, Task, task_sort_key
 
-SETTLED = ("done", "failed", "blocked")
 SPAWN = "task spawn"  # the request's subject at the run's desk
 
 

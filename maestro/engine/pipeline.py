@@ -38,7 +38,6 @@ if TYPE_CHECKING:
 class TaskRunner(Dispatching):
     def __init__(self, ctx: RunContext) -> None:
         self.ctx = ctx
-        self._validation_lock = threading.Lock()
         # The session of each task's latest attempt: a spawned subtask's coordinator.
         self.sessions: dict[str, str] = {}
         # Notified whenever a task settles: a coordinating task waits on it for its subtasks.

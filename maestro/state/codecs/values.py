@@ -13,7 +13,6 @@ import re
 from collections.abc import Sequence
 from datetime import datetime
 from decimal import Decimal
-from typing import Any
 
 from maestro.state.model import TASK_ID
 
@@ -169,13 +168,6 @@ def parse_usage(value: str) -> tuple[int, int, int]:
         )
     fresh, output, cached = (int((g or "0").replace(",", "")) for g in m.groups())
     return fresh, output, cached
-
-
-def check_usage(usage: Any) -> tuple[int, int, int]:
-    values = (usage.input, usage.output, usage.cached)
-    for value in values:
-        check_int("token count", value)
-    return values
 
 
 # --- times ----------------------------------------------------------------------------

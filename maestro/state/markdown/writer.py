@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from maestro.errors import PlanError
@@ -14,8 +13,6 @@ from maestro.state.markdown.layout import Chunk, PlanLayout, RecordLayout
 from maestro.state.markdown.reader import DocumentReader, dependency_problem, unclosed_error
 from maestro.state.markdown.records import render_record
 from maestro.state.model import FORMAT_VERSION, Plan
-
-Emit = Callable[[str, "int | None", "int | None"], None]
 
 
 class DocumentWriter:
