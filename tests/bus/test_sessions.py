@@ -46,15 +46,6 @@ def test_four_modes_with_strategies_checked_against_the_mode(office):
         store.create(mode="coordinated-worker", coordinator="nobody")
 
 
-def test_old_mode_names_are_mapped_with_a_deprecation_note(office, cli):
-    store = SessionStore(office.paths)
-    old = store.create(mode="execute", session_id="old", coordinator=office.run)
-    assert old.mode == "coordinated-worker"
-    assert old.data["notes"] == ["mode=execute is deprecated; use mode=coordinated-worker"]
-    assert store.create(mode="coordinate", session_id="boss").mode == "coordinator"
-    assert "note: mode=execute is deprecated" in cli("session", "show", "old").out
-
-
 def test_capabilities_come_from_the_tier(office):
     store = SessionStore(office.paths)
     quiet = store.create(mode="coordinated-worker", coordinator=office.run, tier="read-only")

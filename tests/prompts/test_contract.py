@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import re
-import warnings
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -14,10 +13,8 @@ from maestro.prompts.sessionmanifest import (
     CAPABILITIES,
     MODES,
     STRATEGIES,
-    ManifestDeprecationWarning,
     SessionManifest,
     family,
-    load_manifest,
     strategies_for,
 )
 from maestro.prompts.systemprompt import (
@@ -268,62 +265,6 @@ def test_no_shell_means_no_commands_and_coordinators_need_one():
         SessionManifest(mode="coordinator", shell=False)
     with pytest.raises(MaestroError, match="unknown capability"):
         SessionManifest(mode="worker", restrict=("can_fly",))
-
-
-@pytest.mark.parametrize(
-    "data, mode",
-    [
-        ({"mode": "execute"}, "worker"),
-        ({"mode": "coordinate"}, "coordinator"),
-        ({"mode": "execute", "coordinatorSessionId": "s1"}, "coordinated-worker"),
-        ({"mode": "coordinate", "coordinator_session_id": "s1"}, "coordinated-coordinator"),
-        ({"role": "worker"}, "worker"),
-        ({"role": "orchestrator"}, "coordinator"),
-        ({"role": "worker", "coordinator_session_id": "s1"}, "coordinated-worker"),
-        (
-            {"role": "orchestrator", "coordinatorSessionId": "s1", "orchestratorStrategy": "dag"},
-            "coordinated-coordinator",
-        ),
-    ],
-)
-def test_deprecated_names_map_with_a_warning(data, mode):
-    with pytest.warns(ManifestDeprecationWarning) as caught:
-        manifest = load_manifest(data)
-    assert manifest.mode == mode
-    assert manifest.warnings and all("deprecated" in w for w in manifest.warnings)
-    assert [str(w.message) for w in caught] == list(manifest.warnings)
-    if "orchestratorStrategy" in data:
-        assert manifest.strategy == "dag"
-
-
-def test_current_names_load_without_warnings():
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        manifest = load_manifest(
-            {"mode": "coordinated-worker", "strategy": "tree", "coordinator_session_id": "s1"}
-        )
-    assert (manifest.mode, manifest.strategy, manifest.warnings) == (
-        "coordinated-worker",
-        "tree",
-        (),
-    )
-
-
-@pytest.mark.parametrize(
-    "data, needle",
-    [
-        ({"role": "manager"}, "unknown role"),
-        ({"role": "worker", "mode": "coordinator"}, "contradicts"),
-        ({"mode": "worker", "colour": "red"}, "unknown manifest key 'colour'"),
-        ({}, "has no mode"),
-        ({"mode": "execute", "strategy": "dag"}, "not valid for mode worker"),
-    ],
-)
-def test_bad_manifests_are_errors(data, needle):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        with pytest.raises(MaestroError, match=needle):
-            load_manifest(data)
 
 
 def test_xml_escaping_round_trips_hostile_text():
