@@ -1,17 +1,15 @@
 """The XML prompt contract: one renderer for every CLI.
 
 ``render_system_prompt`` gives a session its identity, capabilities, workflow and the
-commands it may run; ``render_task_prompt`` gives it the work. The XML is structured
-text for the model, not a runtime format, but it is always well-formed: every value is
-escaped, so task text can hold ``<``, ``&`` and quotes.
+commands it may run (the work itself is the delegation, ``prompts.delegation``). The XML
+is structured text for the model, not a runtime format, but it is always well-formed:
+every value is escaped, so a directive can hold ``<``, ``&`` and quotes.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
@@ -26,18 +24,6 @@ _ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
 def _clean(value: Any) -> str:
     return _ILLEGAL.sub("\ufffd", str(value))
-
-
-@dataclass
-class TaskContext:
-    """The work a session is given: tasks, the goal, and finished tasks to build on."""
-
-    tasks: Sequence[Any] = ()
-    goal: str | None = None
-    references: Sequence[Any] = ()  # finished tasks whose downstream context applies
-    project_root: Path | str | None = None
-    directive: str | None = None  # the coordinator's initial instruction, if any
-    extra: dict[str, str] = field(default_factory=dict)  # more session facts, rendered in order
 
 
 def _attrs(values: dict[str, Any]) -> str:
@@ -144,64 +130,4 @@ def render_system_prompt(
     else:
         lines.append(_leaf(1, "commands", "none: report through your final answer"))
     lines.append("</maestro_system_prompt>")
-    return "\n".join(lines) + "\n"
-
-
-def _task_lines(task: Any, root: Path | None) -> list[str]:
-    lines = [
-        f"    <item{_attrs({'id': task.id, 'status': task.status, 'specialist': task.specialist, 'agent': task.agent, 'risk': task.risk})}>",
-        _leaf(3, "title", task.title),
-    ]
-    for dep in task.depends:
-        lines.append(_leaf(3, "depends_on", str(dep)))
-    for name in task.files:
-        path = str(root / name) if root is not None else name
-        lines.append(_leaf(3, "file", path))
-    for criterion in task.criteria:
-        lines.append(_leaf(3, "criterion", criterion))
-    if task.validation:
-        lines.append(_leaf(3, "validation", task.validation))
-    lines.append("    </item>")
-    return lines
-
-
-def render_task_prompt(manifest: SessionManifest, task_ctx: TaskContext) -> str:
-    root = Path(task_ctx.project_root) if task_ctx.project_root is not None else None
-    lines = [_open(manifest, "maestro_task_prompt"), "  <task>"]
-    if task_ctx.goal:
-        lines.append(_leaf(2, "goal", task_ctx.goal))
-    for task in task_ctx.tasks:
-        lines += _task_lines(task, root)
-    lines += ["  </task>", "  <session_context>"]
-    session = {
-        "session_id": manifest.session_id,
-        "run_id": manifest.run_id,
-        "coordinator_session_id": manifest.coordinator_session_id
-        if is_coordinated(manifest.mode)
-        else None,
-        "project_root": str(root) if root is not None else None,
-        "directive": task_ctx.directive,
-        **task_ctx.extra,
-    }
-    for key, value in session.items():
-        if value is not None:
-            lines.append(_leaf(2, key, str(value)))
-    lines += ["  </session_context>", "  <reference_task_context>"]
-    for ref in task_ctx.references:
-        text = (
-            ref.downstream_context
-            or "Downstream Context missing: verify this task's output before relying on it."
-        )
-        lines.append(
-            _leaf(
-                2,
-                "reference_task",
-                text,
-                id=ref.id,
-                title=ref.title,
-                status=ref.status,
-                agent=ref.agent,
-            )
-        )
-    lines += ["  </reference_task_context>", "</maestro_task_prompt>"]
     return "\n".join(lines) + "\n"

@@ -18,14 +18,9 @@ from maestro.prompts.sessionmanifest import (
     strategies_for,
 )
 from maestro.prompts.systemprompt import (
-    TaskContext,
     enabled_commands,
     render_system_prompt,
-    render_task_prompt,
 )
-from maestro.state.model import Task
-
-from .helpers import ROOT, sample_plan
 
 VALID = [(mode, strategy) for mode in MODES for strategy in strategies_for(mode)]
 INVALID = [
@@ -45,20 +40,6 @@ def manifest_for(mode: str, strategy: str) -> SessionManifest:
         session_id="sess-child",
         run_id="run-1",
         coordinator_session_id="sess-parent" if coordinated else None,
-    )
-
-
-def task_context(mode: str) -> TaskContext:
-    plan = sample_plan()
-    if family(mode) == "coordinate":
-        return TaskContext(
-            goal=plan.goal, tasks=plan.tasks[2:], references=plan.tasks[:2], project_root=ROOT
-        )
-    return TaskContext(
-        tasks=[plan.task("3")],
-        references=plan.tasks[:2],
-        project_root=ROOT,
-        directive="Keep the public API unchanged.",
     )
 
 
@@ -125,11 +106,6 @@ def test_office_commands_need_a_session_and_a_shell_and_take_the_modes_form(mode
 
 
 @pytest.mark.parametrize("mode, strategy", VALID)
-def test_task_prompt_snapshot(mode, strategy, xml_snapshot):
-    assert render_task_prompt(manifest_for(mode, strategy), task_context(mode)) == xml_snapshot
-
-
-@pytest.mark.parametrize("mode, strategy", VALID)
 def test_rendered_prompts_are_well_formed_xml(mode, strategy):
     manifest = manifest_for(mode, strategy)
     system = ET.fromstring(render_system_prompt(manifest))
@@ -140,8 +116,6 @@ def test_rendered_prompts_are_well_formed_xml(mode, strategy):
         "3.0",
     )
     assert system.findtext("identity/profile") == mode
-    task = ET.fromstring(render_task_prompt(manifest, task_context(mode)))
-    assert [child.tag for child in task] == ["task", "session_context", "reference_task_context"]
 
 
 @pytest.mark.parametrize("mode, strategy", INVALID)
@@ -269,34 +243,15 @@ def test_no_shell_means_no_commands_and_coordinators_need_one():
 
 def test_xml_escaping_round_trips_hostile_text():
     hostile = "Fix <&\"> and 'quotes' in a </task> tag\x01"
-    task = Task(
-        "7",
-        hostile,
-        criteria=[hostile],
-        files=["a&b<c>.py"],
-        validation='test "$x" < in && echo ok',
+    manifest = SessionManifest(
+        mode="coordinated-worker", agent=hostile, coordinator_session_id='s"<1>'
     )
-    ref = Task("1", hostile, status="done", agent="coder", downstream_context=hostile)
-    manifest = SessionManifest(mode="coordinated-worker", coordinator_session_id='s"<1>')
-    text = render_task_prompt(
-        manifest, TaskContext(tasks=[task], references=[ref], directive=hostile)
-    )
+    directive = {"subject": hostile, "message": hostile, "from": "s1"}
+    text = render_system_prompt(manifest, directive=directive)
     assert '<&">' not in text
     root = ET.fromstring(text)
     clean = hostile.replace("\x01", "\ufffd")
-    assert root.findtext("task/item/title") == clean
-    assert root.findtext("task/item/criterion") == clean
-    assert root.findtext("task/item/file") == "a&b<c>.py"
-    assert root.findtext("task/item/validation") == 'test "$x" < in && echo ok'
-    assert root.find("reference_task_context/reference_task").get("title") == clean
-    assert root.findtext("reference_task_context/reference_task") == clean
+    assert root.findtext("identity/agent") == clean
+    assert root.find("coordinator_directive").get("subject") == clean
+    assert root.findtext("coordinator_directive") == clean
     assert root.findtext("session_context/coordinator_session_id") == 's"<1>'
-
-
-def test_reference_without_context_shows_the_gap():
-    plan = sample_plan()
-    text = render_task_prompt(
-        SessionManifest(mode="worker"),
-        TaskContext(tasks=[plan.task("3")], references=[plan.task("2")]),
-    )
-    assert "Downstream Context missing" in text
