@@ -74,18 +74,14 @@ def new_id(prefix: str) -> str:
     return f"{safe}-{secrets.token_hex(3)}"
 
 
-def resolve_mode(
-    mode: str, strategy: str | None, coordinator: str | None, tier: str | None
-) -> SessionManifest:
+def resolve_mode(mode: str, coordinator: str | None, tier: str | None) -> SessionManifest:
     """The four-mode manifest (``prompts.sessionmanifest``) for these values, the
-    capabilities derived once from mode, strategy and tier."""
+    capabilities derived once from mode and tier."""
 
     if tier is not None and tier not in TIERS:
         raise MaestroError(f"unknown tier {tier!r}.", f"use one of: {', '.join(TIERS)}.")
     shell = tier is None or tier in ("read+shell", "full")
-    manifest = SessionManifest(
-        mode=mode, strategy=strategy, coordinator_session_id=coordinator, shell=shell
-    )
+    manifest = SessionManifest(mode=mode, coordinator_session_id=coordinator, shell=shell)
     coordinated = manifest.mode.startswith("coordinated-")
     if coordinated and not coordinator:
         raise MaestroError(
@@ -297,7 +293,6 @@ class SessionStore:
         *,
         mode: str,
         session_id: str | None = None,
-        strategy: str | None = None,
         tier: str | None = None,
         coordinator: str | None = None,
         parent: str | None = None,
@@ -308,7 +303,7 @@ class SessionStore:
         directive: Mapping[str, str] | None = None,
         status: str = "working",
     ) -> Session:
-        manifest = resolve_mode(mode, strategy, coordinator, tier)
+        manifest = resolve_mode(mode, coordinator, tier)
         for other in (coordinator, parent):
             if other is not None and not self.exists(check_id(other)):
                 raise self.unknown(other)

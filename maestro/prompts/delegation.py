@@ -41,13 +41,11 @@ def spoke_manifest(
         coordinator = coordinating and can_shell(agent.tier)
         return SessionManifest(
             mode="coordinated-coordinator" if coordinator else "coordinated-worker",
-            strategy=None if coordinator else "simple",
             agent=agent.name,
             shell=can_shell(agent.tier),
         )
     return SessionManifest(
         mode=session.mode,
-        strategy=session.data.get("strategy"),
         agent=agent.name,
         shell=can_shell(agent.tier),
         session_id=session.id,

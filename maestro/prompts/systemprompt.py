@@ -109,7 +109,7 @@ def render_system_prompt(
             _leaf(2, "capability", name=name, enabled=str(manifest.capabilities[name]).lower())
         )
     lines += ["  </capabilities>", "  <workflow>"]
-    for name, text in phases(manifest.mode, manifest.strategy or "", office=has_office(manifest)):
+    for name, text in phases(manifest.mode, office=has_office(manifest)):
         lines.append(_leaf(2, "phase", text, name=name))
     lines.append("  </workflow>")
     shown = enabled_commands(manifest, commands)

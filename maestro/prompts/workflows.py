@@ -1,4 +1,4 @@
-"""Identity and workflow phases for each mode and strategy.
+"""Identity and workflow phases for each mode.
 
 Each of the four modes has its own text; a coordinated mode's reporting duty is written
 into its phases rather than left as "if you have a coordinator" conditionals. Commands
@@ -68,48 +68,13 @@ def _reporting(coordinated: bool, office: bool) -> tuple[str, str, str, str]:
     return directive, "", blocker, "Finish"
 
 
-def _worker(strategy: str, coordinated: bool, office: bool) -> list[Phase]:
+def _worker(coordinated: bool, office: bool) -> list[Phase]:
     directive, step, blocker, finish = _reporting(coordinated, office)
     close = (
         f"{finish} with the Result Submission and Handoff Report: they are your report to your coordinator."
         if coordinated
         else f"{finish} with the Result Submission and Handoff Report, the record of what you did."
     )
-    if strategy == "queue":
-        return [
-            (
-                "init",
-                "Your tasks form a queue in the order given. Read each one's criteria and reference context."
-                + directive,
-            ),
-            (
-                "execute",
-                "Take the first unfinished task and work on it alone until it is complete or failed; record "
-                "that outcome before taking the next. Never hold two tasks open at once."
-                + step
-                + blocker,
-            ),
-            ("complete", "When the queue is empty, report every task's outcome. " + close),
-        ]
-    if strategy == "tree":
-        return [
-            (
-                "init",
-                "Read the task tree you own: every task, its dependencies and its criteria."
-                + directive,
-            ),
-            ("plan", "Order the tasks so each comes after the tasks it depends on."),
-            (
-                "execute",
-                "Work through them in that order and report each task's outcome as it finishes. A task whose "
-                "dependency failed is blocked: report it, do not attempt it." + step + blocker,
-            ),
-            (
-                "complete",
-                "Close with a session-level summary of what finished, failed or is blocked. "
-                + close,
-            ),
-        ]
     return [
         (
             "init",
@@ -125,20 +90,10 @@ def _worker(strategy: str, coordinated: bool, office: bool) -> list[Phase]:
     ]
 
 
-_DECOMPOSE = {
-    "default": "List the tasks in the order they should run.",
-    "intelligent-batching": (
-        "Group tasks that neither depend on each other nor share a file into batches, and make "
-        "each task of a batch depend on the earlier batch tasks it needs, so a batch runs in parallel."
-    ),
-    "dag": (
-        "Express every ordering constraint as a dependency and nothing else: the graph, not the "
-        "list order, decides what runs when, and independent branches run in parallel."
-    ),
-}
+_DECOMPOSE = "List the tasks in the order they should run."
 
 
-def _sub_coordinator(strategy: str, office: bool) -> list[Phase]:
+def _sub_coordinator(office: bool) -> list[Phase]:
     """A coordinating task's spoke: it splits its one task into subtasks that the run
     dispatches as its workers. It never plans or runs: the hub does (Maestro refuses a
     run started inside a spoke)."""
@@ -159,7 +114,7 @@ def _sub_coordinator(strategy: str, office: bool) -> list[Phase]:
         (
             "decompose",
             "Split your task into atomic subtasks: one outcome each, testable criteria, files within your task's, "
-            "and the subtasks each waits for. " + _DECOMPOSE[strategy],
+            "and the subtasks each waits for. " + _DECOMPOSE,
         ),
         (
             "spawn",
@@ -200,9 +155,9 @@ def _sub_coordinator(strategy: str, office: bool) -> list[Phase]:
     ]
 
 
-def _coordinator(strategy: str, coordinated: bool, office: bool) -> list[Phase]:
+def _coordinator(coordinated: bool, office: bool) -> list[Phase]:
     if coordinated:
-        phases = _sub_coordinator(strategy, office)
+        phases = _sub_coordinator(office)
         report = (
             ' with `maestro task report progress|blocked|complete "<message>"`' if office else ""
         )
@@ -224,9 +179,7 @@ def _coordinator(strategy: str, coordinated: bool, office: bool) -> list[Phase]:
         (
             "decompose",
             "Split the goal into atomic tasks: one outcome each, testable criteria, the files each owns, "
-            "an agent, and dependencies. "
-            + _DECOMPOSE[strategy]
-            + " Write the plan with `maestro plan`.",
+            "an agent, and dependencies. " + _DECOMPOSE + " Write the plan with `maestro plan`.",
         ),
         (
             "spawn",
@@ -267,8 +220,8 @@ def _coordinator(strategy: str, coordinated: bool, office: bool) -> list[Phase]:
     return phases
 
 
-def phases(mode: str, strategy: str, *, office: bool = False) -> list[Phase]:
+def phases(mode: str, *, office: bool = False) -> list[Phase]:
     """``office``: the session can use the mail commands (a session id and a shell)."""
     if family(mode) == "coordinate":
-        return _coordinator(strategy, is_coordinated(mode), office)
-    return _worker(strategy, is_coordinated(mode), office)
+        return _coordinator(is_coordinated(mode), office)
+    return _worker(is_coordinated(mode), office)

@@ -12,31 +12,19 @@ from maestro.errors import MaestroError
 from maestro.prompts.sessionmanifest import (
     CAPABILITIES,
     MODES,
-    STRATEGIES,
     SessionManifest,
     family,
-    strategies_for,
 )
 from maestro.prompts.systemprompt import (
     enabled_commands,
     render_system_prompt,
 )
 
-VALID = [(mode, strategy) for mode in MODES for strategy in strategies_for(mode)]
-INVALID = [
-    (mode, strategy)
-    for mode in MODES
-    for fam, names in STRATEGIES.items()
-    if fam != family(mode)
-    for strategy in names
-]
 
-
-def manifest_for(mode: str, strategy: str) -> SessionManifest:
+def manifest_for(mode: str) -> SessionManifest:
     coordinated = mode.startswith("coordinated-")
     return SessionManifest(
         mode=mode,
-        strategy=strategy,
         session_id="sess-child",
         run_id="run-1",
         coordinator_session_id="sess-parent" if coordinated else None,
@@ -50,17 +38,15 @@ DIRECTIVE = {
 }
 
 
-@pytest.mark.parametrize("mode, strategy", VALID)
-def test_system_prompt_snapshot(mode, strategy, xml_snapshot, pinned_commands):
+@pytest.mark.parametrize("mode", MODES)
+def test_system_prompt_snapshot(mode, xml_snapshot, pinned_commands):
     directive = DIRECTIVE if mode.startswith("coordinated-") else None
-    assert render_system_prompt(manifest_for(mode, strategy), directive=directive) == xml_snapshot
+    assert render_system_prompt(manifest_for(mode), directive=directive) == xml_snapshot
 
 
 @pytest.mark.parametrize("mode", MODES)
 def test_session_context_and_directive_in_the_system_prompt(mode):
-    root = ET.fromstring(
-        render_system_prompt(manifest_for(mode, strategies_for(mode)[0]), directive=DIRECTIVE)
-    )
+    root = ET.fromstring(render_system_prompt(manifest_for(mode), directive=DIRECTIVE))
     context = {child.tag: child.text for child in root.find("session_context")}
     coordinator = (
         {"coordinator_session_id": "sess-parent"} if mode.startswith("coordinated-") else {}
@@ -90,14 +76,14 @@ def test_office_commands_need_a_session_and_a_shell_and_take_the_modes_form(mode
             for c in ET.fromstring(render_system_prompt(manifest)).iter("command")
         }
 
-    with_session = shown(manifest_for(mode, strategies_for(mode)[0]))
+    with_session = shown(manifest_for(mode))
     assert office <= set(with_session)
     assert not office & set(shown(SessionManifest(mode=mode)))
     if family(mode) == "execute":
         assert not office & set(shown(SessionManifest(mode=mode, session_id="s1", shell=False)))
     if mode == "coordinated-worker":
         assert "send --to-coordinator --type query|blocked" in with_session["mail"]
-        assert "`maestro task report blocked" in render_system_prompt(manifest_for(mode, "simple"))
+        assert "`maestro task report blocked" in render_system_prompt(manifest_for(mode))
     elif family(mode) == "coordinate":
         assert "broadcast --scope my-workers" in with_session["mail"]
         assert "stop <id> --reason <text>" in with_session["session"]
@@ -105,25 +91,17 @@ def test_office_commands_need_a_session_and_a_shell_and_take_the_modes_form(mode
         assert with_session["mail"] == COMMANDS_BY_NAME["mail"].syntax
 
 
-@pytest.mark.parametrize("mode, strategy", VALID)
-def test_rendered_prompts_are_well_formed_xml(mode, strategy):
-    manifest = manifest_for(mode, strategy)
+@pytest.mark.parametrize("mode", MODES)
+def test_rendered_prompts_are_well_formed_xml(mode):
+    manifest = manifest_for(mode)
     system = ET.fromstring(render_system_prompt(manifest))
     assert (system.tag, system.get("mode"), system.get("strategy"), system.get("version")) == (
         "maestro_system_prompt",
         mode,
-        strategy,
+        manifest.strategy,
         "3.0",
     )
     assert system.findtext("identity/profile") == mode
-
-
-@pytest.mark.parametrize("mode, strategy", INVALID)
-def test_a_strategy_invalid_for_its_mode_never_renders(mode, strategy):
-    with pytest.raises(MaestroError) as info:
-        render_system_prompt(SessionManifest(mode=mode, strategy=strategy))
-    assert f"strategy {strategy!r} is not valid for mode {mode}" in str(info.value)
-    assert ", ".join(strategies_for(mode)) in str(info.value)
 
 
 def test_unknown_mode_and_default_strategy():
@@ -203,8 +181,8 @@ def test_a_command_added_to_the_registry_appears_without_renderer_changes(monkey
     group = ET.fromstring(text).find("commands/group[@name='office']")
     assert group is not None
     assert group.find("command[@name='memo']").get("syntax") == 'maestro memo --to <id> "<text>"'
-    restricted = SessionManifest(mode="coordinated-worker", restrict=("can_report_task_level",))
-    assert "memo" not in [spec.name for spec in enabled_commands(restricted)]
+    quiet = SessionManifest(mode="coordinated-worker", shell=False)
+    assert "memo" not in [spec.name for spec in enabled_commands(quiet)]
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -223,9 +201,8 @@ def test_capabilities_are_derived_once_from_the_manifest():
         and coordinator["can_edit_tasks"]
         and not coordinator["can_use_queue"]
     )
-    queue = SessionManifest(mode="worker", strategy="queue").capabilities
-    assert queue["can_use_queue"] and not queue["can_spawn_sessions"]
-    assert not SessionManifest(mode="worker", strategy="tree").capabilities["can_use_queue"]
+    worker = SessionManifest(mode="worker").capabilities
+    assert not worker["can_use_queue"] and not worker["can_spawn_sessions"]
     assert list(coordinator) == list(CAPABILITIES)
 
 
@@ -237,8 +214,6 @@ def test_no_shell_means_no_commands_and_coordinators_need_one():
     )
     with pytest.raises(MaestroError, match="needs to run commands"):
         SessionManifest(mode="coordinator", shell=False)
-    with pytest.raises(MaestroError, match="unknown capability"):
-        SessionManifest(mode="worker", restrict=("can_fly",))
 
 
 def test_xml_escaping_round_trips_hostile_text():
