@@ -1,9 +1,10 @@
 """The XML prompt contract: one renderer for every CLI.
 
-``render_system_prompt`` gives a session its identity, capabilities, workflow and the
-commands it may run (the work itself is the delegation, ``prompts.delegation``). The XML
-is structured text for the model, not a runtime format, but it is always well-formed:
-every value is escaped, so a directive can hold ``<``, ``&`` and quotes.
+``render_system_prompt`` gives a dispatched spoke's session (a coordinated mode) its
+identity, capabilities, workflow and the commands it may run (the work itself is the
+delegation, ``prompts.delegation``). The XML is structured text for the model, not a
+runtime format, but it is always well-formed: every value is escaped, so a directive can
+hold ``<``, ``&`` and quotes.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
 from maestro import commands as registry
-from maestro.prompts.sessionmanifest import CAPABILITIES, SessionManifest, is_coordinated
+from maestro.prompts.sessionmanifest import CAPABILITIES, SessionManifest
 from maestro.prompts.workflows import IDENTITY, phases
 
 VERSION = "3.0"
@@ -46,19 +47,18 @@ def _open(manifest: SessionManifest, tag: str) -> str:
 def enabled_commands(manifest: SessionManifest, commands: Sequence[Any] | None = None) -> list[Any]:
     """The registry's commands this session may run: its capability must be enabled
     (a command without one needs only the ability to run commands), the office's only
-    for a session that has one, and the hub's own (``hub_only``: plan, run, ...) never
-    for a coordinated session, which Maestro dispatched."""
+    for a session that has one, and the hub's own (``hub_only``: plan, run, ...) never:
+    the session is a spoke Maestro dispatched."""
     if commands is None:
         commands = registry.COMMANDS
     caps = manifest.capabilities
     office = has_office(manifest)
-    dispatched = is_coordinated(manifest.mode)
     return [
         spec
         for spec in commands
         if caps.get(spec.capability or "can_run_commands", False)
         and (office or spec.group != "office")
-        and not (dispatched and getattr(spec, "hub_only", False))
+        and not getattr(spec, "hub_only", False)
     ]
 
 
@@ -73,9 +73,7 @@ def _session_lines(manifest: SessionManifest, directive: Mapping[str, str] | Non
     facts = {
         "session_id": manifest.session_id,
         "mode": manifest.mode,
-        "coordinator_session_id": manifest.coordinator_session_id
-        if is_coordinated(manifest.mode)
-        else None,
+        "coordinator_session_id": manifest.coordinator_session_id,
         "run_id": manifest.run_id,
     }
     lines = ["  <session_context>"]
