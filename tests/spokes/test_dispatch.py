@@ -8,7 +8,9 @@ import pytest
 
 from maestro.config import load_settings
 from maestro.errors import MaestroError
-from maestro.spokes import DispatchRequest, get_spoke, refuse_if_inside_spoke
+from maestro.spokes.base import refuse_if_inside_spoke
+from maestro.spokes.contract import DispatchRequest
+from maestro.spokes.registry import get_spoke
 
 CLIS = ("claude", "gemini", "codex")
 SUBMISSION = "## Status\nsuccess\n\n## Summary\nDid it.\n\n## Changes\n- none\n\n## Verification\n- [x] ok\n\n## Issues\nNone\n"
@@ -307,7 +309,7 @@ def test_project_prices_override_the_table(fake_clis, project):
 def test_codex_without_the_git_check_flag_would_be_refused(fake_clis, tmp_path):
     # The fake codex refuses a folder outside git like the real one: proof the adapter's
     # --skip-git-repo-check matters.
-    from maestro.spokes import run_process
+    from maestro.process import run_process
 
     outcome = run_process(["codex", "exec", "--json", "hi"], cwd=tmp_path, timeout_s=30)
     assert get_spoke("codex").parse(outcome).error_kind == "untrusted_folder"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from maestro.process import ProcessOutcome
-from maestro.spokes import get_spoke
+from maestro.spokes.registry import get_spoke
 from tests.fakes.samples import read_sample, sample_names
 
 REPLY = "FAKE-REPLY: hello from the fake model server."
