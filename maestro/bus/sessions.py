@@ -27,7 +27,7 @@ import json
 import os
 import re
 import secrets
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -455,7 +455,3 @@ def _kill(session: Session) -> str:
     if stop_gracefully(send, running, STOP_GRACE_S):
         return f"killed process group {group}" if group else f"killed process {mark.pid}"
     return f"ended process group {group}" if group else f"ended process {mark.pid}"
-
-
-def live_ids(sessions: Iterable[Session]) -> list[str]:
-    return [s.id for s in sessions if s.status in ("working", "idle")]

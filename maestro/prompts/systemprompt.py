@@ -10,7 +10,7 @@ hold ``<``, ``&`` and quotes.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
@@ -44,18 +44,16 @@ def _open(manifest: SessionManifest, tag: str) -> str:
     return f"<{tag}{_attrs({'mode': manifest.mode, 'strategy': manifest.strategy, 'version': VERSION})}>"
 
 
-def enabled_commands(manifest: SessionManifest, commands: Sequence[Any] | None = None) -> list[Any]:
+def enabled_commands(manifest: SessionManifest) -> list[Any]:
     """The registry's commands this session may run: its capability must be enabled
     (a command without one needs only the ability to run commands), the office's only
     for a session that has one, and the hub's own (``hub_only``: plan, run, ...) never:
     the session is a spoke Maestro dispatched."""
-    if commands is None:
-        commands = registry.COMMANDS
     caps = manifest.capabilities
     office = has_office(manifest)
     return [
         spec
-        for spec in commands
+        for spec in registry.COMMANDS
         if caps.get(spec.capability or "can_run_commands", False)
         and (office or spec.group != "office")
         and not getattr(spec, "hub_only", False)
@@ -88,10 +86,7 @@ def _session_lines(manifest: SessionManifest, directive: Mapping[str, str] | Non
 
 
 def render_system_prompt(
-    manifest: SessionManifest,
-    *,
-    commands: Sequence[Any] | None = None,
-    directive: Mapping[str, str] | None = None,
+    manifest: SessionManifest, *, directive: Mapping[str, str] | None = None
 ) -> str:
     """``directive``: the session's initial directive (subject, message, from), as its
     manifest under ``.ai/maestro/sessions/`` records it."""
@@ -110,7 +105,7 @@ def render_system_prompt(
     for name, text in phases(manifest.mode, office=has_office(manifest)):
         lines.append(_leaf(2, "phase", text, name=name))
     lines.append("  </workflow>")
-    shown = enabled_commands(manifest, commands)
+    shown = enabled_commands(manifest)
     if shown:
         lines.append("  <commands>")
         groups: dict[str, list[Any]] = {}
