@@ -428,10 +428,8 @@ class Mailbox:
         return messages, garbled
 
 
-def pending(
-    paths: ProjectPaths, session_id: str, types: Sequence[str] = ("query", "blocked")
-) -> list[Message]:
-    """Unread messages of these types addressed to ``session_id``, without marking them:
+def pending(paths: ProjectPaths, session_id: str) -> list[Message]:
+    """Unread queries and blockers addressed to ``session_id``, without marking them:
     what the run's ``maestro wait`` shows the hub (a worker's question or blocker)."""
     messages, _ = Mailbox(paths).inbox(session_id, unread_only=True, mark=False)
-    return [m for m in messages if m.type in types]
+    return [m for m in messages if m.type in ("query", "blocked")]

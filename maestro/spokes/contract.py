@@ -104,7 +104,6 @@ class SpokeResult:
     session_id: str | None = None
     exit_code: int | None = None
     timed_out: bool = False
-    soft_success: bool = False
     simulated: bool = False
     argv: list[str] = field(default_factory=list)
     stdout: str = ""
