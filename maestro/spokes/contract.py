@@ -109,8 +109,6 @@ class SpokeResult:
     stdout: str = ""
     stderr: str = ""
     aborted_over_budget: bool = False
-    # Tool calls the CLI refused under the tier's permissions: [{"tool": .., "input": ..}].
-    permission_denials: list[dict[str, Any]] = field(default_factory=list)
     # The model(s) the CLI reported using, comma-separated (router models included).
     model: str | None = None
     # Why the session the request asked to resume was not: the dispatch started afresh.

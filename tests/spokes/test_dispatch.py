@@ -211,13 +211,9 @@ def test_writes_outside_the_task_scope_still_happen(fake_clis, project):
 @pytest.mark.parametrize("cli", CLIS)
 def test_read_only_tier_blocks_writes(fake_clis, project, cli):
     fake_clis.script(cli, [{"write": {"path": "x.txt", "content": "no"}}])
-    result = dispatch(cli, project, tier="read-only")
+    dispatch(cli, project, tier="read-only")
     assert not (project / "x.txt").exists()
     assert fake_clis.runs(cli)[0]["writes"][0]["written"] is False
-    if cli == "claude":
-        assert result.permission_denials == [
-            {"tool": "Write", "input": {"file_path": str(project / "x.txt")}}
-        ]
 
 
 # Not codex: its workspace-write sandbox also allows /tmp, where every test folder lives.
