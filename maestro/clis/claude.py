@@ -418,7 +418,6 @@ CLI = roster.Cli(
     "claude",
     "Claude Code",
     "Claude",
-    vendor="Anthropic",
     executable="claude",
     install_hint="npm install -g @anthropic-ai/claude-code",
     budget=(55_000, 65_000, 80_000),

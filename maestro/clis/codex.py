@@ -376,7 +376,6 @@ class CodexHost(Host):
             return None  # danger-full-access: the machine's own namespaces
         return Sandbox(
             self.title,
-            read_only=profile == ":read-only",
             network=not no_network,
             keeps_detached=False,
             fix=self.FULL_ACCESS,
@@ -441,7 +440,6 @@ CLI = roster.Cli(
     "codex",
     "Codex CLI",
     "Codex",
-    vendor="OpenAI",
     executable="codex",
     install_hint="npm install -g @openai/codex",
     budget=(40_000, 45_000, 60_000),
