@@ -23,18 +23,8 @@ from maestro.agents.tiers import TIERS
 from maestro.errors import SpokeError
 from maestro.state.model import Usage
 
-ERROR_KINDS = (
-    "auth",
-    "rate_limit",
-    "turn_limit",
-    "timeout",
-    "bad_flag",
-    "untrusted_folder",
-    "server",
-    "network",
-    "over_budget",
-    "other",
-)
+# A SpokeResult's error_kind: auth, rate_limit, turn_limit, timeout, bad_flag,
+# untrusted_folder, server, network, over_budget or other. These are retried at once:
 TRANSIENT_KINDS = frozenset({"rate_limit", "server", "network", "timeout"})
 
 
