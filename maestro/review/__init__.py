@@ -33,7 +33,6 @@ from maestro.review.outcome import (
     accept,
     apply,
     described,
-    plan_store,
     unchanged,
 )
 from maestro.review.reviewprompt import SYSTEM, build_prompt, revision_context
@@ -41,11 +40,11 @@ from maestro.review.rounds import RoundDecision, current_cycle, decide
 from maestro.review.verdict import ParsedReview, parse_review
 from maestro.spokes.registry import detect_available, get_spoke
 from maestro.state.model import Review, Task
+from maestro.state.store import PlanStore
 
 if TYPE_CHECKING:
     from maestro.config import Settings
     from maestro.spokes.contract import SpokeResult
-    from maestro.state.store import PlanStore
 
 # revise(task_id, context, resume_session) -> the task's status after the revision.
 Revise = Callable[[str, str, str | None], str]
@@ -94,12 +93,12 @@ def _engine_revise(ctx: CommandContext) -> Revise:
     """A revision outside a run: the run engine runs the one task with the findings."""
 
     def revise(task_id: str, context: str, session: str | None) -> str:
-        with plan_store(ctx.paths).edit() as plan:
+        with PlanStore(ctx.paths).edit() as plan:
             plan.task(task_id).status = "pending"
         options = RunOptions(task_id=task_id, revision=context, resume_session=session)
         out = io.StringIO() if ctx.json else ctx.stdout
         Engine(ctx.settings, env=dict(ctx.env), options=options, out=out, quiet=True).run()
-        return str(plan_store(ctx.paths).load().task(task_id).status)
+        return str(PlanStore(ctx.paths).load().task(task_id).status)
 
     return revise
 
@@ -130,13 +129,13 @@ def review_task(
             continue
         retry_note = ""
         last = made[-1]
-        task = plan_store(ctx.paths).load().task(task_id)
+        task = PlanStore(ctx.paths).load().task(task_id)
         session, how = _resumption(ctx, task)
         ctx.emit(
             f"Task {task_id}: sending {len(last.findings)} finding(s) back to {task.tool} ({how})..."
         )
         status = revise(task_id, revision_context(last), session)
-        if session and plan_store(ctx.paths).load().task(task_id).session != session:
+        if session and PlanStore(ctx.paths).load().task(task_id).session != session:
             # A resumed claude session keeps its id: this revision ended in a fresh one.
             ctx.emit(
                 f"Task {task_id}: {task.tool} did not resume its session after all: the "
@@ -163,7 +162,7 @@ def review_in_run(
     try:
         return review_task(ctx, task_id, auto=True, revise=revise)
     except MaestroError as error:
-        with plan_store(ctx.paths).edit() as plan:
+        with PlanStore(ctx.paths).edit() as plan:
             task = plan.task(task_id)
             apply(task, "needs-human")
             task.result = f"{task.result or 'done'} (not reviewed: {error.message})"
@@ -212,7 +211,7 @@ def _round(
     working tree as it is): the check runs there, the reviewer reads there, and whatever
     it writes stays there."""
     settings = ctx.settings
-    plans = plan_store(settings.paths)
+    plans = PlanStore(settings.paths)
     plan = plans.load()
     task = plan.task(task_id)
     _reviewable(task)
