@@ -211,11 +211,14 @@ def build_delegation(
     """``session``: the dispatch's session (``bus.sessions``), when the spoke can reach
     the office from its shell: its prompt then carries the session and the mail commands."""
     root = Path(project_root).absolute()
-    sections = [protocols.base_protocol(tool), protocols.filesystem_protocol(tool)]
+    sections = [
+        protocols.filled("agent-base-protocol.md", tool),
+        protocols.filled("filesystem-safety-protocol.md", tool),
+    ]
     if not enforced_by_cli:
         sections += [
             protocols.tool_restrictions(agent.tier, agent.tools, tool),
-            protocols.file_writing_rules(tool),
+            protocols.filled("file-writing-rules.md", tool),
         ]
     sections += [
         context_chain(plan, task),
