@@ -13,7 +13,7 @@ from typing import Any
 from maestro.fsutil import file_lock, remove_empty_folder
 from maestro.install import installer
 from maestro.install import manifest as manifests
-from maestro.install.host import RenderOptions, hosts
+from maestro.install.host import RenderOptions
 from maestro.install.installer import InstallPlan
 from maestro.install.targets import build, manifest_path, shown
 
@@ -75,10 +75,6 @@ class InstallReport:
             "conflicts": sum(len(p.conflicts) for p in self.plans),
             "modified": [self.shown(p, a.rel) for p in self.plans for a in p.skipped],
         }
-
-
-def expand_hosts(host: str) -> list[str]:
-    return list(hosts()) if host == "all" else [host]
 
 
 @contextlib.contextmanager

@@ -28,10 +28,6 @@ def family(mode: str) -> str:
     return "coordinate" if mode.endswith("coordinator") else "execute"
 
 
-def is_coordinated(mode: str) -> bool:
-    return mode.startswith("coordinated-")
-
-
 def _derive(mode: str, shell: bool) -> dict[str, bool]:
     coordinator = family(mode) == "coordinate"
     caps = {
@@ -42,7 +38,7 @@ def _derive(mode: str, shell: bool) -> dict[str, bool]:
         "can_report_session_level": True,
         "can_run_commands": True,
         # Setting Maestro up (install, config, doctor) is for sessions a person started.
-        "can_configure": not is_coordinated(mode),
+        "can_configure": not mode.startswith("coordinated-"),
     }
     if not shell:
         # Without a shell no command can run: the session reports in its final answer.
