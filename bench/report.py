@@ -24,11 +24,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from maestro import (
-    clis,
-    logfile,
-)
+from maestro import clis
 from maestro.logfile import LogRow, LogSession, ParsedLog
+from maestro.logfile.document import parse, render
 from maestro.report import build_report, render_markdown
 from maestro.state.model import Plan, Review, Task, Usage
 from tests.engine.mermaid_check import check
@@ -110,8 +108,8 @@ def sample(n: int, seed: int = 7) -> tuple[Plan, ParsedLog]:
                 )
             )
     rows.sort(key=lambda r: r.time)
-    log = logfile.parse(
-        logfile.render(ParsedLog(sessions=[LogSession("2026-11-21 12:00 UTC", "bench", rows=rows)]))
+    log = parse(
+        render(ParsedLog(sessions=[LogSession("2026-11-21 12:00 UTC", "bench", rows=rows)]))
     )
     return Plan(goal="bench", tasks=tasks, reviews=reviews), log
 

@@ -23,9 +23,9 @@ class CommandSpec:
     # (None: shown to every mode that may run shell commands; "can_configure": only to
     # sessions a person started, never to a dispatched spoke).
     capability: str | None = None
-    # Mode-specific forms shown to a session of that mode instead of ``syntax``: a
-    # coordinated worker is shown how to reach its coordinator, a coordinator how to
-    # direct its workers. ``syntax`` stays the full form (``--help``, other modes).
+    # Mode-specific forms shown to a spoke of that mode instead of ``syntax``: a
+    # coordinated worker is shown how to reach its coordinator, a coordinated coordinator
+    # how to direct its workers. ``syntax`` stays the full form (``--help``, other modes).
     forms: tuple[tuple[str, str], ...] = ()
     # The hub's own commands (plan, run, wait, review): never shown to a coordinated
     # session. That is a dispatched spoke, and `maestro run` refuses to start inside one;
@@ -43,9 +43,9 @@ _WORKER_MAIL = (
 _COORDINATOR_MAIL = (
     "maestro mail wait [--timeout <s>] | inbox [--unread] | reply <mailId> --message <text> "
     "| send --to <id>[,<id>] --type directive [--priority critical|high] --message <text> "
-    "| broadcast --scope my-workers --message <text>"
+    "| broadcast --scope my-workers --message <text> "
+    "| send --to-coordinator --type query|blocked --message <text>"
 )
-_COORDINATOR_SESSION = "maestro session list --mine | show <id> | stop <id> --reason <text>"
 _TASK_REPORT = 'maestro task report progress|blocked|complete "<message>"'
 _TASK_SPAWN = (
     "maestro task spawn --title <text> --files <file>[,<file>] --criteria <text> "
@@ -156,8 +156,10 @@ COMMANDS: tuple[CommandSpec, ...] = (
         "can_report_session_level",
         (
             ("coordinated-worker", "maestro session whoami | list --siblings | show <id>"),
-            ("coordinator", _COORDINATOR_SESSION),
-            ("coordinated-coordinator", _COORDINATOR_SESSION),
+            (
+                "coordinated-coordinator",
+                "maestro session list --mine | show <id> | stop <id> --reason <text>",
+            ),
         ),
     ),
     CommandSpec(
@@ -169,12 +171,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
         None,
         (
             ("coordinated-worker", _WORKER_MAIL),
-            ("coordinator", _COORDINATOR_MAIL),
-            (
-                "coordinated-coordinator",
-                _COORDINATOR_MAIL
-                + " | send --to-coordinator --type query|blocked --message <text>",
-            ),
+            ("coordinated-coordinator", _COORDINATOR_MAIL),
         ),
     ),
     CommandSpec(
@@ -185,9 +182,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
         "office",
         "can_report_task_level",
         (
-            ("worker", f"{_TASK_REPORT} [--json]"),
             ("coordinated-worker", f"{_TASK_REPORT} [--json]"),
-            ("coordinator", f"{_TASK_REPORT} [--json]"),
             (
                 "coordinated-coordinator",
                 f'{_TASK_SPAWN} | report progress|blocked|complete "<message>"',

@@ -36,7 +36,6 @@ class Cli:
     name: str  # the name in plans, settings and argv ("gemini")
     display: str  # how the log's Totals table names it ("Gemini CLI")
     short: str  # how a log row's Target names it ("Gemini")
-    vendor: str = ""  # the company whose models it runs (cross-vendor opinions)
     executable: str | None = None  # None: built in (sim)
     install_hint: str = ""  # the command that installs it
     real: bool = True

@@ -5,9 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from maestro import logfile
 from maestro.errors import ConfigError
-from maestro.logfile import ExecutionLog, LogRow, LogSession, ParsedLog, ToolTotals
+from maestro.logfile import ExecutionLog, LogRow, LogSession, ParsedLog
+from maestro.logfile.document import parse, render
+from maestro.logfile.rows import LogFormatError, ToolTotals, compute_totals, render_row
 from maestro.paths import ProjectPaths
 from maestro.tables import split_row
 
@@ -59,7 +60,7 @@ def paths(tmp_path):
 
 
 def test_parses_the_notes_example():
-    log = logfile.parse(NOTES_EXAMPLE)
+    log = parse(NOTES_EXAMPLE)
     (session,) = log.sessions
     assert session.stamp == "2026-01-16 14:30 UTC" and session.goal == "Add user authentication"
     assert len(session.rows) == 6
@@ -79,7 +80,7 @@ def test_parses_the_notes_example():
 
 
 def test_totals_recomputed_match_the_notes_for_cli_rows():
-    totals = logfile.compute_totals(logfile.parse(NOTES_EXAMPLE).rows())
+    totals = compute_totals(parse(NOTES_EXAMPLE).rows())
     assert [(t.label, t.dispatches, t.tokens, t.failures, t.retries) for t in totals] == [
         ("Gemini CLI", 2, 42546, 0, 0),
         ("Codex CLI", 2, 20177, 1, 1),
@@ -122,34 +123,34 @@ def test_round_trip_objects_and_text():
         ]
     )
     log.rows()[3].target = ""
-    text = logfile.render(log)
-    back = logfile.parse(text)
+    text = render(log)
+    back = parse(text)
     assert back.sessions == log.sessions
-    assert logfile.render(back) == text
-    assert back.totals == logfile.compute_totals(log.rows())
+    assert render(back) == text
+    assert back.totals == compute_totals(log.rows())
 
 
 def test_render_of_canonical_text_is_byte_identical():
-    text = logfile.render(logfile.parse(NOTES_EXAMPLE))
-    assert logfile.render(logfile.parse(text)) == text
+    text = render(parse(NOTES_EXAMPLE))
+    assert render(parse(text)) == text
 
 
 def test_cells_escape_pipes_and_newlines():
-    line = logfile.render_row(row(notes="a | b\nc"))
+    line = render_row(row(notes="a | b\nc"))
     assert "a \\| b<br>c" in line and line.count("\n") == 0
     assert split_row(line, breaks=True)[-1] == "a | b\nc"
 
 
 def test_row_with_wrong_cell_count_is_a_one_line_error():
     bad = NOTES_EXAMPLE.replace("| 14:31:02 | Hub | Dispatch |", "| 14:31:02 | Hub |")
-    with pytest.raises(logfile.LogFormatError) as err:
-        logfile.parse(bad, "log.md")
+    with pytest.raises(LogFormatError) as err:
+        parse(bad, "log.md")
     assert err.value.line == 9 and "\n" not in str(err.value) and "Fix:" in str(err.value)
 
 
 def test_newer_format_is_refused():
-    with pytest.raises(logfile.LogFormatError, match="newer"):
-        logfile.parse("# Maestro Execution Log\n<!-- maestro-log-format: 9 -->\n")
+    with pytest.raises(LogFormatError, match="newer"):
+        parse("# Maestro Execution Log\n<!-- maestro-log-format: 9 -->\n")
 
 
 def test_off_writes_nothing(paths):
@@ -183,7 +184,7 @@ def test_summary_writes_session_rows_and_totals(paths, monkeypatch):
     assert text.index("## Session") < text.index("## Totals")
     parsed = log.read()
     assert len(parsed.sessions[0].rows) == 3 and parsed.sessions[0].run_id == "r1"
-    assert parsed.totals == logfile.compute_totals(parsed.rows())
+    assert parsed.totals == compute_totals(parsed.rows())
 
 
 def test_detailed_points_to_run_folder(paths):
@@ -251,7 +252,7 @@ def test_append_matches_canonical_render(paths):
     for n in range(1, 4):
         log.append(row(n))
     text = paths.log.read_text()
-    assert logfile.render(logfile.parse(text)) == text
+    assert render(parse(text)) == text
 
 
 def test_crlf_file_stays_crlf(paths):

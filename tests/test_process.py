@@ -10,8 +10,9 @@ import pytest
 
 from maestro.errors import SpokeError
 from maestro.pids import boot_id, pid_namespace, proc_cmdline, proc_environ
-from maestro.process import ExecutableNotFound, spawn_detached
-from maestro.spokes import DispatchRequest, get_spoke, run_process
+from maestro.process import ExecutableNotFound, run_process, spawn_detached
+from maestro.spokes.contract import DispatchRequest
+from maestro.spokes.registry import get_spoke
 
 PY = sys.executable
 

@@ -223,12 +223,6 @@ class Catalog:
         """Agents that may be planned and dispatched (disabled ones left out)."""
         return [name for name in self.agents if name not in self.disabled]
 
-    def all_names(self) -> list[str]:
-        return list(self.agents)
-
-    def is_disabled(self, name: str) -> bool:
-        return name in self.disabled
-
     def get(self, name: str) -> Agent:
         if name not in self.agents:
             hint = closest(name, self.agents)

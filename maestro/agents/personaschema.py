@@ -129,12 +129,8 @@ def validate_frontmatter(meta: Any, file: str) -> list[Violation]:
 _HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$", re.MULTILINE)
 
 
-def body_sections(body: str) -> list[str]:
-    return [match.group(1).strip() for match in _HEADING.finditer(body)]
-
-
 def validate_body(body: str, file: str, *, level: str = "error") -> list[Violation]:
-    present = {name.lower() for name in body_sections(body)}
+    present = {match.group(1).strip().lower() for match in _HEADING.finditer(body)}
     return [
         Violation(file, "body", f"missing section '## {section}'", level)
         for section in BODY_SECTIONS

@@ -290,18 +290,16 @@ class Mailbox:
         session_id: str,
         *,
         unread_only: bool = False,
-        reader: str | None = None,
         mark: bool = True,
     ) -> tuple[list[Message], list[Garbled]]:
         """The session's mail, by priority then time. Unread messages are marked read by
-        ``reader`` (default the session) in the same transaction that selects them, and
+        the session in the same transaction that selects them, and
         come back with ``new=True``: to exactly one reader, whatever runs at once.
 
         Only a reader with something to claim takes the write lock. One that finds
         nothing unread (a waiter's check, most checks) stays in a read transaction, which
         in WAL never waits: taking the lock there, it would meet any sender's transaction
         and sleep in SQLite's busy handler, whose steps are 1, 2, 5, 10 ms and more."""
-        reader = reader or session_id
         mine, mine_args = addressed_to(session_id)
         stored = self.path.exists()
         with self._db(write=mark and stored) as conn:
@@ -320,7 +318,7 @@ class Mailbox:
                         for row in conn.execute(
                             f"UPDATE delivery AS d SET read_at = ?, read_by = ? WHERE {mine} AND d.read_at IS NULL"
                             " RETURNING mail",
-                            (clock.iso(), reader, *mine_args),
+                            (clock.iso(), session_id, *mine_args),
                         )
                     }
                 where, args = mine, list[Any](mine_args)
@@ -357,16 +355,6 @@ class Mailbox:
             f"SELECT 1 FROM delivery d WHERE {mine} AND d.read_at IS NULL LIMIT 1", args
         ).fetchone()
         return found is not None
-
-    def unread_count(self, session_id: str) -> int:
-        if not self.path.exists():
-            return 0
-        with self._db() as conn:
-            mine, args = addressed_to(session_id)
-            row = conn.execute(
-                f"SELECT count(*) FROM delivery d WHERE {mine} AND d.read_at IS NULL", args
-            ).fetchone()
-        return int(row[0])
 
     def get(self, number: int) -> tuple[Message, list[Receipt]]:
         with self._db() as conn:
@@ -440,10 +428,8 @@ class Mailbox:
         return messages, garbled
 
 
-def pending(
-    paths: ProjectPaths, session_id: str, types: Sequence[str] = ("query", "blocked")
-) -> list[Message]:
-    """Unread messages of these types addressed to ``session_id``, without marking them:
+def pending(paths: ProjectPaths, session_id: str) -> list[Message]:
+    """Unread queries and blockers addressed to ``session_id``, without marking them:
     what the run's ``maestro wait`` shows the hub (a worker's question or blocker)."""
     messages, _ = Mailbox(paths).inbox(session_id, unread_only=True, mark=False)
-    return [m for m in messages if m.type in types]
+    return [m for m in messages if m.type in ("query", "blocked")]

@@ -77,15 +77,12 @@ def wait_for_mail(
     *,
     coordinator_alive: Callable[[], bool] | None = None,
     ready: threading.Event | None = None,
-    mailbox: Mailbox | None = None,
 ) -> MailWaitResult:
     """Return the session's unread mail (critical first) as soon as there is some, or
     ``timeout`` when ``timeout_s`` passes, or ``coordinator_gone`` when
     ``coordinator_alive`` says the session it would hear from has died. ``ready`` is set
-    once the watch is armed (mail sent after that wakes this wait). A long-lived waiter
-    passes its own ``Mailbox(paths, keep_open=True)``, reused from one wait to the next."""
-    with contextlib.ExitStack() as kept:
-        box = mailbox or kept.enter_context(contextlib.closing(Mailbox(paths, keep_open=True)))
+    once the watch is armed (mail sent after that wakes this wait)."""
+    with contextlib.closing(Mailbox(paths, keep_open=True)) as box:
 
         def check() -> MailWaitResult | None:
             messages, garbled = box.inbox(session_id, unread_only=True)

@@ -27,8 +27,7 @@ import json
 import os
 import re
 import secrets
-import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,7 +40,7 @@ from maestro.errors import MaestroError, NotFound
 from maestro.fsutil import atomic_write, file_lock, private_folder, read_private
 from maestro.paths import ID_PATTERN, ProjectPaths
 from maestro.pids import group_alive, signal_group, stop_gracefully
-from maestro.prompts.sessionmanifest import load_manifest
+from maestro.prompts.sessionmanifest import SessionManifest
 
 USER = "user"
 SESSION_VAR = "MAESTRO_SESSION_ID"
@@ -75,25 +74,14 @@ def new_id(prefix: str) -> str:
     return f"{safe}-{secrets.token_hex(3)}"
 
 
-def resolve_mode(
-    mode: str, strategy: str | None, coordinator: str | None, tier: str | None
-) -> tuple[Any, list[str]]:
-    """The four-mode manifest (``prompts.manifest``) for these values, the capabilities
-    derived once from mode, strategy and tier. ``execute``/``coordinate`` are accepted and
-    mapped (coordinated when a coordinator is named), with a deprecation note."""
+def resolve_mode(mode: str, coordinator: str | None, tier: str | None) -> SessionManifest:
+    """The four-mode manifest (``prompts.sessionmanifest``) for these values, the
+    capabilities derived once from mode and tier."""
 
     if tier is not None and tier not in TIERS:
         raise MaestroError(f"unknown tier {tier!r}.", f"use one of: {', '.join(TIERS)}.")
     shell = tier is None or tier in ("read+shell", "full")
-    data = {
-        "mode": mode,
-        "strategy": strategy,
-        "coordinator_session_id": coordinator,
-        "shell": shell,
-    }
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        manifest = load_manifest({k: v for k, v in data.items() if v is not None})
+    manifest = SessionManifest(mode=mode, coordinator_session_id=coordinator, shell=shell)
     coordinated = manifest.mode.startswith("coordinated-")
     if coordinated and not coordinator:
         raise MaestroError(
@@ -105,7 +93,7 @@ def resolve_mode(
             f"a {manifest.mode} has no coordinator, but {coordinator!r} was named.",
             f"use mode coordinated-{manifest.mode}.",
         )
-    return manifest, list(manifest.warnings)
+    return manifest
 
 
 @dataclass
@@ -305,7 +293,6 @@ class SessionStore:
         *,
         mode: str,
         session_id: str | None = None,
-        strategy: str | None = None,
         tier: str | None = None,
         coordinator: str | None = None,
         parent: str | None = None,
@@ -316,7 +303,7 @@ class SessionStore:
         directive: Mapping[str, str] | None = None,
         status: str = "working",
     ) -> Session:
-        manifest, notes = resolve_mode(mode, strategy, coordinator, tier)
+        manifest = resolve_mode(mode, coordinator, tier)
         for other in (coordinator, parent):
             if other is not None and not self.exists(check_id(other)):
                 raise self.unknown(other)
@@ -345,7 +332,7 @@ class SessionStore:
             "created": now,
             "updated": now,
             "directive": dict(directive) if directive else None,
-            "notes": notes,
+            "notes": [],
         }
         path = self.manifest_path(session_id)
         sessionschema.check(data, path)
@@ -468,7 +455,3 @@ def _kill(session: Session) -> str:
     if stop_gracefully(send, running, STOP_GRACE_S):
         return f"killed process group {group}" if group else f"killed process {mark.pid}"
     return f"ended process group {group}" if group else f"ended process {mark.pid}"
-
-
-def live_ids(sessions: Iterable[Session]) -> list[str]:
-    return [s.id for s in sessions if s.status in ("working", "idle")]

@@ -58,7 +58,7 @@ def _row(catalog: Any, agent: Any) -> dict[str, Any]:
         "timeout_mins": resolved.timeout_mins,
         "origin": agent.origin,
         "source": agent.source,
-        "disabled": catalog.is_disabled(agent.name),
+        "disabled": agent.name in catalog.disabled,
     }
 
 

@@ -42,7 +42,8 @@ def where(ctx: Context) -> Where:
 
 
 def request(args: argparse.Namespace) -> Request:
-    return Request(operations.expand_hosts(args.host), args.scope, args.dry_run)
+    names = list(hosts()) if args.host == "all" else [args.host]
+    return Request(names, args.scope, args.dry_run)
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Result:

@@ -169,15 +169,20 @@ def _sent(message: Any, notes: list[str]) -> Result:
 
 
 def _send(args: argparse.Namespace, ctx: Context, me: Any, store: Any) -> Result:
-    if args.to_coordinator:
-        recipients = [addressing.coordinator_of(me, ctx.env)]
-    elif args.to_siblings:
-        recipients = addressing.siblings(store, me, ctx.env)
+    """``send``, and ``broadcast`` to a scope's live sessions (nothing to warn about)."""
+    notes: list[str] = []
+    if args.verb == "broadcast":
+        recipients = addressing.scope(store, me, args.scope, ctx.env)
     else:
-        recipients = [part.strip() for part in args.to.split(",") if part.strip()]
-    notes = addressing.check_recipients(store, recipients)
+        if args.to_coordinator:
+            recipients = [addressing.coordinator_of(me, ctx.env)]
+        elif args.to_siblings:
+            recipients = addressing.siblings(store, me, ctx.env)
+        else:
+            recipients = [part.strip() for part in args.to.split(",") if part.strip()]
+        notes = addressing.check_recipients(store, recipients)
     body = _body(args, ctx)
-    thread = parse_mail_id(args.thread) if args.thread else None
+    thread = parse_mail_id(args.thread) if getattr(args, "thread", None) else None
     message = Mailbox(ctx.paths).send(
         me.id,
         recipients,
@@ -215,20 +220,6 @@ def _reply(args: argparse.Namespace, ctx: Context, me: Any, store: Any) -> Resul
         reply_to=number,
     )
     return _sent(message, notes)
-
-
-def _broadcast(args: argparse.Namespace, ctx: Context, me: Any, store: Any) -> Result:
-    recipients = addressing.scope(store, me, args.scope, ctx.env)
-    body = _body(args, ctx)
-    message = Mailbox(ctx.paths).send(
-        me.id,
-        recipients,
-        type=args.type,
-        priority=args.priority,
-        subject=_subject(args, body),
-        body=body,
-    )
-    return _sent(message, [])
 
 
 def _listing(
@@ -318,7 +309,7 @@ def _wait(args: argparse.Namespace, ctx: Context, me: Any, store: Any) -> Result
 _VERBS = {
     "send": _send,
     "reply": _reply,
-    "broadcast": _broadcast,
+    "broadcast": _send,
     "inbox": _inbox,
     "show": _show,
     "thread": _thread,

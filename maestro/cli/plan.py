@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from maestro import clock, formatting, graph, planning, roster
+from maestro.agents.catalog import load_catalog
 from maestro.cli.archive import new_folder
 from maestro.cli.busy import refuse_while_running
 from maestro.cli.context import Context, Result
@@ -84,7 +85,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
         if args.example:
             return _example(args.example, ctx)
         return Result("plan", {"schema": planning.SCHEMA}, json.dumps(planning.SCHEMA, indent=2))
-    catalog = _catalog(ctx)
+    catalog = load_catalog(ctx.settings)  # unknown or disabled agents are errors
     plan, answer = _incoming(args, ctx, catalog)
     source = plan.source = Source(_hub(plan, args, ctx), clock.stamp())
     _relative_files(plan, ctx.paths.root)
@@ -308,25 +309,9 @@ def _hub(plan: Plan, args: argparse.Namespace, ctx: Context) -> str:
     return args.hub or given or ctx.settings.hub or "unknown"
 
 
-def _catalog(ctx: Context) -> Any:
-    """The agents catalog, so unknown or disabled agents are errors. Skipped only when this
-    installation has no catalog module at all."""
-    try:
-        from maestro.agents.catalog import load_catalog
-    except ImportError:
-        return None
-    return load_catalog(ctx.settings)
-
-
 def _available(plan: Plan, ctx: Context) -> Any:
     """Installed spoke CLIs, looked up only when a task names a tool."""
-    if not any(t.tool for t in plan.tasks):
-        return None
-    try:
-        from maestro.spokes.registry import detect_available
-    except ImportError:
-        return None
-    return detect_available(ctx.env)
+    return detect_available(ctx.env) if any(t.tool for t in plan.tasks) else None
 
 
 def _current(store: Any, *, check: bool) -> tuple[bytes, Plan]:

@@ -234,11 +234,6 @@ class ClaudeSpoke(Spoke):
             else None,
             session_id=data.get("session_id"),
             model=",".join(models) or None,
-            permission_denials=[
-                {"tool": d.get("tool_name"), "input": d.get("tool_input")}
-                for d in data.get("permission_denials") or []
-                if isinstance(d, dict)
-            ],
         )
         turns = as_int(data.get("num_turns"))
         if not isinstance(data.get("is_error"), bool):
@@ -423,7 +418,6 @@ CLI = roster.Cli(
     "claude",
     "Claude Code",
     "Claude",
-    vendor="Anthropic",
     executable="claude",
     install_hint="npm install -g @anthropic-ai/claude-code",
     budget=(55_000, 65_000, 80_000),

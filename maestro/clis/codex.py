@@ -376,28 +376,24 @@ class CodexHost(Host):
             return None  # danger-full-access: the machine's own namespaces
         return Sandbox(
             self.title,
-            read_only=profile == ":read-only",
             network=not no_network,
             keeps_detached=False,
             fix=self.FULL_ACCESS,
         )
 
     def hub_mode(self, env: Mapping[str, str], project: Path, run_file: str | None) -> HubMode:
-        config = codex_home(env) / "config.toml"
-        try:
-            mode = tomllib.loads(config.read_text(encoding="utf-8")).get("sandbox_mode")
-        except (OSError, ValueError):
-            mode = None
+        path = codex_home(env) / "config.toml"
+        mode = config(env).get("sandbox_mode")
         if mode == "danger-full-access":
             return HubMode(
-                True, f'{config} sets sandbox_mode = "danger-full-access": `$maestro run` works.'
+                True, f'{path} sets sandbox_mode = "danger-full-access": `$maestro run` works.'
             )
         return HubMode(
             False,
             f"Codex's {mode or 'default (read-only)'} sandbox cannot run `$maestro run` (no writes "
             "or no network, and a detached engine dies with its command): Maestro refuses it.",
             'use `codex --sandbox danger-full-access` (`codex exec -s danger-full-access "$maestro run"`), '
-            f'or set sandbox_mode = "danger-full-access" in {config}.',
+            f'or set sandbox_mode = "danger-full-access" in {path}.',
         )
 
     def listed(self, opts: RenderOptions) -> list[Listed]:
@@ -444,7 +440,6 @@ CLI = roster.Cli(
     "codex",
     "Codex CLI",
     "Codex",
-    vendor="OpenAI",
     executable="codex",
     install_hint="npm install -g @openai/codex",
     budget=(40_000, 45_000, 60_000),

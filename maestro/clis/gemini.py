@@ -446,7 +446,6 @@ CLI = roster.Cli(
     "gemini",
     "Gemini CLI",
     "Gemini",
-    vendor="Google",
     executable="gemini",
     install_hint="npm install -g @google/gemini-cli",
     budget=(30_000, 35_000, 50_000),

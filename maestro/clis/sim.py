@@ -198,20 +198,6 @@ class SimSpoke(Spoke):
             ]
         )
 
-    def read_result(
-        self, outcome: ProcessOutcome, req: DispatchRequest | None
-    ) -> SpokeResult | None:
-        # The sim's "stdout" is its answer; dispatch() builds results directly, this only
-        # serves callers that parse a recorded outcome.
-        if "## Status" not in outcome.stdout:
-            return None
-        return SpokeResult(tool=self.name, text=outcome.stdout, success=True, cost=0.0)
-
-    def diagnose(self, outcome: ProcessOutcome, req: DispatchRequest | None) -> SpokeResult:
-        return fail(
-            self.name, "other", "the sim spoke's recorded output holds no Result Submission."
-        )
-
     # -- the call ---------------------------------------------------------------------------
     def execute(
         self,

@@ -9,7 +9,7 @@ package (sha256-checked), so it works with no network. Hosts' own tokenizers dif
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from maestro import roster
@@ -60,7 +60,6 @@ class Footprint:
     # (Gemini reads Codex's .agents/skills too)
     cross_listed: dict[tuple[str, str], int]
     invocation: str
-    extras: dict[str, Any] = field(default_factory=dict)
 
     def problems(self) -> list[str]:
         return [p for h in self.hosts for p in h.problems()]

@@ -75,7 +75,6 @@ class Sandbox:
     """What a host's shell tool takes away from a command it runs (HOSTS.md section 5)."""
 
     host: str  # the host's title
-    read_only: bool  # the project cannot be written
     network: bool  # a spoke started from here can reach its provider
     keeps_detached: bool  # a process left behind outlives the command
     fix: str  # the host's flag or setting that gives Maestro what it needs

@@ -13,9 +13,9 @@ from typing import Any
 from maestro.fsutil import file_lock, remove_empty_folder
 from maestro.install import installer
 from maestro.install import manifest as manifests
-from maestro.install.host import RenderOptions, hosts
+from maestro.install.host import RenderOptions
 from maestro.install.installer import InstallPlan
-from maestro.install.targets import Target, build, manifest_path, shown
+from maestro.install.targets import build, manifest_path, shown
 
 
 @dataclass
@@ -77,10 +77,6 @@ class InstallReport:
         }
 
 
-def expand_hosts(host: str) -> list[str]:
-    return list(hosts()) if host == "all" else [host]
-
-
 @contextlib.contextmanager
 def _locked(path: Path, dry_run: bool) -> Iterator[None]:
     if dry_run:  # a dry run writes nothing, not even a lock file
@@ -90,18 +86,6 @@ def _locked(path: Path, dry_run: bool) -> Iterator[None]:
         yield
 
 
-def _targets(request: Request, where: Where, opts: RenderOptions) -> list[Target]:
-    return [
-        build(host, request.scope, project_root=where.project_root, env=where.env, opts=opts)
-        for host in request.hosts
-    ]
-
-
-def _shown_map(target: Target, where: Where) -> dict[str, str]:
-    rel = target.stub_file
-    return {rel: shown(target.root / rel, where.project_root, where.env)}
-
-
 def _operate(operation: str, request: Request, where: Where, invocation: str) -> InstallReport:
     opts = RenderOptions(invocation=invocation, state_dir=where.state_dir)
     path = manifest_path(request.scope, where.project_manifest, where.env)
@@ -109,8 +93,12 @@ def _operate(operation: str, request: Request, where: Where, invocation: str) ->
         manifest = manifests.load(path)
         plans = []
         pending: installer.Pending = {}  # hosts may share an instruction file (a symlink)
-        for target in _targets(request, where, opts):
-            shown_paths = _shown_map(target, where)
+        for host in request.hosts:
+            target = build(
+                host, request.scope, project_root=where.project_root, env=where.env, opts=opts
+            )
+            rel = target.stub_file
+            shown_paths = {rel: shown(target.root / rel, where.project_root, where.env)}
             if operation == "install":
                 plans.append(
                     installer.plan_install(

@@ -33,58 +33,12 @@ from maestro import clock
 from maestro.errors import ConfigError
 from maestro.formatting import shown_path
 from maestro.fsutil import atomic_write, file_lock
-from maestro.logfile.document import (
-    LogSession,
-    ParsedLog,
-    add_row,
-    add_session,
-    parse,
-    render,
-    render_session_head,
-    render_totals,
-)
-from maestro.logfile.rows import (
-    COLUMNS,
-    LOG_FORMAT,
-    TOTAL_COLUMNS,
-    VERBOSITIES,
-    LogFormatError,
-    LogRow,
-    ToolTotals,
-    compute_totals,
-    grand_total,
-    long_name,
-    parse_row,
-    render_row,
-    short_name,
-)
+from maestro.logfile.document import LogSession, ParsedLog, add_row, add_session, parse
+from maestro.logfile.rows import VERBOSITIES, LogFormatError, LogRow, short_name
 from maestro.paths import ProjectPaths
 
-__all__ = [
-    "COLUMNS",
-    "LOG_FORMAT",
-    "TOTAL_COLUMNS",
-    "VERBOSITIES",
-    "ExecutionLog",
-    "LogFormatError",
-    "LogRow",
-    "LogSession",
-    "ParsedLog",
-    "ToolTotals",
-    "add_row",
-    "add_session",
-    "compute_totals",
-    "grand_total",
-    "lock_path",
-    "long_name",
-    "parse",
-    "parse_row",
-    "render",
-    "render_row",
-    "render_session_head",
-    "render_totals",
-    "short_name",
-]
+# What the rest of Maestro takes from here; the format's parts are in .rows and .document.
+__all__ = ["ExecutionLog", "LogRow", "LogSession", "ParsedLog", "lock_path", "short_name"]
 
 
 # The log as the engine uses it ------------------------------------------------------------

@@ -37,9 +37,6 @@ class LogSession:
     details: str | None = None  # where detailed prompts/outputs are kept
     rows: list[LogRow] = field(default_factory=list)
 
-    def totals(self) -> list[ToolTotals]:
-        return compute_totals(self.rows)
-
 
 @dataclass
 class ParsedLog:

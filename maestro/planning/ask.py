@@ -10,7 +10,6 @@ person can fix it and pipe it in, instead of paying for it again.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
 from dataclasses import dataclass
@@ -19,8 +18,11 @@ from typing import Any
 from maestro import clock
 from maestro.errors import MaestroError, PlanError, SpokeError
 from maestro.formatting import shown_path
+from maestro.frontmatter import split
+from maestro.fsutil import atomic_write
 from maestro.planning.loading import load
 from maestro.planning.planschema import SCHEMA
+from maestro.resources import read_text
 from maestro.spokes.contract import SpokeResult
 from maestro.state.model import Plan
 
@@ -53,21 +55,12 @@ class Answer:
 
 
 def _skill() -> str:
-    from maestro.frontmatter import FrontmatterError, split
-    from maestro.resources import read_text
-
-    try:
-        text = read_text("skills", "maestro-decompose", "SKILL.md")
-    except (FileNotFoundError, OSError):
-        return ""
-    with contextlib.suppress(FrontmatterError):
-        _, text = split(text)
+    """The bundled decomposition skill's body."""
+    _, text = split(read_text("skills", "maestro-decompose", "SKILL.md"))
     return text.strip()
 
 
 def _agents(catalog: Any) -> list[str]:
-    if catalog is None:
-        return []
     lines = []
     for name in catalog.names():
         try:
@@ -99,7 +92,7 @@ def build_prompt(goal: str, *, catalog: Any, installed: list[str]) -> str:
         json.dumps(SCHEMA, indent=1),
         "```",
     ]
-    return "\n".join(p for p in parts if p is not None)
+    return "\n".join(parts)
 
 
 def extract(text: str) -> str:
@@ -143,8 +136,6 @@ def answer(goal: str, tool: str, result: SpokeResult, settings: Any) -> Answer:
 
 
 def _keep(settings: Any, tool: str, text: str) -> str:
-    from maestro.fsutil import atomic_write
-
     paths = settings.paths
     path = paths.machine_dir / "plans" / f"{clock.folder_stamp()}-{tool}.txt"
     atomic_write(path, extract(text))

@@ -41,13 +41,11 @@ def spoke_manifest(
         coordinator = coordinating and can_shell(agent.tier)
         return SessionManifest(
             mode="coordinated-coordinator" if coordinator else "coordinated-worker",
-            strategy=None if coordinator else "simple",
             agent=agent.name,
             shell=can_shell(agent.tier),
         )
     return SessionManifest(
         mode=session.mode,
-        strategy=session.data.get("strategy"),
         agent=agent.name,
         shell=can_shell(agent.tier),
         session_id=session.id,
@@ -213,11 +211,14 @@ def build_delegation(
     """``session``: the dispatch's session (``bus.sessions``), when the spoke can reach
     the office from its shell: its prompt then carries the session and the mail commands."""
     root = Path(project_root).absolute()
-    sections = [protocols.base_protocol(tool), protocols.filesystem_protocol(tool)]
+    sections = [
+        protocols.filled("agent-base-protocol.md", tool),
+        protocols.filled("filesystem-safety-protocol.md", tool),
+    ]
     if not enforced_by_cli:
         sections += [
             protocols.tool_restrictions(agent.tier, agent.tools, tool),
-            protocols.file_writing_rules(tool),
+            protocols.filled("file-writing-rules.md", tool),
         ]
     sections += [
         context_chain(plan, task),

@@ -44,21 +44,10 @@ def render(name: str, values: dict[str, str]) -> str:
     return _PLACEHOLDER.sub(fill, text).strip()
 
 
-def _file_values(cli: str | None) -> dict[str, str]:
+def filled(name: str, cli: str | None) -> str:
+    """``protocols/<name>`` naming the CLI's own write and shell tools."""
     words = vocabulary(cli)
-    return {"write_tools": words["write"], "shell_tool": words["shell"]}
-
-
-def base_protocol(cli: str | None) -> str:
-    return render("agent-base-protocol.md", _file_values(cli))
-
-
-def filesystem_protocol(cli: str | None) -> str:
-    return render("filesystem-safety-protocol.md", _file_values(cli))
-
-
-def file_writing_rules(cli: str | None) -> str:
-    return render("file-writing-rules.md", _file_values(cli))
+    return render(name, {"write_tools": words["write"], "shell_tool": words["shell"]})
 
 
 def tool_restrictions(tier: str, tools: list[str], cli: str | None) -> str:

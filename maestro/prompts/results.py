@@ -20,7 +20,6 @@ from mistune.renderers.markdown import MarkdownRenderer
 
 from maestro.prompts.templates import (
     DOWNSTREAM,
-    DOWNSTREAM_FIELDS,
     REPORT_STATUSES,
     SUBMISSION_SECTIONS,
     SUBMISSION_STATUSES,
@@ -52,7 +51,6 @@ class Submission:
 class Handoff:
     task_report: dict[str, str] = field(default_factory=dict)  # field name -> value text
     downstream_context: str = ""  # the section as Markdown, injected into dependents' prompts
-    downstream: dict[str, str] = field(default_factory=dict)
 
     @property
     def status(self) -> str | None:
@@ -295,7 +293,6 @@ def _parse_handoff(
         problems.append(f"the Handoff Report has no ### {DOWNSTREAM}")
     else:
         handoff.downstream_context = _render(sections[DOWNSTREAM])
-        handoff.downstream = _fields(sections[DOWNSTREAM], DOWNSTREAM_FIELDS)
         if not handoff.downstream_context:
             problems.append(f"### {DOWNSTREAM} is empty (write 'none' in each field instead)")
     return handoff

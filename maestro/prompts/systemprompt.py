@@ -1,22 +1,21 @@
 """The XML prompt contract: one renderer for every CLI.
 
-``render_system_prompt`` gives a session its identity, capabilities, workflow and the
-commands it may run; ``render_task_prompt`` gives it the work. The XML is structured
-text for the model, not a runtime format, but it is always well-formed: every value is
-escaped, so task text can hold ``<``, ``&`` and quotes.
+``render_system_prompt`` gives a dispatched spoke's session (a coordinated mode) its
+identity, capabilities, workflow and the commands it may run (the work itself is the
+delegation, ``prompts.delegation``). The XML is structured text for the model, not a
+runtime format, but it is always well-formed: every value is escaped, so a directive can
+hold ``<``, ``&`` and quotes.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
 from maestro import commands as registry
-from maestro.prompts.sessionmanifest import CAPABILITIES, SessionManifest, is_coordinated
+from maestro.prompts.sessionmanifest import CAPABILITIES, SessionManifest
 from maestro.prompts.workflows import IDENTITY, phases
 
 VERSION = "3.0"
@@ -26,18 +25,6 @@ _ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
 def _clean(value: Any) -> str:
     return _ILLEGAL.sub("\ufffd", str(value))
-
-
-@dataclass
-class TaskContext:
-    """The work a session is given: tasks, the goal, and finished tasks to build on."""
-
-    tasks: Sequence[Any] = ()
-    goal: str | None = None
-    references: Sequence[Any] = ()  # finished tasks whose downstream context applies
-    project_root: Path | str | None = None
-    directive: str | None = None  # the coordinator's initial instruction, if any
-    extra: dict[str, str] = field(default_factory=dict)  # more session facts, rendered in order
 
 
 def _attrs(values: dict[str, Any]) -> str:
@@ -57,22 +44,19 @@ def _open(manifest: SessionManifest, tag: str) -> str:
     return f"<{tag}{_attrs({'mode': manifest.mode, 'strategy': manifest.strategy, 'version': VERSION})}>"
 
 
-def enabled_commands(manifest: SessionManifest, commands: Sequence[Any] | None = None) -> list[Any]:
+def enabled_commands(manifest: SessionManifest) -> list[Any]:
     """The registry's commands this session may run: its capability must be enabled
     (a command without one needs only the ability to run commands), the office's only
-    for a session that has one, and the hub's own (``hub_only``: plan, run, ...) never
-    for a coordinated session, which Maestro dispatched."""
-    if commands is None:
-        commands = registry.COMMANDS
+    for a session that has one, and the hub's own (``hub_only``: plan, run, ...) never:
+    the session is a spoke Maestro dispatched."""
     caps = manifest.capabilities
     office = has_office(manifest)
-    dispatched = is_coordinated(manifest.mode)
     return [
         spec
-        for spec in commands
+        for spec in registry.COMMANDS
         if caps.get(spec.capability or "can_run_commands", False)
         and (office or spec.group != "office")
-        and not (dispatched and getattr(spec, "hub_only", False))
+        and not getattr(spec, "hub_only", False)
     ]
 
 
@@ -87,9 +71,7 @@ def _session_lines(manifest: SessionManifest, directive: Mapping[str, str] | Non
     facts = {
         "session_id": manifest.session_id,
         "mode": manifest.mode,
-        "coordinator_session_id": manifest.coordinator_session_id
-        if is_coordinated(manifest.mode)
-        else None,
+        "coordinator_session_id": manifest.coordinator_session_id,
         "run_id": manifest.run_id,
     }
     lines = ["  <session_context>"]
@@ -104,10 +86,7 @@ def _session_lines(manifest: SessionManifest, directive: Mapping[str, str] | Non
 
 
 def render_system_prompt(
-    manifest: SessionManifest,
-    *,
-    commands: Sequence[Any] | None = None,
-    directive: Mapping[str, str] | None = None,
+    manifest: SessionManifest, *, directive: Mapping[str, str] | None = None
 ) -> str:
     """``directive``: the session's initial directive (subject, message, from), as its
     manifest under ``.ai/maestro/sessions/`` records it."""
@@ -123,10 +102,10 @@ def render_system_prompt(
             _leaf(2, "capability", name=name, enabled=str(manifest.capabilities[name]).lower())
         )
     lines += ["  </capabilities>", "  <workflow>"]
-    for name, text in phases(manifest.mode, manifest.strategy or "", office=has_office(manifest)):
+    for name, text in phases(manifest.mode, office=has_office(manifest)):
         lines.append(_leaf(2, "phase", text, name=name))
     lines.append("  </workflow>")
-    shown = enabled_commands(manifest, commands)
+    shown = enabled_commands(manifest)
     if shown:
         lines.append("  <commands>")
         groups: dict[str, list[Any]] = {}
@@ -144,64 +123,4 @@ def render_system_prompt(
     else:
         lines.append(_leaf(1, "commands", "none: report through your final answer"))
     lines.append("</maestro_system_prompt>")
-    return "\n".join(lines) + "\n"
-
-
-def _task_lines(task: Any, root: Path | None) -> list[str]:
-    lines = [
-        f"    <item{_attrs({'id': task.id, 'status': task.status, 'specialist': task.specialist, 'agent': task.agent, 'risk': task.risk})}>",
-        _leaf(3, "title", task.title),
-    ]
-    for dep in task.depends:
-        lines.append(_leaf(3, "depends_on", str(dep)))
-    for name in task.files:
-        path = str(root / name) if root is not None else name
-        lines.append(_leaf(3, "file", path))
-    for criterion in task.criteria:
-        lines.append(_leaf(3, "criterion", criterion))
-    if task.validation:
-        lines.append(_leaf(3, "validation", task.validation))
-    lines.append("    </item>")
-    return lines
-
-
-def render_task_prompt(manifest: SessionManifest, task_ctx: TaskContext) -> str:
-    root = Path(task_ctx.project_root) if task_ctx.project_root is not None else None
-    lines = [_open(manifest, "maestro_task_prompt"), "  <task>"]
-    if task_ctx.goal:
-        lines.append(_leaf(2, "goal", task_ctx.goal))
-    for task in task_ctx.tasks:
-        lines += _task_lines(task, root)
-    lines += ["  </task>", "  <session_context>"]
-    session = {
-        "session_id": manifest.session_id,
-        "run_id": manifest.run_id,
-        "coordinator_session_id": manifest.coordinator_session_id
-        if is_coordinated(manifest.mode)
-        else None,
-        "project_root": str(root) if root is not None else None,
-        "directive": task_ctx.directive,
-        **task_ctx.extra,
-    }
-    for key, value in session.items():
-        if value is not None:
-            lines.append(_leaf(2, key, str(value)))
-    lines += ["  </session_context>", "  <reference_task_context>"]
-    for ref in task_ctx.references:
-        text = (
-            ref.downstream_context
-            or "Downstream Context missing: verify this task's output before relying on it."
-        )
-        lines.append(
-            _leaf(
-                2,
-                "reference_task",
-                text,
-                id=ref.id,
-                title=ref.title,
-                status=ref.status,
-                agent=ref.agent,
-            )
-        )
-    lines += ["  </reference_task_context>", "</maestro_task_prompt>"]
     return "\n".join(lines) + "\n"

@@ -79,18 +79,9 @@ def save_report(report: Report, target: Path, *, brief: bool = False) -> Path:
     return target
 
 
-def write_report(
-    paths: ProjectPaths,
-    output: Path | None = None,
-    *,
-    settings: Settings | None = None,
-    brief: bool = False,
-) -> Path:
-    """Write the Markdown report (default ``.ai/maestro/report.md``) and return its path."""
-    target = Path(output) if output is not None else default_output(paths)
-    if not target.is_absolute():
-        target = paths.root / target
-    return save_report(load_report(paths, settings), target, brief=brief)
+def write_report(paths: ProjectPaths) -> Path:
+    """Write the Markdown report to ``.ai/maestro/report.md`` and return its path."""
+    return save_report(load_report(paths), default_output(paths))
 
 
 def _iso(moment: datetime | None) -> str | None:

@@ -66,9 +66,9 @@ def bar_text(text: str) -> str:
     return _shorten(cleaned) or "-"
 
 
-def flowchart(tasks: Iterable[Task], direction: str = "LR") -> str:
+def flowchart(tasks: Iterable[Task]) -> str:
     tasks = list(tasks)
-    lines = [f"flowchart {direction}"]
+    lines = ["flowchart LR"]
     for task in tasks:
         state = task.status if task.status in STATUSES else "pending"
         suffix = f"({state}, review {task.review})" if task.review else f"({state})"
@@ -84,10 +84,10 @@ def flowchart(tasks: Iterable[Task], direction: str = "LR") -> str:
     return "\n".join(lines)
 
 
-def chain_flowchart(groups: Iterable[tuple[str, str]], direction: str = "LR") -> str:
+def chain_flowchart(groups: Iterable[tuple[str, str]]) -> str:
     """Nodes ``w1 --> w2 --> ...`` from (label, status) pairs: the plan's waves, for a plan
     too large to draw task by task."""
-    lines = [f"flowchart {direction}"]
+    lines = ["flowchart LR"]
     count = 0
     for count, (label, state) in enumerate(groups, start=1):
         state = state if state in STATUSES else "pending"
@@ -106,10 +106,10 @@ def fits(text: str) -> bool:
     return len(text) <= MAX_TEXT and edge_count(text) < MAX_EDGES
 
 
-def gantt(bars: Iterable[Bar], title: str = "Dispatches") -> str:
+def gantt(bars: Iterable[Bar]) -> str:
     lines = [
         "gantt",
-        f"  title {bar_text(title)}",
+        "  title Dispatches",
         f"  dateFormat {DATE_FORMAT}",
         "  axisFormat %H:%M:%S",
     ]

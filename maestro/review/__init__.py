@@ -33,7 +33,6 @@ from maestro.review.outcome import (
     accept,
     apply,
     described,
-    plan_store,
     unchanged,
 )
 from maestro.review.reviewprompt import SYSTEM, build_prompt, revision_context
@@ -41,11 +40,11 @@ from maestro.review.rounds import RoundDecision, current_cycle, decide
 from maestro.review.verdict import ParsedReview, parse_review
 from maestro.spokes.registry import detect_available, get_spoke
 from maestro.state.model import Review, Task
+from maestro.state.store import PlanStore
 
 if TYPE_CHECKING:
     from maestro.config import Settings
     from maestro.spokes.contract import SpokeResult
-    from maestro.state.store import PlanStore
 
 # revise(task_id, context, resume_session) -> the task's status after the revision.
 Revise = Callable[[str, str, str | None], str]
@@ -94,12 +93,12 @@ def _engine_revise(ctx: CommandContext) -> Revise:
     """A revision outside a run: the run engine runs the one task with the findings."""
 
     def revise(task_id: str, context: str, session: str | None) -> str:
-        with plan_store(ctx.paths).edit() as plan:
+        with PlanStore(ctx.paths).edit() as plan:
             plan.task(task_id).status = "pending"
         options = RunOptions(task_id=task_id, revision=context, resume_session=session)
         out = io.StringIO() if ctx.json else ctx.stdout
         Engine(ctx.settings, env=dict(ctx.env), options=options, out=out, quiet=True).run()
-        return str(plan_store(ctx.paths).load().task(task_id).status)
+        return str(PlanStore(ctx.paths).load().task(task_id).status)
 
     return revise
 
@@ -130,13 +129,13 @@ def review_task(
             continue
         retry_note = ""
         last = made[-1]
-        task = plan_store(ctx.paths).load().task(task_id)
+        task = PlanStore(ctx.paths).load().task(task_id)
         session, how = _resumption(ctx, task)
         ctx.emit(
             f"Task {task_id}: sending {len(last.findings)} finding(s) back to {task.tool} ({how})..."
         )
         status = revise(task_id, revision_context(last), session)
-        if session and plan_store(ctx.paths).load().task(task_id).session != session:
+        if session and PlanStore(ctx.paths).load().task(task_id).session != session:
             # A resumed claude session keeps its id: this revision ended in a fresh one.
             ctx.emit(
                 f"Task {task_id}: {task.tool} did not resume its session after all: the "
@@ -163,7 +162,7 @@ def review_in_run(
     try:
         return review_task(ctx, task_id, auto=True, revise=revise)
     except MaestroError as error:
-        with plan_store(ctx.paths).edit() as plan:
+        with PlanStore(ctx.paths).edit() as plan:
             task = plan.task(task_id)
             apply(task, "needs-human")
             task.result = f"{task.result or 'done'} (not reviewed: {error.message})"
@@ -212,74 +211,56 @@ def _round(
     working tree as it is): the check runs there, the reviewer reads there, and whatever
     it writes stays there."""
     settings = ctx.settings
-    task = plan_store(settings.paths).load().task(task_id)
-    _reviewable(task)
-    change = task.receipt.change if task.receipt else None
-    reader = ReadOnlyWorktree(settings.paths, settings, f"review-{task_id}", change)
-    with reader:
-        return _round_in(
-            ctx, task_id, reader, tool=tool, auto=auto, made=made, retry_note=retry_note
-        )
-
-
-def _round_in(
-    ctx: CommandContext,
-    task_id: str,
-    reader: ReadOnlyWorktree,
-    *,
-    tool: str | None,
-    auto: bool,
-    made: list[Review],
-    retry_note: str,
-) -> ReviewOutcome:
-    settings = ctx.settings
-    plans = plan_store(settings.paths)
+    plans = PlanStore(settings.paths)
     plan = plans.load()
     task = plan.task(task_id)
     _reviewable(task)
-    root = reader.root if reader.root is not None else settings.paths.root
-    check = _check(ctx, task, root)
-    if check is not None and not check["passed"]:
-        return _validation_failed(settings, plan.goal, task, check)
-    exact = task_diff.change_diff(settings.paths.root, task)
-    diff_text = exact if exact is not None else task_diff.task_diff(settings.paths.root, task)
-    sha = task_diff.diff_sha(diff_text)
-    judged = [r for r in plan.reviews if r.task == task_id and r.verdict is not None]
-    if judged and judged[-1].diff_sha == sha:
-        return unchanged(ctx, task, judged[-1], auto, made)
-    choice = choose(task.tool, detect_available(ctx.env), role="reviewer", tool=tool)
-    reviewer = choice.tools[0]
-    cycle = current_cycle(plan.reviews, task_id)
-    round_no = len(cycle) + 1
-    prompt = build_prompt(task, task_diff.clip(diff_text), _validation_note(check), cycle)
-    if retry_note:
-        prompt += f"\nYour previous answer could not be read: {retry_note}. End with the block exactly as shown.\n"
-    ctx.emit(f"Task {task_id}: review round {round_no} by {reviewer} (read-only)...")
-    result = _dispatch(
-        ctx, reviewer, task_id, prompt, title=task.title, round_no=round_no, cwd=root
-    )
-    if not result.success:
-        log_row(
-            command_log(settings, plan.goal),
-            action="Review",
-            tool=reviewer,
-            target="review",
-            result=result,
-            ok=False,
-            task=task_id,
-            notes=result.error or "failed",
+    change = task.receipt.change if task.receipt else None
+    reader = ReadOnlyWorktree(settings.paths, settings, f"review-{task_id}", change)
+    with reader as inside:  # the project folder in the reader's worktree (None: in place)
+        root = inside or settings.paths.root
+        check = _check(ctx, task, root)
+        if check is not None and not check["passed"]:
+            return _validation_failed(settings, plan.goal, task, check)
+        exact = task_diff.change_diff(settings.paths.root, task)
+        diff_text = exact if exact is not None else task_diff.task_diff(settings.paths.root, task)
+        sha = task_diff.diff_sha(diff_text)
+        judged = [r for r in plan.reviews if r.task == task_id and r.verdict is not None]
+        if judged and judged[-1].diff_sha == sha:
+            return unchanged(ctx, task, judged[-1], auto, made)
+        choice = choose(task.tool, detect_available(ctx.env), role="reviewer", tool=tool)
+        reviewer = choice.tools[0]
+        cycle = current_cycle(plan.reviews, task_id)
+        round_no = len(cycle) + 1
+        prompt = build_prompt(task, task_diff.clip(diff_text), _validation_note(check), cycle)
+        if retry_note:
+            prompt += f"\nYour previous answer could not be read: {retry_note}. End with the block exactly as shown.\n"
+        ctx.emit(f"Task {task_id}: review round {round_no} by {reviewer} (read-only)...")
+        result = _dispatch(
+            ctx, reviewer, task_id, prompt, title=task.title, round_no=round_no, cwd=root
         )
-        return ReviewOutcome(
-            task_id,
-            "reviewer-failed",
-            f"the reviewer {reviewer} failed: {result.error}",
-            reviewer,
-            notes=choice.notes,
-            validation=check,
-            fix="fix the cause above, or pick another reviewer with --tool.",
-        )
-    asked = _Asked(task, plan.goal, reviewer, round_no, cycle, sha, check, choice.notes, reader)
-    return _judged(ctx, plans, asked, result, auto=auto, made=made)
+        if not result.success:
+            log_row(
+                command_log(settings, plan.goal),
+                action="Review",
+                tool=reviewer,
+                target="review",
+                result=result,
+                ok=False,
+                task=task_id,
+                notes=result.error or "failed",
+            )
+            return ReviewOutcome(
+                task_id,
+                "reviewer-failed",
+                f"the reviewer {reviewer} failed: {result.error}",
+                reviewer,
+                notes=choice.notes,
+                validation=check,
+                fix="fix the cause above, or pick another reviewer with --tool.",
+            )
+        asked = _Asked(task, plan.goal, reviewer, round_no, cycle, sha, check, choice.notes, reader)
+        return _judged(ctx, plans, asked, result, auto=auto, made=made)
 
 
 @dataclass

@@ -6,7 +6,6 @@ from dataclasses import dataclass, field
 from typing import TypedDict
 
 from maestro.engine.runcontext import CommandContext
-from maestro.paths import ProjectPaths
 from maestro.state.model import Review, Task
 from maestro.state.store import PlanStore
 
@@ -36,10 +35,6 @@ class ReviewOutcome:
     @property
     def exit_code(self) -> int:
         return 0 if self.outcome == "accepted" else 1
-
-
-def plan_store(paths: ProjectPaths) -> PlanStore:
-    return PlanStore(paths)
 
 
 def apply(task: Task, outcome: str | None) -> None:
@@ -89,7 +84,7 @@ def accept(ctx: CommandContext, task_id: str, review: Review, base: ReviewOutcom
         return base
     accepted = ctx.confirm(question)
     outcome = "accepted" if accepted else "needs-human"
-    with plan_store(ctx.paths).edit() as plan:
+    with PlanStore(ctx.paths).edit() as plan:
         stored = next(r for r in plan.reviews if r.id == review.id)
         stored.outcome = outcome
         apply(plan.task(task_id), outcome)
@@ -107,7 +102,7 @@ def unchanged(
         # An approval waiting for the person's yes: accept it now without a new review.
         base = ReviewOutcome(task.id, "accepted", "approved earlier", last.reviewer)
         if auto:
-            with plan_store(ctx.paths).edit() as plan:
+            with PlanStore(ctx.paths).edit() as plan:
                 next(r for r in plan.reviews if r.id == last.id).outcome = "accepted"
                 apply(plan.task(task.id), "accepted")
             last.outcome = "accepted"
@@ -115,7 +110,7 @@ def unchanged(
         return accept(ctx, task.id, last, base)
     if made:
         # Inside a review loop: the author's revision changed nothing.
-        with plan_store(ctx.paths).edit() as plan:
+        with PlanStore(ctx.paths).edit() as plan:
             apply(plan.task(task.id), "needs-human")
         return ReviewOutcome(
             task.id,

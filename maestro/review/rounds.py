@@ -18,7 +18,7 @@ reviewer that finds something new to say every round turns into an editor. The r
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from difflib import SequenceMatcher
 
 from maestro.review.verdict import BLOCKING
@@ -32,8 +32,6 @@ SAME_FINDING_RATIO = 0.75
 class RoundDecision:
     outcome: str  # accepted | revising | blocked | needs-human | format-failure
     reason: str
-    new_blocking: list[Finding] = field(default_factory=list)
-    repeated_blocking: list[Finding] = field(default_factory=list)
 
 
 def _norm(text: str) -> str:
@@ -91,26 +89,20 @@ def decide(
         return RoundDecision("format-failure", "the answer had no valid maestro-review block")
     if verdict == "approve":
         return RoundDecision("accepted", "the reviewer approved")
-    new, repeated = (
-        split_blocking(findings, earlier)
-        if round_no > 1
-        else ([f for f in findings if f.severity in BLOCKING], [])
-    )
-    if round_no > 1 and not new:
-        if repeated:
+    if round_no > 1:
+        new, repeated = split_blocking(findings, earlier)
+        if repeated and not new:
             return RoundDecision(
                 "needs-human",
                 f"round {round_no} repeats {len(repeated)} earlier critical/major finding(s) "
                 "the revision did not settle",
-                repeated_blocking=repeated,
             )
-        return RoundDecision(
-            "accepted", f"round {round_no} raised no new critical or major finding", new, repeated
-        )
+        if not new:
+            return RoundDecision(
+                "accepted", f"round {round_no} raised no new critical or major finding"
+            )
     if verdict == "flag":
-        return RoundDecision("blocked", "the reviewer flagged issues", new, repeated)
+        return RoundDecision("blocked", "the reviewer flagged issues")
     if last:
-        return RoundDecision(
-            "needs-human", f"the review cap of {max_rounds} round(s) is reached", new, repeated
-        )
-    return RoundDecision("revising", "the reviewer requested changes", new, repeated)
+        return RoundDecision("needs-human", f"the review cap of {max_rounds} round(s) is reached")
+    return RoundDecision("revising", "the reviewer requested changes")

@@ -203,6 +203,8 @@ class Spoke:
         result = self.read_result(outcome, req)
         if result is None and outcome.stopped_on_stderr:
             result = self.stopped_retrying(outcome, req)
+        # A complete answer read after the time limit stays a success: only the CLI's
+        # shutdown overran it (the notes' exit-124 soft success; ``timed_out`` says so).
         if result is None:
             if outcome.timed_out:
                 limit = f" of {req.timeout_s:g}s" if req else ""
@@ -213,10 +215,6 @@ class Spoke:
                 )
             else:
                 result = self.diagnose(outcome, req)
-        elif outcome.timed_out and result.success:
-            # The notes' exit-124 soft success: the answer was complete, only the CLI's
-            # shutdown overran the time limit.
-            result.soft_success = True
         if over_budget:
             threshold = req.abort_tokens if req else None
             result.success = False

@@ -23,18 +23,8 @@ from maestro.agents.tiers import TIERS
 from maestro.errors import SpokeError
 from maestro.state.model import Usage
 
-ERROR_KINDS = (
-    "auth",
-    "rate_limit",
-    "turn_limit",
-    "timeout",
-    "bad_flag",
-    "untrusted_folder",
-    "server",
-    "network",
-    "over_budget",
-    "other",
-)
+# A SpokeResult's error_kind: auth, rate_limit, turn_limit, timeout, bad_flag,
+# untrusted_folder, server, network, over_budget or other. These are retried at once:
 TRANSIENT_KINDS = frozenset({"rate_limit", "server", "network", "timeout"})
 
 
@@ -104,14 +94,11 @@ class SpokeResult:
     session_id: str | None = None
     exit_code: int | None = None
     timed_out: bool = False
-    soft_success: bool = False
     simulated: bool = False
     argv: list[str] = field(default_factory=list)
     stdout: str = ""
     stderr: str = ""
     aborted_over_budget: bool = False
-    # Tool calls the CLI refused under the tier's permissions: [{"tool": .., "input": ..}].
-    permission_denials: list[dict[str, Any]] = field(default_factory=list)
     # The model(s) the CLI reported using, comma-separated (router models included).
     model: str | None = None
     # Why the session the request asked to resume was not: the dispatch started afresh.

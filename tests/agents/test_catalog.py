@@ -202,7 +202,7 @@ def test_disabled_agents_leave_names_and_refuse_get(settings_for):
         settings_for({"MAESTRO_DISABLED_AGENTS": "security-engineer, performance-engineer"})
     )
     assert "security-engineer" not in catalog.names()
-    assert "security-engineer" in catalog.all_names()
+    assert "security-engineer" in catalog.agents
     with pytest.raises(MaestroError) as info:
         catalog.get("security-engineer")
     assert not isinstance(info.value, NotFound)

@@ -18,11 +18,11 @@ from maestro.bus.sessions import SessionStore
 from maestro.errors import MaestroError
 
 
-def test_four_modes_with_strategies_checked_against_the_mode(office):
+def test_four_modes_each_with_its_capabilities(office):
     store = SessionStore(office.paths)
     made = {
-        "worker": store.create(mode="worker", session_id="w", strategy="queue"),
-        "coordinator": store.create(mode="coordinator", session_id="c", strategy="dag"),
+        "worker": store.create(mode="worker", session_id="w"),
+        "coordinator": store.create(mode="coordinator", session_id="c"),
         "coordinated-worker": store.create(
             mode="coordinated-worker", session_id="cw", coordinator="c"
         ),
@@ -32,27 +32,17 @@ def test_four_modes_with_strategies_checked_against_the_mode(office):
     }
     for mode, session in made.items():
         assert store.get(session.id).mode == mode
-    assert made["worker"].data["capabilities"]["can_use_queue"] is True
+    assert made["worker"].data["capabilities"]["can_spawn_sessions"] is False
+    assert made["coordinator"].data["strategy"] == "default"
     assert made["coordinated-coordinator"].data["capabilities"]["can_spawn_sessions"] is True
     assert made["coordinated-worker"].data["capabilities"]["can_configure"] is False
     assert made["coordinated-worker"].parent == "c"
-    with pytest.raises(MaestroError, match="strategy 'dag' is not valid for mode worker"):
-        store.create(mode="worker", strategy="dag")
     with pytest.raises(MaestroError, match="needs a coordinator"):
         store.create(mode="coordinated-worker")
     with pytest.raises(MaestroError, match="use mode coordinated-worker"):
         store.create(mode="worker", coordinator="c")
     with pytest.raises(MaestroError, match="no session nobody"):
         store.create(mode="coordinated-worker", coordinator="nobody")
-
-
-def test_old_mode_names_are_mapped_with_a_deprecation_note(office, cli):
-    store = SessionStore(office.paths)
-    old = store.create(mode="execute", session_id="old", coordinator=office.run)
-    assert old.mode == "coordinated-worker"
-    assert old.data["notes"] == ["mode=execute is deprecated; use mode=coordinated-worker"]
-    assert store.create(mode="coordinate", session_id="boss").mode == "coordinator"
-    assert "note: mode=execute is deprecated" in cli("session", "show", "old").out
 
 
 def test_capabilities_come_from_the_tier(office):

@@ -75,7 +75,7 @@ def test_which_codex_commands_are_sandboxed():
     networked = hub_sandbox({"CODEX_THREAD_ID": "t-1"})
     assert networked is not None and networked.network and not networked.keeps_detached
     box = hub_sandbox(CODEX_READ_ONLY)
-    assert box is not None and box.read_only and not box.network and not box.keeps_detached
+    assert box is not None and not box.network and not box.keeps_detached
 
 
 def _read_only_mount() -> list[str]:

@@ -1,13 +1,13 @@
 """Two runs, as the engine leaves them in the plan and the log, for report tests.
 
-Built as objects and turned into the log's real text (``logfile.render``, then
-``logfile.parse``), so the report reads exactly what a run writes. Times are fixed.
+Built as objects and turned into the log's real text (``render``, then
+``parse``), so the report reads exactly what a run writes. Times are fixed.
 """
 
 from __future__ import annotations
 
-from maestro import logfile
 from maestro.logfile import LogRow, LogSession, ParsedLog
+from maestro.logfile.document import parse, render
 from maestro.state.model import Challenge, Finding, Plan, Receipt, Review, Source, Task, Usage
 
 GOAL = "Add a word-count command to the CLI"
@@ -49,7 +49,7 @@ def _row(
 
 
 def through_text(log: ParsedLog) -> ParsedLog:
-    return logfile.parse(logfile.render(log))
+    return parse(render(log))
 
 
 def _task(

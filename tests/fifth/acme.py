@@ -87,7 +87,6 @@ CLI = roster.Cli(
     "acme",
     "Acme CLI",
     "Acme",
-    vendor="Acme Corp",
     executable="acme",
     install_hint="pipx install acme-cli",
     budget=(20_000, 24_000, 30_000),

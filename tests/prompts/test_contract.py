@@ -1,67 +1,35 @@
 from __future__ import annotations
 
 import re
-import warnings
 import xml.etree.ElementTree as ET
 
 import pytest
 
 from maestro import commands as registry
-from maestro.commands import BY_NAME as COMMANDS_BY_NAME
 from maestro.commands import COMMANDS, CommandSpec
 from maestro.errors import MaestroError
 from maestro.prompts.sessionmanifest import (
     CAPABILITIES,
     MODES,
-    STRATEGIES,
-    ManifestDeprecationWarning,
     SessionManifest,
     family,
-    load_manifest,
-    strategies_for,
 )
 from maestro.prompts.systemprompt import (
-    TaskContext,
     enabled_commands,
     render_system_prompt,
-    render_task_prompt,
 )
-from maestro.state.model import Task
 
-from .helpers import ROOT, sample_plan
-
-VALID = [(mode, strategy) for mode in MODES for strategy in strategies_for(mode)]
-INVALID = [
-    (mode, strategy)
-    for mode in MODES
-    for fam, names in STRATEGIES.items()
-    if fam != family(mode)
-    for strategy in names
-]
+# The modes a dispatched spoke has: the only ones given a system prompt.
+SPOKE_MODES = [mode for mode in MODES if mode.startswith("coordinated-")]
 
 
-def manifest_for(mode: str, strategy: str) -> SessionManifest:
+def manifest_for(mode: str) -> SessionManifest:
     coordinated = mode.startswith("coordinated-")
     return SessionManifest(
         mode=mode,
-        strategy=strategy,
         session_id="sess-child",
         run_id="run-1",
         coordinator_session_id="sess-parent" if coordinated else None,
-    )
-
-
-def task_context(mode: str) -> TaskContext:
-    plan = sample_plan()
-    if family(mode) == "coordinate":
-        return TaskContext(
-            goal=plan.goal, tasks=plan.tasks[2:], references=plan.tasks[:2], project_root=ROOT
-        )
-    return TaskContext(
-        tasks=[plan.task("3")],
-        references=plan.tasks[:2],
-        project_root=ROOT,
-        directive="Keep the public API unchanged.",
     )
 
 
@@ -72,17 +40,15 @@ DIRECTIVE = {
 }
 
 
-@pytest.mark.parametrize("mode, strategy", VALID)
-def test_system_prompt_snapshot(mode, strategy, xml_snapshot, pinned_commands):
+@pytest.mark.parametrize("mode", SPOKE_MODES)
+def test_system_prompt_snapshot(mode, xml_snapshot, pinned_commands):
     directive = DIRECTIVE if mode.startswith("coordinated-") else None
-    assert render_system_prompt(manifest_for(mode, strategy), directive=directive) == xml_snapshot
+    assert render_system_prompt(manifest_for(mode), directive=directive) == xml_snapshot
 
 
-@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("mode", SPOKE_MODES)
 def test_session_context_and_directive_in_the_system_prompt(mode):
-    root = ET.fromstring(
-        render_system_prompt(manifest_for(mode, strategies_for(mode)[0]), directive=DIRECTIVE)
-    )
+    root = ET.fromstring(render_system_prompt(manifest_for(mode), directive=DIRECTIVE))
     context = {child.tag: child.text for child in root.find("session_context")}
     coordinator = (
         {"coordinator_session_id": "sess-parent"} if mode.startswith("coordinated-") else {}
@@ -102,7 +68,7 @@ def test_session_context_and_directive_in_the_system_prompt(mode):
     )
 
 
-@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("mode", SPOKE_MODES)
 def test_office_commands_need_a_session_and_a_shell_and_take_the_modes_form(mode):
     office = {"session", "mail", "task"}
 
@@ -112,47 +78,29 @@ def test_office_commands_need_a_session_and_a_shell_and_take_the_modes_form(mode
             for c in ET.fromstring(render_system_prompt(manifest)).iter("command")
         }
 
-    with_session = shown(manifest_for(mode, strategies_for(mode)[0]))
+    with_session = shown(manifest_for(mode))
     assert office <= set(with_session)
     assert not office & set(shown(SessionManifest(mode=mode)))
     if family(mode) == "execute":
         assert not office & set(shown(SessionManifest(mode=mode, session_id="s1", shell=False)))
-    if mode == "coordinated-worker":
         assert "send --to-coordinator --type query|blocked" in with_session["mail"]
-        assert "`maestro task report blocked" in render_system_prompt(manifest_for(mode, "simple"))
-    elif family(mode) == "coordinate":
+        assert "`maestro task report blocked" in render_system_prompt(manifest_for(mode))
+    else:
         assert "broadcast --scope my-workers" in with_session["mail"]
         assert "stop <id> --reason <text>" in with_session["session"]
-    else:
-        assert with_session["mail"] == COMMANDS_BY_NAME["mail"].syntax
 
 
-@pytest.mark.parametrize("mode, strategy", VALID)
-def test_task_prompt_snapshot(mode, strategy, xml_snapshot):
-    assert render_task_prompt(manifest_for(mode, strategy), task_context(mode)) == xml_snapshot
-
-
-@pytest.mark.parametrize("mode, strategy", VALID)
-def test_rendered_prompts_are_well_formed_xml(mode, strategy):
-    manifest = manifest_for(mode, strategy)
+@pytest.mark.parametrize("mode", SPOKE_MODES)
+def test_rendered_prompts_are_well_formed_xml(mode):
+    manifest = manifest_for(mode)
     system = ET.fromstring(render_system_prompt(manifest))
     assert (system.tag, system.get("mode"), system.get("strategy"), system.get("version")) == (
         "maestro_system_prompt",
         mode,
-        strategy,
+        manifest.strategy,
         "3.0",
     )
     assert system.findtext("identity/profile") == mode
-    task = ET.fromstring(render_task_prompt(manifest, task_context(mode)))
-    assert [child.tag for child in task] == ["task", "session_context", "reference_task_context"]
-
-
-@pytest.mark.parametrize("mode, strategy", INVALID)
-def test_a_strategy_invalid_for_its_mode_never_renders(mode, strategy):
-    with pytest.raises(MaestroError) as info:
-        render_system_prompt(SessionManifest(mode=mode, strategy=strategy))
-    assert f"strategy {strategy!r} is not valid for mode {mode}" in str(info.value)
-    assert ", ".join(strategies_for(mode)) in str(info.value)
 
 
 def test_unknown_mode_and_default_strategy():
@@ -164,12 +112,11 @@ def test_unknown_mode_and_default_strategy():
 
 def test_each_mode_has_its_own_identity_and_workflow():
     identities, workflows = set(), set()
-    for mode in MODES:
+    for mode in SPOKE_MODES:
         root = ET.fromstring(render_system_prompt(SessionManifest(mode=mode)))
         identities.add(root.findtext("identity/instruction"))
         workflows.add(tuple(p.get("name") for p in root.find("workflow")))
-    assert len(identities) == 4
-    coordinator = ("analyze", "decompose", "spawn", "monitor", "recover", "verify", "complete")
+    assert len(identities) == 2
     # A sub-coordinator (a coordinating task's spoke) spawns subtasks and reports up before it ends.
     sub = (
         "analyze",
@@ -181,37 +128,29 @@ def test_each_mode_has_its_own_identity_and_workflow():
         "report_to_parent",
         "complete",
     )
-    assert coordinator in workflows and sub in workflows
-    assert ("init", "execute", "complete") in workflows
+    assert workflows == {sub, ("init", "execute", "complete")}
 
 
 def test_coordinated_worker_reports_to_its_coordinator_without_conditionals():
-    worker = render_system_prompt(SessionManifest(mode="worker"))
     coordinated = render_system_prompt(SessionManifest(mode="coordinated-worker"))
-    assert "coordinator" not in worker.split("<workflow>")[1]
     assert "report the blocker to your coordinator" in coordinated
     assert " if " not in coordinated.split("<workflow>")[1].lower()
 
 
-@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("mode", SPOKE_MODES)
 def test_commands_are_the_registry_entries_the_capabilities_allow(mode):
     manifest = SessionManifest(mode=mode, session_id="s1")
     root = ET.fromstring(render_system_prompt(manifest))
     shown = {c.get("name"): c.get("syntax") for c in root.iter("command")}
-    dispatched = mode.startswith("coordinated-")
     expected = {
         spec.name: spec.syntax_for(mode)
         for spec in COMMANDS
-        if manifest.capabilities[spec.capability or "can_run_commands"]
-        and not (dispatched and spec.hub_only)
+        if manifest.capabilities[spec.capability or "can_run_commands"] and not spec.hub_only
     }
     assert shown == expected
-    if mode == "coordinator":
-        assert {"plan", "run", "wait", "review"} <= set(shown)
-    else:  # a dispatched spoke never re-enters the hub's commands
-        assert not {"plan", "run", "wait", "review"} & set(shown)
+    # A dispatched spoke never re-enters the hub's commands, nor sets Maestro up.
+    assert not {"plan", "run", "wait", "review", "install"} & set(shown)
     assert ("task spawn" in shown["task"]) == (mode == "coordinated-coordinator")
-    assert ("install" in shown) == (not mode.startswith("coordinated-"))
 
 
 def test_every_registry_capability_is_in_the_vector():
@@ -232,11 +171,11 @@ def test_a_command_added_to_the_registry_appears_without_renderer_changes(monkey
     group = ET.fromstring(text).find("commands/group[@name='office']")
     assert group is not None
     assert group.find("command[@name='memo']").get("syntax") == 'maestro memo --to <id> "<text>"'
-    restricted = SessionManifest(mode="coordinated-worker", restrict=("can_report_task_level",))
-    assert "memo" not in [spec.name for spec in enabled_commands(restricted)]
+    quiet = SessionManifest(mode="coordinated-worker", shell=False)
+    assert "memo" not in [spec.name for spec in enabled_commands(quiet)]
 
 
-@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("mode", SPOKE_MODES)
 def test_workflow_names_only_commands_it_lists(mode):
     text = render_system_prompt(SessionManifest(mode=mode, session_id="s1"))
     workflow = text.split("<workflow>")[1].split("</workflow>")[0]
@@ -252,9 +191,8 @@ def test_capabilities_are_derived_once_from_the_manifest():
         and coordinator["can_edit_tasks"]
         and not coordinator["can_use_queue"]
     )
-    queue = SessionManifest(mode="worker", strategy="queue").capabilities
-    assert queue["can_use_queue"] and not queue["can_spawn_sessions"]
-    assert not SessionManifest(mode="worker", strategy="tree").capabilities["can_use_queue"]
+    worker = SessionManifest(mode="worker").capabilities
+    assert not worker["can_use_queue"] and not worker["can_spawn_sessions"]
     assert list(coordinator) == list(CAPABILITIES)
 
 
@@ -266,96 +204,19 @@ def test_no_shell_means_no_commands_and_coordinators_need_one():
     )
     with pytest.raises(MaestroError, match="needs to run commands"):
         SessionManifest(mode="coordinator", shell=False)
-    with pytest.raises(MaestroError, match="unknown capability"):
-        SessionManifest(mode="worker", restrict=("can_fly",))
-
-
-@pytest.mark.parametrize(
-    "data, mode",
-    [
-        ({"mode": "execute"}, "worker"),
-        ({"mode": "coordinate"}, "coordinator"),
-        ({"mode": "execute", "coordinatorSessionId": "s1"}, "coordinated-worker"),
-        ({"mode": "coordinate", "coordinator_session_id": "s1"}, "coordinated-coordinator"),
-        ({"role": "worker"}, "worker"),
-        ({"role": "orchestrator"}, "coordinator"),
-        ({"role": "worker", "coordinator_session_id": "s1"}, "coordinated-worker"),
-        (
-            {"role": "orchestrator", "coordinatorSessionId": "s1", "orchestratorStrategy": "dag"},
-            "coordinated-coordinator",
-        ),
-    ],
-)
-def test_deprecated_names_map_with_a_warning(data, mode):
-    with pytest.warns(ManifestDeprecationWarning) as caught:
-        manifest = load_manifest(data)
-    assert manifest.mode == mode
-    assert manifest.warnings and all("deprecated" in w for w in manifest.warnings)
-    assert [str(w.message) for w in caught] == list(manifest.warnings)
-    if "orchestratorStrategy" in data:
-        assert manifest.strategy == "dag"
-
-
-def test_current_names_load_without_warnings():
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        manifest = load_manifest(
-            {"mode": "coordinated-worker", "strategy": "tree", "coordinator_session_id": "s1"}
-        )
-    assert (manifest.mode, manifest.strategy, manifest.warnings) == (
-        "coordinated-worker",
-        "tree",
-        (),
-    )
-
-
-@pytest.mark.parametrize(
-    "data, needle",
-    [
-        ({"role": "manager"}, "unknown role"),
-        ({"role": "worker", "mode": "coordinator"}, "contradicts"),
-        ({"mode": "worker", "colour": "red"}, "unknown manifest key 'colour'"),
-        ({}, "has no mode"),
-        ({"mode": "execute", "strategy": "dag"}, "not valid for mode worker"),
-    ],
-)
-def test_bad_manifests_are_errors(data, needle):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        with pytest.raises(MaestroError, match=needle):
-            load_manifest(data)
 
 
 def test_xml_escaping_round_trips_hostile_text():
     hostile = "Fix <&\"> and 'quotes' in a </task> tag\x01"
-    task = Task(
-        "7",
-        hostile,
-        criteria=[hostile],
-        files=["a&b<c>.py"],
-        validation='test "$x" < in && echo ok',
+    manifest = SessionManifest(
+        mode="coordinated-worker", agent=hostile, coordinator_session_id='s"<1>'
     )
-    ref = Task("1", hostile, status="done", agent="coder", downstream_context=hostile)
-    manifest = SessionManifest(mode="coordinated-worker", coordinator_session_id='s"<1>')
-    text = render_task_prompt(
-        manifest, TaskContext(tasks=[task], references=[ref], directive=hostile)
-    )
+    directive = {"subject": hostile, "message": hostile, "from": "s1"}
+    text = render_system_prompt(manifest, directive=directive)
     assert '<&">' not in text
     root = ET.fromstring(text)
     clean = hostile.replace("\x01", "\ufffd")
-    assert root.findtext("task/item/title") == clean
-    assert root.findtext("task/item/criterion") == clean
-    assert root.findtext("task/item/file") == "a&b<c>.py"
-    assert root.findtext("task/item/validation") == 'test "$x" < in && echo ok'
-    assert root.find("reference_task_context/reference_task").get("title") == clean
-    assert root.findtext("reference_task_context/reference_task") == clean
+    assert root.findtext("identity/agent") == clean
+    assert root.find("coordinator_directive").get("subject") == clean
+    assert root.findtext("coordinator_directive") == clean
     assert root.findtext("session_context/coordinator_session_id") == 's"<1>'
-
-
-def test_reference_without_context_shows_the_gap():
-    plan = sample_plan()
-    text = render_task_prompt(
-        SessionManifest(mode="worker"),
-        TaskContext(tasks=[plan.task("3")], references=[plan.task("2")]),
-    )
-    assert "Downstream Context missing" in text

@@ -9,7 +9,8 @@ import pytest
 
 from maestro.clis.geminifiles import policy_toml
 from maestro.errors import SpokeError
-from maestro.spokes import DispatchRequest, get_spoke
+from maestro.spokes.contract import DispatchRequest
+from maestro.spokes.registry import get_spoke
 
 CWD = Path("/work/proj")
 SCRATCH = Path("/work/proj/.ai/maestro/runs/r1/scratch")

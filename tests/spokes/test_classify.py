@@ -7,7 +7,7 @@ import json
 import pytest
 
 from maestro.process import ProcessOutcome
-from maestro.spokes import get_spoke
+from maestro.spokes.registry import get_spoke
 
 
 def parse(

@@ -10,8 +10,8 @@ import pytest
 
 from maestro.clis.claudestore import reach, slug
 from maestro.process import ProcessOutcome
-from maestro.spokes import get_spoke
 from maestro.spokes.contract import DispatchRequest
+from maestro.spokes.registry import get_spoke
 from tests.fakes.samples import read_sample
 
 SESSION = "5d0c8a52-3f1e-4b7a-9c2d-6e8f0a1b2c3d"

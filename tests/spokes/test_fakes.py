@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from maestro.spokes import run_process
+from maestro.process import run_process
 from tests.fakes.samples import read_sample
 
 # Samples whose argv the fakes can replay to the byte: outputs and refusals.

@@ -6,7 +6,8 @@ import pytest
 
 from maestro import roster
 from maestro.errors import NotFound
-from maestro.spokes import Spoke, detect_available, get_spoke
+from maestro.spokes.base import Spoke
+from maestro.spokes.registry import detect_available, get_spoke
 
 
 def test_names_and_adapters():

@@ -13,7 +13,8 @@ import yaml
 
 from maestro.errors import ConfigError
 from maestro.prompts.results import parse_result
-from maestro.spokes import DispatchRequest, get_spoke
+from maestro.spokes.contract import DispatchRequest
+from maestro.spokes.registry import get_spoke
 from maestro.tokens import count_tokens
 
 PROMPT = """## Task
