@@ -147,7 +147,6 @@ class Settings:
     disabled_agents: tuple[str, ...] = field(init=False, repr=False, compare=False)
     validation_strictness: str = field(init=False, repr=False, compare=False)
     log: str = field(init=False, repr=False, compare=False)
-    auto_archive: bool = field(init=False, repr=False, compare=False)
     review_rounds: int = field(init=False, repr=False, compare=False)
     commit: bool = field(init=False, repr=False, compare=False)
     in_place: bool = field(init=False, repr=False, compare=False)

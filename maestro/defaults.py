@@ -123,12 +123,6 @@ SETTINGS: tuple[Setting, ...] = (
         choices=("off", "summary", "detailed"),
     ),
     Setting(
-        "auto_archive",
-        "bool",
-        False,
-        "Archive plan and log when a run finishes with every task done.",
-    ),
-    Setting(
         "review_rounds",
         "int",
         3,
