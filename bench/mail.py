@@ -37,7 +37,6 @@ clis.load({})  # the roster: the built-in CLIs
 WAITER = """
 import sys, threading, time
 from pathlib import Path
-from maestro.bus.mailbox import Mailbox
 from maestro.bus.mailwait import wait_for_mail
 from maestro.paths import ProjectPaths
 
@@ -47,9 +46,8 @@ class Armed(threading.Event):
         print("armed", flush=True)
 
 paths = ProjectPaths(Path(sys.argv[1]))
-box = Mailbox(paths, keep_open=True)  # a long-lived waiter keeps its connection
 for _ in range(int(sys.argv[3])):
-    outcome = wait_for_mail(paths, sys.argv[2], 30, ready=Armed(), mailbox=box)
+    outcome = wait_for_mail(paths, sys.argv[2], 30, ready=Armed())
     back = time.time_ns()
     print("got", back, *(m.body for m in outcome.messages), flush=True)
 """
