@@ -239,7 +239,8 @@ function steering(d) {
   const box = el("div", { class: "steer", role: "group", "aria-label": "Steer this task" });
   const text = (label, id) => [el("label", { for: id }, label), el("textarea", { id })];
   const value = (id) => ($(id) ? $(id).value : "");
-  if (d.status === "running") {
+  // A running task's spoke is ended; a pending one waiting in a live run never starts.
+  if (d.status === "running" || (d.status === "pending" && state.run && state.run.alive)) {
     box.append(...text("Why stop it (recorded with the task)", "stop-reason"),
       el("button", { type: "button", class: "danger", onclick: () => act({ action: "stop", task: d.id, text: value("stop-reason") || "stopped from the board" }) }, "Stop task"));
   }
@@ -277,7 +278,8 @@ function diffView(text) {
 }
 
 function renderDetail(d) {
-  const key = JSON.stringify([d.status, d.attempts, d.result, d.review, d.reviews.length, d.transcripts.length, d.diff.length]);
+  const alive = Boolean(state && state.run && state.run.alive);
+  const key = JSON.stringify([d.status, d.attempts, d.result, d.review, d.reviews.length, d.transcripts.length, d.diff.length, alive]);
   if (key === detailKey) return;
   detailKey = key;
   $("panel-title").textContent = `Task ${d.id}: ${d.title}`;
@@ -412,7 +414,7 @@ function onState(data) {
   renderGraph();
   renderEvents();
   const row = selected && state.plan ? state.plan.tasks.find((t) => t.id === selected) : null;
-  const rowKey = JSON.stringify(row);
+  const rowKey = JSON.stringify([row, state.run && state.run.alive]);
   if (selected && rowKey !== onState.rowKey) loadDetail();
   onState.rowKey = rowKey;
   officeSoon(officeEvery());
