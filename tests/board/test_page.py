@@ -350,3 +350,44 @@ def test_a_withheld_change_shows_its_patch(cli, project, runenv, board_of, page)
     assert ".ai/maestro/patches/" in withheld.text_content()
     assert "+    return f'hi {name}'" in withheld.text_content()
     assert "git merge-file src/app.py" in page.text_content("#detail")  # the Result's line
+
+
+def test_a_reviewers_and_a_challengers_transcripts_show_as_they_stream(
+    cli, project, runenv, board_of, page
+):
+    write_plan(cli, project, [task(1, tool="codex", agent="coder")])
+    runenv.script("codex", [step()])
+    assert start_run(project).wait(timeout=60) == 0
+    approve = "I read the diff.\n\n```maestro-review\nverdict: approve\n- none\n```\n"
+    runenv.script("claude", [{"text": approve, "stream": {"events": 20, "interval": 0.4}}])
+    board = board_of(project)
+    open_board(page, board)
+    page.locator('.node[data-task="1"]').click()
+    page.wait_for_selector("#panel-title:has-text('Task 1')")
+    review = subprocess.Popen(
+        [sys.executable, "-m", "maestro", "review", "1", "--tool", "claude"],
+        cwd=project,
+        env=dict(os.environ),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+    )
+    # While the reviewer answers: its dispatch listed, its transcript followed line by line.
+    answering = page.locator("#detail section[aria-label=Reviews] p", has_text="answering")
+    answering.get_by_role("button", name="transcript").click(timeout=20000)
+    page.wait_for_selector("#transcript .entry:has-text('working, step 1')", timeout=10000)
+    assert page.locator("#transcript .entry:has-text('working, step 19')").count() == 0
+    page.wait_for_selector("#transcript .entry:has-text('working, step 19')", timeout=15000)
+    review.wait(timeout=60)  # approved, awaiting the person: exit 1, as in a shell
+    # Once recorded, the review's own line carries its transcript.
+    recorded = page.locator("#detail section[aria-label=Reviews] p", has_text="R1 by claude")
+    recorded.get_by_role("button", name="Transcript of review R1").click(timeout=10000)
+    page.wait_for_selector("#transcript-of:has-text('review R1')")
+    page.wait_for_selector("#transcript .entry:has-text('verdict: approve')")
+
+    runenv.script("codex", [{"text": "## Scope\n- Task 1 does <b>too much</b>\n"}])
+    assert cli("challenge", "--tool", "codex").code == 0
+    page.get_by_role("button", name="Challenges (1)").click(timeout=10000)
+    page.wait_for_selector("#detail section[aria-label='Challenge C1']:has-text('too much')")
+    page.wait_for_selector("#transcript-of:has-text('challenge')")
+    page.wait_for_selector("#transcript .entry:has-text('<b>too much</b>')")
+    page.screenshot(path=str(shots_dir() / "board-challenges.png"), full_page=True)
