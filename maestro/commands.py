@@ -178,7 +178,8 @@ COMMANDS: tuple[CommandSpec, ...] = (
         "task",
         "maestro.cli.task",
         "Report your task's progress, a blocker or its completion.",
-        f"{_TASK_REPORT} | {_TASK_SPAWN.removeprefix('maestro task ')} [--json]",
+        f"{_TASK_REPORT} | {_TASK_SPAWN.removeprefix('maestro task ')} "
+        "| stop <taskId> --reason <text> [--json]",
         "office",
         "can_report_task_level",
         (

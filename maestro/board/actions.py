@@ -46,16 +46,6 @@ def _tool(params: dict[str, Any]) -> str:
     return str(tool)
 
 
-def _session_of(ctx: Context, task_id: str) -> str:
-    from maestro.bus.sessions import SessionStore
-
-    sessions, _ = SessionStore(ctx.paths).all()
-    running = [s for s in sessions if task_id in s.task_ids and s.status in ("working", "idle")]
-    if not running:
-        raise MaestroError(f"Task {task_id} has no running session.", "stop only a running task.")
-    return running[-1].id
-
-
 def _mail(params: dict[str, Any]) -> str:
     mail = str(params.get("mail", ""))
     if not MAIL_ID.fullmatch(mail):
@@ -71,12 +61,7 @@ ACTIONS: dict[str, Callable[[Context, dict[str, Any]], list[str]]] = {
     "retry": lambda ctx, p: ["run", _task(p), "--detach"],
     "clarify": lambda ctx, p: ["run", _task(p), f"--clarify={_text(p)}", "--detach"],
     "reassign": lambda ctx, p: ["run", _task(p), f"--tool={_tool(p)}", "--detach"],
-    "stop": lambda ctx, p: [
-        "session",
-        "stop",
-        _session_of(ctx, _task(p)),
-        f"--reason={_text(p)}",
-    ],
+    "stop": lambda ctx, p: ["task", "stop", _task(p), f"--reason={_text(p)}"],
     "accept": lambda ctx, p: ["review", _task(p), "--auto"],
     "send-back": lambda ctx, p: ["run", _task(p), f"--clarify={_text(p)}", "--detach"],
     "reply": lambda ctx, p: ["mail", "reply", _mail(p), f"--message={_text(p)}"],

@@ -19,6 +19,7 @@ what it read: the engine writes the plan before it records the event.
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections import deque
@@ -27,6 +28,7 @@ from typing import Any
 
 from maestro.board import snapshot
 from maestro.cli.context import Context
+from maestro.engine import keptstreams
 from maestro.engine.rundir import LATEST, RunLock, read_events
 from maestro.watch import watch
 
@@ -36,6 +38,7 @@ IDLE_S = 1.0  # how often an idle follower checks that the engine still holds it
 FULL_EVERY_S = 2.0  # the plan is read again at most this often
 READ_SHARE = 0.1  # of the wall time, at most, spent reading it (a plan of 1000 tasks: 0.4 s)
 ENDS = {"task_done": "done", "task_failed": "failed", "task_blocked": "blocked"}
+REVIEW_SESSION = re.compile(r"review-t(\d+(?:\.\d+)*)-[0-9a-f]+")
 
 
 def _json(data: Any) -> bytes:
@@ -105,6 +108,7 @@ class Feed:
         machine = self.paths.machine_dir
         wanted = [self.paths.state_dir, self.paths.runs_dir, machine / "mail" / "bell"]
         wanted += [machine / "sessions", *([run] if run else [])]
+        wanted += [machine / kind for kind in keptstreams.KINDS]  # reviews', challenges' streams
         return [folder for folder in wanted if folder.is_dir()]
 
     def _follow(self) -> None:
@@ -127,11 +131,20 @@ class Feed:
                         self.refresh()  # an engine started or went away without a word
 
     def _take(self, touched: set[Path], run: Path | None) -> None:
-        grown = [p for p in touched if p.name.endswith(".stream.jsonl")]
+        grown = [p for p in touched if p.name.endswith(keptstreams.SUFFIX)]
         for path in grown:
-            name = path.name.removeprefix("task-").removesuffix(".stream.jsonl")
-            task, _, attempt = name.partition("-attempt-")
-            where = {"run": run.name if run else None, "task": task, "attempt": int(attempt or 0)}
+            name = path.name.removesuffix(keptstreams.SUFFIX)
+            # A reviewer's stream (its task named) or a challenger's; else a task attempt's.
+            if path.parent.name in keptstreams.KINDS:
+                match = REVIEW_SESSION.fullmatch(name)
+                where = {path.parent.name: name, "task": match.group(1) if match else None}
+            else:
+                task, _, attempt = name.removeprefix("task-").partition("-attempt-")
+                where = {
+                    "run": run.name if run else None,
+                    "task": task,
+                    "attempt": int(attempt or 0),
+                }
             self._note(b"transcript", where)
         mail, sessions = (
             self.paths.machine_dir / "mail" / "bell",

@@ -217,17 +217,11 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         if path == "/api/task":
             return snapshot.task_detail(ctx, query.get("id", ""))
         if path == "/api/transcript":
-            offset = query.get("from")
-            return snapshot.read_transcript(
-                ctx.paths,
-                query.get("run", ""),
-                query.get("task", ""),
-                int(query.get("attempt", "0")) if query.get("attempt", "0").isdigit() else 0,
-                int(offset) if offset and offset.isdigit() else None,
-                query.get("kind", snapshot.KEPT[0]),
-            )
+            return snapshot.read_transcript(ctx.paths, query)
         if path == "/api/office":
             return snapshot.office(ctx.paths)
+        if path == "/api/challenges":
+            return snapshot.challenges(ctx)
         return None
 
     def do_POST(self) -> None:

@@ -9,6 +9,7 @@ number checked first, and is resolved inside the state folder before it is opene
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from maestro import graph, roster
 from maestro.board import transcript
 from maestro.cli.context import Context
 from maestro.cli.status import load_plan, status_data
+from maestro.engine import keptstreams
 from maestro.engine.rundir import RunDir, RunLock, latest_run
 from maestro.errors import MaestroError, NotFound
 from maestro.paths import ID_PATTERN, ProjectPaths
@@ -93,6 +95,7 @@ def state(ctx: Context) -> dict[str, Any]:
     places = layout(plan.tasks)
     for row, task in zip(data["tasks"], plan.tasks, strict=True):
         row.update(task_extra(task), place=places[task.id])
+    data["challenges"] = len(plan.challenges)
     return {
         "plan": data,
         "project": ctx.paths.root.name,
@@ -139,6 +142,32 @@ def transcript_path(
         raise MaestroError(f"{kind!r} is not a transcript.", f"ask for one of {', '.join(KEPT)}.")
     run = RunDir(paths, run_id)  # refuses anything but a run id
     return inside(paths, run.artifact(check_task(task_id), attempt, kind))
+
+
+def kept(paths: ProjectPaths, kind: str, task_id: str | None = None) -> list[dict[str, Any]]:
+    """The reviewers' (of ``task_id``) or challengers' dispatches whose streams are kept
+    (engine/keptstreams.py), oldest first: session, CLI, start, round, and the id of the
+    review or challenge recorded from it (None: answering, or it failed)."""
+    folder = paths.machine_dir / kind
+    found = []
+    for path in folder.glob(f"review-t{check_task(task_id)}-*.json" if task_id else "*.json"):
+        session = path.name.removesuffix(".json")
+        try:
+            about = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if not SAFE_ID.fullmatch(session) or not isinstance(about, dict):
+            continue
+        fields = {k: about.get(k) for k in ("cli", "started", "round", "id")}
+        found.append({"session": session, **{k: v for k, v in fields.items() if v is not None}})
+    return sorted(found, key=lambda a: (str(a.get("started", "")), a["session"]))
+
+
+def kept_path(paths: ProjectPaths, kind: str, session: str) -> Path:
+    """A kept review's or challenge's stream, from its checked session id."""
+    if kind not in keptstreams.KINDS or not SAFE_ID.fullmatch(session):
+        raise MaestroError(f"{kind} {session!r} is no kept stream.", "pick one the board shows.")
+    return inside(paths, paths.machine_dir / kind / f"{session}{keptstreams.SUFFIX}")
 
 
 def _diff(paths: ProjectPaths, change: str) -> str:
@@ -238,15 +267,51 @@ def task_detail(ctx: Context, task_id: str) -> dict[str, Any]:
         ],
         "withheld": _withheld(ctx.paths, task),
         "transcripts": attempts(ctx.paths, task),
+        "review_streams": kept(ctx.paths, "reviews", task.id),
     }
 
 
-def read_transcript(
-    paths: ProjectPaths, run_id: str, task_id: str, attempt: int, offset: int | None, kind: str
-) -> dict[str, Any]:
-    path = transcript_path(paths, run_id, task_id, attempt, kind)
-    items, end = transcript.tail(path, offset)
+def read_transcript(paths: ProjectPaths, query: dict[str, str]) -> dict[str, Any]:
+    """A transcript from byte ``from`` (else its end): a task attempt's (``run``,
+    ``task``, ``attempt``, ``kind``), or a kept review's or challenge's (``reviews`` or
+    ``challenges``: its session)."""
+    where = next((kind for kind in keptstreams.KINDS if kind in query), None)
+    if where is not None:
+        path = kept_path(paths, where, query[where])
+    else:
+        attempt = query.get("attempt", "0")
+        path = transcript_path(
+            paths,
+            query.get("run", ""),
+            query.get("task", ""),
+            int(attempt) if attempt.isdigit() else 0,
+            query.get("kind", KEPT[0]),
+        )
+    offset = query.get("from")
+    items, end = transcript.tail(path, int(offset) if offset and offset.isdigit() else None)
     return {"entries": items, "offset": end}
+
+
+def challenges(ctx: Context) -> dict[str, Any]:
+    """The plan's challenges with their findings, and the challengers' kept streams."""
+    plan = load_plan(ctx)
+    return {
+        "challenges": [
+            {
+                "id": c.id,
+                "challenger": c.challenger,
+                "time": c.time,
+                "parsed": c.parsed,
+                "findings": {
+                    category: [{"task": f.task, "text": f.text} for f in found]
+                    for category, found in c.findings.items()
+                },
+                "raw": c.raw,
+            }
+            for c in plan.challenges
+        ],
+        "streams": kept(ctx.paths, "challenges"),
+    }
 
 
 def office(paths: ProjectPaths) -> dict[str, Any]:

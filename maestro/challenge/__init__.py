@@ -21,6 +21,7 @@ from maestro.challenge.challengeprompt import SYSTEM, build_prompt
 from maestro.challenge.recon import recon as project_recon
 from maestro.challenge.vendors import choose
 from maestro.engine.dispatch import Dispatch, command_log, log_row
+from maestro.engine.keptstreams import recorded, stream_file
 from maestro.engine.readonly import ReadOnlyWorktree
 from maestro.engine.runcontext import CommandContext
 from maestro.errors import MaestroError, PlanError
@@ -44,6 +45,7 @@ class ChallengeAnswer:
     parsed: ParsedChallenge | None = None
     challenge: Challenge | None = None  # as recorded in the plan
     error: str | None = None
+    stream: Path | None = None  # its streamed lines (engine/keptstreams.py)
 
 
 @dataclass
@@ -86,8 +88,10 @@ def _ask(tool: str, where: Path, prompt: str, ctx: CommandContext, goal: str) ->
             subject="Challenge the plan",
             message=goal,
         ) as dispatch:
+            stream = stream_file(settings.paths, "challenges", dispatch.session.id, cli=tool)
             result = dispatch.ask(
                 settings,
+                stream=stream,
                 prompt=prompt,
                 system_prompt=SYSTEM,
                 cwd=where,
@@ -98,9 +102,13 @@ def _ask(tool: str, where: Path, prompt: str, ctx: CommandContext, goal: str) ->
         return ChallengeAnswer(tool, ok=False, error=str(error))
     if not result.success:
         return ChallengeAnswer(
-            tool, ok=False, result=result, error=result.error or "the CLI reported a failure"
+            tool,
+            ok=False,
+            result=result,
+            error=result.error or "the CLI reported a failure",
+            stream=stream,
         )
-    return ChallengeAnswer(tool, ok=True, result=result)
+    return ChallengeAnswer(tool, ok=True, result=result, stream=stream)
 
 
 def run_challenge(
@@ -175,6 +183,9 @@ def _record(paths: ProjectPaths, answers: list[ChallengeAnswer]) -> None:
             )
             plan.challenges.append(challenge)
             answer.challenge = challenge
+    for answer in answers:
+        if answer.challenge is not None and answer.stream is not None:
+            recorded(answer.stream, answer.challenge.id)
 
 
 def _log(settings: Settings, answers: list[ChallengeAnswer], goal: str) -> None:

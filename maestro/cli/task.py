@@ -2,7 +2,8 @@
 coordinator how its task goes. `maestro task spawn --title ... --files ... --criteria ...`:
 a coordinating task's spoke adds a subtask under its task, which the running engine
 dispatches as its worker (maestro/engine/hierarchy.py). The task, the coordinator and
-the run come from the session."""
+the run come from the session. `maestro task stop N --reason=TEXT`: stop a task that runs
+or waits to run (maestro/engine/stoptask.py)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from maestro.bus.sessions import COORDINATOR_VAR, USER, SessionStore, current_id
 from maestro.cli.context import Context, Result
 from maestro.cli.verbs import verb_adder
 from maestro.engine.hierarchy import SpawnRequest, spawn
+from maestro.engine.stoptask import stop_task
 from maestro.errors import MaestroError
 from maestro.state.model import SPECIALISTS, TASK_MODES, TOOLS
 
@@ -28,12 +30,16 @@ EXAMPLES = """\
   maestro task spawn --title "Wire the form into the app" --files src/app.py \
       --criteria "GET /login returns 200" --depends 4.1
 
+  maestro task stop 4 --reason "requirements changed"
+
 progress goes as a status_update (normal), blocked as blocked (high), complete as a
 status_update (high) and marks your session completed. Run from a spoke's shell
 (MAESTRO_SESSION_ID set); a session without a coordinator reports to the person.
 spawn is for the spoke of a task with `Mode: coordinate`: the subtask's files lie within
 your task's, it depends only on your other subtasks or on done tasks, and it reports to
-you (`maestro mail wait`). Your task finishes when its subtasks have."""
+you (`maestro mail wait`). Your task finishes when its subtasks have.
+stop ends a running task's spoke (as `maestro session stop` does), or has the live run
+never start a task that waits for a slot; either way the task is blocked with the reason."""
 
 # kind -> (mail type, priority)
 KINDS = {
@@ -89,6 +95,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="execute",
         help="coordinate: the subtask splits itself again (within max_depth)",
     )
+    stop = verb(
+        "stop",
+        "stop a task that runs or waits to run; it is blocked with the reason",
+        '4 --reason "requirements changed"',
+    )
+    stop.add_argument("id", metavar="ID", help="the task's id")
+    stop.add_argument("--reason", default="no reason given", help="recorded with the task")
 
 
 def _split(values: list[str]) -> list[str]:
@@ -98,6 +111,14 @@ def _split(values: list[str]) -> list[str]:
 def run(args: argparse.Namespace, ctx: Context) -> Result:
     if args.verb == "spawn":
         return _spawn(args, ctx)
+    if args.verb == "stop":
+        data = stop_task(ctx.paths, ctx.env, args.id, args.reason)
+        text = (
+            f"stopped Task {data['task']} ({data['session']}, {data['process']}): {data['reason']}"
+            if data["was"] == "running"
+            else f"Task {data['task']} will not start in run {data['run']}: {data['reason']}"
+        )
+        return Result("task", {"verb": "stop", **data}, text)
     return _report(args, ctx)
 
 

@@ -108,10 +108,11 @@ class ClaudeSpoke(Spoke):
 
     def build_argv(self, req: DispatchRequest) -> list[str]:
         argv = [self.executable or self.name, "-p", safe_positional(req.prompt)]
-        # stream-json lets Maestro read usage while the session runs (budget abort).
+        # stream-json lets Maestro read usage while the session runs (budget abort) and
+        # keep its lines as they come (the board's transcripts).
         argv += (
             ["--output-format", "stream-json", "--verbose"]
-            if req.abort_tokens
+            if req.abort_tokens or req.stream
             else ["--output-format", "json"]
         )
         if req.model:

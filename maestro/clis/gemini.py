@@ -141,7 +141,7 @@ class GeminiSpoke(Spoke):
             "-p",
             prompt,
             "-o",
-            "stream-json" if req.abort_tokens else "json",
+            "stream-json" if req.abort_tokens or req.stream else "json",
             "--skip-trust",
         ]
         if req.model:

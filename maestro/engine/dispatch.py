@@ -139,11 +139,13 @@ class Dispatch:
             env_extra=self.extra_env,
         )
 
-    def ask(self, settings: Settings, **asked: Any) -> SpokeResult:
+    def ask(self, settings: Settings, *, stream: Path | None = None, **asked: Any) -> SpokeResult:
         """A reader's dispatch (a challenger, a reviewer, a planner): the CLI as ``settings``
-        has it, under the agents' timeout and turn limit."""
+        has it, under the agents' timeout and turn limit; with ``stream``, streaming, each
+        line it prints kept there as it comes."""
         limits = {"timeout_s": timeout_s(settings), "max_turns": settings.max_turns}
-        return self.run(get_spoke(self.cli, settings), self.request(**limits, **asked))
+        request = self.request(**limits, stream=stream is not None, **asked)
+        return self.run(get_spoke(self.cli, settings), request, stream=stream)
 
     def run(
         self, spoke: Spoke, request: DispatchRequest, *, stream: Path | None = None

@@ -9,7 +9,8 @@ by the desk's doorbell, and answers each directive with an ``answer`` whose
 caller waits for that answer on its own doorbell, and gives up with a one-line error
 when the engine stops or does not answer in time.
 
-Today one request travels this way: ``task spawn`` (engine/hierarchy.py).
+Two requests travel this way: ``task spawn`` (engine/hierarchy.py) and ``task stop``
+(engine/stoptask.py).
 """
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ from maestro import clock, graph, roster
 from maestro.agents.catalog import load_catalog
 from maestro.bus.workers import shim, start_run_session
 from maestro.engine import progress as progress_views
+from maestro.engine import stoptask
 from maestro.engine.budgets import RunBudget, limits_for
 from maestro.engine.ending import abort_on_sigterm, run_ending, stop_on_sigint
 from maestro.engine.hierarchy import SPAWN, add_subtask, spawned_data
@@ -321,8 +322,6 @@ class Engine:
                 emit("task_spawned", task=task.id, parent=done.parent.id, title=task.title)
                 return spawned_data(done)
 
-            desk = Desk(self.paths, run.run_id, {SPAWN: spawn})
-
             def idle() -> None:
                 reports.deliver()
                 desk.serve()
@@ -341,6 +340,8 @@ class Engine:
                 ),
             )
             self.scheduler = scheduler
+            stop = stoptask.holder(self.paths, scheduler, store, emit, log, shared.installed)
+            desk = Desk(self.paths, run.run_id, {SPAWN: spawn, stoptask.STOP: stop})
             shared.stopping = lambda: scheduler.stopping
             emit(
                 "run_started",

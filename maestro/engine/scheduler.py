@@ -150,6 +150,16 @@ class Scheduler:
         with self._stop_lock:
             self._added.append(job)
 
+    def hold(self, jid: str, outcome: Outcome) -> bool:
+        """Never launch ``jid``, still waiting (for a slot or its dependencies): it ends
+        with ``outcome`` (`maestro task stop`). False when it was launched already. From
+        the loop's own thread only (its idle tick), so nothing launches meanwhile."""
+        if jid not in self._pending:
+            return False
+        self._pending.remove(jid)
+        self._report.outcomes[jid] = outcome
+        return True
+
     def _take_added(self) -> None:
         with self._stop_lock:
             added, self._added = self._added, []

@@ -22,6 +22,7 @@ from maestro.challenge import next_id
 from maestro.challenge.vendors import choose
 from maestro.engine.dispatch import Dispatch, command_log, log_row, timeout_s
 from maestro.engine.gates import run_validation
+from maestro.engine.keptstreams import recorded, stream_file
 from maestro.engine.readonly import ReadOnlyWorktree
 from maestro.engine.run import Engine
 from maestro.engine.runcontext import CommandContext, RunOptions
@@ -236,7 +237,7 @@ def _round(
         if retry_note:
             prompt += f"\nYour previous answer could not be read: {retry_note}. End with the block exactly as shown.\n"
         ctx.emit(f"Task {task_id}: review round {round_no} by {reviewer} (read-only)...")
-        result = _dispatch(
+        result, stream = _dispatch(
             ctx, reviewer, task_id, prompt, title=task.title, round_no=round_no, cwd=root
         )
         if not result.success:
@@ -260,7 +261,9 @@ def _round(
                 fix="fix the cause above, or pick another reviewer with --tool.",
             )
         asked = _Asked(task, plan.goal, reviewer, round_no, cycle, sha, check, choice.notes, reader)
-        return _judged(ctx, plans, asked, result, auto=auto, made=made)
+        outcome = _judged(ctx, plans, asked, result, auto=auto, made=made)
+        recorded(stream, made[-1].id)
+        return outcome
 
 
 @dataclass
@@ -377,9 +380,10 @@ def _dispatch(
     title: str,
     round_no: int,
     cwd: Path,
-) -> SpokeResult:
+) -> tuple[SpokeResult, Path]:
     """The reviewer's answer: read-only, in ``cwd`` (its worktree), under the agents'
-    timeout, as a session of its own (``review-t<task>-<random>``)."""
+    timeout, as a session of its own (``review-t<task>-<random>``); and the file its
+    streamed lines are kept in (engine/keptstreams.py)."""
     settings = ctx.settings
     with Dispatch(
         settings.paths,
@@ -390,14 +394,18 @@ def _dispatch(
         message=f"Review round {round_no}: judge the change against its criteria.",
         task=task_id,
     ) as dispatch:
-        return dispatch.ask(
+        about = {"task": task_id, "round": round_no, "cli": reviewer}
+        stream = stream_file(settings.paths, "reviews", dispatch.session.id, **about)
+        result = dispatch.ask(
             settings,
+            stream=stream,
             prompt=prompt,
             system_prompt=SYSTEM,
             cwd=cwd,
             title=f"Review Task {task_id}",
             progress=ctx.emit,
         )
+        return result, stream
 
 
 def _decide(

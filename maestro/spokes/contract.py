@@ -50,6 +50,10 @@ class DispatchRequest:
     task_id: str | None = None
     files: list[Path] = field(default_factory=list)
     abort_tokens: int | None = None
+    # Print events as they come (claude's and gemini's stream-json; codex always does):
+    # a dispatch whose lines are kept (a review's, a challenge's) or whose usage is
+    # watched (``abort_tokens``) streams; the final result reads the same either way.
+    stream: bool = False
     env_extra: dict[str, str] = field(default_factory=dict)
     # Folders outside ``cwd`` the spoke's own shell must write: the office's state
     # (``.ai/maestro``), where ``maestro mail`` and ``task report`` record what it says.

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from tests.board.conftest import shots_dir
+from tests.cli.test_task_stop import one_slot_two_tasks
 from tests.engine.runkit import answer, events, plan, prompt_of, step, task, write_plan
 from tests.engine.test_workspaces import git, run_task_1_while
 
@@ -203,22 +204,27 @@ def test_a_workers_question_is_answered_from_the_page(cli, project, runenv, boar
     page.wait_for_selector("#questions li:has-text('none')", timeout=5000)
 
 
-def test_a_task_stopped_from_the_page_records_why(cli, project, runenv, board_of, page):
-    write_plan(cli, project, [task(1, tool="claude", agent="coder")])
-    runenv.script("claude", [{"hang": True}])
+def test_tasks_stopped_from_the_page_record_why(cli, project, runenv, board_of, page, monkeypatch):
+    """Task 2 waits for the one slot Task 1 holds: stopped from the page, it never starts;
+    then Task 1, running, is stopped from the page too. Each records why."""
+    one_slot_two_tasks(cli, project, runenv, monkeypatch)
     board = board_of(project)
     open_board(page, board)
     run = start_run(project)
     page.wait_for_selector('.node[data-task="1"][data-status=running]', timeout=20000)
-    page.locator('.node[data-task="1"]').click()
-    page.get_by_label("Why stop it").fill("the requirements changed")
-    page.get_by_role("button", name="Stop task").click()
+    for tid, why in (("2", "the spec moved"), ("1", "the requirements changed")):
+        page.locator(f'.node[data-task="{tid}"]').click()
+        page.get_by_label("Why stop it").fill(why)
+        page.get_by_role("button", name="Stop task").click()
+        page.wait_for_selector(f"#toast:has-text('maestro task stop {tid}')", timeout=30000)
+        page.wait_for_selector(f'.node[data-task="{tid}"][data-status=blocked]', timeout=10000)
     run.wait(timeout=60)
-    page.wait_for_selector('.node[data-task="1"][data-status=blocked]', timeout=10000)
-    stopped = plan(project).task("1")
-    assert "the requirements changed" in (stopped.result or "")
-    failed = [e for e in events(project) if e["kind"] == "task_blocked"]
-    assert failed and "the requirements changed" in json.dumps(failed[0])
+    assert len(runenv.runs("claude")) == 1  # Task 2's spoke never started
+    stopped = plan(project)
+    assert "before it started: the spec moved" in (stopped.task("2").result or "")
+    assert "the requirements changed" in (stopped.task("1").result or "")
+    blocked = {e["task"]: e["reason"] for e in events(project) if e["kind"] == "task_blocked"}
+    assert "the spec moved" in blocked["2"] and "the requirements changed" in blocked["1"]
 
 
 def test_a_request_without_the_token_is_refused_in_the_browser(cli, project, board_of, browser):
@@ -344,3 +350,44 @@ def test_a_withheld_change_shows_its_patch(cli, project, runenv, board_of, page)
     assert ".ai/maestro/patches/" in withheld.text_content()
     assert "+    return f'hi {name}'" in withheld.text_content()
     assert "git merge-file src/app.py" in page.text_content("#detail")  # the Result's line
+
+
+def test_a_reviewers_and_a_challengers_transcripts_show_as_they_stream(
+    cli, project, runenv, board_of, page
+):
+    write_plan(cli, project, [task(1, tool="codex", agent="coder")])
+    runenv.script("codex", [step()])
+    assert start_run(project).wait(timeout=60) == 0
+    approve = "I read the diff.\n\n```maestro-review\nverdict: approve\n- none\n```\n"
+    runenv.script("claude", [{"text": approve, "stream": {"events": 20, "interval": 0.4}}])
+    board = board_of(project)
+    open_board(page, board)
+    page.locator('.node[data-task="1"]').click()
+    page.wait_for_selector("#panel-title:has-text('Task 1')")
+    review = subprocess.Popen(
+        [sys.executable, "-m", "maestro", "review", "1", "--tool", "claude"],
+        cwd=project,
+        env=dict(os.environ),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+    )
+    # While the reviewer answers: its dispatch listed, its transcript followed line by line.
+    answering = page.locator("#detail section[aria-label=Reviews] p", has_text="answering")
+    answering.get_by_role("button", name="transcript").click(timeout=20000)
+    page.wait_for_selector("#transcript .entry:has-text('working, step 1')", timeout=10000)
+    assert page.locator("#transcript .entry:has-text('working, step 19')").count() == 0
+    page.wait_for_selector("#transcript .entry:has-text('working, step 19')", timeout=15000)
+    review.wait(timeout=60)  # approved, awaiting the person: exit 1, as in a shell
+    # Once recorded, the review's own line carries its transcript.
+    recorded = page.locator("#detail section[aria-label=Reviews] p", has_text="R1 by claude")
+    recorded.get_by_role("button", name="Transcript of review R1").click(timeout=10000)
+    page.wait_for_selector("#transcript-of:has-text('review R1')")
+    page.wait_for_selector("#transcript .entry:has-text('verdict: approve')")
+
+    runenv.script("codex", [{"text": "## Scope\n- Task 1 does <b>too much</b>\n"}])
+    assert cli("challenge", "--tool", "codex").code == 0
+    page.get_by_role("button", name="Challenges (1)").click(timeout=10000)
+    page.wait_for_selector("#detail section[aria-label='Challenge C1']:has-text('too much')")
+    page.wait_for_selector("#transcript-of:has-text('challenge')")
+    page.wait_for_selector("#transcript .entry:has-text('<b>too much</b>')")
+    page.screenshot(path=str(shots_dir() / "board-challenges.png"), full_page=True)

@@ -16,7 +16,7 @@ from maestro.cli.context import Context
 from maestro.errors import MaestroError
 from maestro.state.model import Task
 from tests.board.conftest import fetch
-from tests.engine.runkit import task, write_plan
+from tests.engine.runkit import plan, step, task, write_plan
 
 
 @pytest.fixture
@@ -97,6 +97,10 @@ def test_the_state_is_what_maestro_status_says(board, cli):
         "run=../../..&task=1&attempt=1",
         "run=x&task=../../etc/passwd&attempt=1",
         "run=20261121T120000Z-1a2b&task=1/../../x&attempt=1",
+        "reviews=../../../etc/passwd",
+        "challenges=..",
+        "reviews=a/b",
+        "challenges=a%2F..%2F..%2Fb",
     ],
 )
 def test_paths_outside_the_state_are_refused(board, query):
@@ -180,3 +184,38 @@ def test_the_layout_puts_a_task_past_its_deepest_dependency_and_a_subtask_past_i
         Task(id=str(i), title="t", depends=[str(i - 1)] if i > 1 else []) for i in range(1, 3001)
     ]
     assert layout(chain)["3000"] == [2999, 0]  # no recursion to run out of
+
+
+APPROVE = "I read the diff.\n\n```maestro-review\nverdict: approve\n- none\n```\n"
+CHALLENGE = "## Assumptions\n- Task 1 assumes a src folder\n"
+
+
+def test_a_reviews_and_a_challenges_streams_are_kept_and_shown(cli, project, runenv, board_of):
+    write_plan(cli, project, [task(1, tool="codex", agent="coder")])
+    runenv.script("codex", [step()])
+    assert cli("run").code == 0
+    streamed = {"events": 3, "interval": 0}
+    runenv.script("claude", [{"text": APPROVE, "stream": streamed}])
+    runenv.script("codex", [{"text": CHALLENGE, "stream": streamed}])
+    cli("review", "1", "--tool", "claude")
+    assert cli("challenge", "--tool", "codex").code == 0
+    assert "stream-json" in runenv.runs("claude")[-1]["argv"]  # a reviewer streams too
+    board = board_of(project)
+    review, challenge = plan(project).reviews[-1], plan(project).challenges[-1]
+
+    _, _, body = fetch(board, "/api/task?id=1")
+    (kept,) = json.loads(body)["review_streams"]
+    assert (kept["id"], kept["cli"], kept["round"]) == (review.id, "claude", 1)
+    _, _, body = fetch(board, f"/api/transcript?reviews={kept['session']}")
+    texts = [e["text"] for e in json.loads(body)["entries"]]
+    assert "working, step 2" in texts and any("verdict: approve" in t for t in texts)
+
+    _, _, body = fetch(board, "/api/challenges")
+    shown = json.loads(body)
+    assert shown["challenges"][0]["id"] == challenge.id
+    assert shown["challenges"][0]["findings"]["assumptions"][0]["task"] == "1"
+    (kept,) = shown["streams"]
+    assert (kept["id"], kept["cli"]) == (challenge.id, "codex")
+    _, _, body = fetch(board, f"/api/transcript?challenges={kept['session']}")
+    texts = [e["text"] for e in json.loads(body)["entries"]]
+    assert any("step 2" in t for t in texts) and any("Task 1 assumes" in t for t in texts)

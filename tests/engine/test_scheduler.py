@@ -224,3 +224,24 @@ def test_a_ctrl_c_in_the_middle_of_a_launch_is_taken_as_the_first():
         report = scheduler.run()
     assert report.stopped == "interrupted (Ctrl-C)" and "3" in report.waiting
     assert len(seen) == 1 and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_a_held_job_never_launches_and_its_dependants_wait():
+    # One slot: 1 (the longest tail) runs, 2 waits for the slot and 3 for 2. Held on the
+    # idle tick, 2 ends with the outcome it was given, 3 never becomes ready, 1's
+    # dependants run; a launched job cannot be held.
+    jobs = [Job("1"), Job("2"), Job("3", ("2",)), Job("4", ("1",)), Job("5", ("4",))]
+    rec = Recorder({"1": 0.6})
+    held: list[bool] = []
+
+    def idle() -> None:
+        if not held:
+            held.append(scheduler.hold("2", Outcome("blocked", "stopped")))
+            held.append(scheduler.hold("1", Outcome("blocked", "stopped")))
+
+    scheduler = Scheduler(jobs, rec, max_concurrent=1, on_idle=idle)
+    report = scheduler.run()
+    assert held == [True, False]
+    assert set(rec.times) == {"1", "4", "5"}
+    assert report.outcomes["2"] == Outcome("blocked", "stopped")
+    assert report.waiting == {"3": ["2"]}

@@ -282,6 +282,7 @@ def test_challenge_by_another_vendor_cannot_write_and_its_answer_is_parsed(
         "print the greeting from README.md instead"
     ]
     assert [f.task for f in challenge.findings["assumptions"]] == ["1"]
+    assert_streamed(project, "challenges", challenge.id)
 
 
 @pytest.mark.parametrize("tool", VENDORS)
@@ -303,6 +304,17 @@ def test_review_by_another_vendor_cannot_write_and_its_verdict_is_parsed(cli, mo
     assert [(f.severity, f.text) for f in review.findings] == [
         ("major", "hello.txt: the greeting has no trailing punctuation")
     ]
+    assert_streamed(project, "reviews", review.id)
+
+
+def assert_streamed(project: Path, kind: str, record_id: str) -> None:
+    """The reader's CLI streamed (an event a line, several lines), its lines kept in the
+    reviews' or challenges' folder beside what names the recorded review or challenge."""
+    kept = project / ".ai" / "maestro" / kind
+    about = [json.loads(p.read_text()) for p in kept.glob("*.json")]
+    assert [a.get("id") for a in about] == [record_id], about
+    lines = (kept / f"{about[0]['session']}.stream.jsonl").read_text().splitlines()
+    assert len(lines) > 2 and all(isinstance(json.loads(line), dict) for line in lines), lines
 
 
 # ---- HTTP errors from the model: Maestro's ladder decides ---------------------------------

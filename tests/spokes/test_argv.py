@@ -275,6 +275,18 @@ def test_claude_options():
     assert "bypassPermissions" not in argv and "--dangerously-skip-permissions" not in argv
 
 
+def test_a_dispatch_whose_lines_are_kept_streams_without_a_token_limit():
+    """A reviewer or challenger (no abort_tokens) streams when its lines are kept; else
+    it answers in one JSON document."""
+    for cli, flag in (("claude", "--output-format"), ("gemini", "-o")):
+        plain, kept = (
+            get_spoke(cli).build_argv(req("read-only", stream=on)) for on in (False, True)
+        )
+        assert plain[plain.index(flag) + 1] == "json"
+        assert kept[kept.index(flag) + 1] == "stream-json"
+    assert "--verbose" in get_spoke("claude").build_argv(req("read-only", stream=True))
+
+
 def test_claude_keeps_a_session_only_when_asked():
     assert "--no-session-persistence" in get_spoke("claude").build_argv(req("full"))
     kept = get_spoke("claude").build_argv(req("full", keep_session=True))

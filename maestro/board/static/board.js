@@ -6,9 +6,9 @@
 const SVG = "http://www.w3.org/2000/svg";
 const NODE_W = 210, NODE_H = 58, GAP_X = 60, GAP_Y = 14;
 let state = null;          // the latest state the server pushed
-let selected = null;       // the task id the panel shows
+let selected = null;       // the task id the panel shows ("" with the plan's challenges)
 let detailKey = "";        // what the shown detail was built from
-let follow = null;         // the transcript followed: {run, task, attempt, offset}
+let follow = null;         // the transcript followed: {source, key, owner, caption, offset}
 let detailTimer = null;    // the selected task read again (its change so far) while its spoke prints
 const $ = (id) => document.getElementById(id);
 
@@ -84,6 +84,7 @@ function renderHeader() {
     if (run && run.started) wall = fmt.secs({ started: run.started, finished: run.alive ? null : run.finished });
     $("totals").textContent = [spent.join(", "), wall && "wall " + wall].filter(Boolean).join(" · ");
   }
+  $("challenges").textContent = `Challenges (${plan ? plan.challenges || 0 : 0})`;
   $("start").disabled = !plan || (run && run.alive);
   $("abort").disabled = !(run && run.alive);
 }
@@ -239,7 +240,8 @@ function steering(d) {
   const box = el("div", { class: "steer", role: "group", "aria-label": "Steer this task" });
   const text = (label, id) => [el("label", { for: id }, label), el("textarea", { id })];
   const value = (id) => ($(id) ? $(id).value : "");
-  if (d.status === "running") {
+  // A running task's spoke is ended; a pending one waiting in a live run never starts.
+  if (d.status === "running" || (d.status === "pending" && state.run && state.run.alive)) {
     box.append(...text("Why stop it (recorded with the task)", "stop-reason"),
       el("button", { type: "button", class: "danger", onclick: () => act({ action: "stop", task: d.id, text: value("stop-reason") || "stopped from the board" }) }, "Stop task"));
   }
@@ -277,7 +279,8 @@ function diffView(text) {
 }
 
 function renderDetail(d) {
-  const key = JSON.stringify([d.status, d.attempts, d.result, d.review, d.reviews.length, d.transcripts.length, d.diff.length]);
+  const alive = Boolean(state && state.run && state.run.alive);
+  const key = JSON.stringify([d.status, d.attempts, d.result, d.review, d.reviews.length, d.review_streams.length, d.transcripts.length, d.diff.length, alive]);
   if (key === detailKey) return;
   detailKey = key;
   $("panel-title").textContent = `Task ${d.id}: ${d.title}`;
@@ -298,30 +301,95 @@ function renderDetail(d) {
     gates.length ? el("ul", { "aria-label": "gates and log rows" }, gates) : null,
     d.diff ? el("details", { open: d.status === "running" }, el("summary", {}, d.status === "running" ? "Its change so far" : "Diff against its base"), diffView(d.diff)) : null,
     d.withheld ? el("details", { open: true }, el("summary", {}, `Withheld change: ${d.withheld.path}`), diffView(d.withheld.patch)) : null));
-  if (d.reviews.length) {
+  if (d.reviews.length || d.review_streams.length) {
+    // Each review with its reviewer's transcript; a reviewer answering now, or one that
+    // failed, has a transcript and no review yet.
+    const recorded = new Set(d.reviews.map((r) => r.id));
+    const open = (s, label) => el("button", { type: "button", "aria-label": `Transcript of ${label}`,
+      onclick: () => openTranscript({ reviews: s.session }, `Transcript of ${label}`, d.id) }, "transcript");
     parts.push(el("section", { "aria-label": "Reviews" }, el("h3", {}, "Reviews"),
-      d.reviews.map((r) => el("div", {}, el("p", {}, `${r.id} by ${r.reviewer}, round ${r.round}: ${r.verdict || "unparsed"} → ${r.outcome || "awaiting"}`),
-        el("ul", {}, r.findings.map((f) => el("li", {}, `[${f.severity || "-"}] ${f.text}`)))))));
+      d.reviews.map((r) => {
+        const stream = d.review_streams.filter((s) => s.id === r.id).pop();
+        return el("div", {}, el("p", {}, `${r.id} by ${r.reviewer}, round ${r.round}: ${r.verdict || "unparsed"} → ${r.outcome || "awaiting"} `,
+          stream ? open(stream, `review ${r.id}`) : null),
+          el("ul", {}, r.findings.map((f) => el("li", {}, `[${f.severity || "-"}] ${f.text}`))));
+      }),
+      d.review_streams.filter((s) => !recorded.has(s.id)).map((s) => el("p", {},
+        `round ${s.round || "?"} by ${s.cli || "?"}, begun ${s.started || "?"}: no review recorded (answering, or it failed) `,
+        open(s, `the review by ${s.cli || "?"} begun ${s.started || "?"}`)))));
   }
   const picker = el("div", { class: "row", role: "group", "aria-label": "Attempts" });
   for (const a of d.transcripts) {
     picker.append(el("button", { type: "button", "aria-label": `Transcript of attempt ${a.attempt} (run ${a.run})`,
-      onclick: () => openTranscript(a.run, d.id, a.attempt, a.kind) }, `attempt ${a.attempt}` + (a.kind === "output.txt" ? " (raw output)" : "")));
+      onclick: () => openTranscript(attemptSource(a, d.id), attemptCaption(a), d.id) }, `attempt ${a.attempt}` + (a.kind === "output.txt" ? " (raw output)" : "")));
   }
   const talk = el("section", { "aria-label": "Transcript" }, el("h3", {}, "Transcript"),
     d.transcripts.length ? picker : el("p", { class: "muted" }, "no transcript kept yet"),
-    el("div", { id: "transcript", "aria-live": "polite", tabindex: 0, "aria-label": "the spoke's transcript" }));
+    ...transcriptBox());
   // A running task's transcript comes first: what its spoke does now.
   if (d.status === "running") parts.splice(2, 0, talk);
   else parts.push(talk);
   const kept = $("transcript");
   $("detail").replaceChildren(...parts.filter(Boolean));
   const last = d.transcripts[d.transcripts.length - 1];
-  if (!last) return;
-  if (follow && kept && follow.task === d.id && follow.run === last.run && follow.attempt === last.attempt) {
-    $("transcript").replaceWith(kept); // the same attempt, followed on where it was
+  // The transcript followed goes on where it was: a review's, or the latest attempt's.
+  if (follow && kept && follow.owner === d.id && (follow.source.reviews || (last && follow.key === sourceKey(attemptSource(last, d.id))))) {
+    $("transcript").replaceWith(kept);
+    $("transcript-of").textContent = follow.caption;
+  } else if (last) {
+    openTranscript(attemptSource(last, d.id), attemptCaption(last), d.id);
+  }
+}
+
+// -- the plan's challenges -------------------------------------------------------------
+
+function showChallenges() {
+  selected = "";
+  detailKey = "";
+  follow = null;
+  for (const n of nodes()) n.classList.remove("selected");
+  loadChallenges();
+  $("panel").focus();
+}
+
+async function loadChallenges() {
+  let c;
+  try {
+    c = await getJSON("/api/challenges");
+  } catch (err) {
+    toast(String(err));
+    return;
+  }
+  if (selected !== "") return;
+  const key = JSON.stringify([c.challenges.map((x) => x.id), c.streams]);
+  if (key === detailKey) return;
+  detailKey = key;
+  $("panel-title").textContent = "Challenges of the plan";
+  const open = (s, label) => el("button", { type: "button", "aria-label": `Transcript of ${label}`,
+    onclick: () => openTranscript({ challenges: s.session }, `Transcript of ${label}`, "") }, "transcript");
+  const recorded = new Set(c.challenges.map((x) => x.id));
+  const kept = $("transcript");
+  $("detail").replaceChildren(
+    c.challenges.length || c.streams.length ? el("p", { class: "muted" }, "Each challenger read the plan and answered in four parts.") : el("p", { class: "muted" }, "No challenge yet: `maestro challenge` asks other vendors' CLIs."),
+    ...c.challenges.map((x) => {
+      const stream = c.streams.filter((s) => s.id === x.id).pop();
+      const found = Object.entries(x.findings).filter(([, items]) => items.length);
+      return el("section", { "aria-label": `Challenge ${x.id}` },
+        el("h3", {}, `${x.id} by ${x.challenger}, ${x.time} `, stream ? open(stream, `challenge ${x.id}`) : null),
+        x.parsed ? el("ul", {}, found.map(([category, items]) => el("li", {}, category.replace(/_/g, " ") + ":",
+          el("ul", {}, items.map((f) => el("li", {}, (f.task ? `Task ${f.task}: ` : "") + f.text))))))
+          : el("pre", {}, x.raw || ""));
+    }),
+    ...c.streams.filter((s) => !recorded.has(s.id)).map((s) => el("p", {},
+      `${s.cli || "?"}, begun ${s.started || "?"}: no challenge recorded (answering, or it failed) `,
+      open(s, `the challenge by ${s.cli || "?"} begun ${s.started || "?"}`))),
+    el("section", { "aria-label": "Transcript" }, el("h3", {}, "Transcript"), ...transcriptBox()));
+  if (follow && kept && follow.owner === "") {
+    $("transcript").replaceWith(kept);
+    $("transcript-of").textContent = follow.caption;
   } else {
-    openTranscript(last.run, d.id, last.attempt, last.kind);
+    const last = c.streams[c.streams.length - 1];
+    if (last) openTranscript({ challenges: last.session }, `Transcript of the challenge by ${last.cli || "?"} begun ${last.started || "?"}`, "");
   }
 }
 
@@ -339,8 +407,20 @@ function entryView(e) {
   return el("div", { class: cls }, el("span", { class: "who" }, (e.who || "") + ":"), e.text);
 }
 
-async function openTranscript(run, task, attempt, kind) {
-  follow = { run, task, attempt, kind: kind || "stream.jsonl", offset: null };
+// A transcript's source: a task attempt's {run, task, attempt, kind}, or a kept
+// reviewer's {reviews: session} or challenger's {challenges: session}.
+const sourceKey = (s) => (s.reviews ? "reviews " + s.reviews : s.challenges ? "challenges " + s.challenges : `${s.run} ${s.task} ${s.attempt}`);
+const attemptSource = (a, task) => ({ run: a.run, task, attempt: a.attempt, kind: a.kind || "stream.jsonl" });
+const attemptCaption = (a) => `Transcript of attempt ${a.attempt} (run ${a.run})`;
+
+function transcriptBox() {
+  return [el("p", { id: "transcript-of", class: "muted" }),
+    el("div", { id: "transcript", "aria-live": "polite", tabindex: 0, "aria-label": "the spoke's transcript" })];
+}
+
+async function openTranscript(source, caption, owner) {
+  follow = { source, key: sourceKey(source), owner, caption, offset: null };
+  $("transcript-of").textContent = caption;
   $("transcript").replaceChildren();
   await more();
 }
@@ -350,7 +430,7 @@ async function more() {
   if (!f || more.busy) return;
   more.busy = true;
   try {
-    const q = new URLSearchParams({ run: f.run, task: f.task, attempt: f.attempt, kind: f.kind });
+    const q = new URLSearchParams(f.source);
     if (f.offset !== null) q.set("from", f.offset);
     const data = await getJSON("/api/transcript?" + q);
     if (f !== follow) return;
@@ -412,9 +492,12 @@ function onState(data) {
   renderGraph();
   renderEvents();
   const row = selected && state.plan ? state.plan.tasks.find((t) => t.id === selected) : null;
-  const rowKey = JSON.stringify(row);
+  const rowKey = JSON.stringify([row, state.run && state.run.alive]);
   if (selected && rowKey !== onState.rowKey) loadDetail();
   onState.rowKey = rowKey;
+  const challenged = state.plan ? state.plan.challenges : 0;
+  if (selected === "" && challenged !== onState.challenged) loadChallenges();
+  onState.challenged = challenged;
   officeSoon(officeEvery());
 }
 
@@ -435,14 +518,16 @@ function officeSoon(ms) {
 
 $("start").addEventListener("click", () => act({ action: "start" }));
 $("abort").addEventListener("click", () => act({ action: "abort" }));
+$("challenges").addEventListener("click", showChallenges);
 
 const stream = new EventSource("/events");
 stream.addEventListener("state", (e) => onState(JSON.parse(e.data)));
 stream.addEventListener("transcript", (e) => {
   const n = JSON.parse(e.data);
-  if (follow && n.task === follow.task && n.attempt === follow.attempt && n.run === follow.run) more();
-  if (selected === n.task && !detailTimer) {
-    detailTimer = setTimeout(() => ((detailTimer = null), loadDetail()), 2000);
+  if (follow && sourceKey(n) === follow.key) more();
+  const showing = n.challenges ? selected === "" : selected === n.task;
+  if (showing && !detailTimer) {
+    detailTimer = setTimeout(() => ((detailTimer = null), selected === "" ? loadChallenges() : loadDetail()), 2000);
   }
 });
 stream.addEventListener("office", (e) => {
