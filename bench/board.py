@@ -13,11 +13,18 @@ Prints:
   CPU time it used during the run;
 - the run's wall time without the board, then with the board serving and the page open.
 
+With ``--minutes M``, instead: one board serves the project for M minutes, the page open
+and following a running task's transcript, while the plan is run again and again (each run
+ended, the plan is archived and written anew); the server's RSS is printed every
+``--sample`` seconds (60 by default there), with its CPU and the runs made. Keep the
+machine's load modest, e.g. ``--minutes 60 --tasks 100 --width 10 --concurrency 4
+--events 40 --interval 1``.
+
 Needs Playwright for Python and chromium (/usr/bin/chromium, or MAESTRO_CHROMIUM);
 without them, page load is the HTTP time of the page and its state, and no latency.
 
 Run: python bench/board.py [--tasks 200] [--concurrency 8] [--events 8] [--interval 0.25]
-     [--rounds N]
+     [--rounds N] [--minutes M]
 """
 
 from __future__ import annotations
@@ -249,6 +256,58 @@ def run_watched(project: Project, concurrency: int, tasks: int, sample_s: float)
     return found
 
 
+def run_long(project: Project, concurrency: int, minutes: float, sample_s: float) -> dict[str, Any]:
+    """One board over ``minutes`` of runs of the plan, one after another; the page open,
+    following a running task's transcript (another one each sample)."""
+    board = project.maestro("board", "--no-open", stdout=subprocess.PIPE)
+    assert board.stdout is not None
+    url = re.search(r"http://\S+", board.stdout.readline()).group(0)
+    found: dict[str, Any] = {"memory": [], "runs": 0}
+    driver, browser, page = _browser()
+    try:
+        if page is not None:
+            page.goto(url)
+        cpu_before, begun = cpu_s(board.pid), time.perf_counter()
+        deadline, next_sample = begun + minutes * 60, 0.0
+        while True:
+            run, aborted = project.maestro("run", concurrency=concurrency), False
+            while run.poll() is None:
+                now = time.perf_counter()
+                if now - begun >= next_sample:
+                    found["memory"].append((now - begun, rss_mb(board.pid)))
+                    next_sample += sample_s
+                    if page is not None:
+                        _follow_running(page)
+                if now >= deadline and not aborted:
+                    aborted = project.maestro("run", "--abort").wait() == 0
+                time.sleep(0.5)
+            found["runs"] += run.returncode == 0
+            if aborted or time.perf_counter() >= deadline:
+                break
+            if run.returncode != 0:
+                raise SystemExit(f"run {found['runs'] + 1} exited {run.returncode}")
+            plan = str(project.folder / "plan.yaml")
+            for argv in (("archive",), ("plan", "--from", plan, "--yes")):
+                if project.maestro(*argv).wait() != 0:
+                    raise SystemExit(f"maestro {' '.join(argv)} failed")
+        found["memory"].append((time.perf_counter() - begun, rss_mb(board.pid)))
+        found["cpu"] = cpu_s(board.pid) - cpu_before
+    finally:
+        if browser is not None:
+            browser.close()
+            driver.stop()
+        board.terminate()
+        board.wait()
+    return found
+
+
+def _follow_running(page: Any) -> None:
+    """Open a running task in the panel: the page follows its transcript."""
+    nodes = page.locator('.node[data-status="running"]')
+    if nodes.count():
+        nodes.first.click(timeout=5000)
+
+
 def _browser() -> tuple[Any, Any, Any]:
     try:
         from playwright.sync_api import sync_playwright
@@ -285,15 +344,22 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--events", type=int, default=8, help="lines each spoke streams")
     parser.add_argument("--interval", type=float, default=0.25, help="seconds between them")
-    parser.add_argument("--sample", type=float, default=10.0, help="seconds between RSS samples")
+    parser.add_argument("--sample", type=float, help="seconds between RSS samples (10, long: 60)")
     parser.add_argument(
         "--rounds",
         type=int,
         default=1,
         help="runs of each kind, alternated (A B, B A, ...) as a shared machine's load drifts",
     )
+    parser.add_argument(
+        "--minutes", type=float, help="serve one board this long over repeated runs instead"
+    )
     args = parser.parse_args()
     stream = {"events": args.events, "interval": args.interval, "input": 500, "output": 50}
+    if args.minutes:
+        long_run(args, stream)
+        return
+    args.sample = args.sample or 10.0
     plains: list[float] = []
     watches: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="maestro-bench-board-") as tmp:
@@ -332,6 +398,20 @@ def main() -> None:
         + ", ".join(f"{w['wall']:.1f} s" for w in watches)
         + f" (medians {(watched / plain - 1) * 100:+.1f}%)"
     )
+
+
+def long_run(args: argparse.Namespace, stream: dict[str, Any]) -> None:
+    with tempfile.TemporaryDirectory(prefix="maestro-bench-board-") as tmp:
+        project = Project.create(Path(tmp) / "long", layered(args.tasks, args.width), stream)
+        found = run_long(project, args.concurrency, args.minutes, args.sample or 60.0)
+    print(
+        f"{args.minutes:g} minutes of runs of {args.tasks} tasks ({found['runs']} runs ended), "
+        f"{args.concurrency} at once, each spoke streaming {args.events} lines "
+        f"{args.interval}s apart; the page open, following a running task's transcript"
+    )
+    memory = found["memory"]
+    print("server RSS: " + ", ".join(f"{at / 60:.0f}m {mb:.1f} MB" for at, mb in memory))
+    print(f"server CPU: {found['cpu']:.1f} s")
 
 
 if __name__ == "__main__":

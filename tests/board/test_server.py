@@ -219,3 +219,24 @@ def test_a_reviews_and_a_challenges_streams_are_kept_and_shown(cli, project, run
     _, _, body = fetch(board, f"/api/transcript?challenges={kept['session']}")
     texts = [e["text"] for e in json.loads(body)["entries"]]
     assert any("step 2" in t for t in texts) and any("Task 1 assumes" in t for t in texts)
+
+
+def test_the_office_lists_the_latest_sessions_and_the_runs_own(project, monkeypatch):
+    """Every dispatch leaves a session: the board reads the latest few, not all of them."""
+    from maestro.board import snapshot
+    from maestro.bus.sessions import SessionStore
+    from maestro.bus.workers import start_run_session
+
+    paths = Context(cwd=project).paths
+    own = start_run_session(paths, "20261121T120000Z-1a2b")
+    store = SessionStore(paths)
+    made = []
+    for n in range(5):
+        made.append(store.create(mode="worker", session_id=f"t{n}-abcdef", task_ids=[str(n)]).id)
+        time.sleep(0.02)  # each folder written after the one before
+    monkeypatch.setattr(snapshot, "SESSIONS_SHOWN", 2)
+    monkeypatch.setattr(snapshot, "run_info", lambda paths: {"id": "20261121T120000Z-1a2b"})
+    shown = snapshot.office(paths)
+    assert [s["id"] for s in shown["sessions"]] == ["run-20261121T120000Z-1a2b", *made[-2:]]
+    assert shown["sessions_total"] == 6
+    own.release()

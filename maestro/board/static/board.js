@@ -470,8 +470,11 @@ async function loadOffice() {
       el("label", { for: id }, `Reply to ${m.id}`), box,
       el("button", { type: "button", onclick: send }, "Send reply"));
   }) : [el("li", { class: "muted" }, "none")]));
-  $("sessions").replaceChildren(...o.sessions.map((s) =>
-    el("li", {}, `${s.id} · ${s.mode} · `, el("span", { class: "status st-" + s.status }, s.status), s.tasks.length ? ` · task ${s.tasks.join(",")}` : "")));
+  const earlier = o.sessions_total - o.sessions.length;
+  $("sessions").replaceChildren(
+    ...(earlier > 0 ? [el("li", { class: "muted" }, `${earlier} earlier, not shown (maestro session list shows them all)`)] : []),
+    ...o.sessions.map((s) =>
+      el("li", {}, `${s.id} · ${s.mode} · `, el("span", { class: "status st-" + s.status }, s.status), s.tasks.length ? ` · task ${s.tasks.join(",")}` : "")));
   $("threads").replaceChildren(...o.threads.map((thread) =>
     el("details", {}, el("summary", {}, `${thread[0].id}: ${thread[0].subject} (${thread.length})`),
       el("ol", {}, thread.map((m) => el("li", {}, `${m.from} → ${m.to.join(", ")} [${m.type}]: `, el("pre", {}, m.message)))))));
