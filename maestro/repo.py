@@ -305,9 +305,6 @@ class Repo:
         out = self.run("rev-parse", "--verify", "-q", f"{commit}^1^{{commit}}", check=False)
         return out.stdout.strip() or None
 
-    def tree_of(self, commit: str) -> str:
-        return self.run("rev-parse", f"{commit}^{{tree}}").stdout.strip()
-
     # worktrees
     def add_worktree(self, path: Path, commit: str) -> None:
         """A detached worktree of ``commit`` at ``path``: no branch, no config write.

@@ -54,10 +54,10 @@ def test_worktree_add_diff_and_remove(repo, tmp_path):
     git(wt, "commit", "-q", "-m", "a spoke's own commit")  # counts like any other change
     (wt / ".gitignore").unlink()
     tree = r.snapshot(wt, tmp_path / "i2")
-    changes = {c.path: c.status for c in r.tree_changes(r.tree_of(base), tree)}
+    changes = {c.path: c.status for c in r.tree_changes(base, tree)}
     assert changes == {"a.txt": "M", "b.txt": "A", ".gitignore": "D"}
-    assert "+THREE" in r.patch(r.tree_of(base), tree)
-    assert "3 files changed" in r.shortstat(r.tree_of(base), tree)
+    assert "+THREE" in r.patch(base, tree)
+    assert "3 files changed" in r.shortstat(base, tree)
     assert git(repo, "branch", "--list") == "* main\n"  # no branch for the worktree
     r.remove_worktree(wt)
     assert not wt.exists() and [e.path for e in r.worktrees()] == [repo]
