@@ -34,7 +34,14 @@ def about_file(stream: Path) -> Path:
 
 
 def recorded(stream: Path, record_id: str) -> None:
-    """The review or challenge recorded from the answer streamed to ``stream``."""
-    about = json.loads(about_file(stream).read_text(encoding="utf-8"))
+    """The review or challenge recorded from the answer streamed to ``stream``. A
+    description that is gone or does not read (the state folder is within a spoke's
+    reach) is written anew around the id."""
+    try:
+        about = json.loads(about_file(stream).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        about = None
+    if not isinstance(about, dict):
+        about = {"session": stream.name.removesuffix(SUFFIX)}
     about["id"] = record_id
     atomic_write(about_file(stream), json.dumps(about) + "\n", durable=False)
