@@ -55,16 +55,28 @@ class History:
         """The bytes Maestro wrote last, or None when it has not written this plan."""
         return read_private(self.latest_path)
 
-    def record(self, data: bytes, plan: m.Plan, previous: m.Plan | None = None) -> None:
+    def record(
+        self,
+        data: bytes,
+        plan: m.Plan,
+        previous: m.Plan | None = None,
+        *,
+        task: m.Task | None = None,
+    ) -> None:
         """Remember ``data`` (the file as written) and its content ``plan`` as the newest
         version. ``previous``: the content of the newest version so far, when the caller
-        has it (else it is replayed from the file)."""
+        has it (else it is replayed from the file). ``task``: with ``previous``, the one
+        record that differs from it (same id and place), so the others go uncompared."""
         if not private_folder(self.folder, create=True):
             return  # a spoke's sandbox, a read-only home: no history, no merge
         with contextlib.suppress(OSError):
             if previous is None:
-                previous = _newest(self._lines())
-            if previous is None or not self._append(_line(_changes(previous, plan))):
+                previous, task = _newest(self._lines()), None
+            if task is not None:
+                changes = {"tasks": [_RECORDS["tasks"][0](task)]}
+            elif previous is not None:
+                changes = _changes(previous, plan)
+            if previous is None or not self._append(_line(changes)):
                 atomic_write(self.versions_path, _line(to_json(plan)), durable=False)
             elif os.stat(self.versions_path).st_size > max(KEEP_BYTES, 4 * len(data)):
                 self._fold(max(KEEP_BYTES, 4 * len(data)) // 4)

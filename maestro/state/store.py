@@ -27,6 +27,7 @@ from maestro.errors import NotFound, StateConflict
 from maestro.fsutil import atomic_write, file_lock
 from maestro.paths import ProjectPaths
 from maestro.state.history import History
+from maestro.state.markdown.writer import Rendered, render_plan, render_task
 from maestro.state.merge import merge
 from maestro.state.model import Plan, Task, copy_of
 from maestro.state.planfile import parse_bytes, render
@@ -47,6 +48,9 @@ class PlanStore:
         # takes the parse instead of parsing again. Two, for a thread that read the file
         # just before another one's edit replaced it.
         self._known: list[tuple[bytes, Plan]] = []
+        # The newest of those as this store rendered it: the next edit of one of its
+        # tasks renders that task's record alone (see render_task).
+        self._rendered: Rendered | None = None
         # Held by edit() from its history record to its write: a load in this process
         # waits for it rather than take the file it replaces for a stale save.
         self._writing = threading.Lock()
@@ -145,32 +149,38 @@ class PlanStore:
             self._sweep()
             base_bytes, latest = self._read(), self.history.latest()
             before = self._parse(base_bytes)
-            alone = only is not None and latest == base_bytes
-            if alone:
-                # (the other records stay the store's own: the caller has that task alone)
-                plan = dataclasses.replace(
-                    before, tasks=[copy_of(t) if t.id == only else t for t in before.tasks]
-                )
+            at = None
+            if only is not None and latest == base_bytes:
+                # The task alone is a copy; the other records stay the store's own, never
+                # changed (the caller has that task alone).
+                tasks = list(before.tasks)
+                at = next((i for i, t in enumerate(tasks) if t.id == only), None)
+                if at is not None:
+                    tasks[at] = copy_of(tasks[at])
+                plan = dataclasses.replace(before, tasks=tasks)
             else:
                 plan = self._reconcile(base_bytes, before.copy(), latest)
             yield plan
-            # One task changed, in a copy: the others are the store's own records, never
-            # changed; without a change of its id or dependencies, the ids and the graph
-            # are those of the file read (3 of 8 ms a write at 2,000 tasks to check again).
-            same = alone and all(
-                (t.id, t.depends) == (b.id, b.depends)
-                for t, b in zip(plan.tasks, before.tasks, strict=True)
-                if t is not b
-            )
-            text = render(plan, self.display, ids_checked=same, frozen=alone)
-            result = plan
-            seen = base_bytes
+            rendered, one = None, None
+            if at is not None:
+                one, was = plan.tasks[at], before.tasks[at]
+                if (one.id, one.depends) != (was.id, was.depends):
+                    one = None
+            if one is not None and self._rendered is not None and self._rendered.plan is before:
+                rendered = render_task(self._rendered, plan, one, self.display)
+            if rendered is None:
+                # Without a change of a task's id or dependencies, the ids and the graph
+                # are those of the file read (3 of 8 ms a write at 2,000 tasks to check).
+                rendered = render_plan(
+                    plan, self.display, ids_checked=one is not None, frozen=at is not None
+                )
+            text, result, seen = rendered.text, plan, base_bytes
             for _ in range(_MERGE_ATTEMPTS):
                 current = self._read()
                 if current == seen:
                     break
                 result, text = self._rebase(base_bytes, plan, current)
-                seen = current
+                seen, one = current, None
             else:
                 raise StateConflict(
                     f"{self.display} kept changing while the change was being saved.",
@@ -182,11 +192,16 @@ class PlanStore:
             # and merges in the values about to be written, never takes the new file for a
             # save by hand (see load). It records what changed since its newest version:
             # the file as read, unless that was saved by hand.
-            if _laid_out(result):  # (records written anew have none: a parse gives them one)
+            # (Records written anew have no layout: a parse gives them one. The one task
+            # an edit of it changed is the only one that can lack it.)
+            laid_out = one.layout is not None if one is not None else _laid_out(result)
+            self._rendered = rendered if result is plan and laid_out else None
+            if laid_out:
                 self._remember(payload, result)
             with self._writing:
                 if payload != seen or latest != payload:
-                    self.history.record(payload, result, before if latest == base_bytes else None)
+                    previous = before if latest == base_bytes else None
+                    self.history.record(payload, result, previous, task=one)
                 if payload != seen:
                     atomic_write(self.path, payload, durable=durable)
 

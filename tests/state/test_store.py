@@ -14,7 +14,7 @@ from maestro.errors import NotFound, PlanError, StateConflict
 from maestro.paths import ProjectPaths
 from maestro.state import history
 from maestro.state.model import LogEntry, Plan, Task
-from maestro.state.planfile import parse
+from maestro.state.planfile import parse, render
 from maestro.state.store import PlanStore
 
 REPO = Path(__file__).resolve().parents[2]
@@ -231,6 +231,48 @@ def test_edit_task_checks_the_graph_again_only_when_the_task_changes_it(project)
     with store.edit_task("3") as task:
         task.status = "done"
     assert [t.depends for t in store.view().tasks] == [[], ["1"], []]
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_an_edit_of_one_task_writes_what_a_whole_render_writes(project, monkeypatch, newline):
+    """After the first edit, an edit of one task renders that record alone into the text
+    it last wrote; the file must be byte for byte what rendering the whole plan gives,
+    at the first task, between a person's notes, at the end of the file, and when a
+    value's new text changes how the record ends."""
+    from maestro.state.markdown import writer
+
+    store = make_store(project, tasks=4, newline=newline)
+    heading = b"### Task 3: Task number 3"
+    note = f"A note kept between tasks.{newline}{newline}".encode()
+    store.path.write_bytes(store.path.read_bytes().replace(heading, note + heading))
+    wholes = []
+    whole = writer.render_plan
+    monkeypatch.setattr(
+        "maestro.state.store.render_plan", lambda *a, **k: wholes.append(1) or whole(*a, **k)
+    )
+    changes = [
+        ("1", "status", "running"),
+        ("4", "status", "running"),
+        ("3", "result", "Found it.\n\nTwo paragraphs."),
+        ("4", "result", "Done at the end of the file."),
+        ("1", "status", "done"),
+        ("3", "result", "Short."),
+        ("2", "files", ["src/a.py", "src/b.py"]),
+        ("2", "attempts", 2),
+        ("4", "status", "done"),
+    ]
+    for tid, name, value in changes:
+        expected = parse(store.path.read_bytes().decode())  # a fresh parse: nothing kept
+        setattr(expected.task(tid), name, value)
+        with store.edit_task(tid) as task:
+            setattr(task, name, value)
+        text = store.path.read_bytes().decode()
+        assert text == render(expected)
+        assert getattr(parse(text).task(tid), name) == value
+        assert "A note kept between tasks." in text and text.count("\r\n") == (
+            text.count("\n") if newline == "\r\n" else 0
+        )
+    assert len(wholes) < len(changes) / 2  # most edits rendered one record
 
 
 def test_a_conflicting_hand_edit_is_refused_and_kept(project):

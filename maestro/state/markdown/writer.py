@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from maestro.errors import PlanError
@@ -12,7 +13,19 @@ from maestro.state.markdown.kinds import KINDS
 from maestro.state.markdown.layout import Chunk, PlanLayout, RecordLayout
 from maestro.state.markdown.reader import DocumentReader, dependency_problem, unclosed_error
 from maestro.state.markdown.records import render_record
-from maestro.state.model import FORMAT_VERSION, Plan
+from maestro.state.model import FORMAT_VERSION, Plan, Task
+
+
+@dataclass
+class Rendered:
+    """A plan's text and the parts it joins, with the part that holds each laid-out task's
+    record (``tasks``: id -> index in ``parts``; empty when the text was read back, see
+    ``render_task``)."""
+
+    plan: Plan
+    text: str
+    parts: list[str]
+    tasks: dict[str, int]
 
 
 class DocumentWriter:
@@ -22,6 +35,7 @@ class DocumentWriter:
         self.frozen = frozen  # see render_plan
         self.layout = plan.layout if isinstance(plan.layout, PlanLayout) else None
         self.out: list[str] = []
+        self.places: dict[str, int] = {}  # see Rendered.tasks
         self.prev_end: int | None = None
         self.after_marker = False
         # New text placed next to the person's text: an unclosed code fence or comment at
@@ -222,16 +236,43 @@ class DocumentWriter:
             self.risky = self.risky or bare
             layout = record.layout if isinstance(record.layout, RecordLayout) else None
             self.emit(text, layout.start if layout else None, layout.end if layout else None)
+            if layout is not None and text and slot == "tasks":
+                self.places[record.id] = len(self.out) - 1
 
 
-def render_plan(plan: Plan, path: str, *, ids_checked: bool = False, frozen: bool = False) -> str:
+def render_plan(
+    plan: Plan, path: str, *, ids_checked: bool = False, frozen: bool = False
+) -> Rendered:
     """``ids_checked``: see DocumentWriter.render; ``frozen``: the plan's records are never
     changed once rendered (a PlanStore's own: an edit changes copies)."""
     writer = DocumentWriter(plan, path, frozen=frozen)
     text = writer.render(ids_checked=ids_checked)
     if writer.risky:
         _read_back(plan, text, path)
-    return text
+        return Rendered(plan, text, [], {})
+    return Rendered(plan, text, writer.out, writer.places)
+
+
+def render_task(last: Rendered, plan: Plan, task: Task, path: str) -> Rendered | None:
+    """``last`` with one task's record written anew and every other part taken as it was:
+    a whole render walks every record (4 of 5 ms an edit at 2,000 tasks). ``plan`` is
+    ``last.plan`` with ``task`` (a changed copy of one of its tasks, same id and
+    dependencies) in its place. None when only a whole render can tell: the task is not
+    laid out, or its new text could change the blank line after it or be read back
+    otherwise."""
+    at = last.tasks.get(task.id)
+    if at is None or not isinstance(task.layout, RecordLayout):
+        return None
+    writer = DocumentWriter(plan, path, frozen=True)
+    try:
+        text, bare = render_record(KINDS["tasks"], task, frozen=True)
+    except FieldError as exc:
+        raise writer.error(exc, KINDS["tasks"].title(task)) from None
+    if bare or not text or text.endswith("\n\n") != last.parts[at].endswith("\n\n"):
+        return None
+    parts = list(last.parts)
+    parts[at] = text
+    return Rendered(plan, writer._as_the_file_was("".join(parts)), parts, last.tasks)
 
 
 def _read_back(plan: Plan, text: str, path: str) -> None:
