@@ -64,15 +64,6 @@ def proc_cmdline(pid: int) -> list[bytes] | None:
     return None if raw is None else raw.split(b"\0")
 
 
-def proc_environ(pid: int) -> dict[bytes, bytes] | None:
-    """Process ``pid``'s environment as it started (``/proc/<pid>/environ``), or None when
-    it cannot be read (no such process, another user's, no /proc)."""
-    raw = _proc_bytes(f"/proc/{pid}/environ")
-    if raw is None:
-        return None
-    return dict(item.split(b"=", 1) for item in raw.split(b"\0") if b"=" in item)
-
-
 def pid_namespace() -> str | None:
     """This process's PID namespace (``pid:[4026531836]``): pids mean the same thing only
     to readers in the same one."""

@@ -427,6 +427,9 @@ class SessionStore:
         return seen
 
 
+NO_PROCESS = "no live process"  # what stop() did when the session had none
+
+
 def _kill(session: Session) -> str:
     """SIGTERM the session's process group, SIGKILL what is left after a grace period.
     Only a process proven to be the session's (pid with its start time) is signalled: a
@@ -434,7 +437,7 @@ def _kill(session: Session) -> str:
 
     mark = ProcessMark.from_dict(session.data.get("process") or {})
     if mark is None or not mark.alive():
-        return "no live process"
+        return NO_PROCESS
     pgid = (session.data.get("process") or {}).get("pgid")
     # Signal the group only when the session leads its own (the runner starts every
     # spoke with start_new_session); else only the process, never the engine's group.

@@ -8,8 +8,8 @@ stagger, runs the spoke with its process recorded, and ends the session ``comple
 ``failed`` (also on an exception) or ``stopped``. ``log_row`` writes the row once the asker
 has judged the answer. How the askers differ is data: whom the session answers to (a
 run's task: its ``coordinator``; else the calling session or the person), the ``tier``, a
-run's marks (``run_id``: its spoke's environment and pid file, what recovery checks before
-it stops a spoke a dead engine left), the ``stagger`` (a run's; none otherwise), and
+run's marks (``run_id``: in its spoke's environment and its session, which recovery
+reads to stop a spoke a dead engine left), the ``stagger`` (a run's; none otherwise), and
 ``recorded`` (false: a dry run, which writes nothing, not even its session).
 """
 
@@ -72,13 +72,6 @@ class Dispatch:
     session: Session = field(init=False)  # made when the block starts (unless not recorded)
     outcome: tuple[str, str | None] = field(default=("completed", None), init=False)
     lease: Lease = field(init=False)
-
-    @property
-    def pid_file(self) -> Path | None:
-        runs = self.paths.runs_dir
-        return (
-            runs / self.run_id / f"spoke-{self.task}.pid" if self.run_id and self.recorded else None
-        )
 
     def __enter__(self) -> Self:
         if not self.recorded:
@@ -167,19 +160,15 @@ class Dispatch:
             )
         finally:
             start.ended()
-            if self.pid_file is not None:
-                self.pid_file.unlink(missing_ok=True)
         failed = ("failed", result.error or "the CLI failed")
         self.finish(*(("completed", None) if result.success else failed))
         return result
 
     def started(self, pid: int) -> None:
-        """The spoke's process (not ours: the sim answers in-process) becomes the session's,
-        and a run's record of it."""
+        """The spoke's process (not ours: the sim answers in-process) becomes the session's:
+        what `maestro session stop` and a later run's recovery stop."""
         if pid == os.getpid() or not self.recorded:
             return
-        if self.pid_file is not None:
-            self.pid_file.write_text(f"{pid}\n", encoding="utf-8")
         SessionStore(self.paths).attach_process(self.session.id, pid)
 
 

@@ -7,22 +7,23 @@ by a dead one: it goes back to ``pending`` (its attempt stays counted), a log ro
 never touched, so they never run twice.
 
 A real spoke runs in its own process group and can outlive the engine that started it.
-The engine records each spoke's pid in the run folder; recovery stops such a leftover,
-but only after checking, in ``/proc/<pid>/environ``, that the process really is that
-run's spoke for that task (a pid can be reused).
+Its session records its process (``SessionStore.attach_process``: the pid with its start
+time, where no spoke writes); recovery stops the sessions of the dead run's task that are
+still working through that record, so a pid since reused is never signalled.
 """
 
 from __future__ import annotations
 
-import os
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from maestro import clock
+from maestro.bus.sessions import NO_PROCESS, USER, SessionStore
+from maestro.errors import MaestroError
 from maestro.logfile import LogRow
 from maestro.paths import ProjectPaths
-from maestro.pids import pid_alive, proc_environ, signal_group, stop_gracefully
 
 if TYPE_CHECKING:
     from maestro.logfile import ExecutionLog
@@ -38,30 +39,26 @@ class Recovered:
     stopped_spoke: int | None = None
 
 
-def _is_spoke_of(pid: int, run_id: str, task_id: str) -> bool:
-    env = proc_environ(pid) or {}
-    return (
-        env.get(b"MAESTRO_RUN_ID") == run_id.encode()
-        and env.get(b"MAESTRO_TASK_ID") == task_id.encode()
-    )
-
-
-def stop_leftover_spoke(
-    paths: ProjectPaths, run_id: str | None, task_id: str, grace_s: float = 3.0
-) -> int | None:
+def stop_leftover_spoke(paths: ProjectPaths, run_id: str | None, task_id: str) -> int | None:
+    """Stop what run ``run_id`` left working for the task: each session of it still
+    working, by the process its record names. The pid of the spoke stopped, or None."""
     if not run_id:
         return None
-    record = paths.runs_dir / run_id / f"spoke-{task_id}.pid"
-    try:
-        pid = int(record.read_text().strip())
-    except (OSError, ValueError):
-        return None
-    if pid == os.getpid() or not pid_alive(pid) or not _is_spoke_of(pid, run_id, task_id):
-        record.unlink(missing_ok=True)
-        return None
-    stop_gracefully(lambda sig: signal_group(pid, sig), lambda: pid_alive(pid), grace_s)
-    record.unlink(missing_ok=True)
-    return pid
+    store = SessionStore(paths)
+    stopped = None
+    for session_id in store.ids():
+        with contextlib.suppress(MaestroError):
+            session = store.peek(session_id)
+            if (
+                session.data.get("run_id") != run_id
+                or task_id not in session.task_ids
+                or session.recorded_status != "working"
+            ):
+                continue
+            _, done = store.stop(session_id, f"run {run_id} stopped while it ran", USER)
+            if done != NO_PROCESS:
+                stopped = session.data["process"]["pid"]
+    return stopped
 
 
 def recover(

@@ -106,11 +106,9 @@ def asked(dispatch, cwd):
     return dispatch.request(prompt="p", system_prompt="s", cwd=cwd, title="t", timeout_s=60)
 
 
-def test_a_runs_dispatch_is_marked_and_its_pid_kept_while_its_spoke_runs(project):
+def test_a_runs_dispatch_is_marked_and_its_process_recorded_while_its_spoke_runs(project):
     paths = ProjectPaths(project)
     start_run_session(paths, "r1")
-    (paths.runs_dir / "r1").mkdir(parents=True)
-    record = paths.runs_dir / "r1" / "spoke-3.pid"
     dispatch = Dispatch(
         paths,
         {"PATH": "/usr/bin"},
@@ -128,14 +126,12 @@ def test_a_runs_dispatch_is_marked_and_its_pid_kept_while_its_spoke_runs(project
     seen = {}
 
     def during(request, pid):
-        seen["record"] = record.read_text().strip()
         seen["session"] = SessionStore(paths).get(dispatch.session.id)
         seen["request"], seen["pid"] = request, pid
 
     with dispatch:
         request = asked(dispatch, project)
         result = dispatch.run(SleepingSpoke(during), request)
-    assert seen["record"] == str(seen["pid"]) and not record.exists()
     assert seen["session"].data["process"]["pid"] == seen["pid"]
     assert seen["session"].parent == "run-r1" and seen["session"].status == "working"
     sent = seen["request"]

@@ -8,6 +8,7 @@ import sys
 import time
 from pathlib import Path
 
+from maestro.bus.sessions import SessionStore
 from maestro.engine.rundir import RunLock
 from maestro.paths import ProjectPaths
 from maestro.pids import pid_alive
@@ -82,6 +83,11 @@ def test_sigkill_then_run_recovers_and_never_reruns_done_tasks(cli, project, run
     assert recovered["stopped_spoke"] == spoke_pid
     time.sleep(0.2)
     assert not pid_alive(spoke_pid)
+    # It was stopped through its session, which says so.
+    sessions, _ = SessionStore(ProjectPaths(project)).all()
+    left = [s for s in sessions if s.data["run_id"] == killed_run and "2" in s.task_ids]
+    assert [(s.status, s.data["process"]["pid"]) for s in left] == [("stopped", spoke_pid)]
+    assert f"run {killed_run} stopped" in left[0].data["reason"]
     log = (project / ".ai" / "MAESTRO-LOG.md").read_text()
     assert "| Recover |" in log and "was cut off" in log
     # The killed run's worktree is gone, from the disk and from git's list.
