@@ -17,11 +17,16 @@ from typing import Any
 
 from maestro import graph, roster
 from maestro.board import transcript
+from maestro.bus.mailbox import Mailbox
+from maestro.bus.sessions import USER, SessionStore
+from maestro.bus.workers import run_session_id
 from maestro.cli.context import Context
 from maestro.cli.status import load_plan, status_data
 from maestro.engine import keptstreams
 from maestro.engine.rundir import RunDir, RunLock, latest_run
+from maestro.engine.worktree import worktrees_dir
 from maestro.errors import MaestroError, NotFound
+from maestro.git import run_git
 from maestro.paths import ID_PATTERN, ProjectPaths
 from maestro.spokes.registry import detect_available
 from maestro.state.model import Plan, Task
@@ -173,8 +178,6 @@ def kept_path(paths: ProjectPaths, kind: str, session: str) -> Path:
 
 
 def _diff(paths: ProjectPaths, change: str) -> str:
-    from maestro.git import run_git
-
     if not re.fullmatch(r"[0-9a-f]{7,64}", change):
         return ""
     out = run_git("diff", f"{change}^", change, cwd=paths.root)
@@ -187,9 +190,6 @@ def _diff(paths: ProjectPaths, change: str) -> str:
 def _live_diff(paths: ProjectPaths, task: Task) -> str:
     """A running task's change so far: its newest worktree's diff against the commit it
     started from, and the new files in it (read only: no git lock is taken)."""
-    from maestro.engine.worktree import worktrees_dir
-    from maestro.git import run_git
-
     if task.status != "running" or not task.run_id or not SAFE_ID.fullmatch(task.run_id):
         return ""
     found = sorted(
@@ -321,8 +321,6 @@ def latest_sessions(paths: ProjectPaths, also: str | None) -> tuple[list[Any], i
     write), and ``also`` (the run's own), oldest first; and how many there are in all.
     Every dispatch leaves a session behind, so reading them all would make the board's
     memory and time grow with the project's age (2,000 sessions: 0.3 s and 8 MB a read)."""
-    from maestro.bus.sessions import SessionStore
-
     store = SessionStore(paths)
     try:
         with os.scandir(store.root) as entries:
@@ -348,10 +346,6 @@ def office(paths: ProjectPaths) -> dict[str, Any]:
     """The latest sessions and their modes, the mail of the person and of the latest
     run's session (where its workers' questions and blockers go) by thread, and the
     questions and blockers still unread: all read without marking anything read."""
-    from maestro.bus.mailbox import Mailbox
-    from maestro.bus.sessions import USER
-    from maestro.bus.workers import run_session_id
-
     run = run_info(paths)
     own = run_session_id(run["id"]) if run else None
     sessions, total = latest_sessions(paths, own)

@@ -30,9 +30,11 @@ from maestro.cli.context import Context
 from maestro.cli.render import render_error, render_result
 from maestro.cli.tree import children, closest, flags
 from maestro.commands import BY_NAME, COMMANDS
+from maestro.engine.preflight import read_only_error
 from maestro.errors import MaestroError
 from maestro.formatting import Frame, inert
 from maestro.fsutil import disk_full, is_disk_full
+from maestro.paths import user_state_dir
 
 EXIT_USER = 1
 EXIT_INTERNAL = 70  # sysexits EX_SOFTWARE: never one of a command's own codes (run: 0-3)
@@ -186,8 +188,6 @@ def _silence(stream: TextIO) -> None:
 
 
 def _crash_log(exc: BaseException) -> Path | None:
-    from maestro.paths import user_state_dir
-
     try:
         folder = user_state_dir() / "crash"
         folder.mkdir(parents=True, exist_ok=True)
@@ -256,8 +256,6 @@ def main(argv: Sequence[str] | None = None, ctx: Context | None = None) -> int:
         return EXIT_USER
     except OSError as exc:
         if exc.errno == errno.EROFS:  # a sandbox or a read-only mount: the user's to fix
-            from maestro.engine.preflight import read_only_error
-
             refused = read_only_error(exc, ctx.env)
             render_error(args.command, refused, ctx.json, ctx.stdout, ctx.stderr)
             return refused.exit_code

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from maestro.board.server import Board
 from maestro.cli.context import Context, Result
 
 EXAMPLES = """\
@@ -32,8 +33,6 @@ def _desktop(env: dict[str, str]) -> bool:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Result:
-    from maestro.board.server import Board
-
     board = Board(ctx, args.host, args.port)
     ctx.stdout.write(f"board: {board.url}\n(Ctrl-C stops the board; the run goes on)\n")
     ctx.stdout.flush()

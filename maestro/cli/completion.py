@@ -12,8 +12,10 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
+from maestro.cli import build_parser
 from maestro.cli.context import Context, Result
-from maestro.cli.tree import Node
+from maestro.cli.tree import Node, walk
+from maestro.commands import BY_NAME
 
 EXAMPLES = """\
   maestro completion bash > ~/.local/share/bash-completion/completions/maestro
@@ -27,10 +29,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Result:
-    from maestro.cli import build_parser
-    from maestro.cli.tree import walk
-    from maestro.commands import BY_NAME
-
     del ctx
     nodes = list(walk(build_parser(*BY_NAME)))
     script = _WRITERS[args.shell](nodes)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from maestro.cli.context import Context, Result
+from maestro.install import doctor
 
 EXAMPLES = """\
   maestro doctor
@@ -16,8 +17,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Result:
-    from maestro.install import doctor
-
     paths = ctx.paths
     checks = doctor.examine(doctor.situation(paths, ctx.env))
     data = doctor.to_data(checks)

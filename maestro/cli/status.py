@@ -13,10 +13,12 @@ from typing import Any
 from maestro import formatting, graph, roster
 from maestro.cli.context import Context, Result
 from maestro.engine.nextsteps import blockers, next_actions
+from maestro.engine.rundir import RunLock
 from maestro.formatting import money_text, one_line
 from maestro.paths import ProjectPaths
 from maestro.spokes.registry import detect_available
 from maestro.state.model import STATUSES, Plan, Task
+from maestro.state.store import PlanStore
 from maestro.tables import aligned
 
 EXAMPLES = """\
@@ -40,8 +42,6 @@ def shown_path(paths: ProjectPaths, which: str = "plan") -> str:
 def engine_alive(paths: ProjectPaths) -> bool:
     """Does an engine work on this project now? Only if it holds the run lock: a task's
     recorded pid may belong to another PID namespace or have been reused since."""
-    from maestro.engine.rundir import RunLock
-
     return RunLock(paths).holder() is not None
 
 
@@ -107,8 +107,6 @@ def task_data(task: Task, *, full: bool = False) -> dict[str, Any]:
 
 
 def load_plan(ctx: Context) -> Plan:
-    from maestro.state.store import PlanStore
-
     store = PlanStore(ctx.paths)
     if not store.exists():
         raise store.missing()

@@ -42,6 +42,7 @@ from maestro.errors import MaestroError
 from maestro.fsutil import atomic_write, private_folder, read_private
 from maestro.paths import ProjectPaths
 from maestro.repo import Repo
+from maestro.state.store import PlanStore
 
 if TYPE_CHECKING:
     from maestro.state.model import Plan
@@ -204,8 +205,6 @@ class Recorder:
         self, changed: dict[str, str] | None = None, plan: Plan | None = None
     ) -> dict[str, str] | None:
         try:
-            from maestro.state.store import PlanStore
-
             store = PlanStore(self.paths)
             if plan is None and not store.exists():
                 return None

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from maestro import clock, graph, roster
 from maestro.agents.catalog import load_catalog
-from maestro.bus.workers import shim, start_run_session
+from maestro.bus.workers import end_session, run_session_id, shim, start_run_session
 from maestro.engine import progress as progress_views
 from maestro.engine import stoptask
 from maestro.engine.budgets import RunBudget, limits_for
@@ -222,8 +222,6 @@ class Engine:
             else:
                 run.create(**meta)
             events = run.events()
-            from maestro.bus.workers import end_session, run_session_id
-
             ended = "failed"
             try:
                 summary = self._run(store, run, events)
