@@ -117,6 +117,7 @@ class Scheduler:
         self.on_interrupt = on_interrupt
         self._order = order or (lambda jid: jid)
         self._rank = _ranks(self.jobs)
+        self._parents = {job.parent for job in self.jobs.values() if job.parent}
         self._stop_reason: str | None = None
         self._stop_lock = threading.Lock()
         # One run's state (see run()).
@@ -166,6 +167,7 @@ class Scheduler:
         fresh = [job for job in added if job.id not in self.jobs]
         if fresh:
             self.jobs.update((job.id, job) for job in fresh)
+            self._parents.update(job.parent for job in fresh if job.parent)
             self._pending += [job.id for job in fresh]
             self._rank = _ranks(self.jobs)
             self._pending.sort(key=self._priority)
@@ -183,6 +185,8 @@ class Scheduler:
     def _holding_slots(self) -> int:
         """Running jobs that count against max_concurrent: a coordinator whose subtasks are
         still to finish is waiting for them, so it yields its slot to them."""
+        if self._parents.isdisjoint(self._running):
+            return len(self._running)  # (no coordinator runs: no need to look at every job)
         waiting = {
             self.jobs[jid].parent
             for jid in (*self._pending, *self._running)
