@@ -167,13 +167,13 @@ class PlanStore:
             rendered, one = None, None
             if at is not None:
                 one, was = plan.tasks[at], before.tasks[at]
-                if (one.id, one.depends) != (was.id, was.depends):
+                if (one.id, one.depends, one.parent) != (was.id, was.depends, was.parent):
                     one = None
             if one is not None and self._rendered is not None and self._rendered.plan is before:
                 rendered = render_task(self._rendered, plan, one, self.display)
             if rendered is None:
-                # Without a change of a task's id or dependencies, the ids and the graph
-                # are those of the file read (3 of 8 ms a write at 2,000 tasks to check).
+                # Without a change of a task's id, dependencies or parent, the ids and the
+                # graph are those of the file read (3 of 8 ms a write at 2,000 tasks to check).
                 rendered = render_plan(
                     plan, self.display, ids_checked=one is not None, frozen=at is not None
                 )

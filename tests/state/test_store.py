@@ -219,14 +219,16 @@ def test_edit_task_changes_that_task_alone_and_merges_a_hand_edit_as_edit_does(p
 
 def test_edit_task_checks_the_graph_again_only_when_the_task_changes_it(project):
     """A status change takes the file's checked ids and dependencies as they are; a
-    dependency that closes a cycle, or names no task, is refused and nothing written."""
+    dependency that closes a cycle, or names no task, is refused and nothing written, and
+    so is a Parent that is no other task of the plan (the file would not parse again)."""
     store = make_store(project)
     with store.edit_task("2") as task:
         task.depends = ["1"]
     before = store.path.read_bytes()
-    for depends in (["2"], ["3", "2"], ["9"]):
+    changes = [("depends", ["2"]), ("depends", ["3", "2"]), ("depends", ["9"]), ("parent", "9")]
+    for name, value in [*changes, ("parent", "1")]:
         with pytest.raises(PlanError), store.edit_task("1") as task:
-            task.depends = depends
+            setattr(task, name, value)
         assert store.path.read_bytes() == before
     with store.edit_task("3") as task:
         task.status = "done"
