@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import multiprocessing
 import os
 import stat
@@ -13,7 +14,7 @@ import pytest
 from maestro.errors import NotFound, PlanError, StateConflict
 from maestro.paths import ProjectPaths
 from maestro.state import history
-from maestro.state.model import LogEntry, Plan, Task
+from maestro.state.model import LogEntry, Plan, Task, copy_of
 from maestro.state.planfile import parse, render
 from maestro.state.store import PlanStore
 
@@ -275,6 +276,45 @@ def test_an_edit_of_one_task_writes_what_a_whole_render_writes(project, monkeypa
             text.count("\n") if newline == "\r\n" else 0
         )
     assert len(wholes) < len(changes) / 2  # most edits rendered one record
+
+
+def test_two_stores_editing_tasks_in_turn_keep_each_others_changes(project):
+    """A store renders one task into the text it last wrote only while the file is still
+    that text: after another store's (another process's) write, it renders the file read."""
+    stores = [make_store(project), PlanStore(ProjectPaths(project))]
+    for n in range(6):
+        expected = parse(stores[0].path.read_text())
+        expected.task(str(n % 3 + 1)).result = f"Edit {n}."
+        with stores[n // 2 % 2].edit_task(str(n % 3 + 1)) as task:
+            task.result = f"Edit {n}."
+        assert stores[0].path.read_text() == render(expected)
+
+
+def test_one_task_rendered_alone_is_a_whole_render_or_left_to_one(project):
+    """render_task either gives a whole render's text or None (the store then renders the
+    whole plan), also when the task's next neighbour is not the one it had in the file (a
+    task removed by an edit): a blank line put between them then depends on how the
+    task's new text ends."""
+    from maestro.state.markdown.writer import render_plan, render_task
+
+    plan = parse(
+        "<!-- maestro:format 1 -->\n# Maestro Orchestration\n\n## Goal\n\nShip it.\n\n"
+        "## Tasks\n\n### Task 1: First\n- **Status:** done\n\nA note.\n\n- **Result:** Wrote it.\n"
+        "### Task 2: Second\n- **Status:** pending\n"
+        "### Task 3: Third\n- **Status:** pending\n"
+    )
+    plan.tasks = [plan.tasks[0], plan.tasks[2]]
+    last, spliced = render_plan(plan, "MAESTRO.md", frozen=True), 0
+    for name, value in [("status", "running"), ("result", "Again."), ("result", None)] * 2:
+        task = copy_of(plan.tasks[0])
+        setattr(task, name, value)
+        plan = dataclasses.replace(plan, tasks=[task, plan.tasks[1]])
+        whole = render_plan(plan, "MAESTRO.md", frozen=True)
+        alone = render_task(last, plan, task, "MAESTRO.md")
+        assert alone is None or alone.text == whole.text
+        spliced += alone is not None
+        last = alone or whole
+    assert "A note.\n\n### Task 3" in last.text and spliced
 
 
 def test_a_conflicting_hand_edit_is_refused_and_kept(project):

@@ -202,3 +202,18 @@ def test_a_stale_save_from_many_versions_back_keeps_every_newer_value(project):
     text = store.path.read_text()
     assert NOTE in text and "### Task 30: Part thirty" in text
     assert [t.status for t in parse(text).tasks[:26]] == ["done"] * 25 + ["running"]
+
+
+def test_a_hand_edit_saved_during_edit_task_is_in_the_version_a_stale_save_merges_with(project):
+    """edit_task records its one task as the change; when a hand edit lands while it
+    writes, the version recorded is the merge, so a stale buffer saved later keeps the
+    hand edit as well as the engine's values."""
+    store = make_store(project)
+    buffer = store.path.read_text()  # an editor opens the plan
+    with store.edit_task("1") as task:
+        task.status, task.result = "done", "Wrote it."
+        save_stale(store, store.path.read_text(), "### Task 2: Second\n", "### Task 2: Later\n")
+    save_stale(store, buffer, "## Tasks\n", f"## Tasks\n\n{NOTE}\n")
+    seen = store.load()
+    assert (seen.task("1").status, seen.task("1").result) == ("done", "Wrote it.")
+    assert seen.task("2").title == "Later"
