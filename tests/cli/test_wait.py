@@ -327,6 +327,11 @@ def _hung_run(cli, project, detachable):
 def _kill_run(project, detachable):
     import signal
 
+    # The fake records its call after its shell steps: a blocker reported by one can be
+    # seen before the call it came from is.
+    deadline = time.monotonic() + 10
+    while not detachable.runs("codex") and time.monotonic() < deadline:
+        time.sleep(0.05)
     holder = RunLock(ProjectPaths(project)).holder()
     if holder:
         os.kill(holder["pid"], signal.SIGKILL)
