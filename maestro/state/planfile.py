@@ -51,4 +51,4 @@ def render(
     plan's records are never changed once rendered (a PlanStore's own: an edit changes
     copies), so a record rendered before renders to its text then."""
     shown = str(path) if path is not None else DEFAULT_PATH
-    return render_plan(plan, shown, ids_checked=ids_checked, frozen=frozen).text
+    return render_plan(plan, shown, ids_checked=ids_checked, frozen=frozen)

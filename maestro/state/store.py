@@ -28,7 +28,7 @@ from maestro.errors import NotFound, StateConflict
 from maestro.fsutil import atomic_write, file_lock
 from maestro.paths import ProjectPaths
 from maestro.state.history import History
-from maestro.state.markdown.writer import Rendered, render_plan, render_task
+from maestro.state.markdown.writer import Rendered, render_file, render_task
 from maestro.state.merge import merge
 from maestro.state.model import Plan, Task, copy_of
 from maestro.state.planfile import parse_bytes, render
@@ -174,23 +174,22 @@ class PlanStore:
             if rendered is None:
                 # Without a change of a task's id, dependencies or parent, the ids and the
                 # graph are those of the file read (3 of 8 ms a write at 2,000 tasks to check).
-                rendered = render_plan(
+                rendered = render_file(
                     plan, self.display, ids_checked=one is not None, frozen=at is not None
                 )
-            text, result, seen = rendered.text, plan, base_bytes
+            payload, result, seen = rendered.data, plan, base_bytes
             for _ in range(_MERGE_ATTEMPTS):
                 current = self._read()
                 if current == seen:
                     break
                 result, text = self._rebase(base_bytes, plan, current)
-                seen, one = current, None
+                payload, seen, one = text.encode("utf-8"), current, None
             else:
                 raise StateConflict(
                     f"{self.display} kept changing while the change was being saved.",
                     "save the file in the editor, then run the command again.",
                     file=self.display,
                 )
-            payload = text.encode("utf-8")
             # The history first: a load() between the two takes the file for an older copy
             # and merges in the values about to be written, never takes the new file for a
             # save by hand (see load). It records what changed since its newest version:

@@ -249,9 +249,9 @@ def test_an_edit_of_one_task_writes_what_a_whole_render_writes(project, monkeypa
     note = f"A note kept between tasks.{newline}{newline}".encode()
     store.path.write_bytes(store.path.read_bytes().replace(heading, note + heading))
     wholes = []
-    whole = writer.render_plan
+    whole = writer.render_file
     monkeypatch.setattr(
-        "maestro.state.store.render_plan", lambda *a, **k: wholes.append(1) or whole(*a, **k)
+        "maestro.state.store.render_file", lambda *a, **k: wholes.append(1) or whole(*a, **k)
     )
     changes = [
         ("1", "status", "running"),
@@ -295,7 +295,7 @@ def test_one_task_rendered_alone_is_a_whole_render_or_left_to_one(project):
     whole plan), also when the task's next neighbour is not the one it had in the file (a
     task removed by an edit): a blank line put between them then depends on how the
     task's new text ends."""
-    from maestro.state.markdown.writer import render_plan, render_task
+    from maestro.state.markdown.writer import render_file, render_task
 
     plan = parse(
         "<!-- maestro:format 1 -->\n# Maestro Orchestration\n\n## Goal\n\nShip it.\n\n"
@@ -304,17 +304,17 @@ def test_one_task_rendered_alone_is_a_whole_render_or_left_to_one(project):
         "### Task 3: Third\n- **Status:** pending\n"
     )
     plan.tasks = [plan.tasks[0], plan.tasks[2]]
-    last, spliced = render_plan(plan, "MAESTRO.md", frozen=True), 0
+    last, spliced = render_file(plan, "MAESTRO.md", frozen=True), 0
     for name, value in [("status", "running"), ("result", "Again."), ("result", None)] * 2:
         task = copy_of(plan.tasks[0])
         setattr(task, name, value)
         plan = dataclasses.replace(plan, tasks=[task, plan.tasks[1]])
-        whole = render_plan(plan, "MAESTRO.md", frozen=True)
+        whole = render_file(plan, "MAESTRO.md", frozen=True)
         alone = render_task(last, plan, task, "MAESTRO.md")
-        assert alone is None or alone.text == whole.text
+        assert alone is None or alone.data == whole.data
         spliced += alone is not None
         last = alone or whole
-    assert "A note.\n\n### Task 3" in last.text and spliced
+    assert b"A note.\n\n### Task 3" in last.data and spliced
 
 
 def test_a_conflicting_hand_edit_is_refused_and_kept(project):

@@ -18,13 +18,14 @@ from maestro.state.model import FORMAT_VERSION, Plan, Task
 
 @dataclass
 class Rendered:
-    """A plan's text and the parts it joins, with the part that holds each laid-out task's
-    record (``tasks``: id -> index in ``parts``; empty when the text was read back, see
-    ``render_task``)."""
+    """A plan as the file's bytes, joined from its parts as the file holds them (its line
+    endings, byte-order mark and final newline), with the part that holds each laid-out
+    task's record (``tasks``: id -> index in ``parts``; empty when the text was read
+    back, see ``render_task``)."""
 
     plan: Plan
-    text: str
-    parts: list[str]
+    data: bytes
+    parts: list[bytes]
     tasks: dict[str, int]
 
 
@@ -240,26 +241,53 @@ class DocumentWriter:
                 self.places[record.id] = len(self.out) - 1
 
 
-def render_plan(
-    plan: Plan, path: str, *, ids_checked: bool = False, frozen: bool = False
-) -> Rendered:
+def render_plan(plan: Plan, path: str, *, ids_checked: bool = False, frozen: bool = False) -> str:
     """``ids_checked``: see DocumentWriter.render; ``frozen``: the plan's records are never
     changed once rendered (a PlanStore's own: an edit changes copies)."""
+    return _written(plan, path, ids_checked, frozen)[1]
+
+
+def render_file(
+    plan: Plan, path: str, *, ids_checked: bool = False, frozen: bool = False
+) -> Rendered:
+    """``render_plan`` as the file's bytes, with the parts ``render_task`` splices into."""
+    writer, text = _written(plan, path, ids_checked, frozen)
+    if writer.risky:
+        return Rendered(plan, text.encode("utf-8"), [], {})
+    last = len(writer.out) - 1
+    parts = [_file_part(writer, part, i == 0, i == last) for i, part in enumerate(writer.out)]
+    return Rendered(plan, b"".join(parts), parts, writer.places)
+
+
+def _written(plan: Plan, path: str, ids_checked: bool, frozen: bool) -> tuple[DocumentWriter, str]:
     writer = DocumentWriter(plan, path, frozen=frozen)
     text = writer.render(ids_checked=ids_checked)
     if writer.risky:
         _read_back(plan, text, path)
-        return Rendered(plan, text, [], {})
-    return Rendered(plan, text, writer.out, writer.places)
+    return writer, text
+
+
+def _file_part(writer: DocumentWriter, text: str, first: bool, last: bool) -> bytes:
+    """One part of the text as the file holds it: ``_as_the_file_was`` part by part (the
+    byte-order mark goes before the first, the final newline off the last)."""
+    layout = writer.layout
+    if layout is not None:
+        if last and not layout.final_newline and text.endswith("\n"):
+            text = text[:-1]
+        if layout.newline != "\n":
+            text = text.replace("\n", layout.newline)
+        if first and layout.bom:
+            text = "\ufeff" + text
+    return text.encode("utf-8")
 
 
 def render_task(last: Rendered, plan: Plan, task: Task, path: str) -> Rendered | None:
     """``last`` with one task's record written anew and every other part taken as it was:
-    a whole render walks every record (4 of 5 ms an edit at 2,000 tasks). ``plan`` is
-    ``last.plan`` with ``task`` (a changed copy of one of its tasks, same id, dependencies
-    and parent) in its place. None when only a whole render can tell: the task is not
-    laid out, or its new text could change the blank line after it or be read back
-    otherwise."""
+    a whole render walks every record (4 of 5 ms an edit at 2,000 tasks), and encodes
+    the whole text. ``plan`` is ``last.plan`` with ``task`` (a changed copy of one of its
+    tasks, same id, dependencies and parent) in its place. None when only a whole render
+    can tell: the task is not laid out, or its new text could change the blank line
+    after it or be read back otherwise."""
     at = last.tasks.get(task.id)
     if at is None or not isinstance(task.layout, RecordLayout):
         return None
@@ -268,11 +296,16 @@ def render_task(last: Rendered, plan: Plan, task: Task, path: str) -> Rendered |
         text, bare = render_record(KINDS["tasks"], task, frozen=True)
     except FieldError as exc:
         raise writer.error(exc, KINDS["tasks"].title(task)) from None
-    if bare or not text or text.endswith("\n\n") != last.parts[at].endswith("\n\n"):
+    if bare or not text:
         return None
+    end = len(last.parts) - 1
+    part = _file_part(writer, text, at == 0, at == end)
+    blank = _file_part(writer, "\n\n", False, False)
+    if at < end and part.endswith(blank) != last.parts[at].endswith(blank):
+        return None  # (the next part's blank line before it would change)
     parts = list(last.parts)
-    parts[at] = text
-    return Rendered(plan, writer._as_the_file_was("".join(parts)), parts, last.tasks)
+    parts[at] = part
+    return Rendered(plan, b"".join(parts), parts, last.tasks)
 
 
 def _read_back(plan: Plan, text: str, path: str) -> None:
