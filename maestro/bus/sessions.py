@@ -277,6 +277,17 @@ class SessionStore:
         sessions.sort(key=lambda s: (str(s.data.get("created", "")), s.id))
         return sessions, broken
 
+    def of_task(self, task_id: str) -> list[Session]:
+        """The sessions that worked on Task ``task_id``, oldest first, each read with
+        ``peek``'s check (one that does not read is left out)."""
+        found = []
+        for session_id in self.ids():
+            with contextlib.suppress(MaestroError):  # gone meanwhile, or unreadable
+                session = self.peek(session_id)
+                if task_id in session.task_ids:
+                    found.append(session)
+        return sorted(found, key=lambda s: (str(s.data.get("created", "")), s.id))
+
     def unknown(self, session_id: str) -> NotFound:
         known = self.ids()
         close = difflib.get_close_matches(session_id, known, n=1)

@@ -46,16 +46,11 @@ def stop_leftover_spoke(paths: ProjectPaths, run_id: str | None, task_id: str) -
         return None
     store = SessionStore(paths)
     stopped = None
-    for session_id in store.ids():
+    for session in store.of_task(task_id):
+        if session.data.get("run_id") != run_id or session.recorded_status != "working":
+            continue
         with contextlib.suppress(MaestroError):
-            session = store.peek(session_id)
-            if (
-                session.data.get("run_id") != run_id
-                or task_id not in session.task_ids
-                or session.recorded_status != "working"
-            ):
-                continue
-            _, done = store.stop(session_id, f"run {run_id} stopped while it ran", USER)
+            _, done = store.stop(session.id, f"run {run_id} stopped while it ran", USER)
             if done != NO_PROCESS:
                 stopped = session.data["process"]["pid"]
     return stopped

@@ -58,8 +58,7 @@ def stop_task(
 def stop_spoke(paths: ProjectPaths, task: Task, reason: str, by: str) -> dict[str, Any]:
     """End a running task's spoke through its session (the reason recorded first)."""
     store = SessionStore(paths)
-    sessions, _ = store.all()
-    running = [s for s in sessions if task.id in s.task_ids and s.status in ("working", "idle")]
+    running = [s for s in store.of_task(task.id) if s.status in ("working", "idle")]
     if not running:
         raise MaestroError(
             f"Task {task.id} is running but has no working session (it is starting or ending).",
