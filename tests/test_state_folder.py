@@ -3,11 +3,15 @@ by every command, in one line naming it and the fix, and left as it is."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+import threading
 
 import pytest
 
+from maestro.board.server import Board
+from maestro.cli.context import Context
 from tests.test_state_links import PLAN, one_line_refusal
 
 NOTE = "my notes on this project\n"
@@ -51,6 +55,17 @@ def test_the_board_refuses_it_and_exits(project):
     )
     assert done.returncode == 1 and done.stderr.count("\n") == 1 and ".ai is a file" in done.stderr
     assert (project / ".ai").read_text() == NOTE
+
+
+def test_a_board_whose_feed_cannot_start_raises_and_closes(project):
+    board = Board(Context(cwd=project, env=dict(os.environ)))
+    (project / ".ai").write_text(NOTE)  # after the board was made: its feed finds a file
+    with pytest.raises(OSError):
+        board.serve()
+    closing = threading.Thread(target=board.close, daemon=True)
+    closing.start()
+    closing.join(10)
+    assert not closing.is_alive()
 
 
 def test_a_file_named_like_the_machine_folder_is_refused_and_kept(project, cli):
