@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from maestro.errors import ConfigError
+from maestro.fsutil import make_private
 
 DEFAULT_STATE_DIR = ".ai"
 # An id that names a folder or file (a session's, a run's): one name, never a path.
@@ -126,13 +127,27 @@ def user_home(env: Mapping[str, str] | None = None) -> Path:
     return Path(_environ(env).get("HOME") or Path.home()).expanduser()
 
 
-def user_state_dir(env: Mapping[str, str] | None = None) -> Path:
-    """Per-user state (crash logs, user-scope install manifest)."""
+def user_state_dir(env: Mapping[str, str] | None = None, *, create: bool = False) -> Path:
+    """Per-user state: Maestro's own records of each project (``private_dir``), the
+    ``maestro`` its spokes' shells run, where it found the CLIs, crash logs, the user-scope
+    install manifest. With ``create`` it is made first, each missing level readable and
+    writable by this user alone; one that cannot be made (HOME is no folder this user can
+    write) is refused in one line."""
     environ = _environ(env)
     if environ.get("MAESTRO_HOME"):
-        return Path(environ["MAESTRO_HOME"]).expanduser()
-    base = _xdg(environ, "XDG_STATE_HOME") or str(user_home(environ) / ".local" / "state")
-    return Path(base) / "maestro"
+        folder = Path(environ["MAESTRO_HOME"]).expanduser()
+    else:
+        base = _xdg(environ, "XDG_STATE_HOME") or str(user_home(environ) / ".local" / "state")
+        folder = Path(base) / "maestro"
+    if create:
+        try:
+            make_private(folder)
+        except OSError as exc:
+            raise ConfigError(
+                f"Maestro's state folder {folder} cannot be made ({exc.strerror}: {exc.filename}).",
+                "set HOME to your home folder, or MAESTRO_HOME to a folder you can write.",
+            ) from None
+    return folder
 
 
 def _xdg(environ: Mapping[str, str], name: str) -> str | None:
