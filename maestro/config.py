@@ -21,7 +21,7 @@ from typing import Any
 from maestro.defaults import SETTINGS, SETTINGS_BY_KEY, TABLES, Setting
 from maestro.errors import ConfigError
 from maestro.formatting import shown_path
-from maestro.paths import DEFAULT_STATE_DIR, ProjectPaths, find_project_root
+from maestro.paths import DEFAULT_STATE_DIR, ProjectPaths, find_project_root, user_state_dir
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
@@ -318,6 +318,7 @@ def load_settings(cwd: Path | None = None, env: dict[str, str] | None = None) ->
     paths = ProjectPaths(root, state.value)
     _check_links(paths, outside)
     _check_folders(paths)
+    user_state_dir(env, project=paths)  # refused now, before a command writes anything
     config_path = paths.config_file
     data = _read_toml(config_path)
     source = shown_path(config_path, root)
