@@ -21,7 +21,7 @@ from typing import Any
 from maestro.defaults import SETTINGS, SETTINGS_BY_KEY, TABLES, Setting
 from maestro.errors import ConfigError
 from maestro.formatting import shown_path
-from maestro.paths import DEFAULT_STATE_DIR, ProjectPaths, find_project_root
+from maestro.paths import DEFAULT_STATE_DIR, ProjectPaths, find_project_root, user_state_dir
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
@@ -282,6 +282,22 @@ def _check_links(paths: ProjectPaths, outside: Value) -> None:
             )
 
 
+def _check_folders(paths: ProjectPaths) -> None:
+    """Refuse a state dir, or a machine folder in it, that is there but is no folder (a
+    person's note named ``.ai``, a file another tool left, a link to nothing): each
+    command would otherwise fail at its first read or write there, each its own way."""
+    for folder in (paths.state_dir, paths.machine_dir):
+        if folder.is_dir() or not (folder.is_symlink() or folder.exists()):
+            continue
+        shown = shown_path(folder, paths.root)
+        what = f"a symbolic link to {folder.resolve()}" if folder.is_symlink() else "a file"
+        raise ConfigError(
+            f"{shown} is {what}, not the folder Maestro keeps this project's state in.",
+            f"move {shown} elsewhere or rename it (Maestro then makes the folder), or set "
+            "MAESTRO_STATE_DIR to use another folder.",
+        )
+
+
 def load_settings(cwd: Path | None = None, env: dict[str, str] | None = None) -> Settings:
     env = dict(os.environ) if env is None else env
     root = find_project_root(cwd, env)
@@ -301,6 +317,8 @@ def load_settings(cwd: Path | None = None, env: dict[str, str] | None = None) ->
     _check_state_dir(root, state, outside)
     paths = ProjectPaths(root, state.value)
     _check_links(paths, outside)
+    _check_folders(paths)
+    user_state_dir(env, project=paths)  # refused now, before a command writes anything
     config_path = paths.config_file
     data = _read_toml(config_path)
     source = shown_path(config_path, root)

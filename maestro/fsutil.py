@@ -164,17 +164,22 @@ def file_lock(lock_path: Path, *, shared: bool = False) -> Iterator[None]:
         os.close(fd)
 
 
+def make_private(folder: Path) -> None:
+    """Make each missing level of ``folder``, readable and writable by this user alone."""
+    for level in reversed([folder, *folder.parents]):
+        if not level.exists():
+            with contextlib.suppress(FileExistsError):
+                level.mkdir(mode=0o700)
+
+
 def private_folder(folder: Path, *, create: bool = False) -> bool:
     """Is ``folder`` this user's own: a folder owned by this user and writable by nobody
-    else (not another user's under `sudo` with HOME kept)? With ``create``, each missing
-    level is made first, readable and writable by this user alone. Never raises: a
-    folder that cannot be made (a read-only home, a spoke's sandbox) is not one."""
+    else (not another user's under `sudo` with HOME kept)? With ``create``, made first
+    (``make_private``). Never raises: a folder that cannot be made (a read-only home, a
+    spoke's sandbox) is not one."""
     try:
         if create:
-            for level in reversed([folder, *folder.parents]):
-                if not level.exists():
-                    with contextlib.suppress(FileExistsError):
-                        level.mkdir(mode=0o700)
+            make_private(folder)
         info = os.stat(folder)
     except OSError:
         return False

@@ -10,11 +10,13 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from maestro.errors import ConfigError
+from maestro.fsutil import make_private
 
 DEFAULT_STATE_DIR = ".ai"
 # An id that names a folder or file (a session's, a run's): one name, never a path.
@@ -101,7 +103,7 @@ class ProjectPaths:
         state = str(self.state_dir.resolve())
         name = re.sub(r"[^A-Za-z0-9._-]", "", self.root.name)[:32] or "project"
         key = hashlib.sha256(state.encode("utf-8", "surrogateescape")).hexdigest()[:16]
-        return user_state_dir() / "projects" / f"{name}-{key}"
+        return user_state_dir(project=self) / "projects" / f"{name}-{key}"
 
     @property
     def runs_dir(self) -> Path:
@@ -126,13 +128,93 @@ def user_home(env: Mapping[str, str] | None = None) -> Path:
     return Path(_environ(env).get("HOME") or Path.home()).expanduser()
 
 
-def user_state_dir(env: Mapping[str, str] | None = None) -> Path:
-    """Per-user state (crash logs, user-scope install manifest)."""
+def user_state_dir(
+    env: Mapping[str, str] | None = None,
+    *,
+    create: bool = False,
+    project: ProjectPaths | None = None,
+) -> Path:
+    """Per-user state: Maestro's own records of each project (``private_dir``), the
+    ``maestro`` its spokes' shells run, where it found the CLIs, crash logs, the user-scope
+    install manifest. Maestro runs and trusts what it keeps there, so the folder must be
+    this user's alone (``_check_own``; ``project``: the one at work, which is checked as
+    well). With ``create`` it is made first, each missing level readable and writable by
+    this user alone; one that cannot be made (HOME is no folder this user can write) is
+    refused in one line, as is one that fails the check."""
     environ = _environ(env)
     if environ.get("MAESTRO_HOME"):
-        return Path(environ["MAESTRO_HOME"]).expanduser()
-    base = _xdg(environ, "XDG_STATE_HOME") or str(user_home(environ) / ".local" / "state")
-    return Path(base) / "maestro"
+        folder = Path(environ["MAESTRO_HOME"]).expanduser()
+    else:
+        base = _xdg(environ, "XDG_STATE_HOME") or str(user_home(environ) / ".local" / "state")
+        folder = Path(base) / "maestro"
+    if create:
+        try:
+            make_private(folder)
+        except OSError as exc:
+            raise ConfigError(
+                f"Maestro's state folder {folder} cannot be made ({exc.strerror}: {exc.filename}).",
+                "set HOME to your home folder, or MAESTRO_HOME to a folder you can write.",
+            ) from None
+    _check_own(folder, environ, project)
+    return folder
+
+
+def _check_own(folder: Path, environ: Mapping[str, str], project: ProjectPaths | None) -> None:
+    """Refuse a user state folder that a spoke or another user could write: one inside a
+    project's state dir or the project at work (where spokes write: the mail, the
+    sessions, the work tree), or leading there by a symbolic link; one owned by another
+    user (``sudo`` with HOME kept); one that others may write. A link to a folder of the
+    user's own elsewhere is followed. A folder not made yet has only its place to check."""
+    real = Path(os.path.realpath(folder))
+    inside = _project_holding(real, environ, project)
+    if inside is not None:
+        raise ConfigError(
+            f"Maestro's state folder {folder} lies inside the project {inside} (at {real}), "
+            "where spokes can write.",
+            "make it a folder of its own outside every project (remove the link), or set "
+            "MAESTRO_HOME to one.",
+        )
+    try:
+        info = real.stat()
+    except OSError:
+        return
+    if not stat.S_ISDIR(info.st_mode):
+        raise ConfigError(
+            f"Maestro's state folder {folder} is a file, not a folder.",
+            f"move {real} elsewhere (Maestro then makes the folder), or set MAESTRO_HOME to a "
+            "folder of your own.",
+        )
+    if info.st_uid != os.getuid():
+        raise ConfigError(
+            f"Maestro's state folder {folder} belongs to another user (uid {info.st_uid}).",
+            "set HOME to your own home folder (`sudo -H`), or MAESTRO_HOME to a folder of yours.",
+        )
+    if info.st_mode & 0o022:
+        raise ConfigError(
+            f"Maestro's state folder {folder} can be written by other users (mode "
+            f"{stat.S_IMODE(info.st_mode):o}).",
+            f"run `chmod go-w {real}`, or set MAESTRO_HOME to a folder of your own.",
+        )
+
+
+def _project_holding(
+    path: Path, environ: Mapping[str, str], project: ProjectPaths | None
+) -> Path | None:
+    """The project ``path`` lies in: the one at work, by its state dir or its work tree
+    (unless that holds the home folder too: Maestro run in ``~`` or ``/``), or any
+    project by its state dir, a ``.ai`` holding ``MAESTRO.md`` or ``maestro/``."""
+    if project is not None:
+        root = project.root.resolve()
+        if path.is_relative_to(project.state_dir.resolve()) or (
+            path.is_relative_to(root) and not user_home(environ).resolve().is_relative_to(root)
+        ):
+            return project.root
+    for folder in (path, *path.parents):
+        if folder.name == DEFAULT_STATE_DIR and (
+            (folder / "MAESTRO.md").is_file() or (folder / "maestro").is_dir()
+        ):
+            return folder.parent
+    return None
 
 
 def _xdg(environ: Mapping[str, str], name: str) -> str | None:

@@ -53,6 +53,7 @@ class Board:
         self.token = secrets.token_urlsafe(24)
         self.assets = {path: (_asset(name), kind) for path, (name, kind) in ASSETS.items()}
         self.feed = Feed(ctx)
+        self.unserved = False  # the feed failed to start: the server never served
         try:
             self.httpd = _Server((host, port), _Handler)
         except OSError as exc:
@@ -81,7 +82,11 @@ class Board:
 
     def serve(self) -> None:
         """Serve until ``close`` (or Ctrl-C)."""
-        self.feed.start()
+        try:
+            self.feed.start()
+        except BaseException:
+            self.unserved = True
+            raise
         self.httpd.serve_forever(poll_interval=0.25)
 
     def start(self) -> Board:
@@ -91,7 +96,8 @@ class Board:
 
     def close(self) -> None:
         self.feed.stop()
-        self.httpd.shutdown()
+        if not self.unserved:  # shutdown waits for serving to end: forever, if it never began
+            self.httpd.shutdown()
         self.httpd.server_close()
 
 

@@ -140,7 +140,7 @@ class Mailbox:
             conn.execute("PRAGMA synchronous=NORMAL")
             self._prepare(conn)
         except sqlite3.DatabaseError as exc:
-            raise self._broken(exc) from None
+            raise self._failure(exc) from None
         return conn
 
     @contextmanager
@@ -158,15 +158,8 @@ class Mailbox:
                 self._kept = conn
         try:
             yield conn
-        except sqlite3.OperationalError as exc:
-            if "locked" in str(exc) or "busy" in str(exc):
-                raise MaestroError(
-                    f"the mail store {self.path} stayed busy for {BUSY_TIMEOUT_MS // 1000}s.",
-                    "try again; if it persists, find the process holding it (`fuser`).",
-                ) from None
-            raise self._broken(exc) from None
         except sqlite3.DatabaseError as exc:
-            raise self._broken(exc) from None
+            raise self._failure(exc) from None
         finally:
             if owned:
                 conn.close()
@@ -176,7 +169,14 @@ class Mailbox:
             self._kept.close()
             self._kept = None
 
-    def _broken(self, exc: Exception) -> MaestroError:
+    def _failure(self, exc: sqlite3.DatabaseError) -> MaestroError:
+        """A store another process held past the timeout is no fault of the store's;
+        only one SQLite cannot read (not a database, damaged) is to be moved aside."""
+        if _busy(exc):
+            return MaestroError(
+                f"the mail store {self.path} stayed busy for {BUSY_TIMEOUT_MS // 1000}s.",
+                "try again; if it persists, find the process holding it (`fuser`).",
+            )
         return MaestroError(
             f"the mail store cannot be read ({exc}).",
             f"move {self.path} aside (mail in it is lost to Maestro, not deleted) and retry.",
@@ -184,8 +184,22 @@ class Mailbox:
         )
 
     def _prepare(self, conn: sqlite3.Connection) -> None:
-        """Create or check the tables. The first process to open a new store creates
-        them inside one immediate transaction; the others wait for it and find them."""
+        """Create or check the tables, waiting as long as SQLite's busy handler would.
+        Turning a new store's journal to WAL answers "database is locked" at once, without
+        that handler, while another connection holds the write lock: several processes
+        sending the first mail of a project at once, one of them creating the store."""
+        deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+        while True:
+            try:
+                return self._create(conn)
+            except sqlite3.OperationalError as exc:
+                if not _busy(exc) or time.monotonic() >= deadline:
+                    raise
+            time.sleep(0.005)
+
+    def _create(self, conn: sqlite3.Connection) -> None:
+        """The first process to open a new store creates the tables inside one immediate
+        transaction; the others wait for it and find them."""
         version = conn.execute("PRAGMA user_version").fetchone()[0]
         if version == SCHEMA_VERSION:
             return
@@ -426,6 +440,13 @@ class Mailbox:
                 parsed.to = recipients.get(parsed.id, [])
                 messages.append(parsed)
         return messages, garbled
+
+
+def _busy(exc: sqlite3.DatabaseError) -> bool:
+    """Another connection holds the lock (SQLITE_BUSY, SQLITE_LOCKED, their extended
+    codes). An error the sqlite3 module raises itself carries no SQLite code."""
+    code = getattr(exc, "sqlite_errorcode", 0)
+    return code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 
 
 def pending(paths: ProjectPaths, session_id: str) -> list[Message]:

@@ -102,7 +102,8 @@ def shim() -> Path:
         "# Written by Maestro for the shells of the spokes it dispatches.\n"
         f'exec {shlex.join(here())} "$@"\n'
     )
-    folder = user_state_dir() / "shims" / hashlib.sha256(text.encode()).hexdigest()[:16]
+    shims = user_state_dir(create=True) / "shims"
+    folder = shims / hashlib.sha256(text.encode()).hexdigest()[:16]
     script = folder / "maestro"
     try:
         current = script.read_text(encoding="utf-8")

@@ -189,8 +189,8 @@ def _silence(stream: TextIO) -> None:
 
 def _crash_log(exc: BaseException) -> Path | None:
     try:
-        folder = user_state_dir() / "crash"
-        folder.mkdir(parents=True, exist_ok=True)
+        folder = user_state_dir(create=True) / "crash"
+        folder.mkdir(exist_ok=True)
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
         path = folder / f"crash-{stamp}.log"
         path.write_text(
@@ -199,7 +199,7 @@ def _crash_log(exc: BaseException) -> Path | None:
             encoding="utf-8",
         )
         return path
-    except OSError:
+    except (OSError, MaestroError):  # no state folder, or none to trust: no log
         return None
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from maestro.errors import MaestroError
 from maestro.install.host import hub_sandbox
-from maestro.paths import ProjectPaths
+from maestro.paths import ProjectPaths, user_state_dir
 
 _READ_ONLY = (errno.EROFS, errno.EACCES, errno.EPERM)
 
@@ -66,6 +66,7 @@ def refuse_doomed(
         if network and not sandbox.network:
             problems.append("spokes would have no network to reach their models")
     if not problems:
+        user_state_dir(env, create=True)  # where the shim the spokes' shells run is kept
         return
     where = f"{sandbox.host}'s command sandbox" if sandbox else "this environment"
     fix = sandbox.fix if sandbox else f"run Maestro where {paths.root} can be written."

@@ -194,10 +194,51 @@ def test_a_garbled_row_is_reported_and_the_rest_shown(office, cli, monkeypatch):
 def test_a_damaged_store_is_one_line_with_the_fix(office, cli, monkeypatch):
     store = Mailbox(office.paths).path
     store.parent.mkdir(parents=True)
-    store.write_bytes(b"this is not a database at all" * 100)
-    done = cli("mail", "inbox")
-    assert done.code == 1 and "the mail store cannot be read" in done.err and "move" in done.err
-    assert "Traceback" not in done.err
+    garbage = b"this is not a database at all" * 100
+    store.write_bytes(garbage)
+    for argv in (("inbox",), ("send", "--to", office.run, "--message", "hello")):
+        done = cli("mail", *argv)
+        assert done.code == 1 and done.err.count("\n") == 1 and "Traceback" not in done.err
+        assert "the mail store cannot be read (file is not a database)" in done.err
+        assert f"Fix: move {store} aside" in done.err
+    assert store.read_bytes() == garbage
+
+
+def _creating(box):
+    """Another process in the middle of creating the store: its write lock held on the
+    new (still empty, not yet WAL) database file."""
+    box.folder.mkdir(parents=True)
+    creator = sqlite3.connect(box.path, isolation_level=None, check_same_thread=False)
+    creator.execute("BEGIN IMMEDIATE")
+    return creator
+
+
+def test_the_first_send_waits_for_another_process_creating_the_store(office):
+    box = Mailbox(office.paths)
+    creator = _creating(box)
+    threading.Timer(0.3, creator.execute, ("COMMIT",)).start()
+    try:
+        started = time.monotonic()
+        sent = box.send(
+            office.run, ["user"], type="notification", priority="normal", subject="s", body="b"
+        )
+        assert time.monotonic() - started >= 0.25  # it waited for the creator, then sent
+    finally:
+        creator.close()
+    assert [m.id for m in box.inbox("user", mark=False)[0]] == [sent.id]
+
+
+def test_a_store_held_past_the_timeout_is_busy_not_broken(office, cli, monkeypatch):
+    from maestro.bus import mailbox as mailbox_module
+
+    monkeypatch.setattr(mailbox_module, "BUSY_TIMEOUT_MS", 300)
+    creator = _creating(Mailbox(office.paths))
+    try:
+        done = cli("mail", "send", "--to", office.run, "--message", "hello")
+    finally:
+        creator.close()
+    assert done.code == 1 and done.err.count("\n") == 1
+    assert "stayed busy" in done.err and "try again" in done.err and "aside" not in done.err
 
 
 def test_wait_returns_at_once_critical_first(office, cli, monkeypatch):

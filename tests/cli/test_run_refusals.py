@@ -134,6 +134,19 @@ def test_a_read_only_project_is_refused_in_one_line_never_an_internal_error(cli,
     assert state_files(sim_plan) == before
 
 
+def test_a_home_that_cannot_hold_maestros_state_is_refused_and_starts_nothing(
+    cli, sim_plan, monkeypatch
+):
+    before = state_files(sim_plan)
+    monkeypatch.setenv("HOME", "/proc/nohome")  # no such folder, and none can be made there
+    monkeypatch.delenv("XDG_STATE_HOME")
+    res = cli("run")
+    assert res.code == 1 and res.err.count("\n") == 1, res.err
+    assert "state folder /proc/nohome/.local/state/maestro cannot be made" in res.err
+    assert "Fix: set HOME to your home folder, or MAESTRO_HOME" in res.err
+    assert state_files(sim_plan) == before and plan(sim_plan).task("1").status == "pending"
+
+
 @pytest.mark.parametrize("value", ["nan", "inf", "-1", "soon"])
 def test_a_bad_sim_delay_is_one_line_before_any_dispatch_finding_18(
     cli, sim_plan, monkeypatch, value
