@@ -23,7 +23,7 @@ from maestro.bus.workers import run_session_id
 from maestro.cli.context import Context
 from maestro.cli.status import load_plan, status_data
 from maestro.engine import keptstreams
-from maestro.engine.rundir import RunDir, RunLock, latest_run
+from maestro.engine.rundir import RunLock, find_run, latest_run
 from maestro.engine.worktree import worktrees_dir
 from maestro.errors import MaestroError, NotFound
 from maestro.git import run_git
@@ -147,7 +147,7 @@ def transcript_path(
 ) -> Path:
     if kind not in KEPT:
         raise MaestroError(f"{kind!r} is not a transcript.", f"ask for one of {', '.join(KEPT)}.")
-    run = RunDir(paths, run_id)  # refuses anything but a run id
+    run = find_run(paths, run_id)  # refuses anything but a run's folder (`latest` names one)
     return inside(paths, run.artifact(check_task(task_id), attempt, kind))
 
 

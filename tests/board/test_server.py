@@ -109,6 +109,18 @@ def test_paths_outside_the_state_are_refused(board, query):
     assert fetch(board, "/api/task?id=..%2F1")[0] == 400
 
 
+def test_the_latest_runs_pointer_is_no_run_id(board, project):
+    """``runs/latest`` is the file naming the newest run, never a run of its own: asked
+    for as one, the answer is the same 400 as for any other id that names no run."""
+    runs = project / ".ai" / "maestro" / "runs"
+    (runs / "20261121T120000Z-1a2b").mkdir(parents=True)
+    (runs / "latest").write_text("20261121T120000Z-1a2b\n")
+    for run in ("latest", "20261121T120000Z-ffff"):
+        status, _, body = fetch(board, f"/api/transcript?run={run}&task=1&attempt=1")
+        assert status == 400, run
+        assert json.loads(body)["error"] == f"no run {run} in this project."
+
+
 def test_an_unknown_page_is_not_found(board):
     assert fetch(board, "/../../etc/passwd")[0] == 404
     assert fetch(board, "/api/nothing")[0] == 404
