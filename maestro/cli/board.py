@@ -15,7 +15,8 @@ EXAMPLES = """\
   maestro board --host 0.0.0.0       reachable from other machines (the same token guards it)
 
 The URL holds a random token: whoever has it can steer the run. It is printed once;
-the page keeps it in a cookie. Ctrl-C stops the board (never the run)."""
+the page keeps it in its tab's session storage, for the board's own address and port
+only. Ctrl-C stops the board (never the run)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -46,4 +47,4 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
         pass
     finally:
         board.close()
-    return Result("board", {"url": board.url.split("?")[0]}, "board stopped.")
+    return Result("board", {"url": board.url.split("#")[0]}, "board stopped.")

@@ -232,11 +232,45 @@ def test_a_request_without_the_token_is_refused_in_the_browser(cli, project, boa
     board = board_of(project)
     context = browser.new_context()
     stranger = context.new_page()
-    response = stranger.goto(board.origin + "/")
-    assert response.status == 401
+    assert stranger.goto(board.origin + "/").status == 200  # the page, which holds no data
+    stranger.wait_for_selector("#run:has-text('refused')")
+    assert stranger.locator(".node").count() == 0
+    assert stranger.goto(board.origin + "/api/state").status == 401
     assert "refused" in stranger.text_content("body")
     assert stranger.goto(board.origin + "/events").status == 401
     context.close()
+
+
+def test_another_local_server_opened_after_the_board_never_receives_its_token(
+    cli, project, board_of, page, other_server, monkeypatch
+):
+    """The token stays with the board's own origin (its port included): another server of
+    127.0.0.1 that the person opens next, in the same tab or another, gets no cookie nor
+    anything else holding it; the board, opened again in the tab, still reads and acts."""
+    (project / "README.md").write_text("project\n")
+    subprocess.run(["git", "add", "-A"], cwd=project, check=True)
+    subprocess.run(["git", "commit", "-qm", "init"], cwd=project, check=True)
+    monkeypatch.setenv("MAESTRO_SIM_DELAY", "0.3")
+    write_plan(cli, project, [sim_task(1, "Lay the foundation", "a.py")])
+    board = board_of(project)
+    open_board(page, board)
+    assert page.url == board.origin + "/"  # the token left the address bar
+    other_url, received = other_server
+    page.goto(other_url + "/same-tab")
+    other = page.context.new_page()
+    other.goto(other_url + "/other-tab")
+    other.close()
+    assert {r.split()[1] for r in received} >= {"/same-tab", "/other-tab"}
+    assert all(board.token not in request for request in received), received
+    assert not [r for r in received if "cookie:" in r.lower()], received
+    page.goto(board.origin + "/")  # no token in the URL: the tab's session storage has it
+    page.wait_for_selector('.node[data-task="1"][data-status=pending]')
+    page.locator('.node[data-task="1"]').click()
+    page.get_by_role("button", name="Run task 1").click()
+    page.wait_for_selector("#toast:has-text('maestro run 1 --detach')", timeout=30000)
+    page.wait_for_selector('.node[data-task="1"][data-status=done]', timeout=30000)
+    page.screenshot(path=str(shots_dir() / "board-token-kept.png"))
+    assert all(board.token not in request for request in received)
 
 
 def test_spoke_text_holding_a_script_shows_as_text(cli, project, runenv, board_of, page):
