@@ -24,10 +24,11 @@ import sys
 import threading
 from http import HTTPStatus
 from importlib import resources
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from maestro.board import actions, snapshot
+from maestro.board import actions, handoff, snapshot
 from maestro.board.feed import Feed
 from maestro.cli.context import Context
 from maestro.errors import MaestroError
@@ -58,6 +59,7 @@ class Board:
         self.token = secrets.token_urlsafe(24)
         self.assets = {path: (_asset(name), kind) for path, (name, kind) in ASSETS.items()}
         self.feed = Feed(ctx)
+        self.handoff: Path | None = None  # the file a browser was opened on (handoff.py)
         try:
             self.httpd = _Server((host, port), _Handler)
         except OSError as exc:
@@ -74,6 +76,13 @@ class Board:
         self.hosts = {f"{host}:{self.port}"} | (
             {f"127.0.0.1:{self.port}", f"localhost:{self.port}"} if self.loopback else set()
         )
+
+    def forget_handoff(self) -> None:
+        """The file that handed the token to a browser goes: a page has sent the token
+        (the browser has read the file), or the board stops."""
+        path, self.handoff = self.handoff, None
+        if path is not None:
+            handoff.remove(path)
 
     @property
     def origin(self) -> str:
@@ -168,7 +177,10 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
     def _token_ok(self) -> bool:
         given = self.headers.get(TOKEN_HEADER, "")
-        return bool(given) and secrets.compare_digest(given.encode(), self.board.token.encode())
+        if not given or not secrets.compare_digest(given.encode(), self.board.token.encode()):
+            return False
+        self.board.forget_handoff()
+        return True
 
     def _same_origin(self) -> bool:
         origin = self.headers.get("Origin", "")

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+import webbrowser
 
+from maestro.board import handoff
 from maestro.board.server import Board
 from maestro.cli.context import Context, Result
 
@@ -38,13 +40,15 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
     ctx.stdout.write(f"board: {board.url}\n(Ctrl-C stops the board; the run goes on)\n")
     ctx.stdout.flush()
     if not args.no_open and _desktop(ctx.env):
-        import webbrowser
-
-        webbrowser.open(board.url)
+        # The browser's command line is in the process list: it gets a private file's
+        # path, and the file the token (removed once the page has used it).
+        board.handoff = handoff.write(board.url)
+        webbrowser.open(board.handoff.as_uri())
     try:
         board.serve()
     except KeyboardInterrupt:
         pass
     finally:
         board.close()
+        board.forget_handoff()  # a file never opened goes too
     return Result("board", {"url": board.url.split("#")[0]}, "board stopped.")
