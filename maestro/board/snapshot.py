@@ -274,7 +274,8 @@ def task_detail(ctx: Context, task_id: str) -> dict[str, Any]:
 
 
 def read_transcript(paths: ProjectPaths, query: dict[str, str]) -> dict[str, Any]:
-    """A transcript from byte ``from`` (else its end): a task attempt's (``run``,
+    """A transcript from byte ``from`` (else its end; ``behind``: there is more to read
+    at once): a task attempt's (``run``,
     ``task``, ``attempt``, ``kind``), or a kept review's or challenge's (``reviews`` or
     ``challenges``: its session)."""
     where = next((kind for kind in keptstreams.KINDS if kind in query), None)
@@ -290,8 +291,8 @@ def read_transcript(paths: ProjectPaths, query: dict[str, str]) -> dict[str, Any
             query.get("kind", KEPT[0]),
         )
     offset = query.get("from")
-    items, end = transcript.tail(path, int(offset) if offset and offset.isdigit() else None)
-    return {"entries": items, "offset": end}
+    items, end, behind = transcript.tail(path, int(offset) if offset and offset.isdigit() else None)
+    return {"entries": items, "offset": end, "behind": behind}
 
 
 def challenges(ctx: Context) -> dict[str, Any]:

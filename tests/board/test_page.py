@@ -425,3 +425,47 @@ def test_a_reviewers_and_a_challengers_transcripts_show_as_they_stream(
     page.wait_for_selector("#transcript-of:has-text('challenge')")
     page.wait_for_selector("#transcript .entry:has-text('<b>too much</b>')")
     page.screenshot(path=str(shots_dir() / "board-challenges.png"), full_page=True)
+
+
+SAID = '{"type":"message","role":"assistant","content":"%s"}\n'
+
+
+def followed_transcript(cli: Any, project: Path, board_of: Any, page: Any) -> Path:
+    """Task 1's attempt streamed one line so far, its transcript open on the page (the
+    page follows it from there): the stream's path."""
+    write_plan(cli, project, [task(1, tool="sim")])
+    run = project / ".ai" / "maestro" / "runs" / "20261121T120000Z-1a2b"
+    run.mkdir(parents=True)
+    (run.parent / "latest").write_text(run.name + "\n")
+    stream = run / "task-1-attempt-1.stream.jsonl"
+    stream.write_text(SAID % "the first line")
+    open_board(page, board_of(project))
+    page.locator('.node[data-task="1"]').click()
+    page.wait_for_selector("#transcript .entry:has-text('the first line')")
+    return stream
+
+
+def test_the_transcript_catches_up_with_11_mb_printed_at_once(cli, project, board_of, page):
+    stream = followed_transcript(cli, project, board_of, page)
+    lines = "".join(SAID % f"line {n:05d} of 20005 {'x' * 530}" for n in range(1, 20006))
+    assert len(lines) > 11_000_000
+    with stream.open("a") as handle:
+        handle.write(lines)
+    page.wait_for_selector("#transcript .entry:has-text('line 20005 of 20005')", timeout=10000)
+    assert page.locator("#transcript .entry", has_text="bytes of the transcript not shown").count()
+    page.locator("#transcript").scroll_into_view_if_needed()
+    page.screenshot(path=str(shots_dir() / "board-transcript-caught-up.png"))
+
+
+def test_the_transcript_moves_past_a_line_longer_than_a_read(cli, project, board_of, page):
+    stream = followed_transcript(cli, project, board_of, page)
+    with stream.open("a") as handle:
+        handle.write(SAID % ("y" * 200 * 1024))
+        handle.flush()
+        time.sleep(0.5)  # the page reads the long line alone first
+        handle.write(SAID % "the short line after it")
+    page.wait_for_selector("#transcript .entry:has-text('the short line after it')", timeout=10000)
+    cut = page.locator("#transcript .entry", has_text="bytes, cut)")
+    assert cut.count() == 1 and "yyyy" in cut.text_content()
+    page.locator("#transcript").scroll_into_view_if_needed()
+    page.screenshot(path=str(shots_dir() / "board-transcript-long-line.png"))

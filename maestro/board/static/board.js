@@ -422,7 +422,8 @@ const ENTRIES_KEPT = 400;
 function entryView(e) {
   const cls = "entry " + e.kind + (e.error ? " error" : "");
   if (e.kind === "result") {
-    return el("details", { class: cls }, el("summary", {}, `output (${e.text.length} chars)`), el("pre", {}, e.text));
+    const size = e.cut ? `a line of ${e.cut.toLocaleString("en-US")} bytes, cut` : `${e.text.length} chars`;
+    return el("details", { class: cls }, el("summary", {}, `output (${size})`), el("pre", {}, e.text));
   }
   if (e.kind === "tool") return el("div", { class: cls }, el("span", { class: "who" }, e.name), el("pre", {}, e.text));
   if (e.kind === "status") return el("div", { class: cls }, e.text);
@@ -447,24 +448,36 @@ async function openTranscript(source, caption, owner) {
   await more();
 }
 
+// One read at a time: a notice that comes meanwhile, or a read that left more to read
+// (a spoke printing faster than the page reads), reads again once it is done.
 async function more() {
   const f = follow;
-  if (!f || more.busy) return;
+  if (!f) return;
+  if (more.busy) {
+    more.again = true;
+    return;
+  }
   more.busy = true;
+  more.again = false;
   try {
     const q = new URLSearchParams(f.source);
     if (f.offset !== null) q.set("from", f.offset);
     const data = await getJSON("/api/transcript?" + q);
-    if (f !== follow) return;
-    f.offset = data.offset;
-    const box = $("transcript");
-    const atEnd = box.scrollTop + box.clientHeight >= box.scrollHeight - 8;
-    box.append(...data.entries.map(entryView));
-    while (box.childElementCount > ENTRIES_KEPT) box.firstElementChild.remove();
-    if (atEnd) box.scrollTop = box.scrollHeight;
+    if (f === follow) {
+      f.offset = data.offset;
+      const box = $("transcript");
+      const atEnd = box.scrollTop + box.clientHeight >= box.scrollHeight - 8;
+      box.append(...data.entries.map(entryView));
+      while (box.childElementCount > ENTRIES_KEPT) box.firstElementChild.remove();
+      if (atEnd) box.scrollTop = box.scrollHeight;
+      more.again ||= data.behind;
+    }
+  } catch (err) {
+    toast(String(err));
   } finally {
     more.busy = false;
   }
+  if (more.again) more();
 }
 
 // -- the office and the events ---------------------------------------------------------
