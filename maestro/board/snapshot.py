@@ -18,6 +18,7 @@ from typing import Any
 from maestro import graph, roster
 from maestro.board import transcript
 from maestro.bus.mailbox import Mailbox
+from maestro.bus.messages import Message
 from maestro.bus.sessions import USER, SessionStore
 from maestro.bus.workers import run_session_id
 from maestro.cli.context import Context
@@ -34,6 +35,7 @@ from maestro.state.model import Plan, Task
 TASK_ID = re.compile(r"\d+(?:\.\d+)*")
 SESSIONS_SHOWN = 60  # the office lists the sessions written last (`maestro session list`: all)
 DIFF_LIMIT = 256 * 1024  # a diff bigger than this is cut, with the command that shows it all
+MAIL_SHOWN = 4000  # a mail's body is cut beyond this many characters (a worker's can be megabytes)
 SAFE_ID = re.compile(ID_PATTERN)
 
 
@@ -343,6 +345,17 @@ def latest_sessions(paths: ProjectPaths, also: str | None) -> tuple[list[Any], i
     return sessions, len(found)
 
 
+def _mail(message: Message) -> dict[str, Any]:
+    """A message as the page shows it: a body read cut says so, and how to read it whole."""
+    data = message.to_dict()
+    if message.whole is not None:
+        data["message"] += (
+            f"\n… cut: the first {MAIL_SHOWN:,} of {message.whole:,} characters;"
+            f" the whole: maestro mail show {data['id']}"
+        )
+    return data
+
+
 def office(paths: ProjectPaths) -> dict[str, Any]:
     """The latest sessions and their modes, the mail of the person and of the latest
     run's session (where its workers' questions and blockers go) by thread, and the
@@ -352,11 +365,16 @@ def office(paths: ProjectPaths) -> dict[str, Any]:
     sessions, total = latest_sessions(paths, own)
     mailbox = Mailbox(paths)
     readers = [USER] + ([own] if own else [])
-    messages = {m.id: m for reader in readers for m in mailbox.inbox(reader, mark=False)[0]}
+    messages = {
+        m.id: m
+        for reader in readers
+        for m in mailbox.inbox(reader, mark=False, body_limit=MAIL_SHOWN)[0]
+    }
     threads: dict[int, list[dict[str, Any]]] = {}
     for message in sorted(messages.values(), key=lambda m: m.created_ns):
         if message.thread not in threads:
-            threads[message.thread] = [m.to_dict() for m in mailbox.thread(message.id)[0]]
+            thread = mailbox.thread(message.id, body_limit=MAIL_SHOWN)[0]
+            threads[message.thread] = [_mail(m) for m in thread]
     answered = {
         int(m["reply_to"][1:]) for thread in threads.values() for m in thread if m["reply_to"]
     }
@@ -367,7 +385,7 @@ def office(paths: ProjectPaths) -> dict[str, Any]:
         "sessions_total": total,
         "threads": list(threads.values()),
         "open": [
-            m.to_dict()
+            _mail(m)
             for m in messages.values()
             if m.type in ("query", "blocked") and m.id not in answered
         ],

@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 
+from maestro.bus.mailbox import Mailbox
+from maestro.cli.context import Context
 from tests.board.conftest import shots_dir
 from tests.cli.test_task_stop import one_slot_two_tasks
 from tests.engine.runkit import answer, events, plan, prompt_of, step, task, write_plan
@@ -469,3 +471,20 @@ def test_the_transcript_moves_past_a_line_longer_than_a_read(cli, project, board
     assert cut.count() == 1 and "yyyy" in cut.text_content()
     page.locator("#transcript").scroll_into_view_if_needed()
     page.screenshot(path=str(shots_dir() / "board-transcript-long-line.png"))
+
+
+def test_a_huge_mail_is_shown_cut_and_the_page_stays_quick(cli, project, board_of, page):
+    write_plan(cli, project, [task(1, tool="sim")])
+    body = "Which port? " + "x" * 5_000_000
+    Mailbox(Context(cwd=project).paths).send(
+        "t1-abcdef", ["user"], type="query", priority="normal", subject="Which port?", body=body
+    )
+    open_board(page, board_of(project))
+    question = page.locator("#questions li", has_text="Which port?")
+    question.wait_for(timeout=10000)
+    assert "the whole: maestro mail show m1" in question.text_content()
+    assert len(question.text_content()) < 5000
+    page.locator("#threads summary").first.click()
+    page.wait_for_selector("#threads li:has-text('of 5,000,012 characters')")
+    question.locator("pre").evaluate("pre => (pre.scrollTop = pre.scrollHeight)")
+    question.screenshot(path=str(shots_dir() / "board-mail-cut.png"))

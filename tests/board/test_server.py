@@ -14,6 +14,7 @@ import pytest
 from maestro.board import actions
 from maestro.board.server import CSP, TOKEN_HEADER
 from maestro.board.snapshot import layout
+from maestro.bus.mailbox import Mailbox
 from maestro.cli.context import Context
 from maestro.errors import MaestroError
 from maestro.state.model import Task
@@ -143,6 +144,24 @@ def test_the_latest_runs_pointer_is_no_run_id(board, project):
         status, _, body = fetch(board, f"/api/transcript?run={run}&task=1&attempt=1")
         assert status == 400, run
         assert json.loads(body)["error"] == f"no run {run} in this project."
+
+
+def test_a_huge_mail_is_served_cut_with_its_size_and_how_to_read_it_whole(board, project):
+    body = "Which port? " + "x" * 5_000_000
+    Mailbox(Context(cwd=project).paths).send(
+        "t1-abcdef", ["user"], type="query", priority="normal", subject="Which port?", body=body
+    )
+    status, _, answer = fetch(board, "/api/office")
+    assert status == 200 and len(answer) < 16 * 1024
+    office = json.loads(answer)
+    (question,) = office["open"]
+    assert question["message"].startswith("Which port? xxx")
+    assert question["message"].endswith(
+        f"\n… cut: the first 4,000 of {len(body):,} characters; the whole: maestro mail show m1"
+    )
+    assert [[m["message"] for m in thread] for thread in office["threads"]] == [
+        [question["message"]]
+    ]
 
 
 def test_an_unknown_page_is_not_found(board):
