@@ -237,9 +237,15 @@ def test_a_request_without_the_token_is_refused_in_the_browser(cli, project, boa
     assert stranger.goto(board.origin + "/").status == 200  # the page, which holds no data
     stranger.wait_for_selector("#run:has-text('refused')")
     assert stranger.locator(".node").count() == 0
+    assert stranger.get_by_role("button", name="Start a run").is_disabled()
     assert stranger.goto(board.origin + "/api/state").status == 401
     assert "refused" in stranger.text_content("body")
     assert stranger.goto(board.origin + "/events").status == 401
+    stranger.goto(board.origin + "/")
+    stranger.wait_for_selector("#run:has-text('refused')")
+    stranger.goto(board.url)  # pasted into the same tab: only the fragment changes
+    stranger.wait_for_selector('.node[data-task="1"]')
+    assert stranger.url == board.origin + "/"
     context.close()
 
 

@@ -64,12 +64,17 @@ const TOKEN = (() => {
   return sessionStorage.getItem("maestro-token") || "";
 })();
 
+// The URL pasted into a tab already on the board (after a restart, or on the bare address)
+// changes only the fragment, which loads no page: load it again to take the token.
+window.addEventListener("hashchange", () => new URLSearchParams(location.hash.slice(1)).has("token") && location.reload());
+
 function api(url, options = {}) {
   return fetch(url, { ...options, headers: { ...options.headers, "X-Maestro-Token": TOKEN } });
 }
 
 function refused() {
   $("run").textContent = "refused: no valid token. Open the URL `maestro board` printed.";
+  $("start").disabled = $("abort").disabled = true;
 }
 
 async function act(params) {
