@@ -330,10 +330,11 @@ def _load(page: Any, url: str, tasks: int) -> float:
 def _load_http(url: str) -> float:
     import urllib.request
 
+    origin, _, token = url.partition("/#token=")
     begun = time.perf_counter()
-    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())
-    opener.open(url).read()
-    opener.open(url.split("?")[0] + "api/state").read()
+    urllib.request.urlopen(origin + "/").read()
+    request = urllib.request.Request(origin + "/api/state", headers={"X-Maestro-Token": token})
+    urllib.request.urlopen(request).read()
     return time.perf_counter() - begun
 
 

@@ -2,11 +2,16 @@
 per request, an event stream (server-sent events) per open page.
 
 Safe on a shared machine: bound to 127.0.0.1 unless another address is asked for; a
-random token, given once in the URL and then kept in a cookie (HttpOnly, SameSite=Strict),
-is checked on every request, the event stream included; on loopback the Host header must
-name the server itself (a page of another site cannot reach it by a DNS name that points
+random token, given once in the URL's fragment (which no browser sends to any server),
+is kept by the page in its origin's session storage and sent in the ``X-Maestro-Token``
+header of every request for data or an action, the event stream included. No cookie:
+browsers send a cookie of 127.0.0.1 to every port of it, so any other local server the
+person opens would receive it. A page of another origin cannot send that header without
+a CORS preflight, which this server never grants. On loopback the Host header must name
+the server itself (a page of another site cannot reach it by a DNS name that points
 here); an action also needs its Origin to be the board's own; every answer carries a
 Content-Security-Policy that allows only the board's own script and style, and no framing.
+The page's three files hold no data and are served to anyone who reaches the board.
 """
 
 from __future__ import annotations
@@ -18,17 +23,18 @@ import secrets
 import sys
 import threading
 from http import HTTPStatus
-from http.cookies import CookieError, SimpleCookie
 from importlib import resources
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from maestro.board import actions, snapshot
+from maestro.board import actions, handoff, snapshot
 from maestro.board.feed import Feed
 from maestro.cli.context import Context
 from maestro.errors import MaestroError
 
 KEEPALIVE_S = 15.0
+TOKEN_HEADER = "X-Maestro-Token"
 BODY_LIMIT = 64 * 1024
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
@@ -54,6 +60,7 @@ class Board:
         self.assets = {path: (_asset(name), kind) for path, (name, kind) in ASSETS.items()}
         self.feed = Feed(ctx)
         self.unserved = False  # the feed failed to start: the server never served
+        self.handoff: Path | None = None  # the file a browser was opened on (handoff.py)
         try:
             self.httpd = _Server((host, port), _Handler)
         except OSError as exc:
@@ -64,7 +71,6 @@ class Board:
         self.httpd.board = self
         self.host = host
         self.port = int(self.httpd.server_address[1])
-        self.cookie = f"maestro_board_{self.port}"
         self.loopback = (
             ipaddress.ip_address(host).is_loopback if _is_ip(host) else host == "localhost"
         )
@@ -72,13 +78,20 @@ class Board:
             {f"127.0.0.1:{self.port}", f"localhost:{self.port}"} if self.loopback else set()
         )
 
+    def forget_handoff(self) -> None:
+        """The file that handed the token to a browser goes: a page has sent the token
+        (the browser has read the file), or the board stops."""
+        path, self.handoff = self.handoff, None
+        if path is not None:
+            handoff.remove(path)
+
     @property
     def origin(self) -> str:
         return f"http://{self.host}:{self.port}"
 
     @property
     def url(self) -> str:
-        return f"{self.origin}/?token={self.token}"
+        return f"{self.origin}/#token={self.token}"
 
     def serve(self) -> None:
         """Serve until ``close`` (or Ctrl-C)."""
@@ -168,16 +181,12 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     def _host_ok(self) -> bool:
         return not self.board.loopback or self.headers.get("Host", "") in self.board.hosts
 
-    def _cookie_token(self) -> str:
-        try:
-            jar = SimpleCookie(self.headers.get("Cookie", ""))
-        except CookieError:
-            return ""
-        morsel = jar.get(self.board.cookie)
-        return morsel.value if morsel else ""
-
-    def _token_ok(self, given: str) -> bool:
-        return bool(given) and secrets.compare_digest(given.encode(), self.board.token.encode())
+    def _token_ok(self) -> bool:
+        given = self.headers.get(TOKEN_HEADER, "")
+        if not given or not secrets.compare_digest(given.encode(), self.board.token.encode()):
+            return False
+        self.board.forget_handoff()
+        return True
 
     def _same_origin(self) -> bool:
         origin = self.headers.get("Origin", "")
@@ -191,19 +200,14 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         query = {k: v[-1] for k, v in parse_qs(url.query).items()}
         if not self._host_ok():
             return self._refuse(HTTPStatus.FORBIDDEN, "refused: not this board's address.")
-        if url.path == "/" and self._token_ok(query.get("token", "")):
-            cookie = f"{self.board.cookie}={self.board.token}; Path=/; HttpOnly; SameSite=Strict"
-            return self._send(
-                HTTPStatus.SEE_OTHER, b"", "text/plain", {"Location": "/", "Set-Cookie": cookie}
-            )
-        if not self._token_ok(self._cookie_token()):
+        if url.path in self.board.assets:  # the page itself: no data, no token needed
+            body, kind = self.board.assets[url.path]
+            return self._send(HTTPStatus.OK, body, kind)
+        if not self._token_ok():
             return self._refuse(
                 HTTPStatus.UNAUTHORIZED,
                 "refused: no valid token. Open the URL `maestro board` printed.",
             )
-        if url.path in self.board.assets:
-            body, kind = self.board.assets[url.path]
-            return self._send(HTTPStatus.OK, body, kind)
         if url.path == "/events":
             return self._stream()
         if url.path == "/api/state":  # what the event stream sends, for scripts and tests
@@ -231,7 +235,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         return None
 
     def do_POST(self) -> None:
-        if not self._host_ok() or not self._token_ok(self._cookie_token()):
+        if not self._host_ok() or not self._token_ok():
             return self._refuse(HTTPStatus.UNAUTHORIZED, "refused: no valid token.")
         if not self._same_origin():
             return self._refuse(

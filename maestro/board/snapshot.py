@@ -18,12 +18,13 @@ from typing import Any
 from maestro import graph, roster
 from maestro.board import transcript
 from maestro.bus.mailbox import Mailbox
+from maestro.bus.messages import Message
 from maestro.bus.sessions import USER, SessionStore
 from maestro.bus.workers import run_session_id
 from maestro.cli.context import Context
 from maestro.cli.status import load_plan, status_data
 from maestro.engine import keptstreams
-from maestro.engine.rundir import RunDir, RunLock, latest_run
+from maestro.engine.rundir import RunLock, find_run, latest_run
 from maestro.engine.worktree import worktrees_dir
 from maestro.errors import MaestroError, NotFound
 from maestro.git import run_git
@@ -34,6 +35,7 @@ from maestro.state.model import Plan, Task
 TASK_ID = re.compile(r"\d+(?:\.\d+)*")
 SESSIONS_SHOWN = 60  # the office lists the sessions written last (`maestro session list`: all)
 DIFF_LIMIT = 256 * 1024  # a diff bigger than this is cut, with the command that shows it all
+MAIL_SHOWN = 4000  # a mail's body is cut beyond this many characters (a worker's can be megabytes)
 SAFE_ID = re.compile(ID_PATTERN)
 
 
@@ -147,7 +149,7 @@ def transcript_path(
 ) -> Path:
     if kind not in KEPT:
         raise MaestroError(f"{kind!r} is not a transcript.", f"ask for one of {', '.join(KEPT)}.")
-    run = RunDir(paths, run_id)  # refuses anything but a run id
+    run = find_run(paths, run_id)  # refuses anything but a run's folder (`latest` names one)
     return inside(paths, run.artifact(check_task(task_id), attempt, kind))
 
 
@@ -274,7 +276,8 @@ def task_detail(ctx: Context, task_id: str) -> dict[str, Any]:
 
 
 def read_transcript(paths: ProjectPaths, query: dict[str, str]) -> dict[str, Any]:
-    """A transcript from byte ``from`` (else its end): a task attempt's (``run``,
+    """A transcript from byte ``from`` (else its end; ``behind``: there is more to read
+    at once): a task attempt's (``run``,
     ``task``, ``attempt``, ``kind``), or a kept review's or challenge's (``reviews`` or
     ``challenges``: its session)."""
     where = next((kind for kind in keptstreams.KINDS if kind in query), None)
@@ -290,8 +293,8 @@ def read_transcript(paths: ProjectPaths, query: dict[str, str]) -> dict[str, Any
             query.get("kind", KEPT[0]),
         )
     offset = query.get("from")
-    items, end = transcript.tail(path, int(offset) if offset and offset.isdigit() else None)
-    return {"entries": items, "offset": end}
+    items, end, behind = transcript.tail(path, int(offset) if offset and offset.isdigit() else None)
+    return {"entries": items, "offset": end, "behind": behind}
 
 
 def challenges(ctx: Context) -> dict[str, Any]:
@@ -342,6 +345,17 @@ def latest_sessions(paths: ProjectPaths, also: str | None) -> tuple[list[Any], i
     return sessions, len(found)
 
 
+def _mail(message: Message) -> dict[str, Any]:
+    """A message as the page shows it: a body read cut says so, and how to read it whole."""
+    data = message.to_dict()
+    if message.whole is not None:
+        data["message"] += (
+            f"\n… cut: the first {MAIL_SHOWN:,} of {message.whole:,} characters;"
+            f" the whole: maestro mail show {data['id']}"
+        )
+    return data
+
+
 def office(paths: ProjectPaths) -> dict[str, Any]:
     """The latest sessions and their modes, the mail of the person and of the latest
     run's session (where its workers' questions and blockers go) by thread, and the
@@ -351,11 +365,16 @@ def office(paths: ProjectPaths) -> dict[str, Any]:
     sessions, total = latest_sessions(paths, own)
     mailbox = Mailbox(paths)
     readers = [USER] + ([own] if own else [])
-    messages = {m.id: m for reader in readers for m in mailbox.inbox(reader, mark=False)[0]}
+    messages = {
+        m.id: m
+        for reader in readers
+        for m in mailbox.inbox(reader, mark=False, body_limit=MAIL_SHOWN)[0]
+    }
     threads: dict[int, list[dict[str, Any]]] = {}
     for message in sorted(messages.values(), key=lambda m: m.created_ns):
         if message.thread not in threads:
-            threads[message.thread] = [m.to_dict() for m in mailbox.thread(message.id)[0]]
+            thread = mailbox.thread(message.id, body_limit=MAIL_SHOWN)[0]
+            threads[message.thread] = [_mail(m) for m in thread]
     answered = {
         int(m["reply_to"][1:]) for thread in threads.values() for m in thread if m["reply_to"]
     }
@@ -366,7 +385,7 @@ def office(paths: ProjectPaths) -> dict[str, Any]:
         "sessions_total": total,
         "threads": list(threads.values()),
         "open": [
-            m.to_dict()
+            _mail(m)
             for m in messages.values()
             if m.type in ("query", "blocked") and m.id not in answered
         ],

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
-TAIL_BYTES = 64 * 1024  # what a page opening a transcript reads: its end, never all of it
+TAIL_BYTES = 64 * 1024  # what one read takes; a page opening a transcript reads its end
+BEHIND_BYTES = 4 * TAIL_BYTES  # a page further behind than this jumps to the end
 TEXT_LIMIT = 4000  # one entry's text, cut beyond this (a tool's output can be megabytes)
 
 Entry = dict[str, Any]
@@ -168,23 +169,59 @@ def merged(items: list[Entry]) -> list[Entry]:
     return out
 
 
-def tail(path: Path, offset: int | None = None) -> tuple[list[Entry], int]:
-    """The entries from byte ``offset`` (None: the last ``TAIL_BYTES``), at most
-    ``TAIL_BYTES`` of the file at once, and the offset to read on from. Only whole lines
-    are read: one being written is read next time."""
+def _past_line(handle: IO[bytes]) -> int | None:
+    """Read on to the end of the line under way, a slice at a time (a line may be
+    megabytes long); the bytes read, or None when the file ends first."""
+    read = 0
+    while chunk := handle.read(TAIL_BYTES):
+        end = chunk.find(b"\n")
+        if end >= 0:
+            handle.seek(end + 1 - len(chunk), 1)
+            return read + end + 1
+        read += len(chunk)
+    return None
+
+
+def _skipped(count: int) -> Entry:
+    return _entry("status", f"… {count:,} bytes of the transcript not shown: it goes on here")
+
+
+def tail(path: Path, offset: int | None = None) -> tuple[list[Entry], int, bool]:
+    """The entries from byte ``offset``, some ``TAIL_BYTES`` of whole lines at once; the
+    offset to read on from; and whether more was left to read. With no offset, or one
+    more than ``BEHIND_BYTES`` behind the end, the entries of the last ``TAIL_BYTES``,
+    after one that says how much was skipped: a page never falls behind a spoke that
+    prints faster than it reads. A line longer than ``TAIL_BYTES`` (a tool's output) is
+    shown cut, and read past; one still being written is read next time."""
+    found: list[Entry] = []
     try:
         with path.open("rb") as handle:
             size = handle.seek(0, 2)
-            start = max(0, size - TAIL_BYTES) if offset is None else min(max(0, offset), size)
+            start = 0 if offset is None else min(max(0, offset), size)
+            if offset is None or size - start > BEHIND_BYTES:
+                handle.seek(max(start, size - TAIL_BYTES))
+                if handle.tell() > 0:  # from the start of the next whole line
+                    handle.seek(-1, 1)
+                    if handle.read(1) != b"\n" and _past_line(handle) is None:
+                        return [], start, False  # in a line still being written
+                if handle.tell() > start:
+                    found.append(_skipped(handle.tell() - start))
+                start = handle.tell()
             handle.seek(start)
-            data = handle.read(TAIL_BYTES)
+            read = 0
+            while read < TAIL_BYTES:
+                raw = handle.readline(TAIL_BYTES)
+                if raw.endswith(b"\n"):
+                    found += entries(raw.decode("utf-8", "replace"))
+                    read += len(raw)
+                    continue
+                rest = _past_line(handle) if len(raw) == TAIL_BYTES else None
+                if rest is None:
+                    break  # the end of the file, or of what is written so far
+                read += len(raw) + rest
+                text = raw[:TEXT_LIMIT].decode("utf-8", "replace")
+                cut = f"{text} … (a line of {len(raw) + rest:,} bytes, cut)"
+                found.append({"kind": "result", "text": cut, "cut": len(raw) + rest})
     except FileNotFoundError:
-        return [], 0
-    if offset is None and start > 0:  # begun mid-line: from the next one
-        cut = data.find(b"\n") + 1
-        data, start = data[cut:], start + cut
-    end = data.rfind(b"\n") + 1
-    found: list[Entry] = []
-    for raw in data[:end].splitlines():
-        found += entries(raw.decode("utf-8", "replace"))
-    return merged(found), start + end
+        return [], 0, False
+    return merged(found), start + read, read >= TAIL_BYTES

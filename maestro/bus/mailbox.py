@@ -68,7 +68,16 @@ CREATE INDEX IF NOT EXISTS mail_thread ON mail (thread);
 """
 
 
-_COLUMNS = "m.id, m.thread, m.reply_to, m.sender, m.type, m.priority, m.subject, m.body, m.created, m.created_ns"
+def _columns(body_limit: int | None = None) -> str:
+    """A message's columns; with ``body_limit``, its body's first characters only and the
+    whole body's length (a reader that shows previews never holds a huge body)."""
+    body, length = "m.body", "NULL"
+    if body_limit is not None:
+        body, length = f"substr(m.body, 1, {int(body_limit)})", "length(m.body)"
+    return (
+        "m.id, m.thread, m.reply_to, m.sender, m.type, m.priority, m.subject,"
+        f" {body}, m.created, m.created_ns, {length}"
+    )
 
 
 def _message(row: Sequence[Any]) -> Message | Garbled:
@@ -100,8 +109,19 @@ def _message(row: Sequence[Any]) -> Message | Garbled:
             return Garbled(
                 mail_id(ident) if isinstance(ident, int) else repr(ident), "; ".join(problems)
             )
+        length = row[10]
         return Message(
-            number, thread, reply_to, sender, kind, priority, subject, body, created, created_ns
+            number,
+            thread,
+            reply_to,
+            sender,
+            kind,
+            priority,
+            subject,
+            body,
+            created,
+            created_ns,
+            whole=length if isinstance(length, int) and length > len(body) else None,
         )
     except (ValueError, TypeError) as exc:
         return Garbled(repr(ident), str(exc))
@@ -305,6 +325,7 @@ class Mailbox:
         *,
         unread_only: bool = False,
         mark: bool = True,
+        body_limit: int | None = None,
     ) -> tuple[list[Message], list[Garbled]]:
         """The session's mail, by priority then time. Unread messages are marked read by
         the session in the same transaction that selects them, and
@@ -313,7 +334,10 @@ class Mailbox:
         Only a reader with something to claim takes the write lock. One that finds
         nothing unread (a waiter's check, most checks) stays in a read transaction, which
         in WAL never waits: taking the lock there, it would meet any sender's transaction
-        and sleep in SQLite's busy handler, whose steps are 1, 2, 5, 10 ms and more."""
+        and sleep in SQLite's busy handler, whose steps are 1, 2, 5, 10 ms and more.
+
+        ``body_limit``: each body cut to its first characters (``Message.whole``: the
+        whole one's length, when it was longer)."""
         mine, mine_args = addressed_to(session_id)
         stored = self.path.exists()
         with self._db(write=mark and stored) as conn:
@@ -341,7 +365,7 @@ class Mailbox:
                     where += f" AND (d.read_at IS NULL{chosen})"
                     args += sorted(claimed)
                 rows = conn.execute(
-                    f"SELECT {_COLUMNS}, d.read_at, d.read_by, d.recipient FROM delivery d"
+                    f"SELECT {_columns(body_limit)}, d.read_at, d.read_by, d.recipient FROM delivery d"
                     f" JOIN mail m ON m.id = d.mail WHERE {where}",
                     args,
                 ).fetchall()
@@ -356,9 +380,9 @@ class Mailbox:
             if isinstance(parsed, Garbled):
                 garbled.append(parsed)
                 continue
-            parsed.read_at, parsed.read_by = row[10], row[11]
-            parsed.new = parsed.id in claimed or (not mark and row[10] is None)
-            parsed.to = [row[12]]
+            parsed.read_at, parsed.read_by = row[11], row[12]
+            parsed.new = parsed.id in claimed or (not mark and row[11] is None)
+            parsed.to = [row[13]]
             messages.append(parsed)
         messages.sort(key=sort_key)
         return messages, garbled
@@ -373,7 +397,7 @@ class Mailbox:
     def get(self, number: int) -> tuple[Message, list[Receipt]]:
         with self._db() as conn:
             row = conn.execute(
-                f"SELECT {_COLUMNS} FROM mail m WHERE m.id = ?", (number,)
+                f"SELECT {_columns()} FROM mail m WHERE m.id = ?", (number,)
             ).fetchone()
             if row is None:
                 raise NotFound(
@@ -413,7 +437,10 @@ class Mailbox:
                 )
             }
 
-    def thread(self, number: int) -> tuple[list[Message], list[Garbled]]:
+    def thread(
+        self, number: int, body_limit: int | None = None
+    ) -> tuple[list[Message], list[Garbled]]:
+        """The messages of ``number``'s thread, oldest first (``body_limit``: as ``inbox``)."""
         with self._db() as conn:
             row = conn.execute("SELECT thread FROM mail WHERE id = ?", (number,)).fetchone()
             if row is None:
@@ -422,7 +449,8 @@ class Mailbox:
                     "give a mail id that `mail inbox` shows.",
                 )
             rows = conn.execute(
-                f"SELECT {_COLUMNS} FROM mail m WHERE m.thread = ? ORDER BY m.created_ns, m.id",
+                f"SELECT {_columns(body_limit)} FROM mail m WHERE m.thread = ?"
+                " ORDER BY m.created_ns, m.id",
                 (row[0],),
             ).fetchall()
             recipients: dict[int, list[str]] = {}

@@ -56,6 +56,7 @@ class Message:
     read_at: str | None = None  # for the inbox it is listed in
     read_by: str | None = None
     new: bool = False  # first shown to its reader by this call
+    whole: int | None = None  # the body's length, when only its start was read
 
     @property
     def rank(self) -> int:

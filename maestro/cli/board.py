@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+import webbrowser
 
+from maestro.board import handoff
 from maestro.board.server import Board
 from maestro.cli.context import Context, Result
 
@@ -15,7 +17,8 @@ EXAMPLES = """\
   maestro board --host 0.0.0.0       reachable from other machines (the same token guards it)
 
 The URL holds a random token: whoever has it can steer the run. It is printed once;
-the page keeps it in a cookie. Ctrl-C stops the board (never the run)."""
+the page keeps it in its tab's session storage, for the board's own address and port
+only. Ctrl-C stops the board (never the run)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -37,13 +40,15 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
     ctx.stdout.write(f"board: {board.url}\n(Ctrl-C stops the board; the run goes on)\n")
     ctx.stdout.flush()
     if not args.no_open and _desktop(ctx.env):
-        import webbrowser
-
-        webbrowser.open(board.url)
+        # The browser's command line is in the process list: it gets a private file's
+        # path, and the file the token (removed once the page has used it).
+        board.handoff = handoff.write(board.url)
+        webbrowser.open(board.handoff.as_uri())
     try:
         board.serve()
     except KeyboardInterrupt:
         pass
     finally:
         board.close()
-    return Result("board", {"url": board.url.split("?")[0]}, "board stopped.")
+        board.forget_handoff()  # a file never opened goes too
+    return Result("board", {"url": board.url.split("#")[0]}, "board stopped.")

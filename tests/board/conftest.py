@@ -8,8 +8,10 @@ MAESTRO_BOARD_SHOTS (default build/board/) for a person to look at; none is comp
 
 from __future__ import annotations
 
+import http.server
 import json
 import os
+import threading
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -18,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from maestro.board.server import Board
+from maestro.board.server import TOKEN_HEADER, Board
 from maestro.cli.context import Context
 
 CHROMIUM = os.environ.get("MAESTRO_CHROMIUM", "/usr/bin/chromium")
@@ -50,14 +52,14 @@ def fetch(
     board: Board,
     path: str,
     *,
-    cookie: bool = True,
+    token: bool = True,
     headers: dict[str, str] | None = None,
     body: dict[str, Any] | None = None,
 ) -> tuple[int, dict[str, str], bytes]:
     """One request to ``board`` (no redirects followed): status, headers, body."""
     sent = dict(headers or {})
-    if cookie:
-        sent.setdefault("Cookie", f"{board.cookie}={board.token}")
+    if token:
+        sent.setdefault(TOKEN_HEADER, board.token)
     data = None
     if body is not None:
         data = json.dumps(body).encode()
@@ -106,3 +108,29 @@ def page(browser: Any) -> Iterator[Any]:
     yield opened
     context.close()
     assert errors == [], f"the page raised: {errors}"
+
+
+@pytest.fixture
+def other_server() -> Iterator[tuple[str, list[str]]]:
+    """Another web server on this machine (a dev server on another port): its URL, and
+    every request it received, as its request line and headers."""
+    received: list[str] = []
+
+    class Recorder(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            received.append(f"{self.requestline}\n{self.headers}")
+            body = b"<!doctype html><title>another server</title><p>another server</p>"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            del format, args
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}", received
+    server.shutdown()
+    server.server_close()

@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 
+from maestro.bus.mailbox import Mailbox
+from maestro.cli.context import Context
 from tests.board.conftest import shots_dir
 from tests.cli.test_task_stop import one_slot_two_tasks
 from tests.engine.runkit import answer, events, plan, prompt_of, step, task, write_plan
@@ -232,11 +234,51 @@ def test_a_request_without_the_token_is_refused_in_the_browser(cli, project, boa
     board = board_of(project)
     context = browser.new_context()
     stranger = context.new_page()
-    response = stranger.goto(board.origin + "/")
-    assert response.status == 401
+    assert stranger.goto(board.origin + "/").status == 200  # the page, which holds no data
+    stranger.wait_for_selector("#run:has-text('refused')")
+    assert stranger.locator(".node").count() == 0
+    assert stranger.get_by_role("button", name="Start a run").is_disabled()
+    assert stranger.goto(board.origin + "/api/state").status == 401
     assert "refused" in stranger.text_content("body")
     assert stranger.goto(board.origin + "/events").status == 401
+    stranger.goto(board.origin + "/")
+    stranger.wait_for_selector("#run:has-text('refused')")
+    stranger.goto(board.url)  # pasted into the same tab: only the fragment changes
+    stranger.wait_for_selector('.node[data-task="1"]')
+    assert stranger.url == board.origin + "/"
     context.close()
+
+
+def test_another_local_server_opened_after_the_board_never_receives_its_token(
+    cli, project, board_of, page, other_server, monkeypatch
+):
+    """The token stays with the board's own origin (its port included): another server of
+    127.0.0.1 that the person opens next, in the same tab or another, gets no cookie nor
+    anything else holding it; the board, opened again in the tab, still reads and acts."""
+    (project / "README.md").write_text("project\n")
+    subprocess.run(["git", "add", "-A"], cwd=project, check=True)
+    subprocess.run(["git", "commit", "-qm", "init"], cwd=project, check=True)
+    monkeypatch.setenv("MAESTRO_SIM_DELAY", "0.3")
+    write_plan(cli, project, [sim_task(1, "Lay the foundation", "a.py")])
+    board = board_of(project)
+    open_board(page, board)
+    assert page.url == board.origin + "/"  # the token left the address bar
+    other_url, received = other_server
+    page.goto(other_url + "/same-tab")
+    other = page.context.new_page()
+    other.goto(other_url + "/other-tab")
+    other.close()
+    assert {r.split()[1] for r in received} >= {"/same-tab", "/other-tab"}
+    assert all(board.token not in request for request in received), received
+    assert not [r for r in received if "cookie:" in r.lower()], received
+    page.goto(board.origin + "/")  # no token in the URL: the tab's session storage has it
+    page.wait_for_selector('.node[data-task="1"][data-status=pending]')
+    page.locator('.node[data-task="1"]').click()
+    page.get_by_role("button", name="Run task 1").click()
+    page.wait_for_selector("#toast:has-text('maestro run 1 --detach')", timeout=30000)
+    page.wait_for_selector('.node[data-task="1"][data-status=done]', timeout=30000)
+    page.screenshot(path=str(shots_dir() / "board-token-kept.png"))
+    assert all(board.token not in request for request in received)
 
 
 def test_spoke_text_holding_a_script_shows_as_text(cli, project, runenv, board_of, page):
@@ -391,3 +433,64 @@ def test_a_reviewers_and_a_challengers_transcripts_show_as_they_stream(
     page.wait_for_selector("#transcript-of:has-text('challenge')")
     page.wait_for_selector("#transcript .entry:has-text('<b>too much</b>')")
     page.screenshot(path=str(shots_dir() / "board-challenges.png"), full_page=True)
+
+
+SAID = '{"type":"message","role":"assistant","content":"%s"}\n'
+
+
+def followed_transcript(cli: Any, project: Path, board_of: Any, page: Any) -> Path:
+    """Task 1's attempt streamed one line so far, its transcript open on the page (the
+    page follows it from there): the stream's path."""
+    write_plan(cli, project, [task(1, tool="sim")])
+    run = project / ".ai" / "maestro" / "runs" / "20261121T120000Z-1a2b"
+    run.mkdir(parents=True)
+    (run.parent / "latest").write_text(run.name + "\n")
+    stream = run / "task-1-attempt-1.stream.jsonl"
+    stream.write_text(SAID % "the first line")
+    open_board(page, board_of(project))
+    page.locator('.node[data-task="1"]').click()
+    page.wait_for_selector("#transcript .entry:has-text('the first line')")
+    return stream
+
+
+def test_the_transcript_catches_up_with_11_mb_printed_at_once(cli, project, board_of, page):
+    stream = followed_transcript(cli, project, board_of, page)
+    lines = "".join(SAID % f"line {n:05d} of 20005 {'x' * 530}" for n in range(1, 20006))
+    assert len(lines) > 11_000_000
+    with stream.open("a") as handle:
+        handle.write(lines)
+    page.wait_for_selector("#transcript .entry:has-text('line 20005 of 20005')", timeout=10000)
+    assert page.locator("#transcript .entry", has_text="bytes of the transcript not shown").count()
+    page.locator("#transcript").scroll_into_view_if_needed()
+    page.screenshot(path=str(shots_dir() / "board-transcript-caught-up.png"))
+
+
+def test_the_transcript_moves_past_a_line_longer_than_a_read(cli, project, board_of, page):
+    stream = followed_transcript(cli, project, board_of, page)
+    with stream.open("a") as handle:
+        handle.write(SAID % ("y" * 200 * 1024))
+        handle.flush()
+        time.sleep(0.5)  # the page reads the long line alone first
+        handle.write(SAID % "the short line after it")
+    page.wait_for_selector("#transcript .entry:has-text('the short line after it')", timeout=10000)
+    cut = page.locator("#transcript .entry", has_text="bytes, cut)")
+    assert cut.count() == 1 and "yyyy" in cut.text_content()
+    page.locator("#transcript").scroll_into_view_if_needed()
+    page.screenshot(path=str(shots_dir() / "board-transcript-long-line.png"))
+
+
+def test_a_huge_mail_is_shown_cut_and_the_page_stays_quick(cli, project, board_of, page):
+    write_plan(cli, project, [task(1, tool="sim")])
+    body = "Which port? " + "x" * 5_000_000
+    Mailbox(Context(cwd=project).paths).send(
+        "t1-abcdef", ["user"], type="query", priority="normal", subject="Which port?", body=body
+    )
+    open_board(page, board_of(project))
+    question = page.locator("#questions li", has_text="Which port?")
+    question.wait_for(timeout=10000)
+    assert "the whole: maestro mail show m1" in question.text_content()
+    assert len(question.text_content()) < 5000
+    page.locator("#threads summary").first.click()
+    page.wait_for_selector("#threads li:has-text('of 5,000,012 characters')")
+    question.locator("pre").evaluate("pre => (pre.scrollTop = pre.scrollHeight)")
+    question.screenshot(path=str(shots_dir() / "board-mail-cut.png"))

@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import json
 import time
+import urllib.error
+import urllib.request
 
 import pytest
 
 from maestro.board import actions
-from maestro.board.server import CSP
+from maestro.board.server import CSP, TOKEN_HEADER
 from maestro.board.snapshot import layout
+from maestro.bus.mailbox import Mailbox
 from maestro.cli.context import Context
 from maestro.errors import MaestroError
 from maestro.state.model import Task
@@ -28,24 +31,46 @@ def board(cli, project, board_of):
 
 
 def test_a_request_without_the_token_is_refused(board):
-    for path in ("/", "/events", "/api/state", "/board.js", "/api/task?id=1"):
-        status, headers, body = fetch(board, path, cookie=False)
+    for path in ("/events", "/api/state", "/api/task?id=1", "/api/office", "/api/challenges"):
+        status, headers, body = fetch(board, path, token=False)
         assert status == 401, path
         assert headers["Content-Security-Policy"] == CSP
         assert b"refused" in body
-    status, _, _ = fetch(
-        board, "/api/state", cookie=False, headers={"Cookie": f"{board.cookie}=wrong"}
-    )
+    status, _, _ = fetch(board, "/api/state", token=False, headers={TOKEN_HEADER: "wrong"})
     assert status == 401
+    # A cookie, a query or a bearer header holding the token is no token: only the header.
+    for sent in (
+        {"Cookie": f"maestro_board_{board.port}={board.token}"},
+        {"Authorization": f"Bearer {board.token}"},
+    ):
+        assert fetch(board, "/api/state", token=False, headers=sent)[0] == 401
+    assert fetch(board, f"/api/state?token={board.token}", token=False)[0] == 401
 
 
-def test_the_token_in_the_url_becomes_a_strict_cookie(board):
-    status, headers, _ = fetch(board, f"/?token={board.token}", cookie=False)
-    assert status == 303 and headers["Location"] == "/"
-    cookie = headers["Set-Cookie"]
-    assert cookie.startswith(f"{board.cookie}={board.token};")
-    assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
-    assert fetch(board, "/?token=nope", cookie=False)[0] == 401
+def test_the_page_needs_no_token_and_no_answer_sets_a_cookie(board):
+    """The page's three files hold no data; the token comes in the URL's fragment, which
+    no browser sends, and never goes into a cookie, which the browser would send to every
+    other server of 127.0.0.1 too."""
+    assert board.url == f"{board.origin}/#token={board.token}"
+    for path in ("/", "/board.js", "/board.css", f"/?token={board.token}"):
+        status, headers, body = fetch(board, path, token=False)
+        assert status == 200, path
+        assert "Set-Cookie" not in headers and board.token.encode() not in body
+    for path in ("/api/state", "/api/office", "/api/task?id=1"):
+        assert "Set-Cookie" not in fetch(board, path)[1]
+
+
+def test_no_other_origin_is_let_through_a_preflight(board):
+    asked = {
+        "Origin": "http://127.0.0.1:1",
+        "Access-Control-Request-Method": "POST",
+        "Access-Control-Request-Headers": "content-type,x-maestro-token",
+    }
+    request = urllib.request.Request(board.origin + "/api/action", method="OPTIONS", headers=asked)
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=10)
+    assert refused.value.code >= 400
+    assert not [h for h in refused.value.headers if h.lower().startswith("access-control-")]
 
 
 def test_every_answer_has_a_strict_policy(board):
@@ -70,7 +95,7 @@ def test_an_action_needs_the_boards_own_origin(board):
     cross = {"Origin": board.origin, "Sec-Fetch-Site": "cross-site"}
     assert fetch(board, "/api/action", body=act, headers=cross)[0] == 403
     assert (
-        fetch(board, "/api/action", body=act, cookie=False, headers={"Origin": board.origin})[0]
+        fetch(board, "/api/action", body=act, token=False, headers={"Origin": board.origin})[0]
         == 401
     )
     status, _, body = fetch(board, "/api/action", body=act, headers={"Origin": board.origin})
@@ -107,6 +132,36 @@ def test_paths_outside_the_state_are_refused(board, query):
     status, _, body = fetch(board, "/api/transcript?" + query)
     assert status == 400, body
     assert fetch(board, "/api/task?id=..%2F1")[0] == 400
+
+
+def test_the_latest_runs_pointer_is_no_run_id(board, project):
+    """``runs/latest`` is the file naming the newest run, never a run of its own: asked
+    for as one, the answer is the same 400 as for any other id that names no run."""
+    runs = project / ".ai" / "maestro" / "runs"
+    (runs / "20261121T120000Z-1a2b").mkdir(parents=True)
+    (runs / "latest").write_text("20261121T120000Z-1a2b\n")
+    for run in ("latest", "20261121T120000Z-ffff"):
+        status, _, body = fetch(board, f"/api/transcript?run={run}&task=1&attempt=1")
+        assert status == 400, run
+        assert json.loads(body)["error"] == f"no run {run} in this project."
+
+
+def test_a_huge_mail_is_served_cut_with_its_size_and_how_to_read_it_whole(board, project):
+    body = "Which port? " + "x" * 5_000_000
+    Mailbox(Context(cwd=project).paths).send(
+        "t1-abcdef", ["user"], type="query", priority="normal", subject="Which port?", body=body
+    )
+    status, _, answer = fetch(board, "/api/office")
+    assert status == 200 and len(answer) < 16 * 1024
+    office = json.loads(answer)
+    (question,) = office["open"]
+    assert question["message"].startswith("Which port? xxx")
+    assert question["message"].endswith(
+        f"\n… cut: the first 4,000 of {len(body):,} characters; the whole: maestro mail show m1"
+    )
+    assert [[m["message"] for m in thread] for thread in office["threads"]] == [
+        [question["message"]]
+    ]
 
 
 def test_an_unknown_page_is_not_found(board):

@@ -50,24 +50,61 @@ def test_a_line_that_is_not_json_is_shown_as_it_is():
     ]
 
 
+LINE = '{"type":"message","role":"assistant","content":"%s"}\n'
+
+
 def test_the_tail_reads_whole_lines_from_an_offset(tmp_path):
     path = tmp_path / "t.jsonl"
-    path.write_text('{"type":"message","role":"assistant","content":"one"}\n{"type":"mess')
-    items, offset = transcript.tail(path)
-    assert [i["text"] for i in items] == ["one"]
+    path.write_text(LINE % "one" + '{"type":"mess')
+    items, offset, behind = transcript.tail(path)
+    assert [i["text"] for i in items] == ["one"] and not behind
     with path.open("a") as handle:
         handle.write('age","role":"assistant","content":"two"}\n')
-    items, end = transcript.tail(path, offset)
+    items, end, behind = transcript.tail(path, offset)
     assert [i["text"] for i in items] == ["two"] and end == path.stat().st_size
 
 
 def test_the_tail_of_a_big_transcript_is_its_end_only(tmp_path):
     path = tmp_path / "t.jsonl"
-    line = '{"type":"message","role":"assistant","content":"%s"}\n'
-    path.write_text("".join(line % f"n{i}" for i in range(20000)))
-    items, offset = transcript.tail(path)
+    path.write_text("".join(LINE % f"n{i}" for i in range(20000)))
+    items, offset, behind = transcript.tail(path)
     assert items[-1]["text"] == "n19999"
-    assert len(items) < 2000 and offset == path.stat().st_size
+    assert items[0]["kind"] == "status" and "bytes of the transcript not shown" in items[0]["text"]
+    assert len(items) < 2000 and offset == path.stat().st_size and not behind
+
+
+def test_a_reader_far_behind_jumps_to_the_end_and_says_what_it_skipped(tmp_path):
+    """11 MB written at once: the next read from where the page was ends at the last
+    line, not 64 KiB further on."""
+    path = tmp_path / "t.jsonl"
+    path.write_text(LINE % "before")
+    _, offset, _ = transcript.tail(path)
+    with path.open("a") as handle:
+        handle.write("".join(LINE % f"n{i:05d} {'x' * 500}" for i in range(20005)))
+    items, end, behind = transcript.tail(path, offset)
+    assert items[-1]["text"].startswith("n20004 ") and end == path.stat().st_size
+    skipped = int(items[0]["text"].split()[1].replace(",", ""))
+    assert skipped > 10_000_000 and not behind
+
+
+def test_a_line_longer_than_a_read_is_shown_cut_and_read_past(tmp_path):
+    path = tmp_path / "t.jsonl"
+    path.write_text(LINE % "before")
+    _, offset, _ = transcript.tail(path)
+    big = LINE % ("y" * 200 * 1024)
+    with path.open("a") as handle:
+        handle.write(big[:100_000])  # still being written: nothing to read yet
+    assert transcript.tail(path, offset) == ([], offset, False)
+    with path.open("a") as handle:
+        handle.write(big[100_000:] + LINE % "after")
+    shown, behind = [], True
+    while behind:
+        items, offset, behind = transcript.tail(path, offset)
+        shown += items
+    assert [i["text"] for i in shown][-1] == "after" and offset == path.stat().st_size
+    cut = shown[0]["text"]
+    assert cut.startswith('{"type":"message"') and len(cut) < 4100
+    assert cut.endswith(f" … (a line of {len(big):,} bytes, cut)")
 
 
 def test_a_long_tool_output_is_cut():

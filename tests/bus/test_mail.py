@@ -440,6 +440,20 @@ def test_send_into_an_existing_thread(office, cli, monkeypatch):
     assert bad.code == 1 and "'12x' is not a mail id" in bad.err
 
 
+def test_a_reader_of_previews_gets_each_body_cut_with_its_whole_length(office):
+    worker = office.worker("1")
+    mailbox = Mailbox(office.paths)
+    fields = {"type": "query", "priority": "normal", "subject": "s"}
+    mailbox.send(worker.id, ["user"], body="é" * 10, **fields)
+    mailbox.send(worker.id, ["user"], body="short", thread=1, **fields)
+    inbox, _ = mailbox.inbox("user", mark=False, body_limit=4)
+    thread, _ = mailbox.thread(1, body_limit=4)
+    for read in (inbox, thread):
+        assert [(m.body, m.whole) for m in read] == [("éééé", 10), ("shor", 5)]
+    assert [(m.body, m.whole) for m in mailbox.thread(1)[0]] == [("é" * 10, None), ("short", None)]
+    assert mailbox.inbox("user", body_limit=5)[0][1].whole is None  # whole already
+
+
 def test_worker_session_ids_are_safe_for_any_task_id(office):
     assert office.worker("4.1").id.startswith("t4.1-")
     assert office.worker("a/b c").id.startswith("tabc-")

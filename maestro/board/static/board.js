@@ -50,8 +50,35 @@ function toast(text) {
   toast.timer = setTimeout(() => ($("toast").textContent = ""), 8000);
 }
 
+// -- the token --------------------------------------------------------------------------
+// Given once in the URL's fragment (which the browser sends to no server), kept in this
+// origin's session storage (a page of another port cannot read it), and sent in a header
+// with every request for data or an action: never in a cookie, which the browser would
+// also send to every other server on this host.
+const TOKEN = (() => {
+  const given = new URLSearchParams(location.hash.slice(1)).get("token");
+  if (given) {
+    sessionStorage.setItem("maestro-token", given);
+    history.replaceState(null, "", location.pathname);
+  }
+  return sessionStorage.getItem("maestro-token") || "";
+})();
+
+// The URL pasted into a tab already on the board (after a restart, or on the bare address)
+// changes only the fragment, which loads no page: load it again to take the token.
+window.addEventListener("hashchange", () => new URLSearchParams(location.hash.slice(1)).has("token") && location.reload());
+
+function api(url, options = {}) {
+  return fetch(url, { ...options, headers: { ...options.headers, "X-Maestro-Token": TOKEN } });
+}
+
+function refused() {
+  $("run").textContent = "refused: no valid token. Open the URL `maestro board` printed.";
+  $("start").disabled = $("abort").disabled = true;
+}
+
 async function act(params) {
-  const res = await fetch("/api/action", {
+  const res = await api("/api/action", {
     method: "POST",
     headers: { "Content-Type": "application/json" },
     body: JSON.stringify(params),
@@ -62,7 +89,7 @@ async function act(params) {
 }
 
 async function getJSON(url) {
-  const res = await fetch(url);
+  const res = await api(url);
   if (!res.ok) throw new Error(await res.text());
   return res.json();
 }
@@ -400,7 +427,8 @@ const ENTRIES_KEPT = 400;
 function entryView(e) {
   const cls = "entry " + e.kind + (e.error ? " error" : "");
   if (e.kind === "result") {
-    return el("details", { class: cls }, el("summary", {}, `output (${e.text.length} chars)`), el("pre", {}, e.text));
+    const size = e.cut ? `a line of ${e.cut.toLocaleString("en-US")} bytes, cut` : `${e.text.length} chars`;
+    return el("details", { class: cls }, el("summary", {}, `output (${size})`), el("pre", {}, e.text));
   }
   if (e.kind === "tool") return el("div", { class: cls }, el("span", { class: "who" }, e.name), el("pre", {}, e.text));
   if (e.kind === "status") return el("div", { class: cls }, e.text);
@@ -425,24 +453,36 @@ async function openTranscript(source, caption, owner) {
   await more();
 }
 
+// One read at a time: a notice that comes meanwhile, or a read that left more to read
+// (a spoke printing faster than the page reads), reads again once it is done.
 async function more() {
   const f = follow;
-  if (!f || more.busy) return;
+  if (!f) return;
+  if (more.busy) {
+    more.again = true;
+    return;
+  }
   more.busy = true;
+  more.again = false;
   try {
     const q = new URLSearchParams(f.source);
     if (f.offset !== null) q.set("from", f.offset);
     const data = await getJSON("/api/transcript?" + q);
-    if (f !== follow) return;
-    f.offset = data.offset;
-    const box = $("transcript");
-    const atEnd = box.scrollTop + box.clientHeight >= box.scrollHeight - 8;
-    box.append(...data.entries.map(entryView));
-    while (box.childElementCount > ENTRIES_KEPT) box.firstElementChild.remove();
-    if (atEnd) box.scrollTop = box.scrollHeight;
+    if (f === follow) {
+      f.offset = data.offset;
+      const box = $("transcript");
+      const atEnd = box.scrollTop + box.clientHeight >= box.scrollHeight - 8;
+      box.append(...data.entries.map(entryView));
+      while (box.childElementCount > ENTRIES_KEPT) box.firstElementChild.remove();
+      if (atEnd) box.scrollTop = box.scrollHeight;
+      more.again ||= data.behind;
+    }
+  } catch (err) {
+    toast(String(err));
   } finally {
     more.busy = false;
   }
+  if (more.again) more();
 }
 
 // -- the office and the events ---------------------------------------------------------
@@ -523,21 +563,56 @@ $("start").addEventListener("click", () => act({ action: "start" }));
 $("abort").addEventListener("click", () => act({ action: "abort" }));
 $("challenges").addEventListener("click", showChallenges);
 
-const stream = new EventSource("/events");
-stream.addEventListener("state", (e) => onState(JSON.parse(e.data)));
-stream.addEventListener("transcript", (e) => {
-  const n = JSON.parse(e.data);
-  if (follow && sourceKey(n) === follow.key) more();
-  const showing = n.challenges ? selected === "" : selected === n.task;
-  if (showing && !detailTimer) {
-    detailTimer = setTimeout(() => ((detailTimer = null), selected === "" ? loadChallenges() : loadDetail()), 2000);
+// The event stream: read with fetch, as EventSource cannot send the token's header.
+const handlers = {
+  state: onState,
+  transcript(n) {
+    if (follow && sourceKey(n) === follow.key) more();
+    const showing = n.challenges ? selected === "" : selected === n.task;
+    if (showing && !detailTimer) {
+      detailTimer = setTimeout(() => ((detailTimer = null), selected === "" ? loadChallenges() : loadDetail()), 2000);
+    }
+  },
+  office(n) {
+    if (!n.mail) return officeSoon(officeEvery());
+    clearTimeout(officeSoon.timer);
+    officeSoon.timer = null;
+    officeSoon(50);
+  },
+};
+
+function dispatch(block) {
+  let kind = "message";
+  const data = [];
+  for (const line of block.split("\n")) {
+    if (line.startsWith("event: ")) kind = line.slice(7);
+    else if (line.startsWith("data: ")) data.push(line.slice(6));
   }
-});
-stream.addEventListener("office", (e) => {
-  if (!JSON.parse(e.data).mail) return officeSoon(officeEvery());
-  clearTimeout(officeSoon.timer);
-  officeSoon.timer = null;
-  officeSoon(50);
-});
-stream.addEventListener("error", () => ($("run").textContent = "reconnecting…"));
+  if (data.length && handlers[kind]) handlers[kind](JSON.parse(data.join("\n")));
+}
+
+async function listen() {
+  try {
+    const res = await api("/events");
+    if (res.status === 401) return refused();
+    if (res.ok) {
+      const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+      let buffer = "";
+      for (let got = await reader.read(); !got.done; got = await reader.read()) {
+        buffer += got.value;
+        for (let end = buffer.indexOf("\n\n"); end >= 0; end = buffer.indexOf("\n\n")) {
+          dispatch(buffer.slice(0, end));
+          buffer = buffer.slice(end + 2);
+        }
+      }
+    }
+  } catch (err) {
+    // the board stopped, or the connection broke: try again
+  }
+  $("run").textContent = "reconnecting…";
+  setTimeout(listen, 1000);
+}
+
+if (TOKEN) listen();
+else refused();
 setInterval(() => state && (renderHeader(), renderGraph()), 1000); // running times tick
