@@ -71,6 +71,18 @@ CREATE INDEX IF NOT EXISTS mail_thread ON mail (thread);
 _COLUMNS = "m.id, m.thread, m.reply_to, m.sender, m.type, m.priority, m.subject, m.body, m.created, m.created_ns"
 
 
+def _columns(cut: int | None) -> str:
+    """``_COLUMNS``, with the texts a sender chooses (sender, subject, body) cut to
+    ``cut + 1`` characters when given: longer ones come back just over ``cut``."""
+    if cut is None:
+        return _COLUMNS
+    end = int(cut) + 1
+    return ", ".join(
+        f"substr({column}, 1, {end})" if column in ("m.sender", "m.subject", "m.body") else column
+        for column in _COLUMNS.split(", ")
+    )
+
+
 def _message(row: Sequence[Any]) -> Message | Garbled:
     ident = row[0]
     try:
@@ -291,10 +303,14 @@ class Mailbox:
         *,
         unread_only: bool = False,
         mark: bool = True,
+        cut: int | None = None,
     ) -> tuple[list[Message], list[Garbled]]:
         """The session's mail, by priority then time. Unread messages are marked read by
         the session in the same transaction that selects them, and
         come back with ``new=True``: to exactly one reader, whatever runs at once.
+        ``cut``: a sender, subject or body longer than that many characters comes back
+        cut to one more, so a reader that bounds what it takes (the engine's desk) never
+        holds the whole of one.
 
         Only a reader with something to claim takes the write lock. One that finds
         nothing unread (a waiter's check, most checks) stays in a read transaction, which
@@ -327,7 +343,7 @@ class Mailbox:
                     where += f" AND (d.read_at IS NULL{chosen})"
                     args += sorted(claimed)
                 rows = conn.execute(
-                    f"SELECT {_COLUMNS}, d.read_at, d.read_by, d.recipient FROM delivery d"
+                    f"SELECT {_columns(cut)}, d.read_at, d.read_by, d.recipient FROM delivery d"
                     f" JOIN mail m ON m.id = d.mail WHERE {where}",
                     args,
                 ).fetchall()
