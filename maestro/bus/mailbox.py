@@ -69,13 +69,16 @@ CREATE INDEX IF NOT EXISTS mail_thread ON mail (thread);
 
 
 def _columns(body_limit: int | None = None) -> str:
-    """A message's columns; with ``body_limit``, its body's first characters only and the
-    whole body's length (a reader that shows previews never holds a huge body)."""
-    body, length = "m.body", "NULL"
+    """A message's columns; with ``body_limit``, the texts a sender chooses (sender,
+    subject, body) cut to that many characters, and the whole body's length: a reader that
+    bounds what it takes (the board's previews, the engine's desk) never holds a huge one."""
+    sender, subject, body, length = "m.sender", "m.subject", "m.body", "NULL"
     if body_limit is not None:
-        body, length = f"substr(m.body, 1, {int(body_limit)})", "length(m.body)"
+        end = int(body_limit)
+        sender, subject, body = (f"substr({c}, 1, {end})" for c in (sender, subject, body))
+        length = "length(m.body)"
     return (
-        "m.id, m.thread, m.reply_to, m.sender, m.type, m.priority, m.subject,"
+        f"m.id, m.thread, m.reply_to, {sender}, m.type, m.priority, {subject},"
         f" {body}, m.created, m.created_ns, {length}"
     )
 
@@ -330,14 +333,13 @@ class Mailbox:
         """The session's mail, by priority then time. Unread messages are marked read by
         the session in the same transaction that selects them, and
         come back with ``new=True``: to exactly one reader, whatever runs at once.
-
         Only a reader with something to claim takes the write lock. One that finds
         nothing unread (a waiter's check, most checks) stays in a read transaction, which
         in WAL never waits: taking the lock there, it would meet any sender's transaction
         and sleep in SQLite's busy handler, whose steps are 1, 2, 5, 10 ms and more.
 
-        ``body_limit``: each body cut to its first characters (``Message.whole``: the
-        whole one's length, when it was longer)."""
+        ``body_limit``: each sender, subject and body cut to its first characters
+        (``Message.whole``: the whole body's length, when it was longer)."""
         mine, mine_args = addressed_to(session_id)
         stored = self.path.exists()
         with self._db(write=mark and stored) as conn:

@@ -30,7 +30,9 @@ from maestro.engine.requests import ask
 from maestro.engine.rundir import RunLock
 from maestro.errors import MaestroError
 from maestro.paths import ProjectPaths
-from maestro.state.model import SPECIALISTS, TASK_MODES, TOOLS, Plan, Task, task_sort_key
+from maestro.planning.loading import refuse_controls
+from maestro.planning.planschema import check, fields_shape
+from maestro.state.model import Plan, Task, task_sort_key
 
 SPAWN = "task spawn"  # the request's subject at the run's desk
 
@@ -48,6 +50,10 @@ class SpawnRequest:
     agent: str | None = None
     tool: str | None = None
     mode: str | None = None  # coordinate: the subtask splits itself again (depth allowing)
+
+
+# What the desk takes for a spawn: each field with plan input's own schema and bounds.
+REQUEST_SHAPE = fields_shape([f.name for f in dataclass_fields(SpawnRequest)], ["title"])
 
 
 @dataclass
@@ -154,6 +160,7 @@ def spawn(paths: ProjectPaths, env: Mapping[str, str], request: SpawnRequest) ->
             f"run {run_id}, which dispatched Task {me.task_ids[0]}, is not running: nothing would dispatch the subtask.",
             'report it instead: `maestro task report blocked "..."`.',
         )
+    _request(asdict(request))  # refused here, as the engine would, before any mail is sent
     answer = ask(paths, me.id, run_id, SPAWN, asdict(request))
     if not isinstance(answer.get("task"), dict) or not isinstance(answer.get("warnings"), list):
         raise MaestroError(
@@ -182,33 +189,13 @@ def spawned_data(done: Spawned) -> dict[str, Any]:
 
 
 def _request(fields: Mapping[str, Any]) -> SpawnRequest:
-    """A SpawnRequest from the JSON a spoke sent: known keys, each of its type."""
-    known = {f.name: f for f in dataclass_fields(SpawnRequest)}
-    values: dict[str, Any] = {}
-    for key, value in fields.items():
-        if key not in known:
-            raise MaestroError(
-                f"task spawn: unknown field {key!r}.", "upgrade the caller's maestro."
-            )
-        listed = key in ("files", "criteria", "depends")
-        ok = (
-            isinstance(value, list) and all(isinstance(v, str) for v in value)
-            if listed
-            else value is None or isinstance(value, str)
-        )
-        if not ok:
-            kind = "a list of strings" if listed else "a string"
-            raise MaestroError(f"task spawn: {key} must be {kind}.", "give it as --help shows.")
-        values[key] = value
-    if not isinstance(values.get("title"), str):
-        raise MaestroError("the subtask has no title.", 'give one: --title "Add the login form"')
-    for key, allowed in (("specialist", SPECIALISTS), ("tool", TOOLS), ("mode", TASK_MODES)):
-        if values.get(key) is not None and values[key] not in allowed:
-            raise MaestroError(
-                f"task spawn: {key} {values[key]!r} is not one of {', '.join(allowed)}.",
-                f"give --{key} one of those.",
-            )
-    return SpawnRequest(**values)
+    """A SpawnRequest from the JSON a spoke sent, checked as plan input is: the known
+    keys, each of its type within plan input's bounds, no control character (a null is a
+    value not given). Nothing past those bounds reaches the plan."""
+    given = {key: value for key, value in fields.items() if value is not None}
+    refuse_controls(given, SPAWN)
+    check(given, SPAWN, shape=REQUEST_SHAPE, whole="the request")
+    return SpawnRequest(**given)
 
 
 def _check_session(me: Any) -> None:
@@ -246,8 +233,6 @@ def add_subtask(
         )
     parent_id = me.task_ids[0]
     title = " ".join(request.title.split())
-    if not title:
-        raise MaestroError("the subtask has no title.", 'give one: --title "Add the login form"')
     catalog = load_catalog(settings)
     with store.edit() as plan:
         parent = plan.task(parent_id)
@@ -264,7 +249,7 @@ def add_subtask(
             tool=request.tool,
             depends=depends,
             files=files,
-            criteria=[c.strip() for c in request.criteria if c.strip()],
+            criteria=[c.strip() for c in request.criteria],
             validation=(request.validation or "").strip() or None,
             mode=request.mode if request.mode == "coordinate" else None,
             parent=parent.id,
@@ -333,7 +318,7 @@ def _check_depends(plan: Plan, parent: Task, depends: list[str]) -> list[str]:
     result: list[str] = []
     above = {parent.id, *lineage(plan, parent)}
     for raw in depends:
-        dep = raw.strip()
+        dep = str(raw).strip()  # plan input's ids may be numbers
         if not dep or dep in result:
             continue
         other = plan.find(dep)

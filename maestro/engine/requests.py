@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -26,11 +27,18 @@ from maestro.bus.mailwait import Doorbell, bells
 from maestro.bus.messages import Message, mail_id
 from maestro.engine.rundir import RunLock
 from maestro.errors import MaestroError
-from maestro.paths import ProjectPaths
+from maestro.formatting import one_line
+from maestro.paths import ID_PATTERN, ProjectPaths
 from maestro.watch import Watch, watch
 
 ANSWER_TIMEOUT_S = 60.0
 LIVENESS_RECHECK_S = 0.5
+# The most of a directive the desk reads, in characters of its body (and of its sender
+# and subject): past it the request is refused unread. The largest request the desk
+# takes, a subtask with every field at plan input's bound and every character one JSON
+# escapes, is about 420,000 (tests/cli/test_task_spawn.py checks it stays below).
+MAX_REQUEST = 512 * 1024
+_SENDER = re.compile(ID_PATTERN)
 
 Handler = Callable[[Message, dict[str, Any]], dict[str, Any]]
 
@@ -60,7 +68,7 @@ def ask(
                 type="directive",
                 priority="high",
                 subject=subject,
-                body=json.dumps(dict(payload)),
+                body=json.dumps(dict(payload), ensure_ascii=False),
             )
             answer = _await(paths, mailbox, bell, sender, run_id, request, timeout_s)
     try:
@@ -131,8 +139,11 @@ class Desk:
         mailbox = Mailbox(self.paths)
         if not mailbox.path.exists():
             return 0
-        messages, _ = mailbox.inbox(self.id, unread_only=True)  # claimed: answered once
+        # Claimed, so answered once; each cut to MAX_REQUEST, so none is held whole.
+        messages, _ = mailbox.inbox(self.id, unread_only=True, body_limit=MAX_REQUEST)
         for message in messages:
+            if not _SENDER.match(message.sender):
+                continue  # no session's inbox could hold the answer
             mailbox.send(
                 self.id,
                 [message.sender],
@@ -149,8 +160,14 @@ class Desk:
         handler = self.handlers.get(message.subject)
         if message.type != "directive" or handler is None:
             return {
-                "error": f"the engine takes no {message.type} {message.subject!r}.",
+                "error": f"the engine takes no {message.type} {one_line(message.subject, 60)!r}.",
                 "fix": f"it takes: {', '.join(sorted(self.handlers)) or 'nothing'}.",
+            }
+        if message.whole is not None:  # longer than MAX_REQUEST: read cut
+            return {
+                "error": f"{message.subject}: the request is over {MAX_REQUEST:,} characters, "
+                "the most the engine reads; it was not read.",
+                "fix": "send less: every field has plan input's bound (`maestro plan --schema`).",
             }
         try:
             payload = json.loads(message.body)

@@ -26,9 +26,11 @@ from maestro.engine.requests import ask
 from maestro.engine.rundir import RunLock
 from maestro.engine.scheduler import Outcome, Scheduler
 from maestro.errors import MaestroError, NotFound
+from maestro.formatting import one_line
 from maestro.logfile import ExecutionLog
 from maestro.paths import ProjectPaths
-from maestro.state.model import Plan, Task
+from maestro.planning.loading import refuse_controls
+from maestro.state.model import ID_MAX, TASK_ID, TEXT_MAX, Plan, Task
 from maestro.state.store import PlanStore
 
 STOP = "task stop"  # the directive's subject
@@ -39,6 +41,7 @@ def stop_task(
 ) -> dict[str, Any]:
     """Stop Task ``task_id``: end its spoke if it runs, else have the live run never
     start it. Raise a one-line MaestroError when there is nothing to stop."""
+    _checked(task_id, reason)
     me = caller(SessionStore(paths), current_id(env))
     task = _task(PlanStore(paths).view(), task_id)
     if task.status == "running":
@@ -81,6 +84,26 @@ def _task(plan: Plan, task_id: str) -> Task:
     return task
 
 
+def _checked(task_id: Any, reason: Any) -> tuple[str, str]:
+    """The task's id and the reason, as the caller gave them or a spoke forged them: an
+    id of the plan's form, and a reason within the bound of a plan's text (it is written
+    into the plan, the session and the log)."""
+    if not isinstance(task_id, str) or len(task_id) > ID_MAX or not TASK_ID.match(task_id):
+        raise MaestroError(
+            f"task stop: {one_line(str(task_id), 60)!r} is not a task id.",
+            "give the id `maestro status` shows, e.g. 4 or 4.1.",
+        )
+    if not isinstance(reason, str) or not reason.strip():
+        raise MaestroError("task stop: give a task id and a reason.", None)
+    if len(reason) > TEXT_MAX:
+        raise MaestroError(
+            f"task stop: the reason is {len(reason):,} characters, over the limit of {TEXT_MAX:,}.",
+            f"say it in {TEXT_MAX:,} characters or fewer.",
+        )
+    refuse_controls({"reason": reason}, STOP)
+    return task_id, reason
+
+
 def _check_waiting(task: Task) -> None:
     if task.status != "pending":
         raise MaestroError(
@@ -101,9 +124,7 @@ def holder(
     its loop's thread, so no task is launched meanwhile)."""
 
     def stop(message: Message, fields: dict[str, Any]) -> dict[str, Any]:
-        task_id, reason = fields.get("task"), fields.get("reason")
-        if not isinstance(task_id, str) or not isinstance(reason, str) or not reason.strip():
-            raise MaestroError("task stop: give a task id and a reason.", None)
+        task_id, reason = _checked(fields.get("task"), fields.get("reason"))
         plan = store.view()
         task = _task(plan, task_id)
         by = message.sender

@@ -17,7 +17,9 @@ from maestro.state.model import Plan, Source, Task, plan_fields
 _SHAPE_FIX = "see the expected shape with `maestro plan --schema`"
 MAX_DEPTH = 20  # a plan's deepest value, tasks[0].criteria[0], is four down
 MAX_REPEATED = 10_000  # values YAML aliases may repeat, in all
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
+# Control characters, and halves of surrogate pairs (a JSON escape can give one; no file
+# can hold it, UTF-8 cannot encode it).
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 
 
 def parse_text(text: str, name: str = "plan input") -> Any:
@@ -119,9 +121,10 @@ def _load_yaml(text: str, name: str) -> Any:
 
 
 def refuse_controls(data: Any, name: str) -> None:
-    """A control character (a NUL, an escape; tab and newline aside) in any value is
-    refused here, naming where it is: the plan file cannot hold one, and a NUL cannot
-    reach a spoke's command line. So is a JSON plan nested deeper than ``MAX_DEPTH``."""
+    """A control character (a NUL, an escape; tab and newline aside) or half a surrogate
+    pair in any value is refused here, naming where it is: the plan file cannot hold one,
+    and a NUL cannot reach a spoke's command line. So is a JSON plan nested deeper than
+    ``MAX_DEPTH``."""
     stack: list[tuple[tuple[str | int, ...], Any]] = [((), data)]
     while stack:
         where, value = stack.pop()
@@ -133,9 +136,12 @@ def refuse_controls(data: Any, name: str) -> None:
         elif isinstance(value, list):
             stack += [((*where, i), v) for i, v in reversed(list(enumerate(value)))]
         elif isinstance(value, str) and (found := _CONTROL.search(value)):
+            char = found.group()
+            what = (
+                "half a surrogate pair" if "\ud800" <= char <= "\udfff" else "a control character"
+            )
             raise PlanError(
-                f"{name}: {key_path(where, 'the plan')}: holds a control character "
-                f"({found.group()!r}).",
+                f"{name}: {key_path(where, 'the plan')}: holds {what} ({char!r}).",
                 "remove it; a plan's text is printable (tabs and newlines aside).",
             )
 

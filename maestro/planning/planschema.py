@@ -173,7 +173,7 @@ def _additional(error: SchemaError, key: str, example: str) -> tuple[str, str]:
     extra = [k for k in error.instance if k not in allowed]
     name = str(extra[0]) if extra else "?"
     hint = _did_you_mean(name, allowed)
-    return f"unknown key '{name}'", f"{hint}remove it or use one of: {', '.join(allowed)}"
+    return f"unknown key {_shown(name)}", f"{hint}remove it or use one of: {', '.join(allowed)}"
 
 
 def _type(error: SchemaError, key: str, example: str) -> tuple[str, str]:
@@ -196,7 +196,7 @@ def _const(error: SchemaError, key: str, example: str) -> tuple[str, str]:
     if key != "version":
         return _enum(error, key, example)
     return (
-        f"plan input format version {error.instance!r} is not one this Maestro reads ({INPUT_VERSION})",
+        f"plan input format version {_shown(error.instance)} is not one this Maestro reads ({INPUT_VERSION})",
         f"write version: {INPUT_VERSION}, or {UPGRADE}",
     )
 
@@ -207,16 +207,19 @@ def _enum(error: SchemaError, key: str, example: str) -> tuple[str, str]:
         for a in (error.validator_value if error.validator == "enum" else [error.validator_value])
     ]
     hint = _did_you_mean(str(error.instance), allowed)
-    return f"{error.instance!r} is not allowed", f"{hint}use one of: {', '.join(allowed)}"
+    return f"{_shown(error.instance)} is not allowed", f"{hint}use one of: {', '.join(allowed)}"
 
 
 def _pattern(error: SchemaError, key: str, example: str) -> tuple[str, str]:
     value = error.instance
     if key in ("id", "depends"):
-        return f"{value!r} is not a task id", 'use a number like 1 or a dotted number like "2.1"'
+        return (
+            f"{_shown(value)} is not a task id",
+            'use a number like 1 or a dotted number like "2.1"',
+        )
     if key == "agent":
         return (
-            f"{value!r} is not an agent name",
+            f"{_shown(value)} is not an agent name",
             "use a lowercase name like coder (see `maestro agents list`)",
         )
     return "must be one non-empty line", f"write it on one line, e.g. {example}"
@@ -224,6 +227,28 @@ def _pattern(error: SchemaError, key: str, example: str) -> tuple[str, str]:
 
 def _empty(error: SchemaError, key: str, example: str) -> tuple[str, str]:
     return "is empty", f"fill it in, e.g. {example}"
+
+
+def _too_long(error: SchemaError, key: str, example: str) -> tuple[str, str]:
+    limit = error.validator_value
+    fix = f"shorten it to {limit:,} characters or fewer"
+    if key == "title":
+        fix = f"keep a task title to {limit:,} characters; move detail to criteria"
+    return f"is {len(error.instance):,} characters, over the limit of {limit:,}", fix
+
+
+def _too_many(error: SchemaError, key: str, example: str) -> tuple[str, str]:
+    limit = error.validator_value
+    fix = f"list {limit:,} or fewer"
+    if key in ("files", "criteria"):
+        fix = f"split the task into smaller ones, each with {limit:,} {key} or fewer"
+    return f"lists {len(error.instance):,} items, over the limit of {limit:,}", fix
+
+
+def _shown(value: Any) -> str:
+    """A value a problem quotes, cut short: the value may be as long as its sender liked."""
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:57]}..."
 
 
 _EXPLAIN: dict[str, Explain] = {
@@ -240,10 +265,8 @@ _EXPLAIN: dict[str, Explain] = {
     ),
     "minLength": _empty,
     "minItems": _empty,
-    "maxLength": lambda error, key, example: (
-        "is too long",
-        "keep a task title under 200 characters; move detail to criteria",
-    ),
+    "maxLength": _too_long,
+    "maxItems": _too_many,
     "uniqueItems": lambda error, key, example: (
         "lists the same item twice",
         "remove the repeated item",
@@ -255,9 +278,9 @@ def _order(error: Any) -> tuple[Any, ...]:
     return tuple((0, p, "") if isinstance(p, int) else (1, 0, str(p)) for p in error.absolute_path)
 
 
-def _where(parts: list[Any], data: Any) -> str:
+def _where(parts: list[Any], data: Any, whole: str) -> str:
     """Where a problem is: ``task 2`` (by the task's own id) and the key path inside it,
-    ``tasks[1]`` when that task has no usable id, ``goal`` or ``the plan`` outside tasks."""
+    ``tasks[1]`` when that task has no usable id, ``goal`` or ``whole`` outside tasks."""
     if len(parts) >= 2 and parts[0] == "tasks" and isinstance(parts[1], int):
         try:
             tid = data["tasks"][parts[1]]["id"]
@@ -266,17 +289,33 @@ def _where(parts: list[Any], data: Any) -> str:
         if isinstance(tid, (int, str)) and not isinstance(tid, bool) and TASK_ID.match(str(tid)):
             inside = key_path(parts[2:], "")
             return f"task {tid}" + (f": {inside}" if inside else "")
-    return key_path(parts, "the plan")
+    return key_path(parts, whole)
 
 
-def check(data: Any, name: str = "plan input") -> None:
-    """Raise one ``PlanError`` naming every shape problem (``SHAPE``), in document order,
-    each where it is and its fix; one line however many."""
+def fields_shape(names: list[str], required: list[str]) -> dict[str, Any]:
+    """The shape of a request carrying some of a task's fields (a subtask a spoke
+    spawns): each field's schema is plan input's own, so the request is bounded exactly
+    as a plan is."""
+    properties = TASK_SHAPE["properties"]
+    return {
+        "type": "object",
+        "additionalProperties": False,
+        "required": required,
+        "properties": {name: properties[name] for name in names},
+    }
 
-    errors = sorted(Draft202012Validator(SHAPE).iter_errors(data), key=_order)
+
+def check(
+    data: Any, name: str = "plan input", *, shape: dict[str, Any] = SHAPE, whole: str = "the plan"
+) -> None:
+    """Raise one ``PlanError`` naming every problem against ``shape`` (plan input's,
+    ``SHAPE``, unless told), in document order, each where it is and its fix; one line
+    however many. ``whole`` names the document where a problem is in no key of it."""
+
+    errors = sorted(Draft202012Validator(shape).iter_errors(data), key=_order)
     if not errors:
         return
-    found = [(_where(list(e.absolute_path), data), *_describe(e)) for e in errors]
+    found = [(_where(list(e.absolute_path), data, whole), *_describe(e)) for e in errors]
     if len(found) == 1:
         ((where, problem, fix),) = found
         raise PlanError(f"{name}: {where}: {problem}.", f"{fix}.")

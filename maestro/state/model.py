@@ -41,9 +41,18 @@ TASK_ID = re.compile(r"^[0-9]+(?:\.[0-9]+)*$")
 # all follow from the field; the Markdown codec (state/markdown/kinds.py) reads and
 # writes it.
 ONE_LINE = r"^[^\r\n]*\S[^\r\n]*$"
+# The most one task's field holds, in plan input and in a subtask a spoke spawns alike
+# (one schema bounds both): far past a real task (the plan check warns past 8 files or 6
+# criteria), and small enough that one task cannot swell the plan file, every later read
+# of it, and each prompt that quotes the task.
+TITLE_MAX = 200
+TEXT_MAX = 1_000  # a criterion, the validation command, an entry of files
+ITEMS_MAX = 100  # files, criteria, depends
+ID_MAX = 64
 ID_SCHEMA = {
     "type": ["string", "integer"],
     "pattern": TASK_ID.pattern,
+    "maxLength": ID_MAX,
     "minimum": 0,
     "description": "Task id: a number, or a dotted number for a sub-task (1, 2, 2.1).",
 }
@@ -108,7 +117,7 @@ class Task:
         {
             "type": "string",
             "pattern": ONE_LINE,
-            "maxLength": 200,
+            "maxLength": TITLE_MAX,
             "description": "One atomic outcome, one line: 'Add the /login endpoint'.",
         },
         "title: Add the /login endpoint",
@@ -123,6 +132,7 @@ class Task:
         {
             "type": "string",
             "pattern": r"^[a-z0-9][a-z0-9-]*$",
+            "maxLength": ID_MAX,
             "description": "Persona from `maestro agents list` (default: the specialist's).",
         },
         "agent: coder",
@@ -138,6 +148,7 @@ class Task:
             "type": "array",
             "items": ID_SCHEMA,
             "uniqueItems": True,
+            "maxItems": ITEMS_MAX,
             "description": "Ids of tasks that must be done first.",
         },
         "depends: [1, 2]",
@@ -146,8 +157,9 @@ class Task:
     files: list[str] = planned(
         {
             "type": "array",
-            "items": {"type": "string", "pattern": ONE_LINE},
+            "items": {"type": "string", "pattern": ONE_LINE, "maxLength": TEXT_MAX},
             "uniqueItems": True,
+            "maxItems": ITEMS_MAX,
             "description": "Files the task may create or change, relative to the project root.",
         },
         "files: [src/auth.py, tests/test_auth.py]",
@@ -156,7 +168,8 @@ class Task:
     criteria: list[str] = planned(
         {
             "type": "array",
-            "items": {"type": "string", "pattern": ONE_LINE},
+            "items": {"type": "string", "pattern": ONE_LINE, "maxLength": TEXT_MAX},
+            "maxItems": ITEMS_MAX,
             "description": "Testable success criteria.",
         },
         'criteria: ["pytest tests/test_auth.py passes"]',
@@ -166,6 +179,7 @@ class Task:
         {
             "type": "string",
             "pattern": ONE_LINE,
+            "maxLength": TEXT_MAX,
             "description": "One shell command that checks the work (exit 0 = pass).",
         },
         "validation: pytest tests/test_auth.py",

@@ -3,6 +3,8 @@ Each is refused in one line naming where (exit 1), before anything is dispatched
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 SIM_TASK = """\
@@ -45,12 +47,38 @@ def planned(project, cli):
         (plan_yaml('"writes \\0 a"'), "plan.yaml: tasks[0].criteria[0]", "'\\x00'"),
         (plan_yaml('"writes \\e[2J a"'), "plan.yaml: tasks[0].criteria[0]", "'\\x1b'"),
         ('{"goal": "g\\u0000", "tasks": []}', "plan.yaml: goal", "'\\x00'"),
+        ('{"goal": "g\\udc80", "tasks": []}', "plan.yaml: goal", "half a surrogate pair"),
         ("goal: test\x00\ntasks: []\n", "plan.yaml:1:", "NUL"),
     ],
 )
 def test_a_nul_in_plan_input_is_refused_naming_where_finding_10(project, cli, text, where, what):
     (project / "plan.yaml").write_text(text)
     refused(cli("plan", "--from", "plan.yaml", "--yes"), where, what)
+    assert not (project / ".ai" / "MAESTRO.md").exists()
+
+
+@pytest.mark.parametrize(
+    "field,value,refusal",
+    [
+        ("title", "A" * 100_000, "task 1: title: is 100,000 characters, over the limit of 200"),
+        ("files", [f"src/f{i}.py" for i in range(3_000)], "files: lists 3,000 items, over the"),
+        ("criteria", ["c" * 1_001], "task 1: criteria[0]: is 1,001 characters, over the limit"),
+        ("validation", "v" * 1_001, "task 1: validation: is 1,001 characters"),
+        ("depends", [str(n) for n in range(2, 103)], "depends: lists 101 items, over the limit"),
+    ],
+)
+def test_a_field_past_its_bound_is_refused_naming_the_limit(project, cli, field, value, refusal):
+    task = {
+        "id": 1,
+        "title": "Write the module",
+        "specialist": "code",
+        "files": ["src/a.py"],
+        "criteria": ["writes a"],
+        "validation": "test -f src/a.py",
+        field: value,
+    }
+    (project / "plan.json").write_text(json.dumps({"goal": "g", "tasks": [task]}))
+    refused(cli("plan", "--from", "plan.json", "--yes"), refusal)
     assert not (project / ".ai" / "MAESTRO.md").exists()
 
 

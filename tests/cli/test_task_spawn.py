@@ -17,10 +17,11 @@ from maestro.bus.mailbox import Mailbox
 from maestro.bus.workers import end_session, start_run_session
 from maestro.config import load_settings
 from maestro.engine.dispatch import Dispatch
-from maestro.engine.hierarchy import SPAWN, add_subtask, spawned_data
-from maestro.engine.requests import Desk, ask, desk_id
+from maestro.engine.hierarchy import REQUEST_SHAPE, SPAWN, add_subtask, spawned_data
+from maestro.engine.requests import MAX_REQUEST, Desk, ask, desk_id
 from maestro.engine.rundir import RunLock
 from maestro.errors import MaestroError
+from maestro.state.model import ITEMS_MAX, TEXT_MAX, TITLE_MAX
 from maestro.state.store import PlanStore
 from tests.engine.runkit import CRITERION, plan, task, write_plan
 
@@ -274,11 +275,12 @@ def test_the_engine_believes_no_field_of_a_forged_request(office):
     coordinator = office.running("4")
     before = office.plan_bytes()
     forged = [
-        ({"title": "Token", "files": "src/auth/token.py"}, "files must be a list of strings"),
-        ({"title": ["x"]}, "title must be a string"),
-        ({"title": "Token", "rights": "all"}, "unknown field 'rights'"),
-        ({"title": "Token", "tool": "bash"}, "tool 'bash' is not one of"),
-        ({"files": ["src/auth/token.py"]}, "the subtask has no title"),
+        ({"title": "Token", "files": "src/auth/token.py"}, "files: expected a list, got text"),
+        ({"title": ["x"]}, "title: expected text, got a list"),
+        ({"title": "Token", "rights": "all"}, "unknown key 'rights'"),
+        ({"title": "Token", "tool": "bash"}, "tool: 'bash' is not allowed"),
+        ({"files": ["src/auth/token.py"]}, "missing required key 'title'"),
+        ({"title": "Token\x00"}, r"title: holds a control character \('\\x00'\)"),
     ]
     for fields, refusal in forged:
         with pytest.raises(MaestroError, match=refusal):
@@ -313,3 +315,103 @@ def test_a_spawn_to_an_engine_that_stops_answering_gives_up(office, monkeypatch)
     with pytest.raises(MaestroError, match=f"run {RUN_ID} stopped before it answered"):
         ask(office.paths, coordinator, RUN_ID, SPAWN, {"title": "Token"}, timeout_s=30)
     office.lock.acquire(RUN_ID)
+
+
+def _send(office, sender: str, body: str, *, subject: str = SPAWN):
+    """A directive written straight into the mail store, as a spoke can write one past
+    `task spawn`'s own check."""
+    return Mailbox(office.paths).send(
+        sender, [desk_id(RUN_ID)], type="directive", priority="high", subject=subject, body=body
+    )
+
+
+def _forged(office, sender: str, body: str, *, subject: str = SPAWN) -> dict:
+    """What the desk answers a forged directive."""
+    sent = _send(office, sender, body, subject=subject)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        for message in Mailbox(office.paths).inbox(sender, mark=False)[0]:
+            if message.reply_to == sent.id:
+                return json.loads(message.body)
+        time.sleep(0.02)
+    raise AssertionError("the desk did not answer")
+
+
+def test_a_subtask_past_plan_inputs_bounds_is_refused_and_the_plan_stays(office):
+    """Each field of a spawn is bounded as plan input's is: the spoke's shell refuses it
+    before any mail is sent, the engine refuses the same request forged past that, and a
+    request over what the engine reads is refused unread. Nothing reaches the plan."""
+    coordinator = office.running("4")
+    office.act_as(coordinator)
+    before = office.plan_bytes()
+    _refused(
+        office.spawn("A" * 100_000, "src/auth/token.py"),
+        "task spawn: title: is 100,000 characters, over the limit of 200",
+    )
+    many = [f"src/auth/f{i}.py" for i in range(3_000)]
+    _refused(
+        office.spawn("Add the files", ",".join(many)),
+        "task spawn: files: lists 3,000 items, over the limit of 100",
+        "split the task",
+    )
+    assert Mailbox(office.paths).inbox(desk_id(RUN_ID), mark=False)[0] == []
+    for fields, refusal in [
+        ({"title": "A" * 100_000}, "title: is 100,000 characters, over the limit of 200"),
+        ({"title": "Add", "files": many}, "files: lists 3,000 items, over the limit of 100"),
+        ({"title": "Add", "criteria": ["c" * 5_000]}, "criteria\\[0\\]: is 5,000 characters"),
+        ({"title": "Add", "validation": "v" * 5_000}, "validation: is 5,000 characters"),
+    ]:
+        with pytest.raises(MaestroError, match=refusal):
+            ask(office.paths, coordinator, RUN_ID, SPAWN, fields, timeout_s=5)
+    huge = json.dumps({"title": "A" * 8_000_000, "files": ["src/auth/token.py"]})
+    answer = _forged(office, coordinator, huge)
+    assert "over 524,288 characters" in answer["error"], answer
+    assert office.plan_bytes() == before
+
+
+def test_what_else_a_forged_directive_sends_stays_bounded(office):
+    """A subject is quoted cut short, and a sender that is no session id gets no answer:
+    the desk never writes back what it was not meant to read."""
+    coordinator = office.running("4")
+    office.act_as(coordinator)
+    answer = _forged(office, coordinator, "{}", subject="S" * 100_000)
+    assert "the engine takes no directive 'SSS" in answer["error"]
+    assert len(answer["error"]) < 200
+    nobody = "x" * 100_000
+    _send(office, nobody, json.dumps({"title": "Token"}))
+    assert office.spawn("Add the token model", "src/auth/token.py").code == 0  # served after it
+    assert Mailbox(office.paths).inbox(nobody, mark=False)[0] == []
+
+
+def test_a_subtask_at_plan_inputs_bounds_is_accepted(office):
+    office.act_as(office.running("4"))
+    title = "Add " + "t" * (TITLE_MAX - 4)
+    files = [f"src/auth/{i:03d}" + "f" * (TEXT_MAX - 12) for i in range(ITEMS_MAX)]
+    criteria = [f"criterion {i:03d} " + "c" * (TEXT_MAX - 14) for i in range(ITEMS_MAX)]
+    validation = "test -d src " + "v" * (TEXT_MAX - 12)
+    argv = ["task", "spawn", "--title", title, "--validation", validation]
+    for path in files:
+        argv += ["--files", path]
+    for criterion in criteria:
+        argv += ["--criteria", criterion]
+    result = office.cli(*argv)
+    assert result.code == 0, result.err
+    spawned = plan(office.project).task("4.1")
+    assert (spawned.title, spawned.files, spawned.criteria) == (title, files, criteria)
+    assert spawned.validation == validation
+    _refused(office.spawn(title + "!", "src/auth/token.py"), "over the limit of 200")
+
+
+def _largest(schema: dict) -> object:
+    """The longest value ``schema`` allows, every character one JSON escapes; a field
+    without a bound raises KeyError, which fails the test below as it should."""
+    if "enum" in schema:
+        return max((str(v) for v in schema["enum"]), key=len)
+    if schema.get("type") == "array":
+        return [_largest(schema["items"])] * schema["maxItems"]
+    return '"' * schema["maxLength"]
+
+
+def test_the_largest_request_the_desk_takes_is_one_it_reads():
+    largest = {name: _largest(field) for name, field in REQUEST_SHAPE["properties"].items()}
+    assert len(json.dumps(largest, ensure_ascii=False)) <= MAX_REQUEST

@@ -10,6 +10,13 @@ import subprocess
 import sys
 import time
 
+import pytest
+
+from maestro.config import load_settings
+from maestro.engine.requests import ask
+from maestro.engine.rundir import RunLock
+from maestro.engine.stoptask import STOP
+from maestro.errors import MaestroError
 from tests.engine.runkit import events, plan, step, task, write_plan
 
 
@@ -25,6 +32,18 @@ def _refused(result, phrase: str) -> None:
     line = result.err.strip()
     assert len(line.splitlines()) == 1 and "Traceback" not in line, line
     assert phrase in line, line
+
+
+def _run(project) -> subprocess.Popen:
+    """`maestro run` in the background, as a person starts it in another shell."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "maestro", "run"],
+        cwd=project,
+        env=dict(os.environ),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
 
 
 def one_slot_two_tasks(cli, project, runenv, monkeypatch) -> None:
@@ -43,14 +62,7 @@ def one_slot_two_tasks(cli, project, runenv, monkeypatch) -> None:
 
 def test_a_task_waiting_for_a_slot_never_starts_and_records_why(cli, project, runenv, monkeypatch):
     one_slot_two_tasks(cli, project, runenv, monkeypatch)
-    run = subprocess.Popen(
-        [sys.executable, "-m", "maestro", "run"],
-        cwd=project,
-        env=dict(os.environ),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    run = _run(project)
     try:
         _until(lambda: len(runenv.runs("claude")) == 1)
         assert plan(project).task("2").status == "pending"  # waiting for the slot
@@ -86,3 +98,34 @@ def test_nothing_to_stop_says_so_in_one_line(cli, project, runenv):
     _refused(cli("task", "stop", "9", "--reason=x"), "no Task 9")
     assert cli("run").code == 0
     _refused(cli("task", "stop", "1", "--reason=x"), "Task 1 is done: nothing to stop")
+
+
+def test_a_stop_past_its_bounds_is_refused_and_the_task_still_waits(
+    cli, project, runenv, monkeypatch
+):
+    """The reason is written into the plan, the session and the log: it is bounded as a
+    plan's text is, from the shell and at the run's desk alike, and a refusal there
+    leaves the waiting task to start as before."""
+    one_slot_two_tasks(cli, project, runenv, monkeypatch)
+    _refused(cli("task", "stop", "2", "--reason=" + "x" * 100_000), "over the limit of 1,000")
+    run = _run(project)
+    try:
+        _until(lambda: len(runenv.runs("claude")) == 1)
+        paths = load_settings(project).paths
+        run_id = str((RunLock(paths).holder() or {})["run_id"])
+        for fields, refusal in [
+            ({"task": "2", "reason": "x" * 100_000}, "the reason is 100,000 characters"),
+            ({"task": "2", "reason": "spec\x00moved"}, "holds a control character"),
+            ({"task": "9" * 100_000, "reason": "moved"}, "is not a task id"),
+        ]:
+            with pytest.raises(MaestroError, match=refusal) as refused:
+                ask(paths, "user", run_id, STOP, fields, timeout_s=10)
+            assert len(str(refused.value)) < 300
+        assert plan(project).task("2").status == "pending"
+        assert cli("task", "stop", "2", "--reason=" + "x" * 1_000).code == 0
+        assert cli("task", "stop", "1", "--reason=done").code == 0
+        assert run.wait(timeout=60) != 0
+    finally:
+        if run.poll() is None:
+            run.kill()
+    assert plan(project).task("2").status == "blocked"
