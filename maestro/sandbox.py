@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from maestro import roster
 from maestro.errors import MaestroError
 from maestro.process import run_process
 
@@ -159,10 +160,13 @@ def command(argv: Sequence[str], policy: Policy, rules: Rules) -> list[str]:
     visible = {_install(_real(p)) for p in (*policy.visible, *seen, policy.cwd) if p.exists()}
     for path in sorted((p for p in visible if _under(p, TMP) and p != TMP), key=_depth):
         args += ["--ro-bind", str(path), str(path)]
-    for path in writable:
-        args += ["--bind", str(path), str(path)]
-    for path in sorted({_real(p) for p in policy.read_only if p.exists()}, key=_depth):
-        args += ["--ro-bind", str(path), str(path)]
+    # Deeper binds go over shallower ones, and at one depth a read-only one goes last:
+    # a worktree (writable) in the state folder (read-only) in the project (writable,
+    # when the spokes share the person's tree), its ``.git`` read-only again.
+    laid = [(p, "--bind") for p in writable]
+    laid += [(_real(p), "--ro-bind") for p in policy.read_only if p.exists()]
+    for path, bind in sorted(set(laid), key=lambda pb: (_depth(pb[0]), pb[1] == "--ro-bind")):
+        args += [bind, str(path), str(path)]
     for path in sorted(
         {_real(p) for p in (*policy.hidden, *rules.hide, *map(Path, SOCKETS))}, key=_depth
     ):
@@ -209,12 +213,16 @@ def probe(env: Mapping[str, str]) -> tuple[str | None, str]:
     return found, ""
 
 
+FIX = (
+    "install bubblewrap (`apt install bubblewrap`, `dnf install bubblewrap`) and allow "
+    "user namespaces (`sysctl kernel.apparmor_restrict_unprivileged_userns=0` on Ubuntu 24.04), "
+    "or run unconfined on purpose: `maestro run --no-sandbox`, or sandbox = false (MAESTRO_SANDBOX=0)"
+)
+
+
 def unavailable(why: str) -> MaestroError:
     return MaestroError(
-        f"Maestro confines every process it starts for the plan, and cannot here: {why}.",
-        "install bubblewrap (`apt install bubblewrap`, `dnf install bubblewrap`) and allow "
-        "user namespaces (`sysctl kernel.apparmor_restrict_unprivileged_userns=0` on Ubuntu 24.04), "
-        "or run unconfined on purpose: `--no-sandbox`, or sandbox = false (MAESTRO_SANDBOX=0).",
+        f"Maestro confines every process it starts for the plan, and cannot here: {why}.", FIX + "."
     )
 
 
@@ -278,6 +286,7 @@ class GitLayout:
     writable: tuple[Path, ...]
     read_only: tuple[Path, ...]
     env: dict[str, str]
+    project: Path  # the repository's own checkout (its common git dir's folder)
 
 
 def git_layout(cwd: Path, folder: Path) -> GitLayout | None:
@@ -303,7 +312,47 @@ def git_layout(cwd: Path, folder: Path) -> GitLayout | None:
         "GIT_OBJECT_DIRECTORY": str(objects),
         "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(common / "objects"),
     }
-    return GitLayout((folder,), (top / ".git", gitdir, common), env)
+    return GitLayout((folder,), (top / ".git", gitdir, common), env, common.parent)
+
+
+def others_state(env: Mapping[str, str], own: str | None = None) -> list[Path]:
+    """What the CLIs other than ``own`` keep (logins, sessions, settings): hidden."""
+    return [
+        path
+        for cli in roster.CLIS.values()
+        if cli.name != own
+        for path in cli.spoke().private_paths(env)
+    ]
+
+
+def work_policy(
+    cwd: Path,
+    env: Mapping[str, str],
+    *,
+    writes: bool,
+    scratch: Path,
+    state: Path | None,
+    own: str | None = None,
+    writable: Sequence[Path] = (),
+    read_only: Sequence[Path] = (),
+    visible: Sequence[Path] = (),
+) -> Policy:
+    """A process working in ``cwd``: with ``writes``, its checkout is writable (its git as
+    ``git_layout`` makes it, in ``scratch``; the project's ``state`` folder in it
+    read-only), else only what ``writable`` adds; the CLIs' state but ``own``'s is hidden."""
+    write, ro, shown, extra = list(writable), list(read_only), list(visible), {}
+    if writes:
+        top = checkout_top(cwd)
+        write.append(top or cwd)
+        layout = git_layout(cwd, scratch)
+        if layout is not None:
+            write += layout.writable
+            ro += layout.read_only
+            shown.append(layout.project)  # what links in the worktree lead to
+            extra = layout.env
+        if state is not None:
+            ro.append(state)
+    return Policy(cwd, env, write, ro, others_state(env, own), shown, extra)
 
 
 def pre_create(folder: Path, names: Iterable[str]) -> list[Path]:

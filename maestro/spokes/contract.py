@@ -21,6 +21,7 @@ from typing import Any
 
 from maestro.agents.tiers import TIERS
 from maestro.errors import SpokeError
+from maestro.sandbox import Rules
 from maestro.state.model import Usage
 
 # A SpokeResult's error_kind: auth, rate_limit, turn_limit, timeout, bad_flag,
@@ -71,6 +72,9 @@ class DispatchRequest:
     # Where a line goes while the CLI gives no answer (every ``process.QUIET_S`` of
     # silence): what it last said on stderr. None: nobody is waiting at a terminal.
     progress: Callable[[str], None] | None = None
+    # How its process is confined (maestro.sandbox); None: it runs with the person's
+    # full rights (sandbox = false, `run --no-sandbox`).
+    sandbox: Rules | None = None
 
     def __post_init__(self) -> None:
         if self.tier not in TIERS:
