@@ -167,3 +167,14 @@ def test_the_engine_killed_takes_its_confined_spoke_with_it(project, runenv, cli
             break
         time.sleep(0.05)
     assert left == []
+
+
+def test_a_validation_command_writes_only_its_worktree(cli, project, runenv, temp_home):
+    check = f"test -f src/app.py && echo built > build.log && echo pwned > {temp_home}/x"
+    write_plan(cli, project, [task(1, validation=check)])
+    runenv.script("codex", [step()] * 3)
+    res = cli("run")
+    assert res.code == 2, res.out + res.err
+    t = plan(project).task("1")
+    assert t.status in ("failed", "blocked") and "Read-only file system" in t.result, t.result
+    assert not (temp_home / "x").exists() and not (project / "build.log").exists()
