@@ -237,12 +237,11 @@ def rules(settings: Any, env: Mapping[str, str]) -> Rules | None:
     return Rules(found, expand(settings.sandbox_hide, env), expand(settings.sandbox_write, env))
 
 
-UNCONFINED = "unconfined (sandbox off)"
-
-
 def describe(confined: Rules | None) -> str:
-    """How a run's processes run, in a few words (the run's first lines, its status)."""
-    return "confined (bubblewrap)" if confined is not None else UNCONFINED
+    """How a run's processes run, in a few words (the run's first line, its status)."""
+    if confined is None:
+        return "spokes and checks unconfined, with your full rights (sandbox off)"
+    return "spokes and checks confined (bubblewrap)"
 
 
 # -- a worktree's git, kept out of the process's reach -------------------------------------

@@ -186,6 +186,14 @@ def command_log(settings: Settings, goal: str | None = None) -> ExecutionLog:
     return log
 
 
+UNCONFINED = " (ran unconfined: sandbox off)"
+
+
+def ran_unconfined(result: SpokeResult | None) -> bool:
+    """A CLI's process ran with the person's full rights (the sim runs none)."""
+    return result is not None and not result.confined and not result.simulated
+
+
 def log_row(
     log: ExecutionLog,
     *,
@@ -211,7 +219,7 @@ def log_row(
             tokens=result.usage.total if result is not None else None,
             duration_s=result.duration_s if result is not None else None,
             outcome="✅" if ok else outcome,
-            notes=notes,
+            notes=notes + UNCONFINED if ran_unconfined(result) else notes,
             tool=tool,
             failed=not ok,
             retry=retry,

@@ -280,6 +280,7 @@ class Engine:
         owners = {t.id: list(t.files) for t in plan.tasks}
         with self._workspaces(run.run_id, owners) as spaces:
             catalog = self._before_dispatch(run.run_id, plan.goal, selected, spaces)
+            run.write_meta(sandbox=sandbox.describe(self.sandbox))
             if opts.task_id and selected[0].status in ("failed", "blocked"):
                 with store.edit_task(opts.task_id) as chosen:
                     chosen.status = "pending"

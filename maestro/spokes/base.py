@@ -418,4 +418,5 @@ class Spoke:
             if signed.state is False:
                 result.error = f"{result.error} ({self.name} is not signed in: {signed.detail}; fix: {signed.fix})"
         result.argv = argv
+        result.confined = run_req.sandbox is not None
         return result

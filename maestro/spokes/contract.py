@@ -111,6 +111,8 @@ class SpokeResult:
     model: str | None = None
     # Why the session the request asked to resume was not: the dispatch started afresh.
     not_resumed: str | None = None
+    # Its process ran confined by Maestro's sandbox (False: with the person's full rights).
+    confined: bool = False
 
     @property
     def transient(self) -> bool:
