@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -178,3 +179,31 @@ def test_a_validation_command_writes_only_its_worktree(cli, project, runenv, tem
     t = plan(project).task("1")
     assert t.status in ("failed", "blocked") and "Read-only file system" in t.result, t.result
     assert not (temp_home / "x").exists() and not (project / "build.log").exists()
+
+
+def test_a_persons_work_in_their_tree_during_a_confined_run_is_theirs(cli, project, runenv):
+    """Confined, a spoke cannot write the person's tree: an edit, a new file and a commit
+    made there while it runs are the person's, kept, and blamed on no task."""
+    write_plan(cli, project, [task(1)])
+    runenv.script("codex", [step(sleep=1.5)])
+
+    def person() -> None:
+        deadline = time.monotonic() + 10
+        while not runenv.calls("codex") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        (project / "README.md").write_text("project, edited by me\n")
+        (project / "notes.txt").write_text("mine\n")
+        git(project, "add", "README.md")
+        git(project, "commit", "-qm", "my own commit")
+
+    helper = threading.Thread(target=person)
+    helper.start()
+    res = cli("run")
+    helper.join()
+    assert res.code == 0, res.out + res.err
+    assert plan(project).task("1").status == "done"
+    assert (project / "README.md").read_text() == "project, edited by me\n"
+    assert (project / "notes.txt").read_text() == "mine\n"
+    assert "my own commit" in git(project, "log", "--format=%s")
+    assert "outside" not in res.out
+    assert not (project / ".ai" / "maestro" / "outside").exists()
