@@ -207,3 +207,27 @@ def test_a_persons_work_in_their_tree_during_a_confined_run_is_theirs(cli, proje
     assert "my own commit" in git(project, "log", "--format=%s")
     assert "outside" not in res.out
     assert not (project / ".ai" / "maestro" / "outside").exists()
+
+
+def test_a_spoke_cannot_write_another_tasks_worktree(cli, project, runenv):
+    """Two tasks at once, each trying to write into every other worktree it can list."""
+    worktrees = project / ".ai" / "maestro" / "worktrees"
+    write_plan(
+        cli,
+        project,
+        [
+            task(1, files=["src/m1.py"], validation="true"),
+            task(2, files=["src/m2.py"], validation="true"),
+        ],
+    )
+    others = (
+        f'sleep 0.5; for d in {worktrees}/*/; do [ "$d" = "$PWD/" ] && continue; '
+        'echo x > "$d/PWNED" && echo "ESCAPED-$d"; echo "TRIED-$d"; done'
+    )
+    runenv.default("codex", step("src/m{task}.py", shell=[{"sh": others}]))
+    res = cli("run")
+    assert res.code == 0, res.out + res.err
+    said = "".join(shell_said(call) for call in runenv.runs("codex"))
+    assert "ESCAPED" not in said
+    assert said.count("TRIED-") >= 2 and "Read-only file system" in said  # each saw the other
+    assert not list(project.rglob("PWNED"))
