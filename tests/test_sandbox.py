@@ -12,9 +12,11 @@ from pathlib import Path
 import pytest
 
 from maestro import sandbox
+from maestro.clis.claude import ClaudeSpoke
 from maestro.config import load_settings
 from maestro.errors import MaestroError
 from maestro.process import run_process
+from maestro.spokes.contract import DispatchRequest
 
 
 def confined(script: str, policy: sandbox.Policy, rules: sandbox.Rules) -> str:
@@ -131,3 +133,13 @@ def test_a_run_refuses_when_bwrap_cannot_start(project, monkeypatch):
     assert "--no-sandbox" in caught.value.fix
     monkeypatch.setenv("MAESTRO_SANDBOX", "0")
     assert sandbox.rules(load_settings(project), os.environ) is None
+
+
+def test_a_claude_config_dir_keeps_its_claude_json_read_only(tmp_path, temp_home):
+    folder = tmp_path / "claude-config"
+    env = {"HOME": str(temp_home), "CLAUDE_CONFIG_DIR": str(folder), "PATH": os.defpath}
+    request = DispatchRequest(prompt="x", cwd=tmp_path, scratch_dir=tmp_path / "scratch")
+    policy = ClaudeSpoke().confinement(request, env)
+    assert folder in policy.writable and folder / ".claude.json" in policy.read_only
+    assert (folder / ".claude.json").read_text() == "{}\n"
+    assert folder / "settings.json" in policy.read_only and (folder / "hooks").is_dir()

@@ -124,6 +124,14 @@ class ClaudeSpoke(Spoke):
         # Its MCP servers and per-project settings: a spoke's writes to it fail, silently.
         return [] if env.get("CLAUDE_CONFIG_DIR") else [user_home(env) / ".claude.json"]
 
+    def config(self, env: Mapping[str, str]) -> tuple[str, ...]:
+        # CLAUDE_CONFIG_DIR moves .claude.json into the (writable) folder: read-only there.
+        return (
+            (*self.config_names, ".claude.json")
+            if env.get("CLAUDE_CONFIG_DIR")
+            else self.config_names
+        )
+
     def build_argv(self, req: DispatchRequest) -> list[str]:
         argv = [self.executable or self.name, "-p", safe_positional(req.prompt)]
         # stream-json lets Maestro read usage while the session runs (budget abort) and

@@ -149,6 +149,10 @@ class Spoke:
         """Its files outside those folders: read-only to its spoke, hidden from others."""
         return []
 
+    def config(self, env: Mapping[str, str]) -> tuple[str, ...]:
+        """Its ``config_names`` as ``env`` has it set up."""
+        return self.config_names
+
     def private_paths(self, env: Mapping[str, str]) -> list[Path]:
         return [*self.state_dirs(env), *self.state_files(env)]
 
@@ -156,7 +160,7 @@ class Spoke:
         """Where its spoke may write: its worktree when its tier writes, its own state
         (config read-only), the office's folders it is given; everything else read-only."""
         own = self.state_dirs(env)
-        config = [p for d in own for p in sandbox.pre_create(d, self.config_names)]
+        config = [p for d in own for p in sandbox.pre_create(d, self.config(env))]
         assert req.scratch_dir is not None
         visible = [req.scratch_dir]
         root, state = env.get("MAESTRO_PROJECT_DIR"), env.get("MAESTRO_STATE_DIR")

@@ -61,3 +61,11 @@ def test_a_confined_run_says_so(cli, project, runenv):
     )
     doctor = json.loads(cli("doctor", "--json").out)["data"]["checks"]
     assert [c["level"] for c in doctor if c["name"] == "sandbox"] == ["ok"]
+
+
+def test_a_dry_run_shows_the_argv_a_confined_run_gives(cli, project, runenv):
+    write_plan(cli, project, [task(1)])
+    (row,) = json.loads(cli("run", "--dry-run", "--json").out)["data"]["tasks"]
+    assert "--dangerously-bypass-approvals-and-sandbox" in row["argv"]
+    (row,) = json.loads(cli("run", "--dry-run", "--no-sandbox", "--json").out)["data"]["tasks"]
+    assert row["argv"][row["argv"].index("--sandbox") + 1] == "workspace-write"
