@@ -9,6 +9,7 @@ from typing import Any
 
 from maestro import roster
 from maestro.paths import DEFAULT_STATE_DIR
+from maestro.sandbox import SECRETS
 
 
 @dataclass(frozen=True)
@@ -147,6 +148,24 @@ SETTINGS: tuple[Setting, ...] = (
         "bool",
         False,
         "Keep a failed or blocked attempt's worktree (its path is listed) instead of removing it.",
+    ),
+    Setting(
+        "sandbox",
+        "bool",
+        True,
+        "Confine every process started for the plan (spokes, validation commands) with bubblewrap: it writes only its worktree, its CLI's state and the office; false (or `run --no-sandbox`) runs them with your full rights.",
+    ),
+    Setting(
+        "sandbox_hide",
+        "list",
+        SECRETS,
+        "Files and folders no confined process can read (~ is your home).",
+    ),
+    Setting(
+        "sandbox_write",
+        "list",
+        (),
+        "Folders every confined process may also write, e.g. a build cache (~ is your home).",
     ),
     Setting(
         "workspace_links",

@@ -55,7 +55,7 @@ class ExecutableNotFound(SpokeError):
         self.executable = executable
 
 
-def _resolve(executable: str, env: dict[str, str]) -> str:
+def resolve(executable: str, env: dict[str, str]) -> str:
     if os.sep in executable:
         if os.access(executable, os.X_OK):
             return executable
@@ -204,7 +204,7 @@ def _start(argv: list[str], cwd: Path, env: dict[str, str]) -> subprocess.Popen[
             f"working directory {cwd} does not exist.",
             "create it or dispatch from the project root.",
         )
-    executable = _resolve(argv[0], env)
+    executable = resolve(argv[0], env)
     try:
         return subprocess.Popen(
             [executable, *argv[1:]],
@@ -356,7 +356,7 @@ def spawn_detached(
     detached engine must outlive the command that started it. ``pass_fds`` are inherited
     (the run lock handed to the engine); every other descriptor is closed.
     """
-    executable = _resolve(argv[0], env)
+    executable = resolve(argv[0], env)
     output.parent.mkdir(parents=True, exist_ok=True)
     with output.open("ab") as log:
         proc = subprocess.Popen(

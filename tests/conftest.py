@@ -51,6 +51,13 @@ def temp_home(tmp_path_factory, monkeypatch):
 
 
 @pytest.fixture
+def unconfined(monkeypatch):
+    """Spokes and validation commands run with the person's full rights (sandbox off):
+    for what Maestro does when a person opted out of confinement (the guard's undo)."""
+    monkeypatch.setenv("MAESTRO_SANDBOX", "0")
+
+
+@pytest.fixture
 def project(tmp_path, monkeypatch) -> Path:
     """An empty git repository as the working directory."""
     root = tmp_path / "proj"

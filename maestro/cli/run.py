@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import maestro
-from maestro import roster
+from maestro import roster, sandbox
 from maestro.agents.catalog import load_catalog
 from maestro.cli.context import Context, Result
 from maestro.cli.wait import next_command
@@ -112,6 +112,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--commit",
         action="store_true",
         help="commit each landed task on the current branch",
+    )
+    parser.add_argument(
+        "--no-sandbox",
+        action="store_true",
+        help="run the spokes and validation commands unconfined, with your full rights "
+        "(where bubblewrap cannot start; as sandbox = false for this run)",
     )
     parser.add_argument("--run-id", help=argparse.SUPPRESS)  # set for the detached engine
 
@@ -297,6 +303,8 @@ def render_summary(summary: Any, colour: bool = False) -> str:
 def run(args: argparse.Namespace, ctx: Context) -> Result:
     if args.abort:
         return _abort(ctx)
+    if args.no_sandbox:  # (a detached engine inherits it with the environment)
+        ctx = replace(ctx, env={**ctx.env, "MAESTRO_SANDBOX": "0"}, _settings=None)
     options = _options(args)
     if args.dry_run:
         return _dry_run(options, ctx)
@@ -311,6 +319,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
         refuse_doomed(ctx.paths, ctx.env, detach=args.detach, network=network)
     changed = _check_dirty(args, ctx, plan)
     if args.detach:
+        sandbox.rules(ctx.settings, ctx.env)  # refused here, not in the engine's output
         return _detach(args, ctx)
 
     engine = Engine(

@@ -13,7 +13,8 @@ from typing import Any
 from maestro import formatting, graph, roster
 from maestro.cli.context import Context, Result
 from maestro.engine.nextsteps import blockers, next_actions
-from maestro.engine.rundir import RunLock
+from maestro.engine.rundir import RunLock, latest_run
+from maestro.errors import NotFound
 from maestro.formatting import money_text, one_line
 from maestro.paths import ProjectPaths
 from maestro.spokes.registry import detect_available
@@ -142,8 +143,18 @@ def status_data(plan: Plan, ctx: Context) -> dict[str, Any]:
         "tasks": [task_data(t) for t in plan.tasks],
         "blockers": stuck,
         "next": actions,
+        "run": last_run(ctx.paths),
     }
     return data
+
+
+def last_run(paths: ProjectPaths) -> dict[str, Any] | None:
+    """The latest run's id and how its processes ran (confined or not); None: no run."""
+    try:
+        run = latest_run(paths)
+    except NotFound:
+        return None
+    return {"id": run.run_id, "sandbox": run.read_meta().get("sandbox")}
 
 
 def _text(plan: Plan, data: dict[str, Any], colour: bool) -> str:
@@ -158,7 +169,11 @@ def _text(plan: Plan, data: dict[str, Any], colour: bool) -> str:
     costs = [t.cost for t in plan.tasks if t.cost is not None]
     if costs:
         spent += ", " + money_text(sum(costs), data["cost_estimated"], places=2)
-    lines += [f"Tasks: {len(plan.tasks)} ({summary or 'none'}){spent}", ""]
+    lines.append(f"Tasks: {len(plan.tasks)} ({summary or 'none'}){spent}")
+    last = data["run"]
+    if last and last["sandbox"]:
+        lines.append(f"Last run: {last['id']}; {last['sandbox']}")
+    lines.append("")
     lines += task_rows(plan.tasks, with_status=True, colour=colour)
     if stuck:
         lines += ["", "Blockers:"]

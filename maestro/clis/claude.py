@@ -105,6 +105,32 @@ def claude_usage(usage: dict[str, Any] | None) -> Usage:
 class ClaudeSpoke(Spoke):
     name = "claude"
     supports_resume = True
+    config_names = (
+        "settings.json",
+        "settings.local.json",
+        "CLAUDE.md",
+        "commands/",
+        "agents/",
+        "skills/",
+        "hooks/",
+        "plugins/",
+    )
+
+    def state_dirs(self, env: Mapping[str, str]) -> list[Path]:
+        mine = env.get("CLAUDE_CONFIG_DIR")
+        return [Path(mine) if mine else user_home(env) / ".claude"]
+
+    def state_files(self, env: Mapping[str, str]) -> list[Path]:
+        # Its MCP servers and per-project settings: a spoke's writes to it fail, silently.
+        return [] if env.get("CLAUDE_CONFIG_DIR") else [user_home(env) / ".claude.json"]
+
+    def config(self, env: Mapping[str, str]) -> tuple[str, ...]:
+        # CLAUDE_CONFIG_DIR moves .claude.json into the (writable) folder: read-only there.
+        return (
+            (*self.config_names, ".claude.json")
+            if env.get("CLAUDE_CONFIG_DIR")
+            else self.config_names
+        )
 
     def build_argv(self, req: DispatchRequest) -> list[str]:
         argv = [self.executable or self.name, "-p", safe_positional(req.prompt)]

@@ -181,6 +181,11 @@ class CodexSpoke(Spoke):
             "run `codex login` (or `printenv OPENAI_API_KEY | codex login --with-api-key`), or set CODEX_API_KEY",
         )
 
+    config_names = ("config.toml", "AGENTS.md", "rules/")
+
+    def state_dirs(self, env: Mapping[str, str]) -> list[Path]:
+        return [codex_home(env)]
+
     def reaches_office(self, tier: str) -> bool:
         # A read-only sandbox fails every write with EROFS, --add-dir or not.
         return SANDBOX[tier] == "workspace-write"
@@ -192,9 +197,16 @@ class CodexSpoke(Spoke):
             "exec",
             "--json",
             "--skip-git-repo-check",
-            "--sandbox",
-            SANDBOX[req.tier],
         ]
+        # Inside Maestro's sandbox its own cannot start (no nested namespaces), and it
+        # would make the worktree's git read-only: bypassed, its documented use for an
+        # environment confined from outside; the tier's writes are Maestro's to allow.
+        confined = req.sandbox is not None
+        argv += (
+            ["--dangerously-bypass-approvals-and-sandbox"]
+            if confined
+            else ["--sandbox", SANDBOX[req.tier]]
+        )
         if not req.web_search:
             # codex offers its web_search tool in every sandbox unless switched off.
             argv += ["-c", 'web_search="disabled"']
@@ -207,7 +219,7 @@ class CodexSpoke(Spoke):
             argv += ["-m", req.model]
         # --ephemeral: no session files, as claude's --no-session-persistence. No flag
         # limits turns or appends a system prompt, so the system part leads the prompt.
-        if SANDBOX[req.tier] == "workspace-write":
+        if SANDBOX[req.tier] == "workspace-write" and not confined:
             # Its sandbox writes only the workdir and /tmp: the mailbox needs --add-dir.
             # (read-only writes nowhere: such a spoke reports in its answer alone.)
             for folder in req.shared_dirs:

@@ -119,6 +119,18 @@ def _stream_usage(stats: dict[str, Any]) -> Usage:
 
 class GeminiSpoke(Spoke):
     name = "gemini"
+    config_names = (
+        "settings.json",
+        "GEMINI.md",
+        "commands/",
+        "extensions/",
+        "policies/",
+        "agents/",
+        "skills/",
+    )
+
+    def state_dirs(self, env: Mapping[str, str]) -> list[Path]:
+        return [user_home(env) / ".gemini"]
 
     def policy_path(self, req: DispatchRequest) -> Path:
         folder = req.scratch_dir or Path(tempfile.gettempdir())

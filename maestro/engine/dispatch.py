@@ -22,7 +22,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
-from maestro import clock
+from maestro import clock, sandbox
 from maestro.bus.liveness import Lease
 from maestro.bus.sessions import USER, Session, SessionStore, current_id, new_id
 from maestro.bus.workers import end_session, spoke_env
@@ -32,6 +32,7 @@ from maestro.engine.stagger import Stagger
 from maestro.logfile import ExecutionLog, LogRow
 from maestro.paths import ProjectPaths
 from maestro.process import run_process
+from maestro.sandbox import Rules
 from maestro.spokes.base import Spoke
 from maestro.spokes.contract import DispatchRequest, SpokeResult
 from maestro.spokes.registry import get_spoke
@@ -69,6 +70,8 @@ class Dispatch:
     stagger: Stagger = field(default_factory=lambda: Stagger(0.0))
     stopping: Callable[[], str | None] = lambda: None
     recorded: bool = True
+    # How the spoke is confined (a run's, from its start); ``ask`` takes the settings'.
+    sandbox: Rules | None = None
     session: Session = field(init=False)  # made when the block starts (unless not recorded)
     outcome: tuple[str, str | None] = field(default=("completed", None), init=False)
     lease: Lease = field(init=False)
@@ -130,6 +133,7 @@ class Dispatch:
             task_id=self.task,
             keep_session=self.keep_session,
             env_extra=self.extra_env,
+            sandbox=self.sandbox,
         )
 
     def ask(self, settings: Settings, *, stream: Path | None = None, **asked: Any) -> SpokeResult:
@@ -137,6 +141,7 @@ class Dispatch:
         has it, under the agents' timeout and turn limit; with ``stream``, streaming, each
         line it prints kept there as it comes."""
         limits = {"timeout_s": timeout_s(settings), "max_turns": settings.max_turns}
+        self.sandbox = sandbox.rules(settings, self.env)
         request = self.request(**limits, stream=stream is not None, **asked)
         return self.run(get_spoke(self.cli, settings), request, stream=stream)
 
@@ -181,6 +186,14 @@ def command_log(settings: Settings, goal: str | None = None) -> ExecutionLog:
     return log
 
 
+UNCONFINED = " (ran unconfined: sandbox off)"
+
+
+def ran_unconfined(result: SpokeResult | None) -> bool:
+    """A CLI's process ran with the person's full rights (the sim runs none)."""
+    return result is not None and not result.confined and not result.simulated
+
+
 def log_row(
     log: ExecutionLog,
     *,
@@ -206,7 +219,7 @@ def log_row(
             tokens=result.usage.total if result is not None else None,
             duration_s=result.duration_s if result is not None else None,
             outcome="✅" if ok else outcome,
-            notes=notes,
+            notes=notes + UNCONFINED if ran_unconfined(result) else notes,
             tool=tool,
             failed=not ok,
             retry=retry,

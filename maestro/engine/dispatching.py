@@ -107,6 +107,7 @@ class Dispatching(Bookkeeping):
             agent=attempt.agent,
             attempt=number,
             simulated=bool(getattr(spoke, "simulated", False)) or None,
+            unconfined=ctx.sandbox is None or None,
             session=dispatch.session.id,
         )
 

@@ -16,11 +16,13 @@ result to accept.
 from __future__ import annotations
 
 import re
+import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from maestro import sandbox
 from maestro.engine import ladder
 from maestro.engine.attempt import FAIL, PASS, SKIP, WARN, Attempt, GateResult
 from maestro.formatting import cleaned
@@ -209,12 +211,27 @@ class Validation:
 
 
 def run_validation(
-    command: str, *, root: Path, env: Mapping[str, str], timeout_s: float
+    command: str,
+    *,
+    root: Path,
+    env: Mapping[str, str],
+    timeout_s: float,
+    confined: sandbox.Rules | None,
+    state: Path,
 ) -> Validation:
     """The one way a task's validation command runs (the integration gate, a review): a
-    person's command from the plan, which may use pipes or &&, so it is run by sh."""
+    person's command from the plan, which may use pipes or &&, so it is run by sh;
+    ``confined``, it writes only its worktree (not ``state``, the project's state folder
+    when that lies within) and a private /tmp, and reads none of the CLIs' state."""
 
-    out = run_process(["/bin/sh", "-c", command], cwd=root, env=dict(env), timeout_s=timeout_s)
+    argv = ["/bin/sh", "-c", command]
+    if confined is None:
+        out = run_process(argv, cwd=root, env=dict(env), timeout_s=timeout_s)
+    else:
+        with tempfile.TemporaryDirectory(prefix="maestro-check-") as scratch:
+            policy = sandbox.work_policy(root, env, writes=True, scratch=Path(scratch), state=state)
+            wrapped, run_env = sandbox.wrap(argv, policy, confined)
+            out = run_process(wrapped, cwd=root, env=run_env, timeout_s=timeout_s)
     output = cleaned(out.stdout + "\n" + out.stderr).strip()  # a test runner's colours
     return Validation(command, out.exit_code, out.timed_out, output)
 
@@ -280,7 +297,12 @@ def _integration(ctx: RunContext, task: Task, attempt: Attempt, space: Workspace
     # would (a command from the plan runs as the person, unsandboxed).
     with space.validation() as found:
         ran = run_validation(
-            task.validation, root=space.check_root, env=env, timeout_s=attempt.timeout_s
+            task.validation,
+            root=space.check_root,
+            env=env,
+            timeout_s=attempt.timeout_s,
+            confined=ctx.sandbox,
+            state=ctx.paths.state_dir,
         )
     attempt.validation_exit = ran.exit_code
     attempt.validation_output = ran.output

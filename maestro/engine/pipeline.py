@@ -315,6 +315,7 @@ class TaskRunner(Dispatching):
             keep_session=True,
             stagger=ctx.stagger,
             stopping=ctx.stopping,
+            sandbox=ctx.sandbox,
         )
         with dispatch:
             self.sessions[task.id] = dispatch.session.id

@@ -21,6 +21,7 @@ from maestro.engine.run import select_tasks
 from maestro.engine.runcontext import RunOptions
 from maestro.engine.rundir import RunLock
 from maestro.prompts.delegation import build_delegation
+from maestro.sandbox import BWRAP, Rules
 from maestro.tokens import count_tokens
 
 if TYPE_CHECKING:
@@ -108,6 +109,8 @@ def preview(
             task=task.id,
             keep_session=True,
             recorded=False,
+            # The argv as a confined run gives it (bwrap itself is not tried here).
+            sandbox=Rules(BWRAP) if settings.sandbox else None,
         )
         request = make_request(
             asked,

@@ -93,13 +93,16 @@ def _run_started(event: Event) -> str:
         f"run {event.get('run_id')} started: {scope}, up to {event.get('max_concurrent')} at once"
         + (f", budget {budget:,} tokens" if budget else "")
         + (f"; {event['workspace_line']}" if event.get("workspace_line") else "")
+        + (f"; {event['sandbox']}" if event.get("sandbox") else "")
     )
 
 
 def _task_started(event: Event) -> str:
     return (
         f"task {event.get('task')} started: {event.get('tool')} ({event.get('agent')}), "
-        f"attempt {event.get('attempt')}" + (" [simulated]" if event.get("simulated") else "")
+        f"attempt {event.get('attempt')}"
+        + (" [simulated]" if event.get("simulated") else "")
+        + (" [unconfined]" if event.get("unconfined") else "")
     )
 
 

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO
 
-from maestro import clock, graph, roster
+from maestro import clock, graph, roster, sandbox
 from maestro.agents.catalog import load_catalog
 from maestro.bus.workers import end_session, run_session_id, shim, start_run_session
 from maestro.engine import progress as progress_views
@@ -149,6 +149,7 @@ class Engine:
         self.scheduler: Scheduler | None = None
         self._session_lease: Lease | None = None  # the run's session (see _run)
         self.mode: Mode | None = None
+        self.sandbox: sandbox.Rules | None = None
 
     # -- pieces ------------------------------------------------------------------------
     def spoke_for(self, name: str) -> Spoke:
@@ -196,6 +197,8 @@ class Engine:
         for cli in roster.NAMES:  # a bad [budgets.<cli>] table stops the run here
             limits_for(cli, self.settings.table("budgets"))
         config_prices(self.settings)  # and so does a bad [prices.<model>] table
+        # Confined unless the person opted out; refused where bwrap cannot start.
+        self.sandbox = sandbox.rules(self.settings, self.env)
         shim()
         return catalog
 
@@ -277,6 +280,7 @@ class Engine:
         owners = {t.id: list(t.files) for t in plan.tasks}
         with self._workspaces(run.run_id, owners) as spaces:
             catalog = self._before_dispatch(run.run_id, plan.goal, selected, spaces)
+            run.write_meta(sandbox=sandbox.describe(self.sandbox))
             if opts.task_id and selected[0].status in ("failed", "blocked"):
                 with store.edit_task(opts.task_id) as chosen:
                     chosen.status = "pending"
@@ -303,6 +307,7 @@ class Engine:
                 review=self.review if opts.review else None,
                 sim_delay_s=self.sim_delay_s,
                 stagger=Stagger(self.settings.stagger_delay),
+                sandbox=self.sandbox,
             )
             runner = TaskRunner(shared)
             reports = WorkerReports(self.paths, run.run_id, emit, log)
@@ -352,6 +357,7 @@ class Engine:
                 recovered=[r.task for r in recovered] or None,
                 workspace="in-place" if self.mode and self.mode.in_place else "worktrees",
                 workspace_line=self.mode.line() if self.mode else None,
+                sandbox=sandbox.describe(self.sandbox),
             )
             try:
                 with abort_on_sigterm(scheduler), stop_on_sigint(scheduler), reports, desk:

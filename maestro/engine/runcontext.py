@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TextIO
 from maestro.config import Settings
 from maestro.engine.stagger import Stagger
 from maestro.paths import ProjectPaths
+from maestro.sandbox import Rules
 
 if TYPE_CHECKING:  # the engine's modules import this one: types only, no import cycle
     from maestro.agents.catalog import Catalog
@@ -129,6 +130,8 @@ class RunContext:
     review: Callable[..., object] | None = None
     sim_delay_s: float | None = None
     stagger: Stagger = field(default_factory=lambda: Stagger(0.0))
+    # How its spokes and validation commands are confined; None: unconfined (opted out).
+    sandbox: Rules | None = None
     # Tasks done whose change could not be applied to the user's tree: (id, what to do).
     unlanded: list[tuple[str, str]] = field(default_factory=list)
     # Tasks done whose --commit was refused (their files landed, unstaged): (id, why).

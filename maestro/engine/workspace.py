@@ -12,8 +12,10 @@ and its ignored files that validation needs (``.env``) copied in.
 After the spoke, the worktree is read the same way (a private index), and its tree
 compared with the one it started from: that is the attempt's change, exactly, with
 nothing attributed by timing. A spoke's own commits count (the working tree holds them).
-What changed outside the worktree while its spoke ran (the user's files, git's config,
-hooks and refs) is put back and named (guard.py).
+A confined spoke (maestro/sandbox.py) cannot write outside its worktree, so what changes
+in the user's tree meanwhile is theirs. Unconfined (sandbox off), what changed outside the
+worktree while its spoke ran (the user's files, git's config, hooks and refs) is put back
+and named (guard.py).
 
 An accepted change lands on the run's integration commit and in the user's working tree
 (landing.py); work that must not or cannot land fails the scope gate instead.
@@ -93,6 +95,10 @@ class Worktrees(Landings):
         self.integration = ""
         self.head: str | None = None
         self.guard: Guard | None = None
+        # Watched by the guard while its spokes and checks run: only when they are not
+        # confined. Confined, they cannot write the person's tree or repository, so what
+        # changes there meanwhile is the person's, never put back nor blamed.
+        self.watched = not getattr(settings, "sandbox", False)
         state = paths.state_dir.resolve()
         self.state = [str(state.relative_to(self.top))] if state.is_relative_to(self.top) else []
         self.exclude = noise_globs()
@@ -210,7 +216,7 @@ class Worktrees(Landings):
             self.guard.index.unlink(missing_ok=True)
 
     def _open(self, name: str, base: str) -> Worktree:
-        mark = self._mark() if self.guard is not None else None
+        mark = self._mark() if self.guard is not None and self.watched else None
         path = self.dir / name
         self.repo.add_worktree(path, base)
         root = path / self.prefix if self.prefix else path
@@ -316,7 +322,7 @@ class Worktrees(Landings):
         with self._lock:
             self._count += 1
             found = Found(f"{self.run_id}-{label}-{self._count}-p{os.getpid()}")
-        if self.guard is None:
+        if self.guard is None or not self.watched:
             yield found
             return
         mark = self._mark()

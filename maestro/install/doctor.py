@@ -12,7 +12,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from maestro import __version__, roster
+from maestro import __version__, roster, sandbox
 from maestro.errors import InstallError
 from maestro.install import block, invocation
 from maestro.install import manifest as manifests
@@ -269,6 +269,30 @@ def examine(s: Situation) -> list[Check]:
     found = [c for c in (p(s) for p in (*each, *PITFALLS)) if c is not None]
     return checks + (
         found or [Check("pitfalls", "pitfalls", "ok", "none of the known pitfalls found.")]
+    )
+
+
+def sandbox_check(settings: Any, env: dict[str, str]) -> Check:
+    """Whether the processes a run starts are confined (maestro.sandbox)."""
+    if not settings.sandbox:
+        return Check(
+            "hosts",
+            "sandbox",
+            "warn",
+            f"off (sandbox = false, from {settings.source('sandbox')}): spokes and validation "
+            "commands run with your full rights.",
+            "remove the setting (or MAESTRO_SANDBOX=0) to confine them with bubblewrap.",
+        )
+    found, why = sandbox.probe(env)
+    if found is None:
+        return Check(
+            "hosts", "sandbox", "fail", f"{why}: `maestro run` refuses to start.", sandbox.FIX + "."
+        )
+    return Check(
+        "hosts",
+        "sandbox",
+        "ok",
+        f"spokes and validation commands run confined by bubblewrap ({found}).",
     )
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from maestro import clock
+from maestro import clock, sandbox
 from maestro.challenge import next_id
 from maestro.challenge.vendors import choose
 from maestro.engine.dispatch import Dispatch, command_log, log_row, timeout_s
@@ -63,6 +63,8 @@ def _check(ctx: CommandContext, task: Task, root: Path) -> ValidationCheck | Non
         root=root,
         env=ctx.env,
         timeout_s=max(60.0, timeout_s(settings)),
+        confined=sandbox.rules(settings, ctx.env),
+        state=settings.paths.state_dir,
     )
     return {
         "command": task.validation,

@@ -17,12 +17,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from maestro import roster
+from maestro import roster, sandbox
+from maestro.agents.tiers import can_write
 from maestro.errors import MaestroError, SpokeError
 from maestro.formatting import cleaned
 from maestro.git import clean_env as clean_git_env
 from maestro.paths import user_home
-from maestro.process import ExecutableNotFound, ProcessOutcome, run_process
+from maestro.process import ExecutableNotFound, ProcessOutcome, resolve, run_process
 from maestro.spokes import clipaths
 from maestro.spokes.contract import DispatchRequest, SpokeResult, UsageTally, fail
 from maestro.spokes.jsonout import load_json_object
@@ -43,6 +44,12 @@ class SignIn:
     state: bool | None  # True: signed in; False: not, or not usably; None: cannot tell
     detail: str  # what shows it, in words for the user
     fix: str | None = None
+
+
+def replace_visible(policy: sandbox.Policy, program: str) -> sandbox.Policy:
+    """``policy`` with the folder of the CLI's program (and where its link leads) visible."""
+    real = Path(os.path.realpath(program))
+    return replace(policy, visible=[*policy.visible, Path(program).parent, real.parent])
 
 
 def tilde(path: Path, env: Mapping[str, str]) -> str:
@@ -98,6 +105,10 @@ class Spoke:
     name: str = ""
     supports_resume: bool = False
     simulated: bool = False
+    # Its config files and folders (a trailing /) in each of its ``state_dirs``: read-only
+    # to its own spoke, made when missing (sandbox.pre_create). A hook, a notify command
+    # or an MCP server written there would run when the person next starts the CLI.
+    config_names: tuple[str, ...] = ()
 
     def __init__(self, settings: Any = None) -> None:
         # Settings give the price table overrides; None means the built-in prices.
@@ -127,6 +138,55 @@ class Spoke:
         ``DispatchRequest.shared_dirs``)? Where it cannot, its prompt lists no mail
         commands and it reports in its answer alone."""
         return True
+
+    # -- what it keeps on the machine ------------------------------------------------------
+    def state_dirs(self, env: Mapping[str, str]) -> list[Path]:
+        """The folders the CLI writes as it works (sessions, logs, its login's refresh):
+        writable to its confined spoke, hidden from every other confined process."""
+        return []
+
+    def state_files(self, env: Mapping[str, str]) -> list[Path]:
+        """Its files outside those folders: read-only to its spoke, hidden from others."""
+        return []
+
+    def config(self, env: Mapping[str, str]) -> tuple[str, ...]:
+        """Its ``config_names`` as ``env`` has it set up."""
+        return self.config_names
+
+    def private_paths(self, env: Mapping[str, str]) -> list[Path]:
+        return [*self.state_dirs(env), *self.state_files(env)]
+
+    def confinement(self, req: DispatchRequest, env: dict[str, str]) -> sandbox.Policy:
+        """Where its spoke may write: its worktree when its tier writes, its own state
+        (config read-only), the office's folders it is given; everything else read-only."""
+        own = self.state_dirs(env)
+        config = [p for d in own for p in sandbox.pre_create(d, self.config(env))]
+        assert req.scratch_dir is not None
+        visible = [req.scratch_dir]
+        root, state = env.get("MAESTRO_PROJECT_DIR"), env.get("MAESTRO_STATE_DIR")
+        visible += [Path(root)] if root else []
+        return sandbox.work_policy(
+            req.cwd,
+            env,
+            writes=can_write(req.tier),
+            scratch=req.scratch_dir / "git",
+            state=Path(root) / state if root and state else None,
+            own=self.name,
+            writable=[*own, *req.shared_dirs],
+            read_only=config,
+            visible=visible,
+        )
+
+    def confined(
+        self, req: DispatchRequest, argv: list[str], env: dict[str, str]
+    ) -> tuple[list[str], dict[str, str]]:
+        """``argv`` and ``env`` as the process runner gets them: wrapped by the sandbox
+        when ``req`` is confined, its program found first (ExecutableNotFound)."""
+        if req.sandbox is None:
+            return argv, env
+        program = resolve(argv[0], env)
+        policy = self.confinement(req, env)
+        return sandbox.wrap([program, *argv[1:]], replace_visible(policy, program), req.sandbox)
 
     # -- building the call ------------------------------------------------------------
     def build_argv(self, req: DispatchRequest) -> list[str]:
@@ -335,10 +395,11 @@ class Spoke:
                 run_req.progress(f"{self.name}: no answer yet after {elapsed:.0f}s{last}")
 
             try:
+                run_argv, run_env = self.confined(run_req, argv, env)
                 outcome = runner(
-                    argv,
+                    run_argv,
                     cwd=run_req.cwd,
-                    env=env,
+                    env=run_env,
                     timeout_s=run_req.timeout_s,
                     on_stdout_line=on_stdout,
                     on_start=on_start,
@@ -350,6 +411,9 @@ class Spoke:
                     f"the {self.name} CLI ({self.executable}) is not installed or not on PATH.",
                     f"install it with `{self.install_hint}`, or plan the task for another CLI.",
                 ) from None
+            finally:
+                if run_req.scratch_dir is not None:  # its private git (sandbox.git_layout)
+                    shutil.rmtree(run_req.scratch_dir / "git", ignore_errors=True)
         result = self.parse(outcome, run_req)
         if watcher and result.usage.total < watcher[0].usage.total:
             result.usage = watcher[0].usage
@@ -358,4 +422,5 @@ class Spoke:
             if signed.state is False:
                 result.error = f"{result.error} ({self.name} is not signed in: {signed.detail}; fix: {signed.fix})"
         result.argv = argv
+        result.confined = run_req.sandbox is not None
         return result

@@ -21,6 +21,7 @@ from typing import Any
 
 from maestro.agents.tiers import TIERS
 from maestro.errors import SpokeError
+from maestro.sandbox import Rules
 from maestro.state.model import Usage
 
 # A SpokeResult's error_kind: auth, rate_limit, turn_limit, timeout, bad_flag,
@@ -71,6 +72,9 @@ class DispatchRequest:
     # Where a line goes while the CLI gives no answer (every ``process.QUIET_S`` of
     # silence): what it last said on stderr. None: nobody is waiting at a terminal.
     progress: Callable[[str], None] | None = None
+    # How its process is confined (maestro.sandbox); None: it runs with the person's
+    # full rights (sandbox = false, `run --no-sandbox`).
+    sandbox: Rules | None = None
 
     def __post_init__(self) -> None:
         if self.tier not in TIERS:
@@ -107,6 +111,8 @@ class SpokeResult:
     model: str | None = None
     # Why the session the request asked to resume was not: the dispatch started afresh.
     not_resumed: str | None = None
+    # Its process ran confined by Maestro's sandbox (False: with the person's full rights).
+    confined: bool = False
 
     @property
     def transient(self) -> bool:

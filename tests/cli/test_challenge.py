@@ -93,7 +93,8 @@ def test_all_asks_every_other_cli_in_parallel(cli, planned, fake_clis):
     assert fake_clis.runs("claude") == []  # the hub's own vendor is not asked
     (gemini,), (codex,) = fake_clis.runs("gemini"), fake_clis.runs("codex")
     assert abs(gemini["time"] - codex["time"]) < 0.8  # both started before either answered
-    assert codex["argv"][codex["argv"].index("--sandbox") + 1] == "read-only"
+    # Read-only by Maestro's sandbox (no writable worktree); codex's own bypassed.
+    assert "--dangerously-bypass-approvals-and-sandbox" in codex["argv"]
     plan = planned.load()
     assert [(c.id, c.challenger) for c in plan.challenges] == [("C1", "gemini"), ("C2", "codex")]
     assert "ASCII" in plan.challenges[1].findings["assumptions"][0].text
@@ -162,7 +163,7 @@ def test_a_challenger_that_writes_anyway_changes_nothing_of_the_users(
     cli, planned, fake_clis, project
 ):
     """A CLI that writes despite its read-only tier (``force``: the tier is only asked of
-    it) works in a worktree of the project: its writes stay there and go with it."""
+    it) works in a worktree of the project, which its sandbox keeps read-only."""
     (project / "src").mkdir()
     (project / "src" / "util.py").write_text("def helper():\n    return 1\n")  # not committed
     writes = [
@@ -177,7 +178,7 @@ def test_a_challenger_that_writes_anyway_changes_nothing_of_the_users(
     (call,) = fake_clis.runs("gemini")
     worktrees = project / ".ai" / "maestro" / "worktrees"
     assert Path(call["cwd"]).is_relative_to(worktrees)  # it read a worktree, not the project
-    assert all(w["written"] for w in call["writes"])  # it did write, there
+    assert [w["refused"] for w in call["writes"]] == ["Read-only file system"] * 3
     assert all(Path(w["path"]).is_relative_to(worktrees) for w in call["writes"])
     assert (project / "README.md").read_text() == "# wc demo\n\nCounts words.\n"
     assert (project / "src" / "util.py").read_text() == "def helper():\n    return 1\n"
@@ -210,13 +211,14 @@ def test_each_challenger_is_a_session_that_ends_with_its_answer(cli, planned, fa
             "user",
         )
         assert call["env"]["MAESTRO_SESSION_ID"] == session["id"]
-        assert session["process"]["pid"] == call["pid"]
+        # The sandbox's pid (the fake's own means nothing outside its pid namespace).
+        assert call["sandboxed"] and session["process"]["pid"] != call["pid"]
         assert session["directive"]["subject"] == "Challenge the plan"
     assert "high demand" in by_cli["codex"]["reason"]  # the error the CLI gave
 
 
 def test_a_challenger_that_writes_into_the_project_is_put_back_and_not_heard_finding_8(
-    cli, planned, fake_clis, project
+    cli, planned, fake_clis, project, unconfined
 ):
     """A challenger that writes by absolute path into the user's tree: the file is put
     back, the answer is not recorded, and the message names what it did."""

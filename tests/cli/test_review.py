@@ -412,8 +412,8 @@ def test_a_reviewer_that_tries_to_write_is_refused_by_its_read_only_invocation(
     if reviewer == "claude":
         assert "Write" in argv[argv.index("--disallowedTools") + 1]
         assert "--permission-mode" not in argv
-    elif reviewer == "codex":
-        assert argv[argv.index("--sandbox") + 1] == "read-only"
+    elif reviewer == "codex":  # read-only by Maestro's sandbox, codex's own bypassed
+        assert "--dangerously-bypass-approvals-and-sandbox" in argv
     else:
         assert "yolo" not in argv and "--approval-mode" not in argv
     assert all(not w["written"] for w in call["writes"])
@@ -421,7 +421,7 @@ def test_a_reviewer_that_tries_to_write_is_refused_by_its_read_only_invocation(
     assert not (project / "NOTES.md").exists()
 
 
-def test_a_reviewer_that_edits_anyway_is_not_accepted(cli, store, fake_clis, project):
+def test_a_reviewer_that_edits_anyway_is_not_accepted(cli, store, fake_clis, project, unconfined):
     # "force" stands for a CLI whose read-only mode failed: the file really changes.
     fake_clis.script(
         "gemini",
@@ -555,5 +555,7 @@ def test_each_review_round_is_a_session_of_the_task(cli, store, fake_clis):
         "gemini",
     )
     assert call["env"]["MAESTRO_SESSION_ID"] == session["id"]
-    assert session["process"]["pid"] == call["pid"] and session["tier"] == "read-only"
+    # The sandbox's pid (the fake's own means nothing outside its pid namespace).
+    assert call["sandboxed"] and session["process"]["pid"] != call["pid"]
+    assert session["tier"] == "read-only"
     assert session["directive"]["subject"] == "Review Task 1: Count words in a file"

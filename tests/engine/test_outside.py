@@ -1,10 +1,15 @@
 """What a spoke (or a validation command) does outside its worktree is seen, put back
-and named: the user's files, the repository's config, hooks, HEAD and refs."""
+and named: the user's files, the repository's config, hooks, HEAD and refs. With the
+sandbox off: confined, such a write is refused (tests/engine/test_confined.py)."""
 
 from pathlib import Path
 
+import pytest
+
 from tests.engine.runkit import plan, step, task, write_plan
 from tests.test_git import git
+
+pytestmark = pytest.mark.usefixtures("unconfined")
 
 
 def committed(project: Path, **files: str) -> str:

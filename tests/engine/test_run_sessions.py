@@ -30,18 +30,20 @@ def test_every_dispatch_is_a_session_of_the_run(cli, project, runenv):
         and worker.status == "completed"
     )
     assert (worker.data["cli"], worker.data["run_id"]) == ("codex", run_id)
-    assert worker.data["process"]["pid"] == runenv.runs("codex")[0]["pid"]
+    # The sandbox's pid (the fake's own means nothing outside its pid namespace).
+    (call,) = runenv.runs("codex")
+    assert call["sandboxed"] and worker.data["process"]["pid"] != call["pid"]
     started = next(e for e in events(project) if e["kind"] == "task_started")
     assert started["session"] == worker.id
     call = runenv.runs("codex")[0]
     assert call["env"]["MAESTRO_SESSION_ID"] == worker.id
     assert call["env"]["MAESTRO_COORDINATOR_SESSION_ID"] == coordinator.id
     assert call["env"]["MAESTRO_PROJECT_DIR"] == str(project)
-    # Its sandbox writes the workdir only: the office's state is added by name.
-    machine = ProjectPaths(project).machine_dir
-    # The office's folders only: never the other tasks' worktrees beside them.
+    # Maestro's sandbox grants the office's folders (tests/engine/test_confined.py), not
+    # codex's own, which is bypassed.
     granted = [call["argv"][i + 1] for i, a in enumerate(call["argv"]) if a == "--add-dir"]
-    assert granted == [str(machine / "mail"), str(machine / "sessions")]
+    assert granted == []
+    machine = ProjectPaths(project).machine_dir
     # The `maestro` its prompt names is this one, whatever PATH the user had, from a
     # folder of the user's that no spoke's sandbox writes (never the project's state).
     first = Path(call["env"]["PATH"].split(os.pathsep)[0])

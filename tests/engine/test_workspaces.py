@@ -121,10 +121,11 @@ def test_a_person_editing_during_a_run(cli, project, runenv):
     assert git(project, "diff", "--cached", "--name-only") == ""  # the index untouched
 
 
-def test_a_file_a_person_writes_while_a_spoke_runs_is_never_lost(cli, project, runenv):
-    """Maestro cannot tell who wrote into the user's tree while a spoke ran: the file is
-    put back like a spoke's write and fails the task, and the one command the message
-    names brings the person's version back, byte for byte."""
+def test_a_file_a_person_writes_while_a_spoke_runs_is_never_lost(cli, project, runenv, unconfined):
+    """Unconfined, Maestro cannot tell who wrote into the user's tree while a spoke ran:
+    the file is put back like a spoke's write and fails the task, and the one command the
+    message names brings the person's version back, byte for byte. (Confined, it is the
+    person's: tests/engine/test_confined.py.)"""
     git(project, "commit", "-q", "--allow-empty", "-m", "start")
 
     def edit():
@@ -227,12 +228,14 @@ def test_spokes_start_from_uncommitted_work_and_dependencies(cli, project, runen
     second = runenv.runs("codex")[1]
     cwd = Path(second["argv"][second["argv"].index("-C") + 1])
     assert cwd.parent == project / ".ai" / "maestro" / "worktrees"
-    assert "--sandbox" in second["argv"] and str(cwd) in max(second["argv"], key=len)
+    # Confined by Maestro, its own sandbox (which cannot nest) bypassed.
+    assert "--dangerously-bypass-approvals-and-sandbox" in second["argv"]
+    assert str(cwd) in max(second["argv"], key=len)
     assert git(project, "branch", "--list") == "* main\n"  # no branch for any worktree
     assert git(project, "log", "--format=%s") == "init\n"  # HEAD never moved
 
 
-def test_a_spoke_writing_into_the_users_tree_fails_scope(cli, project, runenv):
+def test_a_spoke_writing_into_the_users_tree_fails_scope(cli, project, runenv, unconfined):
     write_plan(cli, project, [task(1)])
     target = project / "src" / "app.py"
     runenv.script(
@@ -544,9 +547,9 @@ def test_a_start_that_fails_changes_nothing_of_the_plan(cli, project, runenv):
     assert not worktree_dirs(project)
 
 
-def test_one_ctrl_c_while_tasks_start_stops_gracefully(cli, project, runenv):
+def test_one_ctrl_c_while_tasks_start_stops_gracefully(cli, project, runenv, unconfined):
     """One SIGINT lands while the run is launching its tasks (the first spoke sends it
-    to the run as it starts): the run stops launching, lets the started task finish,
+    to the run as it starts: unconfined, as a confined one cannot reach the run): the run stops launching, lets the started task finish,
     exits 2 with the others pending, and leaves no worktree: never the second Ctrl-C's
     quick exit."""
     write_plan(cli, project, independent(3))

@@ -18,6 +18,7 @@ import subprocess
 import sys
 import time
 import tomllib
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -57,6 +58,17 @@ def next_step(state: Path, cli: str) -> tuple[int, dict[str, Any]]:
             return index, script[index]
         default_file = state / f"{cli}.default.json"
         return index, json.loads(default_file.read_text()) if default_file.exists() else {}
+
+
+CALL = uuid.uuid4().hex
+
+
+def sandboxed() -> bool:
+    """Run by Maestro's sandbox: its pid namespace's first process is bwrap."""
+    try:
+        return Path("/proc/1/comm").read_text(encoding="utf-8").strip() == "bwrap"
+    except OSError:
+        return False
 
 
 def record(state: Path, cli: str, entry: dict[str, Any]) -> None:
@@ -226,8 +238,11 @@ def do_writes(
         path = path if path.is_absolute() else workdir / path
         reason = None if step.get("force") else write_refusal(cli, opts, path, workdir, denied)
         if reason is None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(spec.get("content", ""), encoding="utf-8")
+            try:  # the tool's error when the system refuses (a confined spoke: EROFS)
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(spec.get("content", ""), encoding="utf-8")
+            except OSError as exc:
+                reason = exc.strerror or str(exc)
         done.append({"path": str(path), "written": reason is None, "refused": reason})
     return done
 
@@ -389,6 +404,9 @@ def main(cli: str) -> int:
         "cwd": os.getcwd(),
         "pid": os.getpid(),
         "pgid": os.getpgid(0),
+        # Its pid means nothing outside a sandbox's pid namespace: this names the call.
+        "call": CALL,
+        "sandboxed": sandboxed(),
         "stdin_devnull": stdin_is_devnull(),
         "env": {
             k: v
@@ -499,5 +517,5 @@ def main(cli: str) -> int:
     time.sleep(float(step.get("sleep_after", 0)))
     # When the call ended, for tests that check how many ran at once (see intervals()).
     with locked(state), open(state / f"{cli}.ends.jsonl", "a", encoding="utf-8") as handle:
-        handle.write(json.dumps({"pid": os.getpid(), "end": time.time()}) + "\n")
+        handle.write(json.dumps({"call": CALL, "end": time.time()}) + "\n")
     return code

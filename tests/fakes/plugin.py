@@ -86,8 +86,8 @@ class FakeClis:
         for name in names or CLIS:
             log = self.state_dir / f"{name}.ends.jsonl"
             lines = log.read_text(encoding="utf-8").splitlines() if log.exists() else []
-            ends = {e["pid"]: e["end"] for e in map(json.loads, filter(str.strip, lines))}
-            out += [(c["time"], ends[c["pid"]]) for c in self.runs(name) if c["pid"] in ends]
+            ends = {e["call"]: e["end"] for e in map(json.loads, filter(str.strip, lines))}
+            out += [(c["time"], ends[c["call"]]) for c in self.runs(name) if c["call"] in ends]
         return sorted(out)
 
     @staticmethod
@@ -116,6 +116,8 @@ def fake_clis(tmp_path_factory, monkeypatch) -> FakeClis:
     entries = [str(fakes.bin_dir), *_path_without_real_clis(os.environ.get("PATH", os.defpath))]
     monkeypatch.setenv("PATH", os.pathsep.join(entries))
     monkeypatch.setenv("FAKE_CLI_STATE", str(fakes.state_dir))
+    # Where the fakes record their calls: writable to a confined spoke (sandbox_write).
+    monkeypatch.setenv("MAESTRO_SANDBOX_WRITE", str(fakes.state_dir))
     yield fakes
     stop_leftovers(fakes)
 

@@ -38,7 +38,8 @@ OTHER = {"claude": "gemini", "gemini": "codex", "codex": "claude"}
 REFUSALS = {
     "claude": ("No such tool available: Write",),
     "gemini": ("write_file", "not found"),
-    "codex": ("writing is blocked by read-only sandbox",),
+    # Confined by Maestro with its own sandbox bypassed: the system refuses its apply_patch.
+    "codex": ("Failed to write file",),
 }
 # The tools each CLI offers a read-only spoke's model (codex: its sandbox refuses writes).
 READ_ONLY_TOOLS = {

@@ -1,0 +1,370 @@
+"""The confinement of every process Maestro starts for a plan: its spokes (task workers,
+reviewers, challengers, planners) and the plan's validation commands, by the kernel.
+
+A confined process sees the whole machine read-only (``--ro-bind / /``), a private
+``/dev``, ``/proc`` and ``/tmp`` (``TMPDIR=/tmp``, gone when it ends), and writes only the
+folders its ``Policy`` names: a task's worktree, its CLI's own state folder (whose config
+files stay read-only: a hook or an MCP server planted there would run the next time the
+person starts that CLI), the office's mail and sessions. Secrets (``~/.ssh``, cloud and
+registry credentials, the other CLIs' state) are hidden, and so are the sockets of the
+machine's session and system buses and container engines: each is a way to have a
+process started outside. It is always hardened: its own user namespace with no
+capabilities and no nested namespaces (run by root without them, bubblewrap leaves every
+capability and ``mount -o remount,rw /`` succeeds), its own pid, ipc and uts namespaces
+(it cannot see or signal Maestro, and everything it started ends with it), a session of
+its own (no typing into the person's terminal), and it dies with Maestro.
+
+Why plain bubblewrap and not Anthropic's sandbox-runtime (srt), both measured with the
+three CLIs on Linux: a bwrap start costs about 6 ms, an srt start 0.4-0.6 s and 72 MB of
+resident memory for each process it wraps (its Node process and socat); srt needs Node
+22.12 or later, calls itself a beta research preview, leaves its placeholder files
+(``.bashrc``, ``.gitconfig``, ``.idea``...) in the working folder after a kill (then
+``git add -A`` fails), and exits 0 on SIGTERM, so a stopped spoke would read as a
+success. bwrap has none of those and ran Claude Code, Gemini CLI and Codex (its own
+sandbox bypassed: it cannot nest) to the end, hardened. What srt offers beyond it (an
+allowlisting network proxy, credential masking, macOS) is not used yet.
+
+The environment is the one Maestro built for the process, passed to bwrap as its own:
+not with ``--clearenv`` and one ``--setenv`` each, which would put API keys on a command
+line every user of the machine can read (``/proc/<pid>/cmdline``); an environment is
+readable only by its owner. Only the agent sockets it names are taken out.
+
+Not confined yet: the network (a spoke reaches any host, and abstract Unix sockets), and
+the office's identity (a spoke can write another session's mail).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from maestro import roster
+from maestro.errors import MaestroError
+from maestro.process import run_process
+
+BWRAP = "bwrap"
+TMP = Path("/tmp")
+HARDENING = (
+    "--unshare-user",
+    "--disable-userns",
+    "--cap-drop",
+    "ALL",
+    "--unshare-pid",
+    "--unshare-ipc",
+    "--unshare-uts",
+    "--die-with-parent",
+    "--new-session",
+)
+# The default of the ``sandbox_hide`` setting: what no confined process reads.
+SECRETS = (
+    "~/.ssh",
+    "~/.aws",
+    "~/.gnupg",
+    "~/.netrc",
+    "~/.git-credentials",
+    "~/.docker/config.json",
+    "~/.config/gh",
+    "~/.kube",
+    "~/.config/gcloud",
+    "~/.azure",
+    "~/.pypirc",
+)
+# Always hidden: a process that reaches one of these has something started outside
+# (systemd's transient units over D-Bus, a container with / mounted).
+SOCKETS = (
+    "/run/user",
+    "/run/dbus",
+    "/var/run/dbus",
+    "/run/systemd/private",
+    "/run/docker.sock",
+    "/var/run/docker.sock",
+    "/run/containerd",
+    "/run/podman",
+)
+# Environment entries that point at those sockets (or at the person's agents).
+AGENT_VARS = ("SSH_AUTH_SOCK", "GPG_AGENT_INFO", "DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR")
+
+
+@dataclass(frozen=True)
+class Rules:
+    """What every confined process of one command shares: the bwrap it starts with and
+    the settings' folders (``sandbox_hide``, ``sandbox_write``)."""
+
+    bwrap: str
+    hide: tuple[Path, ...] = ()
+    write: tuple[Path, ...] = ()
+
+
+@dataclass(frozen=True)
+class Policy:
+    """One confined process: where it runs, with what environment, what it writes.
+
+    ``read_only`` are laid over ``writable`` folders (a worktree's ``.git``, a CLI's
+    config files), ``hidden`` over everything (a folder becomes an empty read-only one, a
+    file an empty one). ``visible`` are paths under ``/tmp`` it must see, read-only (an
+    install, the project, a home folder there): the rest of the host's ``/tmp`` is not.
+    """
+
+    cwd: Path
+    env: Mapping[str, str]
+    writable: Sequence[Path] = ()
+    read_only: Sequence[Path] = ()
+    hidden: Sequence[Path] = ()
+    visible: Sequence[Path] = ()
+    extra_env: Mapping[str, str] = field(default_factory=dict)
+
+
+def expand(names: Iterable[str], env: Mapping[str, str]) -> tuple[Path, ...]:
+    """Setting entries as paths: ``~`` is the home of ``env``."""
+    home = env.get("HOME") or str(Path.home())
+    return tuple(
+        Path(home + name[1:]) if name.startswith("~") else Path(name) for name in names if name
+    )
+
+
+def _real(path: Path) -> Path:
+    return Path(os.path.realpath(path))
+
+
+def _under(path: Path, folder: Path) -> bool:
+    return path == folder or path.is_relative_to(folder)
+
+
+def _install(path: Path) -> Path:
+    """A ``bin`` folder stands for its prefix (a virtualenv, npm's ``--prefix``): the
+    programs in it read their libraries beside it."""
+    return path.parent if path.name == "bin" else path
+
+
+def _depth(path: Path) -> int:
+    return len(path.parts)
+
+
+def command(argv: Sequence[str], policy: Policy, rules: Rules) -> list[str]:
+    """``argv`` (its program an absolute path) wrapped by bwrap as ``policy`` says."""
+    args = [rules.bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    args += ["--tmpfs", str(TMP)]
+    writable = sorted(
+        {_real(p) for p in (*policy.writable, *rules.write) if p.exists()}, key=_depth
+    )
+    home = policy.env.get("HOME")
+    seen = [Path(p) for p in policy.env.get("PATH", "").split(os.pathsep) if p]
+    seen += [Path(home)] if home else []
+    # Maestro's own install: a spoke's shell runs `maestro` (bus.workers.shim).
+    seen += [Path(sys.prefix)]
+    visible = {_install(_real(p)) for p in (*policy.visible, *seen, policy.cwd) if p.exists()}
+    for path in sorted((p for p in visible if _under(p, TMP) and p != TMP), key=_depth):
+        args += ["--ro-bind", str(path), str(path)]
+    # Deeper binds go over shallower ones, and at one depth a read-only one goes last:
+    # a worktree (writable) in the state folder (read-only) in the project (writable,
+    # when the spokes share the person's tree), its ``.git`` read-only again.
+    laid = [(p, "--bind") for p in writable]
+    laid += [(_real(p), "--ro-bind") for p in policy.read_only if p.exists()]
+    for path, bind in sorted(set(laid), key=lambda pb: (_depth(pb[0]), pb[1] == "--ro-bind")):
+        args += [bind, str(path), str(path)]
+    for path in sorted(
+        {_real(p) for p in (*policy.hidden, *rules.hide, *map(Path, SOCKETS))}, key=_depth
+    ):
+        if not path.exists() or any(_under(w, path) for w in writable):
+            continue  # (not there, or holds the process's own folder)
+        if path.is_dir():
+            args += ["--tmpfs", str(path), "--remount-ro", str(path)]
+        else:
+            args += ["--ro-bind", "/dev/null", str(path)]
+    return [*args, *HARDENING, "--chdir", str(policy.cwd), "--", *argv]
+
+
+def environment(policy: Policy) -> dict[str, str]:
+    """The confined process's environment: the policy's, its private ``/tmp`` as TMPDIR,
+    without the agent and bus sockets."""
+    env = {k: v for k, v in policy.env.items() if k not in AGENT_VARS}
+    env.update({"TMPDIR": str(TMP), "TMP": str(TMP), "TEMP": str(TMP)})
+    env.update(policy.extra_env)
+    return env
+
+
+def wrap(argv: Sequence[str], policy: Policy, rules: Rules) -> tuple[list[str], dict[str, str]]:
+    """The argv and environment to hand the process runner for ``argv`` confined."""
+    return command(argv, policy, rules), environment(policy)
+
+
+# -- whether it can start here, and the refusal when it cannot ---------------------------
+
+
+def probe(env: Mapping[str, str]) -> tuple[str | None, str]:
+    """(bwrap's path, "") when a hardened bwrap starts ``true`` here; else (None, why)."""
+    if not sys.platform.startswith("linux"):
+        return None, f"confinement is built on Linux's bubblewrap, and this is {sys.platform}"
+    found = shutil.which(BWRAP, path=env.get("PATH") or os.defpath) or shutil.which(BWRAP)
+    if found is None:
+        return None, "bubblewrap (bwrap) is not installed"
+    policy = Policy(cwd=Path("/"), env={"PATH": os.defpath})
+    out = run_process(
+        command(["true"], policy, Rules(found)), cwd="/", env={"PATH": os.defpath}, timeout_s=30
+    )
+    if out.exit_code != 0:
+        said = (out.stderr.strip().splitlines() or [f"exit {out.exit_code}"])[-1]
+        return None, f"bwrap cannot start a confined process here ({said})"
+    return found, ""
+
+
+FIX = (
+    "install bubblewrap (`apt install bubblewrap`, `dnf install bubblewrap`) and allow "
+    "user namespaces (`sysctl kernel.apparmor_restrict_unprivileged_userns=0` on Ubuntu 24.04), "
+    "or run unconfined on purpose: `maestro run --no-sandbox`, or sandbox = false (MAESTRO_SANDBOX=0)"
+)
+
+
+def unavailable(why: str) -> MaestroError:
+    return MaestroError(
+        f"Maestro confines every process it starts for the plan, and cannot here: {why}.", FIX + "."
+    )
+
+
+def rules(settings: Any, env: Mapping[str, str]) -> Rules | None:
+    """The confinement ``settings`` ask for: None when switched off (``sandbox = false``);
+    refused (``MaestroError``) when bwrap cannot start here. Starts bwrap once."""
+    if not settings.sandbox:
+        return None
+    found, why = probe(env)
+    if found is None:
+        raise unavailable(why)
+    return Rules(found, expand(settings.sandbox_hide, env), expand(settings.sandbox_write, env))
+
+
+def describe(confined: Rules | None) -> str:
+    """How a run's processes run, in a few words (the run's first line, its status)."""
+    if confined is None:
+        return "spokes and checks unconfined, with your full rights (sandbox off)"
+    return "spokes and checks confined (bubblewrap)"
+
+
+# -- a worktree's git, kept out of the process's reach -------------------------------------
+
+
+def _git_dirs(top: Path) -> tuple[Path, Path] | None:
+    """(git dir, common dir) of the checkout whose top is ``top``."""
+    dot = top / ".git"
+    if dot.is_dir():
+        return dot, dot
+    try:
+        text = dot.read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    if not text.startswith("gitdir: "):
+        return None
+    gitdir = Path(text[8:])
+    gitdir = gitdir if gitdir.is_absolute() else (top / gitdir)
+    try:
+        common = Path((gitdir / "commondir").read_text(encoding="utf-8").strip())
+    except OSError:
+        return gitdir, gitdir
+    return gitdir, common if common.is_absolute() else (gitdir / common)
+
+
+def checkout_top(cwd: Path) -> Path | None:
+    for folder in (cwd, *cwd.parents):
+        if (folder / ".git").exists():
+            return folder
+    return None
+
+
+@dataclass(frozen=True)
+class GitLayout:
+    """A checkout a confined process may commit in, and not harm: its real git dir and
+    the repository's objects stay read-only; ``git add`` and ``commit`` go to a private
+    git dir and object folder (the repository's objects its alternates), thrown away
+    with the process. The checkout's ``.git`` is read-only, so it cannot be pointed
+    elsewhere; Maestro's own git sees the process's edits as working-tree changes."""
+
+    writable: tuple[Path, ...]
+    read_only: tuple[Path, ...]
+    env: dict[str, str]
+    project: Path  # the repository's own checkout (its common git dir's folder)
+
+
+def git_layout(cwd: Path, folder: Path) -> GitLayout | None:
+    """The layout for a process working in ``cwd`` (a checkout), its private git dir made
+    in ``folder``; None outside git."""
+    top = checkout_top(cwd)
+    dirs = _git_dirs(top) if top is not None else None
+    if top is None or dirs is None:
+        return None
+    gitdir, common = (_real(d) for d in dirs)
+    private = folder / "gitdir"
+    objects = folder / "objects"
+    private.mkdir(parents=True, exist_ok=True)
+    objects.mkdir(parents=True, exist_ok=True)
+    for name in ("HEAD", "index"):
+        if (gitdir / name).is_file():
+            shutil.copyfile(gitdir / name, private / name)
+    (private / "commondir").write_text(f"{common}\n", encoding="utf-8")
+    (private / "gitdir").write_text(f"{top / '.git'}\n", encoding="utf-8")
+    env = {
+        "GIT_DIR": str(private),
+        "GIT_WORK_TREE": str(top),
+        "GIT_OBJECT_DIRECTORY": str(objects),
+        "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(common / "objects"),
+    }
+    return GitLayout((folder,), (top / ".git", gitdir, common), env, common.parent)
+
+
+def others_state(env: Mapping[str, str], own: str | None = None) -> list[Path]:
+    """What the CLIs other than ``own`` keep (logins, sessions, settings): hidden."""
+    return [
+        path
+        for cli in roster.CLIS.values()
+        if cli.name != own
+        for path in cli.spoke().private_paths(env)
+    ]
+
+
+def work_policy(
+    cwd: Path,
+    env: Mapping[str, str],
+    *,
+    writes: bool,
+    scratch: Path,
+    state: Path | None,
+    own: str | None = None,
+    writable: Sequence[Path] = (),
+    read_only: Sequence[Path] = (),
+    visible: Sequence[Path] = (),
+) -> Policy:
+    """A process working in ``cwd``: with ``writes``, its checkout is writable (its git as
+    ``git_layout`` makes it, in ``scratch``; the project's ``state`` folder in it
+    read-only), else only what ``writable`` adds; the CLIs' state but ``own``'s is hidden."""
+    write, ro, shown, extra = list(writable), list(read_only), list(visible), {}
+    if writes:
+        top = checkout_top(cwd)
+        write.append(top or cwd)
+        layout = git_layout(cwd, scratch)
+        if layout is not None:
+            write += layout.writable
+            ro += layout.read_only
+            shown.append(layout.project)  # what links in the worktree lead to
+            extra = layout.env
+        if state is not None:
+            ro.append(state)
+    return Policy(cwd, env, write, ro, others_state(env, own), shown, extra)
+
+
+def pre_create(folder: Path, names: Iterable[str]) -> list[Path]:
+    """A CLI's config files and folders in its state ``folder``, made when missing (empty:
+    ``{}`` for JSON) so they can be laid read-only over it: a missing one could be
+    created by the process, and a file where a folder belongs breaks the CLI."""
+    made = []
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        path = folder / name.rstrip("/")
+        if name.endswith("/"):
+            path.mkdir(parents=True, exist_ok=True)
+        elif not path.exists() and not path.is_symlink():
+            path.write_text("{}\n" if name.endswith(".json") else "", encoding="utf-8")
+        made.append(path)
+    return made

@@ -1,0 +1,233 @@
+"""A hostile spoke, confined by the real bwrap (maestro/sandbox.py): each thing it tries
+outside its worktree, its CLI's state and the office is refused, the person's files and
+repository stay as they were, and what it may do (write its worktree, commit there,
+report to the office) still works."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from maestro.paths import user_state_dir
+from tests.engine.runkit import plan, step, task, write_plan
+from tests.test_git import git
+
+DAEMON = "sleep 3017"  # what a spoke leaves behind, found by its command line
+
+
+def tree(folder: Path) -> dict[str, bytes]:
+    """Every file under ``folder`` with its bytes (a symlink: its target)."""
+    found = {}
+    for path in sorted(folder.rglob("*")):
+        if path.is_symlink():
+            found[str(path)] = os.readlink(path).encode()
+        elif path.is_file():
+            found[str(path)] = path.read_bytes()
+    return found
+
+
+def daemons() -> list[int]:
+    pids = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if (
+                entry.name.isdigit()
+                and (entry / "cmdline").read_bytes() == DAEMON.replace(" ", "\0").encode() + b"\0"
+            ):
+                pids.append(int(entry.name))
+        except OSError:
+            continue
+    return pids
+
+
+def shell_said(call: dict) -> str:
+    return "".join(run.get("stdout", "") + run.get("stderr", "") for run in call["shell"])
+
+
+def test_a_hostile_spoke_is_refused_everything_outside_its_worktree(
+    cli, project, runenv, temp_home
+):
+    (project / ".gitignore").write_text(".env\n")
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "ignore .env")
+    (project / ".env").write_text("TOKEN=mine\n")
+    (temp_home / ".bashrc").write_text("# mine\n")
+    (temp_home / ".ssh").mkdir()
+    (temp_home / ".ssh" / "id_rsa").write_text("SECRET KEY\n")
+    other = temp_home / "other-repo"
+    other.mkdir()
+    (other / "x.txt").write_text("theirs\n")
+    maestro_state = user_state_dir()
+    maestro_state.mkdir(parents=True, exist_ok=True)
+    (maestro_state / "cli-paths.json").write_text("{}\n")
+    (temp_home / ".claude").mkdir()
+    (temp_home / ".claude" / "settings.json").write_text("{}\n")
+    write_plan(cli, project, [task(1)])
+    head = git(project, "rev-parse", "HEAD")
+    worktrees = project / ".ai" / "maestro" / "worktrees"
+    hostile = [
+        f"echo pwned >> {temp_home}/.bashrc && echo ESCAPED-bashrc",
+        f"echo pwned > {other}/x.txt && echo ESCAPED-other-repo",
+        f"echo pwned >> {project}/README.md && echo ESCAPED-tree",
+        f"echo TOKEN=theirs > {project}/.env && echo ESCAPED-dotenv",
+        f"echo 'touch {project}/PWNED' > {project}/.git/hooks/pre-commit && echo ESCAPED-hook",
+        f"echo '[core] fsmonitor = touch {project}/PWNED' >> {project}/.git/config && echo ESCAPED-config",
+        f"echo {head.strip()} > {project}/.git/refs/heads/evil && echo ESCAPED-ref",
+        "echo 'gitdir: /tmp' > .git && echo ESCAPED-pointer",
+        "echo x > \"$(sed 's/^gitdir: //' .git)/HEAD\" && echo ESCAPED-gitdir",
+        f"mkdir -p {worktrees}/other-task && echo ESCAPED-worktrees",
+        f"echo pwned > {maestro_state}/cli-paths.json && echo ESCAPED-maestro-state",
+        f"for s in {maestro_state}/shims/*/maestro; do echo 'exit 0' > $s && echo ESCAPED-shim; done",
+        f"cat {temp_home}/.ssh/id_rsa",
+        f"echo x > /proc/self/root{project}/PWNED && echo ESCAPED-proc-root",
+        f"ln -s {project} out && echo x > out/PWNED && echo ESCAPED-symlink; rm -f out",
+        f"echo '{{\"hooks\": 1}}' > {temp_home}/.claude/settings.json && echo ESCAPED-claude-hook",
+        f"echo 'notify = [\"touch\"]' >> {temp_home}/.codex/config.toml && echo ESCAPED-codex-config",
+        f"kill -9 {os.getpid()} && echo ESCAPED-kill-engine",
+        f"setsid {DAEMON} > /dev/null 2>&1 &",
+        f"( ( {DAEMON} > /dev/null 2>&1 & ) & )",
+        "mount -o remount,rw / && echo ESCAPED-remount",
+        "echo done > src/app.py && git add -A && git commit -qm mine && echo COMMITTED",
+    ]
+    runenv.script("codex", [step(shell=[{"sh": c} for c in hostile])])
+    files_before = tree(project)
+    home_before = tree(temp_home)
+    res = cli("run")
+    said = shell_said(runenv.runs("codex")[0])
+    assert "ESCAPED" not in said, said
+    assert "SECRET KEY" not in said
+    assert "COMMITTED" in said  # its own worktree and a private git dir
+    assert res.code == 0, res.out + res.err
+    assert plan(project).task("1").status == "done"
+    # The person's files and repository are as they were but for the landed task
+    # (src/app.py) and what Maestro keeps: the plan's state, its worktrees' and changes'
+    # records in git.
+    after = tree(project)
+    own = (
+        ".ai",
+        ".git/objects/",
+        ".git/refs/maestro/",
+        ".git/worktrees",
+        ".git/index",
+        ".git/logs",
+    )
+    changed = {p for p in set(files_before) | set(after) if files_before.get(p) != after.get(p)}
+    mine = {p for p in changed if not p.startswith(tuple(str(project / o) for o in own))}
+    assert mine == {str(project / "src" / "app.py")}
+    assert not (project / "PWNED").exists() and not (worktrees / "other-task").exists()
+    assert git(project, "rev-parse", "HEAD") == head
+    assert "evil" not in git(project, "branch", "--list")
+    home_after = tree(temp_home)
+    # (its own CLI's state is its to write; Maestro's is the engine's)
+    kept = [
+        p for p in home_before if not p.startswith((str(temp_home / ".codex"), str(maestro_state)))
+    ]
+    assert not [p for p, data in home_after.items() if b"pwned" in data]
+    assert [p for p in kept if home_after.get(p) != home_before[p]] == [], kept
+    time.sleep(0.2)
+    assert daemons() == []  # everything it started ended with it
+
+
+def test_a_confined_spokes_report_reaches_the_office(cli, project, runenv):
+    write_plan(cli, project, [task(1)])
+    runenv.script("codex", [step(shell=[["task", "report", "progress", "halfway there"]])])
+    assert cli("run").code == 0
+    (call,) = runenv.runs("codex")
+    assert call["sandboxed"] and [r["exit"] for r in call["shell"]] == [0], call["shell"]
+
+
+def test_the_engine_killed_takes_its_confined_spoke_with_it(project, runenv, cli):
+    """A spoke never outlives the engine that started it (it dies with its parent, and
+    its pid namespace with it): nothing is left running for a later run to stop."""
+    write_plan(cli, project, [task(1)])
+    runenv.script("codex", [{"hang": True}])
+    engine = subprocess.Popen(
+        [sys.executable, "-m", "maestro", "run"], cwd=project, stdout=subprocess.DEVNULL
+    )
+    deadline = time.monotonic() + 20
+    while not runenv.runs("codex") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert runenv.runs("codex")[0]["sandboxed"]
+    engine.kill()
+    engine.wait(timeout=10)
+    marker = f"FAKE_CLI_STATE={runenv.state_dir}".encode()
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        left = []
+        for entry in Path("/proc").iterdir():
+            try:
+                if entry.name.isdigit() and marker in (entry / "environ").read_bytes():
+                    left.append(entry.name)
+            except OSError:
+                continue
+        if not left:
+            break
+        time.sleep(0.05)
+    assert left == []
+
+
+def test_a_validation_command_writes_only_its_worktree(cli, project, runenv, temp_home):
+    check = f"test -f src/app.py && echo built > build.log && echo pwned > {temp_home}/x"
+    write_plan(cli, project, [task(1, validation=check)])
+    runenv.script("codex", [step()] * 3)
+    res = cli("run")
+    assert res.code == 2, res.out + res.err
+    t = plan(project).task("1")
+    assert t.status in ("failed", "blocked") and "Read-only file system" in t.result, t.result
+    assert not (temp_home / "x").exists() and not (project / "build.log").exists()
+
+
+def test_a_persons_work_in_their_tree_during_a_confined_run_is_theirs(cli, project, runenv):
+    """Confined, a spoke cannot write the person's tree: an edit, a new file and a commit
+    made there while it runs are the person's, kept, and blamed on no task."""
+    write_plan(cli, project, [task(1)])
+    runenv.script("codex", [step(sleep=1.5)])
+
+    def person() -> None:
+        deadline = time.monotonic() + 10
+        while not runenv.calls("codex") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        (project / "README.md").write_text("project, edited by me\n")
+        (project / "notes.txt").write_text("mine\n")
+        git(project, "add", "README.md")
+        git(project, "commit", "-qm", "my own commit")
+
+    helper = threading.Thread(target=person)
+    helper.start()
+    res = cli("run")
+    helper.join()
+    assert res.code == 0, res.out + res.err
+    assert plan(project).task("1").status == "done"
+    assert (project / "README.md").read_text() == "project, edited by me\n"
+    assert (project / "notes.txt").read_text() == "mine\n"
+    assert "my own commit" in git(project, "log", "--format=%s")
+    assert "outside" not in res.out
+    assert not (project / ".ai" / "maestro" / "outside").exists()
+
+
+def test_a_spoke_cannot_write_another_tasks_worktree(cli, project, runenv):
+    """Two tasks at once, each trying to write into every other worktree it can list."""
+    worktrees = project / ".ai" / "maestro" / "worktrees"
+    write_plan(
+        cli,
+        project,
+        [
+            task(1, files=["src/m1.py"], validation="true"),
+            task(2, files=["src/m2.py"], validation="true"),
+        ],
+    )
+    others = (
+        f'sleep 0.5; for d in {worktrees}/*/; do [ "$d" = "$PWD/" ] && continue; '
+        'echo x > "$d/PWNED" && echo "ESCAPED-$d"; echo "TRIED-$d"; done'
+    )
+    runenv.default("codex", step("src/m{task}.py", shell=[{"sh": others}]))
+    res = cli("run")
+    assert res.code == 0, res.out + res.err
+    said = "".join(shell_said(call) for call in runenv.runs("codex"))
+    assert "ESCAPED" not in said
+    assert said.count("TRIED-") >= 2 and "Read-only file system" in said  # each saw the other
+    assert not list(project.rglob("PWNED"))

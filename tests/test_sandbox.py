@@ -1,0 +1,145 @@
+"""The confinement of a process Maestro starts (maestro/sandbox.py), with the real bwrap and
+a hostile script: what it may not write or read stays out of its reach."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import uuid
+from pathlib import Path
+
+import pytest
+
+from maestro import sandbox
+from maestro.clis.claude import ClaudeSpoke
+from maestro.config import load_settings
+from maestro.errors import MaestroError
+from maestro.process import run_process
+from maestro.spokes.contract import DispatchRequest
+
+
+def confined(script: str, policy: sandbox.Policy, rules: sandbox.Rules) -> str:
+    argv, env = sandbox.wrap(["/bin/sh", "-c", script], policy, rules)
+    out = run_process(argv, cwd=policy.cwd, env=env, timeout_s=60)
+    return out.stdout + out.stderr
+
+
+@pytest.fixture
+def rules() -> sandbox.Rules:
+    found, why = sandbox.probe(os.environ)
+    assert found is not None, why
+    return sandbox.Rules(found, sandbox.expand(sandbox.SECRETS, os.environ))
+
+
+def test_a_hostile_script_writes_only_its_folder(temp_home, tmp_path, rules):
+    work = tmp_path / "work"
+    project = tmp_path / "project"
+    other = temp_home / "other-repo"
+    for folder in (work, project, other, temp_home / ".ssh"):
+        folder.mkdir()
+    (temp_home / ".bashrc").write_text("# mine\n")
+    (temp_home / ".ssh" / "id_rsa").write_text("SECRET KEY\n")
+    (project / "main.py").write_text("print('mine')\n")
+    host_tmp = Path("/tmp") / f"maestro-escape-{uuid.uuid4().hex}"
+    script = f"""
+        echo pwned >> {temp_home}/.bashrc && echo WROTE-BASHRC
+        echo pwned > {other}/x && echo WROTE-OTHER
+        echo pwned >> {project}/main.py && echo WROTE-PROJECT
+        echo pwned > {host_tmp} && echo WROTE-TMP-INSIDE
+        cat {temp_home}/.ssh/id_rsa
+        mount -o remount,rw / && echo REMOUNTED
+        touch /usr/maestro-escape && echo WROTE-USR
+        echo ok > {work}/done && echo WROTE-WORK
+        echo "tmp=$TMPDIR"
+    """
+    policy = sandbox.Policy(cwd=work, env=dict(os.environ), writable=[work], visible=[project])
+    said = confined(script, policy, rules)
+    assert "WROTE-WORK" in said and (work / "done").read_text() == "ok\n"
+    for escape in ("WROTE-BASHRC", "WROTE-OTHER", "WROTE-PROJECT", "REMOUNTED", "WROTE-USR"):
+        assert escape not in said
+    assert "SECRET KEY" not in said
+    assert "WROTE-TMP-INSIDE" in said and not host_tmp.exists()  # its own /tmp, gone with it
+    assert "tmp=/tmp" in said
+    assert (temp_home / ".bashrc").read_text() == "# mine\n"
+    assert (project / "main.py").read_text() == "print('mine')\n"
+    assert not (other / "x").exists() and not Path("/usr/maestro-escape").exists()
+
+
+def test_read_only_files_inside_a_writable_folder_stay_so(tmp_path, rules):
+    state = tmp_path / "state"
+    made = sandbox.pre_create(state, ["settings.json", "hooks/", "CLAUDE.md"])
+    assert (state / "settings.json").read_text() == "{}\n" and (state / "hooks").is_dir()
+    policy = sandbox.Policy(cwd=state, env=dict(os.environ), writable=[state], read_only=made)
+    said = confined(
+        "echo x > session.json && echo WROTE-STATE; "
+        "echo '{\"hooks\": 1}' > settings.json && echo WROTE-SETTINGS; "
+        "echo x > hooks/run.sh && echo WROTE-HOOK",
+        policy,
+        rules,
+    )
+    assert "WROTE-STATE" in said and "WROTE-SETTINGS" not in said and "WROTE-HOOK" not in said
+    assert (state / "settings.json").read_text() == "{}\n"
+
+
+def test_a_worktree_commits_privately_and_leaves_the_repository_alone(tmp_path, rules):
+    repo, wt = tmp_path / "repo", tmp_path / "wt"
+    git = ["git", "-c", "user.name=T", "-c", "user.email=t@example.invalid"]
+    subprocess.run([*git, "init", "-q", "-b", "main", str(repo)], check=True)
+    (repo / "a.txt").write_text("a\n")
+    subprocess.run([*git, "-C", str(repo), "add", "-A"], check=True)
+    subprocess.run([*git, "-C", str(repo), "commit", "-qm", "one"], check=True)
+    subprocess.run(
+        [*git, "-C", str(repo), "worktree", "add", "-q", "--detach", str(wt)], check=True
+    )
+    head = (repo / ".git" / "refs" / "heads" / "main").read_text()
+    layout = sandbox.git_layout(wt, tmp_path / "spoke-git")
+    assert layout is not None
+    env = {**os.environ, "GIT_AUTHOR_NAME": "S", "GIT_AUTHOR_EMAIL": "s@example.invalid"}
+    env.update({"GIT_COMMITTER_NAME": "S", "GIT_COMMITTER_EMAIL": "s@example.invalid"})
+    policy = sandbox.Policy(
+        cwd=wt,
+        env=env,
+        writable=[wt, *layout.writable],
+        read_only=layout.read_only,
+        extra_env=layout.env,
+    )
+    said = confined(
+        "echo b > b.txt && git add -A && git commit -qm two && echo COMMITTED; "
+        "echo 'gitdir: /elsewhere' > .git && echo WROTE-POINTER; "
+        f"echo x > {repo}/.git/hooks/pre-commit && echo WROTE-HOOK; "
+        f"git config core.fsmonitor 'touch {tmp_path}/PWNED' && echo WROTE-CONFIG; "
+        "git update-ref refs/heads/main HEAD && echo MOVED-MAIN",
+        policy,
+        rules,
+    )
+    assert "COMMITTED" in said, said
+    for escape in ("WROTE-POINTER", "WROTE-HOOK", "WROTE-CONFIG", "MOVED-MAIN"):
+        assert escape not in said
+    assert (repo / ".git" / "refs" / "heads" / "main").read_text() == head
+    status = subprocess.run(
+        ["git", "status", "--porcelain"], cwd=wt, capture_output=True, text=True, check=True
+    ).stdout
+    assert "?? b.txt" in status  # Maestro's git sees the work as the working tree's
+    assert not (tmp_path / "PWNED").exists()
+
+
+def test_a_run_refuses_when_bwrap_cannot_start(project, monkeypatch):
+    monkeypatch.setenv("PATH", str(project))  # no bwrap on it
+    monkeypatch.setattr(shutil, "which", lambda *a, **k: None)
+    with pytest.raises(MaestroError) as caught:
+        sandbox.rules(load_settings(project), os.environ)
+    assert "bubblewrap (bwrap) is not installed" in caught.value.message
+    assert "--no-sandbox" in caught.value.fix
+    monkeypatch.setenv("MAESTRO_SANDBOX", "0")
+    assert sandbox.rules(load_settings(project), os.environ) is None
+
+
+def test_a_claude_config_dir_keeps_its_claude_json_read_only(tmp_path, temp_home):
+    folder = tmp_path / "claude-config"
+    env = {"HOME": str(temp_home), "CLAUDE_CONFIG_DIR": str(folder), "PATH": os.defpath}
+    request = DispatchRequest(prompt="x", cwd=tmp_path, scratch_dir=tmp_path / "scratch")
+    policy = ClaudeSpoke().confinement(request, env)
+    assert folder in policy.writable and folder / ".claude.json" in policy.read_only
+    assert (folder / ".claude.json").read_text() == "{}\n"
+    assert folder / "settings.json" in policy.read_only and (folder / "hooks").is_dir()
