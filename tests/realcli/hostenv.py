@@ -63,8 +63,19 @@ def executable(name: str) -> Path | None:
 
 
 def base_env(home: Path, path_dirs: list[str]) -> dict[str, str]:
-    keep = {k: os.environ[k] for k in ("LANG", "TERM", "TMPDIR") if k in os.environ}
-    return {**keep, "HOME": str(home), "PATH": os.pathsep.join(path_dirs), "NO_COLOR": "1"}
+    keep = {k: os.environ[k] for k in ("LANG", "TERM") if k in os.environ}
+    # Each case's own temporary folder, inside its HOME: Codex refuses to make the helper
+    # its bubblewrap sandbox runs (codex-linux-sandbox) in a CODEX_HOME under the
+    # temporary folder, and the case's HOME is under the suite's (tmp_path).
+    tmp = home / "tmp"
+    tmp.mkdir(parents=True, exist_ok=True)
+    return {
+        **keep,
+        "HOME": str(home),
+        "TMPDIR": str(tmp),
+        "PATH": os.pathsep.join(path_dirs),
+        "NO_COLOR": "1",
+    }
 
 
 def claude_env(home: Path, url: str, path_dirs: list[str]) -> dict[str, str]:
