@@ -5,9 +5,10 @@ Claude Code keeps a session's transcript at ``<config>/projects/<slug>/<id>.json
 of the folder it ran in (see ``slug``). ``claude -p --resume <id>`` looks under the slug of
 the folder it starts in (and of the git worktrees that still exist) and otherwise answers
 "No conversation found with session ID" (HOSTS.md section 5; Claude Code 2.1.197,
-checked by tests/realcli/test_resume.py). Each dispatch of a task works in a worktree of
-its own, removed when it ends, so before a revision resumes, the session's latest
-transcript is copied under the slug of the revision's folder.
+checked by tests/realcli/test_resume.py; 2.1.332 also finds a session under another
+folder's slug). Each dispatch of a task works in a worktree of its own, removed when it
+ends, so before a revision resumes, the session's latest transcript is copied under the
+slug of the revision's folder, which both find.
 
 Only the store's ``projects`` folder is written: the session id must be a UUID, no link
 under ``projects`` is followed, and the copy is made under a temporary name, then renamed.

@@ -53,6 +53,10 @@ def test_plan_recons_through_each_hosts_subagent():
 
     said = {h: hosts()[h].expanded("plan", RenderOptions(invocation="maestro")) for h in hosts()}
     assert "Launch the Explore subagent" in said["claude"]
+    # Claude Code runs an agent in the background unless told (2.1.198 on), and on the
+    # hub's own model (2.1.332): the hub would plan before the brief came back, and the
+    # recon would cost what the hub's reads cost.
+    assert '`model: "haiku"` and `run_in_background: false`' in said["claude"]
     assert "`invoke_agent` with agent_name `maestro-recon`" in said["gemini"]
     assert "spawn agent_type `maestro-recon`" in said["codex"]
     for text in said.values():

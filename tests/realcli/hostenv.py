@@ -9,12 +9,13 @@ import os
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-PINNED = {"claude": "2.1.197", "gemini": "0.61.0", "codex": "0.169.0"}
+PINNED = {"claude": "2.1.332", "gemini": "0.61.0", "codex": "0.171.0"}
 NPM_PACKAGES = {
     "claude": "@anthropic-ai/claude-code",
     "gemini": "@google/gemini-cli",
@@ -26,17 +27,36 @@ NPM_PACKAGES = {
 REALCLI_DIR = os.environ.get("MAESTRO_REALCLI_DIR")
 # CI sets it: a pinned CLI that is missing or of another version fails instead of skipping.
 REQUIRED = os.environ.get("MAESTRO_REQUIRE_REALCLI") == "1"
+# .ci/run's look-ahead sets it: the prefix holds each CLI's newest release, which the
+# tests run whatever its version (what users who install today get) instead of the pins.
+NEWEST = os.environ.get("MAESTRO_REALCLI_NEWEST") == "1"
 
 
-def npm_specs() -> list[str]:
-    """What `npm install` needs for the pinned CLIs: package@version, one each."""
-    return [f"{NPM_PACKAGES[name]}@{version}" for name, version in PINNED.items()]
+def npm_specs(versions: Mapping[str, str] = PINNED) -> list[str]:
+    """What `npm install` needs for these versions of the CLIs (the pins unless told):
+    package@version, one each."""
+    return [f"{NPM_PACKAGES[name]}@{version}" for name, version in versions.items()]
 
 
-def outdated(prefix: Path) -> list[str]:
-    """The pinned specs an npm prefix does not hold at exactly their version."""
+def newest() -> dict[str, str]:
+    """Each CLI's newest release, as the npm registry's `latest` tag names it."""
+    return {
+        name: subprocess.run(
+            ["npm", "view", package, "version"],
+            check=True,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        ).stdout.strip()
+        for name, package in NPM_PACKAGES.items()
+    }
+
+
+def outdated(prefix: Path, versions: Mapping[str, str] = PINNED) -> list[str]:
+    """The specs (of the pins unless told) an npm prefix does not hold at exactly their
+    version."""
     stale = []
-    for name, version in PINNED.items():
+    for name, version in versions.items():
         manifest = prefix / "node_modules" / NPM_PACKAGES[name] / "package.json"
         try:
             installed = json.loads(manifest.read_text(encoding="utf-8")).get("version")
@@ -63,8 +83,19 @@ def executable(name: str) -> Path | None:
 
 
 def base_env(home: Path, path_dirs: list[str]) -> dict[str, str]:
-    keep = {k: os.environ[k] for k in ("LANG", "TERM", "TMPDIR") if k in os.environ}
-    return {**keep, "HOME": str(home), "PATH": os.pathsep.join(path_dirs), "NO_COLOR": "1"}
+    keep = {k: os.environ[k] for k in ("LANG", "TERM") if k in os.environ}
+    # Each case's own temporary folder, inside its HOME: Codex refuses to make the helper
+    # its bubblewrap sandbox runs (codex-linux-sandbox) in a CODEX_HOME under the
+    # temporary folder, and the case's HOME is under the suite's (tmp_path).
+    tmp = home / "tmp"
+    tmp.mkdir(parents=True, exist_ok=True)
+    return {
+        **keep,
+        "HOME": str(home),
+        "TMPDIR": str(tmp),
+        "PATH": os.pathsep.join(path_dirs),
+        "NO_COLOR": "1",
+    }
 
 
 def claude_env(home: Path, url: str, path_dirs: list[str]) -> dict[str, str]:
@@ -153,7 +184,7 @@ def needs(name: str) -> Path:
     with tempfile.TemporaryDirectory() as home:
         env = {"PATH": node_dir() + ":/usr/bin:/bin", "HOME": home}
         version = run([str(exe), "--version"], cwd=Path(home), env=env).stdout
-    if PINNED[name] not in version:
+    if PINNED[name] not in version and not NEWEST:
         missing(f"{name} is {version.strip()!r}, these tests pin {PINNED[name]}")
     return exe
 
@@ -163,8 +194,12 @@ def shell_path() -> list[str]:
     return [str(cli_dir()), node_dir(), "/usr/bin", "/bin"]
 
 
-if __name__ == "__main__":  # for .ci/run: `python -m tests.realcli.hostenv [PREFIX]`
+if __name__ == "__main__":  # for .ci/run: `python -m tests.realcli.hostenv [--newest] [PREFIX]`
     import sys
 
-    # With a prefix: the specs it lacks (nothing when it is up to date); without: all.
-    print("\n".join(outdated(Path(sys.argv[1])) if len(sys.argv) > 1 else npm_specs()))
+    # The pinned specs, or with --newest each CLI's newest release; with a prefix, only
+    # those it lacks (nothing when it is up to date).
+    args = sys.argv[1:]
+    versions = newest() if args[:1] == ["--newest"] else PINNED
+    prefix = [a for a in args if a != "--newest"]
+    print("\n".join(outdated(Path(prefix[0]), versions) if prefix else npm_specs(versions)))

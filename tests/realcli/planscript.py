@@ -662,7 +662,8 @@ class Planner:
 
     # How the installed plan command names each host's subagent.
     NAMED = {
-        "claude": "Launch the Explore subagent",
+        "claude": 'Launch the Explore subagent (Agent tool) with `model: "haiku"` and '
+        "`run_in_background: false`",
         "gemini": "`invoke_agent` with agent_name `maestro-recon`",
         "codex": "spawn agent_type `maestro-recon`",
     }
@@ -674,7 +675,14 @@ class Planner:
         ask = f"Goal: {GOAL}. Explore what it touches and answer with the brief."
         if self.host == "claude" and done == 0:
             return Call(
-                "Agent", {"subagent_type": "Explore", "description": "Recon", "prompt": ask}
+                "Agent",
+                {
+                    "subagent_type": "Explore",
+                    "description": "Recon",
+                    "prompt": ask,
+                    "model": "haiku",
+                    "run_in_background": False,
+                },
             )
         if self.host == "gemini" and done == 0:
             return Call("invoke_agent", {"agent_name": "maestro-recon", "prompt": ask})

@@ -1,7 +1,7 @@
 """The real host CLIs load what `maestro install` wrote (HOSTS.md section 4).
 
 Runs only with the pinned CLIs installed (see README, "Testing notes"):
-    npm install --prefix DIR @anthropic-ai/claude-code@2.1.197 @google/gemini-cli@0.61.0 @openai/codex@0.169.0
+    npm install --prefix DIR @anthropic-ai/claude-code@2.1.332 @google/gemini-cli@0.61.0 @openai/codex@0.171.0
     MAESTRO_REALCLI_DIR=DIR python -m pytest -m realcli
 Each case gets a fresh HOME and a loopback fake model server; the fake answers the
 expanded command by asking the host's own shell tool to run the `maestro status`

@@ -41,8 +41,14 @@ verdict: approve
 ```"""
 
 
+def conversation(body: Any) -> list[Any]:
+    """The request's messages but those Claude Code 2.1.332 adds with role ``system``
+    (its environment, after the user's message)."""
+    return [m for m in body["messages"] if m.get("role") != "system"]
+
+
 def last_message(body: Any) -> str:
-    return json.dumps(body["messages"][-1])
+    return json.dumps(conversation(body)[-1])
 
 
 def author_and_reviewer(api: str, body: Any) -> Any:
@@ -98,7 +104,7 @@ def test_a_revision_continues_the_authors_claude_conversation(cli, model, projec
     # The revision's first request to the model carries the first attempt's conversation:
     # its prompt, the file it wrote, and its answer.
     first = revision_requests(model)[0].body
-    earlier = json.dumps(first["messages"][:-1])
+    earlier = json.dumps(conversation(first)[:-1])
     assert "Write the greeting file" in earlier and "Wrote hello.txt." in earlier
     assert len(tool_results("anthropic", first)) == 1
 
@@ -112,7 +118,7 @@ def test_a_revision_whose_transcript_is_gone_says_it_starts_afresh(
     assert "resuming" not in out.out and "in a fresh session" in out.out, out.out
     assert (project / "hello.txt").read_text() == REVISED
     (first, *_) = revision_requests(model)
-    assert len(first.body["messages"]) == 1  # nothing of the earlier conversation
+    assert len(conversation(first.body)) == 1  # nothing of the earlier conversation
 
 
 def test_a_transcript_claude_cannot_read_ends_in_a_fresh_session_that_says_so(
@@ -127,7 +133,7 @@ def test_a_transcript_claude_cannot_read_ends_in_a_fresh_session_that_says_so(
     assert "claude did not resume its session after all" in out.out, out.out
     assert (project / "hello.txt").read_text() == REVISED
     (first, *_) = revision_requests(model)
-    assert len(first.body["messages"]) == 1
+    assert len(conversation(first.body)) == 1
     assert task_row(project).session != authored
 
 
