@@ -26,7 +26,7 @@ from maestro.cli.status import load_plan, status_data
 from maestro.engine import keptstreams
 from maestro.engine.rundir import RunLock, find_run, latest_run
 from maestro.engine.worktree import worktrees_dir
-from maestro.errors import MaestroError, NotFound
+from maestro.errors import MaestroError, NotFound, SpokeError
 from maestro.git import run_git
 from maestro.paths import ID_PATTERN, ProjectPaths
 from maestro.spokes.registry import detect_available
@@ -194,15 +194,16 @@ def _live_diff(paths: ProjectPaths, task: Task) -> str:
     started from, and the new files in it (read only: no git lock is taken)."""
     if task.status != "running" or not task.run_id or not SAFE_ID.fullmatch(task.run_id):
         return ""
-    found = sorted(
-        worktrees_dir(paths).glob(f"{task.run_id}-task-{task.id}-*"),
-        key=lambda p: p.stat().st_mtime,
-    )
-    if not found:
+    found = [p for p in worktrees_dir(paths).glob(f"{task.run_id}-task-{task.id}-*") if p.is_dir()]
+    try:  # the dispatch may end and take its worktree at any moment: no diff yet
+        newest = max(found, key=lambda p: p.stat().st_mtime, default=None)
+        if newest is None:
+            return ""
+        where = inside(paths, newest)
+        text = run_git("diff", "HEAD", cwd=where).stdout
+        new = run_git("ls-files", "--others", "--exclude-standard", cwd=where).stdout.split()
+    except (OSError, SpokeError):
         return ""
-    where = inside(paths, found[-1])
-    text = run_git("diff", "HEAD", cwd=where).stdout
-    new = run_git("ls-files", "--others", "--exclude-standard", cwd=where).stdout.split()
     text += "".join(f"new file (not yet read): {name}\n" for name in new)
     return text[:DIFF_LIMIT]
 

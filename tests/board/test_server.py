@@ -11,7 +11,7 @@ import urllib.request
 
 import pytest
 
-from maestro.board import actions
+from maestro.board import actions, snapshot
 from maestro.board.server import CSP, TOKEN_HEADER
 from maestro.board.snapshot import layout
 from maestro.bus.mailbox import Mailbox
@@ -295,3 +295,17 @@ def test_the_office_lists_the_latest_sessions_and_the_runs_own(project, monkeypa
     assert [s["id"] for s in shown["sessions"]] == ["run-20261121T120000Z-1a2b", *made[-2:]]
     assert shown["sessions_total"] == 6
     own.release()
+
+
+def test_a_running_tasks_worktree_gone_between_the_look_and_the_read_is_no_diff_yet(project):
+    """The engine removes a worktree when its dispatch ends: a board that found it a
+    moment before reads no diff yet, not an error naming a missing folder."""
+    paths = Context(cwd=project).paths
+    worktrees = paths.machine_dir / "worktrees"
+    worktrees.mkdir(parents=True)
+    running = Task(id="1", title="t", status="running", run_id="20261128-120000-abcd")
+    # What the look found: a name of the task's worktree, no folder any more.
+    (worktrees / f"{running.run_id}-task-1-1").write_text("")
+    assert snapshot._live_diff(paths, running) == ""
+    (worktrees / f"{running.run_id}-task-1-2").symlink_to(worktrees / "gone")
+    assert snapshot._live_diff(paths, running) == ""
