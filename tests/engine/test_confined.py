@@ -220,9 +220,12 @@ def test_a_spoke_cannot_write_another_tasks_worktree(cli, project, runenv):
             task(2, files=["src/m2.py"], validation="true"),
         ],
     )
+    # Each waits until both worktrees are there, tries, then stays a moment so that the
+    # other's attempt finds its worktree too.
     others = (
-        f'sleep 0.5; for d in {worktrees}/*/; do [ "$d" = "$PWD/" ] && continue; '
-        'echo x > "$d/PWNED" && echo "ESCAPED-$d"; echo "TRIED-$d"; done'
+        f"for i in $(seq 100); do [ $(ls -d {worktrees}/*/ | wc -l) -ge 2 ] && break; sleep 0.1; done; "
+        f'for d in {worktrees}/*/; do [ "$d" = "$PWD/" ] && continue; '
+        'echo x > "$d/PWNED" && echo "ESCAPED-$d"; echo "TRIED-$d"; done; sleep 1'
     )
     runenv.default("codex", step("src/m{task}.py", shell=[{"sh": others}]))
     res = cli("run")
