@@ -1,5 +1,6 @@
-"""What confinement costs a process Maestro starts: ``true`` bare, then wrapped by
-maestro/sandbox.py as a task spoke's would be (the machine read-only, a private /tmp, a
+"""What confinement costs a process Maestro starts: ``true`` bare, in bwrap with the
+hardened minimum (what the probe starts), then wrapped by maestro/sandbox.py as a task
+spoke's would be (the machine read-only, a private /tmp, a
 writable worktree with its private git dir, a CLI's state folder with its config
 read-only, the secrets hidden, hardened), each started through the one process runner.
 
@@ -74,6 +75,9 @@ def main() -> None:
         rules = sandbox.Rules(found, sandbox.expand(sandbox.SECRETS, env))
         config = sandbox.pre_create(state, ["settings.json", "hooks/"])
         bare = timed(["/bin/true"], env, worktree, runs)
+        # The hardened minimum: what the probe starts (no folder of the policy's).
+        least = sandbox.command(["/bin/true"], sandbox.Policy(cwd=Path("/"), env={}), rules)
+        minimal = timed(least, {"PATH": os.defpath}, worktree, runs)
         wrapped_times = []
         for _ in range(runs):
             started = time.perf_counter()
@@ -93,6 +97,7 @@ def main() -> None:
             assert out.exit_code == 0, out.stderr
     print(f"{runs} starts each, load {os.getloadavg()[0]:.2f}")
     print(line("/bin/true, bare", bare))
+    print(line("/bin/true, bwrap hardened", minimal))
     print(line("/bin/true, confined", wrapped_times))
     print(
         f"confinement adds {statistics.median(wrapped_times) - statistics.median(bare):.1f} ms a start (medians)"

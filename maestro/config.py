@@ -301,6 +301,23 @@ def _check_folders(paths: ProjectPaths) -> None:
         )
 
 
+# Settings that loosen the confinement of what a plan runs: the person's alone (their
+# environment), never a project's `.env` or config file, which a repository brings along.
+PERSON_ONLY = ("sandbox", "sandbox_hide", "sandbox_write")
+
+
+def _refuse_in_project(
+    setting: Setting, dotenv: dict[str, str], file_values: dict[str, Any], file_source: str
+) -> None:
+    where = ".env" if setting.env in dotenv else file_source if setting.key in file_values else None
+    if where is not None:
+        raise ConfigError(
+            f"{setting.key} cannot be set in {where}: a project's own files do not loosen the "
+            "sandbox of the processes its plan starts.",
+            f"remove it there and set {setting.env} in your environment (or `maestro run --no-sandbox`).",
+        )
+
+
 def load_settings(cwd: Path | None = None, env: dict[str, str] | None = None) -> Settings:
     env = dict(os.environ) if env is None else env
     root = find_project_root(cwd, env)
@@ -309,6 +326,9 @@ def load_settings(cwd: Path | None = None, env: dict[str, str] | None = None) ->
     def layered(setting: Setting, file_values: dict[str, Any], file_source: str) -> Value:
         if setting.env in env:
             return Value(convert(setting, env[setting.env], "environment"), "environment")
+        if setting.key in PERSON_ONLY:
+            _refuse_in_project(setting, dotenv, file_values, file_source)
+            return Value(setting.default, "default")
         if setting.env in dotenv:
             return Value(convert(setting, dotenv[setting.env], ".env"), ".env")
         if setting.key in file_values:

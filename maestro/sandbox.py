@@ -216,7 +216,7 @@ def probe(env: Mapping[str, str]) -> tuple[str | None, str]:
 FIX = (
     "install bubblewrap (`apt install bubblewrap`, `dnf install bubblewrap`) and allow "
     "user namespaces (`sysctl kernel.apparmor_restrict_unprivileged_userns=0` on Ubuntu 24.04), "
-    "or run unconfined on purpose: `maestro run --no-sandbox`, or sandbox = false (MAESTRO_SANDBOX=0)"
+    "or run unconfined on purpose: `maestro run --no-sandbox`, or MAESTRO_SANDBOX=0 in your environment"
 )
 
 
@@ -227,7 +227,7 @@ def unavailable(why: str) -> MaestroError:
 
 
 def rules(settings: Any, env: Mapping[str, str]) -> Rules | None:
-    """The confinement ``settings`` ask for: None when switched off (``sandbox = false``);
+    """The confinement ``settings`` ask for: None when switched off (``MAESTRO_SANDBOX=0``);
     refused (``MaestroError``) when bwrap cannot start here. Starts bwrap once."""
     if not settings.sandbox:
         return None

@@ -66,8 +66,8 @@ def acme(runenv, tmp_path, monkeypatch):
     monkeypatch.setenv("MAESTRO_CLIS", "tests.fifth.acme")
     state = tmp_path / "acme-state"
     state.mkdir()
-    # Where acme records its calls: writable to it confined, as the other fakes' folder is.
-    monkeypatch.setenv("MAESTRO_SANDBOX_WRITE", f"{os.environ['MAESTRO_SANDBOX_WRITE']},{state}")
+    # Where the fake keeps its script and calls: writable to it, confined (sandbox_write).
+    monkeypatch.setenv("MAESTRO_SANDBOX_WRITE", f"{runenv.state_dir},{state}")
     exe = runenv.bin_dir / "acme"
     exe.write_text(
         f"#!{sys.executable} -IS\nimport sys, pathlib\nsys.path.insert(0, {str(FIFTH)!r})\n"

@@ -143,3 +143,26 @@ def test_a_claude_config_dir_keeps_its_claude_json_read_only(tmp_path, temp_home
     assert folder in policy.writable and folder / ".claude.json" in policy.read_only
     assert (folder / ".claude.json").read_text() == "{}\n"
     assert folder / "settings.json" in policy.read_only and (folder / "hooks").is_dir()
+
+
+@pytest.mark.parametrize(
+    ("file", "text"),
+    [
+        (".ai/maestro.toml", "sandbox = false\n"),
+        (".ai/maestro.toml", 'sandbox_write = ["~"]\n'),
+        (".env", "MAESTRO_SANDBOX_HIDE=\n"),
+    ],
+)
+def test_a_projects_own_files_cannot_loosen_the_sandbox(project, monkeypatch, file, text):
+    """A repository brings its .env and config file along: neither may switch the sandbox
+    off, widen what it writes or unhide a secret; the person's environment may."""
+    (project / file).parent.mkdir(exist_ok=True)
+    (project / file).write_text(text)
+    with pytest.raises(MaestroError) as caught:
+        load_settings(project)
+    assert "cannot be set in" in caught.value.message and "environment" in caught.value.fix
+    monkeypatch.setenv("MAESTRO_SANDBOX", "0")
+    monkeypatch.setenv("MAESTRO_SANDBOX_WRITE", "~/.cache/pip")
+    monkeypatch.setenv("MAESTRO_SANDBOX_HIDE", "~/.ssh")
+    settings = load_settings(project)
+    assert settings.sandbox is False and settings.sandbox_write == ("~/.cache/pip",)

@@ -117,7 +117,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--no-sandbox",
         action="store_true",
         help="run the spokes and validation commands unconfined, with your full rights "
-        "(where bubblewrap cannot start; as sandbox = false for this run)",
+        "(where bubblewrap cannot start; as MAESTRO_SANDBOX=0 for this run)",
     )
     parser.add_argument("--run-id", help=argparse.SUPPRESS)  # set for the detached engine
 

@@ -279,9 +279,9 @@ def sandbox_check(settings: Any, env: dict[str, str]) -> Check:
             "hosts",
             "sandbox",
             "warn",
-            f"off (sandbox = false, from {settings.source('sandbox')}): spokes and validation "
+            "off (MAESTRO_SANDBOX=0 in the environment): spokes and validation "
             "commands run with your full rights.",
-            "remove the setting (or MAESTRO_SANDBOX=0) to confine them with bubblewrap.",
+            "unset MAESTRO_SANDBOX to confine them with bubblewrap.",
         )
     found, why = sandbox.probe(env)
     if found is None:

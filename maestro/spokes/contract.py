@@ -73,7 +73,7 @@ class DispatchRequest:
     # silence): what it last said on stderr. None: nobody is waiting at a terminal.
     progress: Callable[[str], None] | None = None
     # How its process is confined (maestro.sandbox); None: it runs with the person's
-    # full rights (sandbox = false, `run --no-sandbox`).
+    # full rights (MAESTRO_SANDBOX=0, `run --no-sandbox`).
     sandbox: Rules | None = None
 
     def __post_init__(self) -> None:

@@ -220,9 +220,12 @@ def test_a_spoke_cannot_write_another_tasks_worktree(cli, project, runenv):
             task(2, files=["src/m2.py"], validation="true"),
         ],
     )
+    # Each waits until both worktrees are there, tries, then stays a moment so that the
+    # other's attempt finds its worktree too.
     others = (
-        f'sleep 0.5; for d in {worktrees}/*/; do [ "$d" = "$PWD/" ] && continue; '
-        'echo x > "$d/PWNED" && echo "ESCAPED-$d"; echo "TRIED-$d"; done'
+        f"for i in $(seq 100); do [ $(ls -d {worktrees}/*/ | wc -l) -ge 2 ] && break; sleep 0.1; done; "
+        f'for d in {worktrees}/*/; do [ "$d" = "$PWD/" ] && continue; '
+        'echo x > "$d/PWNED" && echo "ESCAPED-$d"; echo "TRIED-$d"; done; sleep 1'
     )
     runenv.default("codex", step("src/m{task}.py", shell=[{"sh": others}]))
     res = cli("run")
@@ -231,3 +234,27 @@ def test_a_spoke_cannot_write_another_tasks_worktree(cli, project, runenv):
     assert "ESCAPED" not in said
     assert said.count("TRIED-") >= 2 and "Read-only file system" in said  # each saw the other
     assert not list(project.rglob("PWNED"))
+
+
+def test_a_claude_spoke_writes_its_state_but_not_its_settings(cli, project, runenv, temp_home):
+    """Its own state folder is writable (sessions, projects); its settings, hooks,
+    instructions and ~/.claude.json (MCP servers) are not: they would run code the next
+    time the person starts claude."""
+    claude = temp_home / ".claude"
+    claude.mkdir()
+    (temp_home / ".claude.json").write_text('{"mine": true}\n')
+    write_plan(cli, project, [task(1, tool="claude")])
+    tries = [
+        f"echo state > {claude}/projects-note && echo WROTE-STATE",
+        f"echo '{{\"hooks\": 1}}' > {claude}/settings.json && echo ESCAPED-settings",
+        f"echo 'touch /tmp/x' > {claude}/hooks/run.sh && echo ESCAPED-hooks",
+        f"echo 'be evil' >> {claude}/CLAUDE.md && echo ESCAPED-instructions",
+        f"echo '{{\"mcpServers\": 1}}' > {temp_home}/.claude.json && echo ESCAPED-claude-json",
+    ]
+    runenv.script("claude", [step(shell=[{"sh": c} for c in tries])])
+    assert cli("run").code == 0
+    said = shell_said(runenv.runs("claude")[0])
+    assert "WROTE-STATE" in said and "ESCAPED" not in said, said
+    assert (claude / "settings.json").read_text() == "{}\n"  # made read-only, empty
+    assert (temp_home / ".claude.json").read_text() == '{"mine": true}\n'
+    assert [p.name for p in (claude / "hooks").iterdir()] == []
