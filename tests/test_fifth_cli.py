@@ -10,7 +10,6 @@ first, so routing, the challenger and the reviewer can only be acme.
 from __future__ import annotations
 
 import json
-import os
 import stat
 import sys
 from pathlib import Path

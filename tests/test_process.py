@@ -162,13 +162,25 @@ def test_on_stderr_line_can_stop_the_process(tmp_path):
 
 
 def test_a_silent_stdout_is_reported_every_quiet_interval(tmp_path):
+    """Three reports, then the process answers: it waits for the third (a file the test
+    writes) rather than for a time its own start, slow on a loaded machine, would shift."""
     quiet: list[float] = []
-    code = "import sys, time; print('waiting for network', file=sys.stderr, flush=True); time.sleep(1.1); print('done')"
-    out = run_process(
-        [PY, "-c", code], cwd=tmp_path, timeout_s=30, on_quiet=quiet.append, quiet_s=0.3
+    go = tmp_path / "go"
+
+    def heard(after: float) -> None:
+        quiet.append(after)
+        if len(quiet) == 3:
+            go.touch()
+
+    code = (
+        "import os, sys, time; print('waiting for network', file=sys.stderr, flush=True)\n"
+        f"while not os.path.exists({str(go)!r}): time.sleep(0.01)\nprint('done')"
     )
+    out = run_process([PY, "-c", code], cwd=tmp_path, timeout_s=30, on_quiet=heard, quiet_s=0.3)
     assert out.stdout == "done\n" and out.stderr == "waiting for network\n"
-    assert len(quiet) == 3 and all(0.3 * n <= t < 0.3 * n + 0.25 for n, t in enumerate(quiet, 1))
+    assert len(quiet) == 3 and quiet[0] >= 0.3
+    gaps = [later - sooner for sooner, later in zip([0.0, *quiet], quiet, strict=False)]
+    assert all(0.3 <= gap < 0.3 + 0.25 for gap in gaps), gaps
 
 
 def test_output_on_stdout_keeps_the_quiet_report_away(tmp_path):
