@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from maestro import sandbox
 from maestro.config import load_settings
 from maestro.engine.run import Engine
 from maestro.engine.runcontext import RunOptions
@@ -41,6 +42,12 @@ SIMULATED = (
     "simulated: no AI CLI is called. The built-in sim spoke stands in for them: it writes "
     "stand-in files, each marked as one (not the goal's real code), and answers in their "
     "result format; the plan check, scheduling, gates, receipts and log are Maestro's own."
+)
+# Where no sandbox can start (macOS, a Linux without bubblewrap) the demo still runs: its
+# plan and checks are the bundled ones above, and nothing in it comes from a model.
+UNCONFINED = (
+    "unconfined: {why}. The demo's own plan runs anyway; a run of yours is refused here "
+    "until you " + sandbox.FIX.split(", or run unconfined")[0] + "."
 )
 SIM_DELAY_S = 0.6  # long enough to see three tasks running at once, short enough for a demo
 
@@ -172,10 +179,16 @@ def run_demo(
     try:
         plan_input = create_project(root)
         run_env = {**demo_env(env), "MAESTRO_PROJECT_DIR": str(root)}
+        confined, why = sandbox.probe(run_env)
+        if confined is None:  # the plan is Maestro's own, not a model's: it runs, and says so
+            run_env["MAESTRO_SANDBOX"] = "0"
         settings = load_settings(root, run_env)
         if not as_json:
             kept = "kept: --keep" if keep else "a temporary git repository, removed at the end"
-            out.write(f"demo project: {root} ({kept})\ngoal: {GOAL}\n{SIMULATED}\n\n")
+            out.write(f"demo project: {root} ({kept})\ngoal: {GOAL}\n{SIMULATED}\n")
+            if confined is None:
+                out.write(f"{UNCONFINED.format(why=why)}\n")
+            out.write("\n")
         command(root, run_env, "plan", "--from", str(plan_input), "--yes")
         engine = Engine(
             settings,

@@ -82,3 +82,22 @@ def test_demo_refuses_inside_a_spoke(cli, monkeypatch):
     monkeypatch.setenv("MAESTRO_SPOKE", "1")
     res = cli("demo")
     assert res.code == 1 and "inside a spoke" in res.err
+
+
+def test_demo_runs_where_no_sandbox_can_start_and_says_so(cli, tmp_path, monkeypatch):
+    """The README's first command works on a machine without bubblewrap (macOS, a bare
+    Linux): the demo's plan is Maestro's own, so it runs unconfined, and one line says so
+    and what a run of the person's own would need."""
+    from maestro import sandbox
+
+    monkeypatch.setattr(sandbox, "BWRAP", "bwrap-not-installed")
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    res = cli("demo")
+    assert res.code == 0, res.out + res.err
+    assert "finished: 6 done" in res.out
+    (line,) = [ln for ln in res.out.splitlines() if ln.startswith("unconfined: ")]
+    assert "bubblewrap (bwrap) is not installed" in line and "apt install bubblewrap" in line
+    assert "[unconfined]" in res.out  # each task's start line, as any unconfined run's
