@@ -12,7 +12,7 @@ import threading
 import time
 from pathlib import Path
 
-from maestro.bus.mailbox import Mailbox
+from maestro.bus.mailbox import Mailbox, pending
 from maestro.bus.sessions import SessionStore
 from maestro.config import load_settings
 from maestro.paths import user_state_dir
@@ -303,3 +303,48 @@ def test_a_confined_spoke_acts_only_as_itself_in_the_office(cli, project, runenv
     assert [m.sender for m in persons if "victim done" in m.body] == [spoke]
     tasks = plan(project).tasks
     assert [(t.id, t.status) for t in tasks] == [("1", "done"), ("2", "done")]
+
+
+def test_a_confined_workers_question_reaches_the_person_and_the_answer_comes_back(
+    cli, project, runenv
+):
+    """The round trip through the door: a question piped into `mail send`, the person's
+    reply at their own shell, the worker's `mail wait` waking with it."""
+    write_plan(cli, project, [task(1)])
+    question = "echo 'JWT or opaque ids?' | maestro mail send --to-coordinator --type query"
+    waits = {"maestro": ["mail", "wait", "--timeout", "20"], "until": "JWT, RS256"}
+    runenv.script("codex", [step(shell=[{"sh": question}, waits])])
+    paths = load_settings(project).paths
+    asked: list = []
+
+    def person() -> None:
+        deadline = time.monotonic() + 30
+        while not asked and time.monotonic() < deadline:
+            asked.extend(pending(paths, "user"))
+            time.sleep(0.1)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("MAESTRO_")}
+        subprocess.run(
+            [sys.executable, "-m", "maestro", "mail", "reply", f"m{asked[0].id}"],
+            input="JWT, RS256",
+            cwd=project,
+            env=env,
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+
+    helper = threading.Thread(target=person)
+    helper.start()
+    res = cli("run")
+    helper.join()
+    assert res.code == 0, res.out + res.err
+    call = runenv.runs("codex")[0]
+    assert call["sandboxed"]
+    (message,) = asked
+    assert (message.sender, message.body) == (
+        call["env"]["MAESTRO_SESSION_ID"],
+        "JWT or opaque ids?",
+    )
+    assert call["shell"][0]["exit"] == 0, call["shell"]
+    assert "answer from user" in call["shell"][-1]["stdout"], call["shell"]
+    assert "JWT, RS256" in call["shell"][-1]["stdout"]
