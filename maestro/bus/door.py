@@ -22,6 +22,7 @@ import contextlib
 import json
 import os
 import shutil
+import signal
 import socket
 import stat
 import tempfile
@@ -38,13 +39,12 @@ from maestro.sandbox import OFFICE, TMP
 COMMANDS = ("mail", "task", "session")
 SOCKET = "socket"
 # The most a request may hold, as the engine's desk reads (engine/requests.py), and the
-# most of one word: the kernel's bound on one argument of a command line.
+# most of one word, in bytes: the kernel's bound on one argument of a command line.
 MAX_REQUEST = 512 * 1024
 MAX_WORD = 128 * 1024 - 1
 AT_ONCE = 4  # commands of one spoke running at once (a `mail wait` and a send, ...)
 READ_TIMEOUT_S = 10.0  # for a request to arrive whole once connected
 RUN_TIMEOUT_S = 24 * 3600.0  # a command's own bound (`mail wait --timeout`) comes first
-SIGKILL = 9
 
 
 def found(folder: Path = OFFICE) -> Path | None:
@@ -63,8 +63,12 @@ def found(folder: Path = OFFICE) -> Path | None:
 
 def knock(door: Path, words: Sequence[str]) -> dict[str, Any]:
     """Send ``words`` through ``door`` and return the engine's answer (stdout, stderr,
-    exit), or an error of the same shape when it cannot be reached."""
+    exit), or an error of the same shape: refused here as the engine would (``check``),
+    or when it cannot be reached."""
     request = json.dumps({"words": list(words)}, ensure_ascii=False).encode()
+    refused = check(request)
+    if isinstance(refused, dict):
+        return refused
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
             conn.connect(str(door))
@@ -74,7 +78,7 @@ def knock(door: Path, words: Sequence[str]) -> dict[str, Any]:
     except (OSError, ValueError) as exc:
         return _refusal(
             f"the office's door did not answer ({exc}).",
-            "the run that dispatched you has ended: finish with what you have and report it in your answer.",
+            "the dispatch that started you has ended: finish with what you have and report it in your answer.",
         )
     return answer if isinstance(answer, dict) else _refusal("the office's door answered garbage.")
 
@@ -115,9 +119,9 @@ def check(request: bytes) -> list[str] | dict[str, Any]:
             "only the office's commands go through its door.",
             f"use `maestro {' | '.join(COMMANDS)} ...`.",
         )
-    if any(len(w) > MAX_WORD or "\0" in w for w in words):
+    if any(len(w.encode()) > MAX_WORD or "\0" in w for w in words):
         return _refusal(
-            f"a word of the command is over {MAX_WORD:,} characters or holds a NUL.",
+            f"a word of the command is over {MAX_WORD:,} bytes or holds a NUL.",
             "send less (a long message: split it).",
         )
     return words
@@ -156,7 +160,7 @@ class Door:
             self._listener.shutdown(socket.SHUT_RDWR)
         self._listener.close()
         for group in groups:
-            signal_group(group, SIGKILL)
+            signal_group(group, signal.SIGKILL)
         shutil.rmtree(self.folder, ignore_errors=True)
 
     def _accept(self) -> None:
@@ -190,7 +194,7 @@ class Door:
             with self._lock:  # its own process group: run_process starts a session
                 self._groups.add(pid)
                 if self._closed:
-                    signal_group(pid, SIGKILL)
+                    signal_group(pid, signal.SIGKILL)
 
         try:
             out = run_process(

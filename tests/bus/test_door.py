@@ -20,22 +20,27 @@ def ask(entry, raw: bytes) -> dict:
         return json.loads(door._read(conn, None))
 
 
+def words(argv: list[str]) -> bytes:
+    return json.dumps({"words": argv}).encode()
+
+
 def test_words_through_a_door_run_as_its_session_whatever_they_claim(office):
     worker = office.worker("4")
     with door.Door(here(), office.env(worker.id), office.root) as opened:
         entry = opened.folder / door.SOCKET
         said = door.knock(entry, ["mail", "send", "--to", "user", "--message=hello"])
         assert said["exit"] == 0, said
-        # A flag naming another project, or another command, goes nowhere.
-        assert door.knock(entry, ["-C", "/", "mail", "inbox"])["exit"] == 1
-        refused = door.knock(entry, ["run"])
+        # The engine's side refuses, whatever reaches it: a flag naming another project
+        # or another command, a request too long, or one that is not a request.
+        assert ask(entry, words(["-C", "/", "mail", "inbox"]))["exit"] == 1
+        refused = ask(entry, words(["run"]))
         assert refused["exit"] == 1 and "only the office's commands" in refused["stderr"]
         huge = ask(entry, b"x" * (door.MAX_REQUEST + 10))
         assert huge["exit"] == 1 and "it was not read" in huge["stderr"]
-        long_word = door.knock(
-            entry, ["mail", "send", "--to", "user", "--message=" + "y" * door.MAX_WORD + "y"]
-        )
-        assert long_word["exit"] == 1 and "131,071" in long_word["stderr"]
+        wide = ["mail", "send", "--to", "user", "--message=" + "é" * (door.MAX_WORD // 2)]
+        too_wide = ask(entry, words(wide))
+        assert too_wide["exit"] == 1 and "131,071 bytes" in too_wide["stderr"]
+        assert door.knock(entry, wide) == too_wide  # refused before it is sent
         assert ask(entry, b"not json")["exit"] == 1
     (message,) = Mailbox(office.paths).inbox("user", mark=False)[0]
     assert message.sender == worker.id and message.body == "hello"
