@@ -145,11 +145,14 @@ class Dispatch:
             keep_session=self.keep_session,
             env_extra=self.extra_env,
             sandbox=self.sandbox,
-            # Confined, the office's store is not the spoke's to read: its door is. (Made
-            # first, so a folder created during the dispatch is hidden too; a dry run
-            # writes nothing.)
-            hidden_dirs=office_dirs(self.paths, create=self.recorded) if self.sandbox else [],
+            hidden_dirs=self.office_store(),
         )
+
+    def office_store(self) -> list[Path]:
+        """Confined, the office's store is not the spoke's to read: its door is. Made
+        first, so a folder created during the dispatch is hidden too (a dry run writes
+        nothing)."""
+        return [] if self.sandbox is None else office_dirs(self.paths, create=self.recorded)
 
     def ask(self, settings: Settings, *, stream: Path | None = None, **asked: Any) -> SpokeResult:
         """A reader's dispatch (a challenger, a reviewer, a planner): the CLI as ``settings``
