@@ -27,6 +27,7 @@ import socket
 import stat
 import tempfile
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,7 @@ MAX_WORD = 128 * 1024 - 1
 AT_ONCE = 4  # commands of one spoke running at once (a `mail wait` and a send, ...)
 READ_TIMEOUT_S = 10.0  # for a request to arrive whole once connected
 RUN_TIMEOUT_S = 24 * 3600.0  # a command's own bound (`mail wait --timeout`) comes first
+STALE_S = 60.0  # a door folder this old whose socket answers nobody: its engine was killed
 
 
 def found(folder: Path = OFFICE) -> Path | None:
@@ -127,6 +129,26 @@ def check(request: bytes) -> list[str] | dict[str, Any]:
     return words
 
 
+def sweep() -> None:
+    """Take away the doors an engine killed outright left (its close never ran): this
+    user's, older than ``STALE_S``, whose socket is gone or refuses a connection."""
+    for door in TMP.glob("maestro-office-*"):
+        try:
+            info = door.lstat()
+            if (
+                info.st_uid != os.getuid()
+                or not stat.S_ISDIR(info.st_mode)
+                or time.time() - info.st_mtime < STALE_S
+            ):
+                continue
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+                probe.connect(str(door / SOCKET))
+        except (ConnectionRefusedError, FileNotFoundError):
+            shutil.rmtree(door, ignore_errors=True)
+        except OSError:
+            continue
+
+
 class Door:
     """The engine's side of one dispatch's door: the office's commands it receives run by
     ``program`` (the words that start this Maestro) as the session ``env`` names
@@ -134,6 +156,7 @@ class Door:
 
     def __init__(self, program: Sequence[str], env: Mapping[str, str], cwd: Path) -> None:
         self.program, self.env, self.cwd = list(program), dict(env), cwd
+        sweep()
         self.folder = Path(tempfile.mkdtemp(prefix="maestro-office-", dir=TMP))
         self._slots = threading.BoundedSemaphore(AT_ONCE)
         self._groups: set[int] = set()
