@@ -153,7 +153,7 @@ SETTINGS: tuple[Setting, ...] = (
         "sandbox",
         "bool",
         True,
-        "Confine every process started for the plan (spokes, validation commands) with bubblewrap: it writes only its worktree, its CLI's state and the office; false (or `run --no-sandbox`) runs them with your full rights. Environment only, like the two below.",
+        "Confine every process started for the plan (spokes, validation commands) with bubblewrap: it writes only its worktree and its CLI's state, and reaches the office only as its own session; false (or `run --no-sandbox`) runs them with your full rights. Environment only, like the two below.",
     ),
     Setting(
         "sandbox_hide",

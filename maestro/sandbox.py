@@ -5,7 +5,9 @@ A confined process sees the whole machine read-only (``--ro-bind / /``), a priva
 ``/dev``, ``/proc`` and ``/tmp`` (``TMPDIR=/tmp``, gone when it ends), and writes only the
 folders its ``Policy`` names: a task's worktree, its CLI's own state folder (whose config
 files stay read-only: a hook or an MCP server planted there would run the next time the
-person starts that CLI), the office's mail and sessions. Secrets (``~/.ssh``, cloud and
+person starts that CLI). The office's store (its mail and sessions) is hidden: a spoke
+reaches the office through its own door, a socket bound at ``OFFICE`` (``bus.door``).
+Secrets (``~/.ssh``, cloud and
 registry credentials, the other CLIs' state) are hidden, and so are the sockets of the
 machine's session and system buses and container engines: each is a way to have a
 process started outside. It is always hardened: its own user namespace with no
@@ -29,8 +31,7 @@ not with ``--clearenv`` and one ``--setenv`` each, which would put API keys on a
 line every user of the machine can read (``/proc/<pid>/cmdline``); an environment is
 readable only by its owner. Only the agent sockets it names are taken out.
 
-Not confined yet: the network (a spoke reaches any host, and abstract Unix sockets), and
-the office's identity (a spoke can write another session's mail).
+Not confined yet: the network (a spoke reaches any host, and abstract Unix sockets).
 """
 
 from __future__ import annotations
@@ -49,6 +50,9 @@ from maestro.process import run_process
 
 BWRAP = "bwrap"
 TMP = Path("/tmp")
+# Where a confined process finds the office's door (``Policy.door`` bound there), in its
+# private /tmp: no other process's sandbox has it.
+OFFICE = TMP / "maestro-office"
 HARDENING = (
     "--unshare-user",
     "--disable-userns",
@@ -108,6 +112,7 @@ class Policy:
     config files), ``hidden`` over everything (a folder becomes an empty read-only one, a
     file an empty one). ``visible`` are paths under ``/tmp`` it must see, read-only (an
     install, the project, a home folder there): the rest of the host's ``/tmp`` is not.
+    ``door``: a folder bound read-only at ``OFFICE`` (the socket of its session's door).
     """
 
     cwd: Path
@@ -117,6 +122,7 @@ class Policy:
     hidden: Sequence[Path] = ()
     visible: Sequence[Path] = ()
     extra_env: Mapping[str, str] = field(default_factory=dict)
+    door: Path | None = None
 
 
 def expand(names: Iterable[str], env: Mapping[str, str]) -> tuple[Path, ...]:
@@ -160,6 +166,8 @@ def command(argv: Sequence[str], policy: Policy, rules: Rules) -> list[str]:
     visible = {_install(_real(p)) for p in (*policy.visible, *seen, policy.cwd) if p.exists()}
     for path in sorted((p for p in visible if _under(p, TMP) and p != TMP), key=_depth):
         args += ["--ro-bind", str(path), str(path)]
+    if policy.door is not None:
+        args += ["--ro-bind", str(policy.door), str(OFFICE)]
     # Deeper binds go over shallower ones, and at one depth a read-only one goes last:
     # a worktree (writable) in the state folder (read-only) in the project (writable,
     # when the spokes share the person's tree), its ``.git`` read-only again.
@@ -335,10 +343,13 @@ def work_policy(
     writable: Sequence[Path] = (),
     read_only: Sequence[Path] = (),
     visible: Sequence[Path] = (),
+    hidden: Sequence[Path] = (),
+    door: Path | None = None,
 ) -> Policy:
     """A process working in ``cwd``: with ``writes``, its checkout is writable (its git as
     ``git_layout`` makes it, in ``scratch``; the project's ``state`` folder in it
-    read-only), else only what ``writable`` adds; the CLIs' state but ``own``'s is hidden."""
+    read-only), else only what ``writable`` adds; the CLIs' state but ``own``'s is hidden,
+    and ``hidden``; ``door``: its office's door (``Policy.door``)."""
     write, ro, shown, extra = list(writable), list(read_only), list(visible), {}
     if writes:
         top = checkout_top(cwd)
@@ -351,7 +362,7 @@ def work_policy(
             extra = layout.env
         if state is not None:
             ro.append(state)
-    return Policy(cwd, env, write, ro, others_state(env, own), shown, extra)
+    return Policy(cwd, env, write, ro, [*others_state(env, own), *hidden], shown, extra, door)
 
 
 def pre_create(folder: Path, names: Iterable[str]) -> list[Path]:

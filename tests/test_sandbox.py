@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import tempfile
 import uuid
 from pathlib import Path
 
@@ -80,6 +81,29 @@ def test_read_only_files_inside_a_writable_folder_stay_so(tmp_path, rules):
     )
     assert "WROTE-STATE" in said and "WROTE-SETTINGS" not in said and "WROTE-HOOK" not in said
     assert (state / "settings.json").read_text() == "{}\n"
+
+
+def test_a_process_sees_its_own_door_and_no_other(tmp_path, rules):
+    """A door (a folder under the machine's /tmp) is bound at sandbox.OFFICE for its own
+    process; another's, beside it on the machine, is not there."""
+    mine, theirs = (Path(tempfile.mkdtemp(prefix="maestro-office-", dir="/tmp")) for _ in "ab")
+    try:
+        (mine / "socket").write_text("mine\n")
+        (theirs / "socket").write_text("theirs\n")
+        work = tmp_path / "work"
+        work.mkdir()
+        policy = sandbox.Policy(cwd=work, env=dict(os.environ), writable=[work], door=mine)
+        said = confined(
+            f"cat {sandbox.OFFICE}/socket; cat {theirs}/socket; "
+            f"echo x > {sandbox.OFFICE}/socket && echo WROTE-DOOR",
+            policy,
+            rules,
+        )
+        assert "mine" in said and "theirs" not in said and "WROTE-DOOR" not in said
+        assert (mine / "socket").read_text() == "mine\n"
+    finally:
+        shutil.rmtree(mine)
+        shutil.rmtree(theirs)
 
 
 def test_a_worktree_commits_privately_and_leaves_the_repository_alone(tmp_path, rules):

@@ -5,4 +5,5 @@
 - ``mailbox``: messages between sessions (``.ai/maestro/mail/mail.db``), receipts,
   threads, and the per-session doorbell files that wake ``mail wait``.
 - ``waiting``: ``mail wait``, woken by file-system notification, never by a sleep loop.
+- ``door``: a confined spoke's one way into the office, as its own session.
 """

@@ -6,14 +6,15 @@
 the environment (``MAESTRO_SESSION_ID``; unset means the person, ``user``), so the same
 commands work in a spoke's shell, in its worktree or a subfolder, with no flags.
 
-Spokes write that folder (their status, a coordinator's stop), so a manifest says only
-what a session may change about itself (``OWN_FIELDS``). Everything else, what Maestro set
+An unconfined spoke writes that folder itself (a confined one only through its door,
+``bus.door``, as its own session), so a manifest says only what a session may change
+about itself (``OWN_FIELDS``). Everything else, what Maestro set
 when it made the session (mode, capabilities, coordinator, tasks) or started its process
 (the pid ``stop`` signals), is read from Maestro's record of it, ``sessions/<id>.json`` in
 the project's private folder (``ProjectPaths.private_dir``), where no spoke's sandbox
 reaches: editing a manifest raises no session's capabilities and points ``stop`` at no
-other process. A session Maestro has no record of (one made inside a spoke's sandbox, or
-a manifest a spoke wrote) has no capabilities and no process to signal.
+other process. A session Maestro has no record of (a manifest written by hand or by an
+unconfined spoke) has no capabilities and no process to signal.
 
 The engine calls ``start_run_session``, ``spoke_env`` and ``end_session`` (bus/workers.py)
 and opens each dispatch's session through ``engine.dispatch.Dispatch``.

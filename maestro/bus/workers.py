@@ -57,11 +57,12 @@ def end_session(
             lease.release()
 
 
-def office_dirs(paths: ProjectPaths) -> list[Path]:
-    """The folders a spoke's `maestro mail` and `task report` write (made now): what a
-    sandboxed spoke is granted, and no more of the state dir."""
+def office_dirs(paths: ProjectPaths, *, create: bool = True) -> list[Path]:
+    """The office's store (made now, with ``create``): what an unconfined spoke's `maestro
+    mail` and `task report` write, and no more of the state dir; hidden from a confined
+    one, whose commands go through its door (``bus.door``)."""
     folders = [paths.machine_dir / "mail", paths.machine_dir / "sessions"]
-    for folder in folders:
+    for folder in folders if create else ():
         folder.mkdir(parents=True, exist_ok=True)
     return folders
 

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, NoReturn, TextIO, cast
 
 from maestro import __version__, clis
+from maestro.bus import door
 from maestro.cli.context import Context
 from maestro.cli.render import render_error, render_result
 from maestro.cli.tree import children, closest, flags
@@ -90,9 +91,10 @@ def _unknown(parser: argparse.ArgumentParser, args: argparse.Namespace, extra: l
     return message + (f"{_GUESS}{guess!r}" if guess else "")
 
 
-def _selected_command(argv: Sequence[str]) -> str | None:
+def _command_at(argv: Sequence[str]) -> int | None:
+    """Where the command's name is in ``argv`` (None: no command)."""
     skip_next = False
-    for arg in argv:
+    for at, arg in enumerate(argv):
         if skip_next:
             skip_next = False
             continue
@@ -101,8 +103,29 @@ def _selected_command(argv: Sequence[str]) -> str | None:
             continue
         if arg.startswith("-"):
             continue
-        return arg if arg in BY_NAME else None
+        return at if arg in BY_NAME else None
     return None
+
+
+def _selected_command(argv: Sequence[str]) -> str | None:
+    at = _command_at(argv)
+    return None if at is None else argv[at]
+
+
+def _through_door(entry: Path, argv: Sequence[str], args: argparse.Namespace, ctx: Context) -> int:
+    """An office command in a confined spoke: its words go through the spoke's door and
+    the engine runs them as the spoke's session (``bus.door``). Its message, when stdin
+    holds it, goes as ``--message``; ``-C`` stays behind (the engine knows the project)."""
+    at = _command_at(argv)
+    words = list(argv[at:] if at is not None else argv)
+    words += ["--json"] if ctx.json else []
+    if getattr(args, "message", "") is None:  # mail send, reply, broadcast: from stdin
+        words.append("--message=" + ctx.text(None))
+    answer = door.knock(entry, words)
+    ctx.stdout.write(str(answer.get("stdout") or ""))
+    ctx.stderr.write(str(answer.get("stderr") or ""))
+    code = answer.get("exit")
+    return code if isinstance(code, int) else EXIT_USER
 
 
 def build_parser(*selected: str) -> argparse.ArgumentParser:
@@ -243,6 +266,9 @@ def main(argv: Sequence[str] | None = None, ctx: Context | None = None) -> int:
         if args.project:
             ctx.cwd = _project_dir(args.project, ctx.cwd)
             ctx.env = {**ctx.env, "MAESTRO_PROJECT_DIR": str(ctx.cwd)}
+        entry = door.found() if args.command in door.COMMANDS else None
+        if entry is not None:
+            return _through_door(entry, argv, args, ctx)
         result = args._module.run(args, ctx)
         render_result(result, ctx.json, ctx.stdout)
         return int(result.exit_code)

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from maestro.config import Settings, load_settings
+from maestro.errors import MaestroError
 from maestro.formatting import colour_wanted
 from maestro.fsutil import ignore_in_git
 from maestro.paths import ProjectPaths
@@ -48,6 +49,19 @@ class Context:
             return self.stdin.isatty() and self.stdout.isatty()
         except (AttributeError, ValueError):
             return False
+
+    def text(self, given: str | None) -> str:
+        """A message: ``given`` (``--message``), else what stdin holds; never empty."""
+        text = given
+        if text is None:
+            if self.interactive():
+                raise MaestroError("no message given.", 'add --message "..." or pipe the text in.')
+            text = self.stdin.read()
+        if not text.strip():
+            raise MaestroError(
+                "the message is empty.", 'give the text with --message "..." or on stdin.'
+            )
+        return str(text).rstrip("\n")
 
     def colour(self) -> bool:
         """Colour status words? On a terminal, never under NO_COLOR or TERM=dumb."""

@@ -1,6 +1,7 @@
 """`maestro mail send|reply|broadcast|inbox|show|thread|wait`: the office's mailbox.
 
-The sender is the calling session (``MAESTRO_SESSION_ID``; unset: the person, ``user``).
+The sender is the calling session (``MAESTRO_SESSION_ID``; unset: the person, ``user``);
+in a confined spoke, the command runs through its door as its own session (``bus.door``).
 Output is compact on purpose: a model reads it, and an empty check costs two tokens.
 """
 
@@ -14,11 +15,11 @@ from maestro.bus.addressing import caller
 from maestro.bus.mailbox import Mailbox
 from maestro.bus.mailwait import wait_for_mail
 from maestro.bus.messages import PRIORITIES, TYPES, mail_id, parse_mail_id, reads_for
-from maestro.bus.sessions import SessionStore, current_id
+from maestro.bus.sessions import USER, SessionStore, current_id
 from maestro.cli.argtypes import count, seconds
 from maestro.cli.context import Context, Result
 from maestro.cli.verbs import verb_adder
-from maestro.errors import MaestroError
+from maestro.errors import MaestroError, NotFound
 from maestro.install.invocation import current
 
 DEFAULT_WAIT_S = 100.0
@@ -140,19 +141,6 @@ def _garbled_lines(garbled: list[Any]) -> list[str]:
     return [f"{item.id}: garbled ({item.problem}); skipped" for item in garbled]
 
 
-def _body(args: argparse.Namespace, ctx: Context) -> str:
-    text = args.message
-    if text is None:
-        if ctx.interactive():
-            raise MaestroError("no message given.", 'add --message "..." or pipe the text in.')
-        text = ctx.stdin.read()
-    if not text.strip():
-        raise MaestroError(
-            "the message is empty.", 'give the text with --message "..." or on stdin.'
-        )
-    return str(text).rstrip("\n")
-
-
 def _subject(args: argparse.Namespace, body: str) -> str:
     # One line: a subject is shown on its message's header line.
     subject = " ".join((args.subject or body.strip().splitlines()[0]).split())
@@ -181,7 +169,7 @@ def _send(args: argparse.Namespace, ctx: Context, me: Any, store: Any) -> Result
         else:
             recipients = [part.strip() for part in args.to.split(",") if part.strip()]
         notes = addressing.check_recipients(store, recipients)
-    body = _body(args, ctx)
+    body = ctx.text(args.message)
     thread = parse_mail_id(args.thread) if getattr(args, "thread", None) else None
     message = Mailbox(ctx.paths).send(
         me.id,
@@ -200,7 +188,7 @@ def _reply(args: argparse.Namespace, ctx: Context, me: Any, store: Any) -> Resul
     number = parse_mail_id(args.mail)
     original, _ = mailbox.get(number)
     notes = addressing.check_recipients(store, [original.sender])
-    body = _body(args, ctx)
+    body = ctx.text(args.message)
     # An answer to an urgent question is as urgent as it; otherwise normal.
     priority = (
         original.priority
@@ -243,10 +231,21 @@ def _inbox(args: argparse.Namespace, ctx: Context, me: Any, store: Any) -> Resul
     )
 
 
+def _yours(me: Any, message: Any) -> bool:
+    """A session reads the mail it sent or received; the person, all of the project's."""
+    return me.id == USER or message.sender == me.id or any(reads_for(me.id, r) for r in message.to)
+
+
 def _show(args: argparse.Namespace, ctx: Context, me: Any, store: Any) -> Result:
     mailbox = Mailbox(ctx.paths)
     number = parse_mail_id(args.mail)
-    if any(reads_for(me.id, r) for r in mailbox.get(number)[0].to):
+    message = mailbox.get(number)[0]
+    if not _yours(me, message):
+        raise NotFound(
+            f"no mail {mail_id(number)} of yours: it is between other sessions.",
+            "`maestro mail inbox` lists yours.",
+        )
+    if any(reads_for(me.id, r) for r in message.to):
         mailbox.mark_read([number], me.id)
     message, receipts = mailbox.get(number)
     lines = [full(message, me.id, to=True)]
@@ -260,6 +259,7 @@ def _show(args: argparse.Namespace, ctx: Context, me: Any, store: Any) -> Result
 def _thread(args: argparse.Namespace, ctx: Context, me: Any, store: Any) -> Result:
     mailbox = Mailbox(ctx.paths)
     messages, garbled = mailbox.thread(parse_mail_id(args.mail))
+    messages = [m for m in messages if _yours(me, m)]
     mailbox.mark_read([m.id for m in messages if any(reads_for(me.id, r) for r in m.to)], me.id)
     lines = [full(m, to=True) for m in messages] + _garbled_lines(garbled)
     data = {

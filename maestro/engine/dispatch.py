@@ -15,20 +15,31 @@ reads to stop a spoke a dead engine left), the ``stagger`` (a run's; none otherw
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
 from maestro import clock, sandbox
+from maestro.bus.door import Door
 from maestro.bus.liveness import Lease
-from maestro.bus.sessions import USER, Session, SessionStore, current_id, new_id
-from maestro.bus.workers import end_session, spoke_env
+from maestro.bus.sessions import (
+    COORDINATOR_VAR,
+    SESSION_VAR,
+    USER,
+    Session,
+    SessionStore,
+    current_id,
+    new_id,
+)
+from maestro.bus.workers import end_session, office_dirs, spoke_env
 from maestro.config import Settings
 from maestro.engine.rundir import recording
 from maestro.engine.stagger import Stagger
+from maestro.install.invocation import here
 from maestro.logfile import ExecutionLog, LogRow
 from maestro.paths import ProjectPaths
 from maestro.process import run_process
@@ -134,7 +145,14 @@ class Dispatch:
             keep_session=self.keep_session,
             env_extra=self.extra_env,
             sandbox=self.sandbox,
+            hidden_dirs=self.office_store(),
         )
+
+    def office_store(self) -> list[Path]:
+        """Confined, the office's store is not the spoke's to read: its door is. Made
+        first, so a folder created during the dispatch is hidden too (a dry run writes
+        nothing)."""
+        return [] if self.sandbox is None else office_dirs(self.paths, create=self.recorded)
 
     def ask(self, settings: Settings, *, stream: Path | None = None, **asked: Any) -> SpokeResult:
         """A reader's dispatch (a challenger, a reviewer, a planner): the CLI as ``settings``
@@ -157,17 +175,26 @@ class Dispatch:
             self.finish("stopped", self.stopping() or "stopped")
             raise HeldBack(self.outcome[1])
         try:
-            result = spoke.dispatch(
-                request,
-                runner=run_process if stream is None else recording(run_process, stream),
-                base_env=dict(self.env),
-                on_start=self.started,
-            )
+            with self.door(request) as door:
+                result = spoke.dispatch(
+                    replace(request, door=door.folder) if door else request,
+                    runner=run_process if stream is None else recording(run_process, stream),
+                    base_env=dict(self.env),
+                    on_start=self.started,
+                )
         finally:
             start.ended()
         failed = ("failed", result.error or "the CLI failed")
         self.finish(*(("completed", None) if result.success else failed))
         return result
+
+    def door(self, request: DispatchRequest) -> contextlib.AbstractContextManager[Door | None]:
+        """A confined spoke's door to the office (``bus.door``): what it says there, it
+        says as this dispatch's session, whatever its environment claims."""
+        if request.sandbox is None or not self.recorded:
+            return contextlib.nullcontext()
+        env = {k: v for k, v in self.env.items() if k not in (SESSION_VAR, COORDINATOR_VAR)}
+        return Door(here(), {**env, **self.extra_env}, self.paths.root)
 
     def started(self, pid: int) -> None:
         """The spoke's process (not ours: the sim answers in-process) becomes the session's:

@@ -126,9 +126,10 @@ class Dispatching(Bookkeeping):
             scratch_dir=ctx.run.path / "scratch" / f"task-{task.id}-attempt-{number}",
             sim_delay_s=ctx.sim_delay_s,
             resume_session=resume_session,
-            # The office's folders alone (mail, sessions): never all of .ai/maestro, which
-            # holds the other tasks' worktrees and what they will land.
-            shared_dirs=office_dirs(ctx.paths) if office else [],
+            # Unconfined, the office's folders alone (mail, sessions): never all of
+            # .ai/maestro, which holds the other tasks' worktrees and what they will land.
+            # Confined, none: its door to the office is its only way there (bus.door).
+            shared_dirs=office_dirs(ctx.paths) if office and ctx.sandbox is None else [],
             progress=quiet,
         )
         attempt.timeout_s = request.timeout_s

@@ -222,14 +222,20 @@ def run_validation(
     """The one way a task's validation command runs (the integration gate, a review): a
     person's command from the plan, which may use pipes or &&, so it is run by sh;
     ``confined``, it writes only its worktree (not ``state``, the project's state folder
-    when that lies within) and a private /tmp, and reads none of the CLIs' state."""
+    when that lies within) and a private /tmp, and reads none of the CLIs' state nor the
+    office's store."""
 
     argv = ["/bin/sh", "-c", command]
     if confined is None:
         out = run_process(argv, cwd=root, env=dict(env), timeout_s=timeout_s)
     else:
         with tempfile.TemporaryDirectory(prefix="maestro-check-") as scratch:
-            policy = sandbox.work_policy(root, env, writes=True, scratch=Path(scratch), state=state)
+            # The office's store is private to the office (a spoke can write a subtask's
+            # validation command).
+            store = [state / "maestro" / "mail", state / "maestro" / "sessions"]
+            policy = sandbox.work_policy(
+                root, env, writes=True, scratch=Path(scratch), state=state, hidden=store
+            )
             wrapped, run_env = sandbox.wrap(argv, policy, confined)
             out = run_process(wrapped, cwd=root, env=run_env, timeout_s=timeout_s)
     output = cleaned(out.stdout + "\n" + out.stderr).strip()  # a test runner's colours

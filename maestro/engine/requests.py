@@ -10,7 +10,9 @@ caller waits for that answer on its own doorbell, and gives up with a one-line e
 when the engine stops or does not answer in time.
 
 Two requests travel this way: ``task spawn`` (engine/hierarchy.py) and ``task stop``
-(engine/stoptask.py).
+(engine/stoptask.py). A directive's sender is who asks: a confined spoke reaches the
+store only through its door (bus/door.py), which sends as its own session; the body is
+still checked field by field, as anything a spoke wrote.
 """
 
 from __future__ import annotations

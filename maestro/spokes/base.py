@@ -158,7 +158,8 @@ class Spoke:
 
     def confinement(self, req: DispatchRequest, env: dict[str, str]) -> sandbox.Policy:
         """Where its spoke may write: its worktree when its tier writes, its own state
-        (config read-only), the office's folders it is given; everything else read-only."""
+        (config read-only), the office's folders it is given; everything else read-only,
+        ``hidden_dirs`` not even that; its office's ``door`` bound in."""
         own = self.state_dirs(env)
         config = [p for d in own for p in sandbox.pre_create(d, self.config(env))]
         assert req.scratch_dir is not None
@@ -175,6 +176,8 @@ class Spoke:
             writable=[*own, *req.shared_dirs],
             read_only=config,
             visible=visible,
+            hidden=req.hidden_dirs,
+            door=req.door,
         )
 
     def confined(

@@ -56,10 +56,15 @@ class DispatchRequest:
     # watched (``abort_tokens``) streams; the final result reads the same either way.
     stream: bool = False
     env_extra: dict[str, str] = field(default_factory=dict)
-    # Folders outside ``cwd`` the spoke's own shell must write: the office's state
-    # (``.ai/maestro``), where ``maestro mail`` and ``task report`` record what it says.
-    # A CLI whose sandbox confines writes to the workdir is told to allow them.
+    # Folders outside ``cwd`` the spoke's own shell must write, unconfined: the office's
+    # state (``.ai/maestro``), where ``maestro mail`` and ``task report`` record what it
+    # says. A CLI whose sandbox confines writes to the workdir is told to allow them.
     shared_dirs: list[Path] = field(default_factory=list)
+    # Confined: folders its process must not even read (the office's store), and the
+    # folder of its session's door to the office (maestro.bus.door), bound at
+    # sandbox.OFFICE in its sandbox.
+    hidden_dirs: list[Path] = field(default_factory=list)
+    door: Path | None = None
     # The task's title and success criteria, for the sim spoke's answer (real CLIs read
     # them in the prompt).
     title: str | None = None

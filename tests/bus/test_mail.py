@@ -457,3 +457,20 @@ def test_a_reader_of_previews_gets_each_body_cut_with_its_whole_length(office):
 def test_worker_session_ids_are_safe_for_any_task_id(office):
     assert office.worker("4.1").id.startswith("t4.1-")
     assert office.worker("a/b c").id.startswith("tabc-")
+
+
+def test_a_session_is_shown_only_the_mail_it_sent_or_received(office, cli, monkeypatch):
+    mine, theirs = office.worker("1"), office.worker("2")
+    office.become(monkeypatch, None)
+    cli("mail", "send", "--to", theirs.id, "--message", "for task 2 only")
+    office.become(monkeypatch, mine.id)
+    cli("mail", "send", "--to", theirs.id, "--thread", "m1", "--message", "mine to 2")
+    refused = cli("mail", "show", "m1")
+    assert refused.code == 1 and "no mail m1 of yours" in refused.err
+    assert "for task 2 only" not in cli("mail", "thread", "m1").out
+    assert "mine to 2" in cli("mail", "show", "m2").out  # one it sent
+    office.become(monkeypatch, theirs.id)
+    assert "for task 2 only" in cli("mail", "show", "m1").out
+    office.become(monkeypatch, None)  # the person: the whole project's
+    assert "mine to 2" in cli("mail", "thread", "m1").out
+    assert Mailbox(office.paths).get(1)[1][0].read_by == theirs.id

@@ -1,7 +1,7 @@
 """A hostile spoke, confined by the real bwrap (maestro/sandbox.py): each thing it tries
-outside its worktree, its CLI's state and the office is refused, the person's files and
+outside its worktree and its CLI's state is refused, the person's files and
 repository stay as they were, and what it may do (write its worktree, commit there,
-report to the office) still works."""
+report to the office, as itself) still works."""
 
 from __future__ import annotations
 
@@ -12,6 +12,9 @@ import threading
 import time
 from pathlib import Path
 
+from maestro.bus.mailbox import Mailbox, pending
+from maestro.bus.sessions import SessionStore
+from maestro.config import load_settings
 from maestro.paths import user_state_dir
 from tests.engine.runkit import plan, step, task, write_plan
 from tests.test_git import git
@@ -258,3 +261,117 @@ def test_a_claude_spoke_writes_its_state_but_not_its_settings(cli, project, rune
     assert (claude / "settings.json").read_text() == "{}\n"  # made read-only, empty
     assert (temp_home / ".claude.json").read_text() == '{"mine": true}\n'
     assert [p.name for p in (claude / "hooks").iterdir()] == []
+
+
+def test_a_confined_spoke_acts_only_as_itself_in_the_office(cli, project, runenv):
+    """A session is not an environment variable: a spoke that names another session, or
+    none (the person), still speaks as itself, and cannot reach the office's store."""
+    store = project / ".ai" / "maestro" / "mail"
+    write_plan(
+        cli,
+        project,
+        [
+            task(1, files=["src/m1.py"], validation="true"),
+            # (a validation command, which a spoke may write, does not see the store)
+            task(2, files=["src/m2.py"], validation=f"! test -e {store}/mail.db", depends=[1]),
+        ],
+    )
+    paths = load_settings(project).paths
+    store = SessionStore(paths)
+    store.create(mode="worker", session_id="victim")
+    Mailbox(paths).send(
+        "user", ["victim"], type="directive", priority="normal", subject="s", body="SECRET-MAIL"
+    )
+    office = project / ".ai" / "maestro"
+    as_victim = "MAESTRO_SESSION_ID=victim maestro"
+    as_person = "env -u MAESTRO_SESSION_ID -u MAESTRO_COORDINATOR_SESSION_ID maestro"
+    as_run = 'MAESTRO_SESSION_ID="$MAESTRO_COORDINATOR_SESSION_ID" maestro'
+    forged = (
+        f"import sqlite3; c = sqlite3.connect('{office}/mail/mail.db'); "
+        "c.execute(\"insert into delivery values (1, 'victim', 'x', null, null)\"); c.commit()"
+    )
+    hostile = [
+        f"{as_victim} mail inbox",
+        f"{as_victim} mail show m1",
+        f'{as_victim} task report complete "victim done"',
+        f"{as_person} mail send --to victim --message FROM-THE-PERSON",
+        f'{as_person} task stop 2 --reason "stopped as the person"',
+        f"{as_person} session stop victim",
+        f'{as_run} task spawn --title Sub --files src/m1.py --criteria "it works"',
+        f"cat {office}/mail/mail.db; ls {office}/sessions",
+        f"echo pwned > {office}/sessions/victim/manifest.json && echo ESCAPED-manifest",
+        f"echo pwned > {office}/mail/mail.db && echo ESCAPED-store",
+        f'{sys.executable} -c "{forged}" && echo ESCAPED-sqlite',
+    ]
+    runenv.script(
+        "codex", [step("src/m1.py", shell=[{"sh": c} for c in hostile]), step("src/m2.py")]
+    )
+    res = cli("run")
+    assert res.code == 0, res.out + res.err
+    runs = runenv.runs("codex")[0]["shell"]
+    said = shell_said(runenv.runs("codex")[0])
+    assert "SECRET-MAIL" not in said and "ESCAPED" not in said, said
+    assert "no mail m1 of yours" in runs[1]["stderr"] + runs[1]["stdout"]
+    assert "may not stop" in runs[4]["stdout"] + runs[4]["stderr"]
+    assert "may not stop victim" in runs[5]["stdout"] + runs[5]["stderr"]
+    assert "spawned" not in runs[6]["stdout"] and runs[6]["exit"] == 1
+    assert runs[7]["stdout"] == "", runs[7]
+    me = runs[0]["stdout"]
+    assert me == "no mail\n", me
+    # Nothing happened as the victim, the person or the run.
+    assert store.get("victim").recorded_status == "working"
+    spoke = runenv.runs("codex")[0]["env"]["MAESTRO_SESSION_ID"]
+    mail, _ = Mailbox(paths).inbox("victim", mark=False)
+    assert [(m.sender, m.body, m.read_at) for m in mail] == [
+        ("user", "SECRET-MAIL", None),
+        (spoke, "FROM-THE-PERSON", None),
+    ]
+    persons, _ = Mailbox(paths).inbox("user", mark=False)
+    assert [m.sender for m in persons if "victim done" in m.body] == [spoke]
+    tasks = plan(project).tasks
+    assert [(t.id, t.status) for t in tasks] == [("1", "done"), ("2", "done")]
+
+
+def test_a_confined_workers_question_reaches_the_person_and_the_answer_comes_back(
+    cli, project, runenv
+):
+    """The round trip through the door: a question piped into `mail send`, the person's
+    reply at their own shell, the worker's `mail wait` waking with it."""
+    write_plan(cli, project, [task(1)])
+    question = "echo 'JWT or opaque ids?' | maestro mail send --to-coordinator --type query"
+    waits = {"maestro": ["mail", "wait", "--timeout", "20"], "until": "JWT, RS256"}
+    runenv.script("codex", [step(shell=[{"sh": question}, waits])])
+    paths = load_settings(project).paths
+    asked: list = []
+
+    def person() -> None:
+        deadline = time.monotonic() + 30
+        while not asked and time.monotonic() < deadline:
+            asked.extend(pending(paths, "user"))
+            time.sleep(0.1)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("MAESTRO_")}
+        subprocess.run(
+            [sys.executable, "-m", "maestro", "mail", "reply", f"m{asked[0].id}"],
+            input="JWT, RS256",
+            cwd=project,
+            env=env,
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+
+    helper = threading.Thread(target=person)
+    helper.start()
+    res = cli("run")
+    helper.join()
+    assert res.code == 0, res.out + res.err
+    call = runenv.runs("codex")[0]
+    assert call["sandboxed"]
+    (message,) = asked
+    assert (message.sender, message.body) == (
+        call["env"]["MAESTRO_SESSION_ID"],
+        "JWT or opaque ids?",
+    )
+    assert call["shell"][0]["exit"] == 0, call["shell"]
+    assert "answer from user" in call["shell"][-1]["stdout"], call["shell"]
+    assert "JWT, RS256" in call["shell"][-1]["stdout"]
