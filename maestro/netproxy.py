@@ -397,9 +397,11 @@ async def _shut(server: asyncio.AbstractServer) -> None:
 
 
 def _socket_root() -> str:
-    """Where doors are made: a Unix socket's path holds at most 107 bytes."""
-    root = tempfile.gettempdir()
-    return root if len(root) <= 64 else "/tmp"
+    """Where doors are made: /tmp, whatever TMPDIR says, as every confined process has a
+    /tmp of its own (``sandbox.TMP``), where it sees its own door alone; elsewhere it
+    would see every other dispatch's too. (A Unix socket's path also holds at most 107
+    bytes.)"""
+    return "/tmp"
 
 
 class Proxy:

@@ -296,8 +296,8 @@ def network(
     except (OSError, RuntimeError) as exc:
         raise SpokeError(
             f"Maestro's network proxy could not listen for a confined process ({exc}).",
-            "free space in the temporary folder or point TMPDIR at a writable one, or run "
-            "unconfined on purpose: `maestro run --no-sandbox`.",
+            "Maestro makes its socket in /tmp: free space there, or run unconfined on "
+            "purpose: `maestro run --no-sandbox`.",
         ) from None
     try:
         yield door

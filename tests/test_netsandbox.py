@@ -181,3 +181,21 @@ def test_its_bridge_costs_it_no_output_and_keeps_its_exit_code(rules, tmp_path):
         )
     assert (out.exit_code, out.stdout, out.stderr) == (7, "out\n", "err\n")
     assert missing.exit_code == 127 and "cannot start /nonexistent/program" in missing.stderr
+
+
+def test_it_sees_no_other_dispatchs_door(rules, server, tmp_path, monkeypatch):
+    """Each door lets through its own dispatch's list: another's, which may list more,
+    is not in its sight, wherever the temporary folder is."""
+    monkeypatch.setattr(tempfile, "tempdir", "/var/tmp")
+    wide = replace_hosts(rules, (f"127.0.0.1:{server}",))
+    with sandbox.network(wide) as other, sandbox.network(rules) as own:
+        assert other is not None and own is not None
+        code = (
+            TRY
+            + f"""
+    attempt("other-door", socket.AF_UNIX, {str(other.path)!r})
+    attempt("own-door", socket.AF_UNIX, {str(own.path)!r})
+    """
+        )
+        out = said(code, rules, own.path, tmp_path)
+    assert "other-door refused:" in out and "own-door REACHED" in out, out

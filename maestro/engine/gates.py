@@ -225,7 +225,9 @@ def run_validation(
     """The one way a task's validation command runs (the integration gate, a review): a
     person's command from the plan, which may use pipes or &&, so it is run by sh;
     ``confined``, it writes only its worktree (not ``state``, the project's state folder
-    when that lies within) and a private /tmp, and reads none of the CLIs' state."""
+    when that lies within) and a private /tmp, reads none of the CLIs' state, and
+    reaches only the sandbox_hosts setting's hosts (what it was refused ends its output;
+    no door for it: exit code None, the reason its output)."""
 
     argv = ["/bin/sh", "-c", command]
     if confined is None:
@@ -235,7 +237,7 @@ def run_validation(
         try:
             with (
                 tempfile.TemporaryDirectory(prefix="maestro-check-") as scratch,
-                sandbox.network(confined) as door,  # the sandbox_hosts setting's alone
+                sandbox.network(confined) as door,
             ):
                 policy = sandbox.work_policy(
                     root, env, writes=True, scratch=Path(scratch), state=state
