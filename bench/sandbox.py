@@ -2,9 +2,13 @@
 hardened minimum (what the probe starts), then wrapped by maestro/sandbox.py as a task
 spoke's would be (the machine read-only, a private /tmp, a
 writable worktree with its private git dir, a CLI's state folder with its config
-read-only, the secrets hidden, hardened), each started through the one process runner.
+read-only, the secrets hidden, hardened, its own network namespace), then the same with
+its way out: a door of Maestro's proxy opened and closed around it, and the bridge
+(maestro/netbridge.py) started inside before ``true``. Each through the one process
+runner; the proxy's thread is started before the timing (its first door's cost is printed
+apart).
 
-Prints the median, min and max milliseconds of N starts of each, and the difference.
+Prints the median, min and max milliseconds of N starts of each, and the differences.
 
 Run: python bench/sandbox.py [--runs 50]
 """
@@ -18,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -37,7 +42,7 @@ def timed(argv: list[str], env: dict[str, str], cwd: Path, runs: int) -> list[fl
 
 
 def line(name: str, took: list[float]) -> str:
-    return f"{name:<28} median {statistics.median(took):6.1f} ms  min {min(took):6.1f}  max {max(took):6.1f}"
+    return f"{name:<30} median {statistics.median(took):6.1f} ms  min {min(took):6.1f}  max {max(took):6.1f}"
 
 
 def main() -> None:
@@ -78,30 +83,41 @@ def main() -> None:
         # The hardened minimum: what the probe starts (no folder of the policy's).
         least = sandbox.command(["/bin/true"], sandbox.Policy(cwd=Path("/"), env={}), rules)
         minimal = timed(least, {"PATH": os.defpath}, worktree, runs)
-        wrapped_times = []
-        for _ in range(runs):
+
+        def start(net: bool) -> float:
+            """Everything a dispatch does for it: the door, the policy, its private git
+            dir, the start."""
             started = time.perf_counter()
-            # Everything a dispatch does for it: the policy, its private git dir, the start.
-            policy = sandbox.work_policy(
-                worktree,
-                env,
-                writes=True,
-                scratch=base / "git",
-                state=None,
-                writable=[state],
-                read_only=config,
-            )
-            argv, run_env = sandbox.wrap(["/bin/true"], policy, rules)
-            out = run_process(argv, cwd=worktree, env=run_env, timeout_s=30)
-            wrapped_times.append((time.perf_counter() - started) * 1000)
+            with sandbox.network(rules if net else None) as door:
+                policy = sandbox.work_policy(
+                    worktree,
+                    env,
+                    writes=True,
+                    scratch=base / "git",
+                    state=None,
+                    writable=[state],
+                    read_only=config,
+                )
+                policy = replace(policy, proxy=door.path if door else None)
+                argv, run_env = sandbox.wrap(["/bin/true"], policy, rules)
+                out = run_process(argv, cwd=worktree, env=run_env, timeout_s=30)
             assert out.exit_code == 0, out.stderr
+            return (time.perf_counter() - started) * 1000
+
+        first = time.perf_counter()
+        with sandbox.network(rules):
+            first_door = (time.perf_counter() - first) * 1000
+        confined = [start(False) for _ in range(runs)]
+        networked = [start(True) for _ in range(runs)]
+    middle = statistics.median
     print(f"{runs} starts each, load {os.getloadavg()[0]:.2f}")
     print(line("/bin/true, bare", bare))
     print(line("/bin/true, bwrap hardened", minimal))
-    print(line("/bin/true, confined", wrapped_times))
-    print(
-        f"confinement adds {statistics.median(wrapped_times) - statistics.median(bare):.1f} ms a start (medians)"
-    )
+    print(line("/bin/true, confined", confined))
+    print(line("confined, with its way out", networked))
+    print(f"confinement adds {middle(confined) - middle(bare):.1f} ms a start (medians)")
+    print(f"its way out adds {middle(networked) - middle(confined):.1f} ms more (medians)")
+    print(f"the proxy's start, with its first door: {first_door:.1f} ms, once a process")
 
 
 if __name__ == "__main__":

@@ -154,6 +154,7 @@ class Settings:
     sandbox: bool = field(init=False, repr=False, compare=False)
     sandbox_hide: tuple[str, ...] = field(init=False, repr=False, compare=False)
     sandbox_write: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    sandbox_hosts: tuple[str, ...] = field(init=False, repr=False, compare=False)
     workspace_links: tuple[str, ...] = field(init=False, repr=False, compare=False)
     workspace_copy: tuple[str, ...] = field(init=False, repr=False, compare=False)
     wake_interval: float = field(init=False, repr=False, compare=False)
@@ -303,7 +304,7 @@ def _check_folders(paths: ProjectPaths) -> None:
 
 # Settings that loosen the confinement of what a plan runs: the person's alone (their
 # environment), never a project's `.env` or config file, which a repository brings along.
-PERSON_ONLY = ("sandbox", "sandbox_hide", "sandbox_write")
+PERSON_ONLY = ("sandbox", "sandbox_hide", "sandbox_write", "sandbox_hosts")
 
 
 def _refuse_in_project(

@@ -153,7 +153,7 @@ SETTINGS: tuple[Setting, ...] = (
         "sandbox",
         "bool",
         True,
-        "Confine every process started for the plan (spokes, validation commands) with bubblewrap: it writes only its worktree and its CLI's state, and reaches the office only as its own session; false (or `run --no-sandbox`) runs them with your full rights. Environment only, like the two below.",
+        "Confine every process started for the plan (spokes, validation commands) with bubblewrap: it writes only its worktree and its CLI's state, reaches the office only as its own session and the network only through Maestro's allow-listing proxy; false (or `run --no-sandbox`) runs them with your full rights. Environment only, like the three below.",
     ),
     Setting(
         "sandbox_hide",
@@ -166,6 +166,12 @@ SETTINGS: tuple[Setting, ...] = (
         "list",
         (),
         "Folders every confined process may also write, e.g. a build cache (~ is your home).",
+    ),
+    Setting(
+        "sandbox_hosts",
+        "list",
+        (),
+        "Hosts every confined process may also reach through Maestro's proxy (host, host:port, *.domain, an IP address), e.g. a package registry validation needs; a spoke reaches its CLI's model hosts besides.",
     ),
     Setting(
         "workspace_links",

@@ -23,15 +23,24 @@ resident memory for each process it wraps (its Node process and socat); srt need
 (``.bashrc``, ``.gitconfig``, ``.idea``...) in the working folder after a kill (then
 ``git add -A`` fails), and exits 0 on SIGTERM, so a stopped spoke would read as a
 success. bwrap has none of those and ran Claude Code, Gemini CLI and Codex (its own
-sandbox bypassed: it cannot nest) to the end, hardened. What srt offers beyond it (an
-allowlisting network proxy, credential masking, macOS) is not used yet.
+sandbox bypassed: it cannot nest) to the end, hardened. What srt offers beyond it
+(credential masking, macOS) is not used yet; its allow-listing proxy Maestro has its own of.
+
+Its network is a namespace of its own (``--unshare-net``): only its own loopback, so no
+host, no server of the machine's loopback, no abstract Unix socket of the machine (a
+read-only mount does not stop those), and two processes may serve the same port at once.
+Its one way out is a door of Maestro's proxy (``maestro.netproxy``: a Unix socket bound
+in, ``Policy.proxy``), which ``maestro.netbridge``, its first process, serves on a port of
+its loopback named by the proxy variables before it becomes the command. The door lets
+through its CLI's API hosts, the model endpoint its environment configures and the
+``sandbox_hosts`` setting's (a validation command: those alone); what it refuses is named
+in the dispatch's result.
 
 The environment is the one Maestro built for the process, passed to bwrap as its own:
 not with ``--clearenv`` and one ``--setenv`` each, which would put API keys on a command
 line every user of the machine can read (``/proc/<pid>/cmdline``); an environment is
 readable only by its owner. Only the agent sockets it names are taken out.
 
-Not confined yet: the network (a spoke reaches any host, and abstract Unix sockets).
 """
 
 from __future__ import annotations
@@ -39,16 +48,21 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from maestro import roster
-from maestro.errors import MaestroError
+from maestro.errors import ConfigError, MaestroError, SpokeError
 from maestro.process import run_process
 
+if TYPE_CHECKING:
+    from maestro.netproxy import Door
+
 BWRAP = "bwrap"
+BRIDGE = Path(__file__).with_name("netbridge.py")
 TMP = Path("/tmp")
 # Where a confined process finds the office's door (``Policy.door`` bound there), in its
 # private /tmp: no other process's sandbox has it.
@@ -61,6 +75,7 @@ HARDENING = (
     "--unshare-pid",
     "--unshare-ipc",
     "--unshare-uts",
+    "--unshare-net",
     "--die-with-parent",
     "--new-session",
 )
@@ -102,6 +117,7 @@ class Rules:
     bwrap: str
     hide: tuple[Path, ...] = ()
     write: tuple[Path, ...] = ()
+    hosts: tuple[str, ...] = ()  # the ``sandbox_hosts`` setting: what every one may reach
 
 
 @dataclass(frozen=True)
@@ -123,6 +139,9 @@ class Policy:
     visible: Sequence[Path] = ()
     extra_env: Mapping[str, str] = field(default_factory=dict)
     door: Path | None = None
+    # Its way out (``netproxy.Door.path``): bound in, reached through ``netbridge``.
+    # None: it reaches nothing (its network namespace has only its own loopback).
+    proxy: Path | None = None
 
 
 def expand(names: Iterable[str], env: Mapping[str, str]) -> tuple[Path, ...]:
@@ -163,6 +182,8 @@ def command(argv: Sequence[str], policy: Policy, rules: Rules) -> list[str]:
     seen += [Path(home)] if home else []
     # Maestro's own install: a spoke's shell runs `maestro` (bus.workers.shim).
     seen += [Path(sys.prefix)]
+    # The bridge to its proxy: Python and the module (an editable install's source).
+    seen += [_real(Path(sys.executable)).parent, BRIDGE.parent] if policy.proxy else []
     visible = {_install(_real(p)) for p in (*policy.visible, *seen, policy.cwd) if p.exists()}
     for path in sorted((p for p in visible if _under(p, TMP) and p != TMP), key=_depth):
         args += ["--ro-bind", str(path), str(path)]
@@ -184,6 +205,9 @@ def command(argv: Sequence[str], policy: Policy, rules: Rules) -> list[str]:
             args += ["--tmpfs", str(path), "--remount-ro", str(path)]
         else:
             args += ["--ro-bind", "/dev/null", str(path)]
+    if policy.proxy is not None:
+        args += ["--ro-bind", str(policy.proxy), str(policy.proxy)]
+        argv = [sys.executable, "-I", "-S", str(BRIDGE), str(policy.proxy), "--", *argv]
     return [*args, *HARDENING, "--chdir", str(policy.cwd), "--", *argv]
 
 
@@ -239,10 +263,59 @@ def rules(settings: Any, env: Mapping[str, str]) -> Rules | None:
     refused (``MaestroError``) when bwrap cannot start here. Starts bwrap once."""
     if not settings.sandbox:
         return None
+    # Here, not at the top: asyncio (which the proxy needs) would cost every command
+    # about 8 ms at its start (python -X importtime).
+    from maestro import netproxy
+
+    for entry in settings.sandbox_hosts:
+        try:
+            netproxy.rule(entry)
+        except ValueError:
+            raise ConfigError(
+                f"MAESTRO_SANDBOX_HOSTS holds {entry!r}, which names no host.",
+                "list hosts as host, host:port, *.domain or an IP address (e.g. pypi.org:443).",
+            ) from None
     found, why = probe(env)
     if found is None:
         raise unavailable(why)
-    return Rules(found, expand(settings.sandbox_hide, env), expand(settings.sandbox_write, env))
+    return Rules(
+        found,
+        expand(settings.sandbox_hide, env),
+        expand(settings.sandbox_write, env),
+        tuple(settings.sandbox_hosts),
+    )
+
+
+@contextmanager
+def network(
+    confined: Rules | None, hosts: Iterable[str] = (), endpoints: Iterable[str] = ()
+) -> Iterator[Door | None]:
+    """A confined process's way out while it runs (``Policy.proxy``): a door of Maestro's
+    proxy that lets through ``hosts``, the ``sandbox_hosts`` setting's and the configured
+    ``endpoints`` (base URLs); None unconfined. ``SpokeError`` when it cannot be opened."""
+    if confined is None:
+        yield None
+        return
+    from maestro import netproxy
+
+    allowed = netproxy.Allowed.of((*hosts, *confined.hosts), endpoints)
+    try:
+        door = netproxy.proxy().open(allowed)
+    except (OSError, RuntimeError) as exc:
+        raise SpokeError(
+            f"Maestro's network proxy could not listen for a confined process ({exc}).",
+            "Maestro makes its socket in /tmp: free space there, or run unconfined on "
+            "purpose: `maestro run --no-sandbox`.",
+        ) from None
+    try:
+        yield door
+    finally:
+        netproxy.proxy().close(door)
+
+
+def refusals(door: Door | None) -> str:
+    """What the proxy refused a process, in one line ("" when nothing)."""
+    return f"network: refused {', '.join(door.refused)}" if door and door.refused else ""
 
 
 def describe(confined: Rules | None) -> str:

@@ -115,6 +115,15 @@ class ClaudeSpoke(Spoke):
         "hooks/",
         "plugins/",
     )
+    # The API, and where a login's token is refreshed. Bedrock, Vertex and Foundry are
+    # reached at their base URL when one is set, else listed in sandbox_hosts.
+    api_hosts = ("api.anthropic.com", "console.anthropic.com", "platform.claude.com")
+    endpoint_vars = (
+        "ANTHROPIC_BASE_URL",
+        "ANTHROPIC_BEDROCK_BASE_URL",
+        "ANTHROPIC_VERTEX_BASE_URL",
+        "ANTHROPIC_FOUNDRY_BASE_URL",
+    )
 
     def state_dirs(self, env: Mapping[str, str]) -> list[Path]:
         mine = env.get("CLAUDE_CONFIG_DIR")

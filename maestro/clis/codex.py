@@ -136,6 +136,21 @@ def _read_turns(events: list[dict[str, Any]]) -> _Turns:
 
 class CodexSpoke(Spoke):
     name = "codex"
+    # The API, ChatGPT's (a ChatGPT login), and where that login is refreshed.
+    api_hosts = ("api.openai.com", "chatgpt.com", "auth.openai.com")
+    endpoint_vars = ("OPENAI_BASE_URL",)
+
+    def endpoints(self, env: Mapping[str, str]) -> list[str]:
+        """Besides OPENAI_BASE_URL, the base_url of the provider config.toml chooses."""
+        settings = config(env)
+        providers = settings.get("model_providers") or {}
+        provider = (
+            providers.get(settings.get("model_provider", "openai"))
+            if isinstance(providers, dict)
+            else None
+        )
+        url = provider.get("base_url") if isinstance(provider, dict) else None
+        return [*super().endpoints(env), *([url] if isinstance(url, str) else [])]
 
     def retry_notice(self, line: str) -> bool:
         if WAITING not in line:

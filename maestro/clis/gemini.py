@@ -128,6 +128,15 @@ class GeminiSpoke(Spoke):
         "agents/",
         "skills/",
     )
+    # The Gemini API, Code Assist (a Google login) and its token refresh, Vertex AI's
+    # global endpoint (a regional one goes in sandbox_hosts).
+    api_hosts = (
+        "generativelanguage.googleapis.com",
+        "cloudcode-pa.googleapis.com",
+        "oauth2.googleapis.com",
+        "aiplatform.googleapis.com",
+    )
+    endpoint_vars = ("GOOGLE_GEMINI_BASE_URL", "GOOGLE_VERTEX_BASE_URL", "CODE_ASSIST_ENDPOINT")
 
     def state_dirs(self, env: Mapping[str, str]) -> list[Path]:
         return [user_home(env) / ".gemini"]

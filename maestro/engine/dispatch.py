@@ -221,6 +221,11 @@ def ran_unconfined(result: SpokeResult | None) -> bool:
     return result is not None and not result.confined and not result.simulated
 
 
+def refused(result: SpokeResult | None) -> str:
+    """What Maestro's proxy refused the dispatch, for its row's notes."""
+    return f" ({result.refused})" if result is not None and result.refused else ""
+
+
 def log_row(
     log: ExecutionLog,
     *,
@@ -246,7 +251,7 @@ def log_row(
             tokens=result.usage.total if result is not None else None,
             duration_s=result.duration_s if result is not None else None,
             outcome="✅" if ok else outcome,
-            notes=notes + UNCONFINED if ran_unconfined(result) else notes,
+            notes=notes + UNCONFINED if ran_unconfined(result) else notes + refused(result),
             tool=tool,
             failed=not ok,
             retry=retry,

@@ -18,13 +18,14 @@ from __future__ import annotations
 import re
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from maestro import sandbox
 from maestro.engine import ladder
 from maestro.engine.attempt import FAIL, PASS, SKIP, WARN, Attempt, GateResult
+from maestro.errors import SpokeError
 from maestro.formatting import cleaned
 from maestro.process import run_process
 from maestro.prompts.results import parse_result
@@ -191,6 +192,8 @@ def integration_gate(
     if exit_code == 0:
         return GateResult("integration", PASS, f"`{command}` exited 0")
     tail = " ".join(output.split())[-200:]
+    if exit_code is None:
+        return GateResult("integration", FAIL, f"`{command}` did not start: {tail}")
     return GateResult(
         "integration", FAIL, f"`{command}` exited {exit_code}" + (f": {tail}" if tail else "")
     )
@@ -222,24 +225,35 @@ def run_validation(
     """The one way a task's validation command runs (the integration gate, a review): a
     person's command from the plan, which may use pipes or &&, so it is run by sh;
     ``confined``, it writes only its worktree (not ``state``, the project's state folder
-    when that lies within) and a private /tmp, and reads none of the CLIs' state nor the
-    office's store."""
-
+    when that lies within) and a private /tmp, reads none of the CLIs' state nor the
+    office's store, and reaches only the sandbox_hosts setting's hosts (what it was
+    refused ends its output; no door for it: exit code None, the reason its output)."""
     argv = ["/bin/sh", "-c", command]
     if confined is None:
         out = run_process(argv, cwd=root, env=dict(env), timeout_s=timeout_s)
+        refused = ""
     else:
-        with tempfile.TemporaryDirectory(prefix="maestro-check-") as scratch:
-            # The office's store is private to the office (a spoke can write a subtask's
-            # validation command).
-            store = [state / "maestro" / "mail", state / "maestro" / "sessions"]
-            policy = sandbox.work_policy(
-                root, env, writes=True, scratch=Path(scratch), state=state, hidden=store
-            )
-            wrapped, run_env = sandbox.wrap(argv, policy, confined)
-            out = run_process(wrapped, cwd=root, env=run_env, timeout_s=timeout_s)
+        try:
+            with (
+                tempfile.TemporaryDirectory(prefix="maestro-check-") as scratch,
+                sandbox.network(confined) as door,
+            ):
+                # The office's store is private to the office (a spoke can write a
+                # subtask's validation command).
+                store = [state / "maestro" / "mail", state / "maestro" / "sessions"]
+                policy = sandbox.work_policy(
+                    root, env, writes=True, scratch=Path(scratch), state=state, hidden=store
+                )
+                policy = replace(policy, proxy=door.path if door else None)
+                wrapped, run_env = sandbox.wrap(argv, policy, confined)
+                out = run_process(wrapped, cwd=root, env=run_env, timeout_s=timeout_s)
+        except SpokeError as exc:
+            return Validation(command, None, False, exc.message)
+        refused = sandbox.refusals(door)
     output = cleaned(out.stdout + "\n" + out.stderr).strip()  # a test runner's colours
-    return Validation(command, out.exit_code, out.timed_out, output)
+    return Validation(
+        command, out.exit_code, out.timed_out, "\n".join(filter(None, (output, refused)))
+    )
 
 
 def warnings(gates: list[GateResult]) -> list[str]:

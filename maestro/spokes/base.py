@@ -15,7 +15,7 @@ import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from maestro import roster, sandbox
 from maestro.agents.tiers import can_write
@@ -30,6 +30,9 @@ from maestro.spokes.jsonout import load_json_object
 from maestro.spokes.pricing import estimate_cost
 from maestro.state.codecs.values import FieldError, check_line
 from maestro.state.model import Usage
+
+if TYPE_CHECKING:
+    from maestro.netproxy import Door
 
 SPOKE_MARKER = "MAESTRO_SPOKE"
 SESSION_MARKER = "MAESTRO_SESSION_ID"  # bus.sessions.SESSION_VAR (a higher layer)
@@ -109,6 +112,11 @@ class Spoke:
     # to its own spoke, made when missing (sandbox.pre_create). A hook, a notify command
     # or an MCP server written there would run when the person next starts the CLI.
     config_names: tuple[str, ...] = ()
+    # The hosts its model is reached at (``host``, ``host:port``, ``*.domain``), and the
+    # environment variables that may point it at another endpoint (a base URL): what its
+    # confined spoke may reach, with the ``sandbox_hosts`` setting's (maestro.netproxy).
+    api_hosts: tuple[str, ...] = ()
+    endpoint_vars: tuple[str, ...] = ()
 
     def __init__(self, settings: Any = None) -> None:
         # Settings give the price table overrides; None means the built-in prices.
@@ -156,6 +164,11 @@ class Spoke:
     def private_paths(self, env: Mapping[str, str]) -> list[Path]:
         return [*self.state_dirs(env), *self.state_files(env)]
 
+    def endpoints(self, env: Mapping[str, str]) -> list[str]:
+        """The model endpoints (base URLs) ``env`` configures it for: reachable by its
+        confined spoke, loopback and LAN ones too (a local model server, a gateway)."""
+        return [env[name] for name in self.endpoint_vars if env.get(name)]
+
     def confinement(self, req: DispatchRequest, env: dict[str, str]) -> sandbox.Policy:
         """Where its spoke may write: its worktree when its tier writes, its own state
         (config read-only), the office's folders it is given; everything else read-only,
@@ -181,14 +194,15 @@ class Spoke:
         )
 
     def confined(
-        self, req: DispatchRequest, argv: list[str], env: dict[str, str]
+        self, req: DispatchRequest, argv: list[str], env: dict[str, str], door: Door | None
     ) -> tuple[list[str], dict[str, str]]:
         """``argv`` and ``env`` as the process runner gets them: wrapped by the sandbox
-        when ``req`` is confined, its program found first (ExecutableNotFound)."""
+        when ``req`` is confined (reaching out through ``door``), its program found first
+        (ExecutableNotFound)."""
         if req.sandbox is None:
             return argv, env
         program = resolve(argv[0], env)
-        policy = self.confinement(req, env)
+        policy = replace(self.confinement(req, env), proxy=door.path if door else None)
         return sandbox.wrap([program, *argv[1:]], replace_visible(policy, program), req.sandbox)
 
     # -- building the call ------------------------------------------------------------
@@ -375,7 +389,8 @@ class Spoke:
         runner: Runner,
         on_start: Callable[[int], None] | None,
     ) -> SpokeResult:
-        with self.scratch(req) as run_req:
+        network = sandbox.network(req.sandbox, self.api_hosts, self.endpoints(env))
+        with self.scratch(req) as run_req, network as door:
             self.prepare(run_req)
             argv = self.build_argv(run_req)
             watcher = self.stream_watcher(run_req)
@@ -398,7 +413,7 @@ class Spoke:
                 run_req.progress(f"{self.name}: no answer yet after {elapsed:.0f}s{last}")
 
             try:
-                run_argv, run_env = self.confined(run_req, argv, env)
+                run_argv, run_env = self.confined(run_req, argv, env, door)
                 outcome = runner(
                     run_argv,
                     cwd=run_req.cwd,
@@ -426,4 +441,7 @@ class Spoke:
                 result.error = f"{result.error} ({self.name} is not signed in: {signed.detail}; fix: {signed.fix})"
         result.argv = argv
         result.confined = run_req.sandbox is not None
+        result.refused = sandbox.refusals(door)
+        if result.refused and not result.success:
+            result.error = f"{result.error or 'it failed'}; {result.refused}"
         return result

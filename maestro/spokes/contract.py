@@ -118,6 +118,8 @@ class SpokeResult:
     not_resumed: str | None = None
     # Its process ran confined by Maestro's sandbox (False: with the person's full rights).
     confined: bool = False
+    # What Maestro's proxy refused it (``sandbox.refusals``: "network: refused ..."), or "".
+    refused: str = ""
 
     @property
     def transient(self) -> bool:

@@ -442,8 +442,10 @@ def test_model_that_never_answers_is_killed_at_the_agent_timeout(
 def test_a_cli_that_cannot_reach_its_provider_fails_in_seconds_with_why(
     cli, model, project, tool, temp_home, monkeypatch
 ):
-    """No server where the provider should be: each CLI says so within seconds (codex:
-    "Reconnecting... waiting for network", for good), and Maestro stops it there."""
+    """No server where the provider should be: each CLI says so within seconds, and
+    Maestro stops it there. Confined, each reaches it through Maestro's proxy, whose 502
+    names the refused connection (unconfined, codex would say "Reconnecting... waiting
+    for network", for good)."""
     needs(tool)
     one_task(cli, project, OTHER[tool])
     with socket.socket() as probe:  # a port nothing listens on
@@ -461,7 +463,7 @@ def test_a_cli_that_cannot_reach_its_provider_fails_in_seconds_with_why(
     said = {
         "claude": "Connection refused",
         "gemini": "fetch failed",
-        "codex": "waiting for network",
+        "codex": "Connection refused",
     }
     assert said[tool] in answer["error"], answer["error"]
 
