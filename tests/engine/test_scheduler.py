@@ -180,19 +180,24 @@ def test_a_ctrl_c_requested_by_the_handler_is_taken_between_launches():
     launching at its next turn, says so once, lets the running job finish and returns
     (no KeyboardInterrupt: that is the second Ctrl-C's)."""
     seen: list[int] = []
+    taken = threading.Event()
     scheduler: Scheduler
 
     def run_one(jid: str) -> Outcome:
         if jid == "1":
             scheduler.interrupt_requested = True  # as the handler does, mid-run
-            time.sleep(0.3)
+            taken.wait(10)  # running until the scheduler has taken it (a loaded machine)
         return Outcome("done")
+
+    def interrupted(running: int) -> None:
+        seen.append(running)
+        taken.set()
 
     scheduler = Scheduler(
         [Job("1"), Job("2", ("1",)), Job("3", ("1",))],
         run_one,
         max_concurrent=1,
-        on_interrupt=seen.append,
+        on_interrupt=interrupted,
     )
     report = scheduler.run()
     assert report.outcomes["1"].status == "done" and set(report.waiting) == {"2", "3"}
