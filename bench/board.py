@@ -132,6 +132,7 @@ class Project:
             FAKE_CLI_STATE=str(self.state_dir),
             MAESTRO_MAX_CONCURRENT=str(concurrency),
             MAESTRO_STAGGER_DELAY="0",
+            MAESTRO_SANDBOX_WRITE=str(self.state_dir),  # where the confined fakes record
         )
         env["PATH"] = os.pathsep.join([str(self.bin_dir), env.get("PATH", os.defpath)])
         return env

@@ -97,6 +97,7 @@ def one_size(base: Path, size: int, runs: int) -> dict[str, float]:
             "FAKE_CLI_STATE": str(fakes.state_dir),
             "MAESTRO_MAX_CONCURRENT": str(AT_ONCE),
             "MAESTRO_STAGGER_DELAY": "0",
+            "MAESTRO_SANDBOX_WRITE": str(fakes.state_dir),  # where the confined fakes record
             "MAESTRO_RETRY_BACKOFF": "0",
         }
     )

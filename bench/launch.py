@@ -225,6 +225,7 @@ class Project:
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         env.update(HOME=str(self.home), FAKE_CLI_STATE=str(self.state_dir))
         env["PATH"] = os.pathsep.join([str(self.bin_dir), env.get("PATH", os.defpath)])
+        env["MAESTRO_SANDBOX_WRITE"] = str(self.state_dir)  # where the confined fakes record
         for key, value in (settings or {}).items():
             if value is not None:
                 env[key] = value
@@ -257,7 +258,7 @@ class Project:
         log = self.state_dir / "gemini.ends.jsonl"
         for line in log.read_text().splitlines() if log.exists() else []:
             entry = json.loads(line)
-            ends[entry["pid"]] = entry["end"]
+            ends[entry["call"]] = entry["end"]
         runs = []
         calls = self.state_dir / "gemini.calls.jsonl"
         lines = calls.read_text().splitlines() if calls.exists() else []
@@ -270,7 +271,7 @@ class Project:
                     "task": call["env"].get("MAESTRO_TASK_ID"),
                     "forked": forked,
                     "own_start": call["time"],
-                    "end": ends.get(call["pid"]),
+                    "end": ends.get(call["call"]),
                 }
             )
         return runs
