@@ -155,6 +155,7 @@ class Settings:
     sandbox_hide: tuple[str, ...] = field(init=False, repr=False, compare=False)
     sandbox_write: tuple[str, ...] = field(init=False, repr=False, compare=False)
     sandbox_hosts: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    sandbox_env: tuple[str, ...] = field(init=False, repr=False, compare=False)
     workspace_links: tuple[str, ...] = field(init=False, repr=False, compare=False)
     workspace_copy: tuple[str, ...] = field(init=False, repr=False, compare=False)
     wake_interval: float = field(init=False, repr=False, compare=False)

@@ -174,6 +174,12 @@ SETTINGS: tuple[Setting, ...] = (
         "Hosts every confined process may also reach through Maestro's proxy (host, host:port, *.domain, an IP address), e.g. a package registry validation needs; a spoke reaches its CLI's model hosts besides.",
     ),
     Setting(
+        "sandbox_env",
+        "list",
+        (),
+        "Variables of your environment every spoke and validation command also gets (a name ending in * passes every name it begins); the rest of yours they never see.",
+    ),
+    Setting(
         "workspace_links",
         "list",
         ("node_modules", ".venv", "venv", "env", "target", "vendor", ".gradle", "bower_components"),

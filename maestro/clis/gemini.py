@@ -137,6 +137,18 @@ class GeminiSpoke(Spoke):
         "aiplatform.googleapis.com",
     )
     endpoint_vars = ("GOOGLE_GEMINI_BASE_URL", "GOOGLE_VERTEX_BASE_URL", "CODE_ASSIST_ENDPOINT")
+    # Its sign-in (a Gemini API key, Vertex AI, Code Assist), base URLs and settings.
+    env_names = (
+        "GEMINI_*",
+        "GOOGLE_API_KEY",
+        "GOOGLE_APPLICATION_CREDENTIALS",
+        "GOOGLE_CLOUD_*",
+        "GOOGLE_GENAI_*",
+        "GOOGLE_GEMINI_*",
+        "GOOGLE_VERTEX_*",
+        "CODE_ASSIST_ENDPOINT",
+        "OTLP_GOOGLE_CLOUD_PROJECT",
+    )
 
     def state_dirs(self, env: Mapping[str, str]) -> list[Path]:
         return [user_home(env) / ".gemini"]

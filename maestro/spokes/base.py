@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from maestro import roster, sandbox
+from maestro import passenv, roster, sandbox
 from maestro.agents.tiers import can_write
 from maestro.errors import MaestroError, SpokeError
 from maestro.formatting import cleaned
@@ -117,6 +117,10 @@ class Spoke:
     # confined spoke may reach, with the ``sandbox_hosts`` setting's (maestro.netproxy).
     api_hosts: tuple[str, ...] = ()
     endpoint_vars: tuple[str, ...] = ()
+    # The variables its CLI reads (sign-in, base URLs, its settings; a name ending in *
+    # stands for every name it begins): besides passenv's base set, all of the person's
+    # environment its spoke gets.
+    env_names: tuple[str, ...] = ()
 
     def __init__(self, settings: Any = None) -> None:
         # Settings give the price table overrides; None means the built-in prices.
@@ -160,6 +164,10 @@ class Spoke:
     def config(self, env: Mapping[str, str]) -> tuple[str, ...]:
         """Its ``config_names`` as ``env`` has it set up."""
         return self.config_names
+
+    def own_env(self, env: Mapping[str, str]) -> tuple[str, ...]:
+        """Its ``env_names`` as ``env`` has it set up."""
+        return self.env_names
 
     def private_paths(self, env: Mapping[str, str]) -> list[Path]:
         return [*self.state_dirs(env), *self.state_files(env)]
@@ -225,10 +233,14 @@ class Spoke:
         self, req: DispatchRequest, base_env: dict[str, str] | None = None
     ) -> dict[str, str]:
         """The caller's environment as the user had it (minus what a hub's shell tool
-        injected: its variables, its git settings, see maestro.git) and minus each CLI's
-        ``nested_vars``, plus the spoke marker; on a PATH without the CLI, the folder it was
-        recorded in goes last (``clipaths``: a hub's login shell resets PATH)."""
+        injected: its variables, its git settings, see maestro.git), of which only what
+        ``passenv`` allows, the CLI's own variables and the ``sandbox_env`` setting's pass
+        (each CLI's ``nested_vars`` never), plus the spoke marker and ``req.env_extra``; on
+        a PATH without the CLI, the folder it was recorded in goes last (``clipaths``: a
+        hub's login shell resets PATH)."""
         env = clean_git_env(roster.user_env(os.environ if base_env is None else base_env))
+        extra = self.settings.sandbox_env if self.settings is not None else ()
+        env = passenv.allowed(env, *self.own_env(env), *extra)
         for cli in roster.CLIS.values():
             for key in cli.nested_vars:
                 env.pop(key, None)

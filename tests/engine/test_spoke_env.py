@@ -1,0 +1,124 @@
+"""What a spoke and a validation command find in their environment: the allow-list of
+maestro/passenv.py, their CLI's own variables and the sandbox_env setting's, nothing else
+of the engine's, not even through /proc, confined by the real bwrap or not."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from maestro import sandbox
+from maestro.engine.gates import run_validation
+from tests.engine.runkit import plan, step, task, write_plan
+
+SECRETS = {
+    "GITHUB_TOKEN": "ghp-engine-secret",
+    "AWS_SECRET_ACCESS_KEY": "aws-engine-secret",
+    "NPM_TOKEN": "npm-engine-secret",
+    "SECRET_THING": "made-up-engine-secret",
+}
+KEYS = {"claude": "ANTHROPIC_API_KEY", "gemini": "GEMINI_API_KEY", "codex": "OPENAI_API_KEY"}
+# Every environment a process inside the sandbox can read: its own and its pid 1's
+# (bwrap, holding the environment it was started with), and any other it sees.
+PROC = "for f in /proc/[0-9]*/environ; do tr '\\0' '\\n' < $f; done"
+
+
+@pytest.fixture
+def engine_env(monkeypatch):
+    for name, value in SECRETS.items():
+        monkeypatch.setenv(name, value)
+    for cli, name in KEYS.items():
+        monkeypatch.setenv(name, f"{cli}-own-key")
+    monkeypatch.setenv("PASSED_THING", "named-in-the-setting")
+    monkeypatch.setenv("JAVA_HOME", "/opt/jdk")
+
+
+def test_a_confined_spoke_gets_its_own_key_and_none_of_the_engines_secrets(
+    cli, project, runenv, engine_env, monkeypatch
+):
+    monkeypatch.setenv("MAESTRO_SANDBOX_ENV", "PASSED_*")
+    tasks = [
+        task(n, tool=name, files=[f"src/m{n}.py"], validation=f"test -f src/m{n}.py")
+        for n, name in enumerate(KEYS, 1)
+    ]
+    write_plan(cli, project, tasks)
+    for n, name in enumerate(KEYS, 1):
+        runenv.script(name, [step(f"src/m{n}.py", shell=[{"sh": PROC}])])
+    res = cli("run")
+    assert res.code == 0, res.out + res.err
+    for name, key in KEYS.items():
+        (call,) = runenv.runs(name)
+        env = call["environ"]
+        assert call["sandboxed"]
+        assert not set(SECRETS) & set(env), env
+        assert env[key] == f"{name}-own-key"
+        assert not {k for own, k in KEYS.items() if own != name} & set(env), env
+        assert env["PASSED_THING"] == "named-in-the-setting"
+        assert env["JAVA_HOME"] == "/opt/jdk" and env["MAESTRO_SPOKE"] == "1"
+        seen = call["shell"][0]["stdout"]
+        assert f"{key}={name}-own-key" in seen and "MAESTRO_SPOKE=1" in seen  # it read them
+        assert not [v for v in SECRETS.values() if v in seen], seen
+    assert plan(project).task("3").status == "done"
+
+
+@pytest.mark.parametrize("confined", [True, False], ids=["confined", "unconfined"])
+def test_a_validation_command_gets_no_cli_key_and_none_of_the_engines_secrets(
+    tmp_path, engine_env, confined
+):
+    rules = sandbox.rules(_Settings(), dict(os.environ)) if confined else None
+    ran = run_validation(
+        f"env; echo ---; {PROC}",
+        root=tmp_path,
+        env=dict(os.environ),
+        timeout_s=30,
+        confined=rules,
+        state=tmp_path / ".ai",
+        passes=("PASSED_THING",),
+    )
+    own, _, proc = ran.output.partition("---")
+    assert ran.passed and "PASSED_THING=named-in-the-setting" in own
+    assert "JAVA_HOME=/opt/jdk" in own and f"HOME={os.environ['HOME']}" in own
+    for name in (*SECRETS, *KEYS.values()):
+        assert f"{name}=" not in own
+    assert not [v for v in (*SECRETS.values(), *map("{}-own-key".format, KEYS)) if v in proc]
+    if confined:
+        assert "PASSED_THING=named-in-the-setting" in proc  # it read its pid 1's
+
+
+class _Settings:
+    sandbox = True
+    sandbox_hide: tuple[str, ...] = ()
+    sandbox_write: tuple[str, ...] = ()
+
+
+def test_a_claude_signed_in_through_bedrock_reads_its_aws_credentials(project):
+    from maestro.spokes.contract import DispatchRequest
+    from maestro.spokes.registry import get_spoke
+
+    base = {"PATH": "/usr/bin", "AWS_SECRET_ACCESS_KEY": "k", "AWS_REGION": "us-east-1"}
+    req = DispatchRequest(prompt="x", cwd=project, timeout_s=30)
+    assert "AWS_SECRET_ACCESS_KEY" not in get_spoke("claude").spoke_env(req, base)
+    bedrock = get_spoke("claude").spoke_env(req, {**base, "CLAUDE_CODE_USE_BEDROCK": "1"})
+    assert bedrock["AWS_SECRET_ACCESS_KEY"] == "k" and bedrock["AWS_REGION"] == "us-east-1"
+    assert "AWS_SECRET_ACCESS_KEY" not in get_spoke("gemini").spoke_env(
+        req, {**base, "CLAUDE_CODE_USE_BEDROCK": "1"}
+    )
+
+
+def test_a_codex_model_provider_reads_the_key_its_config_names(project, temp_home):
+    from maestro.spokes.contract import DispatchRequest
+    from maestro.spokes.registry import get_spoke
+
+    home = Path(os.environ["CODEX_HOME"])
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.toml").write_text(
+        '[model_providers.mine]\nname = "Mine"\nenv_key = "MINE_KEY"\n'
+        'env_http_headers = { "X-Org" = "MINE_ORG" }\n'
+    )
+    base = {"PATH": "/usr/bin", "CODEX_HOME": str(home), "MINE_KEY": "k", "MINE_ORG": "o"}
+    req = DispatchRequest(prompt="x", cwd=project, timeout_s=30)
+    env = get_spoke("codex").spoke_env(req, base)
+    assert env["MINE_KEY"] == "k" and env["MINE_ORG"] == "o"
+    assert "MINE_KEY" not in get_spoke("claude").spoke_env(req, base)
