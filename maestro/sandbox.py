@@ -196,13 +196,18 @@ def command(argv: Sequence[str], policy: Policy, rules: Rules) -> list[str]:
     laid += [(_real(p), "--ro-bind") for p in policy.read_only if p.exists()]
     for path, bind in sorted(set(laid), key=lambda pb: (_depth(pb[0]), pb[1] == "--ro-bind")):
         args += [bind, str(path), str(path)]
+    kept = {_real(p) for p in policy.read_only if p.exists()}
     for path in sorted(
         {_real(p) for p in (*policy.hidden, *rules.hide, *map(Path, SOCKETS))}, key=_depth
     ):
         if not path.exists() or any(_under(w, path) for w in writable):
             continue  # (not there, or holds the process's own folder)
         if path.is_dir():
-            args += ["--tmpfs", str(path), "--remount-ro", str(path)]
+            args += ["--tmpfs", str(path)]
+            # What the process must still read there (its CLI's login) is laid back.
+            for inner in sorted(p for p in kept if p != path and _under(p, path)):
+                args += ["--ro-bind", str(inner), str(inner)]
+            args += ["--remount-ro", str(path)]
         else:
             args += ["--ro-bind", "/dev/null", str(path)]
     if policy.proxy is not None:

@@ -148,10 +148,22 @@ class GeminiSpoke(Spoke):
         "GOOGLE_VERTEX_*",
         "CODE_ASSIST_ENDPOINT",
         "OTLP_GOOGLE_CLOUD_PROJECT",
+        "CLOUDSDK_CONFIG",
     )
 
     def state_dirs(self, env: Mapping[str, str]) -> list[Path]:
         return [user_home(env) / ".gemini"]
+
+    def state_files(self, env: Mapping[str, str]) -> list[Path]:
+        # Vertex AI's credentials: the file GOOGLE_APPLICATION_CREDENTIALS names, else
+        # gcloud's application default ones (in ~/.config/gcloud, which sandbox_hide hides).
+        named = env.get("GOOGLE_APPLICATION_CREDENTIALS")
+        if named:
+            return [Path(named)]
+        if env.get("GOOGLE_GENAI_USE_VERTEXAI", "").lower() not in ("true", "1"):
+            return []
+        gcloud = env.get("CLOUDSDK_CONFIG") or user_home(env) / ".config" / "gcloud"
+        return [Path(gcloud) / "application_default_credentials.json"]
 
     def policy_path(self, req: DispatchRequest) -> Path:
         folder = req.scratch_dir or Path(tempfile.gettempdir())

@@ -158,7 +158,8 @@ class Spoke:
         return []
 
     def state_files(self, env: Mapping[str, str]) -> list[Path]:
-        """Its files outside those folders: read-only to its spoke, hidden from others."""
+        """Its files outside those folders (its login's among them): read-only to its
+        spoke, even inside a folder the ``sandbox_hide`` setting hides; hidden from others."""
         return []
 
     def config(self, env: Mapping[str, str]) -> tuple[str, ...]:
@@ -195,7 +196,7 @@ class Spoke:
             state=Path(root) / state if root and state else None,
             own=self.name,
             writable=[*own, *req.shared_dirs],
-            read_only=config,
+            read_only=[*config, *self.state_files(env)],
             visible=visible,
             hidden=req.hidden_dirs,
             door=req.door,

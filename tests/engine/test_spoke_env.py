@@ -122,3 +122,26 @@ def test_a_codex_model_provider_reads_the_key_its_config_names(project, temp_hom
     env = get_spoke("codex").spoke_env(req, base)
     assert env["MINE_KEY"] == "k" and env["MINE_ORG"] == "o"
     assert "MINE_KEY" not in get_spoke("claude").spoke_env(req, base)
+
+
+def test_a_gemini_spoke_on_vertex_reads_its_credentials_in_a_hidden_folder(
+    cli, project, runenv, temp_home, monkeypatch
+):
+    gcloud = temp_home / ".config" / "gcloud"
+    gcloud.mkdir(parents=True)
+    (gcloud / "application_default_credentials.json").write_text('{"type": "adc"}\n')
+    (gcloud / "credentials.db").write_text("gcloud's own login\n")
+    monkeypatch.setenv("GOOGLE_GENAI_USE_VERTEXAI", "true")
+    read = f"cat {gcloud}/application_default_credentials.json {gcloud}/credentials.db"
+    tasks = [
+        task(n, tool=name, files=[f"src/m{n}.py"], validation=f"test -f src/m{n}.py")
+        for n, name in enumerate(("gemini", "claude"), 1)
+    ]
+    write_plan(cli, project, tasks)
+    for n, name in enumerate(("gemini", "claude"), 1):
+        runenv.script(name, [step(f"src/m{n}.py", shell=[{"sh": read}])])
+    res = cli("run")
+    assert res.code == 0, res.out + res.err
+    gemini, claude = (runenv.runs(name)[0]["shell"][0] for name in ("gemini", "claude"))
+    assert '{"type": "adc"}' in gemini["stdout"] and "own login" not in gemini["stdout"]
+    assert "adc" not in claude["stdout"] and "own login" not in claude["stdout"]
