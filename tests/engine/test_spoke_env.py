@@ -22,7 +22,10 @@ SECRETS = {
 KEYS = {"claude": "ANTHROPIC_API_KEY", "gemini": "GEMINI_API_KEY", "codex": "OPENAI_API_KEY"}
 # Every environment a process inside the sandbox can read: its own and its pid 1's
 # (bwrap, holding the environment it was started with), and any other it sees.
-PROC = "for f in /proc/[0-9]*/environ; do tr '\\0' '\\n' < $f; done"
+PID1 = "tr '\\0' ' ' < /proc/1/cmdline"
+PROC = (
+    "tr '\\0' '\\n' < /proc/1/environ; for f in /proc/[0-9]*/environ; do tr '\\0' '\\n' < $f; done"
+)
 
 
 @pytest.fixture
@@ -45,7 +48,7 @@ def test_a_confined_spoke_gets_its_own_key_and_none_of_the_engines_secrets(
     ]
     write_plan(cli, project, tasks)
     for n, name in enumerate(KEYS, 1):
-        runenv.script(name, [step(f"src/m{n}.py", shell=[{"sh": PROC}])])
+        runenv.script(name, [step(f"src/m{n}.py", shell=[{"sh": PROC}, {"sh": PID1}])])
     res = cli("run")
     assert res.code == 0, res.out + res.err
     for name, key in KEYS.items():
@@ -60,6 +63,7 @@ def test_a_confined_spoke_gets_its_own_key_and_none_of_the_engines_secrets(
         seen = call["shell"][0]["stdout"]
         assert f"{key}={name}-own-key" in seen and "MAESTRO_SPOKE=1" in seen  # it read them
         assert not [v for v in SECRETS.values() if v in seen], seen
+        assert "bwrap" in call["shell"][1]["stdout"]  # its pid 1 is the sandbox's
     assert plan(project).task("3").status == "done"
 
 
