@@ -41,7 +41,14 @@ from maestro.install.invocation import resolve
 from maestro.install.sources import RECON_AGENT, CommandSource, SkillSource, load_agent
 from maestro.paths import user_home
 from maestro.process import ProcessOutcome
-from maestro.spokes.base import SignIn, Spoke, inline_system, read_json, safe_positional
+from maestro.spokes.base import (
+    SignIn,
+    Spoke,
+    google_credentials,
+    inline_system,
+    read_json,
+    safe_positional,
+)
 from maestro.spokes.contract import DispatchRequest, SpokeResult, UsageTally, fail
 from maestro.spokes.jsonout import (
     as_int,
@@ -155,15 +162,12 @@ class GeminiSpoke(Spoke):
         return [user_home(env) / ".gemini"]
 
     def state_files(self, env: Mapping[str, str]) -> list[Path]:
-        # Vertex AI's credentials: the file GOOGLE_APPLICATION_CREDENTIALS names, else
-        # gcloud's application default ones (in ~/.config/gcloud, which sandbox_hide hides).
-        named = env.get("GOOGLE_APPLICATION_CREDENTIALS")
-        if named:
-            return [Path(named)]
-        if env.get("GOOGLE_GENAI_USE_VERTEXAI", "").lower() not in ("true", "1"):
-            return []
-        gcloud = env.get("CLOUDSDK_CONFIG") or user_home(env) / ".config" / "gcloud"
-        return [Path(gcloud) / "application_default_credentials.json"]
+        # Vertex AI's credentials (in ~/.config/gcloud by default, which sandbox_hide hides).
+        if env.get("GOOGLE_APPLICATION_CREDENTIALS") or env.get(
+            "GOOGLE_GENAI_USE_VERTEXAI", ""
+        ).lower() in ("true", "1"):
+            return google_credentials(env)
+        return []
 
     def policy_path(self, req: DispatchRequest) -> Path:
         folder = req.scratch_dir or Path(tempfile.gettempdir())

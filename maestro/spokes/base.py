@@ -70,6 +70,17 @@ def read_json(path: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
+def google_credentials(env: Mapping[str, str]) -> list[Path]:
+    """What Google's client libraries sign in to Vertex AI with: the file
+    GOOGLE_APPLICATION_CREDENTIALS names, else gcloud's application default credentials
+    (in ~/.config/gcloud, or $CLOUDSDK_CONFIG)."""
+    named = env.get("GOOGLE_APPLICATION_CREDENTIALS")
+    if named:
+        return [Path(named)]
+    gcloud = env.get("CLOUDSDK_CONFIG") or user_home(env) / ".config" / "gcloud"
+    return [Path(gcloud) / "application_default_credentials.json"]
+
+
 def refuse_if_inside_spoke(env: Mapping[str, str] | None = None) -> None:
     """Raise if this process is a spoke Maestro started: a spoke does one task, it never
     starts a run of its own (that would dispatch the plan again from inside a worker).

@@ -22,6 +22,7 @@ SECRETS = {
 KEYS = {"claude": "ANTHROPIC_API_KEY", "gemini": "GEMINI_API_KEY", "codex": "OPENAI_API_KEY"}
 # Every environment a process inside the sandbox can read: its own and its pid 1's
 # (bwrap, holding the environment it was started with), and any other it sees.
+GCLOUD, ADC = ".config/gcloud", "application_default_credentials.json"
 PID1 = "tr '\\0' ' ' < /proc/1/cmdline"
 PROC = (
     "tr '\\0' '\\n' < /proc/1/environ; for f in /proc/[0-9]*/environ; do tr '\\0' '\\n' < $f; done"
@@ -86,9 +87,9 @@ def test_a_validation_command_gets_no_cli_key_and_none_of_the_engines_secrets(
     assert "JAVA_HOME=/opt/jdk" in own and f"HOME={os.environ['HOME']}" in own
     for name in (*SECRETS, *KEYS.values()):
         assert f"{name}=" not in own
-    assert not [v for v in (*SECRETS.values(), *map("{}-own-key".format, KEYS)) if v in proc]
-    if confined:
+    if confined:  # (unconfined, it reads the person's processes as the person can)
         assert "PASSED_THING=named-in-the-setting" in proc  # it read its pid 1's
+        assert not [v for v in (*SECRETS.values(), *map("{}-own-key".format, KEYS)) if v in proc]
 
 
 class _Settings:
@@ -128,24 +129,37 @@ def test_a_codex_model_provider_reads_the_key_its_config_names(project, temp_hom
     assert "MINE_KEY" not in get_spoke("claude").spoke_env(req, base)
 
 
-def test_a_gemini_spoke_on_vertex_reads_its_credentials_in_a_hidden_folder(
-    cli, project, runenv, temp_home, monkeypatch
-):
-    gcloud = temp_home / ".config" / "gcloud"
-    gcloud.mkdir(parents=True)
-    (gcloud / "application_default_credentials.json").write_text('{"type": "adc"}\n')
-    (gcloud / "credentials.db").write_text("gcloud's own login\n")
-    monkeypatch.setenv("GOOGLE_GENAI_USE_VERTEXAI", "true")
-    read = f"cat {gcloud}/application_default_credentials.json {gcloud}/credentials.db"
+def said_by(cli, project, runenv, command: str, names: tuple[str, ...]) -> list[str]:
+    """What ``command`` printed in the confined shell of a spoke of each CLI of ``names``."""
     tasks = [
         task(n, tool=name, files=[f"src/m{n}.py"], validation=f"test -f src/m{n}.py")
-        for n, name in enumerate(("gemini", "claude"), 1)
+        for n, name in enumerate(names, 1)
     ]
     write_plan(cli, project, tasks)
-    for n, name in enumerate(("gemini", "claude"), 1):
-        runenv.script(name, [step(f"src/m{n}.py", shell=[{"sh": read}])])
+    for n, name in enumerate(names, 1):
+        runenv.script(name, [step(f"src/m{n}.py", shell=[{"sh": command}])])
     res = cli("run")
     assert res.code == 0, res.out + res.err
-    gemini, claude = (runenv.runs(name)[0]["shell"][0] for name in ("gemini", "claude"))
-    assert '{"type": "adc"}' in gemini["stdout"] and "own login" not in gemini["stdout"]
-    assert "adc" not in claude["stdout"] and "own login" not in claude["stdout"]
+    return [runenv.runs(name)[0]["shell"][0]["stdout"] for name in names]
+
+
+@pytest.mark.parametrize(
+    ("folder", "login", "switch", "names"),
+    [
+        (GCLOUD, ADC, "GOOGLE_GENAI_USE_VERTEXAI", ("gemini", "claude")),
+        (GCLOUD, ADC, "CLAUDE_CODE_USE_VERTEX", ("claude", "gemini")),
+        (".aws", "credentials", "CLAUDE_CODE_USE_BEDROCK", ("claude", "codex")),
+    ],
+    ids=["gemini-vertex", "claude-vertex", "claude-bedrock"],
+)
+def test_a_spoke_signed_in_through_a_cloud_reads_that_login_in_a_hidden_folder(
+    cli, project, runenv, temp_home, monkeypatch, folder, login, switch, names
+):
+    hidden = temp_home / folder
+    hidden.mkdir(parents=True)
+    (hidden / login).write_text("LOGIN-FILE\n")
+    (hidden / "other").write_text("OTHER-FILE\n")
+    monkeypatch.setenv(switch, "true")
+    own, other = said_by(cli, project, runenv, f"cat {hidden}/{login} {hidden}/other", names)
+    assert "LOGIN-FILE" in own and "OTHER-FILE" not in own
+    assert "LOGIN-FILE" not in other and "OTHER-FILE" not in other
