@@ -305,7 +305,7 @@ def _check_folders(paths: ProjectPaths) -> None:
 
 # Settings that loosen the confinement of what a plan runs: the person's alone (their
 # environment), never a project's `.env` or config file, which a repository brings along.
-PERSON_ONLY = ("sandbox", "sandbox_hide", "sandbox_write", "sandbox_hosts")
+PERSON_ONLY = ("sandbox", "sandbox_hide", "sandbox_write", "sandbox_hosts", "sandbox_env")
 
 
 def _refuse_in_project(

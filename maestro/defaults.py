@@ -153,7 +153,7 @@ SETTINGS: tuple[Setting, ...] = (
         "sandbox",
         "bool",
         True,
-        "Confine every process started for the plan (spokes, validation commands) with bubblewrap: it writes only its worktree and its CLI's state, reaches the office only as its own session and the network only through Maestro's allow-listing proxy; false (or `run --no-sandbox`) runs them with your full rights. Environment only, like the three below.",
+        "Confine every process started for the plan (spokes, validation commands) with bubblewrap: it writes only its worktree and its CLI's state, reaches the office only as its own session and the network only through Maestro's allow-listing proxy; false (or `run --no-sandbox`) runs them with your full rights. Environment only, like the four below.",
     ),
     Setting(
         "sandbox_hide",
