@@ -43,8 +43,9 @@ BASE = (
     "GIT_COMMITTER_NAME",
     "GIT_COMMITTER_EMAIL",
     "GIT_CONFIG_GLOBAL",
-    # How the network is reached (a CLI behind a proxy reaches its model through it) and
-    # which certificates are trusted there.
+    # How the network is reached (unconfined, a CLI behind a proxy reaches its model
+    # through it; confined, Maestro's own proxy replaces it) and which certificates are
+    # trusted there.
     "HTTP_PROXY",
     "HTTPS_PROXY",
     "ALL_PROXY",
@@ -53,6 +54,7 @@ BASE = (
     "https_proxy",
     "all_proxy",
     "no_proxy",
+    "NODE_USE_ENV_PROXY",
     "SSL_CERT_FILE",
     "SSL_CERT_DIR",
     "NODE_EXTRA_CA_CERTS",
@@ -89,6 +91,7 @@ TOOLCHAINS = (
     "UV_CACHE_DIR",
     "PIP_CACHE_DIR",
     "NODE_PATH",
+    "NODE_OPTIONS",
     "NVM_DIR",
     "NVM_BIN",
     "PNPM_HOME",

@@ -96,6 +96,7 @@ class _Settings:
     sandbox = True
     sandbox_hide: tuple[str, ...] = ()
     sandbox_write: tuple[str, ...] = ()
+    sandbox_hosts: tuple[str, ...] = ()
 
 
 def test_a_claude_signed_in_through_bedrock_reads_its_aws_credentials(project):
