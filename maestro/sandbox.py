@@ -56,6 +56,7 @@ from typing import TYPE_CHECKING, Any
 
 from maestro import roster
 from maestro.errors import ConfigError, MaestroError, SpokeError
+from maestro.netbridge import NO_PROXY_VARS, PROXY_VARS
 from maestro.process import run_process
 
 if TYPE_CHECKING:
@@ -218,8 +219,11 @@ def command(argv: Sequence[str], policy: Policy, rules: Rules) -> list[str]:
 
 def environment(policy: Policy) -> dict[str, str]:
     """The confined process's environment: the policy's, its private ``/tmp`` as TMPDIR,
-    without the agent and bus sockets."""
-    env = {k: v for k, v in policy.env.items() if k not in AGENT_VARS}
+    without the agent and bus sockets, and, reaching out through Maestro's proxy, without
+    the person's (unreachable there, and its URL may hold a password): the bridge names
+    its own."""
+    dropped = (*AGENT_VARS, *PROXY_VARS, *NO_PROXY_VARS) if policy.proxy else AGENT_VARS
+    env = {k: v for k, v in policy.env.items() if k not in dropped}
     env.update({"TMPDIR": str(TMP), "TMP": str(TMP), "TEMP": str(TMP)})
     env.update(policy.extra_env)
     return env

@@ -37,6 +37,7 @@ def engine_env(monkeypatch):
         monkeypatch.setenv(name, f"{cli}-own-key")
     monkeypatch.setenv("PASSED_THING", "named-in-the-setting")
     monkeypatch.setenv("JAVA_HOME", "/opt/jdk")
+    monkeypatch.setenv("HTTPS_PROXY", "http://me:proxy-secret@proxy.invalid:3128")
 
 
 def test_a_confined_spoke_gets_its_own_key_and_none_of_the_engines_secrets(
@@ -64,6 +65,8 @@ def test_a_confined_spoke_gets_its_own_key_and_none_of_the_engines_secrets(
         seen = call["shell"][0]["stdout"]
         assert f"{key}={name}-own-key" in seen and "MAESTRO_SPOKE=1" in seen  # it read them
         assert not [v for v in SECRETS.values() if v in seen], seen
+        # Its way out is Maestro's proxy: the person's, and its password, are not there.
+        assert "proxy-secret" not in seen and "proxy-secret" not in str(env)
         assert "bwrap" in call["shell"][1]["stdout"]  # its pid 1 is the sandbox's
     assert plan(project).task("3").status == "done"
 
@@ -90,6 +93,7 @@ def test_a_validation_command_gets_no_cli_key_and_none_of_the_engines_secrets(
     if confined:  # (unconfined, it reads the person's processes as the person can)
         assert "PASSED_THING=named-in-the-setting" in proc  # it read its pid 1's
         assert not [v for v in (*SECRETS.values(), *map("{}-own-key".format, KEYS)) if v in proc]
+        assert "proxy-secret" not in ran.output
 
 
 class _Settings:
