@@ -129,7 +129,6 @@ class Project:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("MAESTRO_", "FAKE_"))}
         env.update(
             HOME=str(self.home),
-            FAKE_CLI_STATE=str(self.state_dir),
             MAESTRO_MAX_CONCURRENT=str(concurrency),
             MAESTRO_STAGGER_DELAY="0",
             MAESTRO_SANDBOX_WRITE=str(self.state_dir),  # where the confined fakes record

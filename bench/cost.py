@@ -94,7 +94,6 @@ def one_size(base: Path, size: int, runs: int) -> dict[str, float]:
     env.update(
         {
             "PATH": f"{fakes.bin_dir}{os.pathsep}{env.get('PATH', os.defpath)}",
-            "FAKE_CLI_STATE": str(fakes.state_dir),
             "MAESTRO_MAX_CONCURRENT": str(AT_ONCE),
             "MAESTRO_STAGGER_DELAY": "0",
             "MAESTRO_SANDBOX_WRITE": str(fakes.state_dir),  # where the confined fakes record

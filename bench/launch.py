@@ -223,7 +223,7 @@ class Project:
         # An installed package has its bytecode compiled (pip does it): without this, a
         # module changed since its last run would be compiled again at every start.
         env.pop("PYTHONDONTWRITEBYTECODE", None)
-        env.update(HOME=str(self.home), FAKE_CLI_STATE=str(self.state_dir))
+        env["HOME"] = str(self.home)
         env["PATH"] = os.pathsep.join([str(self.bin_dir), env.get("PATH", os.defpath)])
         env["MAESTRO_SANDBOX_WRITE"] = str(self.state_dir)  # where the confined fakes record
         for key, value in (settings or {}).items():

@@ -153,7 +153,7 @@ SETTINGS: tuple[Setting, ...] = (
         "sandbox",
         "bool",
         True,
-        "Confine every process started for the plan (spokes, validation commands) with bubblewrap: it writes only its worktree and its CLI's state, reaches the office only as its own session and the network only through Maestro's allow-listing proxy; false (or `run --no-sandbox`) runs them with your full rights. Environment only, like the three below.",
+        "Confine every process started for the plan (spokes, validation commands) with bubblewrap: it writes only its worktree and its CLI's state, reaches the office only as its own session and the network only through Maestro's allow-listing proxy; false (or `run --no-sandbox`) runs them with your full rights. Environment only, like the four below.",
     ),
     Setting(
         "sandbox_hide",
@@ -172,6 +172,12 @@ SETTINGS: tuple[Setting, ...] = (
         "list",
         (),
         "Hosts every confined process may also reach through Maestro's proxy (host, host:port, *.domain, an IP address), e.g. a package registry validation needs; a spoke reaches its CLI's model hosts besides.",
+    ),
+    Setting(
+        "sandbox_env",
+        "list",
+        (),
+        "Variables of your environment every spoke and validation command also gets (a name ending in * passes every name it begins); the rest of yours they never see.",
     ),
     Setting(
         "workspace_links",

@@ -56,6 +56,7 @@ from typing import TYPE_CHECKING, Any
 
 from maestro import roster
 from maestro.errors import ConfigError, MaestroError, SpokeError
+from maestro.netbridge import NO_PROXY_VARS, PROXY_VARS
 from maestro.process import run_process
 
 if TYPE_CHECKING:
@@ -196,13 +197,18 @@ def command(argv: Sequence[str], policy: Policy, rules: Rules) -> list[str]:
     laid += [(_real(p), "--ro-bind") for p in policy.read_only if p.exists()]
     for path, bind in sorted(set(laid), key=lambda pb: (_depth(pb[0]), pb[1] == "--ro-bind")):
         args += [bind, str(path), str(path)]
+    kept = {_real(p) for p in policy.read_only if p.exists()}
     for path in sorted(
         {_real(p) for p in (*policy.hidden, *rules.hide, *map(Path, SOCKETS))}, key=_depth
     ):
         if not path.exists() or any(_under(w, path) for w in writable):
             continue  # (not there, or holds the process's own folder)
         if path.is_dir():
-            args += ["--tmpfs", str(path), "--remount-ro", str(path)]
+            args += ["--tmpfs", str(path)]
+            # What the process must still read there (its CLI's login) is laid back.
+            for inner in sorted(p for p in kept if p != path and _under(p, path)):
+                args += ["--ro-bind", str(inner), str(inner)]
+            args += ["--remount-ro", str(path)]
         else:
             args += ["--ro-bind", "/dev/null", str(path)]
     if policy.proxy is not None:
@@ -213,8 +219,11 @@ def command(argv: Sequence[str], policy: Policy, rules: Rules) -> list[str]:
 
 def environment(policy: Policy) -> dict[str, str]:
     """The confined process's environment: the policy's, its private ``/tmp`` as TMPDIR,
-    without the agent and bus sockets."""
-    env = {k: v for k, v in policy.env.items() if k not in AGENT_VARS}
+    without the agent and bus sockets, and, reaching out through Maestro's proxy, without
+    the person's (unreachable there, and its URL may hold a password): the bridge names
+    its own."""
+    dropped = (*AGENT_VARS, *PROXY_VARS, *NO_PROXY_VARS) if policy.proxy else AGENT_VARS
+    env = {k: v for k, v in policy.env.items() if k not in dropped}
     env.update({"TMPDIR": str(TMP), "TMP": str(TMP), "TEMP": str(TMP)})
     env.update(policy.extra_env)
     return env

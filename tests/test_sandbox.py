@@ -176,6 +176,7 @@ def test_a_claude_config_dir_keeps_its_claude_json_read_only(tmp_path, temp_home
         (".ai/maestro.toml", 'sandbox_write = ["~"]\n'),
         (".env", "MAESTRO_SANDBOX_HIDE=\n"),
         (".ai/maestro.toml", 'sandbox_hosts = ["attacker.example"]\n'),
+        (".ai/maestro.toml", 'sandbox_env = ["*"]\n'),
     ],
 )
 def test_a_projects_own_files_cannot_loosen_the_sandbox(project, monkeypatch, file, text):
@@ -190,5 +191,7 @@ def test_a_projects_own_files_cannot_loosen_the_sandbox(project, monkeypatch, fi
     monkeypatch.setenv("MAESTRO_SANDBOX_WRITE", "~/.cache/pip")
     monkeypatch.setenv("MAESTRO_SANDBOX_HIDE", "~/.ssh")
     monkeypatch.setenv("MAESTRO_SANDBOX_HOSTS", "pypi.org")
+    monkeypatch.setenv("MAESTRO_SANDBOX_ENV", "DATABASE_URL")
     settings = load_settings(project)
     assert settings.sandbox is False and settings.sandbox_write == ("~/.cache/pip",)
+    assert settings.sandbox_env == ("DATABASE_URL",)

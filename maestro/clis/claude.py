@@ -37,6 +37,7 @@ from maestro.spokes.base import (
     Runner,
     SignIn,
     Spoke,
+    google_credentials,
     read_json,
     safe_positional,
     tilde,
@@ -81,6 +82,18 @@ CLOUDS = {
     "CLAUDE_CODE_USE_VERTEX": "Google Vertex AI",
     "CLAUDE_CODE_USE_FOUNDRY": "Microsoft Foundry",
 }
+# What each cloud's sign-in reads besides ANTHROPIC_* and CLAUDE_*.
+CLOUD_ENV = {
+    "CLAUDE_CODE_USE_BEDROCK": ("AWS_*",),
+    "CLAUDE_CODE_USE_VERTEX": (
+        "CLOUD_ML_REGION",
+        "VERTEX_REGION_*",
+        "GOOGLE_*",
+        "GCLOUD_*",
+        "CLOUDSDK_CONFIG",
+    ),
+    "CLAUDE_CODE_USE_FOUNDRY": ("AZURE_*",),
+}
 
 _BAD_FLAG = (
     "error: option",
@@ -124,6 +137,27 @@ class ClaudeSpoke(Spoke):
         "ANTHROPIC_VERTEX_BASE_URL",
         "ANTHROPIC_FOUNDRY_BASE_URL",
     )
+    # Its sign-in, base URLs and settings (its documented environment variables).
+    env_names = (
+        "ANTHROPIC_*",
+        "CLAUDE_*",
+        "DISABLE_*",
+        "IS_SANDBOX",
+        "MAX_THINKING_TOKENS",
+        "MAX_MCP_OUTPUT_TOKENS",
+        "MCP_TIMEOUT",
+        "MCP_TOOL_TIMEOUT",
+        "BASH_DEFAULT_TIMEOUT_MS",
+        "BASH_MAX_TIMEOUT_MS",
+        "BASH_MAX_OUTPUT_LENGTH",
+        "USE_BUILTIN_RIPGREP",
+    )
+
+    def own_env(self, env: Mapping[str, str]) -> tuple[str, ...]:
+        # Signed in through a cloud, it reads that cloud's credentials and region.
+        return self.env_names + tuple(
+            name for switch, names in CLOUD_ENV.items() if env.get(switch) for name in names
+        )
 
     def state_dirs(self, env: Mapping[str, str]) -> list[Path]:
         mine = env.get("CLAUDE_CONFIG_DIR")
@@ -131,7 +165,18 @@ class ClaudeSpoke(Spoke):
 
     def state_files(self, env: Mapping[str, str]) -> list[Path]:
         # Its MCP servers and per-project settings: a spoke's writes to it fail, silently.
-        return [] if env.get("CLAUDE_CONFIG_DIR") else [user_home(env) / ".claude.json"]
+        files = [] if env.get("CLAUDE_CONFIG_DIR") else [user_home(env) / ".claude.json"]
+        # Signed in through a cloud: that cloud's login (which sandbox_hide hides).
+        if env.get("CLAUDE_CODE_USE_VERTEX"):
+            files += google_credentials(env)
+        if env.get("CLAUDE_CODE_USE_BEDROCK"):
+            aws = user_home(env) / ".aws"
+            files += [
+                Path(env.get("AWS_SHARED_CREDENTIALS_FILE") or aws / "credentials"),
+                Path(env.get("AWS_CONFIG_FILE") or aws / "config"),
+                aws / "sso" / "cache",
+            ]
+        return files
 
     def config(self, env: Mapping[str, str]) -> tuple[str, ...]:
         # CLAUDE_CONFIG_DIR moves .claude.json into the (writable) folder: read-only there.

@@ -139,6 +139,7 @@ class CodexSpoke(Spoke):
     # The API, ChatGPT's (a ChatGPT login), and where that login is refreshed.
     api_hosts = ("api.openai.com", "chatgpt.com", "auth.openai.com")
     endpoint_vars = ("OPENAI_BASE_URL",)
+    env_names = ("OPENAI_*", "CODEX_*")
 
     def endpoints(self, env: Mapping[str, str]) -> list[str]:
         """Besides OPENAI_BASE_URL, the base_url of the provider config.toml chooses."""
@@ -151,6 +152,17 @@ class CodexSpoke(Spoke):
         )
         url = provider.get("base_url") if isinstance(provider, dict) else None
         return [*super().endpoints(env), *([url] if isinstance(url, str) else [])]
+
+    def own_env(self, env: Mapping[str, str]) -> tuple[str, ...]:
+        # A model provider of its config.toml names the variable holding its key
+        # (env_key) and those holding its headers (env_http_headers).
+        names = []
+        for provider in (config(env).get("model_providers") or {}).values():
+            if isinstance(provider, dict):
+                names.append(provider.get("env_key"))
+                headers = provider.get("env_http_headers")
+                names += list(headers.values()) if isinstance(headers, dict) else []
+        return self.env_names + tuple(n for n in names if isinstance(n, str))
 
     def retry_notice(self, line: str) -> bool:
         if WAITING not in line:

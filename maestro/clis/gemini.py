@@ -41,7 +41,14 @@ from maestro.install.invocation import resolve
 from maestro.install.sources import RECON_AGENT, CommandSource, SkillSource, load_agent
 from maestro.paths import user_home
 from maestro.process import ProcessOutcome
-from maestro.spokes.base import SignIn, Spoke, inline_system, read_json, safe_positional
+from maestro.spokes.base import (
+    SignIn,
+    Spoke,
+    google_credentials,
+    inline_system,
+    read_json,
+    safe_positional,
+)
 from maestro.spokes.contract import DispatchRequest, SpokeResult, UsageTally, fail
 from maestro.spokes.jsonout import (
     as_int,
@@ -137,9 +144,30 @@ class GeminiSpoke(Spoke):
         "aiplatform.googleapis.com",
     )
     endpoint_vars = ("GOOGLE_GEMINI_BASE_URL", "GOOGLE_VERTEX_BASE_URL", "CODE_ASSIST_ENDPOINT")
+    # Its sign-in (a Gemini API key, Vertex AI, Code Assist), base URLs and settings.
+    env_names = (
+        "GEMINI_*",
+        "GOOGLE_API_KEY",
+        "GOOGLE_APPLICATION_CREDENTIALS",
+        "GOOGLE_CLOUD_*",
+        "GOOGLE_GENAI_*",
+        "GOOGLE_GEMINI_*",
+        "GOOGLE_VERTEX_*",
+        "CODE_ASSIST_ENDPOINT",
+        "OTLP_GOOGLE_CLOUD_PROJECT",
+        "CLOUDSDK_CONFIG",
+    )
 
     def state_dirs(self, env: Mapping[str, str]) -> list[Path]:
         return [user_home(env) / ".gemini"]
+
+    def state_files(self, env: Mapping[str, str]) -> list[Path]:
+        # Vertex AI's credentials (in ~/.config/gcloud by default, which sandbox_hide hides).
+        if env.get("GOOGLE_APPLICATION_CREDENTIALS") or env.get(
+            "GOOGLE_GENAI_USE_VERTEXAI", ""
+        ).lower() in ("true", "1"):
+            return google_credentials(env)
+        return []
 
     def policy_path(self, req: DispatchRequest) -> Path:
         folder = req.scratch_dir or Path(tempfile.gettempdir())

@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from maestro import sandbox
+from maestro import passenv, sandbox
 from maestro.engine import ladder
 from maestro.engine.attempt import FAIL, PASS, SKIP, WARN, Attempt, GateResult
 from maestro.errors import SpokeError
@@ -221,14 +221,19 @@ def run_validation(
     timeout_s: float,
     confined: sandbox.Rules | None,
     state: Path,
+    passes: Sequence[str],
 ) -> Validation:
     """The one way a task's validation command runs (the integration gate, a review): a
-    person's command from the plan, which may use pipes or &&, so it is run by sh;
-    ``confined``, it writes only its worktree (not ``state``, the project's state folder
-    when that lies within) and a private /tmp, reads none of the CLIs' state nor the
-    office's store, and reaches only the sandbox_hosts setting's hosts (what it was
-    refused ends its output; no door for it: exit code None, the reason its output)."""
+    person's command from the plan, which may use pipes or &&, so it is run by sh, with
+    the entries of ``env`` that ``passenv`` allows and those named in ``passes`` (the
+    ``sandbox_env`` setting); ``confined``, it writes only its worktree (not ``state``,
+    the project's state folder when that lies within) and a private /tmp, reads none of
+    the CLIs' state nor the office's store, and reaches only the sandbox_hosts setting's
+    hosts (what it was refused ends its output; no door for it: exit code None, the
+    reason its output)."""
+
     argv = ["/bin/sh", "-c", command]
+    env = passenv.allowed(env, *passes)
     if confined is None:
         out = run_process(argv, cwd=root, env=dict(env), timeout_s=timeout_s)
         refused = ""
@@ -323,6 +328,7 @@ def _integration(ctx: RunContext, task: Task, attempt: Attempt, space: Workspace
             timeout_s=attempt.timeout_s,
             confined=ctx.sandbox,
             state=ctx.paths.state_dir,
+            passes=ctx.settings.sandbox_env,
         )
     attempt.validation_exit = ran.exit_code
     attempt.validation_output = ran.output

@@ -65,6 +65,7 @@ def _check(ctx: CommandContext, task: Task, root: Path) -> ValidationCheck | Non
         timeout_s=max(60.0, timeout_s(settings)),
         confined=sandbox.rules(settings, ctx.env),
         state=settings.paths.state_dir,
+        passes=settings.sandbox_env,
     )
     return {
         "command": task.validation,

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from maestro import roster, sandbox
+from maestro import passenv, roster, sandbox
 from maestro.agents.tiers import can_write
 from maestro.errors import MaestroError, SpokeError
 from maestro.formatting import cleaned
@@ -70,6 +70,17 @@ def read_json(path: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
+def google_credentials(env: Mapping[str, str]) -> list[Path]:
+    """What Google's client libraries sign in to Vertex AI with: the file
+    GOOGLE_APPLICATION_CREDENTIALS names, else gcloud's application default credentials
+    (in ~/.config/gcloud, or $CLOUDSDK_CONFIG)."""
+    named = env.get("GOOGLE_APPLICATION_CREDENTIALS")
+    if named:
+        return [Path(named)]
+    gcloud = env.get("CLOUDSDK_CONFIG") or user_home(env) / ".config" / "gcloud"
+    return [Path(gcloud) / "application_default_credentials.json"]
+
+
 def refuse_if_inside_spoke(env: Mapping[str, str] | None = None) -> None:
     """Raise if this process is a spoke Maestro started: a spoke does one task, it never
     starts a run of its own (that would dispatch the plan again from inside a worker).
@@ -117,6 +128,10 @@ class Spoke:
     # confined spoke may reach, with the ``sandbox_hosts`` setting's (maestro.netproxy).
     api_hosts: tuple[str, ...] = ()
     endpoint_vars: tuple[str, ...] = ()
+    # The variables its CLI reads (sign-in, base URLs, its settings; a name ending in *
+    # stands for every name it begins): besides passenv's base set, all of the person's
+    # environment its spoke gets.
+    env_names: tuple[str, ...] = ()
 
     def __init__(self, settings: Any = None) -> None:
         # Settings give the price table overrides; None means the built-in prices.
@@ -154,12 +169,17 @@ class Spoke:
         return []
 
     def state_files(self, env: Mapping[str, str]) -> list[Path]:
-        """Its files outside those folders: read-only to its spoke, hidden from others."""
+        """Its files outside those folders (its login's among them): read-only to its
+        spoke, even inside a folder the ``sandbox_hide`` setting hides; hidden from others."""
         return []
 
     def config(self, env: Mapping[str, str]) -> tuple[str, ...]:
         """Its ``config_names`` as ``env`` has it set up."""
         return self.config_names
+
+    def own_env(self, env: Mapping[str, str]) -> tuple[str, ...]:
+        """Its ``env_names`` as ``env`` has it set up."""
+        return self.env_names
 
     def private_paths(self, env: Mapping[str, str]) -> list[Path]:
         return [*self.state_dirs(env), *self.state_files(env)]
@@ -187,7 +207,7 @@ class Spoke:
             state=Path(root) / state if root and state else None,
             own=self.name,
             writable=[*own, *req.shared_dirs],
-            read_only=config,
+            read_only=[*config, *self.state_files(env)],
             visible=visible,
             hidden=req.hidden_dirs,
             door=req.door,
@@ -225,10 +245,14 @@ class Spoke:
         self, req: DispatchRequest, base_env: dict[str, str] | None = None
     ) -> dict[str, str]:
         """The caller's environment as the user had it (minus what a hub's shell tool
-        injected: its variables, its git settings, see maestro.git) and minus each CLI's
-        ``nested_vars``, plus the spoke marker; on a PATH without the CLI, the folder it was
-        recorded in goes last (``clipaths``: a hub's login shell resets PATH)."""
+        injected: its variables, its git settings, see maestro.git), of which only what
+        ``passenv`` allows, the CLI's own variables and the ``sandbox_env`` setting's pass
+        (each CLI's ``nested_vars`` never), plus the spoke marker and ``req.env_extra``; on
+        a PATH without the CLI, the folder it was recorded in goes last (``clipaths``: a
+        hub's login shell resets PATH)."""
         env = clean_git_env(roster.user_env(os.environ if base_env is None else base_env))
+        extra = self.settings.sandbox_env if self.settings is not None else ()
+        env = passenv.allowed(env, *self.own_env(env), *extra)
         for cli in roster.CLIS.values():
             for key in cli.nested_vars:
                 env.pop(key, None)

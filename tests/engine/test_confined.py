@@ -157,13 +157,13 @@ def test_the_engine_killed_takes_its_confined_spoke_with_it(project, runenv, cli
     assert runenv.runs("codex")[0]["sandboxed"]
     engine.kill()
     engine.wait(timeout=10)
-    marker = f"FAKE_CLI_STATE={runenv.state_dir}".encode()
+    marker = str(runenv.path("codex")).encode()
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline:
         left = []
         for entry in Path("/proc").iterdir():
             try:
-                if entry.name.isdigit() and marker in (entry / "environ").read_bytes():
+                if entry.name.isdigit() and marker in (entry / "cmdline").read_bytes():
                     left.append(entry.name)
             except OSError:
                 continue

@@ -391,11 +391,7 @@ def forked_at() -> float | None:
     return ticks / os.sysconf("SC_CLK_TCK")
 
 
-def main(cli: str) -> int:
-    state_dir = os.environ.get("FAKE_CLI_STATE")
-    if not state_dir:
-        sys.stderr.write(f"fake {cli}: FAKE_CLI_STATE is not set (use the fake_clis fixture)\n")
-        return 3
+def main(cli: str, state_dir: str) -> int:
     state = Path(state_dir)
     args = sys.argv[1:]
     entry: dict[str, Any] = {
@@ -413,6 +409,7 @@ def main(cli: str) -> int:
             for k, v in os.environ.items()
             if k in MARKERS or k.startswith(("MAESTRO_", "FAKE_ENV_"))
         },
+        "environ": dict(os.environ),
         "time": time.time(),
         # The same moment on the clock /proc's start times count on: a bench turns
         # "forked" into wall-clock time with the two.

@@ -41,7 +41,7 @@ class FakeClis:
             "import sys\n"
             f"sys.path.insert(0, {str(FAKES)!r})\n"
             "from fake_cli import main\n"
-            f"sys.exit(main({name!r}))\n",
+            f"sys.exit(main({name!r}, {str(self.state_dir)!r}))\n",
             encoding="utf-8",
         )
         exe.chmod(exe.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
@@ -115,7 +115,6 @@ def fake_clis(tmp_path_factory, monkeypatch) -> FakeClis:
     fakes = FakeClis(tmp_path_factory.mktemp("fake-clis"))
     entries = [str(fakes.bin_dir), *_path_without_real_clis(os.environ.get("PATH", os.defpath))]
     monkeypatch.setenv("PATH", os.pathsep.join(entries))
-    monkeypatch.setenv("FAKE_CLI_STATE", str(fakes.state_dir))
     # Where the fakes record their calls: writable to a confined spoke (sandbox_write).
     monkeypatch.setenv("MAESTRO_SANDBOX_WRITE", str(fakes.state_dir))
     yield fakes
@@ -124,17 +123,16 @@ def fake_clis(tmp_path_factory, monkeypatch) -> FakeClis:
 
 def stop_leftovers(fakes: FakeClis) -> None:
     """Stop fakes a test left running (a test that kills its engine leaves the spoke, in
-    its own process group by design, hanging). Only processes carrying this fixture's
-    FAKE_CLI_STATE are touched; a group only when the fake leads it."""
-    marker = f"FAKE_CLI_STATE={fakes.state_dir}".encode()
+    its own process group by design, hanging). Only processes running this fixture's
+    fakes are touched; a group only when the fake leads it."""
     for name in ("claude", "gemini", "codex"):
         for call in fakes.calls(name):
             pid, pgid = call.get("pid"), call.get("pgid")
             try:
-                environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+                argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
             except OSError:
                 continue  # gone already
-            if marker not in environ:
+            if str(fakes.path(name)).encode() not in argv:
                 continue  # the pid now belongs to someone else
             try:
                 if pgid == pid and pgid != os.getpgrp():

@@ -125,12 +125,6 @@ def test_an_open_stdin_pipe_hangs_fake_codex_like_the_real_one(fake_clis, projec
     proc.communicate()
 
 
-def test_without_the_fixture_state_the_fake_says_so(fake_clis, tmp_path):
-    env = {k: v for k, v in os.environ.items() if k != "FAKE_CLI_STATE"}
-    out = run_process(["claude", "-p", "x"], cwd=tmp_path, env=env, timeout_s=30)
-    assert out.exit_code == 3 and "FAKE_CLI_STATE is not set" in out.stderr
-
-
 def test_a_fake_left_hanging_is_stopped_at_teardown(fake_clis, tmp_path):
     from tests.fakes.plugin import stop_leftovers
 
