@@ -157,9 +157,12 @@ def test_a_spoke_started_from_codex_does_not_inherit_codexs_markers(monkeypatch)
         "CODEX_HOME": "/c",
     }.items():
         monkeypatch.setenv(key, value)
-    env = get_spoke("gemini").spoke_env(_request())
-    assert "CODEX_CI" not in env and "CODEX_THREAD_ID" not in env and "GIT_PAGER" not in env
-    assert env["CODEX_HOME"] == "/c"  # the user's own setting
+    for name in ("gemini", "codex"):
+        env = get_spoke(name).spoke_env(_request())
+        assert "CODEX_CI" not in env and "CODEX_THREAD_ID" not in env and "GIT_PAGER" not in env
+    # The user's own setting reaches the CLI it is for (a Gemini spoke gets none of
+    # Codex's variables: the environment's allow-list, maestro/passenv.py).
+    assert env["CODEX_HOME"] == "/c"
 
 
 def _request():
