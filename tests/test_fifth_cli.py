@@ -10,6 +10,7 @@ first, so routing, the challenger and the reviewer can only be acme.
 from __future__ import annotations
 
 import json
+import shutil
 import stat
 import sys
 from pathlib import Path
@@ -67,9 +68,11 @@ def acme(runenv, tmp_path, monkeypatch):
     state.mkdir()
     # Where the fake keeps its script and calls: writable to it, confined (sandbox_write).
     monkeypatch.setenv("MAESTRO_SANDBOX_WRITE", f"{runenv.state_dir},{state}")
+    # Its code beside the other fakes', where a confined spoke sees it.
+    shutil.copy2(FIFTH / "fake_acme.py", runenv.lib / "fake_acme.py")
     exe = runenv.bin_dir / "acme"
     exe.write_text(
-        f"#!{sys.executable} -IS\nimport sys, pathlib\nsys.path.insert(0, {str(FIFTH)!r})\n"
+        f"#!{sys.executable} -IS\nimport sys, pathlib\nsys.path.insert(0, {str(runenv.lib)!r})\n"
         f"from fake_acme import main\nsys.exit(main(pathlib.Path({str(state)!r})))\n"
     )
     exe.chmod(exe.stat().st_mode | stat.S_IXUSR)

@@ -15,7 +15,16 @@ from typing import Any
 import pytest
 
 FAKES = Path(__file__).resolve().parent
+SAMPLES = FAKES.parent / "fixtures" / "host-samples"
+IGNORED = shutil.ignore_patterns("__pycache__", "*.md")
 CLIS = ("claude", "gemini", "codex")
+
+
+def _link(source: str, target: str) -> None:
+    try:
+        os.link(source, target)
+    except OSError:  # another file system
+        shutil.copy2(source, target)
 
 
 class FakeClis:
@@ -26,6 +35,12 @@ class FakeClis:
         self.state_dir = root / "state"
         self.bin_dir.mkdir(parents=True)
         self.state_dir.mkdir(parents=True)
+        # The fakes' code and the host samples they replay lie beside their bin folder, as
+        # an installed CLI's do: a confined spoke sees that folder (its PATH entry's
+        # prefix), and its private /tmp hides a checkout of this repository under /tmp.
+        self.lib = root / "lib"
+        shutil.copytree(FAKES, self.lib, ignore=IGNORED, copy_function=_link)
+        shutil.copytree(SAMPLES, root / "fixtures" / "host-samples", copy_function=_link)
         for name in CLIS:
             self.install(name)
 
@@ -39,7 +54,7 @@ class FakeClis:
         exe.write_text(
             f"#!{sys.executable} -IS\n"
             "import sys\n"
-            f"sys.path.insert(0, {str(FAKES)!r})\n"
+            f"sys.path.insert(0, {str(self.lib)!r})\n"
             "from fake_cli import main\n"
             f"sys.exit(main({name!r}, {str(self.state_dir)!r}))\n",
             encoding="utf-8",
