@@ -313,14 +313,15 @@ def run_waves(project: Project) -> tuple[float, list[dict[str, Any]]]:
     return wall, project.spokes()[before:]
 
 
-def handoffs(tasks: list[Task], runs: list[dict[str, Any]]) -> list[float]:
-    """Per task with dependencies: its spoke's fork minus its last dependency's end (ms)."""
+def handoffs(tasks: list[Task], runs: list[dict[str, Any]], at: str = "forked") -> list[float]:
+    """Per task with dependencies: its spoke's fork (``at``: or its first clock reading)
+    minus its last dependency's end (ms)."""
     by_task = {r["task"]: r for r in runs}
     gaps = []
     for t in tasks:
         if t.depends and t.id in by_task:
             ended = max(by_task[d]["end"] for d in t.depends)
-            gaps.append((by_task[t.id]["forked"] - ended) * 1000)
+            gaps.append((by_task[t.id][at] - ended) * 1000)
     return gaps
 
 
@@ -364,18 +365,23 @@ def section_chain(base: Path) -> None:
     variants = [("shipped defaults", SHIPPED, ()), ("no stagger", NO_LIMITS, ())]
     if WORKTREES:
         variants.insert(1, ("shipped defaults, --in-place", SHIPPED, ("--in-place",)))
+    # The batch waves start the fake unconfined: its own start-up, to take off the time
+    # to a confined fake's first clock reading (what is left is Maestro's and the sandbox's).
+    template = Project.create(base / "chain-waves", tasks, durations)
+    _, runs = run_waves(template)
+    own = fake_startup(runs)
+    waves = statistics.median(handoffs(tasks, runs))
     for label, settings, flags in variants:
         folder = base / f"chain-{''.join(c if c.isalnum() else '-' for c in label)}"
         project = Project.create(folder, tasks, durations)
         wall, runs = run_maestro(project, settings, *flags)
         gaps = handoffs(tasks, runs)
+        ready = [g - own for g in handoffs(tasks, runs, "own_start")]
         print(
-            f"2. chain of 20 x 0.2 s, {label}: dependency end -> spoke fork median {statistics.median(gaps):.0f} ms (min {min(gaps):.0f}, max {max(gaps):.0f}; goal <= 60 ms at defaults), wall {wall:.2f} s"
+            f"2. chain of 20 x 0.2 s, {label}: dependency end -> spoke fork median {statistics.median(gaps):.0f} ms (min {min(gaps):.0f}, max {max(gaps):.0f}); -> its program running, the sandbox's start included, median {statistics.median(ready):.0f} ms (min {min(ready):.0f}, max {max(ready):.0f}; goal <= 60 ms at defaults), wall {wall:.2f} s"
         )
-    _, runs = run_waves(project)
-    gaps = handoffs(tasks, runs)
     print(
-        f"   batch waves: median {statistics.median(gaps):.0f} ms; the fake's own start-up (fork -> its first clock reading) {fake_startup(runs):.0f} ms"
+        f"   batch waves (unconfined): median {waves:.0f} ms; the fake's own start-up there (fork -> its first clock reading) {own:.0f} ms"
     )
 
 

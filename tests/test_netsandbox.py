@@ -199,3 +199,21 @@ def test_it_sees_no_other_dispatchs_door(rules, server, tmp_path, monkeypatch):
         )
         out = said(code, rules, own.path, tmp_path)
     assert "other-door refused:" in out and "own-door REACHED" in out, out
+
+
+def test_its_bridge_passes_a_large_exchange_whole_both_ways(rules, server, tmp_path):
+    """8 MiB up and the same back (its bridge holds at most 1 MiB for a slow side, so
+    both directions wait on each other): every byte arrives, in order."""
+    listed = replace_hosts(rules, (f"127.0.0.1:{server}",))
+    code = f"""
+    import hashlib, os, urllib.request
+    body = os.urandom(8 << 20)
+    answer = urllib.request.urlopen(
+        urllib.request.Request("http://127.0.0.1:{server}/", data=body), timeout=60
+    ).read()
+    print(answer == b"data: " + body + b"\\n\\n", len(answer))
+    """
+    with sandbox.network(listed) as door:
+        assert door is not None
+        out = said(code, listed, door.path, tmp_path)
+    assert out.split() == ["True", str((8 << 20) + 8)], out
