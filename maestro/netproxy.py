@@ -145,7 +145,7 @@ class Allowed:
         host = _plain(host)
         if not self.listed(host, port):
             raise Refused(ADVICE)
-        if _is_address(host):
+        if is_address(host):
             return [host]
         try:
             infos = await asyncio.get_running_loop().getaddrinfo(
@@ -162,7 +162,8 @@ class Allowed:
         return kept
 
 
-def _is_address(host: str) -> bool:
+def is_address(host: str) -> bool:
+    """Whether ``host`` is an IP address (v4 or v6), not a name."""
     try:
         ipaddress.ip_address(host)
     except ValueError:

@@ -32,6 +32,7 @@ from maestro.board import actions, handoff, snapshot
 from maestro.board.feed import Feed
 from maestro.cli.context import Context
 from maestro.errors import MaestroError
+from maestro.netproxy import is_address
 
 KEEPALIVE_S = 15.0
 TOKEN_HEADER = "X-Maestro-Token"
@@ -72,7 +73,7 @@ class Board:
         self.host = host
         self.port = int(self.httpd.server_address[1])
         self.loopback = (
-            ipaddress.ip_address(host).is_loopback if _is_ip(host) else host == "localhost"
+            ipaddress.ip_address(host).is_loopback if is_address(host) else host == "localhost"
         )
         self.hosts = {f"{host}:{self.port}"} | (
             {f"127.0.0.1:{self.port}", f"localhost:{self.port}"} if self.loopback else set()
@@ -112,14 +113,6 @@ class Board:
         if not self.unserved:  # shutdown waits for serving to end: forever, if it never began
             self.httpd.shutdown()
         self.httpd.server_close()
-
-
-def _is_ip(host: str) -> bool:
-    try:
-        ipaddress.ip_address(host)
-    except ValueError:
-        return False
-    return True
 
 
 class _Server(http.server.ThreadingHTTPServer):
