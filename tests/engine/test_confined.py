@@ -5,6 +5,7 @@ report to the office, as itself) still works."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -375,3 +376,56 @@ def test_a_confined_workers_question_reaches_the_person_and_the_answer_comes_bac
     assert call["shell"][0]["exit"] == 0, call["shell"]
     assert "answer from user" in call["shell"][-1]["stdout"], call["shell"]
     assert "JWT, RS256" in call["shell"][-1]["stdout"]
+
+
+# What one session may know of another (docs/office.md, "What a session sees").
+SEEN_OF_OTHERS = {"id", "mode", "status", "coordinator_session_id", "parent_session_id", "task_ids"}
+
+
+def test_a_confined_spoke_sees_nothing_of_other_sessions_records(cli, project, runenv):
+    """Through its door a spoke reads its own records whole, and of the others only what
+    addressing mail needs: never their process, directive, reason, CLI or mail."""
+    write_plan(cli, project, [task(1)])
+    paths = load_settings(project).paths
+    store = SessionStore(paths)
+    directive = {"subject": "s", "message": "SECRET-DIRECTIVE", "from": "user"}
+    store.create(
+        mode="worker", session_id="victim", cli="gemini", agent="secret-agent", directive=directive
+    )
+    store.attach_process("victim", os.getpid())
+    store.update("victim", reason="SECRET-REASON")
+    Mailbox(paths).send(
+        "user", ["victim"], type="query", priority="normal", subject="SECRET-SUBJECT", body="b"
+    )
+    run = '"$MAESTRO_COORDINATOR_SESSION_ID"'
+    tries = [
+        ["session", "list", "--json"],
+        ["session", "show", "victim", "--json"],
+        {"sh": f"maestro session show {run} --json"},
+        ["session", "list"],
+        ["session", "show", "victim"],
+        ["session", "whoami", "--json"],
+        ["mail", "reply", "m1", "--message", "x", "--json"],
+        ["mail", "thread", "m1", "--json"],
+        ["mail", "send", "--to", "user", "--thread", "m1", "--message", "x"],
+    ]
+    runenv.script("codex", [step(shell=tries)])
+    assert cli("run").code == 0
+    (call,) = runenv.runs("codex")
+    runs, me = call["shell"], call["env"]["MAESTRO_SESSION_ID"]
+    said = shell_said(call)
+    for secret in ("SECRET", "secret-agent", "gemini", f" {os.getpid()}"):
+        assert secret not in said, (secret, said)
+    listed = json.loads(runs[0]["stdout"])["data"]["sessions"]
+    others = [s for s in listed if s["id"] != me]
+    assert {s["id"] for s in others} >= {"victim"}
+    assert all(set(s) <= SEEN_OF_OTHERS for s in others), others
+    for shown in (runs[1], runs[2]):
+        assert set(json.loads(shown["stdout"])["data"]["session"]) <= SEEN_OF_OTHERS, shown
+    assert "victim" in runs[3]["stdout"] and "victim" in runs[4]["stdout"]
+    own = json.loads(runs[5]["stdout"])["data"]["session"]
+    assert own["id"] == me and own["process"]["pid"] and own["directive"]  # its own, whole
+    for refused in runs[6:]:
+        told = refused["stdout"] + refused["stderr"]
+        assert refused["exit"] == 1 and "no mail m1 of yours" in told, refused
+    assert [m.subject for m in Mailbox(paths).inbox("user", mark=False)[0]] == []
