@@ -46,6 +46,7 @@ readable only by its owner. Only the agent sockets it names are taken out.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -57,7 +58,7 @@ from typing import TYPE_CHECKING, Any
 from maestro import roster
 from maestro.errors import ConfigError, MaestroError, SpokeError
 from maestro.netbridge import NO_PROXY_VARS, PROXY_VARS
-from maestro.process import run_process
+from maestro.process import ProcessOutcome, ended, run_process
 
 if TYPE_CHECKING:
     from maestro.netproxy import Door
@@ -325,6 +326,48 @@ def network(
 def refusals(door: Door | None) -> str:
     """What the proxy refused a process, in one line ("" when nothing)."""
     return f"network: refused {', '.join(door.refused)}" if door and door.refused else ""
+
+
+# -- when the sandbox, not the program, is why it gave no answer --------------------------
+
+# bwrap says why it cannot start the program ("bwrap: Can't find source path ...") and
+# exits 1 before it runs; so does the bridge when it cannot become the program.
+_UNSTARTED = ("bwrap: ", "maestro: cannot start ")
+_READ_ONLY = re.compile(r"read-only file system|\bEROFS\b", re.IGNORECASE)
+_PATH = re.compile(r"(?:^|[\s'\"`(\u2018])(/[^\s'\"`,:;()\u2019]*)")
+_DOC = "docs/sandbox.md, Faults"
+
+
+def fault(who: str, outcome: ProcessOutcome) -> str | None:
+    """Why confined ``who`` (``the claude spoke``) gave no answer, in one line naming the
+    fix, when its sandbox is why: bwrap could not start it, bwrap itself was killed (a
+    negative exit: a program killed inside ends bwrap with exit 128 + the signal), or it
+    needed to write a path the sandbox keeps read-only (a CLI upgraded to keep its state
+    in a new place gets EROFS). None else, and when the runner stopped it."""
+    if outcome.timed_out or outcome.aborted or outcome.stopped_on_stderr:
+        return None
+    said = [line.strip() for line in outcome.stderr.splitlines() if line.strip()]
+    if said and said[-1].startswith(_UNSTARTED) and not outcome.stdout.strip():
+        return (
+            f"the sandbox could not start {who}: {said[-1][:300]}; fix: bwrap names what "
+            "stopped it; a folder removed during the run is made again by `maestro run`, and "
+            f"`maestro doctor` checks that bwrap starts here ({_DOC})."
+        )
+    if outcome.exit_code is not None and outcome.exit_code < 0:
+        return (
+            f"the sandbox of {who} {ended(outcome.exit_code)} before it answered; fix: something "
+            "outside Maestro ended it (a kill, the out-of-memory killer: `journalctl -k`); "
+            "nothing of yours was touched: `maestro run` again."
+        )
+    for line in reversed(said):
+        found = _PATH.search(line) if _READ_ONLY.search(line) else None
+        if found:
+            return (
+                f"the sandbox kept {found[1]} read-only, and {who} needed to write it; fix: to "
+                "let it, add that path (or the folder it belongs in, made first if missing) to "
+                f"MAESTRO_SANDBOX_WRITE in your environment ({_DOC})."
+            )
+    return None
 
 
 def describe(confined: Rules | None) -> str:

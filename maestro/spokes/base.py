@@ -302,6 +302,9 @@ class Spoke:
             map(self.retry_notice, outcome.stdout.splitlines())
         )
         result = self.read_result(outcome, req)
+        if result is None and req is not None and req.sandbox is not None:
+            said = sandbox.fault(f"the {self.name} spoke", outcome)
+            result = fail(self.name, "sandbox", said) if said else None
         if result is None and outcome.stopped_on_stderr:
             result = self.stopped_retrying(outcome, req)
         # A complete answer read after the time limit stays a success: only the CLI's

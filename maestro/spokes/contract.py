@@ -25,7 +25,8 @@ from maestro.sandbox import Rules
 from maestro.state.model import Usage
 
 # A SpokeResult's error_kind: auth, rate_limit, turn_limit, timeout, bad_flag,
-# untrusted_folder, server, network, over_budget or other. These are retried at once:
+# untrusted_folder, server, network, over_budget, sandbox (``maestro.sandbox.fault``) or
+# other. These are retried at once:
 TRANSIENT_KINDS = frozenset({"rate_limit", "server", "network", "timeout"})
 
 

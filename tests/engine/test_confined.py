@@ -17,7 +17,7 @@ from maestro.bus.mailbox import Mailbox, pending
 from maestro.bus.sessions import SessionStore
 from maestro.config import load_settings
 from maestro.paths import user_state_dir
-from tests.engine.runkit import plan, step, task, write_plan
+from tests.engine.runkit import left_running, plan, step, task, write_plan
 from tests.test_git import git
 
 DAEMON = "sleep 3017"  # what a spoke leaves behind, found by its command line
@@ -158,20 +158,7 @@ def test_the_engine_killed_takes_its_confined_spoke_with_it(project, runenv, cli
     assert runenv.runs("codex")[0]["sandboxed"]
     engine.kill()
     engine.wait(timeout=10)
-    marker = str(runenv.path("codex")).encode()
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline:
-        left = []
-        for entry in Path("/proc").iterdir():
-            try:
-                if entry.name.isdigit() and marker in (entry / "cmdline").read_bytes():
-                    left.append(entry.name)
-            except OSError:
-                continue
-        if not left:
-            break
-        time.sleep(0.05)
-    assert left == []
+    assert left_running(str(runenv.path("codex")).encode()) == []
 
 
 def test_a_validation_command_writes_only_its_worktree(cli, project, runenv, temp_home):

@@ -93,7 +93,9 @@ def test_a_door_that_cannot_listen_fails_the_attempt_in_one_line(
     res = cli("run")
     assert res.code == 2, res.out + res.err
     t = plan(project).task("1")
-    assert t.status != "done"
+    assert t.status == "failed" and t.attempts == 1, t.result
     assert f"{said} could not listen for a confined process" in t.result
+    assert "Fix: Maestro makes its sockets in" in t.result
     assert "\n" not in t.result.strip()
     assert runenv.runs("codex") == []  # no spoke started without its way out
+    assert not (project / "src").exists()
