@@ -156,6 +156,8 @@ class Settings:
     sandbox_write: tuple[str, ...] = field(init=False, repr=False, compare=False)
     sandbox_hosts: tuple[str, ...] = field(init=False, repr=False, compare=False)
     sandbox_env: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    sandbox_tmp_mb: int = field(init=False, repr=False, compare=False)
+    sandbox_processes: int = field(init=False, repr=False, compare=False)
     workspace_links: tuple[str, ...] = field(init=False, repr=False, compare=False)
     workspace_copy: tuple[str, ...] = field(init=False, repr=False, compare=False)
     wake_interval: float = field(init=False, repr=False, compare=False)
@@ -305,7 +307,15 @@ def _check_folders(paths: ProjectPaths) -> None:
 
 # Settings that loosen the confinement of what a plan runs: the person's alone (their
 # environment), never a project's `.env` or config file, which a repository brings along.
-PERSON_ONLY = ("sandbox", "sandbox_hide", "sandbox_write", "sandbox_hosts", "sandbox_env")
+PERSON_ONLY = (
+    "sandbox",
+    "sandbox_hide",
+    "sandbox_write",
+    "sandbox_hosts",
+    "sandbox_env",
+    "sandbox_tmp_mb",
+    "sandbox_processes",
+)
 
 
 def _refuse_in_project(

@@ -9,7 +9,7 @@ from typing import Any
 
 from maestro import roster
 from maestro.paths import DEFAULT_STATE_DIR
-from maestro.sandbox import SECRETS
+from maestro.sandbox import PROCESSES, SECRETS, TMP_MB
 
 
 @dataclass(frozen=True)
@@ -153,7 +153,7 @@ SETTINGS: tuple[Setting, ...] = (
         "sandbox",
         "bool",
         True,
-        "Confine every process started for the plan (spokes, validation commands) with bubblewrap: it writes only its worktree and its CLI's state, reaches the office only as its own session and the network only through Maestro's allow-listing proxy; false (or `run --no-sandbox`) runs them with your full rights. Environment only, like the four below.",
+        "Confine every process started for the plan (spokes, validation commands) with bubblewrap: it writes only its worktree and its CLI's state, reaches the office only as its own session and the network only through Maestro's allow-listing proxy; false (or `run --no-sandbox`) runs them with your full rights. Environment only, like the six below.",
     ),
     Setting(
         "sandbox_hide",
@@ -178,6 +178,20 @@ SETTINGS: tuple[Setting, ...] = (
         "list",
         (),
         "Variables of your environment every spoke and validation command also gets (a name ending in * passes every name it begins); the rest of yours they never see.",
+    ),
+    Setting(
+        "sandbox_tmp_mb",
+        "int",
+        TMP_MB,
+        "Size in MB of a confined process's private /tmp, and of its /dev/shm: memory, freed when it ends; a write past it fails (No space left on device).",
+        minimum=1,
+    ),
+    Setting(
+        "sandbox_processes",
+        "int",
+        PROCESSES,
+        "Most processes (threads count) a confined process and all it starts may have at once: by a cgroup of its own where Maestro can make one, else by RLIMIT_NPROC, which counts all of yours. A dispatch refused a fork past it fails.",
+        minimum=16,
     ),
     Setting(
         "workspace_links",

@@ -119,7 +119,8 @@ class SpokeResult:
     not_resumed: str | None = None
     # Its process ran confined by Maestro's sandbox (False: with the person's full rights).
     confined: bool = False
-    # What Maestro's proxy refused it (``sandbox.refusals``: "network: refused ..."), or "".
+    # What its sandbox refused it (``sandbox.refusals``: "network: refused ...",
+    # "processes: ... refused at the limit ..."), or "".
     refused: str = ""
 
     @property
