@@ -156,3 +156,19 @@ def test_without_a_channel_nothing_is_recorded(cli, project, runenv, monkeypatch
     assert one_fails_then_one_runs(cli, project, runenv, monkeypatch).code == 2
     run_id = events(project)[0]["run_id"]
     assert not (project / ".ai/maestro/runs" / run_id / "notified.json").exists()
+
+
+def test_a_run_stopped_at_its_token_budget_is_posted_once(
+    cli, project, runenv, receiver, monkeypatch
+):
+    monkeypatch.setenv("MAESTRO_NOTIFY_WEBHOOK", receiver.url)
+    monkeypatch.setenv("MAESTRO_MAX_CONCURRENT", "1")
+    write_plan(cli, project, [task(1, "First"), task(2, "Second", depends=[1])])
+    runenv.script("claude", [step(), step()])
+    done = cli("run", "--budget-tokens", "100")
+    assert done.code == 2 and "run token budget reached" in done.out + done.err
+    (body,) = receiver.bodies
+    assert (body["kind"], body["title"]) == ("cap", "maestro · proj: Token budget reached: the run")
+    assert body["asked"].startswith("run token budget reached: ")
+    assert "of 100 tokens used; remaining tasks stay pending" in body["asked"]
+    assert body["command"] == "maestro run"
