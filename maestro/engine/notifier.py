@@ -27,6 +27,7 @@ from maestro.bus.workers import run_session_id
 from maestro.config import Settings
 from maestro.engine.needs import Need, waiting
 from maestro.engine.rundir import RunDir
+from maestro.errors import MaestroError
 from maestro.fsutil import atomic_write
 from maestro.state.model import Plan
 
@@ -86,16 +87,19 @@ class Notifier:
         if not self.on or not (self._bell.due() or self._due):
             return
         self._due = False
-        fresh = [
-            need
-            for need in waiting(self.settings.paths, plan())
-            if need.run == self.run.run_id and need.id not in self.sent
-        ]
-        if fresh:
-            self.sent.update(need.id for need in fresh)
-            self._write()
-            for need in fresh:
-                self._queue.put(need)
+        try:
+            fresh = [
+                need
+                for need in waiting(self.settings.paths, plan())
+                if need.run == self.run.run_id and need.id not in self.sent
+            ]
+            if fresh:
+                self._write(self.sent | {need.id for need in fresh})
+        except (MaestroError, OSError):
+            return  # the plan mid-edit, a full disk: the next event looks again
+        self.sent.update(need.id for need in fresh)
+        for need in fresh:
+            self._queue.put(need)
 
     def finish(self, plan: Callable[[], Plan] | None) -> None:
         """The run's end: a last look (``plan``), then the notices still to send are
@@ -116,7 +120,11 @@ class Notifier:
     def _send_all(self) -> None:
         project = self.settings.paths.root.name
         while (need := self._queue.get()) is not None:
-            for sent in notify.send(notice(need, project), self.settings, self.env, self._absent):
+            try:
+                done = notify.send(notice(need, project), self.settings, self.env, self._absent)
+            except Exception as exc:  # noqa: BLE001 - one notice's fault never ends the others
+                done = [notify.Sent("notify", False, f"{type(exc).__name__}: {exc}")]
+            for sent in done:
                 if sent.absent:
                     self._absent.add(sent.channel)
                 if not sent.ok:
@@ -139,6 +147,6 @@ class Notifier:
         sent = data.get("sent") if isinstance(data, dict) else None
         return {str(s) for s in sent} if isinstance(sent, list) else set()
 
-    def _write(self) -> None:
-        record = {"format_version": FORMAT_VERSION, "sent": sorted(self.sent)}
+    def _write(self, sent: set[str]) -> None:
+        record = {"format_version": FORMAT_VERSION, "sent": sorted(sent)}
         atomic_write(self.path, json.dumps(record) + "\n")

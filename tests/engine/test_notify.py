@@ -5,9 +5,16 @@ is logged in the run's record and never stops or holds up the run."""
 from __future__ import annotations
 
 import json
+import os
 import time
 
 from maestro.clock import parse_iso
+from maestro.config import load_settings
+from maestro.engine.notifier import Notifier
+from maestro.engine.rundir import RunDir
+from maestro.errors import PlanError
+from maestro.state.model import Plan
+from maestro.state.store import PlanStore
 from tests.engine.runkit import answer, events, plan, step, task, write_plan
 from tests.notifykit import calls
 
@@ -172,3 +179,31 @@ def test_a_run_stopped_at_its_token_budget_is_posted_once(
     assert body["asked"].startswith("run token budget reached: ")
     assert "of 100 tokens used; remaining tasks stay pending" in body["asked"]
     assert body["command"] == "maestro run"
+
+
+def test_a_plan_that_cannot_be_read_mid_run_is_looked_at_again_later(
+    cli, project, receiver, monkeypatch
+):
+    """A look never stops the run: the plan saved half-edited, a full disk."""
+    monkeypatch.setenv("MAESTRO_NOTIFY_WEBHOOK", receiver.url)
+    write_plan(cli, project, [task(1, "First")])
+    settings = load_settings(project)
+    run = RunDir(settings.paths, "20261121T120000Z-1a2b").create(state="running")
+    store = PlanStore(settings.paths)
+    with store.edit() as edited:
+        edited.tasks[0].status, edited.tasks[0].run_id = "failed", run.run_id
+
+    def broken() -> Plan:
+        raise PlanError("the plan is being edited.")
+
+    emitted: list[tuple[str, dict]] = []
+    with Notifier(
+        settings, dict(os.environ), run, lambda k, **d: emitted.append((k, d))
+    ) as notices:
+        notices.look(broken)
+        assert notices.sent == set()
+        notices.saw({"kind": "task_failed"})
+        notices.look(store.view)
+        notices.finish(store.view)
+    assert [b["id"] for b in receiver.bodies] == [f"failed:1:{run.run_id}:0"]
+    assert emitted == []
