@@ -56,7 +56,7 @@ class Need:
     @property
     def headline(self) -> str:
         """One line: what waits, and on what."""
-        about = f"Task {self.task} · {self.title}" if self.task else "the run"
+        about = f"Task {self.task} · {self.title}" if self.task else self.who or "the run"
         return f"{_LABELS[self.kind]}: {about}"
 
     def to_dict(self) -> dict[str, Any]:

@@ -37,7 +37,7 @@ def test_what_waits_is_in_the_header_the_title_and_on_its_node(
     assert page.title() == "(2) Maestro board · proj"
     assert page.locator("#needs-title").text_content() == "Needs you (2)"
     failed = page.locator("#needs-list li", has_text="Failed")
-    assert "Task 1 · Write the client: codex: auth (after 1 attempt)" in failed.text_content()
+    assert "Task 1 · Write the client — codex: auth (after 1 attempt)" in failed.text_content()
     for tid, said in (("1", "needs you: failed"), ("2", "needs you: question")):
         node = page.locator(f'.node[data-task="{tid}"]')
         assert "needs" in node.get_attribute("class")

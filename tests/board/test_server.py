@@ -142,6 +142,8 @@ def test_the_state_says_what_waits_for_the_person(board, project):
     ]
     failed = next(n for n in needs if n["kind"] == "failed")
     assert failed["headline"] == "Failed: Task 1 · Write module number 1"
+    question = next(n for n in needs if n["kind"] == "question")
+    assert question["headline"] == "Question: t2-abcdef"  # a session Maestro has no record of
     assert failed["command"] == 'maestro run 1 --clarify "<what the task needs to know>"'
 
 

@@ -10,7 +10,7 @@ let needOpen = null; // the id of the moment whose answer box is open
 let needsKey = "";
 
 function needAbout(n) {
-  return n.task ? `Task ${n.task} · ${n.title || ""}` : "the run";
+  return n.task ? `Task ${n.task} · ${n.title || ""}` : n.who || "the run";
 }
 
 function waited(since) {
@@ -34,7 +34,7 @@ function renderNeeds() {
   $("needs-list").replaceChildren(...needs.map((n) =>
     el("li", { class: "need kind-" + n.kind },
       el("button", { type: "button", "aria-expanded": n.id === needOpen, "data-need": n.id, onclick: () => openNeed(n.id) },
-        el("strong", {}, NEED_WORDS[n.kind] || n.kind), " ", needAbout(n), ": ", n.asked),
+        el("strong", {}, NEED_WORDS[n.kind] || n.kind), " ", needAbout(n), " — ", n.asked),
       el("span", { class: "muted", title: n.since }, " " + waited(n.since)))));
   if (!needs.some((n) => n.id === needOpen)) needOpen = null;
   renderNeedBox();
@@ -90,7 +90,7 @@ function renderNeedBox() {
   box.dataset.need = n.id;
   const [label, verb, run] = answerFor(n);
   box.replaceChildren(
-    el("h3", { id: "need-title" }, `${NEED_WORDS[n.kind] || n.kind}: ${needAbout(n)}` + (n.who ? ` (from ${n.who})` : "")),
+    el("h3", { id: "need-title" }, `${NEED_WORDS[n.kind] || n.kind}: ${needAbout(n)}` + (n.who && n.task ? ` (from ${n.who})` : "")),
     el("pre", {}, n.asked),
     el("p", { class: "muted" }, "From a shell: ", el("code", {}, n.command)),
     label ? el("label", { for: "need-answer" }, label) : null,
