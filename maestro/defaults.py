@@ -15,7 +15,7 @@ from maestro.sandbox import PROCESSES, SECRETS, TMP_MB
 @dataclass(frozen=True)
 class Setting:
     key: str
-    kind: str  # int | float | str | enum | bool | list
+    kind: str  # int | float | str | enum | bool | list | url
     default: Any
     help: str
     choices: Sequence[str] = ()
@@ -33,6 +33,8 @@ class Setting:
             return "true or false (also 1/0, yes/no, on/off)"
         if self.kind == "list":
             return "a comma-separated list of names"
+        if self.kind == "url":
+            return "an http:// or https:// URL"
         if self.kind in ("int", "float"):
             noun = "an integer" if self.kind == "int" else "a number"
             if self.minimum is not None and self.maximum is not None:
@@ -212,6 +214,18 @@ SETTINGS: tuple[Setting, ...] = (
         "Seconds between progress digests to a hub following a run with `maestro wait`; a decision, a worker's question and the run's end wake it at once; 0 wakes it for every event.",
         minimum=0,
         maximum=86400,
+    ),
+    Setting(
+        "notify_desktop",
+        "bool",
+        False,
+        "A desktop notification (notify-send on Linux, osascript on macOS) when something waits for you during a run: a worker's question or blocker, a decision, a failed task, the run's token budget reached.",
+    ),
+    Setting(
+        "notify_webhook",
+        "url",
+        None,
+        "A URL the run POSTs the same moments to as JSON that Slack's, Discord's and ntfy's webhooks take. Environment only, like sandbox: it sends the project's questions away.",
     ),
     Setting(
         "hub",

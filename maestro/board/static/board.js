@@ -533,6 +533,7 @@ function onState(data) {
   state = data;
   renderHeader();
   renderGraph();
+  renderNeeds(); // needs.js: what waits for the person
   renderEvents();
   const row = selected && state.plan ? state.plan.tasks.find((t) => t.id === selected) : null;
   const rowKey = JSON.stringify([row, state.run && state.run.alive]);
