@@ -19,9 +19,10 @@ FAKE_NOW = "2026-11-21T12:00:00Z"
 
 
 def normalized(markdown: str) -> str:
-    """Run ids are random and a dispatch's seconds depend on the machine: both are masked.
-    The clock itself is pinned by MAESTRO_FAKE_NOW."""
+    """Run ids are random and a dispatch's seconds depend on the machine: both are masked,
+    and so is the run's start, its end (pinned by MAESTRO_FAKE_NOW) less its wall time."""
     text = re.sub(r"\d{8}T\d{6}Z-[0-9a-f]{4}", "<run-id>", markdown)
+    text = re.sub(r"\(\d\d:\d\d:\d\d to ", "(<start> to ", text)
     text = re.sub(r"\b(\d+h )?(\d+m )?\d+s\b", "<secs>", text)
     return re.sub(r", d(\d+), \S+ \S+, ", r", d\1, <start>, ", text)
 
