@@ -11,7 +11,7 @@ a CORS preflight, which this server never grants. On loopback the Host header mu
 the server itself (a page of another site cannot reach it by a DNS name that points
 here); an action also needs its Origin to be the board's own; every answer carries a
 Content-Security-Policy that allows only the board's own script and style, and no framing.
-The page's three files hold no data and are served to anyone who reaches the board.
+The page's files hold no data and are served to anyone who reaches the board.
 """
 
 from __future__ import annotations
@@ -44,6 +44,8 @@ CSP = (
 ASSETS = {
     "/": ("index.html", "text/html; charset=utf-8"),
     "/board.js": ("board.js", "text/javascript; charset=utf-8"),
+    "/markdown.js": ("markdown.js", "text/javascript; charset=utf-8"),
+    "/transcript.js": ("transcript.js", "text/javascript; charset=utf-8"),
     "/board.css": ("board.css", "text/css; charset=utf-8"),
 }
 

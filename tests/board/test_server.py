@@ -48,11 +48,12 @@ def test_a_request_without_the_token_is_refused(board):
 
 
 def test_the_page_needs_no_token_and_no_answer_sets_a_cookie(board):
-    """The page's three files hold no data; the token comes in the URL's fragment, which
+    """The page's files hold no data; the token comes in the URL's fragment, which
     no browser sends, and never goes into a cookie, which the browser would send to every
     other server of 127.0.0.1 too."""
     assert board.url == f"{board.origin}/#token={board.token}"
-    for path in ("/", "/board.js", "/board.css", f"/?token={board.token}"):
+    pages = ("/", "/board.js", "/markdown.js", "/transcript.js", "/board.css")
+    for path in (*pages, f"/?token={board.token}"):
         status, headers, body = fetch(board, path, token=False)
         assert status == 200, path
         assert "Set-Cookie" not in headers and board.token.encode() not in body
