@@ -286,10 +286,10 @@ def test_tool_calls_show_the_command_with_its_output_and_an_edit_as_a_diff(
         s.strip() for s in page.locator("#transcript details.tool > summary").all_text_contents()
     ]
     assert summaries == [
-        "Bash$ pytest -q1 line",
-        "Editsrc/app.py+1 −11 line",
-        "Writenotes.md+21 line",
-        "Bash$ false1 line",
+        "Bash$ pytest -qoutput 1 line",
+        "Editsrc/app.py+1 −1output 1 line",
+        "Writenotes.md+2output 1 line",
+        "Bash$ falsefailed, output 1 line",
     ]
     assert "{" not in page.text_content("#transcript")  # no raw JSON left
     bash = calls.nth(0)

@@ -80,7 +80,7 @@ function show(e, box) {
   if (call && box.contains(call)) {
     const output = outputView(e);
     call.append(output);
-    call.querySelector("summary").append(el("span", { class: "size" }, outputLabel(e)));
+    call.querySelector("summary").append(el("span", { class: "size" }, (e.error ? "failed, output " : "output ") + outputLabel(e)));
     if (e.error) call.classList.add("error");
     return [output];
   }
