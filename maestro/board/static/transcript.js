@@ -299,6 +299,7 @@ async function openTranscript(source, caption, owner) {
   $("reader").classList.add("open");
   $("transcript-of").textContent = caption;
   $("transcript").replaceChildren();
+  found.term = $("transcript-find").value; // another attempt in the same reader: the same search
   found.marks = [];
   found.at = -1;
   following(true);
