@@ -42,13 +42,17 @@ def lines(events: list[dict[str, Any]]) -> str:
     return "".join(json.dumps(event) + "\n" for event in events)
 
 
-def open_transcript(cli: Any, project: Path, board_of: Any, page: Any, events: list) -> Path:
-    """Task 1's attempt printed ``events``; the page opens its transcript by hand (the
-    panel scrolls to it): the stream's path."""
-    write_plan(cli, project, [task(1, tool="sim")])
+def open_transcript(
+    cli: Any, project: Path, board_of: Any, page: Any, events: list, *others: list
+) -> Path:
+    """Task 1's attempt printed ``events`` (task 2's the first of ``others``, and so on);
+    the page opens task 1's transcript by hand (the panel scrolls to it): its path."""
+    write_plan(cli, project, [task(n, tool="sim") for n in range(1, len(others) + 2)])
     run = project / ".ai" / "maestro" / "runs" / "20261121T120000Z-1a2b"
     run.mkdir(parents=True)
     (run.parent / "latest").write_text(run.name + "\n")
+    for n, printed in enumerate(others, start=2):
+        (run / f"task-{n}-attempt-1.stream.jsonl").write_text(lines(printed))
     stream = run / "task-1-attempt-1.stream.jsonl"
     stream.write_text(lines(events))
     open_board(page, board_of(project))
@@ -194,6 +198,18 @@ def test_the_search_marks_every_match_and_steps_through_them_opening_their_folds
     find.press("Escape")
     assert page.locator("mark.found").count() == 0 and found.text_content() == ""
     assert "First I look for the needle in the module." in page.text_content("#transcript")
+
+
+def test_another_tasks_transcript_opens_unsearched(cli, project, board_of, page):
+    printed = [INIT, say("a needle here"), END]
+    open_transcript(cli, project, board_of, page, printed, printed)
+    page.get_by_label("Search the transcript").fill("needle")
+    page.wait_for_selector("#transcript mark.found")
+    page.locator('.node[data-task="2"]').click()
+    page.wait_for_selector("#panel-title:has-text('Task 2')")
+    page.wait_for_selector("#transcript .entry:has-text('a needle here')")
+    assert page.get_by_label("Search the transcript").input_value() == ""
+    assert page.locator("#transcript mark").count() == 0
 
 
 HOSTILE = """# Report <img src=x onerror="document.title='pwned'">
