@@ -134,6 +134,11 @@ def test_the_reader_fills_the_panel_and_follows_the_end_until_the_person_scrolls
     page.wait_for_timeout(200)
     seen = page.evaluate(MEASURE)
     assert seen["reader"] >= seen["panel"] - 20 and seen["atEnd"], seen
+    # From the panel's top, one click away.
+    page.locator("#panel").evaluate("panel => (panel.scrollTop = 0)")
+    assert not page.evaluate(MEASURE)["inPanel"]
+    page.get_by_role("button", name="Read the transcript").click()
+    assert page.evaluate(MEASURE)["inPanel"]
     page.screenshot(path=str(shots_dir() / "reader-follow-800.png"))
 
 

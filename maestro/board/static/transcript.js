@@ -217,6 +217,16 @@ function revealReader() {
   if (reader) panel.scrollTop += reader.getBoundingClientRect().top - panel.getBoundingClientRect().top - 8;
 }
 
+// The way to the reader from the panel's top, while it shows a transcript.
+function jumper(shown) {
+  let button = $("to-reader");
+  if (!button) {
+    button = el("button", { type: "button", id: "to-reader", onclick: revealReader }, "Read the transcript ↓");
+    $("panel-title").after(button);
+  }
+  button.hidden = !shown;
+}
+
 new ResizeObserver(fitReader).observe(document.getElementById("panel"));
 document.addEventListener("click", (e) => { // after the button's own handler opened it
   if (e.target.closest && e.target.closest("#detail button[aria-label^='Transcript of']")) revealReader();
@@ -235,6 +245,7 @@ function readerTokens() {
 // -- the reader --------------------------------------------------------------------------
 
 function transcriptBox() {
+  jumper(false);
   const box = el("div", { id: "transcript", "aria-live": "polite", tabindex: 0, "aria-label": "the spoke's transcript" });
   box.addEventListener("scroll", () => scrolled(box), { passive: true });
   box.addEventListener("toggle", () => follow && (sized(box), following(atEnd(box))), true); // a fold opened above the end
@@ -291,12 +302,14 @@ function readerBack(kept) {
   if (follow.following) toEnd();
   else $("transcript").scrollTop = kept.kept.top;
   if (kept.kept.typing) $("transcript-find").focus({ preventScroll: true });
+  jumper(true);
   fitReader();
 }
 
 async function openTranscript(source, caption, owner) {
   follow = { source, key: sourceKey(source), owner, caption, offset: null, calls: new Map(), following: true, unseen: 0 };
   $("reader").classList.add("open");
+  jumper(true);
   $("transcript-of").textContent = caption;
   $("transcript").replaceChildren();
   found.term = $("transcript-find").value; // another attempt in the same reader: the same search
