@@ -2,9 +2,11 @@
 hardened minimum (what the probe starts), then wrapped by maestro/sandbox.py as a task
 spoke's would be (the machine read-only, a private /tmp, a
 writable worktree with its private git dir, a CLI's state folder with its config
-read-only, the secrets hidden, hardened, its own network namespace), then the same with
-its way out: a door of Maestro's proxy opened and closed around it, and the bridge
-(maestro/netbridge.py) started inside before ``true``. Each through the one process
+read-only, the secrets hidden, hardened, its own network namespace, /tmp and /dev/shm
+sized, its processes bounded: a cgroup of its own made, entered and removed where Maestro
+can make one), the same without the cgroup (RLIMIT_NPROC as a person, nothing as root),
+then with its way out: a door of Maestro's proxy opened and closed around it, and the
+bridge (maestro/netbridge.py) started inside before ``true``. Each through the one process
 runner; the proxy's thread is started before the timing (its first door's cost is printed
 apart).
 
@@ -49,8 +51,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=50)
     runs = parser.parse_args().runs
-    found, why = sandbox.probe(os.environ)
-    if found is None:
+    probed, why = sandbox.probe(os.environ)
+    if probed is None:
         sys.exit(f"bench/sandbox.py: {why}")
     with tempfile.TemporaryDirectory() as folder:
         base = Path(folder)
@@ -77,18 +79,23 @@ def main() -> None:
             ["git", "-C", str(repo), "worktree", "add", "-q", "--detach", str(worktree)], check=True
         )
         env = dict(os.environ)
-        rules = sandbox.Rules(found, sandbox.expand(sandbox.SECRETS, env))
+        rules = replace(
+            probed, hide=sandbox.expand(sandbox.SECRETS, env), cgroups=sandbox.cgroups()
+        )
         config = sandbox.pre_create(state, ["settings.json", "hooks/"])
         bare = timed(["/bin/true"], env, worktree, runs)
         # The hardened minimum: what the probe starts (no folder of the policy's).
         least = sandbox.command(["/bin/true"], sandbox.Policy(cwd=Path("/"), env={}), rules)
         minimal = timed(least, {"PATH": os.defpath}, worktree, runs)
 
-        def start(net: bool) -> float:
-            """Everything a dispatch does for it: the door, the policy, its private git
-            dir, the start."""
+        def start(net: bool, confined: sandbox.Rules = rules) -> float:
+            """Everything a dispatch does for it: the door, the cgroup, the policy, its
+            private git dir, the start."""
             started = time.perf_counter()
-            with sandbox.network(rules if net else None) as door:
+            with (
+                sandbox.network(confined if net else None) as door,
+                sandbox.bounded(confined) as bound,
+            ):
                 policy = sandbox.work_policy(
                     worktree,
                     env,
@@ -98,8 +105,8 @@ def main() -> None:
                     writable=[state],
                     read_only=config,
                 )
-                policy = replace(policy, proxy=door.path if door else None)
-                argv, run_env = sandbox.wrap(["/bin/true"], policy, rules)
+                policy = sandbox.placed(policy, door, bound)
+                argv, run_env = sandbox.wrap(["/bin/true"], policy, confined)
                 out = run_process(argv, cwd=worktree, env=run_env, timeout_s=30)
             assert out.exit_code == 0, out.stderr
             return (time.perf_counter() - started) * 1000
@@ -107,15 +114,22 @@ def main() -> None:
         first = time.perf_counter()
         with sandbox.network(rules):
             first_door = (time.perf_counter() - first) * 1000
-        confined = [start(False) for _ in range(runs)]
+        uncounted = replace(rules, cgroups=None)
+        confined, without = [], []
+        for _ in range(runs):  # alternately: a change of the machine's load hits both
+            confined.append(start(False))
+            without.append(start(False, uncounted))
         networked = [start(True) for _ in range(runs)]
     middle = statistics.median
     print(f"{runs} starts each, load {os.getloadavg()[0]:.2f}")
     print(line("/bin/true, bare", bare))
     print(line("/bin/true, bwrap hardened", minimal))
     print(line("/bin/true, confined", confined))
+    print(line("confined, no cgroup", without))
     print(line("confined, with its way out", networked))
+    print(f"bounds: {sandbox.bounds(rules)}")
     print(f"confinement adds {middle(confined) - middle(bare):.1f} ms a start (medians)")
+    print(f"its cgroup adds {middle(confined) - middle(without):.1f} ms of it (medians)")
     print(f"its way out adds {middle(networked) - middle(confined):.1f} ms more (medians)")
     print(f"the proxy's start, with its first door: {first_door:.1f} ms, once a process")
 

@@ -207,6 +207,14 @@ COMMANDS: tuple[CommandSpec, ...] = (
         "can_configure",
     ),
     CommandSpec(
+        "notify",
+        "maestro.cli.notify",
+        "Send a test notification through each channel you turned on (desktop, webhook).",
+        "maestro notify test [--json]",
+        "setup",
+        "can_configure",
+    ),
+    CommandSpec(
         "install",
         "maestro.cli.install",
         "Install the slash commands (Codex: a skill) and the stub into a host.",

@@ -17,10 +17,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from maestro.defaults import SETTINGS, SETTINGS_BY_KEY, TABLES, Setting
 from maestro.errors import ConfigError
-from maestro.formatting import shown_path
+from maestro.formatting import shown_path, shown_url
 from maestro.paths import DEFAULT_STATE_DIR, ProjectPaths, find_project_root, user_state_dir
 
 _TRUE = {"1", "true", "yes", "on"}
@@ -90,6 +91,14 @@ def _to_str(text: Any, setting: Setting) -> str:
     return text
 
 
+def _to_url(text: Any, setting: Setting) -> str:
+    """An http(s) URL with a host: nothing else is ever opened (no file:, no ftp:)."""
+    parts = urlsplit(_to_str(text, setting))
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.port == 0:
+        raise ValueError  # (a port past 65535 raises it too)
+    return str(text)
+
+
 _PARSE: dict[str, Callable[[Any, Setting], Any]] = {
     "int": _to_int,
     "float": _to_float,
@@ -97,6 +106,7 @@ _PARSE: dict[str, Callable[[Any, Setting], Any]] = {
     "enum": _to_enum,
     "list": _to_list,
     "str": _to_str,
+    "url": _to_url,
 }
 
 
@@ -156,9 +166,13 @@ class Settings:
     sandbox_write: tuple[str, ...] = field(init=False, repr=False, compare=False)
     sandbox_hosts: tuple[str, ...] = field(init=False, repr=False, compare=False)
     sandbox_env: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    sandbox_tmp_mb: int = field(init=False, repr=False, compare=False)
+    sandbox_processes: int = field(init=False, repr=False, compare=False)
     workspace_links: tuple[str, ...] = field(init=False, repr=False, compare=False)
     workspace_copy: tuple[str, ...] = field(init=False, repr=False, compare=False)
     wake_interval: float = field(init=False, repr=False, compare=False)
+    notify_desktop: bool = field(init=False, repr=False, compare=False)
+    notify_webhook: str | None = field(init=False, repr=False, compare=False)
     hub: str | None = field(init=False, repr=False, compare=False)
     sim_delay: float = field(init=False, repr=False, compare=False)
 
@@ -178,6 +192,8 @@ class Settings:
         for setting in SETTINGS:
             val = self.values[setting.key]
             shown = list(val.value) if isinstance(val.value, tuple) else val.value
+            if setting.kind == "url" and shown is not None:
+                shown = shown_url(str(shown))  # a webhook's path is its password
             rows.append(
                 {
                     "key": setting.key,
@@ -303,9 +319,26 @@ def _check_folders(paths: ProjectPaths) -> None:
         )
 
 
-# Settings that loosen the confinement of what a plan runs: the person's alone (their
-# environment), never a project's `.env` or config file, which a repository brings along.
-PERSON_ONLY = ("sandbox", "sandbox_hide", "sandbox_write", "sandbox_hosts", "sandbox_env")
+# Settings that are the person's alone (their environment), never a project's `.env` or
+# config file, which a repository brings along: each with why, and the way around it.
+_SANDBOX = (
+    "a project's own files do not loosen the sandbox of the processes its plan starts",
+    " (or `maestro run --no-sandbox`)",
+)
+PERSON_ONLY = {
+    "sandbox": _SANDBOX,
+    "sandbox_hide": _SANDBOX,
+    "sandbox_write": _SANDBOX,
+    "sandbox_hosts": _SANDBOX,
+    "sandbox_env": _SANDBOX,
+    "sandbox_tmp_mb": _SANDBOX,
+    "sandbox_processes": _SANDBOX,
+    # A cloned repository naming a URL would receive every question of its runs.
+    "notify_webhook": (
+        "a project's own files do not choose where its runs' questions are sent",
+        "",
+    ),
+}
 
 
 def _refuse_in_project(
@@ -313,10 +346,10 @@ def _refuse_in_project(
 ) -> None:
     where = ".env" if setting.env in dotenv else file_source if setting.key in file_values else None
     if where is not None:
+        why, otherwise = PERSON_ONLY[setting.key]
         raise ConfigError(
-            f"{setting.key} cannot be set in {where}: a project's own files do not loosen the "
-            "sandbox of the processes its plan starts.",
-            f"remove it there and set {setting.env} in your environment (or `maestro run --no-sandbox`).",
+            f"{setting.key} cannot be set in {where}: {why}.",
+            f"remove it there and set {setting.env} in your environment{otherwise}.",
         )
 
 

@@ -9,13 +9,13 @@ from typing import Any
 
 from maestro import roster
 from maestro.paths import DEFAULT_STATE_DIR
-from maestro.sandbox import SECRETS
+from maestro.sandbox import PROCESSES, SECRETS, TMP_MB
 
 
 @dataclass(frozen=True)
 class Setting:
     key: str
-    kind: str  # int | float | str | enum | bool | list
+    kind: str  # int | float | str | enum | bool | list | url
     default: Any
     help: str
     choices: Sequence[str] = ()
@@ -33,6 +33,8 @@ class Setting:
             return "true or false (also 1/0, yes/no, on/off)"
         if self.kind == "list":
             return "a comma-separated list of names"
+        if self.kind == "url":
+            return "an http:// or https:// URL"
         if self.kind in ("int", "float"):
             noun = "an integer" if self.kind == "int" else "a number"
             if self.minimum is not None and self.maximum is not None:
@@ -153,7 +155,7 @@ SETTINGS: tuple[Setting, ...] = (
         "sandbox",
         "bool",
         True,
-        "Confine every process started for the plan (spokes, validation commands) with bubblewrap: it writes only its worktree and its CLI's state, reaches the office only as its own session and the network only through Maestro's allow-listing proxy; false (or `run --no-sandbox`) runs them with your full rights. Environment only, like the four below.",
+        "Confine every process started for the plan (spokes, validation commands) with bubblewrap: it writes only its worktree and its CLI's state, reaches the office only as its own session and the network only through Maestro's allow-listing proxy; false (or `run --no-sandbox`) runs them with your full rights. Environment only, like the six below.",
     ),
     Setting(
         "sandbox_hide",
@@ -180,6 +182,20 @@ SETTINGS: tuple[Setting, ...] = (
         "Variables of your environment every spoke and validation command also gets (a name ending in * passes every name it begins); the rest of yours they never see.",
     ),
     Setting(
+        "sandbox_tmp_mb",
+        "int",
+        TMP_MB,
+        "Size in MB of a confined process's private /tmp, and of its /dev/shm: memory, freed when it ends; a write past it fails (No space left on device).",
+        minimum=1,
+    ),
+    Setting(
+        "sandbox_processes",
+        "int",
+        PROCESSES,
+        "Most processes (threads count) a confined process and all it starts may have at once: by a cgroup of its own where Maestro can make one, else by RLIMIT_NPROC, which counts all of yours. A dispatch refused a fork past it fails.",
+        minimum=16,
+    ),
+    Setting(
         "workspace_links",
         "list",
         ("node_modules", ".venv", "venv", "env", "target", "vendor", ".gradle", "bower_components"),
@@ -198,6 +214,18 @@ SETTINGS: tuple[Setting, ...] = (
         "Seconds between progress digests to a hub following a run with `maestro wait`; a decision, a worker's question and the run's end wake it at once; 0 wakes it for every event.",
         minimum=0,
         maximum=86400,
+    ),
+    Setting(
+        "notify_desktop",
+        "bool",
+        False,
+        "A desktop notification (notify-send on Linux, osascript on macOS) when something waits for you during a run: a worker's question or blocker, a decision, a failed task, the run's token budget reached.",
+    ),
+    Setting(
+        "notify_webhook",
+        "url",
+        None,
+        "A URL the run POSTs the same moments to as JSON that Slack's, Discord's and ntfy's webhooks take. Environment only, like sandbox: it sends the project's questions away.",
     ),
     Setting(
         "hub",

@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TextIO
+from urllib.parse import urlsplit
 
 # C0 controls but tab and newline, DEL, and the C1 controls (a UTF-8 terminal may read
 # U+009B as an escape sequence's start, as it reads ESC [).
@@ -146,6 +147,16 @@ def shown_path(path: Path, root: Path, *, home: Path | None = None, folder: bool
         rel = path.relative_to(home).as_posix()
         return "~" if rel == "." else "~/" + rel
     return str(path)
+
+
+def shown_url(url: str) -> str:
+    """A URL with its path and query withheld: a Slack or Discord webhook's token is its
+    path, so what is printed (`maestro config`, a log line) names only where it goes."""
+    parts = urlsplit(url)
+    hidden = "/…" if parts.path.strip("/") or parts.query else ""
+    return (
+        f"{parts.scheme}://{parts.hostname or ''}{f':{parts.port}' if parts.port else ''}{hidden}"
+    )
 
 
 def one_line(text: str | None, width: int) -> str:

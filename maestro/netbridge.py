@@ -64,7 +64,8 @@ class Relay:
 
     def accept(self) -> None:
         try:
-            fd, _ = self.listener._accept()
+            # (The C socket's accept: a file descriptor; typeshed does not list it.)
+            fd, _ = self.listener._accept()  # type: ignore[attr-defined]
         except OSError:
             return
         client = socket(AF_INET, SOCK_STREAM, fileno=fd)

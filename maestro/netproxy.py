@@ -7,7 +7,8 @@ Unix socket of the machine. Its one way out is a Unix socket of this proxy bound
 name). Each dispatch gets a socket of its own, a *door*, in a private folder (mode 0700):
 what comes through a door is that dispatch's, checked against that dispatch's list, and
 what it was refused is told in its result. A door is the only thing on disk, removed
-when its dispatch ends.
+when its dispatch ends (its folder made and removed, and a killed engine's swept, as the
+office's door's are: ``socketdir``).
 
 Why this mechanism: one asyncio loop, in one thread of Maestro's process, serves every
 door of the process (a run's parallel dispatches, a reviewer's): a connection is a
@@ -36,15 +37,15 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import os
-import shutil
 import socket
-import tempfile
 import threading
 from collections.abc import Coroutine, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
+
+from maestro import socketdir
 
 WAIT_S = 60.0  # a keep-alive connection's wait for its next request
 QUIET_S = 600.0  # no byte either way (a model's streamed answer pauses, then goes on)
@@ -397,14 +398,6 @@ async def _shut(server: asyncio.AbstractServer) -> None:
     await server.wait_closed()
 
 
-def _socket_root() -> str:
-    """Where doors are made: /tmp, whatever TMPDIR says, as every confined process has a
-    /tmp of its own (``sandbox.TMP``), where it sees its own door alone; elsewhere it
-    would see every other dispatch's too. (A Unix socket's path also holds at most 107
-    bytes.)"""
-    return "/tmp"
-
-
 class Proxy:
     """The loop serving every door of this process, in a thread of its own."""
 
@@ -416,19 +409,20 @@ class Proxy:
         return asyncio.run_coroutine_threadsafe(work, self.loop).result(timeout=DIAL_S)
 
     def open(self, allowed: Allowed) -> Door:
-        """A door for one dispatch (OSError when it cannot be made)."""
-        folder = Path(tempfile.mkdtemp(prefix="maestro-net-", dir=_socket_root()))
-        door = Door(folder / "proxy.sock", allowed)
+        """A door for one dispatch (SpokeError when it cannot be made)."""
+        listener = socketdir.listen("net", "proxy.sock")
+        door = Door(Path(listener.getsockname()), allowed)
 
         async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
             await Exchange(door, reader, writer).serve()
 
         try:
             door.server = self.call(
-                asyncio.start_unix_server(serve, path=str(door.path), limit=HEAD_LIMIT)
+                asyncio.start_unix_server(serve, sock=listener, limit=HEAD_LIMIT)
             )
         except BaseException:
-            shutil.rmtree(folder, ignore_errors=True)
+            listener.close()
+            socketdir.remove(door.path.parent)
             raise
         return door
 
@@ -436,7 +430,7 @@ class Proxy:
         server = door.server
         if server is not None:
             self.call(_shut(server))
-        shutil.rmtree(door.path.parent, ignore_errors=True)
+        socketdir.remove(door.path.parent)
 
 
 _lock = threading.Lock()

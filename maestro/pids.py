@@ -118,7 +118,50 @@ def group_alive(pgid: int) -> bool:
     return _live_member(pgid)
 
 
+def _pid_depth(pid: int) -> int | None:
+    """How many pid namespaces deep process ``pid`` lives (``NSpid`` in its status: one
+    pid for each, ours first), or None when it cannot be read."""
+    try:
+        text = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return None
+    line = next((ln for ln in text.splitlines() if ln.startswith("NSpid:")), None)
+    return None if line is None else len(line.split()) - 1
+
+
+def sandboxed(leader: int) -> list[int]:
+    """The processes of the sandbox ``leader`` keeps: its children that live in a pid
+    namespace below its own (bwrap's init), and all they started. [] when it keeps none
+    (a CLI whose own sandbox is a grandchild keeps none), or without /proc."""
+    depth = _pid_depth(leader)
+    if depth is None:
+        return []
+    children: dict[int, list[int]] = {}
+    for entry in os.scandir("/proc"):
+        stat = proc_stat(entry.name) if entry.name.isdigit() else None
+        if stat is not None and not stat.gone:
+            children.setdefault(stat.ppid, []).append(int(entry.name))
+    found = [pid for pid in children.get(leader, ()) if (_pid_depth(pid) or 0) > depth]
+    for pid in found:  # grows as it goes: every descendant, in the namespace or below
+        found += children.get(pid, ())
+    return found
+
+
 def signal_group(pgid: int, sig: int) -> None:
+    """``sig`` to process group ``pgid``. SIGTERM to a group whose leader keeps a sandbox
+    goes to the processes in it instead: bwrap would end at once and take its sandbox
+    with it by SIGKILL (``--die-with-parent``), so the program inside would never hear
+    the SIGTERM it can stop cleanly at. The sandbox's init ignores it (a namespace's
+    init hears only the signals it handles) and ends when the program does; SIGKILL
+    goes to the group, and the sandbox ends with its keeper."""
+    inside = sandboxed(pgid) if sig == signal.SIGTERM else []
+    for pid in inside:
+        try:
+            os.kill(pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+    if inside:
+        return
     try:
         os.killpg(pgid, sig)
     except (ProcessLookupError, PermissionError):

@@ -15,6 +15,7 @@ import errno
 import os
 import selectors
 import shutil
+import signal
 import subprocess
 import time
 from collections.abc import Callable
@@ -42,6 +43,27 @@ class ProcessOutcome:
     pid: int | None = None
     stopped_on_stderr: bool = False  # on_stderr_line asked to stop (the CLI began retrying)
     raw_stdout: bytes = b""  # stdout as bytes: file contents read through git stay exact
+
+
+# Signals that end a program, which a sandbox or a shell reports as exit 128 + N (a
+# program may exit 145 on its own: Gemini CLI exits with an HTTP status mod 256).
+_KILLING = frozenset(
+    (signal.SIGHUP, signal.SIGINT, signal.SIGABRT, signal.SIGKILL, signal.SIGSEGV)
+    + (signal.SIGBUS, signal.SIGTERM)
+)
+
+
+def ended(exit_code: int | None) -> str:
+    """How a process ended, in words: ``exited 1``, ``was killed (SIGKILL)``, and ``exited
+    137 (killed: SIGKILL)`` (how a sandbox or a shell reports a program it ran killed)."""
+    if exit_code is not None and exit_code < 0:
+        try:
+            return f"was killed ({signal.Signals(-exit_code).name})"
+        except ValueError:
+            return f"was killed (signal {-exit_code})"
+    if exit_code is not None and exit_code - 128 in _KILLING:
+        return f"exited {exit_code} (killed: {signal.Signals(exit_code - 128).name})"
+    return f"exited {exit_code}"
 
 
 class ExecutableNotFound(SpokeError):

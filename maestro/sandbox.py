@@ -2,10 +2,10 @@
 reviewers, challengers, planners) and the plan's validation commands, by the kernel.
 
 A confined process sees the whole machine read-only (``--ro-bind / /``), a private
-``/dev``, ``/proc`` and ``/tmp`` (``TMPDIR=/tmp``, gone when it ends), and writes only the
-folders its ``Policy`` names: a task's worktree, its CLI's own state folder (whose config
-files stay read-only: a hook or an MCP server planted there would run the next time the
-person starts that CLI). The office's store (its mail and sessions) is hidden: a spoke
+``/dev`` (read-only), ``/proc``, ``/tmp`` (``TMPDIR=/tmp``) and ``/dev/shm`` (memory of a
+bounded size, gone when it ends), and writes only the folders its ``Policy`` names: a
+task's worktree, its CLI's own state folder (whose config files stay read-only: a hook
+or an MCP server planted there would run the next time the person starts that CLI). The office's store (its mail and sessions) is hidden: a spoke
 reaches the office through its own door, a socket bound at ``OFFICE`` (``bus.door``).
 Secrets (``~/.ssh``, cloud and
 registry credentials, the other CLIs' state) are hidden, and so are the sockets of the
@@ -15,6 +15,14 @@ capabilities and no nested namespaces (run by root without them, bubblewrap leav
 capability and ``mount -o remount,rw /`` succeeds), its own pid, ipc and uts namespaces
 (it cannot see or signal Maestro, and everything it started ends with it), a session of
 its own (no typing into the person's terminal), and it dies with Maestro.
+
+Its processes are bounded (``bounded``): it and all it starts may have so many at once
+(threads count), by a cgroup of its own (``pids.max``) where Maestro can make one (cgroup
+v2 where its own cgroup is delegated to it, v1's pids hierarchy where writable, as root),
+else by ``RLIMIT_NPROC``, which counts all the person's processes and does not bind root.
+A ``sh`` puts it there and becomes bwrap (``_bound``): a ``preexec_fn`` would cost every
+start a fork of the engine (no vfork with one), 3 ms more. When its cgroup refused it a
+fork, the dispatch's result says so (``refusals``).
 
 Why plain bubblewrap and not Anthropic's sandbox-runtime (srt), both measured with the
 three CLIs on Linux: a bwrap start costs about 6 ms, an srt start 0.4-0.6 s and 72 MB of
@@ -46,18 +54,23 @@ readable only by its owner. Only the agent sockets it names are taken out.
 from __future__ import annotations
 
 import os
+import re
+import resource
 import shutil
 import sys
+import tempfile
+import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from maestro import roster
 from maestro.errors import ConfigError, MaestroError, SpokeError
 from maestro.netbridge import NO_PROXY_VARS, PROXY_VARS
-from maestro.process import run_process
+from maestro.pids import pid_alive
+from maestro.process import ProcessOutcome, ended, run_process
 
 if TYPE_CHECKING:
     from maestro.netproxy import Door
@@ -108,17 +121,27 @@ SOCKETS = (
 )
 # Environment entries that point at those sockets (or at the person's agents).
 AGENT_VARS = ("SSH_AUTH_SOCK", "GPG_AGENT_INFO", "DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR")
+# The defaults of the ``sandbox_tmp_mb`` and ``sandbox_processes`` settings (docs/sandbox.md,
+# *Bounds*): room for a build's temporary files, a pytest run's folders and a browser's
+# shared memory, in memory; and for the thousands of threads of a big parallel test run.
+TMP_MB = 2048
+PROCESSES = 8192
 
 
 @dataclass(frozen=True)
 class Rules:
-    """What every confined process of one command shares: the bwrap it starts with and
-    the settings' folders (``sandbox_hide``, ``sandbox_write``)."""
+    """What every confined process of one command shares: the bwrap it starts with, the
+    settings' folders (``sandbox_hide``, ``sandbox_write``), hosts and bounds."""
 
     bwrap: str
     hide: tuple[Path, ...] = ()
     write: tuple[Path, ...] = ()
     hosts: tuple[str, ...] = ()  # the ``sandbox_hosts`` setting: what every one may reach
+    # Each of its /tmp and /dev/shm at most so many MB; None: this bwrap cannot size them.
+    tmp_mb: int | None = TMP_MB
+    processes: int = PROCESSES  # at once, it and all it starts (threads count)
+    # Where each confined process gets a cgroup of its own (``bounded``); None: none here.
+    cgroups: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -143,6 +166,8 @@ class Policy:
     # Its way out (``netproxy.Door.path``): bound in, reached through ``netbridge``.
     # None: it reaches nothing (its network namespace has only its own loopback).
     proxy: Path | None = None
+    # Its own cgroup (``Bound.cgroup``), entered before bwrap starts; None: RLIMIT_NPROC.
+    cgroup: Path | None = None
 
 
 def expand(names: Iterable[str], env: Mapping[str, str]) -> tuple[Path, ...]:
@@ -173,8 +198,12 @@ def _depth(path: Path) -> int:
 
 def command(argv: Sequence[str], policy: Policy, rules: Rules) -> list[str]:
     """``argv`` (its program an absolute path) wrapped by bwrap as ``policy`` says."""
-    args = [rules.bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-    args += ["--tmpfs", str(TMP)]
+    size = ["--size", str(rules.tmp_mb << 20)] if rules.tmp_mb else []
+    args = [*_bound(policy, rules), rules.bwrap, "--ro-bind", "/", "/", "--proc", "/proc"]
+    # bwrap's /dev is a tmpfs of its own, /dev/shm a folder in it: read-only but for a
+    # shared memory as bounded as /tmp.
+    args += ["--dev", "/dev", *size, "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
+    args += [*size, "--tmpfs", str(TMP)]
     writable = sorted(
         {_real(p) for p in (*policy.writable, *rules.write) if p.exists()}, key=_depth
     )
@@ -217,6 +246,26 @@ def command(argv: Sequence[str], policy: Policy, rules: Rules) -> list[str]:
     return [*args, *HARDENING, "--chdir", str(policy.cwd), "--", *argv]
 
 
+def _bound(policy: Policy, rules: Rules) -> list[str]:
+    """The ``sh`` that bounds the process's count before it becomes bwrap: it enters its
+    cgroup, else lowers RLIMIT_NPROC (``ulimit -u`` in bash, ``-p`` in dash), which
+    root is exempt from (then nothing)."""
+    if policy.cgroup is not None:
+        # 0: itself. v1's ``tasks`` moves the one thread (sh has no other) without the
+        # global lock that ``cgroup.procs`` takes: a grace period of RCU, 6-10 ms.
+        tasks = policy.cgroup / "tasks"
+        entry = tasks if tasks.exists() else policy.cgroup / "cgroup.procs"
+        return ["/bin/sh", "-c", 'command echo 0 > "$0" && exec "$@"', str(entry)]
+    if os.geteuid() == 0:
+        return []
+    hard = resource.getrlimit(resource.RLIMIT_NPROC)[1]
+    most = rules.processes if hard == resource.RLIM_INFINITY else min(rules.processes, hard)
+    lower = (
+        f'command ulimit -u {most} 2>/dev/null || command ulimit -p {most} || exit 125; exec "$@"'
+    )
+    return ["/bin/sh", "-c", lower, "sh"]
+
+
 def environment(policy: Policy) -> dict[str, str]:
     """The confined process's environment: the policy's, its private ``/tmp`` as TMPDIR,
     without the agent and bus sockets, and, reaching out through Maestro's proxy, without
@@ -237,21 +286,26 @@ def wrap(argv: Sequence[str], policy: Policy, rules: Rules) -> tuple[list[str], 
 # -- whether it can start here, and the refusal when it cannot ---------------------------
 
 
-def probe(env: Mapping[str, str]) -> tuple[str | None, str]:
-    """(bwrap's path, "") when a hardened bwrap starts ``true`` here; else (None, why)."""
+def probe(env: Mapping[str, str]) -> tuple[Rules | None, str]:
+    """(bare rules, "") when a hardened bwrap starts ``true`` here; else (None, why). A
+    bwrap that cannot size a tmpfs (before 0.7, or setuid) is tried again without: its
+    rules say so (``tmp_mb`` None)."""
     if not sys.platform.startswith("linux"):
         return None, f"confinement is built on Linux's bubblewrap, and this is {sys.platform}"
     found = shutil.which(BWRAP, path=env.get("PATH") or os.defpath) or shutil.which(BWRAP)
     if found is None:
         return None, "bubblewrap (bwrap) is not installed"
     policy = Policy(cwd=Path("/"), env={"PATH": os.defpath})
-    out = run_process(
-        command(["true"], policy, Rules(found)), cwd="/", env={"PATH": os.defpath}, timeout_s=30
-    )
-    if out.exit_code != 0:
+    for bare in (Rules(found), Rules(found, tmp_mb=None)):
+        out = run_process(
+            command(["true"], policy, bare), cwd="/", env={"PATH": os.defpath}, timeout_s=30
+        )
+        if out.exit_code == 0:
+            return bare, ""
         said = (out.stderr.strip().splitlines() or [f"exit {out.exit_code}"])[-1]
-        return None, f"bwrap cannot start a confined process here ({said})"
-    return found, ""
+        if "--size" not in said:
+            break
+    return None, f"bwrap cannot start a confined process here ({said})"
 
 
 FIX = (
@@ -284,14 +338,23 @@ def rules(settings: Any, env: Mapping[str, str]) -> Rules | None:
                 f"MAESTRO_SANDBOX_HOSTS holds {entry!r}, which names no host.",
                 "list hosts as host, host:port, *.domain or an IP address (e.g. pypi.org:443).",
             ) from None
-    found, why = probe(env)
-    if found is None:
+    probed, why = probe(env)
+    if probed is None:
         raise unavailable(why)
-    return Rules(
-        found,
-        expand(settings.sandbox_hide, env),
-        expand(settings.sandbox_write, env),
-        tuple(settings.sandbox_hosts),
+    return configured(probed, settings, env)
+
+
+def configured(probed: Rules, settings: Any, env: Mapping[str, str]) -> Rules:
+    """What ``probe`` found, with the settings' folders, hosts and bounds, and the folder
+    its processes' cgroups go in."""
+    return replace(
+        probed,
+        hide=expand(settings.sandbox_hide, env),
+        write=expand(settings.sandbox_write, env),
+        hosts=tuple(settings.sandbox_hosts),
+        tmp_mb=settings.sandbox_tmp_mb if probed.tmp_mb else None,
+        processes=settings.sandbox_processes,
+        cgroups=cgroups(),
     )
 
 
@@ -322,9 +385,210 @@ def network(
         netproxy.proxy().close(door)
 
 
-def refusals(door: Door | None) -> str:
-    """What the proxy refused a process, in one line ("" when nothing)."""
-    return f"network: refused {', '.join(door.refused)}" if door and door.refused else ""
+# -- the bound on its processes ---------------------------------------------------------
+
+
+def _own_cgroups() -> dict[str, str]:
+    """This process's cgroup in each hierarchy (``/proc/self/cgroup``): "" names v2's."""
+    own = {}
+    for line in Path("/proc/self/cgroup").read_text(encoding="utf-8").splitlines():
+        _, controllers, path = line.split(":", 2)
+        own.update(dict.fromkeys(controllers.split(","), path))
+    return own
+
+
+def _cgroup_mounts() -> list[tuple[str, str, str]]:
+    """(hierarchy, its mount point, the cgroup mounted there) of cgroup v2 and of v1's
+    pids hierarchy, v2 first (``/proc/self/mountinfo``)."""
+    found = []
+    for line in Path("/proc/self/mountinfo").read_text(encoding="utf-8").splitlines():
+        mount, _, kind = line.partition(" - ")
+        fields, fs = mount.split(), kind.split()
+        if len(fields) > 4 and len(fs) > 2:
+            if fs[0] == "cgroup2":
+                found.append(("", fields[4], fields[3]))
+            elif fs[0] == "cgroup" and "pids" in fs[2].split(","):
+                found.append(("pids", fields[4], fields[3]))
+    return sorted(found, key=lambda mount: mount[0] != "")
+
+
+def cgroups() -> Path | None:
+    """The cgroup in which each confined process can get one of its own with a limit on
+    its processes: this process's own, in cgroup v2 where it is ours to write (delegated,
+    or root) and the pids controller is on there for its children or can be turned on,
+    else in v1's pids hierarchy where writable; None where neither (checked by making one)."""
+    try:
+        own = _own_cgroups()
+        mounts = _cgroup_mounts()
+    except (OSError, ValueError):
+        return None
+    for hierarchy, point, root in mounts:
+        path = own.get(hierarchy)
+        if path is None or not (path + "/").startswith(root.rstrip("/") + "/"):
+            continue
+        folder = Path(point + path[len(root.rstrip("/")) :])
+        try:
+            if hierarchy == "":
+                control = folder / "cgroup.subtree_control"
+                if "pids" not in control.read_text(encoding="utf-8").split():
+                    control.write_text("+pids", encoding="utf-8")
+            made = _made(folder, PROCESSES)
+        except OSError:
+            continue
+        if made is not None:
+            _ended(made)
+            _sweep(folder)
+            return folder
+    return None
+
+
+def _sweep(folder: Path) -> None:
+    """Remove the cgroups an engine killed before it could left in ``folder`` (empty:
+    their processes died with it)."""
+    for made in folder.glob("maestro-*-*"):
+        pid = made.name.split("-")[1]
+        if pid.isdigit() and not pid_alive(int(pid)):
+            with suppress(OSError):
+                made.rmdir()
+
+
+def _made(folder: Path, limit: int) -> Path | None:
+    """A new cgroup in ``folder`` holding at most ``limit`` tasks; None when it cannot be."""
+    try:
+        made = Path(tempfile.mkdtemp(prefix=f"maestro-{os.getpid()}-", dir=folder))
+    except OSError:
+        return None
+    try:
+        (made / "pids.max").write_text(str(limit), encoding="utf-8")
+    except OSError:
+        made.rmdir()
+        return None
+    return made
+
+
+# Its processes die with their pid namespace, a moment after bwrap has ended.
+_EMPTY_S = 5.0
+
+
+def _ended(cgroup: Path) -> int:
+    """How many forks ``cgroup`` refused at its limit, once every process in it is gone
+    and it is removed (waited for up to ``_EMPTY_S``, then left)."""
+    deadline, refused = time.monotonic() + _EMPTY_S, 0
+    while True:
+        try:
+            events = (cgroup / "pids.events").read_text(encoding="utf-8").split()
+            refused = int(dict(zip(events[::2], events[1::2], strict=False)).get("max", 0))
+            cgroup.rmdir()
+            return refused
+        except FileNotFoundError:
+            return 0
+        except OSError:  # (EBUSY: still dying)
+            if time.monotonic() > deadline:
+                return refused
+            time.sleep(0.0005)
+
+
+@dataclass
+class Bound:
+    """The bound on one confined process's count while it runs: its cgroup (None: its
+    RLIMIT_NPROC), and once it has ended, the forks its cgroup refused."""
+
+    limit: int
+    cgroup: Path | None = None
+    refused: int = 0
+
+
+@contextmanager
+def bounded(confined: Rules | None) -> Iterator[Bound | None]:
+    """A confined process's bound while it runs (``Policy.cgroup``): a cgroup of its own
+    where ``confined`` has where to make one, removed after it, with what it refused
+    (``refusals``); None unconfined."""
+    if confined is None:
+        yield None
+        return
+    cgroup = _made(confined.cgroups, confined.processes) if confined.cgroups else None
+    bound = Bound(confined.processes, cgroup)
+    try:
+        yield bound
+    finally:
+        if cgroup is not None:
+            bound.refused = _ended(cgroup)
+
+
+def placed(policy: Policy, door: Door | None, bound: Bound | None) -> Policy:
+    """``policy`` with what its process has while it runs: its way out and its cgroup."""
+    return replace(
+        policy, proxy=door.path if door else None, cgroup=bound.cgroup if bound else None
+    )
+
+
+def refusals(door: Door | None, bound: Bound | None = None) -> str:
+    """What a process was refused, in one line ("" when nothing): by the proxy, and forks
+    past its limit."""
+    said = [f"network: refused {', '.join(door.refused)}"] if door and door.refused else []
+    if bound and bound.refused:
+        forks = "a fork" if bound.refused == 1 else f"{bound.refused} forks"
+        said.append(
+            f"processes: {forks} refused at the limit of {bound.limit} at once "
+            "(MAESTRO_SANDBOX_PROCESSES)"
+        )
+    return "; ".join(said)
+
+
+def bounds(confined: Rules) -> str:
+    """How a confined process's /tmp and processes are bounded here, in a few words."""
+    tmp = (
+        f"/tmp and /dev/shm at most {confined.tmp_mb} MB each"
+        if confined.tmp_mb
+        else "/tmp and /dev/shm unbounded (bubblewrap 0.7 or later, not setuid, sizes them)"
+    )
+    if confined.cgroups is not None:
+        return f"{tmp}, at most {confined.processes} processes by a cgroup of each"
+    if os.geteuid() == 0:
+        return f"{tmp}, processes unbounded (root, and no cgroup Maestro can write)"
+    return f"{tmp}, at most {confined.processes} processes by RLIMIT_NPROC (all of yours count)"
+
+
+# -- when the sandbox, not the program, is why it gave no answer --------------------------
+
+# bwrap says why it cannot start the program ("bwrap: Can't find source path ...") and
+# exits 1 before it runs; so does the bridge when it cannot become the program.
+_UNSTARTED = ("bwrap: ", "maestro: cannot start ")
+_READ_ONLY = re.compile(r"read-only file system|\bEROFS\b", re.IGNORECASE)
+_PATH = re.compile(r"(?:^|[\s'\"`(\u2018])(/[^\s'\"`,:;()\u2019]*)")
+_DOC = "docs/sandbox.md, Faults"
+
+
+def fault(who: str, outcome: ProcessOutcome) -> str | None:
+    """Why confined ``who`` (``the claude spoke``) gave no answer, in one line naming the
+    fix, when its sandbox is why: bwrap could not start it, bwrap itself was killed (a
+    negative exit: a program killed inside ends bwrap with exit 128 + the signal), or it
+    needed to write a path the sandbox keeps read-only (a CLI upgraded to keep its state
+    in a new place gets EROFS). None else, and when the runner stopped it."""
+    if outcome.timed_out or outcome.aborted or outcome.stopped_on_stderr:
+        return None
+    said = [line.strip() for line in outcome.stderr.splitlines() if line.strip()]
+    if said and said[-1].startswith(_UNSTARTED) and not outcome.stdout.strip():
+        return (
+            f"the sandbox could not start {who}: {said[-1][:300]}; fix: bwrap names what "
+            "stopped it; a folder removed during the run is made again by `maestro run`, and "
+            f"`maestro doctor` checks that bwrap starts here ({_DOC})."
+        )
+    if outcome.exit_code is not None and outcome.exit_code < 0:
+        return (
+            f"the sandbox of {who} {ended(outcome.exit_code)} before it answered; fix: something "
+            "outside Maestro ended it (a kill, the out-of-memory killer: `journalctl -k`); "
+            "nothing of yours was touched: `maestro run` again."
+        )
+    for line in reversed(said):
+        found = _PATH.search(line) if _READ_ONLY.search(line) else None
+        if found:
+            return (
+                f"the sandbox kept {found[1]} read-only, and {who} needed to write it; fix: to "
+                "let it, add that path (or the folder it belongs in, made first if missing) to "
+                f"MAESTRO_SANDBOX_WRITE in your environment ({_DOC})."
+            )
+    return None
 
 
 def describe(confined: Rules | None) -> str:

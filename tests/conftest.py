@@ -16,7 +16,8 @@ from tests.snapshots import MarkdownSnapshot, TextSnapshot, XmlSnapshot
 
 # Fake claude/gemini/codex executables on PATH: the `fake_clis` fixture (tests/fakes/README.md).
 # `runenv`: a committed git project with fake CLIs and no stagger or backoff waits.
-pytest_plugins = ["tests.fakes.plugin", "tests.engine.runkit"]
+# `receiver`, `desktop`: a webhook on loopback and a fake notify-send (tests/notifykit.py).
+pytest_plugins = ["tests.fakes.plugin", "tests.engine.runkit", "tests.notifykit"]
 
 clis.load({})  # the roster, for tests that use a module without the command line
 

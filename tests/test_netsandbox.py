@@ -32,9 +32,9 @@ def server() -> Iterator[int]:
 
 @pytest.fixture
 def rules() -> sandbox.Rules:
-    found, why = sandbox.probe(os.environ)
-    assert found is not None, why
-    return sandbox.Rules(found)
+    probed, why = sandbox.probe(os.environ)
+    assert probed is not None, why
+    return probed
 
 
 def python(code: str, rules: sandbox.Rules, door: Path | None, cwd: Path) -> subprocess.Popen[str]:

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import os
+import shlex
+import shutil
 import sys
 import time
 from pathlib import Path
 
 import pytest
 
+from maestro import sandbox
 from maestro.errors import SpokeError
 from maestro.pids import boot_id, pid_namespace, proc_cmdline
 from maestro.process import ExecutableNotFound, run_process, spawn_detached
@@ -117,6 +121,26 @@ def test_timeout_kills_the_whole_process_group(fake_clis, project):
     call = fake_clis.runs("claude")[0]
     assert out.timed_out
     assert gone_soon(call["pid"]) and gone_soon(call["child_pid"])
+
+
+def test_at_the_deadline_sigterm_reaches_the_program_in_a_sandbox(tmp_path):
+    """bwrap would end at SIGTERM and take its program with it by SIGKILL: the program
+    inside hears the SIGTERM instead, and may clean up. A program whose own child keeps a
+    sandbox still hears it itself."""
+    heard = "import pathlib, signal, sys, time\n"
+    heard += "def term(*_):\n    pathlib.Path(sys.argv[1]).write_text('TERM')\n    sys.exit(3)\n"
+    heard += "signal.signal(signal.SIGTERM, term)\nprint('started', flush=True)\ntime.sleep(60)\n"
+    policy = sandbox.Policy(cwd=tmp_path, env={"PATH": os.defpath}, writable=[tmp_path])
+    rules = sandbox.Rules(shutil.which("bwrap") or "bwrap")
+    argv, env = sandbox.wrap([PY, "-c", heard, str(tmp_path / "inside")], policy, rules)
+    out = run_process(argv, cwd=tmp_path, env=env, timeout_s=1.5, grace_s=3)
+    assert out.timed_out and out.stdout == "started\n" and out.exit_code == 3, out
+    assert (tmp_path / "inside").read_text() == "TERM"
+
+    keeper = f"trap 'echo TERM > {tmp_path}/keeper; exit 4' TERM; {shlex.join(argv)} & wait"
+    out = run_process(["sh", "-c", keeper], cwd=tmp_path, env=env, timeout_s=1.5, grace_s=3)
+    assert out.timed_out and out.exit_code == 4, out
+    assert (tmp_path / "keeper").read_text() == "TERM\n"
 
 
 def test_a_background_child_left_behind_is_cleaned_up(fake_clis, project):

@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import tempfile
 import uuid
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -28,9 +29,9 @@ def confined(script: str, policy: sandbox.Policy, rules: sandbox.Rules) -> str:
 
 @pytest.fixture
 def rules() -> sandbox.Rules:
-    found, why = sandbox.probe(os.environ)
-    assert found is not None, why
-    return sandbox.Rules(found, sandbox.expand(sandbox.SECRETS, os.environ))
+    probed, why = sandbox.probe(os.environ)
+    assert probed is not None, why
+    return replace(probed, hide=sandbox.expand(sandbox.SECRETS, os.environ))
 
 
 def test_a_hostile_script_writes_only_its_folder(temp_home, tmp_path, rules):
@@ -177,6 +178,8 @@ def test_a_claude_config_dir_keeps_its_claude_json_read_only(tmp_path, temp_home
         (".env", "MAESTRO_SANDBOX_HIDE=\n"),
         (".ai/maestro.toml", 'sandbox_hosts = ["attacker.example"]\n'),
         (".ai/maestro.toml", 'sandbox_env = ["*"]\n'),
+        (".ai/maestro.toml", "sandbox_processes = 4000000\n"),
+        (".env", "MAESTRO_SANDBOX_TMP_MB=1000000\n"),
     ],
 )
 def test_a_projects_own_files_cannot_loosen_the_sandbox(project, monkeypatch, file, text):
@@ -192,6 +195,55 @@ def test_a_projects_own_files_cannot_loosen_the_sandbox(project, monkeypatch, fi
     monkeypatch.setenv("MAESTRO_SANDBOX_HIDE", "~/.ssh")
     monkeypatch.setenv("MAESTRO_SANDBOX_HOSTS", "pypi.org")
     monkeypatch.setenv("MAESTRO_SANDBOX_ENV", "DATABASE_URL")
+    monkeypatch.setenv("MAESTRO_SANDBOX_PROCESSES", "100")
+    monkeypatch.setenv("MAESTRO_SANDBOX_TMP_MB", "10")
     settings = load_settings(project)
     assert settings.sandbox is False and settings.sandbox_write == ("~/.cache/pip",)
     assert settings.sandbox_env == ("DATABASE_URL",)
+    assert (settings.sandbox_processes, settings.sandbox_tmp_mb) == (100, 10)
+
+
+def test_without_a_cgroup_a_person_s_confined_process_gets_rlimit_nproc(
+    tmp_path, rules, monkeypatch
+):
+    """Where Maestro can make no cgroup, a person's confined process is bounded by
+    RLIMIT_NPROC, set by the sh it starts with (``ulimit -u`` in bash, ``-p`` in dash)
+    and lowered for good (its hard limit too). Root is exempt from it: none is set."""
+    limited = replace(rules, processes=64, cgroups=None)
+    policy = sandbox.Policy(cwd=tmp_path, env=dict(os.environ))
+    script = "grep 'Max processes' /proc/self/limits"
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    assert confined(script, policy, limited).split()[2:4] == ["64", "64"]
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    argv, _ = sandbox.wrap(["/bin/true"], policy, limited)
+    assert argv[0] == rules.bwrap
+    assert "processes unbounded (root" in sandbox.bounds(limited)
+
+
+def test_a_bwrap_that_cannot_size_a_tmpfs_still_confines_and_says_so(tmp_path, monkeypatch):
+    """bubblewrap before 0.7 (Ubuntu 22.04 has 0.6) or setuid refuses --size: the probe
+    tries again without, and the rules say /tmp is unbounded."""
+    real = shutil.which("bwrap")
+    (tmp_path / "bwrap").write_text(
+        "#!/bin/sh\n"
+        'for a; do [ "$a" = --size ] && { echo "bwrap: Unknown option --size" >&2; exit 1; }; done\n'
+        f'exec {real} "$@"\n'
+    )
+    (tmp_path / "bwrap").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    probed, why = sandbox.probe(os.environ)
+    assert probed is not None and probed.bwrap == str(tmp_path / "bwrap"), why
+    assert probed.tmp_mb is None and "unbounded (bubblewrap 0.7" in sandbox.bounds(probed)
+    said = confined("echo started", sandbox.Policy(cwd=tmp_path, env=dict(os.environ)), probed)
+    assert said == "started\n"
+
+
+def test_an_engine_killed_leaves_no_cgroup_for_long(rules):
+    """The cgroup of a dispatch whose engine was killed is empty (its processes died with
+    it) and removed the next time Maestro looks for where to make them."""
+    folder = sandbox.cgroups()
+    if folder is None:
+        pytest.skip("no cgroup Maestro can write here")
+    left = folder / "maestro-999999999-left"  # (above any pid_max: no such engine)
+    left.mkdir()
+    assert sandbox.cgroups() == folder and not left.exists()

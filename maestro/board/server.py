@@ -47,6 +47,8 @@ ASSETS = {
     "/markdown.js": ("markdown.js", "text/javascript; charset=utf-8"),
     "/transcript.js": ("transcript.js", "text/javascript; charset=utf-8"),
     "/board.css": ("board.css", "text/css; charset=utf-8"),
+    "/needs.js": ("needs.js", "text/javascript; charset=utf-8"),
+    "/needs.css": ("needs.css", "text/css; charset=utf-8"),
 }
 
 

@@ -24,6 +24,7 @@ from maestro.bus.workers import run_session_id
 from maestro.cli.context import Context
 from maestro.cli.status import load_plan, status_data
 from maestro.engine import keptstreams
+from maestro.engine.needs import waiting
 from maestro.engine.rundir import RunLock, find_run, latest_run
 from maestro.engine.worktree import worktrees_dir
 from maestro.errors import MaestroError, NotFound, SpokeError
@@ -95,11 +96,16 @@ def task_extra(task: Task) -> dict[str, Any]:
 
 def state(ctx: Context) -> dict[str, Any]:
     """The page's state: `maestro status --json`'s data, each task's times and place,
-    the run, and the CLIs installed."""
+    the run, the CLIs installed, and what waits for the person (engine/needs.py)."""
     try:
         plan = load_plan(ctx)
     except MaestroError as error:
-        return {"plan": None, "problem": error.message, "run": run_info(ctx.paths)}
+        return {
+            "plan": None,
+            "problem": error.message,
+            "run": run_info(ctx.paths),
+            "needs": [n.to_dict() for n in waiting(ctx.paths, None)],
+        }
     data = status_data(plan, ctx)
     places = layout(plan.tasks)
     for row, task in zip(data["tasks"], plan.tasks, strict=True):
@@ -110,6 +116,7 @@ def state(ctx: Context) -> dict[str, Any]:
         "project": ctx.paths.root.name,
         "run": run_info(ctx.paths),
         "clis": [name for name in detect_available(ctx.env) if name in roster.REAL],
+        "needs": [n.to_dict() for n in waiting(ctx.paths, plan)],  # what waits for the person
     }
 
 

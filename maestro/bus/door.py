@@ -13,7 +13,8 @@ One request per connection: a JSON object ``{"words": [...]}`` (the command line
 ``maestro``), at most ``MAX_REQUEST`` bytes, answered with ``{"stdout", "stderr",
 "exit"}``. Only the office's commands go through (``COMMANDS``), each run as its own
 process of the Maestro that dispatched the spoke, at most ``AT_ONCE`` of them at a time
-per door; the door's close ends those still running.
+per door; the door's close ends those still running. Its folder is made and removed,
+and a killed engine's swept, as the network proxy's are (``socketdir``).
 """
 
 from __future__ import annotations
@@ -21,21 +22,19 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import signal
 import socket
 import stat
-import tempfile
 import threading
-import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from maestro import socketdir
 from maestro.errors import MaestroError
 from maestro.pids import signal_group
 from maestro.process import run_process
-from maestro.sandbox import OFFICE, TMP
+from maestro.sandbox import OFFICE
 
 COMMANDS = ("mail", "task", "session")
 SOCKET = "socket"
@@ -46,7 +45,6 @@ MAX_WORD = 128 * 1024 - 1
 AT_ONCE = 4  # commands of one spoke running at once (a `mail wait` and a send, ...)
 READ_TIMEOUT_S = 10.0  # for a request to arrive whole once connected
 RUN_TIMEOUT_S = 24 * 3600.0  # a command's own bound (`mail wait --timeout`) comes first
-STALE_S = 60.0  # a door folder this old whose socket answers nobody: its engine was killed
 
 
 def found(folder: Path = OFFICE) -> Path | None:
@@ -129,26 +127,6 @@ def check(request: bytes) -> list[str] | dict[str, Any]:
     return words
 
 
-def sweep() -> None:
-    """Take away the doors an engine killed outright left (its close never ran): this
-    user's, older than ``STALE_S``, whose socket is gone or refuses a connection."""
-    for door in TMP.glob("maestro-office-*"):
-        try:
-            info = door.lstat()
-            if (
-                info.st_uid != os.getuid()
-                or not stat.S_ISDIR(info.st_mode)
-                or time.time() - info.st_mtime < STALE_S
-            ):
-                continue
-            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
-                probe.connect(str(door / SOCKET))
-        except (ConnectionRefusedError, FileNotFoundError):
-            shutil.rmtree(door, ignore_errors=True)
-        except OSError:
-            continue
-
-
 class Door:
     """The engine's side of one dispatch's door: the office's commands it receives run by
     ``program`` (the words that start this Maestro) as the session ``env`` names
@@ -156,15 +134,12 @@ class Door:
 
     def __init__(self, program: Sequence[str], env: Mapping[str, str], cwd: Path) -> None:
         self.program, self.env, self.cwd = list(program), dict(env), cwd
-        sweep()
-        self.folder = Path(tempfile.mkdtemp(prefix="maestro-office-", dir=TMP))
+        self._listener = socketdir.listen("office", SOCKET)
+        self.folder = Path(self._listener.getsockname()).parent
         self._slots = threading.BoundedSemaphore(AT_ONCE)
         self._groups: set[int] = set()
         self._lock = threading.Lock()
         self._closed = False
-        self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self._listener.bind(str(self.folder / SOCKET))
-        self._listener.listen()
         # A thread: the engine's own is waiting on the spoke while the spoke asks.
         threading.Thread(target=self._accept, name="office-door", daemon=True).start()
 
@@ -184,7 +159,7 @@ class Door:
         self._listener.close()
         for group in groups:
             signal_group(group, signal.SIGKILL)
-        shutil.rmtree(self.folder, ignore_errors=True)
+        socketdir.remove(self.folder)
 
     def _accept(self) -> None:
         while True:

@@ -471,6 +471,27 @@ class Mailbox:
                 messages.append(parsed)
         return messages, garbled
 
+    def unanswered(self, body_limit: int | None = None) -> list[Message]:
+        """The questions and blockers in the person's inbox (the runs' mail with it) that
+        no reply answers yet, oldest first (``body_limit``: as ``inbox``); read or not,
+        nothing is marked."""
+        mine, args = addressed_to("user")  # the person
+        with self._db() as conn:
+            rows = conn.execute(
+                f"SELECT {_columns(body_limit)}, d.recipient FROM delivery d JOIN mail m"
+                f" ON m.id = d.mail WHERE {mine} AND m.type IN ('query', 'blocked') AND NOT"
+                " EXISTS (SELECT 1 FROM mail r WHERE r.thread = m.thread AND r.reply_to = m.id)"
+                " ORDER BY m.created_ns, m.id",
+                args,
+            ).fetchall()
+        found = []
+        for row in rows:
+            parsed = _message(row)
+            if isinstance(parsed, Message):
+                parsed.to = [row[11]]
+                found.append(parsed)
+        return found
+
 
 def _busy(exc: sqlite3.DatabaseError) -> bool:
     """Another connection holds the lock (SQLITE_BUSY, SQLITE_LOCKED, their extended

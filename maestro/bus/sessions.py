@@ -52,6 +52,10 @@ _ID = re.compile(ID_PATTERN)
 # `session stop` from its spoke's shell), and the format it is written in; every other
 # field is Maestro's record's.
 OWN_FIELDS = ("format_version", "status", "reason", "updated")
+# What a session may know of another: who it is, what it does and for whom (to address
+# it), and whether anyone is there to read its mail. Its process, directive, reason, CLI,
+# agent and times are its own and the person's (docs/office.md, "What a session sees").
+SEEN_BY_OTHERS = ("id", "mode", "status", "coordinator_session_id", "parent_session_id", "task_ids")
 
 
 def check_id(session_id: str, what: str = "session id") -> str:
@@ -141,6 +145,14 @@ class Session:
             "recorded_status": self.recorded_status,
             "alive": self.alive,
         }
+
+    def seen_by(self, viewer: str) -> dict[str, Any]:
+        """The session as session ``viewer`` may see it: whole to itself and to the
+        person, only ``SEEN_BY_OTHERS`` to any other."""
+        whole = self.to_dict()
+        if viewer in (USER, self.id):
+            return whole
+        return {key: whole[key] for key in SEEN_BY_OTHERS if key in whole}
 
 
 def user_session() -> Session:
@@ -418,7 +430,7 @@ class SessionStore:
                 "ask your coordinator: `maestro mail send --to-coordinator --type blocked ...`.",
             )
         stopped = self.update(session_id, status="stopped", reason=f"stopped by {by}: {reason}")
-        return stopped, _kill(target)
+        return stopped, _kill(target, by)
 
     def ancestors(self, session: Session) -> list[str]:
         """Coordinators and parents up the chain (cycles and missing links end it)."""
@@ -442,10 +454,11 @@ class SessionStore:
 NO_PROCESS = "no live process"  # what stop() did when the session had none
 
 
-def _kill(session: Session) -> str:
+def _kill(session: Session, by: str) -> str:
     """SIGTERM the session's process group, SIGKILL what is left after a grace period.
     Only a process proven to be the session's (pid with its start time) is signalled: a
-    recycled pid is never killed."""
+    recycled pid is never killed. What was done names the process for the person only
+    (a pid is the session's own record, not its coordinator's)."""
 
     mark = ProcessMark.from_dict(session.data.get("process") or {})
     if mark is None or not mark.alive():
@@ -467,6 +480,6 @@ def _kill(session: Session) -> str:
     def running() -> bool:
         return mark.alive() or (group is not None and group_alive(group))
 
-    if stop_gracefully(send, running, STOP_GRACE_S):
-        return f"killed process group {group}" if group else f"killed process {mark.pid}"
-    return f"ended process group {group}" if group else f"ended process {mark.pid}"
+    verb = "killed" if stop_gracefully(send, running, STOP_GRACE_S) else "ended"
+    what = "process group" if group else "process"
+    return f"{verb} {what} {group or mark.pid}" if by == USER else f"{verb} its {what}"

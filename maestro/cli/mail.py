@@ -170,8 +170,11 @@ def _send(args: argparse.Namespace, ctx: Context, me: Any, store: Any) -> Result
             recipients = [part.strip() for part in args.to.split(",") if part.strip()]
         notes = addressing.check_recipients(store, recipients)
     body = ctx.text(args.message)
+    mailbox = Mailbox(ctx.paths)
     thread = parse_mail_id(args.thread) if getattr(args, "thread", None) else None
-    message = Mailbox(ctx.paths).send(
+    if thread is not None and me.id != USER:
+        _mine(mailbox, thread, me)  # a session goes on only with a thread of its own mail
+    message = mailbox.send(
         me.id,
         recipients,
         type=args.type,
@@ -186,7 +189,7 @@ def _send(args: argparse.Namespace, ctx: Context, me: Any, store: Any) -> Result
 def _reply(args: argparse.Namespace, ctx: Context, me: Any, store: Any) -> Result:
     mailbox = Mailbox(ctx.paths)
     number = parse_mail_id(args.mail)
-    original, _ = mailbox.get(number)
+    original = _mine(mailbox, number, me)
     notes = addressing.check_recipients(store, [original.sender])
     body = ctx.text(args.message)
     # An answer to an urgent question is as urgent as it; otherwise normal.
@@ -236,15 +239,28 @@ def _yours(me: Any, message: Any) -> bool:
     return me.id == USER or message.sender == me.id or any(reads_for(me.id, r) for r in message.to)
 
 
+def _not_yours(number: int) -> NotFound:
+    return NotFound(f"no mail {mail_id(number)} of yours.", "`maestro mail inbox` lists yours.")
+
+
+def _mine(mailbox: Mailbox, number: int, me: Any) -> Any:
+    """Mail ``number``, when ``me`` may read it (``_yours``): a session is told the same
+    of another's mail as of mail that is not there."""
+    try:
+        message = mailbox.get(number)[0]
+    except NotFound:
+        if me.id == USER:
+            raise
+        raise _not_yours(number) from None
+    if not _yours(me, message):
+        raise _not_yours(number)
+    return message
+
+
 def _show(args: argparse.Namespace, ctx: Context, me: Any, store: Any) -> Result:
     mailbox = Mailbox(ctx.paths)
     number = parse_mail_id(args.mail)
-    message = mailbox.get(number)[0]
-    if not _yours(me, message):
-        raise NotFound(
-            f"no mail {mail_id(number)} of yours: it is between other sessions.",
-            "`maestro mail inbox` lists yours.",
-        )
+    message = _mine(mailbox, number, me)
     if any(reads_for(me.id, r) for r in message.to):
         mailbox.mark_read([number], me.id)
     message, receipts = mailbox.get(number)
@@ -258,8 +274,12 @@ def _show(args: argparse.Namespace, ctx: Context, me: Any, store: Any) -> Result
 
 def _thread(args: argparse.Namespace, ctx: Context, me: Any, store: Any) -> Result:
     mailbox = Mailbox(ctx.paths)
-    messages, garbled = mailbox.thread(parse_mail_id(args.mail))
+    number = parse_mail_id(args.mail)
+    _mine(mailbox, number, me)  # the thread of a mail of one's own
+    messages, garbled = mailbox.thread(number)
     messages = [m for m in messages if _yours(me, m)]
+    # A row that does not read cannot be told to be anyone's: the person's to see.
+    garbled = garbled if me.id == USER else []
     mailbox.mark_read([m.id for m in messages if any(reads_for(me.id, r) for r in m.to)], me.id)
     lines = [full(m, to=True) for m in messages] + _garbled_lines(garbled)
     data = {

@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from maestro.bus.addressing import caller, coordinator_of
-from maestro.bus.sessions import SessionStore, current_id
+from maestro.bus.sessions import USER, SessionStore, current_id
 from maestro.cli.context import Context, Result
 from maestro.cli.verbs import verb_adder
 from maestro.tables import aligned
@@ -46,37 +46,36 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _row(session: Any) -> str:
-    task = ",".join(session.task_ids)
-    parts = [session.id, session.mode, session.status]
-    if task:
-        parts.append(f"task {task}")
-    if session.data.get("cli"):
-        parts.append(str(session.data["cli"]))
-    if session.coordinator:
-        parts.append(f"coordinator {session.coordinator}")
+def _row(seen: dict[str, Any]) -> str:
+    parts = [seen["id"], seen["mode"], seen["status"]]
+    if seen.get("task_ids"):
+        parts.append(f"task {','.join(seen['task_ids'])}")
+    if seen.get("cli"):
+        parts.append(str(seen["cli"]))
+    if seen.get("coordinator_session_id"):
+        parts.append(f"coordinator {seen['coordinator_session_id']}")
     return " ".join(parts)
 
 
-def _table(sessions: list[Any]) -> list[str]:
+def _table(seen: list[dict[str, Any]]) -> list[str]:
     head = ("ID", "MODE", "STATUS", "TASK", "CLI", "COORDINATOR")
     rows = [
         [
-            s.id,
-            s.mode,
-            s.status,
-            ",".join(s.task_ids) or "-",
-            str(s.data.get("cli") or "-"),
-            s.coordinator or "-",
+            s["id"],
+            s["mode"],
+            s["status"],
+            ",".join(s.get("task_ids") or []) or "-",
+            str(s.get("cli") or "-"),
+            s.get("coordinator_session_id") or "-",
         ]
-        for s in sessions
+        for s in seen
     ]
     return aligned(head, rows) if rows else ["no sessions"]
 
 
-def _describe(session: Any) -> str:
-    data = session.data
-    lines = [_row(session)]
+def _describe(seen: dict[str, Any]) -> str:
+    """A session as its viewer may see it (``Session.seen_by``): another's is its row."""
+    lines = [_row(seen)]
     for key in (
         "strategy",
         "tier",
@@ -87,19 +86,19 @@ def _describe(session: Any) -> str:
         "updated",
         "reason",
     ):
-        if data.get(key):
-            lines.append(f"  {key}: {data[key]}")
-    process = data.get("process") or {}
+        if seen.get(key):
+            lines.append(f"  {key}: {seen[key]}")
+    process = seen.get("process") or {}
     if process:
-        lines.append(f"  pid: {process.get('pid')} ({'alive' if session.alive else 'gone'})")
-    caps = [name for name, on in (data.get("capabilities") or {}).items() if on]
+        lines.append(f"  pid: {process.get('pid')} ({'alive' if seen['alive'] else 'gone'})")
+    caps = [name for name, on in (seen.get("capabilities") or {}).items() if on]
     if caps:
         lines.append("  capabilities: " + ", ".join(caps))
-    directive = data.get("directive")
+    directive = seen.get("directive")
     if directive:
         lines.append(f"  directive from {directive['from']}: {directive['subject']}")
         lines += ["    " + line for line in directive["message"].splitlines()]
-    lines += [f"  note: {note}" for note in data.get("notes") or []]
+    lines += [f"  note: {note}" for note in seen.get("notes") or []]
     return "\n".join(lines)
 
 
@@ -107,21 +106,21 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
     store = SessionStore(ctx.paths)
     me = caller(store, current_id(ctx.env))
     if args.verb == "whoami":
-        session = store.get(me.id)
+        seen = store.get(me.id).seen_by(me.id)
         text = (
             "user (the person at a shell; no MAESTRO_SESSION_ID)"
-            if me.id == "user"
-            else _describe(session)
+            if me.id == USER
+            else _describe(seen)
         )
-        return Result("session", {"verb": "whoami", "session": session.to_dict()}, text)
+        return Result("session", {"verb": "whoami", "session": seen}, text)
     if args.verb == "show":
-        session = store.get(args.id)
-        return Result("session", {"verb": "show", "session": session.to_dict()}, _describe(session))
+        seen = store.get(args.id).seen_by(me.id)
+        return Result("session", {"verb": "show", "session": seen}, _describe(seen))
     if args.verb == "stop":
         session, outcome = store.stop(args.id, args.reason, me.id)
         return Result(
             "session",
-            {"verb": "stop", "session": session.to_dict(), "process": outcome},
+            {"verb": "stop", "session": session.seen_by(me.id), "process": outcome},
             f"stopped {session.id} ({outcome}): {session.data['reason']}",
         )
     sessions, broken = store.all()
@@ -130,11 +129,14 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
         sessions = [s for s in sessions if s.coordinator == lead and s.id != me.id]
     if args.mine:
         sessions = [s for s in sessions if s.parent == me.id]
-    lines = _table(sessions)
+    # Why another's manifest does not read is the person's to see, not a session's.
+    broken = [(sid, problem) for sid, problem in broken if me.id in (USER, sid)]
+    shown = [s.seen_by(me.id) for s in sessions]
+    lines = _table(shown)
     lines += [f"{sid}: unreadable manifest: {problem}" for sid, problem in broken]
     data = {
         "verb": "list",
-        "sessions": [s.to_dict() for s in sessions],
+        "sessions": shown,
         "broken": [{"id": sid, "problem": problem} for sid, problem in broken],
     }
     return Result("session", data, "\n".join(lines))

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -183,13 +183,20 @@ def scope_gate(scope: Scope, strictness: str) -> GateResult:
 
 
 def integration_gate(
-    command: str | None, exit_code: int | None, *, timed_out: bool = False, output: str = ""
+    command: str | None,
+    exit_code: int | None,
+    *,
+    timed_out: bool = False,
+    output: str = "",
+    limited: bool = False,
 ) -> GateResult:
+    """``limited``: its sandbox refused it a fork (its output's last line says): it fails
+    whatever its exit code."""
     if not command:
         return GateResult("integration", SKIP, "no validation command")
     if timed_out:
         return GateResult("integration", FAIL, f"`{command}` timed out")
-    if exit_code == 0:
+    if exit_code == 0 and not limited:
         return GateResult("integration", PASS, f"`{command}` exited 0")
     tail = " ".join(output.split())[-200:]
     if exit_code is None:
@@ -207,10 +214,11 @@ class Validation:
     exit_code: int | None
     timed_out: bool
     output: str  # stdout, then stderr, stripped
+    limited: bool = False  # refused a fork past its sandbox's limit (its output says)
 
     @property
     def passed(self) -> bool:
-        return self.exit_code == 0 and not self.timed_out
+        return self.exit_code == 0 and not self.timed_out and not self.limited
 
 
 def run_validation(
@@ -229,11 +237,12 @@ def run_validation(
     ``sandbox_env`` setting); ``confined``, it writes only its worktree (not ``state``,
     the project's state folder when that lies within) and a private /tmp, reads none of
     the CLIs' state nor the office's store, and reaches only the sandbox_hosts setting's
-    hosts (what it was refused ends its output; no door for it: exit code None, the
-    reason its output)."""
+    hosts (what it was refused ends its output, forks past its bound too, and then it
+    does not pass; no door for it: exit code None, the reason its output)."""
 
     argv = ["/bin/sh", "-c", command]
     env = passenv.allowed(env, *passes)
+    bound = None
     if confined is None:
         out = run_process(argv, cwd=root, env=dict(env), timeout_s=timeout_s)
         refused = ""
@@ -242,6 +251,7 @@ def run_validation(
             with (
                 tempfile.TemporaryDirectory(prefix="maestro-check-") as scratch,
                 sandbox.network(confined) as door,
+                sandbox.bounded(confined) as bound,
             ):
                 # The office's store is private to the office (a spoke can write a
                 # subtask's validation command).
@@ -249,16 +259,15 @@ def run_validation(
                 policy = sandbox.work_policy(
                     root, env, writes=True, scratch=Path(scratch), state=state, hidden=store
                 )
-                policy = replace(policy, proxy=door.path if door else None)
+                policy = sandbox.placed(policy, door, bound)
                 wrapped, run_env = sandbox.wrap(argv, policy, confined)
                 out = run_process(wrapped, cwd=root, env=run_env, timeout_s=timeout_s)
         except SpokeError as exc:
             return Validation(command, None, False, exc.message)
-        refused = sandbox.refusals(door)
+        refused = sandbox.refusals(door, bound)
     output = cleaned(out.stdout + "\n" + out.stderr).strip()  # a test runner's colours
-    return Validation(
-        command, out.exit_code, out.timed_out, "\n".join(filter(None, (output, refused)))
-    )
+    said = "\n".join(filter(None, (output, refused)))
+    return Validation(command, out.exit_code, out.timed_out, said, bool(bound and bound.refused))
 
 
 def warnings(gates: list[GateResult]) -> list[str]:
@@ -341,5 +350,9 @@ def _integration(ctx: RunContext, task: Task, attempt: Attempt, space: Workspace
             list(found.paths),
         )
     return integration_gate(
-        task.validation, ran.exit_code, timed_out=ran.timed_out, output=ran.output
+        task.validation,
+        ran.exit_code,
+        timed_out=ran.timed_out,
+        output=ran.output,
+        limited=ran.limited,
     )

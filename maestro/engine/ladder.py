@@ -10,9 +10,10 @@
 
 ``max_retries`` (retries after the first attempt) caps the ladder. Some failures skip
 it: a scope violation fails at once (retrying would edit the same files again); auth, a
-flag the CLI rejects and an untrusted folder fail at once with their fix (retrying cannot
-help); a dispatch stopped over its token abort threshold blocks at once, and so does a
-task that fails an AAVSR check right before its dispatch (it is never sent).
+flag the CLI rejects, an untrusted folder and a fault of the sandbox fail at once with
+their fix (retrying cannot help); a dispatch stopped over its token abort threshold
+blocks at once, and so does a task that fails an AAVSR check right before its dispatch
+(it is never sent).
 """
 
 from __future__ import annotations
@@ -34,10 +35,11 @@ SUBTASKS = "subtasks"  # a coordinating task whose subtasks are not all done
 
 NEEDS_DECOMPOSITION = "needs decomposition"
 
-_FATAL_FIX = {
+_FATAL_FIX: dict[str, str | None] = {
     "auth": "log in to {tool} (run `{tool}` once in a terminal) or set its API key, then `maestro run` again.",
     "bad_flag": "the installed {tool} rejected Maestro's command line; check its version with `maestro doctor` and upgrade it.",
     "untrusted_folder": "trust this folder in {tool}{trust}, then `maestro run` again.",
+    "sandbox": None,  # its error names its fix (sandbox.fault)
 }
 
 
@@ -65,7 +67,8 @@ def spoke_failure(result: object, tool: str) -> Failure | None:
     if kind in _FATAL_FIX:
         cli = roster.get(tool)
         trust = f" ({cli.trust_hint})" if cli and cli.trust_hint else ""
-        fix = _FATAL_FIX[kind].format(tool=tool, trust=trust)
+        fix = _FATAL_FIX[kind]
+        fix = fix.format(tool=tool, trust=trust) if fix else None
         return Failure(FATAL, f"{tool}: {kind.replace('_', ' ')}: {error}", fix)
     if kind == "over_budget" or getattr(result, "aborted_over_budget", False):
         return Failure(OVER_BUDGET, f"{tool}: stopped over its token abort threshold: {error}")

@@ -186,6 +186,11 @@ _LINES: dict[str, Callable[[Event], str]] = {
         "back to pending"
     ),
     "review": lambda e: f"task {e.get('task')} review: {e.get('outcome')}",
+    # A notification that did not go out (engine/notifier.py): the run goes on.
+    "notify": lambda e: (
+        f"notify: {e.get('channel')} {e.get('detail')} ({e.get('need')})"
+        + (f"; fix: {e['fix']}" if e.get("fix") else "")
+    ),
     "worktree_kept": lambda e: (
         f"task {e.get('task')}: its failed attempt's worktree is kept at {e.get('path')}"
     ),

@@ -23,6 +23,7 @@ from maestro.engine import stoptask
 from maestro.engine.budgets import RunBudget, limits_for
 from maestro.engine.ending import abort_on_sigterm, run_ending, stop_on_sigint
 from maestro.engine.hierarchy import SPAWN, add_subtask, spawned_data
+from maestro.engine.notifier import Notifier
 from maestro.engine.pipeline import TaskRunner
 from maestro.engine.receipts import Observer
 from maestro.engine.requests import Desk
@@ -269,7 +270,10 @@ class Engine:
         def emit(kind: str, **data: Any) -> dict[str, Any]:
             event: dict[str, Any] = events.emit(kind, **data)
             view.handle(event)
+            notices.saw(event)
             return event
+
+        notices = Notifier(self.settings, self.env, run, emit)
 
         recovered = recover(store, plan, self.paths, emit, log)
         if recovered:
@@ -278,7 +282,7 @@ class Engine:
         selected = select_tasks(plan, opts.task_id, shown_path(self.paths.plan, self.paths.root))
         done = {t.id for t in plan.tasks if t.status == "done"}
         owners = {t.id: list(t.files) for t in plan.tasks}
-        with self._workspaces(run.run_id, owners) as spaces:
+        with self._workspaces(run.run_id, owners) as spaces, notices:
             catalog = self._before_dispatch(run.run_id, plan.goal, selected, spaces)
             run.write_meta(sandbox=sandbox.describe(self.sandbox))
             if opts.task_id and selected[0].status in ("failed", "blocked"):
@@ -328,6 +332,7 @@ class Engine:
             def idle() -> None:
                 reports.deliver()
                 desk.serve()
+                notices.look(store.view)
                 view.tick()
 
             scheduler = Scheduler(
@@ -377,6 +382,9 @@ class Engine:
                 shared.uncommitted,
                 spaces.closing_note(),
             )
+            # What stopped the run at its token budget waits for the person (engine/needs.py).
+            run.write_meta(cap=budget.refusal() if summary.status == "stopped" else None)
+            notices.finish(store.view)
             emit(
                 "run_ended",
                 run_id=run.run_id,

@@ -283,16 +283,18 @@ def sandbox_check(settings: Any, env: dict[str, str]) -> Check:
             "commands run with your full rights.",
             "unset MAESTRO_SANDBOX to confine them with bubblewrap.",
         )
-    found, why = sandbox.probe(env)
-    if found is None:
+    probed, why = sandbox.probe(env)
+    if probed is None:
         return Check(
             "hosts", "sandbox", "fail", f"{why}: `maestro run` refuses to start.", sandbox.FIX + "."
         )
+    confined = sandbox.configured(probed, settings, env)
     return Check(
         "hosts",
         "sandbox",
         "ok",
-        f"spokes and validation commands run confined by bubblewrap ({found}).",
+        f"spokes and validation commands run confined by bubblewrap ({probed.bwrap}); "
+        f"{sandbox.bounds(confined)}.",
     )
 
 

@@ -214,15 +214,20 @@ class Spoke:
         )
 
     def confined(
-        self, req: DispatchRequest, argv: list[str], env: dict[str, str], door: Door | None
+        self,
+        req: DispatchRequest,
+        argv: list[str],
+        env: dict[str, str],
+        door: Door | None,
+        bound: sandbox.Bound | None,
     ) -> tuple[list[str], dict[str, str]]:
         """``argv`` and ``env`` as the process runner gets them: wrapped by the sandbox
-        when ``req`` is confined (reaching out through ``door``), its program found first
-        (ExecutableNotFound)."""
+        when ``req`` is confined (reaching out through ``door``, its processes under
+        ``bound``), its program found first (ExecutableNotFound)."""
         if req.sandbox is None:
             return argv, env
         program = resolve(argv[0], env)
-        policy = replace(self.confinement(req, env), proxy=door.path if door else None)
+        policy = sandbox.placed(self.confinement(req, env), door, bound)
         return sandbox.wrap([program, *argv[1:]], replace_visible(policy, program), req.sandbox)
 
     # -- building the call ------------------------------------------------------------
@@ -302,6 +307,9 @@ class Spoke:
             map(self.retry_notice, outcome.stdout.splitlines())
         )
         result = self.read_result(outcome, req)
+        if result is None and req is not None and req.sandbox is not None:
+            said = sandbox.fault(f"the {self.name} spoke", outcome)
+            result = fail(self.name, "sandbox", said) if said else None
         if result is None and outcome.stopped_on_stderr:
             result = self.stopped_retrying(outcome, req)
         # A complete answer read after the time limit stays a success: only the CLI's
@@ -414,7 +422,8 @@ class Spoke:
         on_start: Callable[[int], None] | None,
     ) -> SpokeResult:
         network = sandbox.network(req.sandbox, self.api_hosts, self.endpoints(env))
-        with self.scratch(req) as run_req, network as door:
+        bounded = sandbox.bounded(req.sandbox)
+        with self.scratch(req) as run_req, network as door, bounded as bound:
             self.prepare(run_req)
             argv = self.build_argv(run_req)
             watcher = self.stream_watcher(run_req)
@@ -437,7 +446,7 @@ class Spoke:
                 run_req.progress(f"{self.name}: no answer yet after {elapsed:.0f}s{last}")
 
             try:
-                run_argv, run_env = self.confined(run_req, argv, env, door)
+                run_argv, run_env = self.confined(run_req, argv, env, door, bound)
                 outcome = runner(
                     run_argv,
                     cwd=run_req.cwd,
@@ -465,7 +474,10 @@ class Spoke:
                 result.error = f"{result.error} ({self.name} is not signed in: {signed.detail}; fix: {signed.fix})"
         result.argv = argv
         result.confined = run_req.sandbox is not None
-        result.refused = sandbox.refusals(door)
-        if result.refused and not result.success:
+        result.refused = sandbox.refusals(door, bound)
+        if bound and bound.refused and result.success:
+            # Its work may lack what the refused processes were to do: it does not count.
+            result.success, result.error_kind, result.error = False, "sandbox_limit", result.refused
+        elif result.refused and not result.success:
             result.error = f"{result.error or 'it failed'}; {result.refused}"
         return result

@@ -25,7 +25,8 @@ from maestro.sandbox import Rules
 from maestro.state.model import Usage
 
 # A SpokeResult's error_kind: auth, rate_limit, turn_limit, timeout, bad_flag,
-# untrusted_folder, server, network, over_budget or other. These are retried at once:
+# untrusted_folder, server, network, over_budget, sandbox (``maestro.sandbox.fault``) or
+# other. These are retried at once:
 TRANSIENT_KINDS = frozenset({"rate_limit", "server", "network", "timeout"})
 
 
@@ -118,7 +119,8 @@ class SpokeResult:
     not_resumed: str | None = None
     # Its process ran confined by Maestro's sandbox (False: with the person's full rights).
     confined: bool = False
-    # What Maestro's proxy refused it (``sandbox.refusals``: "network: refused ..."), or "".
+    # What its sandbox refused it (``sandbox.refusals``: "network: refused ...",
+    # "processes: ... refused at the limit ..."), or "".
     refused: str = ""
 
     @property

@@ -12,6 +12,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from maestro.process import ended
+
 _DECODER = json.JSONDecoder()
 
 
@@ -177,4 +179,4 @@ def garbled(tool: str, outcome_stdout: str, exit_code: int | None, stderr: str) 
         where = f"stderr says {last_line(stderr, 200)!r}"
     else:
         where = "it printed nothing"
-    return f"{tool} exited {exit_code} without a readable JSON result; {where}."
+    return f"{tool} {ended(exit_code)} without a readable JSON result; {where}."

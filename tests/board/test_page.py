@@ -294,7 +294,7 @@ def test_spoke_text_holding_a_script_shows_as_text(cli, project, runenv, board_o
     assert evil in page.text_content("#detail")
     page.wait_for_selector("#transcript .entry")
     assert evil in page.text_content("#transcript")  # the spoke's own stream, as text
-    assert page.title() == "Maestro board"
+    assert page.title() == "Maestro board · proj"  # its own, with the project: no script ran
     assert page.locator("#panel script, #panel img, #graph script").count() == 0
 
 

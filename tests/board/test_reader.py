@@ -275,7 +275,7 @@ def test_markdown_is_drawn_from_text_and_a_hostile_transcript_stays_text(
         assert shown in text, shown
     made = "#reader script, #reader img, #reader a, #reader iframe, #reader style, #reader svg"
     assert page.locator(made).count() == 0
-    assert page.title() == "Maestro board" and dialogs == []
+    assert "pwned" not in page.title() and dialogs == []
     assert not [url for url in requests if "beacon" in url or "example.com" in url]
     page.locator("#transcript").evaluate("box => (box.scrollTop = 0)")
     page.screenshot(path=str(shots_dir() / "reader-markdown-1400.png"))

@@ -12,12 +12,13 @@ import urllib.request
 import pytest
 
 from maestro.board import actions, snapshot
-from maestro.board.server import CSP, TOKEN_HEADER
+from maestro.board.server import ASSETS, CSP, TOKEN_HEADER
 from maestro.board.snapshot import layout
 from maestro.bus.mailbox import Mailbox
 from maestro.cli.context import Context
 from maestro.errors import MaestroError
 from maestro.state.model import Task
+from maestro.state.store import PlanStore
 from tests.board.conftest import fetch
 from tests.engine.runkit import plan, step, task, write_plan
 
@@ -52,8 +53,7 @@ def test_the_page_needs_no_token_and_no_answer_sets_a_cookie(board):
     no browser sends, and never goes into a cookie, which the browser would send to every
     other server of 127.0.0.1 too."""
     assert board.url == f"{board.origin}/#token={board.token}"
-    pages = ("/", "/board.js", "/markdown.js", "/transcript.js", "/board.css")
-    for path in (*pages, f"/?token={board.token}"):
+    for path in (*ASSETS, f"/?token={board.token}"):
         status, headers, body = fetch(board, path, token=False)
         assert status == 200, path
         assert "Set-Cookie" not in headers and board.token.encode() not in body
@@ -115,6 +115,36 @@ def test_the_state_is_what_maestro_status_says(board, cli):
         assert state["plan"][key] == expected[key], key
     assert [t["id"] for t in state["plan"]["tasks"]] == ["1", "2"]
     assert [t["place"] for t in state["plan"]["tasks"]] == [[0, 0], [1, 0]]
+
+
+def test_the_state_says_what_waits_for_the_person(board, project):
+    paths = Context(cwd=project).paths
+    with PlanStore(paths).edit() as edited:
+        edited.tasks[0].status, edited.tasks[0].attempts = "failed", 1
+        edited.tasks[0].result = "codex: auth: not logged in. Fix: log in."
+    Mailbox(paths).send(
+        "t2-abcdef",
+        ["user"],
+        type="query",
+        priority="normal",
+        subject="Which port?",
+        body="Which port?",
+    )
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        needs = json.loads(fetch(board, "/api/state")[2])["needs"]
+        if len(needs) == 2:
+            break
+        time.sleep(0.1)
+    assert [(n["kind"], n["task"], n["asked"]) for n in sorted(needs, key=lambda n: n["kind"])] == [
+        ("failed", "1", "codex: auth (after 1 attempt)"),
+        ("question", None, "Which port?"),
+    ]
+    failed = next(n for n in needs if n["kind"] == "failed")
+    assert failed["headline"] == "Failed: Task 1 · Write module number 1"
+    question = next(n for n in needs if n["kind"] == "question")
+    assert question["headline"] == "Question: t2-abcdef"  # a session Maestro has no record of
+    assert failed["command"] == 'maestro run 1 --clarify "<what the task needs to know>"'
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import socket
-import time
 
 from maestro.bus import door
 from maestro.bus.mailbox import Mailbox
@@ -63,19 +62,3 @@ def test_a_door_is_only_a_socket_in_a_folder_of_ones_own(tmp_path):
         if os.getuid() == 0:
             os.chown(folder, 12345, 12345)  # another user's
             assert door.found(folder) is None
-
-
-def test_a_door_its_engine_never_closed_is_taken_away_by_the_next(tmp_path, monkeypatch):
-    monkeypatch.setattr(door, "TMP", tmp_path)
-    left, fresh = tmp_path / "maestro-office-left", tmp_path / "maestro-office-fresh"
-    for folder in (left, fresh):
-        folder.mkdir()
-        with socket.socket(socket.AF_UNIX) as gone:  # bound, then its engine died
-            gone.bind(str(folder / door.SOCKET))
-    hour_ago = time.time() - 3600
-    os.utime(left, (hour_ago, hour_ago))
-    with door.Door(["true"], {}, tmp_path) as live:
-        os.utime(live.folder, (hour_ago, hour_ago))
-        door.sweep()
-        assert live.folder.exists()  # it answers
-    assert not left.exists() and fresh.exists()  # (a door being made is left alone)

@@ -464,13 +464,22 @@ def test_a_session_is_shown_only_the_mail_it_sent_or_received(office, cli, monke
     office.become(monkeypatch, None)
     cli("mail", "send", "--to", theirs.id, "--message", "for task 2 only")
     office.become(monkeypatch, mine.id)
-    cli("mail", "send", "--to", theirs.id, "--thread", "m1", "--message", "mine to 2")
-    refused = cli("mail", "show", "m1")
-    assert refused.code == 1 and "no mail m1 of yours" in refused.err
-    assert "for task 2 only" not in cli("mail", "thread", "m1").out
+    cli("mail", "send", "--to", theirs.id, "--message", "mine to 2")
+    # Another's mail is as if not there: not shown, not answered, not threaded onto.
+    for verb in (
+        ["show", "m1"],
+        ["thread", "m1"],
+        ["reply", "m1", "--message", "x"],
+        ["send", "--to", theirs.id, "--thread", "m1", "--message", "x"],
+    ):
+        refused = cli("mail", *verb)
+        assert refused.code == 1 and "no mail m1 of yours" in refused.err, verb
+    assert "no mail m99 of yours" in cli("mail", "show", "m99").err
     assert "mine to 2" in cli("mail", "show", "m2").out  # one it sent
     office.become(monkeypatch, theirs.id)
     assert "for task 2 only" in cli("mail", "show", "m1").out
+    assert cli("mail", "reply", "m1", "--message", "from 2").code == 0
     office.become(monkeypatch, None)  # the person: the whole project's
-    assert "mine to 2" in cli("mail", "thread", "m1").out
+    assert "from 2" in cli("mail", "thread", "m1").out
     assert Mailbox(office.paths).get(1)[1][0].read_by == theirs.id
+    assert [m.body for m in Mailbox(office.paths).inbox("user", mark=False)[0]] == ["from 2"]

@@ -99,7 +99,7 @@ def test_list_siblings_mine_and_json(office, cli, monkeypatch):
     siblings = cli("session", "list", "--siblings")
     assert [line.split() for line in siblings.out.splitlines()] == [
         ["ID", "MODE", "STATUS", "TASK", "CLI", "COORDINATOR"],
-        [b.id, "coordinated-worker", "working", "2", "claude", "run-R1"],
+        [b.id, "coordinated-worker", "working", "2", "-", "run-R1"],  # its CLI is its own
     ]
     office.become(monkeypatch, office.run)
     mine = json.loads(cli("session", "list", "--mine", "--json").out)["data"]["sessions"]
@@ -207,6 +207,36 @@ def test_stop_ends_the_process_group_and_records_the_reason(office, cli, monkeyp
         SessionStore(office.paths).get(worker.id).data["reason"]
         == "stopped by user: requirements changed"
     )
+
+
+def test_a_coordinator_stops_its_worker_without_learning_its_process(office, cli, monkeypatch):
+    """A session sees of another, even its own worker, only what addressing needs: who it
+    is, its mode, status, task and coordinators; its process stays the person's to see."""
+    worker = office.worker("3")
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True
+    )
+    try:
+        SessionStore(office.paths).attach_process(worker.id, proc.pid)
+        office.become(monkeypatch, office.run)
+        shown = json.loads(cli("session", "show", worker.id, "--json").out)["data"]["session"]
+        assert set(shown) == {
+            "id",
+            "mode",
+            "status",
+            "coordinator_session_id",
+            "parent_session_id",
+            "task_ids",
+        }
+        done = cli("session", "stop", worker.id, "--reason", "enough", "--json")
+        assert done.code == 0, done.err
+        assert json.loads(done.out)["data"]["process"] == "ended its process group"
+        assert str(proc.pid) not in done.out
+        proc.wait(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
 
 
 def test_the_stop_reason_is_written_before_the_process_hears_the_signal(office, cli, tmp_path):

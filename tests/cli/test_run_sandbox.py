@@ -60,7 +60,10 @@ def test_a_confined_run_says_so(cli, project, runenv):
         "spokes and checks confined (bubblewrap)"
     )
     doctor = json.loads(cli("doctor", "--json").out)["data"]["checks"]
-    assert [c["level"] for c in doctor if c["name"] == "sandbox"] == ["ok"]
+    (check,) = [c for c in doctor if c["name"] == "sandbox"]
+    assert check["level"] == "ok"
+    assert "/tmp and /dev/shm at most 2048 MB each, " in check["detail"]
+    assert "processes" in check["detail"]  # how they are bounded here, or that they are not
 
 
 def test_a_dry_run_shows_the_argv_a_confined_run_gives(cli, project, runenv):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -143,3 +144,19 @@ def runenv(project, fake_clis, monkeypatch):
     monkeypatch.setenv("MAESTRO_STAGGER_DELAY", "0")
     monkeypatch.setenv("MAESTRO_RETRY_BACKOFF", "0")
     return fake_clis
+
+
+def left_running(marker: bytes) -> list[str]:
+    """Processes whose command line holds ``marker``, once those ending have gone (5 s)."""
+    deadline = time.monotonic() + 5
+    while True:
+        found = []
+        for entry in Path("/proc").iterdir():
+            try:
+                if entry.name.isdigit() and marker in (entry / "cmdline").read_bytes():
+                    found.append(entry.name)
+            except OSError:
+                continue
+        if not found or time.monotonic() > deadline:
+            return found
+        time.sleep(0.05)

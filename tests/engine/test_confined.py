@@ -5,21 +5,29 @@ report to the office, as itself) still works."""
 
 from __future__ import annotations
 
+import json
 import os
+import shlex
 import subprocess
 import sys
 import threading
 import time
+import uuid
 from pathlib import Path
 
+import pytest
+
+from maestro import sandbox
 from maestro.bus.mailbox import Mailbox, pending
 from maestro.bus.sessions import SessionStore
 from maestro.config import load_settings
+from maestro.engine.gates import run_validation
 from maestro.paths import user_state_dir
-from tests.engine.runkit import plan, step, task, write_plan
+from tests.engine.runkit import left_running, plan, step, task, write_plan
 from tests.test_git import git
 
 DAEMON = "sleep 3017"  # what a spoke leaves behind, found by its command line
+BOMBED = "sleep 3023"  # what a fork bomb's children run
 
 
 def tree(folder: Path) -> dict[str, bytes]:
@@ -33,13 +41,13 @@ def tree(folder: Path) -> dict[str, bytes]:
     return found
 
 
-def daemons() -> list[int]:
+def daemons(command: str = DAEMON) -> list[int]:
     pids = []
     for entry in Path("/proc").iterdir():
         try:
             if (
                 entry.name.isdigit()
-                and (entry / "cmdline").read_bytes() == DAEMON.replace(" ", "\0").encode() + b"\0"
+                and (entry / "cmdline").read_bytes() == command.replace(" ", "\0").encode() + b"\0"
             ):
                 pids.append(int(entry.name))
         except OSError:
@@ -157,20 +165,7 @@ def test_the_engine_killed_takes_its_confined_spoke_with_it(project, runenv, cli
     assert runenv.runs("codex")[0]["sandboxed"]
     engine.kill()
     engine.wait(timeout=10)
-    marker = str(runenv.path("codex")).encode()
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline:
-        left = []
-        for entry in Path("/proc").iterdir():
-            try:
-                if entry.name.isdigit() and marker in (entry / "cmdline").read_bytes():
-                    left.append(entry.name)
-            except OSError:
-                continue
-        if not left:
-            break
-        time.sleep(0.05)
-    assert left == []
+    assert left_running(str(runenv.path("codex")).encode()) == []
 
 
 def test_a_validation_command_writes_only_its_worktree(cli, project, runenv, temp_home):
@@ -375,3 +370,176 @@ def test_a_confined_workers_question_reaches_the_person_and_the_answer_comes_bac
     assert call["shell"][0]["exit"] == 0, call["shell"]
     assert "answer from user" in call["shell"][-1]["stdout"], call["shell"]
     assert "JWT, RS256" in call["shell"][-1]["stdout"]
+
+
+# What one session may know of another (docs/office.md, "What a session sees").
+SEEN_OF_OTHERS = {"id", "mode", "status", "coordinator_session_id", "parent_session_id", "task_ids"}
+
+
+def test_a_confined_spoke_sees_nothing_of_other_sessions_records(cli, project, runenv):
+    """Through its door a spoke reads its own records whole, and of the others only what
+    addressing mail needs: never their process, directive, reason, CLI or mail."""
+    write_plan(cli, project, [task(1)])
+    paths = load_settings(project).paths
+    store = SessionStore(paths)
+    directive = {"subject": "s", "message": "SECRET-DIRECTIVE", "from": "user"}
+    store.create(
+        mode="worker", session_id="victim", cli="gemini", agent="secret-agent", directive=directive
+    )
+    store.attach_process("victim", os.getpid())
+    store.update("victim", reason="SECRET-REASON")
+    Mailbox(paths).send(
+        "user", ["victim"], type="query", priority="normal", subject="SECRET-SUBJECT", body="b"
+    )
+    run = '"$MAESTRO_COORDINATOR_SESSION_ID"'
+    tries = [
+        ["session", "list", "--json"],
+        ["session", "show", "victim", "--json"],
+        {"sh": f"maestro session show {run} --json"},
+        ["session", "list"],
+        ["session", "show", "victim"],
+        ["session", "whoami", "--json"],
+        ["mail", "reply", "m1", "--message", "x", "--json"],
+        ["mail", "thread", "m1", "--json"],
+        ["mail", "send", "--to", "user", "--thread", "m1", "--message", "x"],
+    ]
+    runenv.script("codex", [step(shell=tries)])
+    assert cli("run").code == 0
+    (call,) = runenv.runs("codex")
+    runs, me = call["shell"], call["env"]["MAESTRO_SESSION_ID"]
+    said = shell_said(call)
+    for secret in ("SECRET", "secret-agent", "gemini", f" {os.getpid()}"):
+        assert secret not in said, (secret, said)
+    listed = json.loads(runs[0]["stdout"])["data"]["sessions"]
+    others = [s for s in listed if s["id"] != me]
+    assert {s["id"] for s in others} >= {"victim"}
+    assert all(set(s) <= SEEN_OF_OTHERS for s in others), others
+    for shown in (runs[1], runs[2]):
+        assert set(json.loads(shown["stdout"])["data"]["session"]) <= SEEN_OF_OTHERS, shown
+    assert "victim" in runs[3]["stdout"] and "victim" in runs[4]["stdout"]
+    own = json.loads(runs[5]["stdout"])["data"]["session"]
+    assert own["id"] == me and own["process"]["pid"] and own["directive"]  # its own, whole
+    for refused in runs[6:]:
+        told = refused["stdout"] + refused["stderr"]
+        assert refused["exit"] == 1 and "no mail m1 of yours" in told, refused
+    assert [m.subject for m in Mailbox(paths).inbox("user", mark=False)[0]] == []
+
+
+# The bound's tests set a small one; the bomb stops by itself at three times that, so a
+# bound that does not hold cannot take the machine's processes.
+LIMIT = 64
+# Forks children running BOMBED (their output to /dev/null: the shell's pipes close)
+# until a fork fails or it has CAP of them; says how many, and whether it was stopped.
+BOMB = f"""
+import os
+made, said = 0, "CAPPED"
+while made < {3 * LIMIT}:
+    try:
+        pid = os.fork()
+    except OSError as exc:
+        said = f"STOPPED {{exc.strerror}}"
+        break
+    if pid == 0:
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        os.execv("/bin/sleep", {BOMBED.split()!r})
+    made += 1
+print("FORKED", made, said)
+"""
+
+
+def ours_left() -> list[Path]:
+    """The cgroups this process's dispatches made and did not remove."""
+    found = sandbox.cgroups()
+    return list(found.glob(f"maestro-{os.getpid()}-*")) if found else []
+
+
+needs_cgroup = pytest.mark.skipif(
+    sandbox.cgroups() is None,
+    reason="no cgroup Maestro can write here: it cannot know a bound was hit",
+)
+
+
+@needs_cgroup
+def test_a_fork_bomb_is_stopped_at_the_bound_and_its_task_fails_naming_it(
+    cli, project, runenv, monkeypatch
+):
+    monkeypatch.setenv("MAESTRO_SANDBOX_PROCESSES", str(LIMIT))
+    monkeypatch.setenv("MAESTRO_MAX_RETRIES", "0")
+    write_plan(cli, project, [task(1)])
+    runenv.script("codex", [step(shell=[{"sh": f"{sys.executable} -c {shlex.quote(BOMB)}"}])])
+    res = cli("run")
+    assert daemons(BOMBED) == []  # none of its processes outlives the dispatch
+    said = shell_said(runenv.runs("codex")[0])
+    made = int(said.split()[1])
+    assert "STOPPED Resource temporarily unavailable" in said and made < LIMIT, said
+    assert res.code != 0, res.out + res.err
+    t = plan(project).task("1")
+    assert t.status != "done"
+    assert f"at the limit of {LIMIT} at once (MAESTRO_SANDBOX_PROCESSES)" in t.result, t.result
+    log = (project / ".ai" / "MAESTRO-LOG.md").read_text()
+    assert "processes:" in log and "refused at the limit" in log
+    assert ours_left() == []
+
+
+@needs_cgroup
+def test_a_validation_command_stopped_at_the_bound_does_not_pass(project, monkeypatch):
+    monkeypatch.setenv("MAESTRO_SANDBOX_PROCESSES", str(LIMIT))
+    settings = load_settings(project)
+    ran = run_validation(
+        f"{sys.executable} -c {shlex.quote(BOMB)}",  # exits 0 once it is stopped
+        root=project,
+        env=dict(os.environ),
+        timeout_s=60,
+        confined=sandbox.rules(settings, dict(os.environ)),
+        state=settings.paths.state_dir,
+        passes=(),
+    )
+    assert ran.exit_code == 0 and "STOPPED" in ran.output
+    assert not ran.passed
+    assert ran.output.endswith(f"at the limit of {LIMIT} at once (MAESTRO_SANDBOX_PROCESSES)")
+    assert daemons(BOMBED) == [] and ours_left() == []
+
+
+def test_a_disk_filler_is_stopped_at_the_size_of_its_tmp_and_leaves_nothing(
+    cli, project, runenv, monkeypatch
+):
+    """Its /tmp and /dev/shm are memory of a bounded size, gone with it; /dev is
+    read-only."""
+    size = 8
+    monkeypatch.setenv("MAESTRO_SANDBOX_TMP_MB", str(size))
+    name = f"maestro-filler-{uuid.uuid4().hex}"
+    # Writes 1 MB at a time until a write fails or it has written three times the size.
+    code = (
+        "import sys\n"
+        "wrote, said = 0, 'CAPPED'\n"
+        "with open(sys.argv[1], 'wb') as out:\n"
+        f"    while wrote < {3 * size} << 20:\n"
+        "        try:\n"
+        "            wrote += out.write(bytes(1 << 20))\n"
+        "            out.flush()\n"
+        "        except OSError as exc:\n"
+        "            said = f'FULL {exc.strerror}'\n"
+        "            break\n"
+        "print(sys.argv[1], wrote >> 20, said)\n"
+    )
+    fill = f"{sys.executable} -c {shlex.quote(code)}"
+    fillers = [
+        {"sh": f"{fill} /tmp/{name}"},
+        {"sh": f"{fill} /dev/shm/{name}"},
+        {"sh": f"echo x > /dev/{name} && echo ESCAPED-dev"},
+    ]
+    write_plan(cli, project, [task(1)])
+    runenv.script("codex", [step(shell=fillers)])
+    res = cli("run")
+    assert res.code == 0, res.out + res.err
+    runs = runenv.runs("codex")[0]["shell"]
+    for run, folder in zip(runs, ("/tmp", "/dev/shm"), strict=False):
+        path, wrote, said = run["stdout"].split(maxsplit=2)
+        assert path == f"{folder}/{name}" and said.strip() == "FULL No space left on device"
+        assert int(wrote) <= size, run
+    assert "Read-only file system" in runs[2]["stderr"] and "ESCAPED" not in runs[2]["stdout"]
+    for folder in ("/tmp", "/dev/shm", "/dev"):
+        assert not (Path(folder) / name).exists()
+    assert plan(project).task("1").status == "done"  # the rest of its work stands

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from maestro import netproxy
+from maestro import socketdir
 from maestro.logfile import ExecutionLog
 from maestro.paths import ProjectPaths
 from tests.engine.runkit import plan, step, task, write_plan
@@ -70,16 +70,32 @@ def test_a_validation_command_reaches_only_the_listed_hosts(
     assert plan(project).task("1").status == "done"
 
 
-def test_a_proxy_that_cannot_listen_fails_the_attempt_in_one_line(
-    cli, project, runenv, monkeypatch, tmp_path
+@pytest.mark.parametrize(
+    ("kind", "said"),
+    [("net", "Maestro's network proxy"), ("office", "the office's door")],
+)
+def test_a_door_that_cannot_listen_fails_the_attempt_in_one_line(
+    kind, said, cli, project, runenv, monkeypatch, tmp_path
 ):
+    """Either door of a confined dispatch (its way out, its way to the office) that
+    cannot be made fails the attempt with one line saying which, before any spoke runs."""
     write_plan(cli, project, [task(1)])
     runenv.default("codex", step())
-    monkeypatch.setattr(netproxy, "_socket_root", lambda: str(tmp_path / "gone"))
+    listen = socketdir.listen
+
+    def failing(asked: str, name: str):
+        with monkeypatch.context() as patched:
+            if asked == kind:
+                patched.setattr(socketdir, "ROOT", tmp_path / "gone")
+            return listen(asked, name)
+
+    monkeypatch.setattr(socketdir, "listen", failing)
     res = cli("run")
     assert res.code == 2, res.out + res.err
     t = plan(project).task("1")
-    assert t.status != "done"
-    assert "Maestro's network proxy could not listen for a confined process" in t.result
+    assert t.status == "failed" and t.attempts == 1, t.result
+    assert f"{said} could not listen for a confined process" in t.result
+    assert "Fix: Maestro makes its sockets in" in t.result
     assert "\n" not in t.result.strip()
     assert runenv.runs("codex") == []  # no spoke started without its way out
+    assert not (project / "src").exists()

@@ -11,6 +11,7 @@ import pytest
 
 from maestro import sandbox
 from maestro.engine.gates import run_validation
+from maestro.sandbox import PROCESSES, TMP_MB
 from tests.engine.runkit import plan, step, task, write_plan
 
 SECRETS = {
@@ -101,6 +102,8 @@ class _Settings:
     sandbox_hide: tuple[str, ...] = ()
     sandbox_write: tuple[str, ...] = ()
     sandbox_hosts: tuple[str, ...] = ()
+    sandbox_tmp_mb = TMP_MB
+    sandbox_processes = PROCESSES
 
 
 def test_a_claude_signed_in_through_bedrock_reads_its_aws_credentials(project):

@@ -8,6 +8,7 @@ it was called, and prints a genuine host sample edited as the step asks. See REA
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import json
 import os
@@ -74,6 +75,44 @@ def sandboxed() -> bool:
 def record(state: Path, cli: str, entry: dict[str, Any]) -> None:
     with locked(state), open(state / f"{cli}.calls.jsonl", "a", encoding="utf-8") as handle:
         handle.write(json.dumps(entry) + "\n")
+
+
+def terminated(state: Path, cli: str) -> None:
+    """A CLI that cleans up on SIGTERM: says so in its record of signals, then exits."""
+    with locked(state), open(state / f"{cli}.signals.jsonl", "a", encoding="utf-8") as handle:
+        handle.write(json.dumps({"call": CALL, "signal": "SIGTERM", "time": time.time()}) + "\n")
+    sys.exit(128 + signal.SIGTERM)
+
+
+def keep_state(step: dict[str, Any]) -> str | None:
+    """Make the state folder a newer version keeps (``state_path``, ``~`` its HOME); when
+    the system refuses, what Node prints for the uncaught error its CLI dies of."""
+    path = Path(os.path.expanduser(step["state_path"]))
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        code, where = errno.errorcode.get(exc.errno or 0, "EIO"), exc.filename
+        return (
+            f"Error: {code}: {(exc.strerror or '').lower()}, mkdir '{where}'\n"
+            "    at Object.mkdirSync (node:fs:1391:3)\n"
+            f"{{ errno: -{exc.errno}, syscall: 'mkdir', code: '{code}', path: '{where}' }}\n\n"
+            "Node.js v22.12.0\n"
+        )
+    return None
+
+
+def die_writing(step: dict[str, Any], workdir: Path) -> None:
+    """SIGKILLed halfway through writing its first file (the OOM killer, a ``kill -9``)."""
+    wanted = step["write"]
+    spec = wanted[0] if isinstance(wanted, list) else wanted
+    path = workdir / spec["path"]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    content = spec.get("content", "")
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(content[: len(content) // 2])
+        handle.flush()
+        os.fsync(handle.fileno())
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def stdin_is_devnull() -> bool:
@@ -455,6 +494,17 @@ def main(cli: str, state_dir: str) -> int:
         step = {"session_id": session, **step}  # a resumed session keeps its id
     if step.get("ignore_term"):
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    elif step.get("record_term"):
+        signal.signal(signal.SIGTERM, lambda *_: terminated(state, cli))
+    if step.get("state_path"):
+        crash = keep_state(step)
+        if crash is not None:
+            record(state, cli, {**entry, "step": index, "crashed": crash.splitlines()[0]})
+            sys.stderr.write(crash)
+            return 1
+    if step.get("killed_writing"):
+        record(state, cli, {**entry, "step": index, "killed_writing": True})
+        die_writing(step, workdir)
     denied, policies = policy_denials(opts)
     writes = do_writes(cli, opts, step, workdir, denied)
     shell = run_shell(cli, opts, step, workdir, denied)

@@ -90,6 +90,12 @@ class FakeClis:
         whole = log.read_text(encoding="utf-8").split("\n")[:-1]
         return [json.loads(line) for line in whole if line.strip()]
 
+    def signals(self, name: str) -> list[dict[str, Any]]:
+        """The signals its runs with ``record_term`` heard: ``call``, ``signal``, ``time``."""
+        log = self.state_dir / f"{name}.signals.jsonl"
+        lines = log.read_text(encoding="utf-8").splitlines() if log.exists() else []
+        return [json.loads(line) for line in lines if line.strip()]
+
     def runs(self, name: str) -> list[dict[str, Any]]:
         """Calls that ran a step (not ``--version``, not refused at the command line)."""
         return [c for c in self.calls(name) if "step" in c]

@@ -7,6 +7,8 @@ import json
 import pytest
 
 from maestro.process import ProcessOutcome
+from maestro.sandbox import Rules
+from maestro.spokes.contract import DispatchRequest
 from maestro.spokes.registry import get_spoke
 
 
@@ -272,3 +274,48 @@ def test_gemini_retry_notices(line, kind, words):
     result = spoke.parse(outcome)
     assert (result.error_kind, result.transient) == (kind, True)
     assert result.error.startswith(words)
+
+
+CONFINED = DispatchRequest(prompt="p", sandbox=Rules("/usr/bin/bwrap"))
+UNSTARTED = "bwrap: Can't find source path /home/me/network-share/work: No such file or directory\n"
+
+
+@pytest.mark.parametrize("cli", ["claude", "gemini", "codex"])
+def test_a_sandbox_that_could_not_start_is_no_network_failure(cli):
+    """bwrap's own line, whatever words its path holds: no network retry, no sign-in."""
+    result = get_spoke(cli).parse(ProcessOutcome("", UNSTARTED, 1, False, 0.1), CONFINED)
+    assert result.error_kind == "sandbox"
+    assert result.error.startswith(f"the sandbox could not start the {cli} spoke: bwrap: Can't")
+    assert "; fix: " in result.error
+    # Unconfined, a "bwrap:" line is the CLI's own (its sandbox), not Maestro's.
+    assert (
+        get_spoke(cli).parse(ProcessOutcome("", UNSTARTED, 1, False, 0.1)).error_kind != "sandbox"
+    )
+
+
+@pytest.mark.parametrize(
+    "stderr",
+    [
+        "OSError: [Errno 30] Read-only file system: '/home/me/.newcli/log'\n",
+        "mkdir: cannot create directory \u2018/home/me/.newcli/log\u2019: Read-only file system\n",
+        (
+            "Error: EROFS: read-only file system, open '/home/me/.newcli/log'\n"
+            "    at open (node:fs:1)\n{ errno: -30, code: 'EROFS' }\n\nNode.js v22.12.0\n"
+        ),
+    ],
+)
+def test_a_path_the_sandbox_kept_read_only_is_named_with_the_setting(stderr):
+    result = get_spoke("claude").parse(ProcessOutcome("", stderr, 1, False, 0.1), CONFINED)
+    assert result.error_kind == "sandbox"
+    assert result.error.startswith("the sandbox kept /home/me/.newcli/log read-only")
+    assert "MAESTRO_SANDBOX_WRITE" in result.error
+
+
+def test_a_sandbox_killed_from_outside_is_no_timeout_and_a_timeout_stays_one():
+    killed = get_spoke("codex").parse(ProcessOutcome("", "", -9, False, 1.0), CONFINED)
+    assert (killed.error_kind, killed.error.split(";")[0]) == (
+        "sandbox",
+        "the sandbox of the codex spoke was killed (SIGKILL) before it answered",
+    )
+    stopped = ProcessOutcome("", "", -9, True, 1.0)  # the runner's SIGKILL at the deadline
+    assert get_spoke("codex").parse(stopped, CONFINED).error_kind == "timeout"

@@ -465,6 +465,7 @@ function onState(data) {
   state = data;
   renderHeader();
   renderGraph();
+  renderNeeds(); // needs.js: what waits for the person
   renderEvents();
   readerTokens();
   const row = selected && state.plan ? state.plan.tasks.find((t) => t.id === selected) : null;
