@@ -4,18 +4,23 @@ It does what a well-behaved worker would do with the task's declared files (writ
 with plausible content of their type) and answers in the exact Result Submission and
 Handoff Report formats, so ``--dry-run`` previews, ``maestro demo`` and tests exercise the
 whole pipeline. It always says it is simulated, in its text and in ``result.simulated``.
-Its token counts are measured (cl100k) on its prompt and answer; it costs nothing.
+Its token counts are measured (cl100k) on its prompt and answer; it costs nothing. It
+prints what a streaming CLI prints, in Claude Code's ``stream-json`` shape (its start, each
+file it wrote as a Write or Edit call, its answer, its tokens), and that is kept as a real
+spoke's stream is: ``maestro demo --keep``, then ``maestro board``, shows each transcript.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from maestro import roster
 from maestro.agents.tiers import can_write
@@ -40,6 +45,27 @@ class Work:
     created: list[tuple[Path, str]] = field(default_factory=list)
     modified: list[tuple[Path, str]] = field(default_factory=list)
     refused: list[tuple[Path, str]] = field(default_factory=list)
+    calls: list[tuple[str, dict[str, str]]] = field(default_factory=list)  # as a CLI's tools
+
+
+def printed(session: str, work: Work, text: str, usage: Usage) -> str:
+    """Its stdout: the events Claude Code prints with ``--output-format stream-json``, one
+    JSON object a line, for what the sim did."""
+    events: list[dict[str, Any]] = [
+        {"type": "system", "subtype": "init", "session_id": session, "model": "sim"}
+    ]
+    for n, (tool, given) in enumerate(work.calls):
+        call = {"type": "tool_use", "id": f"sim-{n}", "name": tool, "input": given}
+        said = f"{'wrote' if tool == 'Write' else 'edited'} {given['file_path']}"
+        done = {"type": "tool_result", "tool_use_id": f"sim-{n}", "content": said}
+        events.append({"type": "assistant", "message": {"role": "assistant", "content": [call]}})
+        events.append({"type": "user", "message": {"role": "user", "content": [done]}})
+    answer = {"type": "text", "text": text}
+    events.append({"type": "assistant", "message": {"role": "assistant", "content": [answer]}})
+    tokens = {"input_tokens": usage.input, "output_tokens": usage.output}
+    end = {"type": "result", "subtype": "success", "is_error": False, "num_turns": 1}
+    events.append({**end, "result": text, "session_id": session, "usage": tokens})
+    return "".join(json.dumps(event, ensure_ascii=False) + "\n" for event in events)
 
 
 def _title(req: DispatchRequest) -> str:
@@ -138,10 +164,15 @@ class SimSpoke(Spoke):
                     continue
                 atomic_write(path, old + note)
                 work.modified.append((path, "appended a note"))
+                shown = shown_path(path, root)
+                work.calls.append(
+                    ("Edit", {"file_path": shown, "old_string": "", "new_string": note})
+                )
                 continue
             content, purpose = content_for(path, title, task, files)
             atomic_write(path, content)
             work.created.append((path, purpose))
+            work.calls.append(("Write", {"file_path": shown_path(path, root), "content": content}))
         return work
 
     def answer(self, req: DispatchRequest, title: str, task: str, work: Work) -> str:
@@ -236,15 +267,12 @@ class SimSpoke(Spoke):
         text = self.answer(req, title, task, work)
         usage = Usage(input=prompt_tokens, output=count_tokens(text))
         digest = hashlib.sha256(f"{task}\0{req.prompt}".encode()).hexdigest()[:16]
+        session = f"sim-{digest}"
         result = SpokeResult(
-            tool=self.name,
-            text=text,
-            success=True,
-            usage=usage,
-            session_id=f"sim-{digest}",
-            model="sim",
+            tool=self.name, text=text, success=True, usage=usage, session_id=session, model="sim"
         )
-        outcome = ProcessOutcome(text, "", 0, False, time.monotonic() - started)
+        stdout = printed(session, work, text, usage)
+        outcome = ProcessOutcome(stdout, "", 0, False, time.monotonic() - started)
         if req.abort_tokens and usage.total > req.abort_tokens:
             return self._finish(self._over(result, req), outcome, argv)
         return self._finish(result, outcome, argv)

@@ -184,6 +184,10 @@ class Dispatch:
                 )
         finally:
             start.ended()
+        if stream is not None and result.stdout and not stream.exists():
+            # A spoke that answers in-process (the sim) runs no process for the runner to
+            # record: what it printed is kept as a CLI's lines are, once it is done.
+            stream.write_text(result.stdout, encoding="utf-8")
         failed = ("failed", result.error or "the CLI failed")
         self.finish(*(("completed", None) if result.success else failed))
         return result

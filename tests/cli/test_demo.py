@@ -76,6 +76,18 @@ def test_demo_keep_leaves_a_real_project(cli, tmp_path, monkeypatch):
     # Its hint, as printed, works in the kept project.
     text = cli("-C", str(project), "status")
     assert text.code == 0 and "6 done" in text.out
+    # `maestro board` there shows each task's transcript: the sim's stream is kept as a
+    # CLI's is, and ends with the tokens its node shows.
+    from maestro.board import snapshot, transcript
+    from maestro.cli.context import Context
+
+    paths = Context(cwd=project).paths
+    for t in tasks:
+        (kept,) = snapshot.attempts(paths, t)
+        stream = snapshot.transcript_path(paths, kept["run"], t.id, kept["attempt"])
+        shown, _, _ = transcript.tail(stream)
+        writes = [e["text"] for e in shown if e["kind"] == "tool" and e["name"] == "Write"]
+        assert writes == t.files and shown[-1]["text"].endswith(f" {t.usage.total:,} tokens")
 
 
 def test_demo_refuses_inside_a_spoke(cli, monkeypatch):

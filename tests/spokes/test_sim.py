@@ -209,3 +209,19 @@ def test_a_toml_file_holds_any_title_as_toml():
     title = 'Ship it 🚀: "quotes", back\\slash, tab\tand é'
     text, _ = content_for(Path("conf/c.toml"), title, "4", [])
     assert tomllib.loads(text)["task"] == {"id": "4", "title": title, "simulated": True}
+
+
+def test_it_prints_its_work_as_a_streaming_cli_does(project):
+    """What the sim prints reads as a transcript: each file it wrote as a Write call with
+    the lines it wrote, its answer, and the tokens its result counts."""
+    from maestro.board import transcript
+
+    result = run(project, ["pkg/util.py"])
+    shown = [e for line in result.stdout.splitlines() for e in transcript.entries(line)]
+    kinds = [e["kind"] for e in shown]
+    assert kinds == ["status", "tool", "result", "message", "status"]
+    write = shown[1]
+    assert (write["name"], write["text"]) == ("Write", "pkg/util.py")
+    assert "+def summarize(items: list[str]) -> str:" in write["diff"].splitlines()
+    assert shown[3]["text"] == result.text
+    assert shown[-1]["text"] == f"done: success, {result.usage.total:,} tokens"

@@ -8,7 +8,6 @@ const NODE_W = 210, NODE_H = 58, GAP_X = 60, GAP_Y = 14;
 let state = null;          // the latest state the server pushed
 let selected = null;       // the task id the panel shows ("" with the plan's challenges)
 let detailKey = "";        // what the shown detail was built from
-let follow = null;         // the transcript followed: {source, key, owner, caption, offset}
 let detailTimer = null;    // the selected task read again (its change so far) while its spoke prints
 const $ = (id) => document.getElementById(id);
 
@@ -356,13 +355,12 @@ function renderDetail(d) {
   // A running task's transcript comes first: what its spoke does now.
   if (d.status === "running") parts.splice(2, 0, talk);
   else parts.push(talk);
-  const kept = $("transcript");
+  const kept = keptReader();
   $("detail").replaceChildren(...parts.filter(Boolean));
   const last = d.transcripts[d.transcripts.length - 1];
   // The transcript followed goes on where it was: a review's, or the latest attempt's.
   if (follow && kept && follow.owner === d.id && (follow.source.reviews || (last && follow.key === sourceKey(attemptSource(last, d.id))))) {
-    $("transcript").replaceWith(kept);
-    $("transcript-of").textContent = follow.caption;
+    readerBack(kept);
   } else if (last) {
     openTranscript(attemptSource(last, d.id), attemptCaption(last), d.id);
   }
@@ -395,7 +393,7 @@ async function loadChallenges() {
   const open = (s, label) => el("button", { type: "button", "aria-label": `Transcript of ${label}`,
     onclick: () => openTranscript({ challenges: s.session }, `Transcript of ${label}`, "") }, "transcript");
   const recorded = new Set(c.challenges.map((x) => x.id));
-  const kept = $("transcript");
+  const kept = keptReader();
   $("detail").replaceChildren(
     c.challenges.length || c.streams.length ? el("p", { class: "muted" }, "Each challenger read the plan and answered in four parts.") : el("p", { class: "muted" }, "No challenge yet: `maestro challenge` asks other vendors' CLIs."),
     ...c.challenges.map((x) => {
@@ -412,77 +410,11 @@ async function loadChallenges() {
       open(s, `the challenge by ${s.cli || "?"} begun ${s.started || "?"}`))),
     el("section", { "aria-label": "Transcript" }, el("h3", {}, "Transcript"), ...transcriptBox()));
   if (follow && kept && follow.owner === "") {
-    $("transcript").replaceWith(kept);
-    $("transcript-of").textContent = follow.caption;
+    readerBack(kept);
   } else {
     const last = c.streams[c.streams.length - 1];
     if (last) openTranscript({ challenges: last.session }, `Transcript of the challenge by ${last.cli || "?"} begun ${last.started || "?"}`, "");
   }
-}
-
-// -- transcripts: read from the end, then followed -------------------------------------
-
-const ENTRIES_KEPT = 400;
-
-function entryView(e) {
-  const cls = "entry " + e.kind + (e.error ? " error" : "");
-  if (e.kind === "result") {
-    const size = e.cut ? `a line of ${e.cut.toLocaleString("en-US")} bytes, cut` : `${e.text.length} chars`;
-    return el("details", { class: cls }, el("summary", {}, `output (${size})`), el("pre", {}, e.text));
-  }
-  if (e.kind === "tool") return el("div", { class: cls }, el("span", { class: "who" }, e.name), el("pre", {}, e.text));
-  if (e.kind === "status") return el("div", { class: cls }, e.text);
-  return el("div", { class: cls }, el("span", { class: "who" }, (e.who || "") + ":"), e.text);
-}
-
-// A transcript's source: a task attempt's {run, task, attempt, kind}, or a kept
-// reviewer's {reviews: session} or challenger's {challenges: session}.
-const sourceKey = (s) => (s.reviews ? "reviews " + s.reviews : s.challenges ? "challenges " + s.challenges : `${s.run} ${s.task} ${s.attempt}`);
-const attemptSource = (a, task) => ({ run: a.run, task, attempt: a.attempt, kind: a.kind || "stream.jsonl" });
-const attemptCaption = (a) => `Transcript of attempt ${a.attempt} (run ${a.run})`;
-
-function transcriptBox() {
-  return [el("p", { id: "transcript-of", class: "muted" }),
-    el("div", { id: "transcript", "aria-live": "polite", tabindex: 0, "aria-label": "the spoke's transcript" })];
-}
-
-async function openTranscript(source, caption, owner) {
-  follow = { source, key: sourceKey(source), owner, caption, offset: null };
-  $("transcript-of").textContent = caption;
-  $("transcript").replaceChildren();
-  await more();
-}
-
-// One read at a time: a notice that comes meanwhile, or a read that left more to read
-// (a spoke printing faster than the page reads), reads again once it is done.
-async function more() {
-  const f = follow;
-  if (!f) return;
-  if (more.busy) {
-    more.again = true;
-    return;
-  }
-  more.busy = true;
-  more.again = false;
-  try {
-    const q = new URLSearchParams(f.source);
-    if (f.offset !== null) q.set("from", f.offset);
-    const data = await getJSON("/api/transcript?" + q);
-    if (f === follow) {
-      f.offset = data.offset;
-      const box = $("transcript");
-      const atEnd = box.scrollTop + box.clientHeight >= box.scrollHeight - 8;
-      box.append(...data.entries.map(entryView));
-      while (box.childElementCount > ENTRIES_KEPT) box.firstElementChild.remove();
-      if (atEnd) box.scrollTop = box.scrollHeight;
-      more.again ||= data.behind;
-    }
-  } catch (err) {
-    toast(String(err));
-  } finally {
-    more.busy = false;
-  }
-  if (more.again) more();
 }
 
 // -- the office and the events ---------------------------------------------------------
@@ -535,6 +467,7 @@ function onState(data) {
   renderGraph();
   renderNeeds(); // needs.js: what waits for the person
   renderEvents();
+  readerTokens();
   const row = selected && state.plan ? state.plan.tasks.find((t) => t.id === selected) : null;
   const rowKey = JSON.stringify([row, state.run && state.run.alive]);
   if (selected && rowKey !== onState.rowKey) loadDetail();
