@@ -8,7 +8,8 @@ name). Each dispatch gets a socket of its own, a *door*, in a private folder (mo
 what comes through a door is that dispatch's, checked against that dispatch's list, and
 what it was refused is told in its result. A door is the only thing on disk, removed
 when its dispatch ends (its folder made and removed, and a killed engine's swept, as the
-office's door's are: ``socketdir``).
+office's door's are: ``socketdir``). Under srt (macOS), which has no network namespace to
+bind a socket into, a door is a port of 127.0.0.1 instead, the one its process may reach.
 
 Why this mechanism: one asyncio loop, in one thread of Maestro's process, serves every
 door of the process (a run's parallel dispatches, a reviewer's): a connection is a
