@@ -24,6 +24,7 @@ from maestro import netproxy, sandbox, socketdir
 from maestro.config import load_settings
 from maestro.install.doctor import sandbox_check
 from maestro.process import ProcessOutcome, run_process
+from tests.engine.runkit import left_running
 from tests.netkit import serving
 from tests.test_netsandbox import CALLS, TRY
 
@@ -264,3 +265,16 @@ def test_doctor_names_srt_where_it_confines(project, srt):
     assert check.level == "ok", check
     assert "Anthropic's sandbox runtime (srt)" in check.detail and srt.program in check.detail
     assert "temporary folder unbounded" in check.detail
+
+
+def test_at_its_time_limit_everything_it_started_ends(srt, tmp_path):
+    """No pid namespace on macOS: at the time limit its process group is stopped, srt
+    and all it started with it."""
+    policy = sandbox.Policy(cwd=tmp_path, env=dict(os.environ))
+    with sandbox.bounded(srt) as bound:
+        argv, env = sandbox.wrap(
+            ["/bin/sh", "-c", "sleep 3019 & sleep 3019"], sandbox.placed(policy, None, bound), srt
+        )
+        out = run_process(argv, cwd=tmp_path, env=env, timeout_s=3, grace_s=1)
+    assert out.timed_out
+    assert left_running(b"sleep\x003019") == []
