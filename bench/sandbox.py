@@ -8,7 +8,9 @@ can make one), the same without the cgroup (RLIMIT_NPROC as a person, nothing as
 then with its way out: a door of Maestro's proxy opened and closed around it, and the
 bridge (maestro/netbridge.py) started inside before ``true``. Each through the one process
 runner; the proxy's thread is started before the timing (its first door's cost is printed
-apart).
+apart). Where Anthropic's sandbox runtime is installed (``srt`` on PATH, or
+``npm ci --prefix tests/srt``), the same start confined by srt too, macOS's sandbox, which
+confines with bubblewrap on Linux (fewer starts: each takes some hundred milliseconds).
 
 Prints the median, min and max milliseconds of N starts of each, and the differences.
 
@@ -45,6 +47,18 @@ def timed(argv: list[str], env: dict[str, str], cwd: Path, runs: int) -> list[fl
 
 def line(name: str, took: list[float]) -> str:
     return f"{name:<30} median {statistics.median(took):6.1f} ms  min {min(took):6.1f}  max {max(took):6.1f}"
+
+
+def srt_rules(env: dict[str, str]) -> sandbox.Rules | None:
+    """srt's rules here, from PATH or tests/srt; None without it."""
+    tests = Path(__file__).resolve().parents[1] / "tests" / "srt" / "node_modules" / ".bin"
+    env = {**env, "PATH": f"{env.get('PATH', os.defpath)}{os.pathsep}{tests}"}
+    backend, sandbox.BACKEND = sandbox.BACKEND, sandbox.SRT
+    try:
+        probed, _ = sandbox.probe(env)
+    finally:
+        sandbox.BACKEND = backend
+    return probed
 
 
 def main() -> None:
@@ -120,6 +134,10 @@ def main() -> None:
             confined.append(start(False))
             without.append(start(False, uncounted))
         networked = [start(True) for _ in range(runs)]
+        srt, by_srt = srt_rules(env), []
+        if srt is not None:  # the same rules, srt confining
+            srt = replace(rules, program=srt.program, backend=srt.backend, tmp_mb=None)
+            by_srt = [start(True, srt) for _ in range(max(3, runs // 5))]
     middle = statistics.median
     print(f"{runs} starts each, load {os.getloadavg()[0]:.2f}")
     print(line("/bin/true, bare", bare))
@@ -132,6 +150,11 @@ def main() -> None:
     print(f"its cgroup adds {middle(confined) - middle(without):.1f} ms of it (medians)")
     print(f"its way out adds {middle(networked) - middle(confined):.1f} ms more (medians)")
     print(f"the proxy's start, with its first door: {first_door:.1f} ms, once a process")
+    if by_srt:
+        print(line("srt, with its way out", by_srt))
+        print(f"srt costs {middle(by_srt) / middle(networked):.0f} times bwrap (medians)")
+    else:
+        print("srt: not installed (npm ci --prefix tests/srt), not measured")
 
 
 if __name__ == "__main__":

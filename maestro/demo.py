@@ -43,11 +43,11 @@ SIMULATED = (
     "stand-in files, each marked as one (not the goal's real code), and answers in their "
     "result format; the plan check, scheduling, gates, receipts and log are Maestro's own."
 )
-# Where no sandbox can start (macOS, a Linux without bubblewrap) the demo still runs: its
-# plan and checks are the bundled ones above, and nothing in it comes from a model.
+# Where no sandbox can start (a Linux without bubblewrap, a Mac without srt) the demo still
+# runs: its plan and checks are the bundled ones above, and nothing in it comes from a model.
 UNCONFINED = (
     "unconfined: {why}. The demo's own plan runs anyway; a run of yours is refused here "
-    "until you " + sandbox.FIX.split(", or run unconfined")[0] + "."
+    "until you {fix}."
 )
 SIM_DELAY_S = 0.6  # long enough to see three tasks running at once, short enough for a demo
 
@@ -187,7 +187,7 @@ def run_demo(
             kept = "kept: --keep" if keep else "a temporary git repository, removed at the end"
             out.write(f"demo project: {root} ({kept})\ngoal: {GOAL}\n{SIMULATED}\n")
             if confined is None:
-                out.write(f"{UNCONFINED.format(why=why)}\n")
+                out.write(f"{UNCONFINED.format(why=why, fix=sandbox.FIXES[sandbox.BACKEND])}\n")
             out.write("\n")
         command(root, run_env, "plan", "--from", str(plan_input), "--yes")
         engine = Engine(

@@ -8,7 +8,8 @@ name). Each dispatch gets a socket of its own, a *door*, in a private folder (mo
 what comes through a door is that dispatch's, checked against that dispatch's list, and
 what it was refused is told in its result. A door is the only thing on disk, removed
 when its dispatch ends (its folder made and removed, and a killed engine's swept, as the
-office's door's are: ``socketdir``).
+office's door's are: ``socketdir``). Under srt (macOS), which has no network namespace to
+bind a socket into, a door is a port of 127.0.0.1 instead, the one its process may reach.
 
 Why this mechanism: one asyncio loop, in one thread of Maestro's process, serves every
 door of the process (a run's parallel dispatches, a reviewer's): a connection is a
@@ -174,13 +175,15 @@ def is_address(host: str) -> bool:
 
 @dataclass
 class Door:
-    """One dispatch's way out: the socket it reaches the proxy through, what it may
+    """One dispatch's way out: the socket it reaches the proxy through (``path``), or
+    the port of 127.0.0.1 (``port``, a door of ``Proxy.open(tcp=True)``), what it may
     reach, and what it was refused (``host:port (why)``, each once)."""
 
-    path: Path
+    path: Path | None
     allowed: Allowed
     refused: list[str] = field(default_factory=list)
     server: asyncio.AbstractServer | None = None
+    port: int | None = None
 
     def refuse(self, target: str, why: str) -> None:
         line = f"{target} ({why})"
@@ -408,21 +411,27 @@ class Proxy:
     def call(self, work: Coroutine[Any, Any, T]) -> T:
         return asyncio.run_coroutine_threadsafe(work, self.loop).result(timeout=DIAL_S)
 
-    def open(self, allowed: Allowed) -> Door:
-        """A door for one dispatch (SpokeError when it cannot be made)."""
-        listener = socketdir.listen("net", "proxy.sock")
-        door = Door(Path(listener.getsockname()), allowed)
+    def open(self, allowed: Allowed, *, tcp: bool = False) -> Door:
+        """A door for one dispatch (SpokeError when it cannot be made): a Unix socket in
+        a folder of its own, or with ``tcp`` a port of 127.0.0.1, for a process that has
+        no network namespace to bind a socket into (macOS) and is let reach that port
+        alone (``sandbox``, srt)."""
+        if tcp:
+            listener = socket.create_server(("127.0.0.1", 0))
+            door = Door(None, allowed, port=listener.getsockname()[1])
+        else:
+            listener = socketdir.listen("net", "proxy.sock")
+            door = Door(Path(listener.getsockname()), allowed)
 
         async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
             await Exchange(door, reader, writer).serve()
 
+        start = asyncio.start_server if tcp else asyncio.start_unix_server
         try:
-            door.server = self.call(
-                asyncio.start_unix_server(serve, sock=listener, limit=HEAD_LIMIT)
-            )
+            door.server = self.call(start(serve, sock=listener, limit=HEAD_LIMIT))
         except BaseException:
             listener.close()
-            socketdir.remove(door.path.parent)
+            self.close(door)
             raise
         return door
 
@@ -430,7 +439,8 @@ class Proxy:
         server = door.server
         if server is not None:
             self.call(_shut(server))
-        socketdir.remove(door.path.parent)
+        if door.path is not None:
+            socketdir.remove(door.path.parent)
 
 
 _lock = threading.Lock()

@@ -32,7 +32,19 @@ resident memory for each process it wraps (its Node process and socat); srt need
 ``git add -A`` fails), and exits 0 on SIGTERM, so a stopped spoke would read as a
 success. bwrap has none of those and ran Claude Code, Gemini CLI and Codex (its own
 sandbox bypassed: it cannot nest) to the end, hardened. What srt offers beyond it
-(credential masking, macOS) is not used yet; its allow-listing proxy Maestro has its own of.
+(credential masking) is not used yet; its allow-listing proxy Maestro has its own of.
+
+On macOS, which has no bubblewrap, srt confines instead (``BACKEND``): it writes a
+Seatbelt profile and runs the process under ``sandbox-exec``. The same ``Policy`` becomes
+its settings (``srt_settings``): the writable folders less the read-only ones, the hidden
+ones unreadable, Unix sockets none but the office's door, the network only a port of
+127.0.0.1 where Maestro's proxy listens for that process (srt's ``httpProxyPort``: srt
+starts no proxy of its own, so what is refused is named by Maestro's). Each process has
+a folder of its own (``bounded``): srt's settings, its temporary files (TMPDIR) and its
+exit status; srt starts there, not in the worktree, where it would leave its placeholder
+files. What Seatbelt does not give (no pid namespace, no private /tmp of a bounded size)
+is in docs/sandbox.md, *macOS*. Tests choose srt on Linux too (srt confines with bwrap
+there), so its translation is tried with the real srt.
 
 Its network is a namespace of its own (``--unshare-net``): only its own loopback, so no
 host, no server of the machine's loopback, no abstract Unix socket of the machine (a
@@ -53,10 +65,12 @@ readable only by its owner. Only the agent sockets it names are taken out.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import resource
 import shutil
+import stat
 import sys
 import tempfile
 import time
@@ -76,11 +90,17 @@ if TYPE_CHECKING:
     from maestro.netproxy import Door
 
 BWRAP = "bwrap"
+SRT = "srt"  # Anthropic's sandbox runtime (npm: @anthropic-ai/sandbox-runtime)
+# Which confines here: bubblewrap on Linux, srt on macOS. Tests set it to srt on Linux to
+# try srt's translation with the real srt; not a setting.
+BACKEND = SRT if sys.platform == "darwin" else BWRAP
 BRIDGE = Path(__file__).with_name("netbridge.py")
 TMP = Path("/tmp")
 # Where a confined process finds the office's door (``Policy.door`` bound there), in its
 # private /tmp: no other process's sandbox has it.
 OFFICE = TMP / "maestro-office"
+# Where it finds it when its door is at its own path on the machine (srt: no /tmp of its own).
+DOOR_VAR = "MAESTRO_DOOR"
 HARDENING = (
     "--unshare-user",
     "--disable-userns",
@@ -130,10 +150,11 @@ PROCESSES = 8192
 
 @dataclass(frozen=True)
 class Rules:
-    """What every confined process of one command shares: the bwrap it starts with, the
-    settings' folders (``sandbox_hide``, ``sandbox_write``), hosts and bounds."""
+    """What every confined process of one command shares: the sandbox it starts with
+    (bwrap or srt, the program's path), the settings' folders (``sandbox_hide``,
+    ``sandbox_write``), hosts and bounds."""
 
-    bwrap: str
+    program: str
     hide: tuple[Path, ...] = ()
     write: tuple[Path, ...] = ()
     hosts: tuple[str, ...] = ()  # the ``sandbox_hosts`` setting: what every one may reach
@@ -142,6 +163,7 @@ class Rules:
     processes: int = PROCESSES  # at once, it and all it starts (threads count)
     # Where each confined process gets a cgroup of its own (``bounded``); None: none here.
     cgroups: Path | None = None
+    backend: str = BWRAP  # which of BWRAP, SRT ``program`` is
 
 
 @dataclass(frozen=True)
@@ -168,6 +190,10 @@ class Policy:
     proxy: Path | None = None
     # Its own cgroup (``Bound.cgroup``), entered before bwrap starts; None: RLIMIT_NPROC.
     cgroup: Path | None = None
+    # srt: its way out is this port of 127.0.0.1 (``netproxy.Door.port``), and its own
+    # folder (``Bound.folder``) holds its settings, temporary files and exit status.
+    port: int | None = None
+    folder: Path | None = None
 
 
 def expand(names: Iterable[str], env: Mapping[str, str]) -> tuple[Path, ...]:
@@ -197,9 +223,11 @@ def _depth(path: Path) -> int:
 
 
 def command(argv: Sequence[str], policy: Policy, rules: Rules) -> list[str]:
-    """``argv`` (its program an absolute path) wrapped by bwrap as ``policy`` says."""
+    """``argv`` (its program an absolute path) wrapped by the sandbox as ``policy`` says."""
+    if rules.backend == SRT:
+        return srt_command(argv, policy, rules)
     size = ["--size", str(rules.tmp_mb << 20)] if rules.tmp_mb else []
-    args = [*_bound(policy, rules), rules.bwrap, "--ro-bind", "/", "/", "--proc", "/proc"]
+    args = [*_bound(policy, rules), rules.program, "--ro-bind", "/", "/", "--proc", "/proc"]
     # bwrap's /dev is a tmpfs of its own, /dev/shm a folder in it: read-only but for a
     # shared memory as bounded as /tmp.
     args += ["--dev", "/dev", *size, "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
@@ -266,30 +294,155 @@ def _bound(policy: Policy, rules: Rules) -> list[str]:
     return ["/bin/sh", "-c", lower, "sh"]
 
 
-def environment(policy: Policy) -> dict[str, str]:
-    """The confined process's environment: the policy's, its private ``/tmp`` as TMPDIR,
-    without the agent and bus sockets, and, reaching out through Maestro's proxy, without
-    the person's (unreachable there, and its URL may hold a password): the bridge names
-    its own."""
-    dropped = (*AGENT_VARS, *PROXY_VARS, *NO_PROXY_VARS) if policy.proxy else AGENT_VARS
+def environment(policy: Policy, rules: Rules) -> dict[str, str]:
+    """The confined process's environment: the policy's, its private ``/tmp`` as TMPDIR
+    (srt: its own folder's), without the agent and bus sockets, and, reaching out through
+    Maestro's proxy, without the person's (unreachable there, and its URL may hold a
+    password): the bridge names its own (srt: ``srt_command``). Under srt, its door's
+    folder is named (``DOOR_VAR``): no /tmp of its own has it at ``OFFICE``."""
+    out = policy.proxy is not None or policy.port is not None
+    dropped = (*AGENT_VARS, DOOR_VAR, *((*PROXY_VARS, *NO_PROXY_VARS) if out else ()))
     env = {k: v for k, v in policy.env.items() if k not in dropped}
-    env.update({"TMPDIR": str(TMP), "TMP": str(TMP), "TEMP": str(TMP)})
+    tmp = str(policy.folder / "tmp") if rules.backend == SRT and policy.folder else str(TMP)
+    env.update({"TMPDIR": tmp, "TMP": tmp, "TEMP": tmp})
+    if rules.backend == SRT:
+        env["CLAUDE_CODE_TMPDIR"] = tmp  # srt sets TMPDIR inside to this
+        if policy.door is not None:
+            env[DOOR_VAR] = str(policy.door)
     env.update(policy.extra_env)
     return env
 
 
 def wrap(argv: Sequence[str], policy: Policy, rules: Rules) -> tuple[list[str], dict[str, str]]:
     """The argv and environment to hand the process runner for ``argv`` confined."""
-    return command(argv, policy, rules), environment(policy)
+    return command(argv, policy, rules), environment(policy, rules)
+
+
+# -- srt (macOS): the same policy as srt's settings --------------------------------------
+
+# Inside srt's sandbox, before the program: into its working folder (srt starts in the
+# process's own folder), its proxy variables at its door by 127.0.0.1 (srt names
+# `localhost`, which a client may try as ::1 first, and keeps loopback and the LAN off
+# the proxy with NO_PROXY, though it has no other way there), and after it its exit
+# status noted: srt answers 0 when a SIGTERM ended its program.
+_PROXIED = (
+    'u="http://127.0.0.1:${HTTP_PROXY##*:}"; export '
+    + " ".join([*(f'{v}="$u"' for v in PROXY_VARS), *(f"{v}=" for v in NO_PROXY_VARS)])
+    + "; "
+)
+_INNER = ('cd "$1" || exit 125; s=$2; shift 2; ', '"$@"; r=$?; echo "$r" > "$s"; exit "$r"')
+# Outside, around srt: srt started in the process's folder; the program's exit status as
+# noted; without one, srt ended it: 0, srt's answer to a SIGTERM, or srt killed by a
+# signal (128 + N) end this shell by that signal too (a killed sandbox, ``fault``); any
+# other is srt's own refusal to start it.
+_OUTER = (
+    'cd "$0" || exit 125; "$@"; s=$?; { read -r r < status; } 2>/dev/null; '
+    'case $r in ""|*[!0-9]*) ;; *) exit "$r";; esac; '
+    '[ "$s" = 0 ] && s=143; [ "$s" -gt 128 ] && kill -$((s - 128)) $$; '
+    'echo "maestro: cannot start the sandbox: srt exited $s" >&2; exit "$s"'
+)
+
+
+def srt_command(argv: Sequence[str], policy: Policy, rules: Rules) -> list[str]:
+    """``argv`` confined by srt as ``policy`` says (its settings written in its folder)."""
+    assert policy.folder is not None, "an srt-confined process has a folder (bounded)"
+    settings = policy.folder / "settings.json"
+    settings.write_text(json.dumps(srt_settings(policy, rules), indent=1), encoding="utf-8")
+    inner = _INNER[0] + (_PROXIED if policy.port is not None else "") + _INNER[1]
+    status = policy.folder / "status"
+    run = ["/bin/sh", "-c", inner, "sh", str(policy.cwd), str(status), *argv]
+    srt = [rules.program, "--settings", str(settings), "--", *run]
+    return [*_bound(policy, rules), "/bin/sh", "-c", _OUTER, str(policy.folder), *srt]
+
+
+def _literal(paths: Iterable[Path]) -> list[dict[str, Any]]:
+    """Paths as srt takes a name that is no pattern, whatever characters it holds."""
+    return [{"path": str(p), "literal": True} for p in dict.fromkeys(paths)]
+
+
+def _around(folder: Path, inner: Sequence[Path]) -> list[Path]:
+    """What srt must keep from writing for read-only ``folder`` to be so where writable
+    folders (``inner``) lie deeper in it: srt's denials win over its allowances at any
+    depth, where bwrap lays the deeper over the shallower. The folder, else each of its
+    entries that holds none of them, and so on into those that do (a name made new
+    beside the way down is writable)."""
+    held = [w for w in inner if w != folder and _under(w, folder)]
+    if not held:
+        return [folder]
+    found = []
+    for entry in sorted(folder.iterdir()):
+        if entry not in held:
+            found += _around(entry, held) if any(_under(w, entry) for w in held) else [entry]
+    return found
+
+
+def srt_settings(policy: Policy, rules: Rules) -> dict[str, Any]:
+    """``policy`` as srt's settings: it writes its writable folders less its read-only
+    ones, its temporary folder and its exit status; reads all but the hidden paths (its
+    read-only ones in them aside) and the other srt-confined processes' folders; reaches
+    Unix sockets none but its door (macOS; srt on Linux takes all or none: all, as bwrap,
+    the machine's own hidden: ``SOCKETS``), and the network only through its port of
+    Maestro's proxy (none: nothing)."""
+    assert policy.folder is not None
+    own = _real(policy.folder)
+    writable = sorted(
+        {_real(p) for p in (*policy.writable, *rules.write) if p.exists()}, key=_depth
+    )
+    read_only = sorted({_real(p) for p in policy.read_only if p.exists()}, key=_depth)
+    denied = [
+        p for r in read_only if any(_under(r, w) for w in writable) for p in _around(r, writable)
+    ]
+    hidden = [
+        path
+        for path in sorted({_real(p) for p in (*policy.hidden, *rules.hide, *map(Path, SOCKETS))})
+        if path.exists() and not any(_under(w, path) for w in writable)
+    ]
+    kept = [p for p in read_only if any(_under(p, h) for h in hidden)]
+    network: dict[str, Any] = {"allowedDomains": [], "deniedDomains": []}
+    if policy.port is not None:
+        network.update(httpProxyPort=policy.port, socksProxyPort=policy.port)
+    if policy.door is not None:
+        network["allowUnixSockets"] = [str(_real(policy.door) / "socket")]
+    network["allowAllUnixSockets"] = sys.platform != "darwin"
+    mine = [own / "tmp", own / "status"]  # (read too: macOS reads no allowWrite of a denyRead)
+    return {
+        "network": network,
+        "filesystem": {
+            "denyRead": _literal([*hidden, own.parent]),
+            "allowRead": _literal([*kept, *mine]),
+            "allowWrite": _literal([*writable, *mine]),
+            "denyWrite": _literal(denied),
+        },
+    }
+
+
+def _own_folder() -> Path:
+    """A new folder for one srt-confined process, in this user's folder of them (in the
+    temporary folder, mode 0700; each one's hidden from the others: ``srt_settings``):
+    its temporary files (``tmp``) and its exit status, noted inside (``status``)."""
+    parent = Path(tempfile.gettempdir()) / f"maestro-srt-{os.getuid()}"
+    parent.mkdir(mode=0o700, exist_ok=True)
+    info = parent.lstat()
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
+        raise SpokeError(
+            f"{parent} is not a folder of yours that only you may open.",
+            "remove it; Maestro makes it again.",
+        )
+    folder = Path(tempfile.mkdtemp(dir=parent))
+    (folder / "tmp").mkdir()
+    (folder / "status").touch()
+    return folder
 
 
 # -- whether it can start here, and the refusal when it cannot ---------------------------
 
 
 def probe(env: Mapping[str, str]) -> tuple[Rules | None, str]:
-    """(bare rules, "") when a hardened bwrap starts ``true`` here; else (None, why). A
-    bwrap that cannot size a tmpfs (before 0.7, or setuid) is tried again without: its
-    rules say so (``tmp_mb`` None)."""
+    """(bare rules, "") when a hardened bwrap (srt: ``BACKEND``) starts ``true`` here;
+    else (None, why). A bwrap that cannot size a tmpfs (before 0.7, or setuid) is tried
+    again without: its rules say so (``tmp_mb`` None)."""
+    if BACKEND == SRT:
+        return _probe_srt(env)
     if not sys.platform.startswith("linux"):
         return None, f"confinement is built on Linux's bubblewrap, and this is {sys.platform}"
     found = shutil.which(BWRAP, path=env.get("PATH") or os.defpath) or shutil.which(BWRAP)
@@ -308,16 +461,51 @@ def probe(env: Mapping[str, str]) -> tuple[Rules | None, str]:
     return None, f"bwrap cannot start a confined process here ({said})"
 
 
-FIX = (
-    "install bubblewrap (`apt install bubblewrap`, `dnf install bubblewrap`) and allow "
-    "user namespaces (`sysctl kernel.apparmor_restrict_unprivileged_userns=0` on Ubuntu 24.04), "
-    "or run unconfined on purpose: `maestro run --no-sandbox`, or MAESTRO_SANDBOX=0 in your environment"
+def _probe_srt(env: Mapping[str, str]) -> tuple[Rules | None, str]:
+    """srt (on PATH) starting ``true`` confined, under Node from ``env``'s PATH."""
+    found = shutil.which(SRT, path=env.get("PATH") or os.defpath) or shutil.which(SRT)
+    if found is None:
+        return None, "Anthropic's sandbox runtime (srt) is not installed"
+    bare = Rules(found, tmp_mb=None, backend=SRT)
+    try:
+        folder = _own_folder()
+    except (OSError, SpokeError) as exc:
+        return None, f"srt has no folder to start in ({exc})"
+    try:
+        policy = Policy(cwd=Path("/"), env={"PATH": env.get("PATH") or os.defpath}, folder=folder)
+        argv, run_env = wrap(["true"], policy, bare)
+        out = run_process(argv, cwd="/", env=run_env, timeout_s=60)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    if out.exit_code == 0:
+        return bare, ""
+    said = [line for line in out.stderr.splitlines() if line.strip()] or [ended(out.exit_code)]
+    return None, f"srt cannot start a confined process here ({said[0][:300]})"
+
+
+# What confines where, in words, and what to do when it cannot start.
+NAMES = {BWRAP: "bubblewrap", SRT: "Anthropic's sandbox runtime (srt)"}
+UNCONFINED = (
+    "or run unconfined on purpose: `maestro run --no-sandbox`, "
+    "or MAESTRO_SANDBOX=0 in your environment"
 )
+FIXES = {
+    BWRAP: "install bubblewrap (`apt install bubblewrap`, `dnf install bubblewrap`) and allow "
+    "user namespaces (`sysctl kernel.apparmor_restrict_unprivileged_userns=0` on Ubuntu 24.04)",
+    SRT: "install Anthropic's sandbox runtime, with Node.js 22 or later: "
+    "`npm install -g @anthropic-ai/sandbox-runtime`",
+}
+
+
+def fix() -> str:
+    """How to make confinement start here, or to run without it."""
+    return f"{FIXES[BACKEND]}, {UNCONFINED}"
 
 
 def unavailable(why: str) -> MaestroError:
     return MaestroError(
-        f"Maestro confines every process it starts for the plan, and cannot here: {why}.", FIX + "."
+        f"Maestro confines every process it starts for the plan, and cannot here: {why}.",
+        fix() + ".",
     )
 
 
@@ -372,7 +560,7 @@ def network(
 
     allowed = netproxy.Allowed.of((*hosts, *confined.hosts), endpoints)
     try:
-        door = netproxy.proxy().open(allowed)
+        door = netproxy.proxy().open(allowed, tcp=confined.backend == SRT)
     except (OSError, RuntimeError) as exc:
         raise SpokeError(
             f"Maestro's network proxy could not listen for a confined process ({exc}).",
@@ -491,34 +679,44 @@ def _ended(cgroup: Path) -> int:
 @dataclass
 class Bound:
     """The bound on one confined process's count while it runs: its cgroup (None: its
-    RLIMIT_NPROC), and once it has ended, the forks its cgroup refused."""
+    RLIMIT_NPROC), and once it has ended, the forks its cgroup refused. Under srt, its
+    own folder too (``Policy.folder``)."""
 
     limit: int
     cgroup: Path | None = None
     refused: int = 0
+    folder: Path | None = None
 
 
 @contextmanager
 def bounded(confined: Rules | None) -> Iterator[Bound | None]:
     """A confined process's bound while it runs (``Policy.cgroup``): a cgroup of its own
     where ``confined`` has where to make one, removed after it, with what it refused
-    (``refusals``); None unconfined."""
+    (``refusals``); under srt its own folder, removed after it; None unconfined."""
     if confined is None:
         yield None
         return
     cgroup = _made(confined.cgroups, confined.processes) if confined.cgroups else None
-    bound = Bound(confined.processes, cgroup)
+    folder = _own_folder() if confined.backend == SRT else None
+    bound = Bound(confined.processes, cgroup, folder=folder)
     try:
         yield bound
     finally:
         if cgroup is not None:
             bound.refused = _ended(cgroup)
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def placed(policy: Policy, door: Door | None, bound: Bound | None) -> Policy:
-    """``policy`` with what its process has while it runs: its way out and its cgroup."""
+    """``policy`` with what its process has while it runs: its way out, its cgroup and
+    (srt) its folder."""
     return replace(
-        policy, proxy=door.path if door else None, cgroup=bound.cgroup if bound else None
+        policy,
+        proxy=door.path if door else None,
+        port=door.port if door else None,
+        cgroup=bound.cgroup if bound else None,
+        folder=bound.folder if bound else None,
     )
 
 
@@ -537,11 +735,12 @@ def refusals(door: Door | None, bound: Bound | None = None) -> str:
 
 def bounds(confined: Rules) -> str:
     """How a confined process's /tmp and processes are bounded here, in a few words."""
-    tmp = (
-        f"/tmp and /dev/shm at most {confined.tmp_mb} MB each"
-        if confined.tmp_mb
-        else "/tmp and /dev/shm unbounded (bubblewrap 0.7 or later, not setuid, sizes them)"
-    )
+    if confined.backend == SRT:
+        tmp = "its temporary folder unbounded (srt sizes none)"
+    elif confined.tmp_mb:
+        tmp = f"/tmp and /dev/shm at most {confined.tmp_mb} MB each"
+    else:
+        tmp = "/tmp and /dev/shm unbounded (bubblewrap 0.7 or later, not setuid, sizes them)"
     if confined.cgroups is not None:
         return f"{tmp}, at most {confined.processes} processes by a cgroup of each"
     if os.geteuid() == 0:
@@ -595,7 +794,7 @@ def describe(confined: Rules | None) -> str:
     """How a run's processes run, in a few words (the run's first line, its status)."""
     if confined is None:
         return "spokes and checks unconfined, with your full rights (sandbox off)"
-    return "spokes and checks confined (bubblewrap)"
+    return f"spokes and checks confined ({NAMES[confined.backend].split(' (')[0]})"
 
 
 # -- a worktree's git, kept out of the process's reach -------------------------------------

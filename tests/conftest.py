@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from maestro import clis
+from maestro import clis, sandbox
 from tests.helpers import GUARDED, home_snapshot, run_cli
 from tests.snapshots import MarkdownSnapshot, TextSnapshot, XmlSnapshot
 
@@ -49,6 +49,26 @@ def temp_home(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("GIT_COMMITTER_NAME", "Test")
     monkeypatch.setenv("GIT_COMMITTER_EMAIL", "test@example.invalid")
     return home
+
+
+# Anthropic's sandbox runtime, pinned in tests/srt/package.json (`npm ci --prefix tests/srt`).
+SRT_BIN = Path(__file__).parent / "srt" / "node_modules" / ".bin"
+
+
+@pytest.fixture
+def srt(monkeypatch) -> sandbox.Rules:
+    """Processes confined by srt, as on macOS (on Linux srt confines with bubblewrap too):
+    its bare rules. Skipped without it, unless MAESTRO_REQUIRE_SRT=1 (CI) makes that a
+    failure."""
+    if not (SRT_BIN / "srt").exists():
+        if os.environ.get("MAESTRO_REQUIRE_SRT") == "1":
+            pytest.fail("tests/srt/node_modules is missing; run `npm ci --prefix tests/srt`")
+        pytest.skip("srt is not installed: npm ci --prefix tests/srt")
+    monkeypatch.setenv("PATH", f"{SRT_BIN}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setattr(sandbox, "BACKEND", sandbox.SRT)
+    probed, why = sandbox.probe(os.environ)
+    assert probed is not None, why
+    return probed
 
 
 @pytest.fixture

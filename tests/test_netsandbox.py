@@ -164,7 +164,7 @@ def test_through_its_door_it_reaches_what_is_listed_and_no_more(rules, server, t
 
 
 def replace_hosts(rules: sandbox.Rules, hosts: tuple[str, ...]) -> sandbox.Rules:
-    return sandbox.Rules(rules.bwrap, rules.hide, rules.write, hosts)
+    return sandbox.Rules(rules.program, rules.hide, rules.write, hosts)
 
 
 def test_its_bridge_costs_it_no_output_and_keeps_its_exit_code(rules, tmp_path):

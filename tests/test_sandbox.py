@@ -216,7 +216,7 @@ def test_without_a_cgroup_a_person_s_confined_process_gets_rlimit_nproc(
     assert confined(script, policy, limited).split()[2:4] == ["64", "64"]
     monkeypatch.setattr(os, "geteuid", lambda: 0)
     argv, _ = sandbox.wrap(["/bin/true"], policy, limited)
-    assert argv[0] == rules.bwrap
+    assert argv[0] == rules.program
     assert "processes unbounded (root" in sandbox.bounds(limited)
 
 
@@ -232,7 +232,7 @@ def test_a_bwrap_that_cannot_size_a_tmpfs_still_confines_and_says_so(tmp_path, m
     (tmp_path / "bwrap").chmod(0o755)
     monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
     probed, why = sandbox.probe(os.environ)
-    assert probed is not None and probed.bwrap == str(tmp_path / "bwrap"), why
+    assert probed is not None and probed.program == str(tmp_path / "bwrap"), why
     assert probed.tmp_mb is None and "unbounded (bubblewrap 0.7" in sandbox.bounds(probed)
     said = confined("echo started", sandbox.Policy(cwd=tmp_path, env=dict(os.environ)), probed)
     assert said == "started\n"

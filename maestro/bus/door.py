@@ -2,7 +2,8 @@
 
 A session is not an environment variable a spoke can set: for each confined dispatch the
 engine opens a door (``Door``), a Unix socket in a private folder that only that
-dispatch's sandbox has, bound at ``sandbox.OFFICE``. The spoke's store is hidden from it
+dispatch's sandbox has, bound at ``sandbox.OFFICE`` (under srt, macOS: at its own path,
+which ``sandbox.DOOR_VAR`` names, the only Unix socket it may reach). The spoke's store is hidden from it
 (it can neither read nor write the mail or the sessions); its ``maestro mail``, ``task``
 and ``session`` commands find the socket (``found``) and send their words through it
 (``knock``). The engine runs them, outside the sandbox, as the door's session: the
@@ -34,7 +35,7 @@ from maestro import socketdir
 from maestro.errors import MaestroError
 from maestro.pids import signal_group
 from maestro.process import run_process
-from maestro.sandbox import OFFICE
+from maestro.sandbox import DOOR_VAR, OFFICE
 
 COMMANDS = ("mail", "task", "session")
 SOCKET = "socket"
@@ -47,10 +48,11 @@ READ_TIMEOUT_S = 10.0  # for a request to arrive whole once connected
 RUN_TIMEOUT_S = 24 * 3600.0  # a command's own bound (`mail wait --timeout`) comes first
 
 
-def found(folder: Path = OFFICE) -> Path | None:
+def found(folder: Path | None = None) -> Path | None:
     """This process's door, when its sandbox has one: a socket in a folder of its own
     user's that nobody else may write (a folder of that name someone else made on the
-    host is no door)."""
+    host is no door), at ``OFFICE`` or where ``DOOR_VAR`` says."""
+    folder = folder or Path(os.environ.get(DOOR_VAR) or OFFICE)
     try:
         info = os.stat(folder)
         door = folder / SOCKET

@@ -281,19 +281,24 @@ def sandbox_check(settings: Any, env: dict[str, str]) -> Check:
             "warn",
             "off (MAESTRO_SANDBOX=0 in the environment): spokes and validation "
             "commands run with your full rights.",
-            "unset MAESTRO_SANDBOX to confine them with bubblewrap.",
+            "unset MAESTRO_SANDBOX to confine them.",
         )
     probed, why = sandbox.probe(env)
     if probed is None:
         return Check(
-            "hosts", "sandbox", "fail", f"{why}: `maestro run` refuses to start.", sandbox.FIX + "."
+            "hosts",
+            "sandbox",
+            "fail",
+            f"{why}: `maestro run` refuses to start.",
+            sandbox.fix() + ".",
         )
     confined = sandbox.configured(probed, settings, env)
     return Check(
         "hosts",
         "sandbox",
         "ok",
-        f"spokes and validation commands run confined by bubblewrap ({probed.bwrap}); "
+        f"spokes and validation commands run confined by {sandbox.NAMES[probed.backend]} "
+        f"({probed.program}); "
         f"{sandbox.bounds(confined)}.",
     )
 
