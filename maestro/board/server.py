@@ -11,7 +11,7 @@ a CORS preflight, which this server never grants. On loopback the Host header mu
 the server itself (a page of another site cannot reach it by a DNS name that points
 here); an action also needs its Origin to be the board's own; every answer carries a
 Content-Security-Policy that allows only the board's own script and style, and no framing.
-The page's three files hold no data and are served to anyone who reaches the board.
+The page's files hold no data and are served to anyone who reaches the board.
 """
 
 from __future__ import annotations
@@ -41,15 +41,19 @@ CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
     "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 )
-ASSETS = {
-    "/": ("index.html", "text/html; charset=utf-8"),
-    "/board.js": ("board.js", "text/javascript; charset=utf-8"),
-    "/board.css": ("board.css", "text/css; charset=utf-8"),
-}
+KINDS = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
 
 
-def _asset(name: str) -> bytes:
-    return resources.files("maestro.board").joinpath("static").joinpath(name).read_bytes()
+def _assets() -> dict[str, tuple[bytes, str]]:
+    """The page's files, read once: ``/`` its HTML, ``/<name>`` each script and style
+    sheet of the package's static folder."""
+    folder = resources.files("maestro.board").joinpath("static")
+    found = {"/": (folder.joinpath("index.html").read_bytes(), "text/html; charset=utf-8")}
+    for item in folder.iterdir():
+        kind = KINDS.get(Path(item.name).suffix)
+        if kind is not None:
+            found["/" + item.name] = (item.read_bytes(), kind)
+    return found
 
 
 class Board:
@@ -58,7 +62,7 @@ class Board:
     def __init__(self, ctx: Context, host: str = "127.0.0.1", port: int = 0) -> None:
         self.ctx = ctx
         self.token = secrets.token_urlsafe(24)
-        self.assets = {path: (_asset(name), kind) for path, (name, kind) in ASSETS.items()}
+        self.assets = _assets()
         self.feed = Feed(ctx)
         self.unserved = False  # the feed failed to start: the server never served
         self.handoff: Path | None = None  # the file a browser was opened on (handoff.py)

@@ -4,7 +4,6 @@
 "use strict";
 
 const SVG = "http://www.w3.org/2000/svg";
-const NODE_W = 210, NODE_H = 58, GAP_X = 60, GAP_Y = 14;
 let state = null;          // the latest state the server pushed
 let selected = null;       // the task id the panel shows ("" with the plan's challenges)
 let detailKey = "";        // what the shown detail was built from
@@ -116,124 +115,6 @@ function renderHeader() {
   $("abort").disabled = !(run && run.alive);
 }
 
-// -- the graph -------------------------------------------------------------------------
-
-function nodeLabel(t) {
-  return `Task ${t.id}: ${t.title}. ${t.status}` + (t.tool ? `, ${t.tool}` : "") +
-    (t.attempts ? `, ${t.attempts} attempt${t.attempts > 1 ? "s" : ""}` : "");
-}
-
-// The graph is built once per shape (its tasks, places and edges); a state that only
-// changes what tasks say updates their nodes in place.
-let graphShape = "";
-
-function renderGraph() {
-  const tasks = state.plan ? state.plan.tasks : [];
-  const shape = JSON.stringify(tasks.map((t) => [t.id, t.place, t.depends, t.parent]));
-  if (shape !== graphShape) {
-    buildGraph(tasks);
-    graphShape = shape;
-  }
-  const byId = {};
-  for (const node of nodes()) byId[node.dataset.task] = node;
-  for (const t of tasks) updateNode(byId[t.id], t);
-}
-
-function buildGraph(tasks) {
-  const g = $("graph");
-  const pos = {};
-  let width = 0, height = 0;
-  for (const t of tasks) {
-    const [col, row] = t.place;
-    pos[t.id] = { x: 8 + col * (NODE_W + GAP_X), y: 8 + row * (NODE_H + GAP_Y) };
-    width = Math.max(width, pos[t.id].x + NODE_W + 8);
-    height = Math.max(height, pos[t.id].y + NODE_H + 8);
-  }
-  g.setAttribute("width", width);
-  g.setAttribute("height", height);
-  const focused = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.task : null;
-  g.replaceChildren(arrowHead());
-  const groups = {};
-  for (const t of tasks) if (t.parent && pos[t.parent]) (groups[t.parent] ||= []).push(pos[t.id]);
-  for (const [parent, boxes] of Object.entries(groups)) {
-    const x0 = Math.min(...boxes.map((b) => b.x)) - 4, y0 = Math.min(...boxes.map((b) => b.y)) - 4;
-    const x1 = Math.max(...boxes.map((b) => b.x)) + NODE_W + 4, y1 = Math.max(...boxes.map((b) => b.y)) + NODE_H + 4;
-    const rect = svg("rect", { class: "group", x: x0, y: y0, width: x1 - x0, height: y1 - y0, rx: 8 });
-    const title = svg("title");
-    title.textContent = `subtasks of Task ${parent}`;
-    rect.append(title);
-    g.append(rect);
-  }
-  for (const t of tasks) {
-    for (const dep of [...t.depends, ...(t.parent ? [t.parent] : [])]) {
-      if (!pos[dep]) continue;
-      const a = pos[dep], b = pos[t.id];
-      const x1 = a.x + NODE_W, y1 = a.y + NODE_H / 2, x2 = b.x, y2 = b.y + NODE_H / 2;
-      const mid = (x1 + x2) / 2;
-      g.append(svg("path", { class: "edge", d: `M${x1},${y1} C${mid},${y1} ${mid},${y2} ${x2},${y2}`, "marker-end": "url(#arrow)" }));
-    }
-  }
-  for (const t of tasks) {
-    const p = pos[t.id];
-    const node = svg("g", { class: "node", transform: `translate(${p.x},${p.y})`, tabindex: 0, role: "button", "data-task": t.id });
-    node.append(svg("rect", { width: NODE_W, height: NODE_H, rx: 6 }));
-    for (let i = 0; i < 3; i++) node.append(svg("text", { x: 8, y: 17 + i * 16, class: i ? "sub" : "" }));
-    g.append(node);
-  }
-  if (focused) {
-    const again = g.querySelector(`[data-task="${CSS.escape(focused)}"]`);
-    if (again) again.focus({ preventScroll: true });
-  }
-}
-
-function updateNode(node, t) {
-  const set = (name, value) => node.getAttribute(name) !== value && node.setAttribute(name, value);
-  set("data-status", t.status);
-  set("aria-label", nodeLabel(t));
-  node.classList.toggle("selected", t.id === selected);
-  const lines = [
-    `${t.id} · ${fmt.cut(t.title, 26)}`,
-    [t.status, t.tool || "-", t.agent || t.specialist || "-"].join(" · "),
-    [t.attempts ? "×" + t.attempts : "", fmt.tokens(t.tokens), fmt.cost(t.cost), fmt.secs(t)].filter(Boolean).join(" · "),
-  ];
-  node.querySelectorAll("text").forEach((line, i) => {
-    if (line.textContent !== lines[i]) line.textContent = lines[i];
-  });
-}
-
-function arrowHead() {
-  const defs = svg("defs");
-  const marker = svg("marker", { id: "arrow", viewBox: "0 0 10 10", refX: 10, refY: 5, markerWidth: 7, markerHeight: 7, orient: "auto" });
-  marker.append(svg("path", { d: "M0,0 L10,5 L0,10 z", class: "arrow" }));
-  defs.append(marker);
-  return defs;
-}
-
-function nodes() {
-  return [...$("graph").querySelectorAll(".node")];
-}
-
-$("graph").addEventListener("click", (e) => {
-  const node = e.target.closest(".node");
-  if (node) select(node.dataset.task);
-});
-
-$("graph").addEventListener("keydown", (e) => {
-  const node = e.target.closest(".node");
-  if (!node) return;
-  if (e.key === "Enter" || e.key === " ") {
-    e.preventDefault();
-    select(node.dataset.task, true);
-    return;
-  }
-  const moves = { ArrowDown: 1, ArrowRight: 1, ArrowUp: -1, ArrowLeft: -1 };
-  if (!(e.key in moves)) return;
-  e.preventDefault();
-  const all = nodes();
-  const next = all[all.indexOf(node) + moves[e.key]];
-  if (next) next.focus();
-});
-
 // -- the panel: one task ---------------------------------------------------------------
 
 function select(id, focusPanel) {
@@ -241,6 +122,7 @@ function select(id, focusPanel) {
   detailKey = "";
   follow = null;
   for (const n of nodes()) n.classList.toggle("selected", n.dataset.task === id);
+  openDrawer();
   loadDetail();
   if (focusPanel) $("panel").focus();
 }
@@ -375,6 +257,7 @@ function showChallenges() {
   detailKey = "";
   follow = null;
   for (const n of nodes()) n.classList.remove("selected");
+  openDrawer();
   loadChallenges();
   $("panel").focus();
 }
@@ -535,13 +418,14 @@ function onState(data) {
   renderGraph();
   renderEvents();
   const row = selected && state.plan ? state.plan.tasks.find((t) => t.id === selected) : null;
-  const rowKey = JSON.stringify([row, state.run && state.run.alive]);
+  const rowKey = JSON.stringify([row, state.run && state.run.alive, held[selected]]);
   if (selected && rowKey !== onState.rowKey) loadDetail();
   onState.rowKey = rowKey;
   const challenged = state.plan ? state.plan.challenges : 0;
   if (selected === "" && challenged !== onState.challenged) loadChallenges();
   onState.challenged = challenged;
-  officeSoon(officeEvery());
+  officeSoon(onState.office ? officeEvery() : 0); // the first read at once
+  onState.office = true;
 }
 
 // The office is read again at once when mail arrives, and at most every few seconds while
