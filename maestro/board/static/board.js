@@ -111,8 +111,26 @@ function renderHeader() {
     $("totals").textContent = [spent.join(", "), wall && "wall " + wall].filter(Boolean).join(" · ");
   }
   $("challenges").textContent = `Challenges (${plan ? plan.challenges || 0 : 0})`;
-  $("start").disabled = !plan || (run && run.alive);
-  $("abort").disabled = !(run && run.alive);
+  // Only what would work: no second run while one is live, none when nothing can start,
+  // no abort once the run ended; an abort asked for shows until the run stops.
+  const alive = Boolean(run && run.alive);
+  if (!alive || aborting !== run.id) aborting = null;
+  if (aborting) $("run").textContent = `Run ${run.id}: aborting (running tasks finish, nothing new starts)`;
+  $("start").hidden = !plan || alive || !canRun(plan.tasks);
+  $("abort").hidden = !alive;
+  $("abort").disabled = Boolean(aborting);
+}
+
+let aborting = null; // the run an abort was asked of, until it stops
+
+async function abortRun() {
+  const run = state && state.run;
+  if (!run || !run.alive || !confirm(`Abort run ${run.id}? Running tasks finish; nothing new starts.`)) return;
+  aborting = run.id;
+  renderHeader();
+  const done = await act({ action: "abort" });
+  if (done.exit !== 0) aborting = null;
+  renderHeader();
 }
 
 // -- the panel: one task ---------------------------------------------------------------
@@ -145,37 +163,61 @@ function field(name, value) {
   return value || value === 0 ? [el("dt", {}, name), el("dd", {}, String(value))] : [];
 }
 
+// Only what the command would do now: `maestro run` starts no second run while one is
+// live (Run, Clarify, Reassign, Send back and Continue wait for it to end), a task whose
+// dependencies are not all done cannot run alone, and Continue needs a task that can start.
 function steering(d) {
   const box = el("div", { class: "steer", role: "group", "aria-label": "Steer this task" });
   const text = (label, id) => [el("label", { for: id }, label), el("textarea", { id })];
   const value = (id) => ($(id) ? $(id).value : "");
+  const alive = Boolean(state.run && state.run.alive);
+  const status = Object.fromEntries(state.plan.tasks.map((t) => [t.id, t.status]));
+  const waiting = d.depends.filter((id) => status[id] !== "done");
   // A running task's spoke is ended; a pending one waiting in a live run never starts.
-  if (d.status === "running" || (d.status === "pending" && state.run && state.run.alive)) {
+  if (d.status === "running" || (d.status === "pending" && alive)) {
     box.append(...text("Why stop it (recorded with the task)", "stop-reason"),
       el("button", { type: "button", class: "danger", onclick: () => act({ action: "stop", task: d.id, text: value("stop-reason") || "stopped from the board" }) }, "Stop task"));
   }
-  if (d.status === "failed" || d.status === "blocked") {
-    const clis = (state.clis || ["claude", "gemini", "codex"]);
+  if ((d.status === "failed" || d.status === "blocked") && alive) {
+    box.append(el("h3", {}, "Decision"),
+      el("p", { class: "muted" }, "Clarify, reassign or run it again once this run ends: `maestro run` starts no second run while one is live."),
+      el("button", { type: "button", class: "danger", onclick: abortRun, disabled: Boolean(aborting) }, "Abort the run"));
+  } else if (d.status === "failed" || d.status === "blocked") {
     box.append(el("h3", {}, "Decision"),
       ...text("1. Clarify and retry: the clarification", "clarify"),
       el("button", { type: "button", onclick: () => act({ action: "clarify", task: d.id, text: value("clarify") }) }, "Clarify and retry"),
       el("div", { class: "row" },
         el("label", { for: "reassign" }, "2. Reassign to"),
-        el("select", { id: "reassign" }, clis.map((c) => el("option", { value: c }, c))),
+        el("select", { id: "reassign" }, (state.clis || []).map((c) => el("option", { value: c, selected: c === d.tool }, c))),
         el("button", { type: "button", onclick: () => act({ action: "reassign", task: d.id, tool: value("reassign") }) }, "Reassign and retry")),
-      el("button", { type: "button", onclick: () => act({ action: "continue" }) }, "3. Leave it and continue the run"),
-      el("button", { type: "button", class: "danger", onclick: () => act({ action: "abort" }) }, "4. Abort the run"));
+      canRun(state.plan.tasks)
+        ? el("button", { type: "button", onclick: () => act({ action: "continue" }) }, "3. Leave it and continue the run")
+        : el("p", { class: "muted" }, "Nothing else can run until this task is settled."));
   }
-  if (d.status === "pending" || d.status === "failed" || d.status === "blocked") {
+  if (!alive && !waiting.length && ["pending", "failed", "blocked"].includes(d.status)) {
     box.append(el("button", { type: "button", onclick: () => act({ action: "retry", task: d.id }) }, `Run task ${d.id}`));
+  } else if (d.status === "pending" && waiting.length) {
+    box.append(el("p", { class: "muted" }, held[d.id]
+      ? `Held by the failure of Task ${held[d.id].join(", ")}: settle that first.`
+      : `Starts once Task ${waiting.join(", ")} ${waiting.length > 1 ? "are" : "is"} done.`));
   }
   if (d.status === "done" && d.reviews.length) {
     box.append(el("h3", {}, "Review"),
-      el("button", { type: "button", onclick: () => act({ action: "accept", task: d.id }) }, "Accept the review"),
-      ...text("Send back: what to change", "send-back"),
-      el("button", { type: "button", onclick: () => act({ action: "send-back", task: d.id, text: value("send-back") }) }, "Send back"));
+      el("button", { type: "button", onclick: () => act({ action: "accept", task: d.id }) }, "Accept the review"));
+    if (!alive) {
+      box.append(...text("Send back: what to change", "send-back"),
+        el("button", { type: "button", onclick: () => act({ action: "send-back", task: d.id, text: value("send-back") }) }, "Send back"));
+    }
   }
   return box.childElementCount ? box : null;
+}
+
+// What each run did with the task: clarifications, CLIs, attempts, and how each ended.
+function historyView(d) {
+  if (!d.history.length) return null;
+  return el("section", { "aria-label": "History" }, el("h3", {}, "History"),
+    el("ol", { class: "history" }, d.history.map((h) =>
+      el("li", { class: "h-" + h.kind }, el("span", { class: "muted" }, (h.time || "").slice(5, 19).replace("T", " ") + " "), h.text))));
 }
 
 function diffView(text) {
@@ -189,7 +231,7 @@ function diffView(text) {
 
 function renderDetail(d) {
   const alive = Boolean(state && state.run && state.run.alive);
-  const key = JSON.stringify([d.status, d.attempts, d.result, d.review, d.reviews.length, d.review_streams.length, d.transcripts.length, d.diff.length, alive]);
+  const key = JSON.stringify([d.status, d.attempts, d.result, d.review, d.reviews.length, d.review_streams.length, d.transcripts.length, d.diff.length, alive, d.history.length, held[d.id], aborting]);
   if (key === detailKey) return;
   detailKey = key;
   $("panel-title").textContent = `Task ${d.id}: ${d.title}`;
@@ -201,8 +243,10 @@ function renderDetail(d) {
       field("Cost", fmt.cost(d.cost)), field("Time", fmt.secs(d)), field("Depends on", d.depends.join(", ")),
       field("Files", d.files.join(", ")), field("Parent", d.parent), field("Validation", d.validation),
       field("Review", d.review)),
+    // The reason above the buttons; a result from before is not this attempt's.
+    ["done", "failed", "blocked"].includes(d.status) && d.result && el("section", { "aria-label": "Result" }, el("h3", {}, "Result"), el("pre", {}, d.result)),
     steering(d),
-    d.result && el("section", { "aria-label": "Result" }, el("h3", {}, "Result"), el("pre", {}, d.result)),
+    historyView(d),
   ];
   const gates = d.log.map((r) => el("li", {}, `${r.time} ${r.tool} ${r.action}: ${r.outcome}`));
   parts.push(el("section", { "aria-label": "The change" }, el("h3", {}, "The change"),
@@ -236,7 +280,7 @@ function renderDetail(d) {
     d.transcripts.length ? picker : el("p", { class: "muted" }, "no transcript kept yet"),
     ...transcriptBox());
   // A running task's transcript comes first: what its spoke does now.
-  if (d.status === "running") parts.splice(2, 0, talk);
+  if (d.status === "running") parts.splice(3, 0, talk);
   else parts.push(talk);
   const kept = $("transcript");
   $("detail").replaceChildren(...parts.filter(Boolean));
@@ -444,7 +488,7 @@ function officeSoon(ms) {
 }
 
 $("start").addEventListener("click", () => act({ action: "start" }));
-$("abort").addEventListener("click", () => act({ action: "abort" }));
+$("abort").addEventListener("click", abortRun);
 $("challenges").addEventListener("click", showChallenges);
 
 // The event stream: read with fetch, as EventSource cannot send the token's header.
