@@ -110,19 +110,20 @@ def plan_of_200(cli: Any, project: Path) -> None:
             )
 
 
-def test_a_200_task_plan_opens_as_a_list_and_fits_as_a_graph(cli, project, board_of, page):
+def test_a_200_task_plan_fits_as_a_graph_and_lists_by_status(cli, project, board_of, page):
     plan_of_200(cli, project)
     board = board_of(project)
     page.goto(board.url)
-    page.wait_for_selector("#tasklist tr.item")
-    shoot(page, "list-200-1400.png")
-    page.get_by_role("button", name="Graph", exact=True).click()
     page.wait_for_function("() => document.querySelectorAll('#graph .node').length === 200")
     shoot(page, "graph-200-1400.png")
-    at_width(page, 800)
-    shoot(page, "graph-200-800.png")
     page.get_by_role("button", name="List", exact=True).click()
+    page.wait_for_selector("#tasklist .item")
+    shoot(page, "list-200-1400.png")
+    at_width(page, 800)
     shoot(page, "list-200-800.png")
+    page.get_by_role("button", name="Graph", exact=True).click()
+    page.wait_for_function("() => document.querySelectorAll('#graph .node').length === 200")
+    shoot(page, "graph-200-800.png")
 
 
 def plan_of_40(cli: Any, project: Path) -> None:
@@ -268,55 +269,54 @@ def test_the_tasks_a_failure_holds_are_marked_as_the_status_command_lists_them(
     plan_of_200(cli, project)
     board = board_of(project)
     page.goto(board.url)
-    page.wait_for_selector("#tasklist tr.item")
+    page.wait_for_function("() => document.querySelectorAll('#graph .node').length === 200")
     waiting = {t for b in page.evaluate("state.plan.blockers") for t in b["waiting"]}
     assert len(waiting) > 20
-    listed = page.evaluate(
-        "[...document.querySelectorAll('#tasklist tr.held')].map(r => r.dataset.task)"
-    )
-    assert set(listed) == waiting
-    row = page.locator('#tasklist tr[data-task="101"]')
-    assert "held by 97 blocked" in row.text_content()
-    assert "held by the failure of Task 97" in row.get_attribute("aria-label")
-    page.get_by_role("button", name="Graph", exact=True).click()
     marked = page.evaluate(
         "[...document.querySelectorAll('#graph .node.held')].map(n => n.dataset.task)"
     )
     assert set(marked) == waiting
-    assert page.locator('.node[data-task="101"]').get_attribute("data-status") == "pending"
+    node = page.locator('.node[data-task="101"]')
+    assert node.get_attribute("data-status") == "pending"
+    assert "held by 97 blocked" in node.text_content()
+    assert "held by the failure of Task 97" in node.get_attribute("aria-label")
+    page.get_by_role("button", name="List", exact=True).click()
+    page.wait_for_selector("#tasklist .item")
+    listed = page.evaluate(
+        "[...document.querySelectorAll('#tasklist .item.held')].map(r => r.dataset.task)"
+    )
+    assert set(listed) == waiting
+    assert "held by 97 blocked" in page.locator('#tasklist .item[data-task="101"]').text_content()
 
 
-def test_a_big_plan_opens_as_a_list_by_status_and_the_choice_is_kept(cli, project, board_of, page):
+def test_the_list_sorts_the_tasks_by_status_and_the_choice_is_kept(cli, project, board_of, page):
     plan_of_200(cli, project)
     board = board_of(project)
     page.goto(board.url)
-    page.wait_for_selector("#tasklist tr.item")
+    page.wait_for_selector(".node")
+    assert page.get_attribute("#as-graph", "aria-pressed") == "true"
+    page.get_by_role("button", name="List", exact=True).click()
+    page.wait_for_selector("#tasklist .item")
     assert page.locator("#graph .node").count() == 0  # one view drawn at a time
     order = page.evaluate(
-        """() => [...document.querySelectorAll('#tasklist tr.item')].map(r =>
+        """() => [...document.querySelectorAll('#tasklist .item')].map(r =>
              r.classList.contains('held') ? 'held' : r.dataset.status)"""
     )
     ranks = ["failed", "blocked", "held", "running", "pending", "done"]
     assert len(order) == 200 and order == sorted(order, key=ranks.index)
     assert order[0] == "failed" and order[-1] == "done"
-    page.locator('#tasklist tr[data-task="93"]').focus()
+    page.locator('#tasklist .item[data-task="93"]').focus()
     page.keyboard.press("ArrowDown")
     assert page.evaluate("document.activeElement.dataset.task") == "97"
     page.keyboard.press("Enter")
     page.wait_for_selector("#panel-title:has-text('Task 97')")
     page.get_by_role("button", name="Close the panel (Esc)").click()
+    page.reload()  # the tab keeps the choice
+    page.wait_for_selector("#tasklist .item")
+    assert page.locator("#graph .node").count() == 0
     page.get_by_role("button", name="Graph", exact=True).click()
     page.wait_for_function("() => document.querySelectorAll('#graph .node').length === 200")
-    page.reload()
-    page.wait_for_function("() => document.querySelectorAll('#graph .node').length === 200")
-    assert page.locator("#tasklist tr.item").count() == 0
-
-
-def test_a_small_plan_opens_as_a_graph(cli, project, board_of, page):
-    plan_of_40(cli, project)
-    open_board(page, board_of(project))
-    assert page.locator("#tasklist tr.item").count() == 0
-    assert page.get_attribute("#as-graph", "aria-pressed") == "true"
+    assert page.locator("#tasklist .item").count() == 0
 
 
 def test_the_drawer_opens_and_closes_at_800_px_and_the_page_scrolls_as_one(
@@ -344,6 +344,10 @@ def test_the_drawer_opens_and_closes_at_800_px_and_the_page_scrolls_as_one(
     page.keyboard.press("Escape")
     assert page.locator("#panel").is_hidden()
     assert page.evaluate("document.activeElement.dataset.task") == "3"
+    page.locator('.node[data-task="8"]').click()  # the focus stays on the graph
+    page.wait_for_selector("#panel-title:has-text('Task 8')")
+    page.keyboard.press("Escape")
+    assert page.locator("#panel").is_hidden()
     assert page.evaluate("document.documentElement.scrollWidth") <= 800
 
 

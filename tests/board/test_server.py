@@ -48,7 +48,7 @@ def test_a_request_without_the_token_is_refused(board):
 
 
 def test_the_page_needs_no_token_and_no_answer_sets_a_cookie(board):
-    """The page's three files hold no data; the token comes in the URL's fragment, which
+    """The page's files hold no data; the token comes in the URL's fragment, which
     no browser sends, and never goes into a cookie, which the browser would send to every
     other server of 127.0.0.1 too."""
     assert board.url == f"{board.origin}/#token={board.token}"
