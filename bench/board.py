@@ -4,8 +4,9 @@ tests/fakes) for a couple of seconds.
 
 Prints:
 
-- page load: from opening the board's URL in chromium to every task drawn, opened at
-  the start of the run and again mid-run;
+- page load: from opening the board's URL in chromium to every task drawn (as the page
+  chooses to show them, or as ``--view`` says: a graph or a list), opened at the start of
+  the run and again mid-run;
 - event to page: for each task start and end the engine records in events.jsonl (the
   moment it appears there, read every 5 ms), the moment the page's node shows it
   (p50, p95, max);
@@ -24,7 +25,7 @@ Needs Playwright for Python and chromium (/usr/bin/chromium, or MAESTRO_CHROMIUM
 without them, page load is the HTTP time of the page and its state, and no latency.
 
 Run: python bench/board.py [--tasks 200] [--concurrency 8] [--events 8] [--interval 0.25]
-     [--rounds N] [--minutes M]
+     [--rounds N] [--view graph|list] [--minutes M]
 """
 
 from __future__ import annotations
@@ -55,17 +56,17 @@ from tests.fakes.plugin import FakeClis
 CRITERION = "the note names the module that owns parsing"
 CHROMIUM = os.environ.get("MAESTRO_CHROMIUM", "/usr/bin/chromium")
 
-# In the page: when each node first shows each status (epoch ms).
+# In the page: when each task's node (or row of the list) first shows each status (epoch ms).
 WATCH = """() => {
   window.seenAt = {};
   const mark = () => {
     const now = performance.timeOrigin + performance.now();
-    for (const n of document.querySelectorAll('.node')) {
+    for (const n of document.querySelectorAll('#tasks [data-task][data-status]')) {
       const key = n.dataset.task + ' ' + n.dataset.status;
       if (!(key in window.seenAt)) window.seenAt[key] = now;
     }
   };
-  new MutationObserver(mark).observe(document.getElementById('graph'), {childList: true, subtree: true});
+  new MutationObserver(mark).observe(document.getElementById('tasks'), {childList: true, subtree: true, attributes: true});
   mark();
 }"""
 
@@ -123,7 +124,12 @@ class Project:
 
     def copy(self, folder: Path) -> Project:
         shutil.copytree(self.folder, folder, symlinks=True)
-        return Project(folder)
+        copied = Project(folder)
+        # The fakes' programs name their code and state by path: the copy's own, which
+        # a confined fake sees (its private /tmp hides the original's).
+        for program in copied.bin_dir.iterdir():
+            program.write_text(program.read_text().replace(str(self.folder), str(folder)))
+        return copied
 
     def env(self, concurrency: int) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("MAESTRO_", "FAKE_"))}
@@ -204,13 +210,15 @@ def run_plain(project: Project, concurrency: int) -> float:
     return took
 
 
-def run_watched(project: Project, concurrency: int, tasks: int, sample_s: float) -> dict[str, Any]:
+def run_watched(
+    project: Project, concurrency: int, tasks: int, sample_s: float, view: str | None
+) -> dict[str, Any]:
     board = project.maestro("board", "--no-open", stdout=subprocess.PIPE)
     assert board.stdout is not None
     url = re.search(r"http://\S+", board.stdout.readline()).group(0)
     found: dict[str, Any] = {"memory": []}
     try:
-        driver, browser, page = _browser()
+        driver, browser, page = _browser(view)
         memory = found["memory"]
         start_mem = time.perf_counter()
         memory.append((0.0, rss_mb(board.pid)))
@@ -231,9 +239,9 @@ def run_watched(project: Project, concurrency: int, tasks: int, sample_s: float)
                 memory.append((now - start_mem, rss_mb(board.pid)))
                 next_sample += sample_s
             if not mid_done and now - begun > 20 and browser is not None:
-                other = browser.new_page(viewport={"width": 1400, "height": 900})
+                other = _page(browser, view)
                 found["load_mid"] = _load(other, url, tasks)
-                other.close()
+                other.context.close()
                 mid_done = True
         found["wall"] = time.perf_counter() - begun
         found["cpu"] = cpu_s(board.pid) - cpu_before
@@ -263,7 +271,7 @@ def run_long(project: Project, concurrency: int, minutes: float, sample_s: float
     assert board.stdout is not None
     url = re.search(r"http://\S+", board.stdout.readline()).group(0)
     found: dict[str, Any] = {"memory": [], "runs": 0}
-    driver, browser, page = _browser()
+    driver, browser, page = _browser(None)
     try:
         if page is not None:
             page.goto(url)
@@ -303,12 +311,12 @@ def run_long(project: Project, concurrency: int, minutes: float, sample_s: float
 
 def _follow_running(page: Any) -> None:
     """Open a running task in the panel: the page follows its transcript."""
-    nodes = page.locator('.node[data-status="running"]')
+    nodes = page.locator('#tasks [data-task][data-status="running"]')
     if nodes.count():
         nodes.first.click(timeout=5000)
 
 
-def _browser() -> tuple[Any, Any, Any]:
+def _browser(view: str | None) -> tuple[Any, Any, Any]:
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
@@ -317,13 +325,24 @@ def _browser() -> tuple[Any, Any, Any]:
         return None, None, None
     driver = sync_playwright().start()
     browser = driver.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-    return driver, browser, browser.new_page(viewport={"width": 1400, "height": 900})
+    return driver, browser, _page(browser, view)
+
+
+def _page(browser: Any, view: str | None) -> Any:
+    """A page of its own tab, 1400 px wide, showing the tasks as ``view`` (graph or list;
+    None: as the page chooses for the plan's size)."""
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    if view:
+        context.add_init_script(f"sessionStorage.setItem('maestro-view', '{view}')")
+    return context.new_page()
 
 
 def _load(page: Any, url: str, tasks: int) -> float:
     begun = time.perf_counter()
     page.goto(url)
-    page.wait_for_function(f"() => document.querySelectorAll('.node').length === {tasks}")
+    page.wait_for_function(
+        f"() => document.querySelectorAll('#tasks [data-task]').length === {tasks}"
+    )
     return time.perf_counter() - begun
 
 
@@ -355,6 +374,11 @@ def main() -> None:
     parser.add_argument(
         "--minutes", type=float, help="serve one board this long over repeated runs instead"
     )
+    parser.add_argument(
+        "--view",
+        choices=("graph", "list"),
+        help="show the tasks as a graph or a list (default: as the page chooses; 200: list)",
+    )
     args = parser.parse_args()
     stream = {"events": args.events, "interval": args.interval, "input": 500, "output": 50}
     if args.minutes:
@@ -371,10 +395,13 @@ def main() -> None:
                 if kind == "plain":
                     plains.append(run_plain(project, args.concurrency))
                 else:
-                    watches.append(run_watched(project, args.concurrency, args.tasks, args.sample))
+                    watches.append(
+                        run_watched(project, args.concurrency, args.tasks, args.sample, args.view)
+                    )
     print(
         f"{args.tasks} tasks, {args.concurrency} at once, each spoke streaming "
-        f"{args.events} lines {args.interval}s apart (fake claude stream-json, fake codex --json)"
+        f"{args.events} lines {args.interval}s apart (fake claude stream-json, fake codex --json); "
+        f"the page shows the tasks as {args.view or 'it chooses'}"
     )
     loads = [w[k] for w in watches for k in ("load_start", "load_mid") if k in w]
     print("page load (open to every task drawn): " + ", ".join(f"{s * 1000:.0f} ms" for s in loads))

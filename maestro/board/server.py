@@ -41,19 +41,19 @@ CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
     "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 )
-ASSETS = {
-    "/": ("index.html", "text/html; charset=utf-8"),
-    "/board.js": ("board.js", "text/javascript; charset=utf-8"),
-    "/markdown.js": ("markdown.js", "text/javascript; charset=utf-8"),
-    "/transcript.js": ("transcript.js", "text/javascript; charset=utf-8"),
-    "/board.css": ("board.css", "text/css; charset=utf-8"),
-    "/needs.js": ("needs.js", "text/javascript; charset=utf-8"),
-    "/needs.css": ("needs.css", "text/css; charset=utf-8"),
-}
+KINDS = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
 
 
-def _asset(name: str) -> bytes:
-    return resources.files("maestro.board").joinpath("static").joinpath(name).read_bytes()
+def _assets() -> dict[str, tuple[bytes, str]]:
+    """The page's files, read once: ``/`` its HTML, ``/<name>`` each script and style
+    sheet of the package's static folder."""
+    folder = resources.files("maestro.board").joinpath("static")
+    found = {"/": (folder.joinpath("index.html").read_bytes(), "text/html; charset=utf-8")}
+    for item in folder.iterdir():
+        kind = KINDS.get(Path(item.name).suffix)
+        if kind is not None:
+            found["/" + item.name] = (item.read_bytes(), kind)
+    return found
 
 
 class Board:
@@ -62,7 +62,7 @@ class Board:
     def __init__(self, ctx: Context, host: str = "127.0.0.1", port: int = 0) -> None:
         self.ctx = ctx
         self.token = secrets.token_urlsafe(24)
-        self.assets = {path: (_asset(name), kind) for path, (name, kind) in ASSETS.items()}
+        self.assets = _assets()
         self.feed = Feed(ctx)
         self.unserved = False  # the feed failed to start: the server never served
         self.handoff: Path | None = None  # the file a browser was opened on (handoff.py)

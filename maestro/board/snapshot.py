@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from maestro import graph, roster
+from maestro import graph
 from maestro.board import transcript
 from maestro.bus.mailbox import Mailbox
 from maestro.bus.messages import Message
@@ -25,7 +25,7 @@ from maestro.cli.context import Context
 from maestro.cli.status import load_plan, status_data
 from maestro.engine import keptstreams
 from maestro.engine.needs import waiting
-from maestro.engine.rundir import RunLock, find_run, latest_run
+from maestro.engine.rundir import RunLock, find_run, latest_run, read_events
 from maestro.engine.worktree import worktrees_dir
 from maestro.errors import MaestroError, NotFound, SpokeError
 from maestro.git import run_git
@@ -115,7 +115,7 @@ def state(ctx: Context) -> dict[str, Any]:
         "plan": data,
         "project": ctx.paths.root.name,
         "run": run_info(ctx.paths),
-        "clis": [name for name in detect_available(ctx.env) if name in roster.REAL],
+        "clis": list(detect_available(ctx.env)),  # installed, and sim: what Reassign offers
         "needs": [n.to_dict() for n in waiting(ctx.paths, plan)],  # what waits for the person
     }
 
@@ -149,6 +149,63 @@ def attempts(paths: ProjectPaths, task: Task) -> list[dict[str, Any]]:
                         "kind": kind,
                     }
     return [found[key] for key in sorted(found)]
+
+
+# What a task's history lists of a run's events: its attempts, and how each ended and why.
+HISTORY = {"task_started", "task_retry", "task_done", "task_failed", "task_blocked", "task_pending"}
+
+
+def history(paths: ProjectPaths, task: Task, dispatched: set[str]) -> list[dict[str, Any]]:
+    """What each run did with ``task``, oldest first: the clarification or CLI a run was
+    started with for it (its ``run.json``'s options, as `maestro run N --clarify` records
+    them), each attempt's start, and how each ended, with its reason (the run's events: a
+    failure, a block, a stop). The events are read of the runs that dispatched it
+    (``dispatched``), were started for it, or are the latest: a task's own history, never
+    every run's whole record."""
+    runs: list[tuple[Any, ...]] = []
+    try:
+        latest = latest_run(paths).run_id
+    except MaestroError:
+        return []
+    for folder in paths.runs_dir.iterdir():
+        if not folder.is_dir() or not SAFE_ID.fullmatch(folder.name):
+            continue
+        options, found = _run_options(folder), []
+        for_it = options.get("task_id") == task.id
+        if for_it:
+            asked = [f"clarified: {options['clarify']}"] if options.get("clarify") else []
+            asked += [f"reassigned to {options['tool']}"] if options.get("tool") else []
+            asked += [f"persona {options['agent']}"] if options.get("agent") else []
+            text = "; ".join(asked) or "run on its own"
+            found.append({"time": options.get("started"), "kind": "asked", "text": text})
+        if not (for_it or folder.name in dispatched or folder.name == latest):
+            continue
+        attempt = float("inf")  # the task's first attempt in the run orders runs of a second
+        for event in read_events(folder / "events.jsonl")[0]:
+            kind = str(event.get("kind"))
+            if event.get("task") != task.id or kind not in HISTORY:
+                continue
+            if kind == "task_started":
+                attempt = min(attempt, int(event.get("attempt") or 0))
+                text = f"attempt {event.get('attempt')} on {event.get('tool')}"
+            else:
+                text = ": ".join(filter(None, [kind.removeprefix("task_"), event.get("reason")]))
+            found.append({"time": event.get("time"), "kind": kind, "text": text})
+        if found:
+            runs.append(
+                (str(options.get("started") or found[0]["time"]), attempt, folder.name, found)
+            )
+    return [item for *_, items in sorted(runs, key=lambda run: run[:3]) for item in items]
+
+
+def _run_options(folder: Path) -> dict[str, Any]:
+    """The options a run was started with, and its start (``started``); {} when unread."""
+    try:
+        meta = json.loads((folder / "run.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    options = meta.get("options") if isinstance(meta, dict) else None
+    return {**options, "started": meta.get("started")} if isinstance(options, dict) else {}
 
 
 def transcript_path(
@@ -233,6 +290,7 @@ def task_detail(ctx: Context, task_id: str) -> dict[str, Any]:
     if task is None:
         raise NotFound(f"no task {task_id} in the plan.", "pick one the board shows.")
     receipt = task.receipt
+    transcripts = attempts(ctx.paths, task)
     return {
         "id": task.id,
         "title": task.title,
@@ -278,7 +336,8 @@ def task_detail(ctx: Context, task_id: str) -> dict[str, Any]:
             if r.task == task.id
         ],
         "withheld": _withheld(ctx.paths, task),
-        "transcripts": attempts(ctx.paths, task),
+        "transcripts": transcripts,
+        "history": history(ctx.paths, task, {a["run"] for a in transcripts}),
         "review_streams": kept(ctx.paths, "reviews", task.id),
     }
 

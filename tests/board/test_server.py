@@ -12,7 +12,7 @@ import urllib.request
 import pytest
 
 from maestro.board import actions, snapshot
-from maestro.board.server import ASSETS, CSP, TOKEN_HEADER
+from maestro.board.server import CSP, TOKEN_HEADER
 from maestro.board.snapshot import layout
 from maestro.bus.mailbox import Mailbox
 from maestro.cli.context import Context
@@ -53,7 +53,8 @@ def test_the_page_needs_no_token_and_no_answer_sets_a_cookie(board):
     no browser sends, and never goes into a cookie, which the browser would send to every
     other server of 127.0.0.1 too."""
     assert board.url == f"{board.origin}/#token={board.token}"
-    for path in (*ASSETS, f"/?token={board.token}"):
+    pages = ("/", "/board.js", "/graph.js", "/board.css", "/needs.js", "/needs.css")
+    for path in (*pages, "/markdown.js", "/transcript.js", f"/?token={board.token}"):
         status, headers, body = fetch(board, path, token=False)
         assert status == 200, path
         assert "Set-Cookie" not in headers and board.token.encode() not in body
@@ -340,3 +341,34 @@ def test_a_running_tasks_worktree_gone_between_the_look_and_the_read_is_no_diff_
     assert snapshot._live_diff(paths, running) == ""
     (worktrees / f"{running.run_id}-task-1-2").symlink_to(worktrees / "gone")
     assert snapshot._live_diff(paths, running) == ""
+
+
+def test_a_tasks_history_lists_each_run_of_it_with_its_clarification_and_reason(
+    cli, project, runenv, board_of, monkeypatch
+):
+    """What the plan and the runs record already: each run started for the task, with
+    its clarification or CLI (run.json's options), each attempt and how it ended, why."""
+    monkeypatch.setenv("MAESTRO_MAX_RETRIES", "0")
+    write_plan(cli, project, [task(1, tool="codex", agent="coder"), task(2, tool="sim")])
+    runenv.script("codex", [{"exit": 1, "stdout": "", "stderr": "boom"}] * 2)
+    runenv.script("claude", [step()])
+    assert cli("run", "1").code != 0
+    assert cli("run", "1", "--clarify=Use tabs").code != 0
+    assert cli("run", "1", "--tool=claude").code == 0
+    assert cli("run", "2").code == 0  # another task's run: not in Task 1's history
+    board = board_of(project)
+    status, _, body = fetch(board, "/api/task?id=1")
+    assert status == 200
+    told = [(h["kind"], h["text"]) for h in json.loads(body)["history"]]
+    assert [kind for kind, _ in told] == [
+        "asked", "task_started", "task_blocked",
+        "asked", "task_started", "task_blocked",
+        "asked", "task_started", "task_done",
+    ]  # fmt: skip
+    assert told[0][1] == "run on its own" and told[1][1] == "attempt 1 on codex"
+    assert "boom" in told[2][1]
+    assert told[3][1] == "clarified: Use tabs" and told[4][1] == "attempt 2 on codex"
+    assert told[6][1] == "reassigned to claude" and told[7][1] == "attempt 3 on claude"
+    # Reassign offers the CLIs installed here and sim.
+    state = json.loads(fetch(board, "/api/state")[2])
+    assert sorted(state["clis"]) == ["claude", "codex", "gemini", "sim"]

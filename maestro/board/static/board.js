@@ -4,7 +4,6 @@
 "use strict";
 
 const SVG = "http://www.w3.org/2000/svg";
-const NODE_W = 210, NODE_H = 58, GAP_X = 60, GAP_Y = 14;
 let state = null;          // the latest state the server pushed
 let selected = null;       // the task id the panel shows ("" with the plan's challenges)
 let detailKey = "";        // what the shown detail was built from
@@ -111,127 +110,27 @@ function renderHeader() {
     $("totals").textContent = [spent.join(", "), wall && "wall " + wall].filter(Boolean).join(" · ");
   }
   $("challenges").textContent = `Challenges (${plan ? plan.challenges || 0 : 0})`;
-  $("start").disabled = !plan || (run && run.alive);
-  $("abort").disabled = !(run && run.alive);
+  // Only what would work: no second run while one is live, none when nothing can start,
+  // no abort once the run ended; an abort asked for shows until the run stops.
+  const alive = Boolean(run && run.alive);
+  if (!alive || aborting !== run.id) aborting = null;
+  if (aborting) $("run").textContent = `Run ${run.id}: aborting (running tasks finish, nothing new starts)`;
+  $("start").hidden = !plan || alive || !canRun(plan.tasks);
+  $("abort").hidden = !alive;
+  $("abort").disabled = Boolean(aborting);
 }
 
-// -- the graph -------------------------------------------------------------------------
+let aborting = null; // the run an abort was asked of, until it stops
 
-function nodeLabel(t) {
-  return `Task ${t.id}: ${t.title}. ${t.status}` + (t.tool ? `, ${t.tool}` : "") +
-    (t.attempts ? `, ${t.attempts} attempt${t.attempts > 1 ? "s" : ""}` : "");
+async function abortRun() {
+  const run = state && state.run;
+  if (!run || !run.alive || !confirm(`Abort run ${run.id}? Running tasks finish; nothing new starts.`)) return;
+  aborting = run.id;
+  renderHeader();
+  const done = await act({ action: "abort" });
+  if (done.exit !== 0) aborting = null;
+  renderHeader();
 }
-
-// The graph is built once per shape (its tasks, places and edges); a state that only
-// changes what tasks say updates their nodes in place.
-let graphShape = "";
-
-function renderGraph() {
-  const tasks = state.plan ? state.plan.tasks : [];
-  const shape = JSON.stringify(tasks.map((t) => [t.id, t.place, t.depends, t.parent]));
-  if (shape !== graphShape) {
-    buildGraph(tasks);
-    graphShape = shape;
-  }
-  const byId = {};
-  for (const node of nodes()) byId[node.dataset.task] = node;
-  for (const t of tasks) updateNode(byId[t.id], t);
-}
-
-function buildGraph(tasks) {
-  const g = $("graph");
-  const pos = {};
-  let width = 0, height = 0;
-  for (const t of tasks) {
-    const [col, row] = t.place;
-    pos[t.id] = { x: 8 + col * (NODE_W + GAP_X), y: 8 + row * (NODE_H + GAP_Y) };
-    width = Math.max(width, pos[t.id].x + NODE_W + 8);
-    height = Math.max(height, pos[t.id].y + NODE_H + 8);
-  }
-  g.setAttribute("width", width);
-  g.setAttribute("height", height);
-  const focused = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.task : null;
-  g.replaceChildren(arrowHead());
-  const groups = {};
-  for (const t of tasks) if (t.parent && pos[t.parent]) (groups[t.parent] ||= []).push(pos[t.id]);
-  for (const [parent, boxes] of Object.entries(groups)) {
-    const x0 = Math.min(...boxes.map((b) => b.x)) - 4, y0 = Math.min(...boxes.map((b) => b.y)) - 4;
-    const x1 = Math.max(...boxes.map((b) => b.x)) + NODE_W + 4, y1 = Math.max(...boxes.map((b) => b.y)) + NODE_H + 4;
-    const rect = svg("rect", { class: "group", x: x0, y: y0, width: x1 - x0, height: y1 - y0, rx: 8 });
-    const title = svg("title");
-    title.textContent = `subtasks of Task ${parent}`;
-    rect.append(title);
-    g.append(rect);
-  }
-  for (const t of tasks) {
-    for (const dep of [...t.depends, ...(t.parent ? [t.parent] : [])]) {
-      if (!pos[dep]) continue;
-      const a = pos[dep], b = pos[t.id];
-      const x1 = a.x + NODE_W, y1 = a.y + NODE_H / 2, x2 = b.x, y2 = b.y + NODE_H / 2;
-      const mid = (x1 + x2) / 2;
-      g.append(svg("path", { class: "edge", d: `M${x1},${y1} C${mid},${y1} ${mid},${y2} ${x2},${y2}`, "marker-end": "url(#arrow)" }));
-    }
-  }
-  for (const t of tasks) {
-    const p = pos[t.id];
-    const node = svg("g", { class: "node", transform: `translate(${p.x},${p.y})`, tabindex: 0, role: "button", "data-task": t.id });
-    node.append(svg("rect", { width: NODE_W, height: NODE_H, rx: 6 }));
-    for (let i = 0; i < 3; i++) node.append(svg("text", { x: 8, y: 17 + i * 16, class: i ? "sub" : "" }));
-    g.append(node);
-  }
-  if (focused) {
-    const again = g.querySelector(`[data-task="${CSS.escape(focused)}"]`);
-    if (again) again.focus({ preventScroll: true });
-  }
-}
-
-function updateNode(node, t) {
-  const set = (name, value) => node.getAttribute(name) !== value && node.setAttribute(name, value);
-  set("data-status", t.status);
-  set("aria-label", nodeLabel(t));
-  node.classList.toggle("selected", t.id === selected);
-  const lines = [
-    `${t.id} · ${fmt.cut(t.title, 26)}`,
-    [t.status, t.tool || "-", t.agent || t.specialist || "-"].join(" · "),
-    [t.attempts ? "×" + t.attempts : "", fmt.tokens(t.tokens), fmt.cost(t.cost), fmt.secs(t)].filter(Boolean).join(" · "),
-  ];
-  node.querySelectorAll("text").forEach((line, i) => {
-    if (line.textContent !== lines[i]) line.textContent = lines[i];
-  });
-}
-
-function arrowHead() {
-  const defs = svg("defs");
-  const marker = svg("marker", { id: "arrow", viewBox: "0 0 10 10", refX: 10, refY: 5, markerWidth: 7, markerHeight: 7, orient: "auto" });
-  marker.append(svg("path", { d: "M0,0 L10,5 L0,10 z", class: "arrow" }));
-  defs.append(marker);
-  return defs;
-}
-
-function nodes() {
-  return [...$("graph").querySelectorAll(".node")];
-}
-
-$("graph").addEventListener("click", (e) => {
-  const node = e.target.closest(".node");
-  if (node) select(node.dataset.task);
-});
-
-$("graph").addEventListener("keydown", (e) => {
-  const node = e.target.closest(".node");
-  if (!node) return;
-  if (e.key === "Enter" || e.key === " ") {
-    e.preventDefault();
-    select(node.dataset.task, true);
-    return;
-  }
-  const moves = { ArrowDown: 1, ArrowRight: 1, ArrowUp: -1, ArrowLeft: -1 };
-  if (!(e.key in moves)) return;
-  e.preventDefault();
-  const all = nodes();
-  const next = all[all.indexOf(node) + moves[e.key]];
-  if (next) next.focus();
-});
 
 // -- the panel: one task ---------------------------------------------------------------
 
@@ -240,6 +139,7 @@ function select(id, focusPanel) {
   detailKey = "";
   follow = null;
   for (const n of nodes()) n.classList.toggle("selected", n.dataset.task === id);
+  openDrawer();
   loadDetail();
   if (focusPanel) $("panel").focus();
 }
@@ -262,37 +162,61 @@ function field(name, value) {
   return value || value === 0 ? [el("dt", {}, name), el("dd", {}, String(value))] : [];
 }
 
+// Only what the command would do now: `maestro run` starts no second run while one is
+// live (Run, Clarify, Reassign, Send back and Continue wait for it to end), a task whose
+// dependencies are not all done cannot run alone, and Continue needs a task that can start.
 function steering(d) {
   const box = el("div", { class: "steer", role: "group", "aria-label": "Steer this task" });
   const text = (label, id) => [el("label", { for: id }, label), el("textarea", { id })];
   const value = (id) => ($(id) ? $(id).value : "");
+  const alive = Boolean(state.run && state.run.alive);
+  const status = Object.fromEntries(state.plan.tasks.map((t) => [t.id, t.status]));
+  const waiting = d.depends.filter((id) => status[id] !== "done");
   // A running task's spoke is ended; a pending one waiting in a live run never starts.
-  if (d.status === "running" || (d.status === "pending" && state.run && state.run.alive)) {
+  if (d.status === "running" || (d.status === "pending" && alive)) {
     box.append(...text("Why stop it (recorded with the task)", "stop-reason"),
       el("button", { type: "button", class: "danger", onclick: () => act({ action: "stop", task: d.id, text: value("stop-reason") || "stopped from the board" }) }, "Stop task"));
   }
-  if (d.status === "failed" || d.status === "blocked") {
-    const clis = (state.clis || ["claude", "gemini", "codex"]);
+  if ((d.status === "failed" || d.status === "blocked") && alive) {
+    box.append(el("h3", {}, "Decision"),
+      el("p", { class: "muted" }, "Clarify, reassign or run it again once this run ends: `maestro run` starts no second run while one is live."),
+      el("button", { type: "button", class: "danger", onclick: abortRun, disabled: Boolean(aborting) }, "Abort the run"));
+  } else if (d.status === "failed" || d.status === "blocked") {
     box.append(el("h3", {}, "Decision"),
       ...text("1. Clarify and retry: the clarification", "clarify"),
       el("button", { type: "button", onclick: () => act({ action: "clarify", task: d.id, text: value("clarify") }) }, "Clarify and retry"),
       el("div", { class: "row" },
         el("label", { for: "reassign" }, "2. Reassign to"),
-        el("select", { id: "reassign" }, clis.map((c) => el("option", { value: c }, c))),
+        el("select", { id: "reassign" }, (state.clis || []).map((c) => el("option", { value: c, selected: c === d.tool }, c))),
         el("button", { type: "button", onclick: () => act({ action: "reassign", task: d.id, tool: value("reassign") }) }, "Reassign and retry")),
-      el("button", { type: "button", onclick: () => act({ action: "continue" }) }, "3. Leave it and continue the run"),
-      el("button", { type: "button", class: "danger", onclick: () => act({ action: "abort" }) }, "4. Abort the run"));
+      canRun(state.plan.tasks)
+        ? el("button", { type: "button", onclick: () => act({ action: "continue" }) }, "3. Leave it and continue the run")
+        : el("p", { class: "muted" }, "Nothing else can run until this task is settled."));
   }
-  if (d.status === "pending" || d.status === "failed" || d.status === "blocked") {
+  if (!alive && !waiting.length && ["pending", "failed", "blocked"].includes(d.status)) {
     box.append(el("button", { type: "button", onclick: () => act({ action: "retry", task: d.id }) }, `Run task ${d.id}`));
+  } else if (d.status === "pending" && waiting.length) {
+    box.append(el("p", { class: "muted" }, held[d.id]
+      ? `Held by the failure of Task ${held[d.id].join(", ")}: settle that first.`
+      : `Starts once Task ${waiting.join(", ")} ${waiting.length > 1 ? "are" : "is"} done.`));
   }
   if (d.status === "done" && d.reviews.length) {
     box.append(el("h3", {}, "Review"),
-      el("button", { type: "button", onclick: () => act({ action: "accept", task: d.id }) }, "Accept the review"),
-      ...text("Send back: what to change", "send-back"),
-      el("button", { type: "button", onclick: () => act({ action: "send-back", task: d.id, text: value("send-back") }) }, "Send back"));
+      el("button", { type: "button", onclick: () => act({ action: "accept", task: d.id }) }, "Accept the review"));
+    if (!alive) {
+      box.append(...text("Send back: what to change", "send-back"),
+        el("button", { type: "button", onclick: () => act({ action: "send-back", task: d.id, text: value("send-back") }) }, "Send back"));
+    }
   }
   return box.childElementCount ? box : null;
+}
+
+// What each run did with the task: clarifications, CLIs, attempts, and how each ended.
+function historyView(d) {
+  if (!d.history.length) return null;
+  return el("section", { "aria-label": "History" }, el("h3", {}, "History"),
+    el("ol", { class: "history" }, d.history.map((h) =>
+      el("li", { class: "h-" + h.kind }, el("span", { class: "muted" }, (h.time || "").slice(5, 19).replace("T", " ") + " "), h.text))));
 }
 
 function diffView(text) {
@@ -306,7 +230,7 @@ function diffView(text) {
 
 function renderDetail(d) {
   const alive = Boolean(state && state.run && state.run.alive);
-  const key = JSON.stringify([d.status, d.attempts, d.result, d.review, d.reviews.length, d.review_streams.length, d.transcripts.length, d.diff.length, alive]);
+  const key = JSON.stringify([d.status, d.attempts, d.result, d.review, d.reviews.length, d.review_streams.length, d.transcripts.length, d.diff.length, alive, d.history.length, held[d.id], aborting]);
   if (key === detailKey) return;
   detailKey = key;
   $("panel-title").textContent = `Task ${d.id}: ${d.title}`;
@@ -318,8 +242,10 @@ function renderDetail(d) {
       field("Cost", fmt.cost(d.cost)), field("Time", fmt.secs(d)), field("Depends on", d.depends.join(", ")),
       field("Files", d.files.join(", ")), field("Parent", d.parent), field("Validation", d.validation),
       field("Review", d.review)),
+    // The reason above the buttons; a result from before is not this attempt's.
+    ["done", "failed", "blocked"].includes(d.status) && d.result && el("section", { "aria-label": "Result" }, el("h3", {}, "Result"), el("pre", {}, d.result)),
     steering(d),
-    d.result && el("section", { "aria-label": "Result" }, el("h3", {}, "Result"), el("pre", {}, d.result)),
+    historyView(d),
   ];
   const gates = d.log.map((r) => el("li", {}, `${r.time} ${r.tool} ${r.action}: ${r.outcome}`));
   parts.push(el("section", { "aria-label": "The change" }, el("h3", {}, "The change"),
@@ -353,7 +279,7 @@ function renderDetail(d) {
     d.transcripts.length ? picker : el("p", { class: "muted" }, "no transcript kept yet"),
     ...transcriptBox());
   // A running task's transcript comes first: what its spoke does now.
-  if (d.status === "running") parts.splice(2, 0, talk);
+  if (d.status === "running") parts.splice(3, 0, talk);
   else parts.push(talk);
   const kept = keptReader();
   $("detail").replaceChildren(...parts.filter(Boolean));
@@ -373,6 +299,7 @@ function showChallenges() {
   detailKey = "";
   follow = null;
   for (const n of nodes()) n.classList.remove("selected");
+  openDrawer();
   loadChallenges();
   $("panel").focus();
 }
@@ -469,13 +396,14 @@ function onState(data) {
   renderEvents();
   readerTokens();
   const row = selected && state.plan ? state.plan.tasks.find((t) => t.id === selected) : null;
-  const rowKey = JSON.stringify([row, state.run && state.run.alive]);
+  const rowKey = JSON.stringify([row, state.run && state.run.alive, held[selected]]);
   if (selected && rowKey !== onState.rowKey) loadDetail();
   onState.rowKey = rowKey;
   const challenged = state.plan ? state.plan.challenges : 0;
   if (selected === "" && challenged !== onState.challenged) loadChallenges();
   onState.challenged = challenged;
-  officeSoon(officeEvery());
+  officeSoon(onState.office ? officeEvery() : 0); // the first read at once
+  onState.office = true;
 }
 
 // The office is read again at once when mail arrives, and at most every few seconds while
@@ -494,7 +422,7 @@ function officeSoon(ms) {
 }
 
 $("start").addEventListener("click", () => act({ action: "start" }));
-$("abort").addEventListener("click", () => act({ action: "abort" }));
+$("abort").addEventListener("click", abortRun);
 $("challenges").addEventListener("click", showChallenges);
 
 // The event stream: read with fetch, as EventSource cannot send the token's header.
