@@ -408,10 +408,9 @@ class ClaudeHost(Host):
         return HubMode(
             True,
             "default mode, interactive and headless: the command files pre-approve Maestro's "
-            "path and a bare `maestro` while `/maestro:run` runs; once a run wakes its hub from "
-            "the background (a decision, a worker's question) Claude Code asks before each "
-            "kind of Maestro call, and headless refuses it, so headless use "
-            f'`claude -p "/maestro:run" --allowedTools "Bash({resolve()}:*)"`.',
+            "path and a bare `maestro` until the hub's turn ends; once a run wakes it from the "
+            "background (a decision, a worker's question) headless refuses Maestro's calls, so "
+            f'headless use `claude -p "/maestro:run" --allowedTools "Bash({resolve()}:*)"`.',
         )
 
     PLUGIN = "plugins/claude/"
