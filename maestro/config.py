@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from maestro.defaults import SETTINGS, SETTINGS_BY_KEY, TABLES, Setting
+from maestro.defaults import RETIRED, SETTINGS, SETTINGS_BY_KEY, TABLES, Setting
 from maestro.errors import ConfigError
 from maestro.formatting import shown_path, shown_url
 from maestro.paths import DEFAULT_STATE_DIR, ProjectPaths, find_project_root, user_state_dir
@@ -170,7 +170,6 @@ class Settings:
     sandbox_processes: int = field(init=False, repr=False, compare=False)
     workspace_links: tuple[str, ...] = field(init=False, repr=False, compare=False)
     workspace_copy: tuple[str, ...] = field(init=False, repr=False, compare=False)
-    wake_interval: float = field(init=False, repr=False, compare=False)
     notify_desktop: bool = field(init=False, repr=False, compare=False)
     notify_webhook: str | None = field(init=False, repr=False, compare=False)
     hub: str | None = field(init=False, repr=False, compare=False)
@@ -387,6 +386,11 @@ def load_settings(cwd: Path | None = None, env: dict[str, str] | None = None) ->
                 f"set {SETTINGS_BY_KEY[key].env} in the environment or in .env instead.",
             )
     unknown = sorted(k for k in data if k not in SETTINGS_BY_KEY and k not in TABLES)
+    if unknown and unknown[0] in RETIRED:
+        raise ConfigError(
+            f"setting {unknown[0]!r} in {source} is gone: {RETIRED[unknown[0]]}.",
+            f"delete it from {source}.",
+        )
     if unknown:
         known = ", ".join(s.key for s in SETTINGS)
         raise ConfigError(

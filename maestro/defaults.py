@@ -208,14 +208,6 @@ SETTINGS: tuple[Setting, ...] = (
         "Ignored files copied into every worktree (gitignore patterns from the project root; also a .worktreeinclude file).",
     ),
     Setting(
-        "wake_interval",
-        "float",
-        300.0,
-        "Seconds between progress digests to a hub following a run with `maestro wait`; a decision, a worker's question and the run's end wake it at once; 0 wakes it for every event.",
-        minimum=0,
-        maximum=86400,
-    ),
-    Setting(
         "notify_desktop",
         "bool",
         False,
@@ -245,3 +237,8 @@ SETTINGS: tuple[Setting, ...] = (
 
 SETTINGS_BY_KEY = {s.key: s for s in SETTINGS}
 TABLES = ("agents", "prices", "budgets")
+# Settings Maestro had and why they are gone: a config file that still sets one is told so.
+RETIRED = {
+    "wake_interval": "a hub following a run is woken only when it must act, never for "
+    "progress (the board and notifications show it)",
+}

@@ -77,7 +77,9 @@ class Cli:
     # fix of a dispatch it refused in an untrusted folder).
     trust_hint: str = ""
     # As a hub: the longest one `maestro wait` may block in its shell tool and still
-    # answer within the same call, the way the installed run command asks for it.
+    # answer within the same call, the way the installed run command asks for it (None:
+    # no limit, a wait returns only when the hub must act; a tool that stops a silent
+    # command is kept waiting: ``host.shell_silence_s``).
     hub_wait_s: float | None = None
     # Its parts beyond the facts, from its module: the spoke adapter (a subclass of
     # maestro.spokes.base.Spoke), its host installer (a maestro.install.host.Host; None:

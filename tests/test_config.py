@@ -46,3 +46,14 @@ def test_a_subfolder_maestro_kept_state_in_stays_the_project_after_archive(tmp_p
     (home / ".ai" / "maestro").mkdir(parents=True)
     (home / "notes").mkdir()
     assert find_project_root(home / "notes", env={}) == home / "notes"
+
+
+def test_a_setting_that_is_gone_says_why_and_how_to_fix_the_file(cli, project):
+    """A config file written for an earlier version still sets `wake_interval`: every
+    command says in one line that it is gone and to delete it."""
+    config = project / ".ai" / "maestro.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text("wake_interval = 300\n")
+    res = cli("config")
+    assert res.code == 1 and "Traceback" not in res.err
+    assert "'wake_interval'" in res.err and "is gone" in res.err and "delete it" in res.err

@@ -14,7 +14,7 @@ import maestro
 from maestro import roster, sandbox
 from maestro.agents.catalog import load_catalog
 from maestro.cli.context import Context, Result
-from maestro.cli.wait import next_command
+from maestro.cli.wait import answer, default_timeout, next_command
 from maestro.engine import dirtytree, preview
 from maestro.engine.dirtytree import Recorder
 from maestro.engine.preflight import refuse_doomed
@@ -37,6 +37,7 @@ EXAMPLES = """\
   maestro run                         run every ready task, in parallel where the graph allows
   maestro run 3                       run Task 3 only (its dependencies must be done)
   maestro run --detach                start in the background; follow with `maestro wait`
+  maestro run --follow                start in the background and wait as `maestro wait` does
   maestro run --dry-run               each ready task's CLI, argv and prompt size; sends nothing
   maestro run --budget-tokens 200000 --log summary
   maestro run 3 --clarify "sessions are stored in Redis"   option 1: clarify and retry
@@ -67,6 +68,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument(
         "--detach", action="store_true", help="run in the background and print the run id"
+    )
+    mode.add_argument(
+        "--follow",
+        action="store_true",
+        help="run in the background and wait until it needs you or ends, as `maestro wait` "
+        "does (what a hub runs)",
     )
     mode.add_argument(
         "--dry-run", action="store_true", help="show what would be dispatched; send nothing"
@@ -212,20 +219,19 @@ def _detach(args: argparse.Namespace, ctx: Context) -> Result:
         os.close(lock_fd)
     run.write_meta(pid=pid)
     shown = shown_path(run.output_path, paths.root)
+    started = f"run {run.run_id} started in the background (pid {pid}); engine output: {shown}"
+    data = {"run_id": run.run_id, "pid": pid, "detached": True, "output": str(run.output_path)}
+    if args.follow:  # the first wait, in the same call: one hub turn less
+        ctx.emit(started)
+        waited = answer(ctx, run, default_timeout(ctx.env), after=0, poll=1)
+        return Result("run", {**data, **waited.data}, waited.text)
     follow = next_command(run.run_id, after=0, poll=1, as_json=ctx.json)
     text = (
-        f"run {run.run_id} started in the background (pid {pid}); engine output: {shown}\n"
+        f"{started}\n"
         f"Follow it with the `next` command, as printed, until an answer has none (the run ended).\n"
         f"next: {follow}"
     )
-    data = {
-        "run_id": run.run_id,
-        "pid": pid,
-        "detached": True,
-        "output": str(run.output_path),
-        "next": follow,
-    }
-    return Result("run", data, text)
+    return Result("run", {**data, "next": follow}, text)
 
 
 def _dry_run(options: Any, ctx: Context) -> Result:
@@ -316,9 +322,9 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
     plan = None if args.run_id else open_store(ctx.paths).load()
     if plan is not None:
         network = _needs_network(options, ctx, plan)
-        refuse_doomed(ctx.paths, ctx.env, detach=args.detach, network=network)
+        refuse_doomed(ctx.paths, ctx.env, detach=args.detach or args.follow, network=network)
     changed = _check_dirty(args, ctx, plan)
-    if args.detach:
+    if args.detach or args.follow:
         sandbox.rules(ctx.settings, ctx.env)  # refused here, not in the engine's output
         return _detach(args, ctx)
 

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import time
+from collections.abc import Callable
 
 from maestro.bus.messages import mail_id
 from maestro.cli.argtypes import count, seconds
 from maestro.cli.context import Context, Result
 from maestro.cli.mail import full
 from maestro.engine.progress import digest
-from maestro.engine.rundir import find_run
+from maestro.engine.rundir import RunDir, find_run
 from maestro.engine.runwait import wait_for
+from maestro.formatting import elapsed_text
 from maestro.install.invocation import current
 from maestro.roster import hub_of
 
@@ -19,7 +22,8 @@ from maestro.roster import hub_of
 DEFAULT_TIMEOUT_S = 600.0
 
 EXAMPLES = """\
-  maestro run --detach && maestro wait
+  maestro run --follow                start the run and wait for it (what a hub runs)
+  maestro run --detach && maestro wait   the same in two steps
   maestro wait --timeout 60           return within a minute whatever happens
   maestro wait --json                 the same as one JSON object
   maestro wait --run 20261121T120000Z-1a2b
@@ -30,15 +34,15 @@ until the run has ended. Run it as printed: it names the run, the last event sho
 (--after, so a repeated call gives the same answer) and counts the calls (--poll), so no
 two calls in a row are identical (hosts stop a model that repeats one: Gemini CLI after 5).
 
-Returns at once when a decision is needed (a task's retries are exhausted), a worker asks
-a question or reports a blocker (printed with the exact `maestro mail reply` line that
-answers it), or the run ends. Tasks done, failed or blocked come as one digest at most
-every `wake_interval` seconds (setting, default 300; 0: every event at once), so a hub
-model following the run is woken only when it has something to do. Events and mail
-already shown are not shown again. Without --timeout it returns after 600s in a
-person's shell, and inside a host's shell tool after the longest that tool allows
-(Claude Code 590s with the Bash tool's timeout at 600000 ms, Gemini CLI 285s, Codex CLI
-1800s polled with write_stdin).
+Returns only when the hub following the run must act: a decision is needed (a task's
+retries are exhausted), a worker asks a question or reports a blocker (printed with the
+exact `maestro mail reply` line that answers it), or the run ends. Tasks done, failed or
+blocked never wake it (the board and notifications show progress): the answer sums up
+those since the last one. Events and mail already shown are not shown again. Without
+--timeout it returns after 600s in a person's shell, and inside a host's shell tool after
+the longest that tool allows: Claude Code 7140s (a Bash command run in the background,
+`timeout` 7200000 ms); no limit in Gemini CLI (a line every 150s keeps its shell, which
+stops a command silent for 300s, waiting) nor in Codex CLI (polled with write_stdin).
 
 exit codes: 0 it returned normally (`state` says: ended, running or timeout; no `next`
 once the run has ended); 1 an error (no run, bad flag)."""
@@ -49,8 +53,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--timeout",
         type=seconds,
         metavar="S",
-        help="return after S seconds at most (default: the host shell tool's limit, or "
-        f"{DEFAULT_TIMEOUT_S:g} in a person's shell; 0 checks once)",
+        help="return after S seconds at most (default: the host shell tool's limit, if any, "
+        f"or {DEFAULT_TIMEOUT_S:g} in a person's shell; 0 checks once)",
     )
     parser.add_argument("--run", metavar="RUN_ID", help="follow this run (default: the latest)")
     parser.add_argument(
@@ -81,18 +85,43 @@ def reply_command(mail_number: int) -> str:
     return f'{current()} mail reply {mail_id(mail_number)} --message "..."'
 
 
-def default_timeout(env: dict[str, str]) -> float:
-    """The longest a wait may block where it runs: the host's shell tool's limit."""
+def default_timeout(env: dict[str, str]) -> float | None:
+    """The longest a wait may block where it runs: its host's shell tool's limit (None:
+    none), or ``DEFAULT_TIMEOUT_S`` in a person's shell."""
 
     hub = hub_of(env)
-    return hub.hub_wait_s if hub and hub.hub_wait_s else DEFAULT_TIMEOUT_S
+    return DEFAULT_TIMEOUT_S if hub is None else hub.hub_wait_s
+
+
+def keepalive(ctx: Context) -> tuple[float, Callable[[], None]] | None:
+    """What keeps a silent wait going in a host's shell tool that stops a command silent
+    for a while: a short line at half that time (a blank one under --json, whose answer
+    stays one JSON object). None where silence is allowed."""
+
+    hub = hub_of(ctx.env)
+    silence = hub.host.shell_silence_s(ctx.env, ctx.paths.root) if hub and hub.host else None
+    if silence is None:
+        return None
+    started = time.monotonic()
+
+    def say() -> None:
+        waited = elapsed_text(time.monotonic() - started)
+        ctx.stdout.write("\n" if ctx.json else f"still waiting ({waited}): nothing needs you yet\n")
+        ctx.stdout.flush()
+
+    return silence / 2, say
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Result:
-    run_dir = find_run(ctx.paths, args.run)
     timeout = default_timeout(ctx.env) if args.timeout is None else args.timeout
-    interval = ctx.settings.wake_interval
-    outcome = wait_for(run_dir, timeout, after=args.after, poll=args.poll, interval=interval)
+    return answer(ctx, find_run(ctx.paths, args.run), timeout, after=args.after, poll=args.poll)
+
+
+def answer(
+    ctx: Context, run_dir: RunDir, timeout: float | None, *, after: int | None, poll: int | None
+) -> Result:
+    """Wait on ``run_dir`` (see ``wait_for``) and say what the hub must know and do."""
+    outcome = wait_for(run_dir, timeout, after=after, poll=poll, keepalive=keepalive(ctx))
 
     # A blocker is an event and mail to answer: shown once, as the mail with its reply line.
     answering = {message.id for message in outcome.mail}
@@ -101,9 +130,8 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
         for event in outcome.events
         if not (event.get("kind") == "task_report" and event.get("mail") in answering)
     ]
-    # Every event at once (interval 0) keeps each one; a digest keeps what the follower
-    # relays or acts on, the tasks done on one line.
-    events, lines = digest(events, every=interval == 0)
+    # What the follower relays or acts on, the tasks done on one line.
+    events, lines = digest(events)
     if outcome.repeated:
         lines = ["nothing new; " + lines[-1]]
     mail = []
@@ -114,7 +142,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
     if outcome.state == "running":
         lines.append(f"run {run_dir.run_id} is still going.")
     elif outcome.state == "timeout":
-        news = "no task finished" if events else "nothing new"
+        news = "nothing needs you" if events else "nothing new"
         lines.append(f"{news} after {timeout:g}s; run {run_dir.run_id} is still going.")
     data: dict[str, object] = {
         "run_id": run_dir.run_id,

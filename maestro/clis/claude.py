@@ -30,6 +30,7 @@ from maestro.install.host import (
     json_file,
     yaml_scalar,
 )
+from maestro.install.invocation import resolve
 from maestro.install.sources import CommandSource
 from maestro.paths import user_home
 from maestro.process import ProcessOutcome
@@ -406,8 +407,10 @@ class ClaudeHost(Host):
             )
         return HubMode(
             True,
-            'default mode, headless (`claude -p "/maestro:run"`) and interactive: the command '
-            "files pre-approve Maestro's path and a bare `maestro`; no prompt.",
+            "default mode, interactive and headless: the command files pre-approve Maestro's "
+            "path and a bare `maestro` until the hub's turn ends; once a run wakes it from the "
+            "background (a decision, a worker's question) headless refuses Maestro's calls, so "
+            f'headless use `claude -p "/maestro:run" --allowedTools "Bash({resolve()}:*)"`.',
         )
 
     PLUGIN = "plugins/claude/"
@@ -525,8 +528,10 @@ CLI = roster.Cli(
     shell_marker=("CLAUDECODE", "1"),
     # HOSTS.md, "Nested Claude".
     nested_vars=("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT"),
-    # Its Bash tool's `timeout` goes up to 600000 ms (the run command asks for it).
-    hub_wait_s=590,
+    # A Bash command run in the background (`run_in_background`) may run for its
+    # `timeout`, up to 7200000 ms, and its end wakes the model (a foreground one stops
+    # at 600000 ms): the run command asks for both.
+    hub_wait_s=7140,
     spoke=ClaudeSpoke,
     host=ClaudeHost(),
     checks=(_bypass_as_root, _inside_claude),

@@ -420,12 +420,26 @@ class CodexHost(Host):
             fix=self.FULL_ACCESS,
         )
 
+    # An empty write_stdin poll returns within background_terminal_max_timeout (ms), or
+    # when the command ends (Codex CLI 0.171): each poll is one turn of the hub's model.
+    POLL_MS, HOUR_MS = 300_000, 3_600_000
+
     def hub_mode(self, env: Mapping[str, str], project: Path, run_file: str | None) -> HubMode:
         path = codex_home(env) / "config.toml"
-        mode = config(env).get("sandbox_mode")
+        settings = config(env)
+        mode = settings.get("sandbox_mode")
         if mode == "danger-full-access":
+            works = f'{path} sets sandbox_mode = "danger-full-access": `$maestro run` works'
+            poll_ms = settings.get("background_terminal_max_timeout")
+            if not isinstance(poll_ms, int) or poll_ms <= 0:
+                poll_ms = self.POLL_MS
+            if poll_ms >= self.HOUR_MS:
+                return HubMode(True, works + ".")
             return HubMode(
-                True, f'{path} sets sandbox_mode = "danger-full-access": `$maestro run` works.'
+                True,
+                f"{works}; a quiet run wakes its hub at each write_stdin poll, every "
+                f"{poll_ms // 1000} s (background_terminal_max_timeout).",
+                f"for one poll an hour: background_terminal_max_timeout = {self.HOUR_MS} in {path}.",
             )
         return HubMode(
             False,
@@ -506,9 +520,9 @@ CLI = roster.Cli(
     # Codex CLI 0.169, every mode (HOSTS.md section 5), and its sandbox's own markers.
     shell_marker=("CODEX_CI", "1"),
     # exec_command hands a command back after yield_time_ms (at most 30 s) and each
-    # empty write_stdin poll waits up to 300 s: a long wait costs one turn per poll,
-    # never more than a shorter one would.
-    hub_wait_s=1800,
+    # empty write_stdin poll waits up to background_terminal_max_timeout (300 s unless
+    # the person raised it), returning when the command ends: a wait needs no limit of
+    # its own, and costs one turn per poll however long it is.
     shell_injects=(
         "CODEX_CI",
         "CODEX_SESSION_ID",

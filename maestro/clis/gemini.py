@@ -415,15 +415,10 @@ class GeminiHost(Host):
         return files
 
     def hub_mode(self, env: Mapping[str, str], project: Path, run_file: str | None) -> HubMode:
-        for path in (
-            user_home(env) / ".gemini" / "settings.json",
-            project / ".gemini" / "settings.json",
-        ):
+        for path in _settings_files(env, project):
             data = read_json(path)
             for keys in self.EXCLUDES:
-                value: Any = data
-                for key in keys:
-                    value = value.get(key, {}) if isinstance(value, dict) else {}
+                value = _setting(data, keys)
                 if isinstance(value, list) and any(
                     str(v).startswith("run_shell_command") for v in value
                 ):
@@ -446,6 +441,18 @@ class GeminiHost(Host):
             "Maestro's commands: headless default offers the model no shell tool.",
         )
 
+    # Gemini CLI 0.61's shell tool stops a command silent for tools.shell.inactivityTimeout
+    # seconds (0: never), 300 unless set.
+    SILENCE_S = 300.0
+
+    def shell_silence_s(self, env: Mapping[str, str], project: Path) -> float | None:
+        limit: Any = self.SILENCE_S
+        for path in _settings_files(env, project):  # the project's setting wins
+            value = _setting(read_json(path), ("tools", "shell", "inactivityTimeout"))
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                limit = float(value)
+        return limit if limit > 0 else None
+
     # Not GEMINI.md: a Gemini session in Maestro's own repository would read that too.
     CONTEXT = "gemini-extension.md"
     bundle_folders = ("commands", "agents")
@@ -467,6 +474,18 @@ class GeminiHost(Host):
             *self.commands("commands/maestro/", opts),
             *self.agents("agents/"),  # an extension's agents load without acknowledgement
         ]
+
+
+def _settings_files(env: Mapping[str, str], project: Path) -> tuple[Path, Path]:
+    """Gemini CLI's user settings and the project's, which override them."""
+    return user_home(env) / ".gemini" / "settings.json", project / ".gemini" / "settings.json"
+
+
+def _setting(data: Any, keys: tuple[str, ...]) -> Any:
+    """The value at ``keys`` in a settings object ({} where a level is missing)."""
+    for key in keys:
+        data = data.get(key, {}) if isinstance(data, dict) else {}
+    return data
 
 
 def _untrusted(s: Situation) -> Check | None:
@@ -520,8 +539,9 @@ CLI = roster.Cli(
     # maestro.git drops for every caller).
     trust_hint="or set GEMINI_CLI_TRUST_WORKSPACE=true",
     shell_marker=("GEMINI_CLI", "1"),
-    # Its shell tool kills a command silent for tools.shell.inactivityTimeout (300 s).
-    hub_wait_s=285,
+    # Its shell tool stops a command silent for a while (GeminiHost.shell_silence_s) and
+    # has no other limit: a wait that says a line now and then may block for as long as
+    # the run goes without needing the hub.
     shell_injects=(
         "GEMINI_CLI",
         "PAGER",

@@ -24,10 +24,8 @@ from maestro.formatting import (
     tokens_text,
 )
 
-# Events that end a `maestro wait` at once: the hub following the run must act on them.
+# Events that end a `maestro wait`: the hub following the run must act on them.
 ACT_KINDS = ("decision", "run_ended")
-# Progress a hub is told of in a digest, at most once per wake interval.
-PROGRESS_KINDS = ("task_done", "task_failed", "task_blocked")
 
 
 Event = dict[str, Any]
@@ -47,11 +45,9 @@ def describe(event: Event) -> str:
 _STEPS = ("run_started", "task_started", "task_retry")
 
 
-def digest(events: list[Event], *, every: bool) -> tuple[list[Event], list[str]]:
-    """The events a wait shows and their lines. ``every``: each event, a line each; else
-    a digest: the steps towards results left out, the tasks done on one line."""
-    if every:
-        return events, [describe(e) for e in events]
+def digest(events: list[Event]) -> tuple[list[Event], list[str]]:
+    """The events a wait shows and their lines: the steps towards results left out, the
+    tasks done on one line."""
     kept = [e for e in events if e.get("kind") not in _STEPS]
     done = [e for e in kept if e.get("kind") == "task_done"]
     lines = [describe(e) for e in kept if e.get("kind") != "task_done"]

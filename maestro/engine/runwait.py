@@ -1,17 +1,17 @@
-"""`maestro wait`: block until a run has something for its follower, without polling.
+"""`maestro wait`: block until a run needs its follower, without polling.
 
 A hub model following a run pays for every turn (its whole fixed context, re-read), so a
-wait returns at once only for what the hub must act on: a decision (retries exhausted), a
-worker's question or blocker, the run's end. Other progress (tasks done, failed, blocked)
-is gathered into at most one digest per ``interval`` seconds since the follower was last
-woken (0: every such event wakes it, one wait each). The person sees progress where it
-costs no model: the terminal's live view, `maestro status`, the report.
+wait returns only for what the hub must act on: a decision (retries exhausted), a
+worker's question or blocker, the run's end; or when the longest its host's shell tool
+lets a command run has passed. Progress (tasks done, failed, blocked) never wakes it: the
+person sees that where it costs no model (the board, notifications, `maestro status`),
+and the next answer sums it up. A host that stops a command silent for a while gets a
+short line from the wait well before (``keepalive``).
 
 The run's folder and doorbell are watched (``maestro.watch``); the engine's life is its run lock
 (see ``RunLock``), checked every half second, so an engine killed without a chance to say
 so (SIGKILL, the sandbox of the command that started it, another PID namespace) ends the
-wait within a second. Events already shown, and when the follower was last woken, are
-remembered in ``wait-cursor.json``, per run.
+wait within a second. Events already shown are remembered in ``wait-cursor.json``, per run.
 
 A worker's question or blocker addressed to the run (``run-<id>``) wakes the wait too,
 through the mailbox's doorbell: the run's engine records its workers' reports but answers
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -29,7 +30,7 @@ from maestro.bus.mailbox import Mailbox, pending
 from maestro.bus.mailwait import bells
 from maestro.bus.sessions import USER
 from maestro.bus.workers import run_session_id
-from maestro.engine.progress import ACT_KINDS, PROGRESS_KINDS
+from maestro.engine.progress import ACT_KINDS
 from maestro.engine.rundir import RunDir, RunLock, read_events
 from maestro.fsutil import atomic_write
 from maestro.watch import wait_until
@@ -79,19 +80,10 @@ def read_polls(run: RunDir) -> int:
     return _cursor(run, "polls")
 
 
-def read_woken(run: RunDir) -> float | None:
-    """When a wait last returned to the follower (seconds since the epoch), if ever."""
-    try:
-        value = _record(run).get("woken")
-        return float(value) if value is not None else None
-    except (ValueError, TypeError):
-        return None
-
-
 def write_cursor(run: RunDir, offset: int, polls: int | None = None) -> None:
     polls = read_polls(run) if polls is None else polls
     # Lost in a crash, the next wait shows a few events again: no fsync.
-    record = {"offset": offset, "polls": polls, "woken": time.time()}
+    record = {"offset": offset, "polls": polls}
     atomic_write(run.cursor_path, json.dumps(record) + "\n", durable=False)
 
 
@@ -114,22 +106,18 @@ def wait_for(
     timeout_s: float | None,
     after: int | None = None,
     poll: int | None = None,
-    interval: float = 0.0,
+    keepalive: tuple[float, Callable[[], None]] | None = None,
 ) -> WaitResult:
     """Return the events not shown yet once the follower must act (a decision, a worker's
-    mail, the run's end), once progress has waited ``interval`` seconds since the follower
-    was last woken (0: at once), or when ``timeout_s`` passes (None: no limit). ``after``:
-    show the events after that sequence number instead of those after the cursor, so a
+    mail, the run's end), or when ``timeout_s`` passes (None: no limit). ``after``: show
+    the events after that sequence number instead of those after the cursor, so a
     repeated call answers the same; ``poll``: this call's number (default: one more than
-    the last recorded)."""
+    the last recorded); ``keepalive``: (seconds, say) calls ``say()`` each time the wait
+    has been silent that long."""
     shown = _Shown(run, after)
     poll = read_polls(run) + 1 if poll is None else poll
-    started = time.monotonic()
-    # Progress is due this long from now: the interval since the last wake, or since this
-    # wait began when the follower was never woken (it just started the run).
-    woken = read_woken(run)
-    due = started + max(0.0, interval - (time.time() - woken if woken else 0.0))
     mail: list[Message] = []
+    said = time.monotonic()
 
     def finish(state: str) -> WaitResult:
         write_cursor(run, shown.offset, max(poll, read_polls(run)))
@@ -137,10 +125,8 @@ def wait_for(
             run.run_id, state, shown.events, shown.last_seq, poll, mail, shown.repeated
         )
 
-    def progress() -> bool:  # to show once the digest is due
-        return any(e.get("kind") in PROGRESS_KINDS for e in shown.events)
-
     def check() -> WaitResult | None:
+        nonlocal said
         shown.read()
         mail.extend(_questions(run))
         if ended_event(shown.events) is not None:
@@ -150,13 +136,10 @@ def wait_for(
             return finish("ended")
         if mail or any(e.get("kind") in ACT_KINDS for e in shown.events):
             return finish("running")
-        if progress() and time.monotonic() >= due:
-            return finish("running")
+        if keepalive is not None and time.monotonic() - said >= keepalive[0]:
+            keepalive[1]()
+            said = time.monotonic()
         return None
-
-    def recheck() -> float:
-        later = due - time.monotonic() if progress() else LIVENESS_RECHECK_S
-        return max(0.0, min(LIVENESS_RECHECK_S, later))
 
     # The run's folder (any change) and its doorbell; watched only once the wait has to
     # wait (a `--timeout 0` call, or one with something to show at once, arms no watch).
@@ -166,7 +149,7 @@ def wait_for(
         lambda path: path.parent != folder or wanted(path),
         check,
         timeout_s,
-        recheck_s=recheck,
+        recheck_s=lambda: LIVENESS_RECHECK_S,
     )
     return found or finish("timeout")
 

@@ -172,6 +172,11 @@ class Host:
         it; None when it does not (or the host confines nothing Maestro needs)."""
         return None
 
+    def shell_silence_s(self, env: Mapping[str, str], project: Path) -> float | None:
+        """How long this host's shell tool lets a command stay silent before it stops it
+        (None: as long as it likes): a `maestro wait` there says a line well before."""
+        return None
+
     def hub_mode(self, env: Mapping[str, str], project: Path, run_file: str | None) -> HubMode:
         """Whether ``/maestro:run`` can drive a run to its end from this host as
         configured, and the line to use or to fix it (docs/hosts.md, "Each host as the

@@ -236,6 +236,24 @@ def test_doctor_says_per_installed_host_whether_its_hub_mode_is_ready(
     assert hubs(cli)["codex"]["level"] == "ok"
 
 
+def test_doctor_says_how_to_make_a_codex_hub_poll_once_an_hour(cli, project, tmp_path, monkeypatch):
+    """Each write_stdin poll of a Codex hub is a turn of its model, every 300 s unless
+    background_terminal_max_timeout is raised."""
+    monkeypatch.setenv("PATH", f"{fake_bin(tmp_path, PINNED)}:/usr/bin:/bin")
+    assert cli("install", "--host", "codex").code == 0
+    config = Path(os.environ["HOME"]) / ".codex" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text('sandbox_mode = "danger-full-access"\n')
+    codex = hubs(cli)["codex"]
+    assert codex["level"] == "ok" and "every 300 s" in codex["detail"]
+    assert codex["fix"].startswith(
+        "for one poll an hour: background_terminal_max_timeout = 3600000"
+    )
+    config.write_text(config.read_text() + "background_terminal_max_timeout = 3600000\n")
+    codex = hubs(cli)["codex"]
+    assert codex["level"] == "ok" and "poll" not in codex["detail"] and not codex["fix"]
+
+
 def test_doctor_names_the_fix_when_a_hub_mode_cannot_work(cli, project, tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", f"{fake_bin(tmp_path, PINNED)}:/usr/bin:/bin")
     assert (

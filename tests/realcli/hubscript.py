@@ -3,33 +3,46 @@ counts what following the run cost it (turns, input tokens).
 
 It reads the start command and the shell tool's options from the command file as the
 host showed it to the model (Claude and Gemini expand the command into the prompt; a
-Codex hub first reads the skill's `verbs/run.md`), runs each `next:` line as printed with
-those options, answers a worker's question with the `answer:` line under it, polls a
-Codex command still running with `write_stdin`, and ends with a one-line summary once an
-answer has no `next:`. Used by tests/realcli/test_lean_hub.py and bench/hub.py.
+Codex hub first reads the skill's `verbs/run.md`), runs it and each `next:` line as
+printed with those options, answers a worker's question with the `answer:` line under
+it, polls a Codex command still running with `write_stdin`, and ends with a one-line
+summary once an answer has no `next:`. On Claude Code the file asks for each of those in
+the background: the hub ends its turn, and once the host tells it the command ended it
+reads the command's output file. Used by tests/realcli/test_lean_hub.py and bench/hub.py.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
+import subprocess
+import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from maestro.install import invocation
 from maestro.tokens import count_tokens
 
-from .fake_model import ToolCall, tool_results
+from .fake_model import Call, ToolCall, tool_results
 
+ROOT = Path(__file__).resolve().parents[2]  # this Maestro, for the processes a run starts
 API = {"claude": "anthropic", "gemini": "gemini", "codex": "openai"}
-START = re.compile(r"Start: `([^`]*run --detach[^`]*)`")
-CLAUDE_TIMEOUT = re.compile(r"Bash `timeout` (\d+)")
+START = re.compile(r"1\. [^`]*`([^`]*run --follow[^`]*)`")
+CLAUDE_BACKGROUND = re.compile(r"Bash `run_in_background` true, `timeout` (\d+)")
 CODEX_YIELDS = re.compile(
     r"`yield_time_ms` (\d+); while it runs, poll with `write_stdin` "
     r"\(empty `chars`, `yield_time_ms` (\d+)\)"
 )
 RUNNING = re.compile(r"Process running with session ID (\d+)")
+BACKGROUND = re.compile(r"^Command running in background with ID")
+NOTIFIED = re.compile(r"<task-notification>.*?<output-file>([^<]+)</output-file>", re.DOTALL)
+READ_LINE = re.compile(r"^ *\d+\t", re.MULTILINE)  # Claude's Read numbers each line
+# What the hub says when it ends its turn with a command still running in the background.
+WAITING = "The run goes on in the background; I will be told when it needs me."
 NEXT_TEXT = re.compile(r"^next: (.+)$", re.MULTILINE)
 NEXT_JSON = re.compile(r'"next":\s*"((?:[^"\\]|\\.)*)"')
 ANSWER_LINE = re.compile(r"^ {2}answer: (.+)$", re.MULTILINE)
@@ -51,6 +64,14 @@ def texts(value: Any) -> list[str]:
         for item in value:
             found += texts(item)
     return found
+
+
+def notified(body: Any) -> list[str]:
+    """The output files of the background commands Claude Code told the model have ended,
+    oldest first (it may merge its messages to the model, so they are looked for in all)."""
+    messages = body.get("messages") if isinstance(body, dict) else None
+    text = json.dumps(messages or []).replace("\\n", "\n")
+    return NOTIFIED.findall(text)
 
 
 def next_line(result: str) -> str | None:
@@ -89,7 +110,7 @@ class Hub:
     # Input tokens (cl100k over the request body) of every request the host sent, and
     # which of them were the hub's own turns, from the start's answer on.
     requests: list[tuple[bool, int]] = field(default_factory=list)
-    start_at: int | None = None  # index in ``commands`` of `run --detach`
+    start_at: int | None = None  # index in ``commands`` of the start, `run --follow`
     final: str | None = None
     _options: dict[str, Any] = field(default_factory=dict)
     _poll_options: dict[str, Any] = field(default_factory=dict)
@@ -101,27 +122,40 @@ class Hub:
 
     def __call__(self, api: str, body: Any) -> Any:
         results = tool_results(api, body)
-        turn = len(results) == len(self.commands) and self.final is None
+        # A side request of the host (a title, a check) offers the model no tools.
+        tools = not isinstance(body, dict) or api != "anthropic" or bool(body.get("tools"))
+        turn = tools and len(results) == len(self.commands) and self.final is None
         if self.start_at is not None and len(results) > self.start_at:
             self.requests.append((turn, count_tokens(json.dumps(body, ensure_ascii=False))))
         if not turn:
-            return "ok"  # a side request of the host (a title, a check), not the hub's turn
+            return "ok"  # not the hub's turn
         self.results = results
         call = self._next(body, results[-1] if results else None)
         if isinstance(call, str):
-            self.final = call
+            if call is not WAITING:
+                self.final = call
             return call
-        self.commands.append(call.command if call.poll is None else f"<poll {call.poll}>")
+        if isinstance(call, Call):
+            self.commands.append(f"<read {call.args['file_path']}>")
+        else:
+            self.commands.append(call.command if call.poll is None else f"<poll {call.poll}>")
         return call
 
     # -- what the command file says, step by step ---------------------------------------
-    def _next(self, body: Any, result: str | None) -> ToolCall | str:
+    def _next(self, body: Any, result: str | None) -> ToolCall | Call | str:
         done = len(self.commands)
         if done < len(self.prelude):
             return ToolCall(self.prelude[done])
         if done == len(self.prelude):
             return self._start(body)
         assert result is not None
+        unread = [f for f in notified(body) if f"<read {f}>" not in self.commands]
+        if unread:  # Claude: a background command ended
+            return Call("Read", {"file_path": unread[0]})
+        if BACKGROUND.search(result):
+            return WAITING
+        if self.commands[-1].startswith("<read "):
+            result = READ_LINE.sub("", result)
         running = RUNNING.search(result)
         if self.host == "codex" and running and "next:" not in result:
             return ToolCall("", dict(self._poll_options), poll=int(running.group(1)))
@@ -142,9 +176,9 @@ class Hub:
         match = START.search(text)
         assert match, "the command file names no start"
         if self.host == "claude":
-            timeout = CLAUDE_TIMEOUT.search(text)
-            assert timeout, "the Claude command file asks for no Bash timeout"
-            self._options = {"timeout": int(timeout.group(1))}
+            background = CLAUDE_BACKGROUND.search(text)
+            assert background, "the Claude command file asks for no background Bash"
+            self._options = {"run_in_background": True, "timeout": int(background.group(1))}
         if self.host == "codex":
             yields = CODEX_YIELDS.search(text)
             assert yields, "the Codex skill names no yield_time_ms"
@@ -156,7 +190,7 @@ class Hub:
         if self.json_mode:
             start += " --json"
         self.start_at = len(self.commands)
-        return ToolCall(start)
+        return ToolCall(start, dict(self._options))
 
     # -- what following the run cost ----------------------------------------------------
     @property
@@ -200,9 +234,12 @@ def sim_plan(count: int, worker: str | None = None) -> str:
 
 
 def host_argv(host: str, exe: Path) -> list[str]:
-    """Each host's documented headless hub mode (docs/hosts.md)."""
+    """Each host's documented headless hub mode (docs/hosts.md). Claude Code's allows
+    Maestro's calls for the whole session: once a background command's end has woken the
+    hub, the command file's own rule no longer holds."""
     if host == "claude":
-        return [str(exe), "-p", "/maestro:run", "--output-format", "json"]
+        allow = f"Bash({invocation.resolve()}:*)"
+        return [str(exe), "-p", "/maestro:run", "--output-format", "json", "--allowedTools", allow]
     if host == "gemini":
         return [
             str(exe),
@@ -240,3 +277,85 @@ def hub_env(home: Path, url: str, extra: dict[str, str] | None = None) -> dict[s
         "MAESTRO_STAGGER_DELAY": "0",
         **(extra or {}),
     }
+
+
+def tune(home: Path, *, silence_s: int | None = None, poll_ms: int | None = None) -> None:
+    """Settings a person may have given the hosts, written into ``home`` after
+    ``hub_env``: Gemini CLI's tools.shell.inactivityTimeout (how long its shell lets a
+    command stay silent) and Codex CLI's background_terminal_max_timeout (its longest
+    write_stdin poll)."""
+    if silence_s is not None:
+        path = home / ".gemini" / "settings.json"
+        settings = json.loads(path.read_text())
+        settings.setdefault("tools", {}).setdefault("shell", {})["inactivityTimeout"] = silence_s
+        path.write_text(json.dumps(settings))
+    if poll_ms is not None:
+        path = home / ".codex" / "config.toml"
+        path.write_text(f"background_terminal_max_timeout = {poll_ms}\n" + path.read_text())
+
+
+@dataclass
+class Followed:
+    """One run followed from the host's command line to its last answer."""
+
+    hub: Hub
+    project: Path
+    code: int  # the host's exit code
+    stderr: str
+    seconds: float  # from the host's start to its exit
+
+
+def follow_run(
+    host: str,
+    scratch: Path,
+    plan: str,
+    *,
+    hub: Hub | None = None,
+    worker: Any = None,
+    env: dict[str, str] | None = None,
+    silence_s: int | None = None,
+    poll_ms: int | None = None,
+    timeout: float = 600,
+) -> Followed:
+    """A new project under ``scratch`` (its own HOME beside it), committed, planned and
+    installed for ``host`` with this very Maestro, then the host's documented headless
+    hub mode against the loopback model, whose hub turns ``hub`` plays (a real
+    ``worker``'s turns the worker's function; ``tune``'s settings given). Independent
+    of the calling process's HOME and folder, so several can run at once."""
+    from . import hostenv
+    from .fake_model import FakeModel
+
+    home, project = scratch / "home", scratch / "proj"
+    home.mkdir(parents=True)
+    project.mkdir()
+    base = {
+        "HOME": str(home),
+        "PATH": os.pathsep.join([*hostenv.shell_path(), os.environ["PATH"]]),
+        "PYTHONPATH": str(ROOT),
+        **{k: os.environ[k] for k in ("LANG", "TERM") if k in os.environ},
+    }
+    (project / "README.md").write_text("small modules\n")
+    for argv in (
+        ["git", "init", "-q"],
+        ["git", "add", "-A"],
+        ["git", "-c", "user.name=h", "-c", "user.email=h@h", "commit", "-qm", "init"],
+        [sys.executable, "-m", "maestro", "plan", "--from", "-", "--yes"],
+        [sys.executable, "-m", "maestro", "install", "--host", host],
+    ):
+        done = subprocess.run(
+            argv, cwd=project, env=base, input=plan, capture_output=True, text=True, check=False
+        )
+        assert done.returncode == 0, (argv, done.stdout, done.stderr)
+    hub = hub or Hub(host, codex_prelude(project) if host == "codex" else [])
+
+    def reply(api: str, body: Any) -> Any:
+        return hub(api, body) if api == hub.api or worker is None else worker(api, body)
+
+    with FakeModel(reply=reply) as fake:
+        run_env = {**hub_env(home, fake.url, env), "PYTHONPATH": str(ROOT)}
+        tune(home, silence_s=silence_s, poll_ms=poll_ms)
+        exe = hostenv.executable(host)
+        assert exe is not None, f"{host} is not installed (MAESTRO_REALCLI_DIR)"
+        started = time.monotonic()
+        out = hostenv.run(host_argv(host, exe), cwd=project, env=run_env, timeout=timeout)
+    return Followed(hub, project, out.code, out.stderr, time.monotonic() - started)

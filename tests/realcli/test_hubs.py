@@ -3,14 +3,14 @@ from inside the real host, or the host's mode is refused in one line (HOSTS.md s
 
 Runs only with the pinned CLIs installed (MAESTRO_REALCLI_DIR, see test_hosts.py). The
 loopback model plays the hub exactly as the installed command file says
-(``hubscript.Hub``): it starts the run with the command line the file names, then runs
-each `next:` command Maestro prints, as printed, with the shell tool options the file
-names, until an answer has none, and sums it up. The plan has three simulated tasks, so
-nothing else needs a network; every event wakes the hub (wake_interval 0), so it follows
-the run over several waits. Asserted: every task done, no call
-denied, no two calls in a row identical (Gemini stops a model after 5), the host's own
-answer came back. One more case has a real claude spoke started from a Codex hub whose
-login shell resets PATH.
+(``hubscript.Hub``): it starts and follows the run with the command line the file names
+(Claude Code: in the background, reading its answer once told it ended; Codex CLI:
+polling it), then runs each `next:` command Maestro prints, as printed, with the shell
+tool options the file names, until an answer has none, and sums it up. The plan has
+three simulated tasks, so nothing else needs a network. Asserted: every task done, no
+call denied, no two calls in a row identical (Gemini stops a model after 5), the host's
+own answer came back. One more case has a real claude spoke started from a Codex hub
+whose login shell resets PATH.
 """
 
 from __future__ import annotations
@@ -46,8 +46,8 @@ tasks:
      criteria: ["src/c.py exists"], validation: "test -f src/c.py"}
 """
 # Each simulated task takes this long, so the run outlasts a Codex exec's first yield
-# only if something is wrong; every event wakes the hub, so it follows several waits.
-SIM_DELAY = {"MAESTRO_SIM_DELAY": "1.5", "MAESTRO_WAKE_INTERVAL": "0"}
+# only if something is wrong.
+SIM_DELAY = {"MAESTRO_SIM_DELAY": "1.5"}
 FULL_ACCESS = "--sandbox danger-full-access"
 
 
@@ -74,8 +74,9 @@ def assert_followed_to_the_end(hub: Hub, project: Path) -> None:
     assert statuses(project) == ["done", "done", "done"], (hub.commands, hub.results[-2:])
     assert hub.final is not None and hub.final.startswith("FINISHED"), hub.commands
     assert hub.start_at is not None
+    assert " run --follow" in hub.commands[hub.start_at]
     follows = hub.commands[hub.start_at + 1 :]
-    assert len(follows) >= 2 and all(" wait --run " in c for c in follows), follows
+    assert all(" wait --run " in c or c.startswith(("<read", "<poll")) for c in follows), follows
     assert all(
         a != b for a, b in zip(hub.commands, hub.commands[1:], strict=False)
     )  # never one call twice in a row
@@ -108,7 +109,7 @@ def test_claude_code_allows_a_bare_maestro_too(cli, hub_project, temp_home):
     program = Path(invocation.resolve().split()[0])
     if program.name != "maestro":
         pytest.skip("Maestro is not installed as a `maestro` script here")
-    hub = Hub("claude", start="maestro run --detach")
+    hub = Hub("claude", start="maestro run --follow")
     with FakeModel(reply=hub) as fake:
         env = {
             **hostenv.claude_env(temp_home, fake.url, [str(program.parent), *shell_path()]),
@@ -188,7 +189,7 @@ def test_codex_sandboxed_modes_are_refused_in_one_line_and_start_nothing(
     cli, hub_project, temp_home, mode
 ):
     hub, _out = _codex(cli, hub_project, temp_home, *mode)
-    assert len(hub.commands) == 2 and hub.commands[1].endswith("run --detach")
+    assert len(hub.commands) == 2 and hub.commands[1].endswith("run --follow")
     refusal = hub.results[1]
     assert "Codex CLI's command sandbox cannot run this" in refusal and FULL_ACCESS in refusal, (
         refusal
