@@ -147,8 +147,9 @@ def test_the_dag_shows_every_task_and_turns_each_done_within_a_second(
     page.wait_for_selector("#run:has-text(': finished')", timeout=5000)
     page.locator('.node[data-task="5"]').click()
     page.wait_for_selector("#panel-title:has-text('Task 5')")
-    page.wait_for_function(
-        "() => !document.getElementById('sessions').textContent.includes('working')"
+    page.wait_for_function(  # the sessions listed, every one ended
+        """() => { const shown = document.getElementById('sessions').textContent;
+                   return shown.includes('completed') && !shown.includes('working'); }"""
     )
     page.screenshot(path=str(shots_dir() / "board-end.png"))
 
