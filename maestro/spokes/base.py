@@ -310,7 +310,9 @@ class Spoke:
         if result is None and req is not None and req.sandbox is not None:
             said = sandbox.fault(f"the {self.name} spoke", outcome)
             result = fail(self.name, "sandbox", said) if said else None
-        if result is None and outcome.stopped_on_stderr:
+        # A CLI stopped at its time limit may print a retry notice as its request is cut
+        # off (Gemini CLI: "fetch failed"): the limit is why it stopped, not the network.
+        if result is None and outcome.stopped_on_stderr and not outcome.timed_out:
             result = self.stopped_retrying(outcome, req)
         # A complete answer read after the time limit stays a success: only the CLI's
         # shutdown overran it (the notes' exit-124 soft success; ``timed_out`` says so).

@@ -319,3 +319,12 @@ def test_a_sandbox_killed_from_outside_is_no_timeout_and_a_timeout_stays_one():
     )
     stopped = ProcessOutcome("", "", -9, True, 1.0)  # the runner's SIGKILL at the deadline
     assert get_spoke("codex").parse(stopped, CONFINED).error_kind == "timeout"
+
+
+def test_a_retry_notice_printed_as_the_time_limit_stops_it_is_a_timeout():
+    """Stopped at its time limit, Gemini CLI's cut request prints a retry notice, which the
+    runner also stops on: the limit is why, not the network."""
+    line = "Attempt 1 failed. Retrying with backoff... Error: exception TypeError: fetch failed sending request"
+    outcome = ProcessOutcome("", f"{line}\n", -15, True, 6.0, stopped_on_stderr=True)
+    result = get_spoke("gemini").parse(outcome)
+    assert (result.error_kind, result.timed_out) == ("timeout", True), result.error
