@@ -63,9 +63,11 @@ def one_run(name: str, tasks: int, asked: bool, json_mode: bool, delay_s: float)
             sim_plan(tasks, WORKER[host] if asked else None),
             hub=hub,
             worker=spoke,
-            env={"MAESTRO_SIM_DELAY": f"{delay_s:g}", "MAESTRO_AGENT_TIMEOUT": "3"}
-            if asked
-            else {"MAESTRO_SIM_DELAY": f"{delay_s:g}"},
+            # Each task's time limit, in minutes (the coder's is 10), well above its delay.
+            env={
+                "MAESTRO_SIM_DELAY": f"{delay_s:g}",
+                "MAESTRO_AGENT_TIMEOUT": f"{max(3, math.ceil(delay_s * 2 / 60))}",
+            },
             poll_ms=HOUR_POLLS_MS if name.endswith("+") else None,
             timeout=delay_s * math.ceil(tasks / 3) + 900,
         )
