@@ -213,6 +213,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             data = self._api(url.path, query)
         except MaestroError as error:
             return self._json({"error": error.message, "fix": error.fix}, HTTPStatus.BAD_REQUEST)
+        except Exception as error:  # noqa: BLE001 - one request's fault, answered, not the board's
+            return self._failed(error)
         if data is None:
             return self._refuse(HTTPStatus.NOT_FOUND, "no such page.")
         return self._json(data)
@@ -256,6 +258,18 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             return self._json(actions.perform(self.board.ctx, params))
         except MaestroError as error:
             return self._json({"error": error.message, "fix": error.fix}, HTTPStatus.BAD_REQUEST)
+        except Exception as error:  # noqa: BLE001 - one request's fault, answered, not the board's
+            return self._failed(error)
+
+    def _failed(self, error: Exception) -> None:
+        """A request Maestro did not foresee failing: one line on the board's terminal and
+        a 500 the page shows, instead of a connection dropped with no answer."""
+        said = f"{type(error).__name__}: {error}"
+        sys.stderr.write(f"board: {self.command} {urlsplit(self.path).path}: {said}\n")
+        fix = "try again; if it persists, `maestro status` and `maestro doctor` say more."
+        return self._json(
+            {"error": f"internal error: {said}", "fix": fix}, HTTPStatus.INTERNAL_SERVER_ERROR
+        )
 
     def _stream(self) -> None:
         """The page's event stream: the state whenever it changes (at once on opening,

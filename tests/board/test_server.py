@@ -372,3 +372,22 @@ def test_a_tasks_history_lists_each_run_of_it_with_its_clarification_and_reason(
     # Reassign offers the CLIs installed here and sim.
     state = json.loads(fetch(board, "/api/state")[2])
     assert sorted(state["clis"]) == ["claude", "codex", "gemini", "sim"]
+
+
+def test_a_request_that_fails_unforeseen_gets_an_answer_and_the_board_serves_on(
+    board, monkeypatch, capsys
+):
+    """A read the board did not foresee failing (a store gone unreadable, say) is a 500
+    with what happened, and one line on its terminal: not a connection dropped unanswered."""
+
+    def broken(paths):
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(snapshot, "office", broken)
+    status, _, body = fetch(board, "/api/office")
+    assert status == 500
+    answer = json.loads(body)
+    assert answer["error"] == "internal error: OSError: [Errno 5] Input/output error"
+    assert answer["fix"]
+    assert "board: GET /api/office: OSError" in capsys.readouterr().err
+    assert fetch(board, "/api/state")[0] == 200
