@@ -307,6 +307,10 @@ class Spoke:
             map(self.retry_notice, outcome.stdout.splitlines())
         )
         result = self.read_result(outcome, req)
+        if result is not None and outcome.timed_out and not result.success:
+            # An error it reported as its time limit stopped it (a request cut off by the
+            # SIGTERM: "Connection dropped"): the limit is why, said below.
+            result = None
         if result is None and req is not None and req.sandbox is not None:
             said = sandbox.fault(f"the {self.name} spoke", outcome)
             result = fail(self.name, "sandbox", said) if said else None

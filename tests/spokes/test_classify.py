@@ -328,3 +328,18 @@ def test_a_retry_notice_printed_as_the_time_limit_stops_it_is_a_timeout():
     outcome = ProcessOutcome("", f"{line}\n", -15, True, 6.0, stopped_on_stderr=True)
     result = get_spoke("gemini").parse(outcome)
     assert (result.error_kind, result.timed_out) == ("timeout", True), result.error
+
+
+def test_an_error_reported_as_the_time_limit_stops_it_is_a_timeout():
+    """Claude Code stopped at its time limit reports its cut-off request as an error result
+    ("Connection dropped"): the limit is why it failed."""
+    line = {
+        "type": "result",
+        "subtype": "success",
+        "is_error": True,
+        "result": "API Error: Connection dropped (ECONNRESET).",
+        "session_id": "s1",
+    }
+    outcome = ProcessOutcome(json.dumps(line) + "\n", "", 143, True, 6.0)
+    result = get_spoke("claude").parse(outcome)
+    assert (result.error_kind, result.timed_out) == ("timeout", True), result.error
