@@ -307,29 +307,25 @@ class Spoke:
             map(self.retry_notice, outcome.stdout.splitlines())
         )
         result = self.read_result(outcome, req)
-        if result is not None and outcome.timed_out and not result.success:
-            # An error it reported as its time limit stopped it (a request cut off by the
-            # SIGTERM: "Connection dropped"): the limit is why, said below.
-            result = None
+        # Stopped at its time limit, the limit is why it failed, whatever it said as it was
+        # stopped (a request cut off by the SIGTERM: Claude Code's "Connection dropped"
+        # result, Gemini CLI's "fetch failed" retry notice). A complete answer read after
+        # the limit stays a success: only the CLI's shutdown overran it (the notes'
+        # exit-124 soft success; ``timed_out`` says so).
+        if outcome.timed_out and (result is None or not result.success):
+            limit = f" of {req.timeout_s:g}s" if req else ""
+            result = fail(
+                self.name,
+                "timeout",
+                f"{self.name} gave no complete result within the time limit{limit}; it was stopped.",
+            )
         if result is None and req is not None and req.sandbox is not None:
             said = sandbox.fault(f"the {self.name} spoke", outcome)
             result = fail(self.name, "sandbox", said) if said else None
-        # A CLI stopped at its time limit may print a retry notice as its request is cut
-        # off (Gemini CLI: "fetch failed"): the limit is why it stopped, not the network.
-        if result is None and outcome.stopped_on_stderr and not outcome.timed_out:
+        if result is None and outcome.stopped_on_stderr:
             result = self.stopped_retrying(outcome, req)
-        # A complete answer read after the time limit stays a success: only the CLI's
-        # shutdown overran it (the notes' exit-124 soft success; ``timed_out`` says so).
         if result is None:
-            if outcome.timed_out:
-                limit = f" of {req.timeout_s:g}s" if req else ""
-                result = fail(
-                    self.name,
-                    "timeout",
-                    f"{self.name} gave no complete result within the time limit{limit}; it was stopped.",
-                )
-            else:
-                result = self.diagnose(outcome, req)
+            result = self.diagnose(outcome, req)
         if over_budget:
             threshold = req.abort_tokens if req else None
             result.success = False
