@@ -5,6 +5,7 @@ changed while the tests ran."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -49,6 +50,22 @@ def temp_home(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("GIT_COMMITTER_NAME", "Test")
     monkeypatch.setenv("GIT_COMMITTER_EMAIL", "test@example.invalid")
     return home
+
+
+# Read before `temp_home` clears every MAESTRO_* setting: CI turns a skip into a failure.
+REQUIRE_GH = os.environ.get("MAESTRO_REQUIRE_GH") == "1"
+
+
+@pytest.fixture
+def gh_cli() -> str:
+    """GitHub's CLI (gh) on PATH, for tests/forge against a loopback fake of GitHub.
+    Skipped without it, unless MAESTRO_REQUIRE_GH=1 makes that a failure."""
+    found = shutil.which("gh")
+    if found is None:
+        if REQUIRE_GH:
+            pytest.fail("gh is not installed; install GitHub's CLI (Debian: apt install gh)")
+        pytest.skip("gh is not installed: apt install gh, or see https://cli.github.com")
+    return found
 
 
 # Anthropic's sandbox runtime, pinned in tests/srt/package.json (`npm ci --prefix tests/srt`).
