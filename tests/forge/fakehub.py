@@ -171,6 +171,7 @@ class FakeHub:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body go as two writes: no 40 ms stall between
     server: Any
 
     def log_message(self, format: str, *args: Any) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 
 import pytest
@@ -60,7 +61,7 @@ def test_gh_missing_is_one_line_naming_where_to_get_it(project, tmp_path):
     git(project, "remote", "add", "origin", "git@github.com:acme/app.git")
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    (bin_dir / "git").symlink_to(subprocess.check_output(["which", "git"], text=True).strip())
+    (bin_dir / "git").symlink_to(shutil.which("git"))
     forge = Forge(project, env={**os.environ, "PATH": str(bin_dir)})
     with pytest.raises(ForgeError) as exc:
         forge.preflight()
@@ -78,7 +79,7 @@ def fake_gh(project, tmp_path):
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     said = tmp_path / "said"
-    (bin_dir / "gh").write_text(f'#!/bin/sh\ncat "{said}"\n')
+    (bin_dir / "gh").write_text(f'#!/bin/sh\nexec {shutil.which("cat")} "{said}"\n')
     (bin_dir / "gh").chmod(0o755)
     forge = Forge(project, env={**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"})
     return forge, said
