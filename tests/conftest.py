@@ -52,8 +52,9 @@ def temp_home(tmp_path_factory, monkeypatch):
     return home
 
 
-# Read before `temp_home` clears every MAESTRO_* setting: CI turns a skip into a failure.
+# Read before `temp_home` clears every MAESTRO_* setting: CI turns these skips into failures.
 REQUIRE_GH = os.environ.get("MAESTRO_REQUIRE_GH") == "1"
+REQUIRE_SRT = os.environ.get("MAESTRO_REQUIRE_SRT") == "1"
 
 
 @pytest.fixture
@@ -78,7 +79,7 @@ def srt(monkeypatch) -> sandbox.Rules:
     its bare rules. Skipped without it, unless MAESTRO_REQUIRE_SRT=1 (CI) makes that a
     failure."""
     if not (SRT_BIN / "srt").exists():
-        if os.environ.get("MAESTRO_REQUIRE_SRT") == "1":
+        if REQUIRE_SRT:
             pytest.fail("tests/srt/node_modules is missing; run `npm ci --prefix tests/srt`")
         pytest.skip("srt is not installed: npm ci --prefix tests/srt")
     monkeypatch.setenv("PATH", f"{SRT_BIN}{os.pathsep}{os.environ['PATH']}")
