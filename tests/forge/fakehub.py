@@ -260,14 +260,14 @@ class _Handler(BaseHTTPRequestHandler):
                 status = int(value.split()[0])
             elif name:
                 headers.append((name, value))
+        if path.endswith("/git-receive-pack"):
+            self.hub.pushed()  # before git hears back: the test's next step sees the checks
         self.send_response(status)
         for name, value in headers:
             self.send_header(name, value)
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
-        if path.endswith("/git-receive-pack"):
-            self.hub.pushed()
 
 
 # -- the API ---------------------------------------------------------------------------
