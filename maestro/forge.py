@@ -149,7 +149,8 @@ class Forge:
         return self._repo
 
     def preflight(self) -> None:
-        self.repo  # noqa: B018 - reads and checks the remote
+        """The remote names a GitHub repository, gh is installed and signed in to its host:
+        else a ForgeError naming the fix (checked in that order)."""
         self._login()
 
     def status(self) -> tuple[bool, str]:
