@@ -5,6 +5,7 @@ changed while the tests ran."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -51,6 +52,23 @@ def temp_home(tmp_path_factory, monkeypatch):
     return home
 
 
+# Read before `temp_home` clears every MAESTRO_* setting: CI turns these skips into failures.
+REQUIRE_GH = os.environ.get("MAESTRO_REQUIRE_GH") == "1"
+REQUIRE_SRT = os.environ.get("MAESTRO_REQUIRE_SRT") == "1"
+
+
+@pytest.fixture
+def gh_cli() -> str:
+    """GitHub's CLI (gh) on PATH, for tests/forge against a loopback fake of GitHub.
+    Skipped without it, unless MAESTRO_REQUIRE_GH=1 makes that a failure."""
+    found = shutil.which("gh")
+    if found is None:
+        if REQUIRE_GH:
+            pytest.fail("gh is not installed; install GitHub's CLI (Debian: apt install gh)")
+        pytest.skip("gh is not installed: apt install gh, or see https://cli.github.com")
+    return found
+
+
 # Anthropic's sandbox runtime, pinned in tests/srt/package.json (`npm ci --prefix tests/srt`).
 SRT_BIN = Path(__file__).parent / "srt" / "node_modules" / ".bin"
 
@@ -61,7 +79,7 @@ def srt(monkeypatch) -> sandbox.Rules:
     its bare rules. Skipped without it, unless MAESTRO_REQUIRE_SRT=1 (CI) makes that a
     failure."""
     if not (SRT_BIN / "srt").exists():
-        if os.environ.get("MAESTRO_REQUIRE_SRT") == "1":
+        if REQUIRE_SRT:
             pytest.fail("tests/srt/node_modules is missing; run `npm ci --prefix tests/srt`")
         pytest.skip("srt is not installed: npm ci --prefix tests/srt")
     monkeypatch.setenv("PATH", f"{SRT_BIN}{os.pathsep}{os.environ['PATH']}")
