@@ -90,6 +90,15 @@ COMMANDS: tuple[CommandSpec, ...] = (
         hub_only=True,
     ),
     CommandSpec(
+        "pr",
+        "maestro.cli.pr",
+        "Show, follow or sync the pull request a `maestro run --pr` opened.",
+        "maestro pr status|watch|sync [--json]",
+        "run",
+        "can_spawn_sessions",
+        hub_only=True,
+    ),
+    CommandSpec(
         "review",
         "maestro.cli.review",
         "Have another vendor review a finished task, read-only.",

@@ -294,11 +294,15 @@ class Repo:
         out = self.run("for-each-ref", "--format=%(objectname)", KEEP_REFS).stdout
         return out.split()
 
-    def commit_tree(self, tree: str, parents: Sequence[str], message: str) -> str:
+    def commit_tree(
+        self, tree: str, parents: Sequence[str], message: str, *, as_person: bool = False
+    ) -> str:
+        """A commit of ``tree``: Maestro's own, or (``as_person``) the person's, under
+        their git identity (a pull request's commits, pushed in their name)."""
         args = ["commit-tree", tree, "-m", message]
         for parent in parents:
             args += ["-p", parent]
-        return self.run(*args, env=_MAESTRO_IDENTITY).stdout.strip()
+        return self.run(*args, env=None if as_person else _MAESTRO_IDENTITY).stdout.strip()
 
     def parent(self, commit: str) -> str | None:
         """The first parent of ``commit``, or None (no parent, or no such object)."""

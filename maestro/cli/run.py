@@ -121,6 +121,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="commit each landed task on the current branch",
     )
     parser.add_argument(
+        "--pr",
+        action="store_true",
+        help="work on a branch of its own, each task a commit, then push it and open a pull "
+        "request (gh) and follow its checks; your tree and branch are not changed",
+    )
+    parser.add_argument(
         "--no-sandbox",
         action="store_true",
         help="run the spokes and validation commands unconfined, with your full rights "
@@ -148,6 +154,7 @@ def _options(args: argparse.Namespace) -> Any:
         in_place=args.in_place,
         keep_worktrees=args.keep_worktrees,
         commit=args.commit,
+        pr=args.pr,
     )
 
 
@@ -157,7 +164,7 @@ def _forwarded(args: argparse.Namespace) -> list[str]:
         value = getattr(args, flag)
         if value is not None:
             argv += ["--" + flag.replace("_", "-"), str(value)]
-    for flag in ("review", "in_place", "keep_worktrees", "commit"):
+    for flag in ("review", "in_place", "keep_worktrees", "commit", "pr"):
         if getattr(args, flag):
             argv.append("--" + flag.replace("_", "-"))
     return argv

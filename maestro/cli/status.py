@@ -13,6 +13,7 @@ from typing import Any
 from maestro import formatting, graph, roster
 from maestro.cli.context import Context, Result
 from maestro.engine.nextsteps import blockers, next_actions
+from maestro.engine.pullrequest import pull_request, pull_request_line
 from maestro.engine.rundir import RunLock, latest_run
 from maestro.errors import NotFound
 from maestro.formatting import money_text, one_line
@@ -144,6 +145,7 @@ def status_data(plan: Plan, ctx: Context) -> dict[str, Any]:
         "blockers": stuck,
         "next": actions,
         "run": last_run(ctx.paths),
+        "pull_request": pull_request(ctx.paths, plan.goal),
     }
     return data
 
@@ -173,6 +175,9 @@ def _text(plan: Plan, data: dict[str, Any], colour: bool) -> str:
     last = data["run"]
     if last and last["sandbox"]:
         lines.append(f"Last run: {last['id']}; {last['sandbox']}")
+    pr = data["pull_request"]
+    if pr:
+        lines.append(pull_request_line(pr))
     lines.append("")
     lines += task_rows(plan.tasks, with_status=True, colour=colour)
     if stuck:

@@ -18,7 +18,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from maestro.engine.guard import Guard
 from maestro.engine.ownership import owned_by_any
@@ -28,6 +28,9 @@ from maestro.filespec import literal_files
 from maestro.fsutil import atomic_write
 from maestro.repo import Repo, TreeChange, mine
 from maestro.state.model import Task
+
+if TYPE_CHECKING:
+    from maestro.engine.pullrequest import Delivery
 
 
 @dataclass
@@ -88,6 +91,7 @@ class Landings:
     prefix: str  # the project's folder inside it ("" or "sub/")
     run_id: str
     commit: bool  # --commit
+    delivery: Delivery | None  # --pr: the run's own branch (engine/pullrequest.py)
     dir: Path  # the run's worktrees folder
     patches: Path
     integration: str
@@ -260,17 +264,26 @@ class Landings:
     def land(self, task_id: str, title: str, wt: Worktree, measured: Measured) -> Landing:
         if not measured.changes:
             return Landing(None, "empty")
-        message = f"Task {task_id}: {title}\n\nmaestro run {self.run_id}"
-        change = self.repo.commit_tree(measured.tree, [wt.base], message)
+        delivery = self.delivery
+        if delivery is None:
+            message = f"Task {task_id}: {title}\n\nmaestro run {self.run_id}"
+        else:  # a commit of the task on the run's own branch, the person's (--pr)
+            message = delivery.message(task_id, title, self.run_id)
+        pr = delivery is not None
+        change = self.repo.commit_tree(measured.tree, [wt.base], message, as_person=pr)
         self.repo.keep(change)  # review reads it later: `git gc` must not take it
         with self._land_lock:
-            conflicts = self._integrate(change, wt.base)
-            if not conflicts:
+            conflicts = self._integrate(change, wt.base, message if pr else None)
+            writes: list[Any] = []
+            if not conflicts and delivery is None:
                 writes, conflicts = self._merge_into_user_tree(wt, measured.changes)
             if conflicts:
                 patch = self._save_patch(task_id, measured)
                 recover = self._save_versions(patch, wt, measured, conflicts)
                 return Landing(change, "conflict", conflicts, patch, recover=recover)
+            if delivery is not None:  # the branch moves; the person's tree is not touched
+                delivery.landed(self.integration)
+                return Landing(change, "landed", committed=self.integration)
             for write in writes:
                 write()
             if self.guard is not None:
@@ -302,7 +315,10 @@ class Landings:
                     self.guard.moved_by_run(landing.committed)
             return landing
 
-    def _integrate(self, change: str, base: str) -> list[str]:
+    def _integrate(self, change: str, base: str, message: str | None = None) -> list[str]:
+        """``change`` (made from ``base``) on the integration commit: itself when nothing
+        landed meanwhile, else a merge of the two with the integration as its one parent
+        (a run's history stays a line: with ``message``, the task's commit on its branch)."""
         if self.integration == base:
             self.integration = change
             return []
@@ -310,7 +326,10 @@ class Landings:
         if tree is None:
             return [self._relative(p) for p in conflicts]
         self.integration = self.repo.commit_tree(
-            tree, [self.integration], f"maestro run {self.run_id}: integration"
+            tree,
+            [self.integration],
+            message or f"maestro run {self.run_id}: integration",
+            as_person=message is not None,
         )
         return []
 

@@ -23,6 +23,7 @@ from maestro.bus.mailbox import Mailbox
 from maestro.bus.messages import Message, mail_id
 from maestro.bus.sessions import USER, Session, SessionStore
 from maestro.engine import ladder
+from maestro.engine.pullrequest import load_record
 from maestro.engine.rundir import latest_run
 from maestro.errors import MaestroError
 from maestro.formatting import one_line
@@ -66,7 +67,7 @@ class Need:
 def waiting(paths: ProjectPaths, plan: Plan | None) -> list[Need]:
     """Everything that waits for the person now, oldest first."""
     titles = {t.id: t.title for t in plan.tasks} if plan else {}
-    found = [*_mail(paths, titles), *_cap(paths)]
+    found = [*_mail(paths, titles), *_cap(paths), *_pull_request(paths)]
     if plan is not None:
         found += [*_tasks(plan), *_reviews(plan)]
     return sorted(found, key=lambda n: (n.since, n.id))
@@ -178,4 +179,22 @@ def _cap(paths: ProjectPaths) -> Iterator[Need]:
             since=str(meta.get("finished") or ""),
             command="maestro run",
             run=run.run_id,
+        )
+
+
+def _pull_request(paths: ProjectPaths) -> Iterator[Need]:
+    """The pull request's checks, still failing after its rounds or naming no task's
+    files (engine/pullrequest.py): what next is the person's."""
+    try:
+        record = load_record(paths)
+    except MaestroError:
+        return
+    decision = record.get("decision") if record else None
+    if record and isinstance(decision, dict) and isinstance(decision.get("asked"), str):
+        yield Need(
+            id=f"pr:{record.get('number')}:{decision.get('since')}",
+            kind="decision",
+            asked=_cut(decision["asked"]),
+            since=str(decision.get("since") or ""),
+            command=str(decision.get("command") or "maestro pr status"),
         )

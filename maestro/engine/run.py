@@ -13,18 +13,20 @@ import os
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from maestro import clock, graph, roster, sandbox
 from maestro.agents.catalog import load_catalog
 from maestro.bus.workers import end_session, run_session_id, shim, start_run_session
 from maestro.engine import progress as progress_views
-from maestro.engine import stoptask
+from maestro.engine import pullrequest, stoptask
 from maestro.engine.budgets import RunBudget, limits_for
 from maestro.engine.ending import abort_on_sigterm, run_ending, stop_on_sigint
 from maestro.engine.hierarchy import SPAWN, add_subtask, spawned_data
 from maestro.engine.notifier import Notifier
 from maestro.engine.pipeline import TaskRunner
+from maestro.engine.pullrequest import Delivery
 from maestro.engine.receipts import Observer
 from maestro.engine.requests import Desk
 from maestro.engine.resume import recover
@@ -35,13 +37,14 @@ from maestro.engine.stagger import Stagger
 from maestro.engine.workerreports import WorkerReports
 from maestro.engine.workspace import Mode, Worktrees, mode_for
 from maestro.errors import MaestroError
+from maestro.forge import Forge
 from maestro.formatting import shown_path
 from maestro.fsutil import ignore_in_git
 from maestro.logfile import ExecutionLog
 from maestro.paths import ProjectPaths
 from maestro.spokes.base import refuse_if_inside_spoke
 from maestro.spokes.pricing import config_prices
-from maestro.spokes.registry import detect_available, get_spoke
+from maestro.spokes.registry import detect_available, get_spoke, resumption
 from maestro.state.model import STATUSES, Plan, Task, task_sort_key
 from maestro.state.store import PlanStore
 
@@ -135,6 +138,7 @@ class Engine:
         review: Callable[..., ReviewOutcome] | None = None,
         sim_delay_s: float | None = None,
         backoff_s: float | None = None,
+        forge: Callable[[Path, str | None], Forge] | None = None,
     ) -> None:
         self.settings = settings
         self.paths = settings.paths
@@ -151,6 +155,8 @@ class Engine:
         self._session_lease: Lease | None = None  # the run's session (see _run)
         self.mode: Mode | None = None
         self.sandbox: sandbox.Rules | None = None
+        self._forge = forge or (lambda root, remote: Forge(root, remote, env=self.env))
+        self.delivery: Delivery | None = None  # --pr (engine/pullrequest.py)
 
     # -- pieces ------------------------------------------------------------------------
     def spoke_for(self, name: str) -> Spoke:
@@ -164,8 +170,36 @@ class Engine:
             self._installed = detect_available(self.env)
         return self._installed
 
+    def _delivery(self, plan: Plan) -> Delivery | None:
+        """--pr (or the ``pr`` setting): the branch the run's work goes on, checked before
+        any dispatch."""
+        opts, settings = self.options, self.settings
+        if not (opts.pr or settings.pr):
+            return None
+        clash = (
+            "--in-place"
+            if self.mode and self.mode.in_place
+            else "--commit"
+            if (opts.commit or settings.commit)
+            else None
+        )
+        if clash:
+            raise MaestroError(
+                f"--pr and {clash} cannot go together: a pull request's work stays off your tree.",
+                f"run with one of them (the setting behind it: {'in_place' if clash == '--in-place' else 'commit'}).",
+            )
+        if self.mode is None or self.mode.repo is None:
+            raise MaestroError(
+                "--pr needs the project in a git repository with a remote.",
+                "run `git init`, add a remote and commit, or run without --pr.",
+            )
+        forge = self._forge(self.mode.repo.top, settings.pr_remote)
+        return pullrequest.prepare(self.paths, self.mode.repo, plan, settings, forge)
+
     @contextlib.contextmanager
-    def _workspaces(self, run_id: str, owners: dict[str, list[str]]) -> Iterator[Workspaces]:
+    def _workspaces(
+        self, run_id: str, owners: dict[str, list[str]], plan: Plan
+    ) -> Iterator[Workspaces]:
         """A worktree per dispatch in a git repository (unless in place), closed at the
         end; else the shared tree, its changes attributed by an observer (``owners``: each
         task's Files). Started after recovery, so the work of tasks a dead run finished is
@@ -173,11 +207,15 @@ class Engine:
         opts, settings = self.options, self.settings
         self.mode = mode_for(self.paths, settings, in_place=opts.in_place)
         if self.mode.repo is None:
+            self._delivery(plan)  # --pr refused here: no repository
             yield Observer.of_run(self.paths, lambda tid: owners.get(tid, []))
             return
         spaces = Worktrees(self.paths, self.mode.repo, run_id, settings)
         spaces.keep = spaces.keep or opts.keep_worktrees
         spaces.commit = spaces.commit or opts.commit
+        spaces.delivery = self.delivery = self._delivery(plan)
+        if self.delivery is not None:
+            self.delivery.reworded = lambda tip: setattr(spaces, "integration", tip)
         spaces.start()
         try:
             yield spaces
@@ -282,7 +320,7 @@ class Engine:
         selected = select_tasks(plan, opts.task_id, shown_path(self.paths.plan, self.paths.root))
         done = {t.id for t in plan.tasks if t.status == "done"}
         owners = {t.id: list(t.files) for t in plan.tasks}
-        with self._workspaces(run.run_id, owners) as spaces, notices:
+        with self._workspaces(run.run_id, owners, plan) as spaces, notices:
             catalog = self._before_dispatch(run.run_id, plan.goal, selected, spaces)
             run.write_meta(sandbox=sandbox.describe(self.sandbox))
             if opts.task_id and selected[0].status in ("failed", "blocked"):
@@ -367,6 +405,7 @@ class Engine:
             try:
                 with abort_on_sigterm(scheduler), stop_on_sigint(scheduler), reports, desk:
                     report = scheduler.run()
+                    delivered = self._deliver(store, runner, emit, report)
             finally:
                 spaces.close()  # (once more on the way out of the with: a no-op)
             reports.deliver(last=True)
@@ -381,6 +420,7 @@ class Engine:
                 shared.unlanded,
                 shared.uncommitted,
                 spaces.closing_note(),
+                delivered,
             )
             # What stopped the run at its token budget waits for the person (engine/needs.py).
             run.write_meta(cap=budget.refusal() if summary.status == "stopped" else None)
@@ -400,6 +440,34 @@ class Engine:
             run.write_meta(state="ended", finished=clock.iso(), status=summary.status)
             return summary
 
+    def _deliver(
+        self, store: PlanStore, runner: TaskRunner, emit: Callable[..., Any], report: Any
+    ) -> str:
+        """--pr: push the run's branch, open or update its request, then follow its
+        checks (a failing one goes back to its task). The line the run ends with."""
+        delivery = self.delivery
+        if delivery is None or report.stopped:
+            return ""
+        try:
+            line = delivery.deliver(store.view())
+            emit("pr", branch=delivery.branch, detail=line, url=delivery.record.get("url"))
+            # A revision's own run (a check's, a comment's) only pushes: who sent it follows.
+            if delivery.record.get("number") and self.options.revision is None:
+                followed = delivery.follow(
+                    store.view,
+                    runner.revise,
+                    lambda task: resumption(task, self.settings, self.env)[0],
+                    emit,
+                    self.settings,
+                )
+                emit("pr", branch=delivery.branch, detail=followed, url=delivery.record.get("url"))
+                line = f"{line}; {followed}"
+        except MaestroError as exc:
+            # The work is safe on its branch: what failed is said, with its fix.
+            line = f"the work is on the branch {delivery.branch}, but {exc.message} Fix: {exc.fix}"
+            emit("pr", branch=delivery.branch, detail=line, error=True)
+        return line
+
     def _summary(
         self,
         store: PlanStore,
@@ -412,6 +480,7 @@ class Engine:
         unlanded: list[tuple[str, str]] = (),  # type: ignore[assignment]  # read only
         uncommitted: list[tuple[str, str]] = (),  # type: ignore[assignment]  # read only
         copies: str = "",
+        delivered: str = "",
     ) -> RunSummary:
         plan = store.view()
         counts = {status: 0 for status in STATUSES}
@@ -442,6 +511,8 @@ class Engine:
             message += f" Changed while no task was running (not attributed to any task): {shown}."
         if copies:
             message += f" {copies}"
+        if delivered:
+            message += f" {delivered[0].upper()}{delivered[1:]}."
         return RunSummary(
             run_id=run.run_id,
             status=status,

@@ -65,6 +65,7 @@ class RunOptions:
     in_place: bool = False  # --in-place: spokes work in the shared working tree
     keep_worktrees: bool = False  # --keep-worktrees
     commit: bool = False  # --commit: each landed task is committed on the current branch
+    pr: bool = False  # --pr: the run's work on a branch of its own, delivered as a pull request
 
 
 class Workspace(Protocol):

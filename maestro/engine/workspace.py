@@ -60,6 +60,7 @@ from maestro.repo import KEEP_SUFFIX, Repo
 from maestro.state.model import Receipt, Task
 
 if TYPE_CHECKING:
+    from maestro.engine.pullrequest import Delivery
     from maestro.prompts.results import ParsedResult
 
 
@@ -71,6 +72,7 @@ class Worktrees(Landings):
         self.repo = repo
         self.run_id = run_id
         self.commit = bool(getattr(settings, "commit", False))
+        self.delivery: Delivery | None = None  # --pr: set before the run starts
         self.keep = bool(getattr(settings, "keep_worktrees", False))
         self.link_names = tuple(getattr(settings, "workspace_links", ()) or ())
         source = getattr(settings, "source", None)
@@ -107,7 +109,8 @@ class Worktrees(Landings):
     def start(self) -> None:
         """Clean what a dead run left, take the base, find the folders to link."""
         clean_stale(self.paths, self.repo)
-        self.prepare()
+        # --pr: the work starts from the run's branch (or the person's last commit).
+        self.prepare(self.delivery.start() if self.delivery is not None else None)
 
     def prepare(self, base: str | None = None) -> None:
         """Take the base (``base``, or the user's working tree now) and find the folders to

@@ -14,6 +14,7 @@ from typing import Any
 
 from maestro import __version__, roster, sandbox
 from maestro.errors import InstallError
+from maestro.forge import Forge
 from maestro.install import block, invocation
 from maestro.install import manifest as manifests
 from maestro.install.checks import SIGNED, Check, Situation
@@ -24,6 +25,7 @@ from maestro.install.pitfalls import PITFALLS
 from maestro.install.safepath import inside
 from maestro.install.targets import MANIFEST_NAME
 from maestro.paths import ProjectPaths, user_state_dir
+from maestro.repo import Repo
 from maestro.spokes import clipaths
 from maestro.spokes.registry import detect_available, get_spoke
 
@@ -330,3 +332,28 @@ def to_text(checks: list[Check]) -> str:
     warned = sum(c.level == "warn" for c in checks)
     lines.append(f"{failed} problem(s), {warned} warning(s).")
     return "\n".join(lines)
+
+
+def forge_check(paths: ProjectPaths, settings: Any, env: dict[str, str]) -> Check:
+    """Whether `maestro run --pr` can push and open a pull request from here: a GitHub
+    remote, gh installed and signed in to its host (maestro.forge)."""
+    repo = Repo.find(paths.root)
+    if repo is None:
+        return Check(
+            "hosts",
+            "pull requests",
+            "ok",
+            "not a git repository (only `maestro run --pr` needs one)",
+        )
+    ok, line = Forge(repo.top, settings.pr_remote, env=env, timeout=10).status()
+    if ok:
+        return Check("hosts", "pull requests", "ok", f"{line}: `maestro run --pr` can open them")
+    message, _, fix = line.partition(" Fix: ")
+    # Only a problem for a project that delivers as pull requests by default.
+    return Check(
+        "hosts",
+        "pull requests",
+        "warn" if settings.pr else "ok",
+        f"`maestro run --pr` cannot open one: {message}",
+        fix or None,
+    )

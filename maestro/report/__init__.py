@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from maestro.config import load_settings
+from maestro.engine.pullrequest import pull_request
 from maestro.errors import NotFound
 from maestro.formatting import shown_path
 from maestro.fsutil import atomic_write
@@ -71,6 +72,7 @@ def load_report(paths: ProjectPaths, settings: Settings | None = None) -> Report
         budgets=settings.table("budgets"),
         max_concurrent=settings.max_concurrent,
         sources=sources,
+        pull_request=pull_request(paths, plan.goal) if plan is not None else None,
     )
 
 

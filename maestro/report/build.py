@@ -39,6 +39,7 @@ class Report:
     gantt_note: str | None = None
     budgets: dict[str, Limits] = field(default_factory=dict)
     missing: list[str] = field(default_factory=list)
+    pull_request: dict[str, Any] | None = None  # `maestro run --pr`'s (cli/status.pull_request)
 
 
 def build_report(
@@ -48,6 +49,7 @@ def build_report(
     budgets: Mapping[str, Any] | None = None,
     max_concurrent: int | None = None,
     sources: list[str] | None = None,
+    pull_request: dict[str, Any] | None = None,
 ) -> Report:
     """``plan`` from PlanStore.load() (None: no plan file), ``log`` from ExecutionLog.read()
     (None or empty: logging was off)."""
@@ -94,6 +96,7 @@ def build_report(
         gantt_note=gantt_note,
         budgets={tool: limits_for(tool, budgets) for tool in tools},
         missing=missing,
+        pull_request=pull_request,
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from maestro.engine.pullrequest import pull_request_line
 from maestro.formatting import duration_text, money_text
 from maestro.report.build import Report
 from maestro.report.story import tool_name
@@ -324,6 +325,25 @@ def _reviews_section(report: Report) -> list[str]:
     )
 
 
+def _pull_request_section(report: Report) -> list[str]:
+    pr = report.pull_request
+    if not pr:
+        return []
+    lines = ["## Pull request", "", pull_request_line(pr), ""]
+    checks = pr.get("checks") or []
+    if checks:
+        lines += table(
+            ["Check", "State"], [[str(c.get("name")), str(c.get("state"))] for c in checks]
+        )
+        lines.append("")
+    for n, rnd in enumerate(pr.get("rounds") or [], 1):
+        sent = ", ".join(f"Task {t}" for t in rnd.get("sent", {})) or "no task"
+        lines.append(
+            f"- CI round {n} ({rnd.get('at')}): {', '.join(rnd.get('failed', []))} failed; sent to {sent}."
+        )
+    return lines + ([""] if pr.get("rounds") else [])
+
+
 def _recommendations(report: Report) -> list[str]:
     return bullets(
         "Recommendations",
@@ -356,5 +376,6 @@ def render_markdown(report: Report, *, brief: bool = False) -> str:
     lines += _budget_section(report)
     lines += _challenges_section(report)
     lines += _reviews_section(report)
+    lines += _pull_request_section(report)
     lines += _recommendations(report)
     return "\n".join(lines).rstrip() + "\n"

@@ -39,7 +39,7 @@ from maestro.review.outcome import (
 from maestro.review.reviewprompt import SYSTEM, build_prompt, revision_context
 from maestro.review.rounds import RoundDecision, current_cycle, decide
 from maestro.review.verdict import ParsedReview, parse_review
-from maestro.spokes.registry import detect_available, get_spoke
+from maestro.spokes.registry import detect_available, resumption
 from maestro.state.model import Review, Task
 from maestro.state.store import PlanStore
 
@@ -93,13 +93,14 @@ def _reviewable(task: Task) -> None:
     )
 
 
-def _engine_revise(ctx: CommandContext) -> Revise:
-    """A revision outside a run: the run engine runs the one task with the findings."""
+def engine_revise(ctx: CommandContext, *, pr: bool = False) -> Revise:
+    """A revision outside a run: the run engine runs the one task with the findings (a
+    review's, a failing check's, a comment's); with ``pr``, on the pull request's branch."""
 
     def revise(task_id: str, context: str, session: str | None) -> str:
         with PlanStore(ctx.paths).edit() as plan:
             plan.task(task_id).status = "pending"
-        options = RunOptions(task_id=task_id, revision=context, resume_session=session)
+        options = RunOptions(task_id=task_id, revision=context, resume_session=session, pr=pr)
         out = io.StringIO() if ctx.json else ctx.stdout
         Engine(ctx.settings, env=dict(ctx.env), options=options, out=out, quiet=True).run()
         return str(PlanStore(ctx.paths).load().task(task_id).status)
@@ -120,7 +121,7 @@ def review_task(
     ``revise`` re-dispatches the task to its author with the findings; the run engine
     passes its own, outside a run the engine is started for the one task.
     """
-    revise = revise or _engine_revise(ctx)
+    revise = revise or engine_revise(ctx)
     made: list[Review] = []
     retry_note = ""
     while True:
@@ -134,7 +135,7 @@ def review_task(
         retry_note = ""
         last = made[-1]
         task = PlanStore(ctx.paths).load().task(task_id)
-        session, how = _resumption(ctx, task)
+        session, how = resumption(task, ctx.settings, ctx.env)
         ctx.emit(
             f"Task {task_id}: sending {len(last.findings)} finding(s) back to {task.tool} ({how})..."
         )
@@ -186,19 +187,6 @@ def review_in_run(
             f"Task {task_id} was not reviewed: {error.message}",
             fix=error.fix,
         )
-
-
-def _resumption(ctx: CommandContext, task: Task) -> tuple[str | None, str]:
-    """The session a revision of ``task`` resumes (None: a fresh one), and how to say so."""
-    try:
-        spoke = get_spoke(task.tool or "", ctx.settings)
-    except MaestroError as error:
-        return None, f"in a fresh session: {error.message}"
-    session = task.session
-    why = spoke.cannot_resume(session, ctx.env) if session else "its session was not recorded"
-    if why is not None:
-        return None, f"in a fresh session: {why}"
-    return session, "resuming its session"
 
 
 def _round(

@@ -8,6 +8,7 @@ import os
 import re
 import shutil
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -39,6 +40,20 @@ def get_spoke(name: str, settings: Any = None) -> Spoke:
         )
     spoke: Spoke = cli.spoke(settings)
     return spoke
+
+
+def resumption(task: Any, settings: Any, env: Mapping[str, str]) -> tuple[str | None, str]:
+    """The session a revision of ``task`` (a review's findings, a failing check, a
+    comment) resumes (None: a fresh one), and how to say so."""
+    try:
+        spoke = get_spoke(task.tool or "", settings)
+    except MaestroError as error:
+        return None, f"in a fresh session: {error.message}"
+    session = task.session
+    why = spoke.cannot_resume(session, env) if session else "its session was not recorded"
+    if why is not None:
+        return None, f"in a fresh session: {why}"
+    return session, "resuming its session"
 
 
 def _version(path: str, env: dict[str, str]) -> str | None:

@@ -54,7 +54,7 @@ def test_json_before_a_verb_and_after_it(cli, project):
 def test_every_verb_has_an_example_in_its_help():
     parser = build_parser(*(spec.name for spec in COMMANDS))
     verbs = [node.path for node in walk(parser) if len(node.path) == 2]
-    assert len(verbs) == 15
+    assert len(verbs) == 18
     for path in verbs:
         text = children(children(parser)[path[0]])[path[1]].format_help()
         assert "example:\n  maestro " + " ".join(path) in text, path

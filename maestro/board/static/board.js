@@ -109,6 +109,7 @@ function renderHeader() {
     if (run && run.started) wall = fmt.secs({ started: run.started, finished: run.alive ? null : run.finished });
     $("totals").textContent = [spent.join(", "), wall && "wall " + wall].filter(Boolean).join(" · ");
   }
+  renderPullRequest(plan && plan.pull_request);
   $("challenges").textContent = `Challenges (${plan ? plan.challenges || 0 : 0})`;
   // Only what would work: no second run while one is live, none when nothing can start,
   // no abort once the run ended; an abort asked for shows until the run stops.
@@ -118,6 +119,22 @@ function renderHeader() {
   $("start").hidden = !plan || alive || !canRun(plan.tasks);
   $("abort").hidden = !alive;
   $("abort").disabled = Boolean(aborting);
+}
+
+// `maestro run --pr`'s request as its last look found it: its checks and CI rounds.
+function renderPullRequest(pr) {
+  const box = $("pr");
+  box.hidden = !pr;
+  if (!pr) return;
+  const name = pr.number ? `Pull request #${pr.number}` : "Pull request (not opened yet)";
+  const link = pr.url && /^https:\/\//.test(pr.url) ? el("a", { href: pr.url, rel: "noreferrer", target: "_blank" }, name) : name;
+  const checks = pr.checks || [];
+  const failing = checks.filter((c) => c.state === "fail").map((c) => c.name);
+  const parts = [`${pr.branch} → ${pr.base}`];
+  if (checks.length) parts.push(`checks ${checks.length - failing.length} of ${checks.length} passed` + (failing.length ? `, failing: ${failing.join(", ")}` : ""));
+  if ((pr.rounds || []).length) parts.push(`CI rounds: ${pr.rounds.length}`);
+  if (pr.decision) parts.push(`waits for you: ${pr.decision.asked}`);
+  box.replaceChildren(link, ": " + parts.join(" · "));
 }
 
 let aborting = null; // the run an abort was asked of, until it stops
