@@ -125,6 +125,7 @@ def test_a_run_opens_its_request_and_a_failing_check_comes_back_as_a_revision(
     assert "E   AssertionError: the value of b is 1, expected 2" in revision
     assert "Preparing the runner" not in revision and "untrusted" in revision
     assert "pull request #1 opened" in res.out and "every check passed" in res.out
+    print(f"--- the body GitHub received ---\n{pull.body}\n--- the revision's prompt ---\n{revision}")
     shown = cli("status")
     assert "Pull request: #1" in shown.out and "checks: 1 of 1 passed" in shown.out
     report = cli("report").out
@@ -201,3 +202,13 @@ def test_a_protected_branch_leaves_the_work_on_its_branch(cli, project, origin, 
     assert f"the work is on the branch {BRANCH}" in res.out
     assert git(project, "show", f"{BRANCH}:src/b.py")
     assert hub.pulls == {}
+
+
+def test_a_forge_that_fails_is_one_line_before_any_dispatch(cli, project, origin, hub):
+    two_tasks(cli, project)
+    hub.fail_with = 500
+    res = cli("run", "--pr")
+    assert res.code == 1
+    assert "HTTP 500" in res.err and "try again" in res.err and "Traceback" not in res.err
+    assert origin.runs("codex") == []
+    assert git(project, "log", "--format=%s", "main") == "init\n"

@@ -78,6 +78,8 @@ function answerFor(n) {
   }
   if (n.id.startsWith("review:")) return [null, "Accept the review", () => act({ action: "accept", task: n.task })];
   if (n.kind === "cap") return [null, "Continue the run", () => act({ action: "continue" })];
+  // A decision of no task's (a pull request's checks): its command is the way, from a shell.
+  if (!n.task) return [null, null, null];
   return ["What the task needs to know", "Clarify and retry", async () => done(await act({ action: "clarify", task: n.task, text: text() }))];
 }
 
@@ -89,13 +91,14 @@ function renderNeedBox() {
   if (box.dataset.need === n.id) return; // keep what the person is typing
   box.dataset.need = n.id;
   const [label, verb, run] = answerFor(n);
-  box.replaceChildren(
+  box.replaceChildren(...[
     el("h3", { id: "need-title" }, `${NEED_WORDS[n.kind] || n.kind}: ${needAbout(n)}` + (n.who && n.task ? ` (from ${n.who})` : "")),
     el("pre", {}, n.asked),
     el("p", { class: "muted" }, "From a shell: ", el("code", {}, n.command)),
     label ? el("label", { for: "need-answer" }, label) : null,
     label ? el("textarea", { id: "need-answer" }) : null,
     el("div", { class: "row" },
-      el("button", { type: "button", onclick: run }, verb),
-      el("button", { type: "button", onclick: () => openNeed(n.id) }, "Close")));
+      verb ? el("button", { type: "button", onclick: run }, verb) : null,
+      el("button", { type: "button", onclick: () => openNeed(n.id) }, "Close")),
+  ].filter(Boolean));
 }
