@@ -125,7 +125,9 @@ def test_a_run_opens_its_request_and_a_failing_check_comes_back_as_a_revision(
     assert "E   AssertionError: the value of b is 1, expected 2" in revision
     assert "Preparing the runner" not in revision and "untrusted" in revision
     assert "pull request #1 opened" in res.out and "every check passed" in res.out
-    print(f"--- the body GitHub received ---\n{pull.body}\n--- the revision's prompt ---\n{revision}")
+    print(
+        f"--- the body GitHub received ---\n{pull.body}\n--- the revision's prompt ---\n{revision}"
+    )
     shown = cli("status")
     assert "Pull request: #1" in shown.out and "checks: 1 of 1 passed" in shown.out
     report = cli("report").out
