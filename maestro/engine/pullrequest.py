@@ -20,23 +20,26 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from maestro import clock
+from maestro import clock, graph
 from maestro.engine.ownership import owned_by_any
 from maestro.errors import MaestroError
 from maestro.forge import Check, Comment, Forge, ForgeError, PullRequest, cut_log, neutralise
 from maestro.fsutil import atomic_write
+from maestro.state.model import Task
+from maestro.state.store import PlanStore
 
 if TYPE_CHECKING:
     from maestro.config import Settings
     from maestro.paths import ProjectPaths
     from maestro.repo import Repo
-    from maestro.state.model import Plan, Task
+    from maestro.state.model import Plan
 
 RECORD = "pr.json"
 TASK_TRAILER = "Maestro-Task"  # names a commit's task on the run's branch
@@ -232,6 +235,10 @@ class Delivery:
                 log = self.forge.failed_log(check)
                 owners = owning_tasks(plan, log)
                 if not owners:
+                    # Files the log names that no task owns: a task of its own fixes them.
+                    named = self._in_branch(named_paths(log))
+                    owners = [plan_fix(self.paths, check, named)] if named else []
+                if not owners:
                     unowned.append(check.name)
                 for task in owners:
                     sent.setdefault(task.id, []).append(revision_text(check, log))
@@ -256,14 +263,24 @@ class Delivery:
             if unowned and not sent:
                 return self._decide(
                     f"{', '.join(unowned)} failed on pull request #{pr.number} and its log "
-                    "names no task's files",
-                    "add a task for it (`maestro task add`), or fix it on the branch",
+                    "names none of the branch's files",
+                    "read its log (`maestro pr status` names it), then fix it on the branch "
+                    "or add a task for it to the plan",
                 )
             for task_id, texts in sent.items():
-                task = plan.task(task_id)
+                task = plan_view().task(task_id)
                 revise(task_id, "\n\n".join(texts), resumable(task))
             self.deliver(plan_view())
             pr = self._request()
+
+    def _in_branch(self, paths: Sequence[str]) -> list[str]:
+        """Of ``paths``, those the branch's tip holds (a log names many that it does not)."""
+        if not paths:
+            return []
+        listed = self.repo.run(
+            "ls-tree", "-r", "--name-only", self.start(), "--", *(f":(literal){p}" for p in paths)
+        ).stdout
+        return sorted(set(listed.split("\n")) - {""})[:10]
 
     def _request(self) -> PullRequest:
         pr = self.forge.find(self.branch)
@@ -531,10 +548,33 @@ def latest(checks: Sequence[Check]) -> list[Check]:
     return list(by_name.values())
 
 
+def named_paths(log: str) -> list[str]:
+    return sorted({m.group(1) for m in _PATH.finditer(log)})
+
+
 def owning_tasks(plan: Plan, log: str) -> list[Task]:
     """The tasks whose Files hold a path the log names."""
-    named = {m.group(1) for m in _PATH.finditer(log)}
+    named = named_paths(log)
     return [t for t in plan.tasks if t.files and any(owned_by_any(t.files, p) for p in named)]
+
+
+def plan_fix(paths: ProjectPaths, check: Check, files: list[str]) -> Task:
+    """A task added to the plan for a failing check whose log names files no task owns:
+    those files are its own. (A later round's failure there goes to it.)"""
+    with PlanStore(paths).edit() as plan:
+        top = [int(t.id) for t in plan.tasks if t.id.isdigit()]
+        task = Task(
+            id=str(max(top, default=0) + 1),
+            title=f"Fix the failing CI check {' '.join(check.name.split())}"[:100],
+            specialist="code",
+            files=files,
+            criteria=[f"the CI check {check.name} passes: what its log shows failing is fixed"],
+            # Here: that it changed them; whether the check passes, the next CI round says.
+            validation="! git diff --quiet HEAD -- " + " ".join(map(shlex.quote, files)),
+        )
+        plan.tasks.append(task)
+        graph.validate(plan.tasks)
+    return task
 
 
 def revision_text(check: Check, log: str) -> str:

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from maestro.forge import Check, Comment, ForgeError, PullRequest
-from tests.engine.runkit import prompt_of, step, task, write_plan
+from tests.engine.runkit import plan, prompt_of, step, task, write_plan
 from tests.test_git import git
 
 FAILING_LOG = """\
@@ -205,7 +205,27 @@ def test_a_failure_no_task_owns_asks_at_once(cli, project, runenv, forge):
     res = cli("run", "--pr")
     assert res.code == 0
     assert len(runenv.runs("codex")) == 2
-    assert "names no task's files" in record(project)["decision"]["asked"]
+    assert "names none of the branch's files" in record(project)["decision"]["asked"]
+
+
+def test_a_failure_in_files_no_task_owns_gets_a_task_of_its_own(cli, project, runenv, forge):
+    (project / "deploy.yaml").write_text("image: app\n")
+    git(project, "add", "deploy.yaml")
+    git(project, "commit", "-q", "-m", "deploy")
+    two_tasks(cli, project)
+    log = "Run deploy\nerror: deploy.yaml:1: unknown key 'image'\nsrc/missing.py: not found\n"
+    forge.rounds = [[("deploy", "fail", log)], [("deploy", "pass")]]
+    runenv.script(
+        "codex", [step("src/a.py"), step("src/b.py"), step("deploy.yaml", content="images: app\n")]
+    )
+    res = cli("run", "--pr")
+    assert res.code == 0, res.out + res.err
+    fix = plan(project).task("3")
+    assert fix.title == "Fix the failing CI check deploy" and fix.files == ["deploy.yaml"]
+    assert fix.status == "done", fix.result
+    assert "unknown key 'image'" in prompt_of(runenv.runs("codex")[2])
+    assert git(project, "show", f"{record(project)['branch']}:deploy.yaml") == "images: app\n"
+    assert "decision" not in record(project)
 
 
 def test_a_check_that_failed_then_passed_on_a_rerun_is_not_a_failure(cli, project, runenv, forge):
