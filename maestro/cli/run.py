@@ -47,8 +47,9 @@ EXAMPLES = """\
 
 exit codes: 0 every task the run started is done; 1 an error (one line with its fix);
 2 the run ended with a task failed or blocked, or stopped early (budget, --abort);
-3 every task is done, but a task's change was withheld (you edited its files meanwhile)
-or its --commit was refused (the final message says which and what to do)."""
+3 every task is done, but a task's change was withheld (you edited its files meanwhile),
+its --commit was refused, or (--pr) the pull request could not be pushed or opened or its
+checks wait for your decision (the final message says which and what to do)."""
 
 LOG_LEVELS = ("off", "summary", "detailed")
 

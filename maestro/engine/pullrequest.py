@@ -91,6 +91,7 @@ class Delivery:
     forge: Forge
     record: dict[str, Any]
     held: str | None = None  # why the branch could not be moved meanwhile
+    failed: bool = False  # its push or request was refused: the work waits on its branch
     # Told the branch's new tip when its commits are reworded: where the run's next
     # landing goes on (``Worktrees.integration``).
     reworded: Callable[[str], None] | None = None
@@ -390,7 +391,10 @@ def prepare(
         )
     record = load_record(paths)
     if record is not None and record.get("goal") != plan.goal:
-        record = None  # another plan's request: this goal gets its own branch
+        # Another plan's request: kept beside, this goal gets its own branch.
+        aside = record_path(paths).with_name(f"pr-{slug(str(record['branch']))}.json")
+        record_path(paths).replace(aside)
+        record = None
     if record is not None and record.get("state") in ("MERGED", "CLOSED"):
         raise MaestroError(
             f"--pr: pull request #{record.get('number')} for {record['branch']} is "
@@ -409,6 +413,8 @@ def prepare(
             "made": clock.iso(),
         }
     delivery = Delivery(paths, repo, forge, record)
+    if delivery._tip() is None and not record.get("pushed"):
+        record.update(start=head, base=current)  # nothing on it yet: from where you are now
     where = delivery._checked_out()
     if where:
         raise MaestroError(

@@ -83,12 +83,17 @@ class RunSummary:
     unattributed: list[str] = field(default_factory=list)  # changed while no task ran
     unlanded: list[str] = field(default_factory=list)  # done, its change not applied
     uncommitted: list[str] = field(default_factory=list)  # done, its --commit refused
+    # --pr: what became of the pull request, and whether it needs the person now (its push
+    # or request refused, or its checks waiting for a decision).
+    pull_request: str | None = None
+    pull_request_waits: bool = False
 
     @property
     def exit_code(self) -> int:
         if self.status != "finished":
             return EXIT_INCOMPLETE
-        return EXIT_UNLANDED if self.unlanded or self.uncommitted else 0
+        waits = self.unlanded or self.uncommitted or self.pull_request_waits
+        return EXIT_UNLANDED if waits else 0
 
     def to_dict(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items()}
@@ -444,7 +449,8 @@ class Engine:
         self, store: PlanStore, runner: TaskRunner, emit: Callable[..., Any], report: Any
     ) -> str:
         """--pr: push the run's branch, open or update its request, then follow its
-        checks (a failing one goes back to its task). The line the run ends with."""
+        checks (a failing one goes back to its task). The line the run ends with; whether
+        it waits for the person is in the record (``decision``) or the line (``held``)."""
         delivery = self.delivery
         if delivery is None or report.stopped:
             return ""
@@ -466,6 +472,7 @@ class Engine:
             # The work is safe on its branch: what failed is said, with its fix.
             line = f"the work is on the branch {delivery.branch}, but {exc.message} Fix: {exc.fix}"
             emit("pr", branch=delivery.branch, detail=line, error=True)
+            delivery.failed = True
         return line
 
     def _summary(
@@ -513,7 +520,12 @@ class Engine:
             message += f" {copies}"
         if delivered:
             message += f" {delivered[0].upper()}{delivered[1:]}."
+        waits = self.delivery is not None and (
+            self.delivery.failed or bool(self.delivery.record.get("decision"))
+        )
         return RunSummary(
+            pull_request=delivered or None,
+            pull_request_waits=bool(delivered) and waits,
             run_id=run.run_id,
             status=status,
             counts=counts,

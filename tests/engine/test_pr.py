@@ -188,7 +188,7 @@ def test_two_failing_rounds_wait_for_a_decision(cli, project, runenv, forge):
         + [step("src/b.py", content=f"b = {n}\n") for n in (2, 3)],
     )
     res = cli("run", "--pr")
-    assert res.code == 0, res.out + res.err
+    assert res.code == 3, res.out + res.err  # every task done; the request waits for you
     assert len(runenv.runs("codex")) == 4  # two rounds of revisions, then it stops
     decision = record(project)["decision"]
     assert "tests still failing" in decision["asked"] and "2 round(s)" in decision["asked"]
@@ -203,7 +203,7 @@ def test_a_failure_no_task_owns_asks_at_once(cli, project, runenv, forge):
     forge.rounds = [[("deploy", "fail", "error: the registry refused the image\n")]]
     runenv.script("codex", [step("src/a.py"), step("src/b.py")])
     res = cli("run", "--pr")
-    assert res.code == 0
+    assert res.code == 3
     assert len(runenv.runs("codex")) == 2
     assert "names none of the branch's files" in record(project)["decision"]["asked"]
 
@@ -260,6 +260,7 @@ def test_a_rejected_push_leaves_the_work_on_its_branch(cli, project, runenv, for
     forge.refuse_push = "the push of maestro/add-a-greeting-module was refused: protected branch."
     runenv.script("codex", [step("src/a.py"), step("src/b.py")])
     res = cli("run", "--pr")
+    assert res.code == 3
     assert "protected branch" in res.out
     assert "the work is on the branch maestro/add-a-greeting-module" in res.out
     assert git(project, "show", "maestro/add-a-greeting-module:src/b.py")
@@ -292,3 +293,23 @@ def test_review_comments_reach_the_task_owning_the_file(cli, project, runenv, fo
     assert "1 sent to tasks, 1 mailed" in res.out
     again = cli("pr", "sync")
     assert again.code == 0 and len(runenv.runs("codex")) == 3  # never sent twice
+
+
+def test_a_new_plan_gets_its_own_branch_and_the_old_record_is_kept(cli, project, runenv, forge):
+    two_tasks(cli, project)
+    forge.rounds = [[("tests", "pass")]]
+    runenv.script("codex", [step("src/a.py"), step("src/b.py"), step("src/c.py")])
+    assert cli("run", "--pr").code == 0
+    write_plan(
+        cli,
+        project,
+        [task(1, files=["src/c.py"], validation="test -f src/c.py")],
+        goal="Add a farewell module",
+    )
+    forge.pr = None
+    assert cli("run", "--pr").code == 0
+    assert record(project)["branch"] == "maestro/add-a-farewell-module"
+    kept = json.loads(
+        (project / ".ai" / "maestro" / "pr-maestro-add-a-greeting-module.json").read_text()
+    )
+    assert kept["number"] == 7 and kept["branch"] == "maestro/add-a-greeting-module"

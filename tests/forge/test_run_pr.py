@@ -145,7 +145,7 @@ def test_two_failing_rounds_wait_for_the_person_and_a_rerun_updates_the_request(
         + [step("src/b.py", content=f"b = {n}\n") for n in (2, 3)],
     )
     res = cli("run", "--pr")
-    assert res.code == 0, res.out + res.err
+    assert res.code == 3, res.out + res.err
     assert len(origin.runs("codex")) == 4
     assert "tests still failing on pull request #1 after 2 round(s)" in res.out
     assert "tests still failing" in record(project)["decision"]["asked"]
@@ -154,7 +154,7 @@ def test_two_failing_rounds_wait_for_the_person_and_a_rerun_updates_the_request(
     assert again.code == 0, again.out + again.err
     assert "tests still failing" in again.out  # the rounds are spent: still the person's
     res = cli("run", "--pr")
-    assert res.code == 0
+    assert res.code == 3  # its checks still wait for the person
     assert len(hub.pulls) == 1 and "pull request #1 updated" in res.out
 
 
@@ -200,6 +200,7 @@ def test_a_protected_branch_leaves_the_work_on_its_branch(cli, project, origin, 
     two_tasks(cli, project)
     origin.script("codex", [step("src/a.py"), step("src/b.py")])
     res = cli("run", "--pr")
+    assert res.code == 3
     assert "Protected branch" in res.out or "protected" in res.out.lower()
     assert f"the work is on the branch {BRANCH}" in res.out
     assert git(project, "show", f"{BRANCH}:src/b.py")
