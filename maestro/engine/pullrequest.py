@@ -77,12 +77,25 @@ def load_record(paths: ProjectPaths) -> dict[str, Any] | None:
             f"{path} cannot be read ({exc}).",
             "move it aside: the next `maestro run --pr` makes a new branch and request.",
         ) from None
-    if not isinstance(data, dict) or not isinstance(data.get("branch"), str):
+    if not isinstance(data, dict) or not isinstance(data.get("branch"), str) or _misshapen(data):
         raise MaestroError(
             f"{path} is not a pull request record Maestro wrote.",
             "move it aside: the next `maestro run --pr` makes a new branch and request.",
         )
     return data
+
+
+# The record's keys and their types (a key may be absent, or null).
+_SHAPE = {
+    **dict.fromkeys(("goal", "base", "remote", "start", "made", "pushed", "url", "state"), str),
+    **dict.fromkeys(("checks", "rounds", "answered"), list),
+    "number": int,
+    "decision": dict,
+}
+
+
+def _misshapen(data: dict[str, Any]) -> bool:
+    return any(data.get(k) is not None and not isinstance(data[k], t) for k, t in _SHAPE.items())
 
 
 def slug(goal: str) -> str:

@@ -387,3 +387,14 @@ def test_a_closing_keyword_in_a_title_does_not_reach_the_commit_message(
     assert cli("run", "--pr").code == 0
     subject = git(project, "log", "-1", "--format=%s", record(project)["branch"]).strip()
     assert "Fix the parser" in subject and "closes #3" not in subject
+
+
+def test_a_hand_edited_record_is_one_line_naming_it(cli, project, runenv, forge):
+    delivered_green(cli, project, runenv, forge)
+    path = project / ".ai" / "maestro" / "pr.json"
+    edited = record(project) | {"decision": "yes", "rounds": 2}
+    path.write_text(json.dumps(edited))
+    for argv in (("status",), ("pr", "status"), ("run", "--pr")):
+        res = cli(*argv)
+        assert res.code == 1, res.out + res.err
+        assert "pr.json is not a pull request record" in res.err and "Traceback" not in res.err
