@@ -518,6 +518,13 @@ _CLOSING = re.compile(
 _MENTION = re.compile(r"(?<![\w`@/.])@[A-Za-z0-9][A-Za-z0-9-]*(?:/[\w.-]+)?")
 
 
+def unclose(text: str) -> str:
+    """Plain text (a commit message) whose closing keywords close no issue: GitHub reads
+    them in the commits a merge brings to the default branch, and a keyword closes only
+    the reference right after it (``fixes #3`` becomes ``fixes issue #3``)."""
+    return _CLOSING.sub(lambda m: f"{m[1]} issue {m[3]}", text)
+
+
 def neutralise(text: str) -> str:
     """Text from a spoke, made safe for a pull request's title or body: no @mention that
     pings, no closing keyword that closes an issue, no raw HTML, no image loaded from

@@ -191,6 +191,16 @@ _LINES: dict[str, Callable[[Event], str]] = {
         f"task {e.get('task')}: its failed attempt's worktree is kept at {e.get('path')}"
     ),
     "run_ended": _run_ended,
+    # --pr (engine/pullrequest.py): the request opened or updated, its checks' state.
+    "pr": lambda e: f"pr: {e.get('detail')}",
+    "pr_checks": lambda e: (
+        f"pull request #{e.get('number')} checks {e.get('state')}"
+        + (
+            f": {', '.join(e.get('failed') or [])} (CI round {e.get('round')})"
+            if e.get("failed")
+            else f" ({e.get('checks')})"
+        )
+    ),
 }
 
 

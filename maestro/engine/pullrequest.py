@@ -30,7 +30,16 @@ from typing import TYPE_CHECKING, Any
 from maestro import clock, graph
 from maestro.engine.ownership import owned_by_any
 from maestro.errors import MaestroError
-from maestro.forge import Check, Comment, Forge, ForgeError, PullRequest, cut_log, neutralise
+from maestro.forge import (
+    Check,
+    Comment,
+    Forge,
+    ForgeError,
+    PullRequest,
+    cut_log,
+    neutralise,
+    unclose,
+)
 from maestro.fsutil import atomic_write
 from maestro.state.model import Task
 from maestro.state.store import PlanStore
@@ -68,12 +77,25 @@ def load_record(paths: ProjectPaths) -> dict[str, Any] | None:
             f"{path} cannot be read ({exc}).",
             "move it aside: the next `maestro run --pr` makes a new branch and request.",
         ) from None
-    if not isinstance(data, dict) or not isinstance(data.get("branch"), str):
+    if not isinstance(data, dict) or not isinstance(data.get("branch"), str) or _misshapen(data):
         raise MaestroError(
             f"{path} is not a pull request record Maestro wrote.",
             "move it aside: the next `maestro run --pr` makes a new branch and request.",
         )
     return data
+
+
+# The record's keys and their types (a key may be absent, or null).
+_SHAPE = {
+    **dict.fromkeys(("goal", "base", "remote", "start", "made", "pushed", "url", "state"), str),
+    **dict.fromkeys(("checks", "rounds", "answered"), list),
+    "number": int,
+    "decision": dict,
+}
+
+
+def _misshapen(data: dict[str, Any]) -> bool:
+    return any(data.get(k) is not None and not isinstance(data[k], t) for k, t in _SHAPE.items())
 
 
 def slug(goal: str) -> str:
@@ -106,12 +128,17 @@ class Delivery:
 
     def start(self) -> str:
         """The commit the run's work starts from: the branch's tip (an earlier run's
-        work), else the person's HEAD when the branch was made."""
-        tip = self._tip()
+        work), else what was pushed of it (the branch deleted here), else the person's
+        HEAD when the branch was made."""
+        pushed = self.record.get("pushed")
+        tip = self._tip() or (self._commit(str(pushed)) if pushed else None)
         return tip or str(self.record["start"])
 
     def _tip(self) -> str | None:
-        out = self.repo.run("rev-parse", "--verify", "-q", f"{self.ref}^{{commit}}", check=False)
+        return self._commit(self.ref)
+
+    def _commit(self, name: str) -> str | None:
+        out = self.repo.run("rev-parse", "--verify", "-q", f"{name}^{{commit}}", check=False)
         return out.stdout.strip() or None
 
     def save(self) -> None:
@@ -121,7 +148,7 @@ class Delivery:
     @staticmethod
     def message(task_id: str, title: str, run_id: str) -> str:
         """A landing's commit message, until ``_reword`` makes it final at the push."""
-        return f"{title}\n\nmaestro run {run_id}\n\n{TASK_TRAILER}: {task_id}"
+        return f"{unclose(title)}\n\nmaestro run {run_id}\n\n{TASK_TRAILER}: {task_id}"
 
     def landed(self, commit: str) -> None:
         """A task's commit is the run's latest work: the branch points at it, unless the
@@ -351,14 +378,18 @@ class Delivery:
             if owner is None:
                 mail(comment)
                 mailed += 1
+                answered.add(comment.id)
             else:
                 by_task.setdefault(owner.id, []).append(comment)
-            answered.add(comment.id)
         self.record["answered"] = sorted(answered)
-        self.save()  # before the revisions: a comment is never sent twice
+        self.save()
         for task_id, comments in by_task.items():
             task = plan.task(task_id)
             revise(task_id, comments_text(comments), resumable(task))
+            # Answered once its revision ran: one that failed to start is sent again.
+            answered |= {c.id for c in comments}
+            self.record["answered"] = sorted(answered)
+            self.save()
         if by_task:
             self.deliver(plan)
         return sum(len(c) for c in by_task.values()), mailed
@@ -380,14 +411,6 @@ def prepare(
     if head is None:
         raise MaestroError(
             "--pr: the repository has no commit yet.", "commit your project first, then run again."
-        )
-    dirty = _dirty(repo, paths)
-    if dirty:
-        shown = ", ".join(dirty[:5]) + (f" and {len(dirty) - 5} more" if len(dirty) > 5 else "")
-        raise MaestroError(
-            f"--pr: uncommitted changes to {shown}; the pull request is made from your last "
-            "commit and would not hold them.",
-            "commit or stash them, then run again (or run without --pr: the work lands in your tree).",
         )
     record = load_record(paths)
     if record is not None and record.get("goal") != plan.goal:
@@ -414,7 +437,10 @@ def prepare(
         }
     delivery = Delivery(paths, repo, forge, record)
     if delivery._tip() is None and not record.get("pushed"):
-        record.update(start=head, base=current)  # nothing on it yet: from where you are now
+        # Nothing on it yet: from where you are now, which must be all committed. (Once
+        # it holds work, the run goes on from there: your edits meanwhile do not matter.)
+        _refuse_dirty(repo, paths)
+        record.update(start=head, base=current)
     where = delivery._checked_out()
     if where:
         raise MaestroError(
@@ -428,6 +454,17 @@ def prepare(
         )
     delivery.save()
     return delivery
+
+
+def _refuse_dirty(repo: Repo, paths: ProjectPaths) -> None:
+    dirty = _dirty(repo, paths)
+    if dirty:
+        shown = ", ".join(dirty[:5]) + (f" and {len(dirty) - 5} more" if len(dirty) > 5 else "")
+        raise MaestroError(
+            f"--pr: uncommitted changes to {shown}; the pull request is made from your last "
+            "commit and would not hold them.",
+            "commit or stash them, then run again (or run without --pr: the work lands in your tree).",
+        )
 
 
 def _dirty(repo: Repo, paths: ProjectPaths) -> list[str]:
@@ -470,7 +507,7 @@ def commit_message(task: Task, plan: Plan, record: dict[str, Any]) -> str:
     )
     by = f"{task.tool or 'unknown'}" + (f" ({task.agent})" if task.agent else "")
     lines = [
-        " ".join(task.title.split())[:72],
+        unclose(" ".join(task.title.split()))[:72],
         "",
         f"Task {task.id} of the plan, done by {by}, {verdict}.",
         "",

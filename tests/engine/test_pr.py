@@ -12,7 +12,9 @@ from typing import Any
 
 import pytest
 
+from maestro.config import load_settings
 from maestro.forge import Check, Comment, ForgeError, PullRequest
+from maestro.state.store import PlanStore
 from tests.engine.runkit import plan, prompt_of, step, task, write_plan
 from tests.test_git import git
 
@@ -105,6 +107,16 @@ def two_tasks(cli, project) -> None:
             task(2, files=["src/b.py"], validation="test -f src/b.py", depends=[1]),
         ],
     )
+
+
+def delivered_green(cli, project, runenv, forge) -> None:
+    """Two tasks run with --pr, their request green; a third dispatch writes src/b.py."""
+    two_tasks(cli, project)
+    forge.rounds = [[("tests", "pass")]]
+    runenv.script(
+        "codex", [step("src/a.py"), step("src/b.py"), step("src/b.py", content="b = 'x'\n")]
+    )
+    assert cli("run", "--pr").code == 0
 
 
 def record(project: Path) -> dict[str, Any]:
@@ -275,12 +287,7 @@ def test_pr_does_not_go_with_in_place_or_commit(cli, project, runenv, forge):
 
 
 def test_review_comments_reach_the_task_owning_the_file(cli, project, runenv, forge):
-    two_tasks(cli, project)
-    forge.rounds = [[("tests", "pass")]]
-    runenv.script(
-        "codex", [step("src/a.py"), step("src/b.py"), step("src/b.py", content="b = 'x'\n")]
-    )
-    assert cli("run", "--pr").code == 0
+    delivered_green(cli, project, runenv, forge)
     forge.comments_out = [
         Comment("c1", "src/b.py", 1, "name this value", "alice", "review_comment", "u"),
         Comment("c2", None, None, "thanks, looks fine", "bob", "comment", "u"),
@@ -313,3 +320,81 @@ def test_a_new_plan_gets_its_own_branch_and_the_old_record_is_kept(cli, project,
         (project / ".ai" / "maestro" / "pr-maestro-add-a-greeting-module.json").read_text()
     )
     assert kept["number"] == 7 and kept["branch"] == "maestro/add-a-greeting-module"
+
+
+def test_a_rerun_after_the_branch_was_deleted_here_goes_on_from_what_was_pushed(
+    cli, project, runenv, forge
+):
+    two_tasks(cli, project)
+    forge.rounds = [[("tests", "pass")]]
+    runenv.script(
+        "codex", [step("src/a.py"), step("src/b.py"), step("src/b.py", content="b = 2\n")]
+    )
+    assert cli("run", "--pr").code == 0
+    branch = record(project)["branch"]
+    git(project, "branch", "-D", branch)  # tidying up: the request still holds the work
+    with PlanStore(load_settings(project).paths).edit() as edited:
+        edited.task("2").status = "pending"  # redo task 2
+    res = cli("run", "2", "--pr")
+    assert res.code == 0, res.out + res.err
+    assert git(project, "show", f"{branch}:src/b.py") == "b = 2\n"
+    assert git(project, "show", f"{branch}:src/a.py")  # task 1's work is not taken away
+
+
+def test_a_revision_of_an_open_request_does_not_mind_the_persons_edits(cli, project, runenv, forge):
+    delivered_green(cli, project, runenv, forge)
+    (project / "README.md").write_text("the person's own unfinished edit\n")
+    forge.comments_out = [
+        Comment("c1", "src/b.py", 1, "name this value", "alice", "review_comment", "u")
+    ]
+    res = cli("pr", "sync")
+    assert res.code == 0, res.out + res.err
+    assert "1 sent to tasks" in res.out
+    assert (project / "README.md").read_text() == "the person's own unfinished edit\n"
+
+
+def test_a_comment_whose_revision_failed_is_sent_again_by_the_next_sync(
+    cli, project, runenv, forge, monkeypatch
+):
+    delivered_green(cli, project, runenv, forge)
+    forge.comments_out = [
+        Comment("c1", "src/b.py", 1, "name this value", "alice", "review_comment", "u")
+    ]
+
+    def signed_out() -> None:
+        raise ForgeError("gh is not signed in to github.com.", "gh auth login")
+
+    monkeypatch.setattr(forge, "preflight", signed_out)
+    failed = cli("pr", "sync")
+    assert failed.code == 1 and "not signed in" in failed.err
+    monkeypatch.setattr(forge, "preflight", lambda: None)
+    res = cli("pr", "sync")
+    assert res.code == 0, res.out + res.err
+    assert "1 sent to tasks" in res.out
+    assert "src/b.py:1 (alice): name this value" in prompt_of(runenv.runs("codex")[2])
+
+
+def test_a_closing_keyword_in_a_title_does_not_reach_the_commit_message(
+    cli, project, runenv, forge
+):
+    write_plan(
+        cli,
+        project,
+        [task(1, title="Fix the parser, closes #3", files=["src/a.py"], validation="true")],
+    )
+    forge.rounds = [[("tests", "pass")]]
+    runenv.script("codex", [step("src/a.py")])
+    assert cli("run", "--pr").code == 0
+    subject = git(project, "log", "-1", "--format=%s", record(project)["branch"]).strip()
+    assert "Fix the parser" in subject and "closes #3" not in subject
+
+
+def test_a_hand_edited_record_is_one_line_naming_it(cli, project, runenv, forge):
+    delivered_green(cli, project, runenv, forge)
+    path = project / ".ai" / "maestro" / "pr.json"
+    edited = record(project) | {"decision": "yes", "rounds": 2}
+    path.write_text(json.dumps(edited))
+    for argv in (("status",), ("pr", "status"), ("run", "--pr")):
+        res = cli(*argv)
+        assert res.code == 1, res.out + res.err
+        assert "pr.json is not a pull request record" in res.err and "Traceback" not in res.err

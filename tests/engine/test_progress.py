@@ -74,3 +74,17 @@ def test_every_event_kind_the_architecture_lists_has_its_own_line():
     for kind in kinds:
         line = describe({"kind": kind, "task": "2", "path": "/p/wt"})
         assert not line.startswith(f"{kind}: {{"), line
+
+
+def test_a_pull_request_event_reads_as_a_sentence_not_a_dict():
+    opened = {
+        "kind": "pr",
+        "branch": "maestro/x",
+        "detail": "pull request #1 opened: u",
+        "url": "u",
+    }
+    assert describe(opened) == "pr: pull request #1 opened: u"
+    failed = {"kind": "pr_checks", "number": 1, "state": "failed", "failed": ["tests"], "round": 1}
+    assert describe(failed) == "pull request #1 checks failed: tests (CI round 1)"
+    green = {"kind": "pr_checks", "number": 1, "state": "green", "checks": 2}
+    assert describe(green) == "pull request #1 checks green (2)"
