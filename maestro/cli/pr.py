@@ -91,7 +91,9 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
         line = delivery.follow(
             PlanStore(ctx.paths).load, revise, resumable, lambda *a, **k: None, settings
         )
-        return Result("pr", dict(delivery.record), line)
+        # As `maestro run --pr`: 3 while its checks wait for the person.
+        waits = 3 if delivery.record.get("decision") else 0
+        return Result("pr", dict(delivery.record), line, exit_code=waits)
 
     def mail(comment: Comment) -> None:
         where = (

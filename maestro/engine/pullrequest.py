@@ -228,13 +228,15 @@ class Delivery:
         emit: Callable[..., Any],
         settings: Settings,
         sleep: Callable[[float], None] = time.sleep,
+        stopping: Callable[[], bool] = lambda: False,
     ) -> str:
         """Follow the request's checks until they are green, a round limit is reached or
         a failure no task owns: each failing round goes back to the tasks its logs name,
-        then the branch is pushed again. Returns the line to show."""
+        then the branch is pushed again. Returns the line to show. ``stopping``: the run
+        was asked to stop (Ctrl-C, --abort), which ends the wait within a second."""
         pr = self._request()
         while True:
-            checks = self._settled(pr, settings, sleep)
+            checks = self._settled(pr, settings, sleep, stopping)
             if checks is None:
                 return self._decide(
                     f"the checks of pull request #{pr.number} were still running after "
@@ -320,7 +322,11 @@ class Delivery:
         return pr
 
     def _settled(
-        self, pr: PullRequest, settings: Settings, sleep: Callable[[float], None]
+        self,
+        pr: PullRequest,
+        settings: Settings,
+        sleep: Callable[[float], None],
+        stopping: Callable[[], bool],
     ) -> list[Check] | None:
         """The checks once none is queued or running (None: not within the timeout).
         A request whose checks have not appeared yet is waited for too, for a while."""
@@ -335,7 +341,16 @@ class Delivery:
                 return []  # no CI on this repository: nothing to wait for
             if time.monotonic() > deadline:
                 return None
-            sleep(settings.pr_poll)
+            waited = 0.0
+            while waited < settings.pr_poll:
+                if stopping():
+                    raise MaestroError(
+                        f"the run was stopped while it waited for the checks of pull request "
+                        f"#{pr.number}.",
+                        "follow them again with `maestro pr watch`.",
+                    )
+                sleep(min(1.0, settings.pr_poll - waited))
+                waited += 1.0
 
     def _maybe_merge(self, pr: PullRequest, settings: Settings) -> str:
         line = f"pull request #{pr.number}: every check passed ({pr.url})"

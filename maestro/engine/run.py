@@ -451,8 +451,8 @@ class Engine:
         """--pr: push the run's branch, open or update its request, then follow its
         checks (a failing one goes back to its task). The line the run ends with; whether
         it waits for the person is in the record (``decision``) or the line (``held``)."""
-        delivery = self.delivery
-        if delivery is None or report.stopped:
+        delivery, scheduler = self.delivery, self.scheduler
+        if delivery is None or scheduler is None or report.stopped:
             return ""
         try:
             line = delivery.deliver(store.view())
@@ -465,6 +465,7 @@ class Engine:
                     lambda task: resumption(task, self.settings, self.env)[0],
                     emit,
                     self.settings,
+                    stopping=lambda: bool(scheduler.stopping or scheduler.interrupt_requested),
                 )
                 emit("pr", branch=delivery.branch, detail=followed, url=delivery.record.get("url"))
                 line = f"{line}; {followed}"

@@ -99,10 +99,20 @@ def engine_revise(ctx: CommandContext, *, pr: bool = False) -> Revise:
 
     def revise(task_id: str, context: str, session: str | None) -> str:
         with PlanStore(ctx.paths).edit() as plan:
-            plan.task(task_id).status = "pending"
+            task = plan.task(task_id)
+            before, task.status = task.status, "pending"
         options = RunOptions(task_id=task_id, revision=context, resume_session=session, pr=pr)
         out = io.StringIO() if ctx.json else ctx.stdout
-        Engine(ctx.settings, env=dict(ctx.env), options=options, out=out, quiet=True).run()
+        try:
+            Engine(ctx.settings, env=dict(ctx.env), options=options, out=out, quiet=True).run()
+        except MaestroError:
+            # Refused before it dispatched (a run in progress, a branch it cannot use): the
+            # task is as it was, not left pending.
+            with PlanStore(ctx.paths).edit() as plan:
+                task = plan.task(task_id)
+                if task.status == "pending":
+                    task.status = before
+            raise
         return str(PlanStore(ctx.paths).load().task(task_id).status)
 
     return revise

@@ -6,6 +6,8 @@ loopback GitHub)."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -398,3 +400,41 @@ def test_a_hand_edited_record_is_one_line_naming_it(cli, project, runenv, forge)
         res = cli(*argv)
         assert res.code == 1, res.out + res.err
         assert "pr.json is not a pull request record" in res.err and "Traceback" not in res.err
+
+
+def test_an_abort_ends_the_wait_for_checks_and_says_how_to_follow_them(
+    cli, project, runenv, forge, monkeypatch
+):
+    monkeypatch.setenv("MAESTRO_PR_CI_TIMEOUT", "20")  # (unstopped, the wait ends here)
+    two_tasks(cli, project)
+    forge.rounds = [[("tests", "pending")]]
+    looks = []
+    checks = forge.checks
+
+    def abort_at_the_second_look(pr):
+        looks.append(pr)
+        if len(looks) == 2:
+            os.kill(os.getpid(), signal.SIGTERM)  # what `maestro run --abort` sends
+        return checks(pr)
+
+    forge.checks = abort_at_the_second_look
+    runenv.script("codex", [step("src/a.py"), step("src/b.py")])
+    res = cli("run", "--pr")
+    assert res.code == 3, res.out + res.err
+    assert "stopped while it waited for the checks of pull request #7" in res.out
+    assert "maestro pr watch" in res.out
+    assert len(looks) == 2
+
+
+def test_a_revision_refused_before_it_starts_leaves_its_task_done(cli, project, runenv, forge):
+    two_tasks(cli, project)
+    forge.rounds = [[("tests", "pass")]]
+    runenv.script("codex", [step("src/a.py"), step("src/b.py")])
+    assert cli("run", "--pr").code == 0
+    branch = record(project)["branch"]
+    git(project, "worktree", "add", "-q", str(project.parent / "other"), branch)
+    forge.comments_out = [Comment("c1", "src/b.py", 1, "rename it", "alice", "review_comment", "u")]
+    res = cli("pr", "sync")
+    assert res.code == 1 and "checked out in" in res.err
+    assert plan(project).task("2").status == "done"
+    assert "c1" not in record(project).get("answered", [])

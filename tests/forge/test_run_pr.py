@@ -151,7 +151,7 @@ def test_two_failing_rounds_wait_for_the_person_and_a_rerun_updates_the_request(
     assert "tests still failing" in record(project)["decision"]["asked"]
     hub.rounds = [[passing()]]
     again = cli("pr", "watch")
-    assert again.code == 0, again.out + again.err
+    assert again.code == 3, again.out + again.err  # still waits for the person
     assert "tests still failing" in again.out  # the rounds are spent: still the person's
     res = cli("run", "--pr")
     assert res.code == 3  # its checks still wait for the person
