@@ -23,7 +23,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from maestro.engine import spend
+from maestro.engine.rundir import latest_run
 from maestro.engine.spend import Spent, Tally
+from maestro.errors import MaestroError
 from maestro.spokes.pricing import table_name
 
 NEAR = 0.8
@@ -156,16 +159,11 @@ class RunBudget:
         return None
 
     def report(self) -> list[dict[str, Any]]:
-        """Each cap against what it counts (a task cap: its task that spent most)."""
+        """Each cap against what it counts."""
         with self._lock:
-            rows = []
-            for cap in self.caps:
-                task = None
-                if cap.scope == "task":
-                    ids = set(self.run.tasks) | set(self.before)
-                    task = max(ids, key=lambda t: self._tally(cap, t).amount(cap.unit), default="")
-                rows.append({**cap.to_dict(self._tally(cap, task or "")), "task": task})
-            return rows
+            ids = set(self.run.tasks) | set(self.before)
+            tasks = {t: Tally().plus(self.before.get(t)).plus(self.run.tasks.get(t)) for t in ids}
+            return cap_rows(self.caps, self.run.total, self.day.total, tasks)
 
     def _tally(self, cap: Cap, task: str) -> Tally:
         if cap.scope == "run":
@@ -204,3 +202,49 @@ class RunBudget:
             f"{label} {REACHED} {spent} of {limit} used; remaining tasks stay pending. "
             f"To continue: {cap.raise_hint}."
         )
+
+
+def cap_rows(
+    caps: list[Cap], run: Tally, day: Tally, tasks: dict[str, Tally]
+) -> list[dict[str, Any]]:
+    """Each cap against what it counts (a task cap: the task that spent most of it)."""
+    rows = []
+    for cap in caps:
+        task = None
+        tally = run if cap.scope == "run" else day
+        if cap.scope == "task":
+            task = max(tasks, key=lambda t: tasks[t].amount(cap.unit), default=None)
+            tally = tasks[task] if task is not None else Tally()
+        rows.append({**cap.to_dict(tally), "task": task})
+    return rows
+
+
+def cap_line(row: dict[str, Any]) -> str:
+    """'run dollar cap: ~$0.80 of $1.00 (80%)' for status and the report."""
+    cap = Cap(row["scope"], row["unit"], row["limit"], row["raise"])
+    share = row.get("share")
+    state = "" if share is None else f" ({round(100 * share)}%"
+    state += ", reached)" if share is not None and share >= 1 else ")" if state else ""
+    spent = cap.shown(row["spent"], row.get("estimated", False)).removesuffix(" tokens")
+    return f"{cap.label(row.get('task'))} cap: {spent} of {cap.shown(cap.limit)}{state}"
+
+
+def standing(settings: Any, tasks: dict[str, Tally]) -> dict[str, Any] | None:
+    """What the latest run spent, by vendor and by task, and each cap in force against
+    it (``tasks``: what each task spent, from the plan); None before any run. Dollars
+    beside caps in tokens only are shown "at API prices": a subscription pays none."""
+    try:
+        run = latest_run(settings.paths)
+        options = run.read_meta().get("options") or {}
+    except MaestroError:
+        return None
+    caps = caps_of(settings, options.get("budget_usd"), options.get("budget_tokens"))
+    spent = spend.of_run(run)
+    day = spend.of_day(settings.paths) if any(c.scope == "day" for c in caps) else None
+    return {
+        "run": run.run_id,
+        **spent.to_dict(),
+        "day": day.total.to_dict() if day else None,
+        "caps": cap_rows(caps, spent.total, day.total if day else Tally(), tasks),
+        "at_api_prices": bool(caps) and all(c.unit == "tokens" for c in caps),
+    }

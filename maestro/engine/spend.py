@@ -17,6 +17,7 @@ from maestro import clock
 from maestro.engine.rundir import RUN_ID, RunDir, read_events
 from maestro.formatting import money_text
 from maestro.paths import ProjectPaths
+from maestro.state.model import Task
 
 
 @dataclass
@@ -46,12 +47,28 @@ class Tally:
     def amount(self, unit: str) -> float:
         return self.cost if unit == "usd" else self.tokens
 
-    def money(self) -> str:
-        """``~$1.20``; ``$1.20 + unpriced gpt-9`` when a model's dollars are unknown."""
+    def money(self, at_api_prices: bool = False) -> str:
+        """``~$1.20`` (estimated); ``$1.20 + unknown (gpt-9 unpriced)`` when a model's
+        dollars are unknown; "at API prices" when a subscription pays none of them."""
         text = money_text(self.cost, self.estimated, places=2)
         if self.unpriced:
             text += f" + unknown ({', '.join(sorted(self.unpriced))} unpriced)"
-        return text
+        return text + (" at API prices" if at_api_prices else "")
+
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> Tally:
+        """A tally back from ``to_dict``."""
+        return cls(
+            int(data.get("tokens") or 0),
+            float(data.get("cost") or 0),
+            bool(data.get("cost_estimated")),
+            set(data.get("unpriced") or ()),
+        )
+
+    @classmethod
+    def of_task(cls, task: Task) -> Tally:
+        """What a task spent over its attempts, from the plan."""
+        return cls(task.usage.total, task.cost or 0.0, task.cost_estimated)
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -33,6 +33,7 @@ from maestro.state.model import Usage
 
 FORMAT_VERSION = 1
 BUNDLED = "maestro/data/prices.toml"  # how messages name the table that ships
+STALE_DAYS = 90  # `maestro doctor` warns of a price read longer ago
 _PRICES = ("input", "output", "cached")
 
 
