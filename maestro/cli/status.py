@@ -12,13 +12,13 @@ from typing import Any
 
 from maestro import formatting, graph, roster
 from maestro.cli.context import Context, Result
-from maestro.engine.caps import cap_line, standing
+from maestro.engine.caps import standing
 from maestro.engine.nextsteps import blockers, next_actions
 from maestro.engine.pullrequest import pull_request, pull_request_line
 from maestro.engine.rundir import RunLock, latest_run
 from maestro.engine.spend import Tally
 from maestro.errors import NotFound
-from maestro.formatting import money_text, one_line, tokens_text
+from maestro.formatting import money_text, one_line
 from maestro.paths import ProjectPaths
 from maestro.spokes.registry import detect_available
 from maestro.state.model import STATUSES, Plan, Task
@@ -103,6 +103,7 @@ def task_data(task: Task, *, full: bool = False) -> dict[str, Any]:
         "attempts": task.attempts,
         "tokens": task.usage.total,
         "cost": task.cost,
+        "cost_estimated": task.cost_estimated,
         "review": task.review,
     }
     if full:
@@ -162,21 +163,6 @@ def last_run(paths: ProjectPaths) -> dict[str, Any] | None:
     return {"id": run.run_id, "sandbox": run.read_meta().get("sandbox")}
 
 
-def spend_lines(spent: dict[str, Any] | None) -> list[str]:
-    """The latest run's spend by vendor, and each cap against what it counts."""
-    if not spent or not (spent["vendors"] or spent["caps"]):
-        return []
-    api = spent["at_api_prices"]
-    vendors = ", ".join(
-        f"{name} {tokens_text(v['tokens'])}, {Tally.of(v).money(api)}"
-        for name, v in spent["vendors"].items()
-    )
-    lines = [f"Spent by run {spent['run']}: {vendors or 'nothing yet'}"]
-    if spent["caps"]:
-        lines.append("Caps: " + "; ".join(cap_line(row) for row in spent["caps"]))
-    return lines
-
-
 def _text(plan: Plan, data: dict[str, Any], colour: bool) -> str:
     """The status for people: the goal, the counts and spend, the tasks, the blockers and
     what to do next."""
@@ -196,7 +182,7 @@ def _text(plan: Plan, data: dict[str, Any], colour: bool) -> str:
     pr = data["pull_request"]
     if pr:
         lines.append(pull_request_line(pr))
-    lines += spend_lines(data["spend"])
+    lines += (data["spend"] or {}).get("lines", [])
     lines.append("")
     lines += task_rows(plan.tasks, with_status=True, colour=colour)
     if stuck:

@@ -241,10 +241,25 @@ def standing(settings: Any, tasks: dict[str, Tally]) -> dict[str, Any] | None:
     caps = caps_of(settings, options.get("budget_usd"), options.get("budget_tokens"))
     spent = spend.of_run(run)
     day = spend.of_day(settings.paths) if any(c.scope == "day" for c in caps) else None
+    rows = cap_rows(caps, spent.total, day.total if day else Tally(), tasks)
+    api = bool(caps) and all(c.unit == "tokens" for c in caps)
     return {
         "run": run.run_id,
         **spent.to_dict(),
         "day": day.total.to_dict() if day else None,
-        "caps": cap_rows(caps, spent.total, day.total if day else Tally(), tasks),
-        "at_api_prices": bool(caps) and all(c.unit == "tokens" for c in caps),
+        "caps": rows,
+        "at_api_prices": api,
+        "lines": _lines(run.run_id, spent, rows, api) if spent.vendors or rows else [],
     }
+
+
+def _lines(run: str, spent: Spent, rows: list[dict[str, Any]], api: bool) -> list[str]:
+    """What status and the board say of it: spend by vendor, then each cap."""
+    vendors = ", ".join(
+        f"{name} {tally.tokens:,} tokens, {tally.money(api)}"
+        for name, tally in spent.vendors.items()
+    )
+    lines = [f"Spent by run {run}: {vendors or 'nothing yet'}"]
+    if rows:
+        lines.append("Caps: " + "; ".join(cap_line(row) for row in rows))
+    return lines
