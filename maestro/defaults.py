@@ -111,6 +111,36 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting("max_turns", "int", None, "Turn limit for every agent.", minimum=1, maximum=500),
     Setting("disabled_agents", "list", (), "Agents that may not be planned or dispatched."),
+    *(
+        Setting(
+            f"budget_{unit}_{scope}",
+            kind,
+            None,
+            f"Pause the run once {whose} has spent this many {noun} (asks you at 80%; {extra}).",
+            minimum=0,
+        )
+        for unit, kind, noun, extra in (
+            ("usd", "float", "dollars", "estimated figures count as they are shown, ~$"),
+            ("tokens", "int", "tokens", "for a subscription: no per-token bill"),
+        )
+        for scope, whose in (
+            ("run", "a `maestro run`"),
+            ("task", "a task (all its attempts, in every run)"),
+            ("day", "the project today (every run since local midnight)"),
+        )
+    ),
+    Setting(
+        "budget_hard",
+        "bool",
+        False,
+        "At a budget cap, stop running spokes at once (their tasks go back to pending) instead of letting them finish.",
+    ),
+    Setting(
+        "price_table",
+        "str",
+        None,
+        "A price table to use instead of the one Maestro ships (maestro/data/prices.toml): a copy of it you keep current; relative to the project.",
+    ),
     Setting(
         "validation_strictness",
         "enum",
@@ -252,7 +282,7 @@ SETTINGS: tuple[Setting, ...] = (
         "notify_desktop",
         "bool",
         False,
-        "A desktop notification (notify-send on Linux, osascript on macOS) when something waits for you during a run: a worker's question or blocker, a decision, a failed task, the run's token budget reached.",
+        "A desktop notification (notify-send on Linux, osascript on macOS) when something waits for you during a run: a worker's question or blocker, a decision, a failed task, a budget cap at 80% or reached.",
     ),
     Setting(
         "notify_webhook",

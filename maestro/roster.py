@@ -3,7 +3,7 @@
 It sits at the bottom of the package (it imports only ``errors``) so that every layer
 can ask it: the plan format (``state``) needs the names, the log (``logfile``) the
 display names, the engine the budgets and second-opinion order, the plan checks and the
-engine the routing rule (``route``, here), pricing the price table, the spokes the tool
+engine the routing rule (``route``, here), the spokes the tool
 tiers each CLI's flags cannot enforce and the variables a hub's shell tool injects, the
 installer and ``doctor`` each CLI's host and checks.
 
@@ -24,9 +24,6 @@ from typing import Any
 
 from maestro.errors import SpokeError
 
-# A tool's dollars per million tokens: fresh input, output, cached input.
-PriceRow = tuple[float, float, float]
-
 
 @dataclass(frozen=True)
 class Cli:
@@ -41,10 +38,9 @@ class Cli:
     real: bool = True
     # Token thresholds for one dispatch: (budget, yellow, abort).
     budget: tuple[int, int, int] = (55_000, 65_000, 80_000)
-    # (model pattern, input, output, cached input), list prices per million tokens.
-    prices: tuple[tuple[str, float, float, float], ...] = ()
-    # The price of a model found in no table: the CLI's mid-range default family.
-    fallback_price: PriceRow | None = None
+    # It reports each dispatch's cost itself (taken at its word); else Maestro estimates
+    # it from its tokens and the price table (maestro/data/prices.toml).
+    reports_cost: bool = False
     # Model names whose vendor is plain from the name (an override naming one is meant
     # for this CLI only).
     model_prefixes: tuple[str, ...] = ()

@@ -23,6 +23,7 @@ import maestro
 import maestro.planning.planschema
 import maestro.state.planfile
 from maestro import clis, roster
+from maestro.config import load_settings
 from tests.engine.runkit import plan, step, task, write_plan
 
 FIFTH = Path(__file__).resolve().parent / "fifth"
@@ -201,15 +202,17 @@ def test_the_fifth_cli_as_a_hub(cli, project, acme, temp_home):
     assert not (project / ".acme").exists() and not (project / "ACME.md").exists()
 
 
-def test_prices_and_models_of_a_fifth_cli(cli, acme):
+def test_prices_and_models_of_a_fifth_cli(cli, project, acme):
     cli("--version")  # maestro's start registers acme
     from maestro.agents.catalog import model_vendor
     from maestro.spokes.pricing import price_for
 
     assert model_vendor("acme-large-2") == "acme"
-    assert price_for("acme-large-2").input == 2.0
-    fallback = price_for("something-else", tool="acme")
-    assert (fallback.input, fallback.source) == (1.0, "fallback")
+    assert price_for("acme-large-2") is None  # not in the price table, never guessed
+    (project / ".ai").mkdir(exist_ok=True)
+    (project / ".ai" / "maestro.toml").write_text('[prices."acme-large*"]\ninput = 2\noutput = 8\n')
+    price = price_for("acme-large-2", load_settings(project))
+    assert (price.input, price.output, price.source) == (2.0, 8.0, "config")
 
 
 def test_a_plugin_that_fails_to_load_is_one_line(cli, project, acme, monkeypatch):

@@ -21,5 +21,6 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
     checks = doctor.examine(doctor.situation(paths, ctx.env))
     checks.append(doctor.sandbox_check(ctx.settings, ctx.env))
     checks.append(doctor.forge_check(paths, ctx.settings, dict(ctx.env)))
+    checks.append(doctor.price_check(ctx.settings))
     data = doctor.to_data(checks)
     return Result("doctor", data, doctor.to_text(checks), 1 if data["failed"] else 0)

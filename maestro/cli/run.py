@@ -40,13 +40,15 @@ EXAMPLES = """\
   maestro run --follow                start in the background and wait as `maestro wait` does
   maestro run --dry-run               each ready task's CLI, argv and prompt size; sends nothing
   maestro run --budget-tokens 200000 --log summary
+  maestro run --budget-usd 5          pause at $5 spent (asks at $4); `maestro run --budget-usd 8` goes on
   maestro run 3 --clarify "sessions are stored in Redis"   option 1: clarify and retry
   maestro run 3 --tool gemini         option 2: reassign Task 3 to another CLI
   maestro run --abort                 option 4: stop the run in progress (nothing new starts)
   maestro run --tool sim              simulate the whole run offline
 
 exit codes: 0 every task the run started is done; 1 an error (one line with its fix);
-2 the run ended with a task failed or blocked, or stopped early (budget, --abort);
+2 the run ended with a task failed or blocked, or stopped early (--abort), or paused at a
+budget cap (its last line names the cap and how to raise it);
 3 every task is done, but a task's change was withheld (you edited its files meanwhile),
 its --commit was refused, or (--pr) the pull request could not be pushed or opened or its
 checks wait for your decision (the final message says which and what to do)."""
@@ -61,6 +63,16 @@ def _positive(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of tokens") from None
     if value <= 0:
         raise argparse.ArgumentTypeError("the token budget must be above 0")
+    return value
+
+
+def _dollars(text: str) -> float:
+    try:
+        value = float(text.strip().removeprefix("$").replace(",", "").replace("_", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of dollars") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError("the dollar budget must be above 0, e.g. 5 or 2.50")
     return value
 
 
@@ -93,7 +105,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--budget-tokens",
         type=_positive,
         metavar="N",
-        help="refuse new dispatches once the run has used N tokens",
+        help="pause the run (no new dispatch) once it has used N tokens; asks at 80%%",
+    )
+    parser.add_argument(
+        "--budget-usd",
+        type=_dollars,
+        metavar="N",
+        help="pause the run (no new dispatch) once it has spent N dollars; asks at 80%%",
     )
     parser.add_argument("--log", choices=LOG_LEVELS, help="execution log verbosity for this run")
     parser.add_argument(
@@ -149,6 +167,7 @@ def _options(args: argparse.Namespace) -> Any:
         agent=args.agent,
         clarify=args.clarify,
         budget_tokens=args.budget_tokens,
+        budget_usd=args.budget_usd,
         log=args.log,
         review=args.review,
         run_id=args.run_id,
@@ -161,7 +180,7 @@ def _options(args: argparse.Namespace) -> Any:
 
 def _forwarded(args: argparse.Namespace) -> list[str]:
     argv = [args.task_id] if args.task_id else []
-    for flag in ("tool", "agent", "clarify", "budget_tokens", "log"):
+    for flag in ("tool", "agent", "clarify", "budget_tokens", "budget_usd", "log"):
         value = getattr(args, flag)
         if value is not None:
             argv += ["--" + flag.replace("_", "-"), str(value)]

@@ -12,9 +12,11 @@ from typing import Any
 
 from maestro import formatting, graph, roster
 from maestro.cli.context import Context, Result
+from maestro.engine.caps import standing
 from maestro.engine.nextsteps import blockers, next_actions
 from maestro.engine.pullrequest import pull_request, pull_request_line
 from maestro.engine.rundir import RunLock, latest_run
+from maestro.engine.spend import Tally
 from maestro.errors import NotFound
 from maestro.formatting import money_text, one_line
 from maestro.paths import ProjectPaths
@@ -101,6 +103,7 @@ def task_data(task: Task, *, full: bool = False) -> dict[str, Any]:
         "attempts": task.attempts,
         "tokens": task.usage.total,
         "cost": task.cost,
+        "cost_estimated": task.cost_estimated,
         "review": task.review,
     }
     if full:
@@ -146,6 +149,7 @@ def status_data(plan: Plan, ctx: Context) -> dict[str, Any]:
         "next": actions,
         "run": last_run(ctx.paths),
         "pull_request": pull_request(ctx.paths, plan.goal),
+        "spend": standing(ctx.settings, {t.id: Tally.of_task(t) for t in plan.tasks}),
     }
     return data
 
@@ -178,6 +182,7 @@ def _text(plan: Plan, data: dict[str, Any], colour: bool) -> str:
     pr = data["pull_request"]
     if pr:
         lines.append(pull_request_line(pr))
+    lines += (data["spend"] or {}).get("lines", [])
     lines.append("")
     lines += task_rows(plan.tasks, with_status=True, colour=colour)
     if stuck:

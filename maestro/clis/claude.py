@@ -505,18 +505,7 @@ CLI = roster.Cli(
     executable="claude",
     install_hint="npm install -g @anthropic-ai/claude-code",
     budget=(55_000, 65_000, 80_000),
-    prices=(
-        ("claude-opus-4-1*", 15.0, 75.0, 1.50),
-        ("claude-opus-4-2025*", 15.0, 75.0, 1.50),
-        ("claude-opus-*", 5.0, 25.0, 0.50),
-        ("opus", 5.0, 25.0, 0.50),
-        ("claude-sonnet-*", 3.0, 15.0, 0.30),
-        ("sonnet", 3.0, 15.0, 0.30),
-        ("claude-3-5-haiku*", 0.80, 4.0, 0.08),
-        ("claude-haiku-*", 1.0, 5.0, 0.10),
-        ("haiku", 1.0, 5.0, 0.10),
-    ),
-    fallback_price=(3.0, 15.0, 0.30),  # Sonnet
+    reports_cost=True,  # total_cost_usd
     model_prefixes=("claude", "sonnet", "opus", "haiku"),
     route_rank={"code": 1, "test": 1, "review": 1, "research": 1},
     opinion_rank=2,

@@ -496,17 +496,6 @@ CLI = roster.Cli(
     executable="codex",
     install_hint="npm install -g @openai/codex",
     budget=(40_000, 45_000, 60_000),
-    prices=(
-        ("gpt-5*-nano*", 0.05, 0.40, 0.005),
-        ("gpt-5*-mini*", 0.25, 2.0, 0.025),
-        ("gpt-5*", 1.25, 10.0, 0.125),
-        ("gpt-4.1-mini*", 0.40, 1.60, 0.10),
-        ("gpt-4.1*", 2.0, 8.0, 0.50),
-        ("o4-mini*", 1.10, 4.40, 0.275),
-        ("o3*", 2.0, 8.0, 0.50),
-        ("codex-mini*", 1.50, 6.0, 0.375),
-    ),
-    fallback_price=(1.25, 10.0, 0.125),  # GPT-5
     model_prefixes=("gpt", "o1", "o3", "o4", "codex"),
     route_rank={"code": 0, "test": 0, "review": 2, "research": 2},
     opinion_rank=1,

@@ -297,7 +297,7 @@ class GeminiSpoke(Spoke):
         result.model = ",".join(m for m in by_model if m) or None
         if by_model:
             # Priced per model: with model "auto" a cheap router model answers first.
-            result.cost, result.cost_estimated = self.price(by_model), True
+            self.price(result, by_model)
         return result
 
     def _error(self, error: dict[str, Any], outcome: ProcessOutcome, session: Any) -> SpokeResult:
@@ -517,15 +517,6 @@ CLI = roster.Cli(
     executable="gemini",
     install_hint="npm install -g @google/gemini-cli",
     budget=(30_000, 35_000, 50_000),
-    prices=(
-        ("gemini-2.5-pro*", 1.25, 10.0, 0.125),
-        ("gemini-*-pro*", 2.0, 12.0, 0.20),
-        ("gemini-*-flash-lite*", 0.10, 0.40, 0.025),
-        ("gemini-2.0-flash*", 0.10, 0.40, 0.025),
-        ("gemini-2.5-flash*", 0.30, 2.50, 0.03),
-        ("gemini-*-flash*", 0.50, 3.0, 0.05),
-    ),
-    fallback_price=(0.30, 2.50, 0.03),  # 2.5 Flash
     model_prefixes=("gemini",),
     route_rank={"code": 2, "test": 2, "review": 0, "research": 0},
     opinion_rank=0,

@@ -18,14 +18,12 @@ arithmetic. Override per CLI in the config: ``[budgets.gemini] budget = 20000, a
 40000`` (``yellow`` too; when only ``budget`` and ``abort`` are given, yellow stays between
 them at the notes' proportion).
 
-The run-wide cap (``maestro run --budget-tokens N``) is checked before each dispatch:
-once the run has used N tokens, the next dispatch is refused, the task stays pending and
-the run stops with a message.
+The caps on what a run, a task or a day may spend (``maestro run --budget-tokens N``,
+``--budget-usd N`` and the ``budget_*`` settings) are engine/caps.py's.
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -96,27 +94,3 @@ def limits_for(cli: str, budgets_table: Mapping[str, Any]) -> Limits:
             "raise abort or lower budget.",
         )
     return Limits(budget, yellow, abort)
-
-
-class RunBudget:
-    """Tokens spent by the whole run against ``--budget-tokens`` (None: no cap)."""
-
-    def __init__(self, cap: int | None) -> None:
-        self.cap = cap
-        self.spent = 0
-        self._lock = threading.Lock()
-
-    def add(self, tokens: int) -> None:
-        with self._lock:
-            self.spent += max(0, tokens)
-
-    def refusal(self) -> str | None:
-        """The message refusing the next dispatch, or None when it may go ahead."""
-        with self._lock:
-            if self.cap is None or self.spent < self.cap:
-                return None
-            return (
-                f"run token budget reached: {self.spent:,} of {self.cap:,} tokens used; "
-                "remaining tasks stay pending. Run `maestro run` again (with a higher "
-                "--budget-tokens) to continue."
-            )

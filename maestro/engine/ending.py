@@ -11,6 +11,7 @@ import threading
 from types import FrameType
 from typing import Any
 
+from maestro.engine import caps
 from maestro.engine.scheduler import Scheduler, ScheduleReport
 from maestro.state.model import Task
 
@@ -61,9 +62,9 @@ class abort_on_sigterm(_SchedulerSignal):
 
 
 def run_ending(report: ScheduleReport, ran: list[Task]) -> tuple[str, str]:
-    """(status, message) of a run: stopped by its token budget, aborted, incomplete (a task
+    """(status, message) of a run: paused at a budget cap, aborted, incomplete (a task
     failed or is blocked, or tasks still wait), or finished."""
-    if report.stopped and report.stopped.startswith("run token budget"):
+    if report.stopped and caps.pauses(report.stopped):
         return "stopped", report.stopped
     if report.stopped:
         left = len(report.waiting) + sum(o.status == "pending" for o in report.outcomes.values())

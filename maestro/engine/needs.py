@@ -4,7 +4,8 @@ run's engine sends away, each moment once (engine/notifier.py).
 
 A moment is a worker's question or blocker no reply answers yet (while its worker is
 still there to read one), a blocked task's decision, a failed task, an approved review
-waiting for the person's yes, or the run stopped at its token budget. Each has an id that
+waiting for the person's yes, or a budget cap of the run at 80% or reached (engine/caps.py).
+Each has an id that
 stays the same for as long as the moment lasts (a retried task that fails again is a new
 one), what is asked in a few hundred characters (a worker's own question, or Maestro's
 words for a task's state: never a transcript, nor what a CLI printed), since when, and the
@@ -53,12 +54,13 @@ class Need:
     run: str | None = None  # the run it arose in
     mail: str | None = None  # the question's or blocker's mail id (m12)
     who: str | None = None  # the session asking
+    label: str | None = None  # what waits, when the kind's label says too little
 
     @property
     def headline(self) -> str:
         """One line: what waits, and on what."""
         about = f"Task {self.task} · {self.title}" if self.task else self.who or "the run"
-        return f"{_LABELS[self.kind]}: {about}"
+        return f"{self.label or _LABELS[self.kind]}: {about}"
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "headline": self.headline}
@@ -165,21 +167,29 @@ def _reviews(plan: Plan) -> Iterator[Need]:
 
 
 def _cap(paths: ProjectPaths) -> Iterator[Need]:
-    """The latest run, stopped at its token budget: nothing more starts until asked."""
+    """The latest run's cap: at 80% (the run goes on: raise it, go on or stop), or
+    reached (the run paused: nothing more starts until it is raised)."""
     try:
         run = latest_run(paths)
         meta = run.read_meta()
     except MaestroError:
         return
-    if isinstance(meta.get("cap"), str):
-        yield Need(
-            id=f"cap:{run.run_id}",
-            kind="cap",
-            asked=_cut(meta["cap"]),
-            since=str(meta.get("finished") or ""),
-            command="maestro run",
-            run=run.run_id,
-        )
+    cap = meta.get("cap")
+    if isinstance(cap, str):  # as runs before dollar caps wrote it
+        cap = {"line": cap, "level": "reached", "since": meta.get("finished")}
+    if not isinstance(cap, dict) or not isinstance(cap.get("line"), str):
+        return
+    line, near = cap["line"], cap.get("level") == "near"
+    unit = "Token" if line.split(" budget")[0].endswith("token") else "Dollar"
+    yield Need(
+        id=f"cap:{run.run_id}" + (f":near:{cap.get('since')}" if near else ""),
+        kind="cap",
+        asked=_cut(line),
+        since=str(cap.get("since") or meta.get("finished") or ""),
+        command="maestro run --abort" if near else "maestro run",
+        run=run.run_id,
+        label=f"{unit} budget {'near its cap' if near else 'reached'}",
+    )
 
 
 def _pull_request(paths: ProjectPaths) -> Iterator[Need]:

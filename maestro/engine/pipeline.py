@@ -121,7 +121,7 @@ class TaskRunner(Dispatching):
         began = time.monotonic()
         while True:
             if attempts:
-                refusal = self.ctx.budget.refusal() or self.ctx.stopping()
+                refusal = self.ctx.budget.refusal(task_id) or self.ctx.stopping()
                 if refusal:
                     return self._leave_pending(task_id, refusal)
             attempt = self.attempt(
@@ -135,6 +135,11 @@ class TaskRunner(Dispatching):
             if attempt.skipped:
                 return Outcome("pending", attempt.skipped)
             attempts += 1
+            halted = self.ctx.budget.halted
+            if halted and attempt.failure is not None and attempt.failure.kind == ladder.STOPPED:
+                with self.ctx.store.edit_task(task_id) as task:
+                    self._charge(task, attempt)
+                return self._leave_pending(task_id, halted)
             if attempt.failure is None:
                 return self._finish_done(task_id, attempt, time.monotonic() - began, review=review)
             step = ladder.next_step(

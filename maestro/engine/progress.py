@@ -42,7 +42,7 @@ def describe(event: Event) -> str:
 
 
 # What a digest leaves out: the engine's steps towards a result, not results.
-_STEPS = ("run_started", "task_started", "task_retry")
+_STEPS = ("run_started", "task_started", "task_retry", "spend")
 
 
 def digest(events: list[Event]) -> tuple[list[Event], list[str]]:
@@ -84,10 +84,11 @@ def _spent(event: Event) -> str:
 def _run_started(event: Event) -> str:
     only = event.get("only")
     scope = f"task {only}" if only else f"{event.get('pending', 0)} pending tasks"
-    budget = event.get("budget_tokens")
+    budget, dollars = event.get("budget_tokens"), event.get("budget_usd")
     return (
         f"run {event.get('run_id')} started: {scope}, up to {event.get('max_concurrent')} at once"
         + (f", budget {budget:,} tokens" if budget else "")
+        + (f", budget ${dollars:,.2f}" if dollars else "")
         + (f"; {event['workspace_line']}" if event.get("workspace_line") else "")
         + (f"; {event['sandbox']}" if event.get("sandbox") else "")
     )
@@ -130,7 +131,23 @@ def _decision(event: Event) -> str:
     options = "; ".join(
         f"{o['option']}) {o['label'].lower()}: {o['command']}" for o in event.get("options", [])
     )
+    if event.get("task") is None:  # a budget cap at 80% (engine/caps.py)
+        return f"decision needed on the run: {event.get('reason')} Options: {options}"
     return f"decision needed on task {event.get('task')} ({event.get('status')}): {options}"
+
+
+def _spend(event: Event) -> str:
+    """One dispatch's spend and where its dollars come from."""
+    tool, model = event.get("tool"), event.get("model")
+    if event.get("unpriced"):
+        source = f"dollars unknown: {event['unpriced']} has no price"
+    elif event.get("cost") is None:
+        source = "no dollars"
+    elif event.get("cost_estimated"):
+        source = f"estimated from the price table for {model}"
+    else:
+        source = f"as {tool} reported it"
+    return f"task {event.get('task')} spent {_spent(event) or 'nothing'} on {tool} ({source})"
 
 
 def _budget(event: Event) -> str:
@@ -176,6 +193,8 @@ _LINES: dict[str, Callable[[Event], str]] = {
     "spoke_quiet": lambda e: f"task {e.get('task')} {e.get('detail')}",
     "decision": _decision,
     "budget": _budget,
+    "spend": _spend,
+    "cap_reached": lambda e: str(e.get("reason")),
     "run_stopping": _run_stopping,
     "recovered": lambda e: (
         f"task {e.get('task')} recovered from a stopped run ({e.get('previous_run')}): "

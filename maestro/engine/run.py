@@ -20,8 +20,9 @@ from maestro import clock, graph, roster, sandbox
 from maestro.agents.catalog import load_catalog
 from maestro.bus.workers import end_session, run_session_id, shim, start_run_session
 from maestro.engine import progress as progress_views
-from maestro.engine import pullrequest, stoptask
-from maestro.engine.budgets import RunBudget, limits_for
+from maestro.engine import pullrequest, spend, stoptask
+from maestro.engine.budgets import limits_for
+from maestro.engine.caps import Cap, RunBudget, caps_of
 from maestro.engine.ending import abort_on_sigterm, run_ending, stop_on_sigint
 from maestro.engine.hierarchy import SPAWN, add_subtask, spawned_data
 from maestro.engine.notifier import Notifier
@@ -30,6 +31,7 @@ from maestro.engine.pullrequest import Delivery
 from maestro.engine.receipts import Observer
 from maestro.engine.requests import Desk
 from maestro.engine.resume import recover
+from maestro.engine.routing import choose, task_tier
 from maestro.engine.runcontext import RunContext, RunOptions, Workspaces
 from maestro.engine.rundir import RunDir, RunLock, new_run_id
 from maestro.engine.scheduler import Job, Scheduler, ScheduleReport
@@ -42,8 +44,8 @@ from maestro.formatting import shown_path
 from maestro.fsutil import ignore_in_git
 from maestro.logfile import ExecutionLog
 from maestro.paths import ProjectPaths
+from maestro.spokes import pricing
 from maestro.spokes.base import refuse_if_inside_spoke
-from maestro.spokes.pricing import config_prices
 from maestro.spokes.registry import detect_available, get_spoke, resumption
 from maestro.state.model import STATUSES, Plan, Task, task_sort_key
 from maestro.state.store import PlanStore
@@ -227,8 +229,35 @@ class Engine:
         finally:
             spaces.close()
 
+    def _refuse_unpriced(self, selected: list[Task], catalog: Catalog, hub: str | None) -> None:
+        """A dollar cap over a task whose model the price table lacks could not be kept:
+        said before the run starts. (A model a CLI picks itself is known only from its
+        answer: that one pauses the run when it comes, engine/caps.py.)"""
+        caps = caps_of(self.settings, self.options.budget_usd, self.options.budget_tokens)
+        if not any(cap.unit == "usd" for cap in caps):
+            return
+        for task in selected:
+            try:
+                tier = task_tier(catalog, task)
+                tool = choose(
+                    task.tool, task.specialist, self.installed(), hub, self.options.tool, tier
+                )
+                model = catalog.resolve(catalog.for_task(task).name, tool).model
+            except MaestroError:
+                continue  # no CLI, an unknown agent: the task's own dispatch says so
+            facts = roster.get(tool)
+            if facts is None or facts.reports_cost or not facts.real:
+                continue
+            if model and pricing.price_for(model, self.settings) is None:
+                raise MaestroError(
+                    f"a dollar budget cannot be kept for Task {task.id}: its model {model} "
+                    f"({tool}) has no price in {pricing.table_name(self.settings)}.",
+                    f'add [prices."{model}"] input = N, output = N (dollars per million '
+                    "tokens) to .ai/maestro.toml, or cap the run in tokens (--budget-tokens).",
+                )
+
     def _before_dispatch(
-        self, run_id: str, goal: str, selected: list[Task], spaces: Workspaces
+        self, run_id: str, goal: str, selected: list[Task], spaces: Workspaces, plan_hub: str | None
     ) -> Catalog:
         """What must hold before any dispatch, each refusal raised before the run changes
         the plan."""
@@ -240,7 +269,8 @@ class Engine:
         catalog = load_catalog(self.settings)
         for cli in roster.NAMES:  # a bad [budgets.<cli>] table stops the run here
             limits_for(cli, self.settings.table("budgets"))
-        config_prices(self.settings)  # and so does a bad [prices.<model>] table
+        pricing.check(self.settings)  # and so does a bad price table or [prices.<model>]
+        self._refuse_unpriced(selected, catalog, plan_hub)
         # Confined unless the person opted out; refused where bwrap cannot start.
         self.sandbox = sandbox.rules(self.settings, self.env)
         shim()
@@ -326,13 +356,13 @@ class Engine:
         done = {t.id for t in plan.tasks if t.status == "done"}
         owners = {t.id: list(t.files) for t in plan.tasks}
         with self._workspaces(run.run_id, owners, plan) as spaces, notices:
-            catalog = self._before_dispatch(run.run_id, plan.goal, selected, spaces)
+            hub = self.settings.hub or (plan.source.hub if plan.source else None)
+            catalog = self._before_dispatch(run.run_id, plan.goal, selected, spaces, hub)
             run.write_meta(sandbox=sandbox.describe(self.sandbox))
             if opts.task_id and selected[0].status in ("failed", "blocked"):
                 with store.edit_task(opts.task_id) as chosen:
                     chosen.status = "pending"
-            budget = RunBudget(opts.budget_tokens)
-            hub = self.settings.hub or (plan.source.hub if plan.source else None)
+            budget = self._budget(plan, run, emit, lambda: self.scheduler)
             if selected:
                 log.start_session(plan.goal, run_id=run.run_id, hub=hub)
             shared = RunContext(
@@ -383,7 +413,7 @@ class Engine:
                 runner.run,
                 max_concurrent=self.settings.max_concurrent,
                 done=done,
-                may_launch=lambda jid: budget.refusal(),
+                may_launch=budget.refusal,
                 on_idle=idle,
                 order=task_sort_key,
                 on_interrupt=lambda running: emit(
@@ -402,6 +432,8 @@ class Engine:
                 only=opts.task_id,
                 max_concurrent=self.settings.max_concurrent,
                 budget_tokens=opts.budget_tokens,
+                budget_usd=opts.budget_usd,
+                caps=budget.report() or None,
                 recovered=[r.task for r in recovered] or None,
                 workspace="in-place" if self.mode and self.mode.in_place else "worktrees",
                 workspace_line=self.mode.line() if self.mode else None,
@@ -427,8 +459,9 @@ class Engine:
                 spaces.closing_note(),
                 delivered,
             )
-            # What stopped the run at its token budget waits for the person (engine/needs.py).
-            run.write_meta(cap=budget.refusal() if summary.status == "stopped" else None)
+            # What paused the run at a cap waits for the person (engine/needs.py).
+            paused = budget.refusal() if summary.status == "stopped" else None
+            run.write_meta(cap=_cap_need(paused, "reached") if paused else None)
             notices.finish(store.view)
             emit(
                 "run_ended",
@@ -444,6 +477,46 @@ class Engine:
             view.close()
             run.write_meta(state="ended", finished=clock.iso(), status=summary.status)
             return summary
+
+    def _budget(
+        self,
+        plan: Plan,
+        run: RunDir,
+        emit: Callable[..., dict[str, Any]],
+        scheduler: Callable[[], Scheduler | None],
+    ) -> RunBudget:
+        """The run's caps, with what the day and each task spent before it: at 80% of
+        one the hub and the person are asked, at 100% (``budget_hard``) running spokes
+        are stopped at once."""
+        caps = caps_of(self.settings, self.options.budget_usd, self.options.budget_tokens)
+        before = {
+            t.id: spend.Tally(t.usage.total, t.cost or 0.0, t.cost_estimated) for t in plan.tasks
+        }
+        day = (
+            spend.of_day(self.paths, skip=run.run_id)
+            if any(c.scope == "day" for c in caps)
+            else None
+        )
+
+        def near(cap: Cap, line: str) -> None:
+            run.write_meta(cap=_cap_need(line, "near"))
+            emit("decision", status="cap", reason=line, options=_cap_options(cap))
+
+        def reached(cap: Cap, line: str) -> None:
+            emit("cap_reached", scope=cap.scope, unit=cap.unit, reason=line)
+            running = scheduler()
+            if not self.settings.budget_hard or running is None:
+                return
+            budget.halted = line
+            running.request_stop(line)
+            for task in store_view().tasks:
+                if task.status == "running":
+                    with contextlib.suppress(MaestroError):
+                        stoptask.stop_spoke(self.paths, task, line, run_session_id(run.run_id))
+
+        store_view = PlanStore(self.paths).view
+        budget = RunBudget(caps, day=day, tasks=before, on_near=near, on_reached=reached)
+        return budget
 
     def _deliver(
         self, store: PlanStore, runner: TaskRunner, emit: Callable[..., Any], report: Any
@@ -554,3 +627,17 @@ class Engine:
             unlanded=[task_id for task_id, _ in unlanded],
             uncommitted=[task_id for task_id, _ in uncommitted],
         )
+
+
+def _cap_need(line: str, level: str) -> dict[str, str]:
+    """What run.json keeps of a cap that waits for the person (engine/needs.py)."""
+    return {"line": line, "level": level, "since": clock.iso()}
+
+
+def _cap_options(cap: Cap) -> list[dict[str, str]]:
+    """The decision a cap at 80% asks: raise it, go on, or stop."""
+    return [
+        {"option": "1", "label": "Raise the cap", "command": cap.raise_hint},
+        {"option": "2", "label": "Go on (the run pauses at 100%)", "command": "nothing to do"},
+        {"option": "3", "label": "Stop now", "command": "maestro run --abort"},
+    ]

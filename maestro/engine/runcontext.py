@@ -18,7 +18,7 @@ from maestro.sandbox import Rules
 
 if TYPE_CHECKING:  # the engine's modules import this one: types only, no import cycle
     from maestro.agents.catalog import Catalog
-    from maestro.engine.budgets import RunBudget
+    from maestro.engine.caps import RunBudget
     from maestro.engine.guard import Found
     from maestro.engine.landing import Landing
     from maestro.engine.rundir import RunDir
@@ -55,6 +55,7 @@ class RunOptions:
     agent: str | None = None  # force this agent (only with task_id)
     clarify: str | None = None  # the user's clarification (only with task_id)
     budget_tokens: int | None = None
+    budget_usd: float | None = None
     log: str | None = None  # off | summary | detailed, overrides the setting
     review: bool = False
     run_id: str | None = None

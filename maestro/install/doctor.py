@@ -12,8 +12,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from maestro import __version__, roster, sandbox
-from maestro.errors import InstallError
+from maestro import __version__, clock, roster, sandbox
+from maestro.errors import InstallError, MaestroError
 from maestro.forge import Forge
 from maestro.install import block, invocation
 from maestro.install import manifest as manifests
@@ -26,7 +26,7 @@ from maestro.install.safepath import inside
 from maestro.install.targets import MANIFEST_NAME
 from maestro.paths import ProjectPaths, user_state_dir
 from maestro.repo import Repo
-from maestro.spokes import clipaths
+from maestro.spokes import clipaths, pricing
 from maestro.spokes.registry import detect_available, get_spoke
 
 
@@ -302,6 +302,30 @@ def sandbox_check(settings: Any, env: dict[str, str]) -> Check:
         f"spokes and validation commands run confined by {sandbox.NAMES[probed.backend]} "
         f"({probed.program}); "
         f"{sandbox.bounds(confined)}.",
+    )
+
+
+def price_check(settings: Any) -> Check:
+    """The price table estimated dollars come from: readable, and read recently."""
+    name = pricing.table_name(settings)
+    try:
+        rows = pricing.price_table(settings)
+    except MaestroError as exc:
+        return Check("hosts", "price table", "fail", exc.message, exc.fix)
+    oldest = min(price.date for _, price in rows if price.date is not None)
+    age = (clock.utc_now().date() - oldest).days
+    if age > pricing.STALE_DAYS:
+        return Check(
+            "hosts",
+            "price table",
+            "warn",
+            f"{name}: its oldest price was read {oldest} ({age} days ago): estimated dollars "
+            "and dollar caps may be off.",
+            f"check the prices at their source pages and update them (date too), in {name} or "
+            'as [prices."<model>"] in .ai/maestro.toml.',
+        )
+    return Check(
+        "hosts", "price table", "ok", f"{name}: {len(rows)} prices, the oldest read {oldest}."
     )
 
 

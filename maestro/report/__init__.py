@@ -11,7 +11,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from maestro.config import load_settings
+from maestro.engine.caps import standing
 from maestro.engine.pullrequest import pull_request
+from maestro.engine.spend import Tally
 from maestro.errors import NotFound
 from maestro.formatting import shown_path
 from maestro.fsutil import atomic_write
@@ -73,6 +75,7 @@ def load_report(paths: ProjectPaths, settings: Settings | None = None) -> Report
         max_concurrent=settings.max_concurrent,
         sources=sources,
         pull_request=pull_request(paths, plan.goal) if plan is not None else None,
+        spend=standing(settings, {t.id: Tally.of_task(t) for t in plan.tasks}) if plan else None,
     )
 
 
@@ -105,6 +108,7 @@ def report_data(report: Report) -> dict[str, Any]:
         "usage": vars(report.usage) if report.usage else None,
         "cost": round(report.money.cost, 6) if report.money.known else None,
         "cost_estimated": report.money.estimated,
+        "spend": report.spend,
         "timing": {
             "start": _iso(timing.start),
             "end": _iso(timing.end),

@@ -40,6 +40,7 @@ class Report:
     budgets: dict[str, Limits] = field(default_factory=dict)
     missing: list[str] = field(default_factory=list)
     pull_request: dict[str, Any] | None = None  # `maestro run --pr`'s (cli/status.pull_request)
+    spend: dict[str, Any] | None = None  # the latest run's against its caps (engine/caps.standing)
 
 
 def build_report(
@@ -50,6 +51,7 @@ def build_report(
     max_concurrent: int | None = None,
     sources: list[str] | None = None,
     pull_request: dict[str, Any] | None = None,
+    spend: dict[str, Any] | None = None,
 ) -> Report:
     """``plan`` from PlanStore.load() (None: no plan file), ``log`` from ExecutionLog.read()
     (None or empty: logging was off)."""
@@ -97,6 +99,7 @@ def build_report(
         budgets={tool: limits_for(tool, budgets) for tool in tools},
         missing=missing,
         pull_request=pull_request,
+        spend=spend,
     )
 
 

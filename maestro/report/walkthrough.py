@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from maestro.engine.caps import cap_line
 from maestro.engine.pullrequest import pull_request_line
 from maestro.formatting import duration_text, money_text
 from maestro.report.build import Report
@@ -202,7 +203,30 @@ def _cost_section(report: Report) -> list[str]:
         if rows
         else ["No dispatches."]
     )
-    return lines + ["", ESTIMATE_NOTE, ""]
+    return lines + ["", ESTIMATE_NOTE + _price_note(report), ""]
+
+
+def _price_note(report: Report) -> str:
+    """Models no price covers, named; "at API prices" where the caps are in tokens."""
+    spent = report.spend or {}
+    unpriced = sorted({m for v in (spent.get("vendors") or {}).values() for m in v["unpriced"]})
+    note = f" No price for {', '.join(unpriced)}: its dollars are unknown." if unpriced else ""
+    if spent.get("at_api_prices"):
+        note += " Dollars are at API prices: your caps are in tokens (a subscription)."
+    return note
+
+
+def _caps_lines(report: Report) -> list[str]:
+    """Each cap of the latest run against what it counts, and how to raise it."""
+    spent = report.spend or {}
+    if not spent.get("caps"):
+        return []
+    return [
+        f"### Caps of run {spent['run']}",
+        "",
+        *[f"- {cap_line(row)}; to raise it: {row['raise']}" for row in spent["caps"]],
+        "",
+    ]
 
 
 def bullets(heading: str, items: list[str], empty: str) -> list[str]:
@@ -218,7 +242,7 @@ def _failures_section(report: Report) -> list[str]:
 
 
 def _budget_section(report: Report) -> list[str]:
-    lines = ["## Budgets", ""]
+    lines = ["## Budgets", "", *_caps_lines(report)]
     if not report.checks:
         return lines + ["No dispatch has token counts to check.", ""]
     rows = []

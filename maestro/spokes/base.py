@@ -27,7 +27,7 @@ from maestro.process import ExecutableNotFound, ProcessOutcome, resolve, run_pro
 from maestro.spokes import clipaths
 from maestro.spokes.contract import DispatchRequest, SpokeResult, UsageTally, fail
 from maestro.spokes.jsonout import load_json_object
-from maestro.spokes.pricing import estimate_cost
+from maestro.spokes.pricing import estimate_cost, unpriced_name
 from maestro.state.codecs.values import FieldError, check_line
 from maestro.state.model import Usage
 
@@ -345,10 +345,8 @@ class Spoke:
         result.stdout = outcome.stdout
         result.stderr = outcome.stderr
         result.simulated = self.simulated
-        if result.cost is None and not self.simulated:
-            model = result.model or (req.model if req else None)
-            result.cost = self.price({model: result.usage})
-            result.cost_estimated = result.cost is not None
+        if result.cost is None and result.unpriced is None and not self.simulated:
+            self.price(result, {result.model or (req.model if req else None): result.usage})
         return result
 
     @staticmethod
@@ -364,15 +362,20 @@ class Spoke:
             except FieldError:
                 result.session_id = None
 
-    def price(self, by_model: dict[str | None, Usage]) -> float | None:
-        """Estimated dollars for the usage of each model, from the price table."""
+    def price(self, result: SpokeResult, by_model: dict[str | None, Usage]) -> None:
+        """``result``'s cost estimated from the price table, model by model; a model
+        the table lacks leaves the cost unknown and is named in ``result.unpriced``."""
         total = 0.0
         for model, usage in by_model.items():
-            part = estimate_cost(model, usage, self.settings, tool=self.name)
+            part = estimate_cost(model, usage, self.settings)
             if part is None:
-                return None
+                if usage.total or usage.cached:
+                    result.cost, result.cost_estimated = None, False
+                    result.unpriced = unpriced_name(model, self.name)
+                    return
+                part = 0.0  # nothing used: nothing to price
             total += part
-        return round(total, 6)
+        result.cost, result.cost_estimated = round(total, 6), True
 
     # -- running ------------------------------------------------------------------------
     def stream_watcher(

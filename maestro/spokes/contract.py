@@ -115,6 +115,8 @@ class SpokeResult:
     aborted_over_budget: bool = False
     # The model(s) the CLI reported using, comma-separated (router models included).
     model: str | None = None
+    # A model the price table lacks: the cost is unknown, and this names why.
+    unpriced: str | None = None
     # Why the session the request asked to resume was not: the dispatch started afresh.
     not_resumed: str | None = None
     # Its process ran confined by Maestro's sandbox (False: with the person's full rights).

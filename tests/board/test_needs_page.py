@@ -67,3 +67,39 @@ def test_what_waits_is_in_the_header_the_title_and_on_its_node(
     page.wait_for_selector("#panel-title:has-text('Task 1: Write the client')")
     assert box.get_by_label("What the task needs to know").is_visible()
     assert box.get_by_role("button", name="Clarify and retry").is_visible()
+
+
+def test_a_run_paused_at_its_dollar_cap_shows_its_spend_and_the_cap_in_the_header(
+    cli, project, runenv, board_of, page, monkeypatch, temp_home
+):
+    (temp_home / ".codex").mkdir()
+    (temp_home / ".codex" / "config.toml").write_text('model = "gpt-5"\n')  # estimated by it
+    monkeypatch.setenv("MAESTRO_MAX_CONCURRENT", "1")
+    write_plan(
+        cli,
+        project,
+        [
+            task(
+                i,
+                f"Write module {i}",
+                tool=tool,
+                files=[f"src/m{i}.py"],
+                validation=f"test -f src/m{i}.py",
+            )
+            for i, tool in ((1, "codex"), (2, "claude"), (3, "claude"))
+        ],
+    )
+    runenv.script("codex", [step("src/m1.py", usage=(40_000, 1_000))])  # ~$0.06
+    runenv.script("claude", [step("src/m2.py", cost=1.0), step("src/m3.py", cost=1.0)])
+    assert cli("run", "--budget-usd", "1").code == 2
+    open_board(page, board_of(project))
+    spend = page.locator("#spend")
+    expect(spend).to_be_visible()
+    assert "codex 41,000 tokens, ~$0.06" in spend.text_content()
+    assert "claude 1,200 tokens, $1.00" in spend.text_content()
+    assert "Caps: run dollar cap: ~$1.06 of $1.00 (106%, reached)" in spend.text_content()
+    expect(page.locator("#needs-list li", has_text="Dollar budget reached")).to_have_count(1)
+    assert "~$0.06" in page.locator('.node[data-task="1"]').text_content()
+    page.screenshot(path=str(shots_dir() / "board-caps-1400.png"))
+    page.set_viewport_size({"width": 800, "height": 900})
+    page.screenshot(path=str(shots_dir() / "board-caps-800.png"))

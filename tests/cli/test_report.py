@@ -28,7 +28,10 @@ def normalized(markdown: str) -> str:
 
 
 @pytest.fixture
-def planned(cli, project, fake_clis, monkeypatch):
+def planned(cli, project, fake_clis, monkeypatch, temp_home):
+    # Codex names no model in its output: the one its config names prices it.
+    (temp_home / ".codex").mkdir()
+    (temp_home / ".codex" / "config.toml").write_text('model = "gpt-5"\n')
     monkeypatch.setenv("MAESTRO_FAKE_NOW", FAKE_NOW)
     monkeypatch.setenv("MAESTRO_LOG", "summary")
     monkeypatch.setenv("MAESTRO_RETRY_BACKOFF", "0")

@@ -3,7 +3,8 @@ from types import SimpleNamespace
 import pytest
 
 from maestro.engine import ladder
-from maestro.engine.budgets import Limits, RunBudget, default_limits, limits_for
+from maestro.engine.budgets import Limits, default_limits, limits_for
+from maestro.engine.caps import Cap, RunBudget
 from maestro.errors import ConfigError
 
 
@@ -37,13 +38,13 @@ def test_bad_budget_tables_are_config_errors(table):
 
 
 def test_run_budget_refuses_once_reached():
-    budget = RunBudget(1000)
+    budget = RunBudget([Cap("run", "tokens", 1000, "")])
     assert budget.refusal() is None
-    budget.add(999)
+    budget.add({"task": "1", "tool": "codex", "tokens": 999})
     assert budget.refusal() is None
-    budget.add(1)
+    budget.add({"task": "1", "tool": "codex", "tokens": 1})
     assert "1,000 of 1,000" in budget.refusal()
-    assert RunBudget(None).refusal() is None
+    assert RunBudget([]).refusal() is None
 
 
 def result(kind=None, success=False, transient=False, **kw):

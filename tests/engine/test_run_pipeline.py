@@ -7,7 +7,9 @@ import pytest
 from tests.engine.runkit import events, kinds, plan, prompt_of, step, task, write_plan
 
 
-def test_success_writes_state_receipt_tokens_and_events(cli, project, runenv):
+def test_success_writes_state_receipt_tokens_and_events(cli, project, runenv, temp_home):
+    (temp_home / ".codex").mkdir()
+    (temp_home / ".codex" / "config.toml").write_text('model = "gpt-5.5"\n')  # priced by it
     write_plan(cli, project, [task(1)])
     runenv.script("codex", [step()])
     res = cli("run")
@@ -21,7 +23,7 @@ def test_success_writes_state_receipt_tokens_and_events(cli, project, runenv):
     assert t.receipt.commit and len(t.receipt.diff_sha) == 64
     assert "greet(name)" in t.downstream_context
     assert t.pid is None and t.run_id and t.started and t.finished
-    assert kinds(project) == ["run_started", "task_started", "task_done", "run_ended"]
+    assert kinds(project) == ["run_started", "task_started", "spend", "task_done", "run_ended"]
     call = runenv.runs("codex")[0]
     assert call["stdin_devnull"] and call["env"]["MAESTRO_SPOKE"] == "1"
     assert call["env"]["MAESTRO_TASK_ID"] == "1"

@@ -90,8 +90,6 @@ CLI = roster.Cli(
     executable="acme",
     install_hint="pipx install acme-cli",
     budget=(20_000, 24_000, 30_000),
-    prices=(("acme-large*", 2.0, 8.0, 0.2),),
-    fallback_price=(1.0, 4.0, 0.1),
     model_prefixes=("acme",),
     # First choice everywhere, so routing, the challenger and the reviewer pick it.
     route_rank={"code": -1, "test": -1, "review": -1, "research": -1},

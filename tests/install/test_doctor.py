@@ -381,3 +381,17 @@ def test_each_cli_found_says_whether_it_is_signed_in(tmp_path):
     assert hosts["codex sign-in"].level == "warn" and "codex login" in hosts["codex sign-in"].fix
     gemini = hosts["gemini sign-in"]
     assert gemini.level == "warn" and "Antigravity CLI" in gemini.detail
+
+
+def test_doctor_warns_when_the_price_table_is_older_than_90_days(cli, project, monkeypatch):
+    def price_check():
+        checks = json.loads(cli("doctor", "--json").out)["data"]["checks"]
+        return next(c for c in checks if c["name"] == "price table")
+
+    monkeypatch.setenv("MAESTRO_FAKE_NOW", "2026-12-01T12:00:00+00:00")
+    fresh = price_check()
+    assert fresh["level"] == "ok" and "the oldest read 2026-11-22" in fresh["detail"]
+    monkeypatch.setenv("MAESTRO_FAKE_NOW", "2027-02-21T12:00:00+00:00")  # 91 days on
+    stale = price_check()
+    assert stale["level"] == "warn" and "(91 days ago)" in stale["detail"]
+    assert "maestro/data/prices.toml" in stale["detail"] and "update them" in stale["fix"]

@@ -168,15 +168,18 @@ def test_claude_cache_tokens():
     assert (result.cost, result.cost_estimated) == (0.12, False)
 
 
-def test_claude_without_a_cost_field_is_estimated():
+def test_claude_without_a_cost_field_is_estimated_from_its_model():
     text = claude_result(
         is_error=False, result="ok", usage={"input_tokens": 1_000_000, "output_tokens": 0}
     )
-    result = parse("claude", stdout=text.replace('"total_cost_usd": 0, ', ""), code=0)
-    assert (result.cost, result.cost_estimated) == (
-        3.0,
-        True,
-    )  # the claude fallback (Sonnet) input price
+    stdout = text.replace('"total_cost_usd": 0, ', "")
+    result = parse("claude", stdout=stdout, code=0)
+    # No model named, no cost reported: the dollars are unknown, and said to be.
+    assert (result.cost, result.cost_estimated) == (None, False)
+    assert result.unpriced == "claude's default model (it named none)"
+    named = stdout.replace('"usage"', '"modelUsage": {"claude-sonnet-4-5": {}}, "usage"', 1)
+    result = parse("claude", stdout=named, code=0)
+    assert (result.cost, result.cost_estimated) == (3.0, True)  # Sonnet's input price
 
 
 @pytest.mark.parametrize("cli", ["claude", "gemini", "codex"])

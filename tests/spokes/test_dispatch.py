@@ -38,8 +38,11 @@ def test_success_returns_the_final_text(fake_clis, project, cli):
     assert result.text == SUBMISSION
     assert (result.usage.input, result.usage.output, result.usage.cached) == (1200, 300, 50)
     assert result.session_id == "sess-1"
-    assert result.cost is not None and result.cost > 0
-    assert result.cost_estimated is (cli != "claude")
+    if cli == "codex":  # its output names no model, and none was set: no price, named
+        assert result.cost is None and result.unpriced == "codex's default model (it named none)"
+    else:
+        assert result.cost is not None and result.cost > 0
+        assert result.cost_estimated is (cli != "claude")
     assert result.argv[0] == cli and result.duration_s > 0 and result.exit_code == 0
 
 

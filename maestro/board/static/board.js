@@ -110,6 +110,10 @@ function renderHeader() {
     $("totals").textContent = [spent.join(", "), wall && "wall " + wall].filter(Boolean).join(" · ");
   }
   renderPullRequest(plan && plan.pull_request);
+  // The latest run's spend by vendor and each budget cap against it (engine/caps.py).
+  const spend = (plan && plan.spend && plan.spend.lines) || [];
+  $("spend").hidden = !spend.length;
+  $("spend").textContent = spend.join(" · ");
   $("challenges").textContent = `Challenges (${plan ? plan.challenges || 0 : 0})`;
   // Only what would work: no second run while one is live, none when nothing can start,
   // no abort once the run ended; an abort asked for shows until the run stops.
@@ -256,7 +260,7 @@ function renderDetail(d) {
     el("dl", {},
       field("Status", d.status), field("CLI", d.tool), field("Persona", [d.specialist, d.agent].filter(Boolean).join("/")),
       field("Attempts", d.attempts), field("Tokens", d.tokens ? d.tokens.toLocaleString("en-US") : ""),
-      field("Cost", fmt.cost(d.cost)), field("Time", fmt.secs(d)), field("Depends on", d.depends.join(", ")),
+      field("Cost", fmt.cost(d.cost, d.cost_estimated)), field("Time", fmt.secs(d)), field("Depends on", d.depends.join(", ")),
       field("Files", d.files.join(", ")), field("Parent", d.parent), field("Validation", d.validation),
       field("Review", d.review)),
     // The reason above the buttons; a result from before is not this attempt's.

@@ -210,7 +210,7 @@ function updateNode(node, t, statusOf) {
   const lines = [
     `${t.id} · ${fmt.cut(t.title, 26)}`,
     held[t.id] ? heldText(t.id, statusOf) : [t.status, t.tool || "-", t.agent || t.specialist || "-"].join(" · "),
-    [t.attempts ? "×" + t.attempts : "", fmt.tokens(t.tokens), fmt.cost(t.cost), fmt.secs(t)].filter(Boolean).join(" · "),
+    [t.attempts ? "×" + t.attempts : "", fmt.tokens(t.tokens), fmt.cost(t.cost, t.cost_estimated), fmt.secs(t)].filter(Boolean).join(" · "),
   ];
   node.querySelectorAll("text:not(.big)").forEach((line, i) => {
     if (line.textContent !== lines[i]) line.textContent = lines[i];
@@ -385,7 +385,7 @@ function drawList(tasks) {
     if (row.classList.contains("selected") !== (t.id === selected)) row.classList.toggle("selected");
     if (row.classList.contains("held") !== Boolean(held[t.id])) row.classList.toggle("held");
     const cells = [t.id, t.title, held[t.id] ? heldText(t.id, statusOf) : t.status, t.tool || "", t.agent || t.specialist || "",
-      t.attempts ? "×" + t.attempts : "", fmt.tokens(t.tokens), fmt.cost(t.cost), fmt.secs(t), t.depends.join(", ")];
+      t.attempts ? "×" + t.attempts : "", fmt.tokens(t.tokens), fmt.cost(t.cost, t.cost_estimated), fmt.secs(t), t.depends.join(", ")];
     if (row.children[1].title !== t.title) row.children[1].title = t.title; // (cut to fit)
     for (let i = 0, cell = row.firstChild; cell; i++, cell = cell.nextSibling) {
       if (cell.textContent !== cells[i]) cell.textContent = cells[i];

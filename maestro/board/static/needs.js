@@ -5,7 +5,9 @@
 // Loaded after board.js, whose helpers (state, $, el, svg, nodes, select, act) it uses.
 "use strict";
 
-const NEED_WORDS = { question: "Question", blocker: "Blocker", decision: "Decision", failed: "Failed", cap: "Token budget reached" };
+const NEED_WORDS = { question: "Question", blocker: "Blocker", decision: "Decision", failed: "Failed", cap: "Budget reached" };
+// A need's own label when it has one (a cap: "Dollar budget near its cap"), else its kind's.
+const needWord = (n) => n.label || NEED_WORDS[n.kind] || n.kind;
 let needOpen = null; // the id of the moment whose answer box is open
 let needsKey = "";
 
@@ -34,7 +36,7 @@ function renderNeeds() {
   $("needs-list").replaceChildren(...needs.map((n) =>
     el("li", { class: "need kind-" + n.kind },
       el("button", { type: "button", "aria-expanded": n.id === needOpen, "data-need": n.id, onclick: () => openNeed(n.id) },
-        el("strong", {}, NEED_WORDS[n.kind] || n.kind), " ", needAbout(n), " — ", n.asked),
+        el("strong", {}, needWord(n)), " ", needAbout(n), " — ", n.asked),
       el("span", { class: "muted", title: n.since }, " " + waited(n.since)))));
   if (!needs.some((n) => n.id === needOpen)) needOpen = null;
   renderNeedBox();
@@ -53,7 +55,7 @@ function markNodes(needs) {
       node.append(badge);
     }
     if (!n && badge) badge.remove();
-    const said = n ? `needs you: ${(NEED_WORDS[n.kind] || n.kind).toLowerCase()}` : null;
+    const said = n ? `needs you: ${(needWord(n)).toLowerCase()}` : null;
     if (said) node.setAttribute("aria-description", said);
     else node.removeAttribute("aria-description");
   }
@@ -77,6 +79,8 @@ function answerFor(n) {
     return ["Your answer to " + n.mail, "Send reply", async () => done(await act({ action: "reply", mail: n.mail, text: text() }))];
   }
   if (n.id.startsWith("review:")) return [null, "Accept the review", () => act({ action: "accept", task: n.task })];
+  // At 80% the run goes on: what the page can do is stop it; the line says how to raise it.
+  if (n.kind === "cap" && n.id.includes(":near:")) return [null, "Stop the run", () => act({ action: "abort" })];
   if (n.kind === "cap") return [null, "Continue the run", () => act({ action: "continue" })];
   // A decision of no task's (a pull request's checks): its command is the way, from a shell.
   if (!n.task) return [null, null, null];
@@ -92,7 +96,7 @@ function renderNeedBox() {
   box.dataset.need = n.id;
   const [label, verb, run] = answerFor(n);
   box.replaceChildren(...[
-    el("h3", { id: "need-title" }, `${NEED_WORDS[n.kind] || n.kind}: ${needAbout(n)}` + (n.who && n.task ? ` (from ${n.who})` : "")),
+    el("h3", { id: "need-title" }, `${needWord(n)}: ${needAbout(n)}` + (n.who && n.task ? ` (from ${n.who})` : "")),
     el("pre", {}, n.asked),
     el("p", { class: "muted" }, "From a shell: ", el("code", {}, n.command)),
     label ? el("label", { for: "need-answer" }, label) : null,
