@@ -560,6 +560,7 @@ def render_body(plan: Plan, record: dict[str, Any], summary: str = "") -> str:
         "| --- | --- | --- | --- |",
     ]
     tokens, cost, estimated = 0, 0.0, False
+    unpriced: list[str] = []
     for task in plan.tasks:
         review = _latest_review(plan, task.id)
         shown = f"{review.reviewer}: {review.verdict}" if review and review.verdict else "-"
@@ -569,6 +570,8 @@ def render_body(plan: Plan, record: dict[str, Any], summary: str = "") -> str:
         tokens += task.usage.total
         cost += task.cost or 0.0
         estimated = estimated or bool(task.cost_estimated)
+        if task.usage.total and task.cost is None:
+            unpriced.append(task.id)  # its model has no price: never counted as $0
     lines.append("")
     if plan.challenges:
         last = plan.challenges[-1]
@@ -577,6 +580,12 @@ def render_body(plan: Plan, record: dict[str, Any], summary: str = "") -> str:
     else:
         lines.append("**Challenge:** the plan was not challenged.")
     shown_cost = f"${cost:,.2f}" + (" (estimated)" if estimated else "")
+    if unpriced:
+        tasks = ", ".join(unpriced)
+        priced = any(t.cost is not None for t in plan.tasks)
+        shown_cost = (
+            f"{shown_cost}, not counting Task {tasks}" if priced else f"unknown for Task {tasks}"
+        ) + " (no price for its model: docs/money.md)"
     lines.append(f"**Tokens:** {tokens:,} · **Cost:** {shown_cost}")
     rounds = record.get("rounds") or []
     if rounds:

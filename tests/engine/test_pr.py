@@ -147,6 +147,8 @@ def test_a_run_delivers_its_tasks_as_commits_on_a_branch_of_its_own(cli, project
     action, title, body = forge.bodies[0]
     assert action == "open" and title == "Add a greeting module"
     assert "| 2. Write module number 2 | done | codex |" in body
+    # Codex names no model, and none is configured here: its dollars are unknown, not $0.
+    assert "**Tokens:** 2,400 · **Cost:** unknown for Task 1, 2 (no price for its model" in body
     assert "maestro report" in body
     assert "pull request #7 opened" in res.out and "every check passed" in res.out
 
