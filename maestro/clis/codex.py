@@ -18,10 +18,7 @@ the doctor check of a codex too old for skills.
 
 from __future__ import annotations
 
-import itertools
-import json
 import os
-import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -100,32 +97,6 @@ def configured_model(env: Mapping[str, str] | None = None) -> str | None:
     """The model codex uses when none is passed: ``model`` in $CODEX_HOME/config.toml."""
     model = config(env).get("model")
     return model if isinstance(model, str) else None
-
-
-_THREAD = re.compile(r"[0-9a-f][0-9a-f-]{7,63}")
-_MODEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/-]{0,99}")
-
-
-def session_model(thread: str | None, env: Mapping[str, str] | None = None) -> str | None:
-    """The model a finished thread ran, as Codex recorded it (neither passed nor in its
-    config.toml, it is its built-in default, which its --json output never names): the
-    ``turn_context`` of its rollout, $CODEX_HOME/sessions/YYYY/MM/DD/rollout-*-<thread>.jsonl
-    (Codex CLI 0.171). None when there is no such record or it names no plausible model."""
-    if not thread or not _THREAD.fullmatch(thread):
-        return None
-    sessions = codex_home(env if env is not None else dict(os.environ)) / "sessions"
-    for rollout in sessions.glob(f"*/*/*/rollout-*-{thread}.jsonl"):
-        try:
-            with rollout.open(encoding="utf-8") as handle:
-                for line in itertools.islice(handle, 200):
-                    event = json.loads(line) if line.startswith("{") else {}
-                    payload = event.get("payload") if isinstance(event, dict) else None
-                    if event.get("type") == "turn_context" and isinstance(payload, dict):
-                        model = payload.get("model")
-                        return model if isinstance(model, str) and _MODEL.fullmatch(model) else None
-        except (OSError, ValueError):
-            return None
-    return None
 
 
 # With no provider in reach codex says this for good (every 10 s or so, after its quick
@@ -295,7 +266,7 @@ class CodexSpoke(Spoke):
             (e.get("thread_id") for e in events if e.get("type") == "thread.started"), None
         )
         turn = _read_turns(events)
-        model = (req.model if req else None) or configured_model() or session_model(session)
+        model = (req.model if req else None) or configured_model()
         if turn.failed or (turn.errors and not turn.completed):
             message = turn.errors[-1] if turn.errors else "turn failed"
             kind = message_kind(message) or "other"

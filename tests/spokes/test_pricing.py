@@ -4,7 +4,6 @@ project overrides, and a model found nowhere named, never priced."""
 from __future__ import annotations
 
 import datetime
-import json
 import re
 from pathlib import Path
 
@@ -140,40 +139,3 @@ def test_a_hand_edited_price_table_with_a_bad_value_names_the_fix(project, old, 
     with pytest.raises(ConfigError, match=re.escape(words)) as caught:
         price_table(settings)
     assert str(caught.value).startswith("my-prices.toml") and "\n" not in str(caught.value)
-
-
-def test_codex_without_a_configured_model_is_priced_at_the_model_its_rollout_names(
-    tmp_path, monkeypatch
-):
-    """Codex CLI 0.171 names no model in its --json output; its rollout of the thread does
-    (seen with the pinned codex and no `model` in config.toml: `turn_context` gpt-6.2-sol)."""
-    from maestro.clis.codex import session_model
-    from maestro.process import ProcessOutcome
-
-    home = tmp_path / "codex"
-    monkeypatch.setenv("CODEX_HOME", str(home))
-    (home).mkdir()
-    (home / "config.toml").write_text('model_provider = "openai"\n')
-    thread = "01a226c0-54b9-7150-a43e-5a883a6a4841"
-    day = home / "sessions" / "2026" / "11" / "29"
-    day.mkdir(parents=True)
-    events = [
-        {"type": "session_meta", "payload": {"id": thread, "model_provider": "openai"}},
-        {"type": "turn_context", "payload": {"model": "gpt-5.5", "cwd": "/x"}},
-    ]
-    (day / f"rollout-2026-11-29T10-01-08-{thread}.jsonl").write_text(
-        "".join(json.dumps(e) + "\n" for e in events)
-    )
-    printed = [
-        {"type": "thread.started", "thread_id": thread},
-        {"type": "item.completed", "item": {"id": "i", "type": "agent_message", "text": "done"}},
-        {"type": "turn.completed", "usage": {"input_tokens": 1000, "output_tokens": 10}},
-    ]
-    stdout = "".join(json.dumps(e) + "\n" for e in printed)
-    codex = get_spoke("codex")
-    done = ProcessOutcome(stdout=stdout, stderr="", exit_code=0, timed_out=False, duration_s=1.0)
-    result = codex.read_result(done, None)
-    assert result is not None and result.model == "gpt-5.5"
-    # A thread id that is not one (a spoke's own printing) is never a path to read.
-    assert session_model("../../etc/x") is None and session_model("01a2*") is None
-    assert session_model("01a226c0-0000-0000-0000-000000000000") is None
