@@ -141,6 +141,12 @@ class CodexSpoke(Spoke):
     endpoint_vars = ("OPENAI_BASE_URL",)
     env_names = ("OPENAI_*", "CODEX_*")
 
+    # Its --json output names no model: a dispatch without one is priced at this, if any.
+    names_its_model = False
+
+    def configured_model(self, env: Mapping[str, str]) -> str | None:
+        return configured_model(env)
+
     def endpoints(self, env: Mapping[str, str]) -> list[str]:
         """Besides OPENAI_BASE_URL, the base_url of the provider config.toml chooses."""
         settings = config(env)

@@ -248,6 +248,16 @@ class Engine:
             facts = roster.get(tool)
             if facts is None or facts.reports_cost or not facts.real:
                 continue
+            spoke = self.spoke_for(tool)
+            model = model or spoke.configured_model(self.env)
+            if model is None and not spoke.names_its_model:
+                raise MaestroError(
+                    f"a dollar budget cannot be kept for Task {task.id}: {tool} would run its "
+                    "own default model, which its answer never names, so its dollars are unknown.",
+                    f"name the model (`model = \"...\"` in {tool}'s config.toml, or default_model "
+                    "in .ai/maestro.toml) with a price in "
+                    f"{pricing.table_name(self.settings)}, or cap the run in tokens (--budget-tokens).",
+                )
             if model and pricing.price_for(model, self.settings) is None:
                 raise MaestroError(
                     f"a dollar budget cannot be kept for Task {task.id}: its model {model} "

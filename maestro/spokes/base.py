@@ -119,6 +119,7 @@ class Spoke:
     name: str = ""
     supports_resume: bool = False
     simulated: bool = False
+    names_its_model: bool = True  # its answer says which model ran (Codex's does not)
     # Its config files and folders (a trailing /) in each of its ``state_dirs``: read-only
     # to its own spoke, made when missing (sandbox.pre_create). A hook, a notify command
     # or an MCP server written there would run when the person next starts the CLI.
@@ -132,6 +133,11 @@ class Spoke:
     # stands for every name it begins): besides passenv's base set, all of the person's
     # environment its spoke gets.
     env_names: tuple[str, ...] = ()
+
+    def configured_model(self, env: Mapping[str, str]) -> str | None:
+        """The model its CLI runs when Maestro names none, when its answer will not name
+        it (Codex: ``model`` in its config.toml); None: its answer names it, or unknown."""
+        return None
 
     def __init__(self, settings: Any = None) -> None:
         # Settings give the price table overrides; None means the built-in prices.

@@ -126,14 +126,13 @@ def test_a_model_the_cli_picks_unpriced_pauses_a_dollar_capped_run(
     cli, project, runenv, monkeypatch
 ):
     monkeypatch.setenv("MAESTRO_MAX_CONCURRENT", "1")
-    write_plan(cli, project, independent(2, tool="codex"))
-    runenv.script("codex", [step("src/m1.py"), step("src/m2.py")])
+    write_plan(cli, project, independent(2, tool="gemini"))
+    # Gemini CLI ran another model than it was given (a fallback on quota), named in its stats.
+    picked = "gemini-9-ultra"
+    runenv.script("gemini", [step("src/m1.py", model=picked), step("src/m2.py", model=picked)])
     res = cli("run", "--budget-usd", "5")
     assert res.code == 2
-    assert (
-        "run dollar budget cannot be kept: codex's default model (it named none) has no price"
-        in res.out
-    )
+    assert "run dollar budget cannot be kept: gemini-9-ultra has no price" in res.out
     assert [t.status for t in plan(project).tasks] == ["done", "pending"]
 
 
@@ -180,3 +179,14 @@ def test_a_hard_cap_stops_running_spokes_at_once_and_their_tasks_wait(
     # Whichever of Tasks 1 and 2 took the first step is done; the other was stopped.
     statuses = [t.status for t in plan(project).tasks]
     assert sorted(statuses[:2]) == ["done", "pending"] and statuses[2] == "pending"
+
+
+def test_a_dollar_cap_over_codexs_unnamed_default_model_is_refused_before_the_run(
+    cli, project, runenv
+):
+    write_plan(cli, project, [task(1, tool="codex")])
+    res = cli("run", "--budget-usd", "5")
+    assert res.code == 1 and res.err.count("\n") == 1
+    assert "codex would run its own default model, which its answer never names" in res.err
+    assert "--budget-tokens" in res.err
+    assert runenv.runs("codex") == []

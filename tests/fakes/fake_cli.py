@@ -550,7 +550,10 @@ def main(cli: str, state_dir: str) -> int:
         ]
         if cli == "claude" and denials:
             step = {**step, "denials": denials}
-        lines, stderr, code = render(cli, mode, step, opts.get("--model") or "gemini-2.5-flash")
+        # The model it ran: the step's (the CLI's own switch, as Gemini CLI falls back on
+        # quota), else the one it was given, else its default.
+        ran = step.get("model") or opts.get("--model") or "gemini-2.5-flash"
+        lines, stderr, code = render(cli, mode, step, ran)
         last = opts.get("--output-last-message")
         if cli == "codex" and last:
             Path(last).write_text(
