@@ -254,7 +254,7 @@ class Engine:
                 raise MaestroError(
                     f"a dollar budget cannot be kept for Task {task.id}: {tool} would run its "
                     "own default model, which its answer never names, so its dollars are unknown.",
-                    f"name the model (`model = \"...\"` in {tool}'s config.toml, or default_model "
+                    f'name the model (`model = "..."` in {tool}\'s config.toml, or default_model '
                     "in .ai/maestro.toml) with a price in "
                     f"{pricing.table_name(self.settings)}, or cap the run in tokens (--budget-tokens).",
                 )
