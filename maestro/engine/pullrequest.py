@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     from maestro.state.model import Plan
 
 RECORD = "pr.json"
+_BRANCH = re.compile(r"maestro/[a-z0-9][a-z0-9-]*")  # what ``prepare`` names a branch
 TASK_TRAILER = "Maestro-Task"  # names a commit's task on the run's branch
 # The co-author line a CLI's own commits carry, where it has one (Claude Code's).
 COAUTHORS = {"claude": "Claude <noreply@anthropic.com>"}
@@ -81,6 +82,14 @@ def load_record(paths: ProjectPaths) -> dict[str, Any] | None:
         raise MaestroError(
             f"{path} is not a pull request record Maestro wrote.",
             "move it aside: the next `maestro run --pr` makes a new branch and request.",
+        )
+    if not _BRANCH.fullmatch(data["branch"]):
+        # The run moves this branch's ref: never one of the person's (main, say).
+        raise MaestroError(
+            f"{path} names the branch {data['branch']!r}, not one a run made (maestro/...), "
+            "and a run moves its branch.",
+            "put back the name it had, or move the file aside: the next `maestro run --pr` "
+            "makes a new branch and request.",
         )
     return data
 
@@ -671,6 +680,8 @@ def comments_text(comments: Sequence[Comment]) -> str:
 
 def pull_request_line(pr: dict[str, Any]) -> str:
     """`maestro status`'s line for the plan's request (``cli/status.pull_request``)."""
+    if pr.get("problem"):
+        return f"Pull request: {pr['problem']}"
     head = (
         f"Pull request: #{pr['number']} {pr.get('url')}"
         if pr.get("number")
@@ -692,8 +703,12 @@ def pull_request_line(pr: dict[str, Any]) -> str:
 
 
 def pull_request(paths: ProjectPaths, goal: str) -> dict[str, Any] | None:
-    """The plan's request as its last look found it (no network): None without one."""
-    record = load_record(paths)
+    """The plan's request as its last look found it (no network): None without one; a
+    record that cannot be read is said (``problem``), and the rest of the status shows."""
+    try:
+        record = load_record(paths)
+    except MaestroError as exc:
+        return {"problem": str(exc)}
     if record is None or record.get("goal") != goal:
         return None
     keep = ("branch", "base", "number", "url", "state", "checks", "rounds", "decision")

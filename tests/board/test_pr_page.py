@@ -78,3 +78,14 @@ def test_a_request_url_that_is_not_https_is_not_a_link(cli, project, runenv, boa
     expect(page.locator("#pr")).to_be_visible()
     assert page.locator("#pr a").count() == 0
     assert "Pull request #3" in page.locator("#pr").text_content()
+
+
+def test_a_record_that_cannot_be_read_is_said_and_the_board_serves_on(
+    cli, project, runenv, board_of, page
+):
+    write_plan(cli, project, [task(1)])
+    (project / ".ai" / "maestro").mkdir(parents=True, exist_ok=True)
+    (project / ".ai" / "maestro" / "pr.json").write_text('{"branch": "main", "goal": 1}')
+    open_board(page, board_of(project))
+    expect(page.locator("#pr")).to_contain_text("is not a pull request record")
+    expect(page.locator(".node")).to_have_count(1)

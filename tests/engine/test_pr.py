@@ -398,10 +398,13 @@ def test_a_hand_edited_record_is_one_line_naming_it(cli, project, runenv, forge)
     path = project / ".ai" / "maestro" / "pr.json"
     edited = record(project) | {"decision": "yes", "rounds": 2}
     path.write_text(json.dumps(edited))
-    for argv in (("status",), ("pr", "status"), ("run", "--pr")):
+    for argv in (("pr", "status"), ("run", "--pr")):
         res = cli(*argv)
         assert res.code == 1, res.out + res.err
         assert "pr.json is not a pull request record" in res.err and "Traceback" not in res.err
+    shown = cli("status")  # the plan still shows; the record's problem in the request's line
+    assert shown.code == 0 and "Pull request: " in shown.out
+    assert "pr.json is not a pull request record" in shown.out
 
 
 def test_an_abort_ends_the_wait_for_checks_and_says_how_to_follow_them(
@@ -440,3 +443,20 @@ def test_a_revision_refused_before_it_starts_leaves_its_task_done(cli, project, 
     assert res.code == 1 and "checked out in" in res.err
     assert plan(project).task("2").status == "done"
     assert "c1" not in record(project).get("answered", [])
+
+
+def test_a_record_naming_a_branch_of_the_persons_never_moves_it(cli, project, runenv, forge):
+    two_tasks(cli, project)
+    forge.rounds = [[("tests", "pass")]]
+    runenv.script("codex", [step("src/a.py"), step("src/b.py")])
+    assert cli("run", "--pr").code == 0
+    kept = record(project)
+    (project / ".ai" / "maestro" / "pr.json").write_text(json.dumps({**kept, "branch": "main"}))
+    before = git(project, "rev-parse", "main")
+    for argv in (("run", "--pr"), ("pr", "status")):
+        res = cli(*argv)
+        assert res.code == 1 and "names the branch 'main', not one a run made" in res.err
+        assert res.err.count("\n") == 1
+    assert git(project, "rev-parse", "main") == before
+    shown = cli("status")  # the plan still shows, the record's problem said in its place
+    assert shown.code == 0 and "Pull request: " in shown.out and "not one a run made" in shown.out

@@ -130,6 +130,7 @@ function renderPullRequest(pr) {
   const box = $("pr");
   box.hidden = !pr;
   if (!pr) return;
+  if (pr.problem) return box.replaceChildren("Pull request: " + pr.problem);
   const name = pr.number ? `Pull request #${pr.number}` : "Pull request (not opened yet)";
   const link = pr.url && /^https:\/\//.test(pr.url) ? el("a", { href: pr.url, rel: "noreferrer", target: "_blank" }, name) : name;
   const checks = pr.checks || [];
