@@ -758,12 +758,13 @@ _PATH = re.compile(r"(?:^|[\s'\"`(\u2018])(/[^\s'\"`,:;()\u2019]*)")
 _DOC = "docs/sandbox.md, Faults"
 
 
-def fault(who: str, outcome: ProcessOutcome) -> str | None:
+def fault(who: str, outcome: ProcessOutcome, *, read_only: bool = True) -> str | None:
     """Why confined ``who`` (``the claude spoke``) gave no answer, in one line naming the
     fix, when its sandbox is why: bwrap could not start it, bwrap itself was killed (a
     negative exit: a program killed inside ends bwrap with exit 128 + the signal), or it
     needed to write a path the sandbox keeps read-only (a CLI upgraded to keep its state
-    in a new place gets EROFS). None else, and when the runner stopped it."""
+    in a new place gets EROFS; not with ``read_only=False``: a validation command's own
+    words, which say what its test tried). None else, and when the runner stopped it."""
     if outcome.timed_out or outcome.aborted or outcome.stopped_on_stderr:
         return None
     said = [line.strip() for line in outcome.stderr.splitlines() if line.strip()]
@@ -779,7 +780,7 @@ def fault(who: str, outcome: ProcessOutcome) -> str | None:
             "outside Maestro ended it (a kill, the out-of-memory killer: `journalctl -k`); "
             "nothing of yours was touched: `maestro run` again."
         )
-    for line in reversed(said):
+    for line in reversed(said if read_only else []):
         found = _PATH.search(line) if _READ_ONLY.search(line) else None
         if found:
             return (

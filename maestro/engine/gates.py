@@ -198,9 +198,10 @@ def integration_gate(
         return GateResult("integration", FAIL, f"`{command}` timed out")
     if exit_code == 0 and not limited:
         return GateResult("integration", PASS, f"`{command}` exited 0")
+    if exit_code is None:  # why, in one line from its start (a sandbox's fault and fix)
+        said = " ".join(output.split())[:400]
+        return GateResult("integration", FAIL, f"`{command}` did not start: {said}")
     tail = " ".join(output.split())[-200:]
-    if exit_code is None:
-        return GateResult("integration", FAIL, f"`{command}` did not start: {tail}")
     return GateResult(
         "integration", FAIL, f"`{command}` exited {exit_code}" + (f": {tail}" if tail else "")
     )
@@ -264,6 +265,10 @@ def run_validation(
                 out = run_process(wrapped, cwd=root, env=run_env, timeout_s=timeout_s)
         except SpokeError as exc:
             return Validation(command, None, False, exc.message)
+        # Its sandbox could not start it, or was killed: said as that, not as its own exit.
+        fault = sandbox.fault("the validation command", out, read_only=False)
+        if fault:
+            return Validation(command, None, False, fault)
         refused = sandbox.refusals(door, bound)
     output = cleaned(out.stdout + "\n" + out.stderr).strip()  # a test runner's colours
     said = "\n".join(filter(None, (output, refused)))

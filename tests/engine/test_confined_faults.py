@@ -142,3 +142,26 @@ def test_a_confined_spoke_at_its_time_limit_hears_sigterm_first(cli, project, ru
     assert len(retries) == 2 and all("timeout" in r for r in retries), retries
     assert left_running(b"3021.5") == [] and left_running(b"3022.5") == []
     assert left_running(str(runenv.path("codex")).encode()) == []
+
+
+def test_a_validation_command_whose_sandbox_cannot_start_says_so(cli, project, runenv, monkeypatch):
+    """Its sandbox's folder gone when bwrap starts: the gate says the sandbox could not
+    start it, in bwrap's words with the fix, not that the command exited 1."""
+    from maestro.engine import gates
+
+    def vanishing(argv: list[str], **kwargs) -> object:
+        if "/bin/sh" in argv and "-c" in argv and "test -f src/app.py" in argv:
+            bound = next(a for a in argv if "maestro-check-" in a)
+            head, _, rest = bound.partition("maestro-check-")
+            shutil.rmtree(head + "maestro-check-" + rest.split("/")[0])  # its scratch folder
+        return run_process(argv, **kwargs)
+
+    monkeypatch.setattr(gates, "run_process", vanishing)
+    monkeypatch.setenv("MAESTRO_MAX_RETRIES", "0")
+    write_plan(cli, project, [task(1)])
+    runenv.script("codex", [step()])
+    assert cli("run").code == 2
+    t = plan(project).task("1")
+    assert "did not start: the sandbox could not start the validation command: bwrap:" in t.result
+    assert "fix: " in t.result and "exited 1" not in t.result
+    untouched(project)
