@@ -11,7 +11,8 @@ from maestro.bus.mailbox import Mailbox
 from maestro.bus.sessions import USER
 from maestro.cli.context import Context, Result
 from maestro.cli.verbs import verb_adder
-from maestro.engine.pullrequest import Delivery, latest, load_record, record_path
+from maestro.engine.pullrequest import Delivery, following, latest, load_record, record_path
+from maestro.engine.rundir import RunLock
 from maestro.errors import MaestroError
 from maestro.forge import Comment, Forge
 from maestro.repo import Repo
@@ -81,6 +82,18 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
             "pull_request": pr.__dict__ if pr else None,
         }
         return Result("pr", data, "\n".join(lines))
+    holder = RunLock(ctx.paths).holder()
+    if holder:
+        raise MaestroError(
+            f"run {holder.get('run_id', '')} is in progress: it follows its own pull request.",
+            "wait for it to end (`maestro wait`), then run this again.",
+        )
+    with following(ctx.paths):
+        return _follow(args, ctx, delivery)
+
+
+def _follow(args: argparse.Namespace, ctx: Context, delivery: Delivery) -> Result:
+    record = delivery.record
     settings, env = ctx.settings, dict(ctx.env)
     revise = engine_revise(ctx, pr=True)
 

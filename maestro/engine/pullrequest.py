@@ -18,11 +18,14 @@ carry on with the same request.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
+import os
 import re
 import shlex
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -51,6 +54,7 @@ if TYPE_CHECKING:
     from maestro.state.model import Plan
 
 RECORD = "pr.json"
+LOCK = "pr.lock"  # held by `maestro pr watch|sync` while it follows the request
 _BRANCH = re.compile(r"maestro/[a-z0-9][a-z0-9-]*")  # what ``prepare`` names a branch
 TASK_TRAILER = "Maestro-Task"  # names a commit's task on the run's branch
 # The co-author line a CLI's own commits carry, where it has one (Claude Code's).
@@ -105,6 +109,28 @@ _SHAPE = {
 
 def _misshapen(data: dict[str, Any]) -> bool:
     return any(data.get(k) is not None and not isinstance(data[k], t) for k, t in _SHAPE.items())
+
+
+@contextlib.contextmanager
+def following(paths: ProjectPaths, *, hold: bool = True) -> Iterator[None]:
+    """One follower of the request at a time: `maestro pr watch|sync` holds it
+    (``hold``), a run only checks it is free (its own run lock keeps those out)."""
+    path = paths.machine_dir / LOCK
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise MaestroError(
+                "a `maestro pr watch` or `maestro pr sync` is following the pull request.",
+                "let it end (or stop it with Ctrl-C), then run this again.",
+            ) from None
+        if not hold:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        yield
+    finally:
+        os.close(fd)
 
 
 def slug(goal: str) -> str:

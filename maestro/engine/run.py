@@ -201,6 +201,9 @@ class Engine:
                 "run `git init`, add a remote and commit, or run without --pr.",
             )
         forge = self._forge(self.mode.repo.top, settings.pr_remote)
+        if opts.revision is None:  # (a revision's own run is `pr watch|sync`'s)
+            with pullrequest.following(self.paths, hold=False):
+                pass
         return pullrequest.prepare(self.paths, self.mode.repo, plan, settings, forge)
 
     @contextlib.contextmanager

@@ -5,6 +5,7 @@ loopback GitHub)."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import signal
@@ -15,7 +16,9 @@ from typing import Any
 import pytest
 
 from maestro.config import load_settings
+from maestro.engine.rundir import RunLock
 from maestro.forge import Check, Comment, ForgeError, PullRequest
+from maestro.paths import ProjectPaths
 from maestro.state.store import PlanStore
 from tests.engine.runkit import plan, prompt_of, step, task, write_plan
 from tests.test_git import git
@@ -460,3 +463,25 @@ def test_a_record_naming_a_branch_of_the_persons_never_moves_it(cli, project, ru
     assert git(project, "rev-parse", "main") == before
     shown = cli("status")  # the plan still shows, the record's problem said in its place
     assert shown.code == 0 and "Pull request: " in shown.out and "not one a run made" in shown.out
+
+
+def test_one_follower_of_the_request_at_a_time(cli, project, runenv, forge):
+    delivered_green(cli, project, runenv, forge)
+    lock = project / ".ai" / "maestro" / "pr.lock"
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # another `maestro pr watch`, following it now
+        for argv in (("pr", "sync"), ("pr", "watch"), ("run", "--pr")):
+            res = cli(*argv)
+            assert res.code == 1 and "is following the pull request" in res.err, argv
+    finally:
+        os.close(fd)
+    paths = ProjectPaths(project)
+    held = RunLock(paths)
+    held.acquire("20261129T000000Z-abcd")  # a run in progress
+    try:
+        res = cli("pr", "watch")
+        assert res.code == 1 and "run 20261129T000000Z-abcd is in progress" in res.err
+    finally:
+        held.release()
+    assert cli("pr", "status").code == 0  # reading it is anyone's
