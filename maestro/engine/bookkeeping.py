@@ -162,10 +162,38 @@ class Bookkeeping:
         )
         if review and ctx.options.review and ctx.review is not None:
             # The review is this run's dispatch: its session answers to the run's.
-            ctx.review(task_id, revise=self.revise, session=run_session_id(ctx.run.run_id))
+            seen = {r.id for r in ctx.store.view().reviews}
+
+            def counted() -> None:
+                """Each review round's spend, against the run's, the task's and the day's
+                caps, as soon as the round ends: before a revision it asks for starts."""
+                for made in [r for r in ctx.store.view().reviews if r.id not in seen]:
+                    seen.add(made.id)
+                    ctx.budget.add(
+                        ctx.emit(
+                            "spend",
+                            task=task_id,
+                            tool=made.reviewer,
+                            tokens=made.usage.total,
+                            cost=made.cost,
+                            cost_estimated=made.cost_estimated or None,
+                            review=made.id,
+                        )
+                    )
+
+            def revise(tid: str, context: str, session: str | None) -> str:
+                counted()
+                return self.revise(tid, context, session)
+
+            ctx.review(task_id, revise=revise, session=run_session_id(ctx.run.run_id))
+            counted()
             status = ctx.store.view().task(task_id).status
+            # Its revision refused at a cap (or the run stopping): the run pauses too.
+            paused = (
+                (ctx.budget.refusal(task_id) or ctx.stopping()) if status == "pending" else None
+            )
             if status != "done":
-                return Outcome(status, f"review: {status}")
+                return Outcome(status, f"review: {paused or status}", stop_run=paused)
         return Outcome("done")
 
     def _finish_unsuccessful(

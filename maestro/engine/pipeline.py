@@ -120,7 +120,9 @@ class TaskRunner(Dispatching):
         attempts = transient = 0
         began = time.monotonic()
         while True:
-            if attempts:
+            # Before each attempt: a retry, and a revision too (a review's, a failing
+            # check's), which no launch check of the scheduler's sees.
+            if attempts or not review:
                 refusal = self.ctx.budget.refusal(task_id) or self.ctx.stopping()
                 if refusal:
                     return self._leave_pending(task_id, refusal)

@@ -144,10 +144,13 @@ def _spend(event: Event) -> str:
     elif event.get("cost") is None:
         source = "no dollars"
     elif event.get("cost_estimated"):
-        source = f"estimated from the price table for {model}"
+        source = "estimated from the price table" + (f" for {model}" if model else "")
     else:
         source = f"as {tool} reported it"
-    return f"task {event.get('task')} spent {_spent(event) or 'nothing'} on {tool} ({source})"
+    what = (
+        f"task {event.get('task')}'s review" if event.get("review") else f"task {event.get('task')}"
+    )
+    return f"{what} spent {_spent(event) or 'nothing'} on {tool} ({source})"
 
 
 def _budget(event: Event) -> str:

@@ -559,3 +559,36 @@ def test_each_review_round_is_a_session_of_the_task(cli, store, fake_clis):
     assert call["sandboxed"] and session["process"]["pid"] != call["pid"]
     assert session["tier"] == "read-only"
     assert session["directive"]["subject"] == "Review Task 1: Count words in a file"
+
+
+def test_a_reviewers_spend_counts_against_the_runs_cap_and_a_revision_waits_for_it(
+    cli, project, fake_clis
+):
+    assert cli("plan", "--from", "-", "--yes", stdin=RUN_PLAN).code == 0
+    done = submission("count_words returns the number of words", "src/wc.py")
+    fake_clis.script(
+        "codex",
+        [
+            {
+                "text": done,
+                "write": {"path": "src/wc.py", "content": FIRST},
+                "usage": {"input": 900, "output": 100},
+            }
+        ],
+    )
+    fake_clis.script(
+        "gemini",
+        [
+            {
+                "text": verdict("request-changes", "major: count_words has no type hints"),
+                "usage": {"input": 900, "output": 100},
+            }
+        ],
+    )
+    res = cli("run", "--review", "--budget-tokens", "1500")
+    assert res.code == 2, res.out + res.err
+    # The author's 1,000 tokens and the reviewer's 1,000: the cap reached before the
+    # revision, which does not start.
+    assert "run token budget reached: 2,000 of 1,500 tokens used" in res.out
+    assert len(fake_clis.runs("codex")) == 1 and len(fake_clis.runs("gemini")) == 1
+    assert PlanStore(ProjectPaths(project)).load().task("1").status == "pending"
