@@ -5,6 +5,7 @@ blocked or left pending). ``TaskRunner`` (pipeline.py) is built on it."""
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from maestro import clock
 from maestro.bus.sessions import SessionStore
@@ -103,6 +104,29 @@ class Bookkeeping:
                 task.finished = None
             return task.attempts
 
+    def _spent(
+        self,
+        task_id: str,
+        tool: str,
+        usage: Usage,
+        cost: float | None,
+        estimated: bool,
+        **more: Any,
+    ) -> None:
+        """One dispatch's ``spend`` event (a task's, its review's), counted against the
+        caps (engine/caps.py), which it may bring to 80% or 100%."""
+        self.ctx.budget.add(
+            self.ctx.emit(
+                "spend",
+                task=task_id,
+                tool=tool,
+                tokens=usage.total,
+                cost=cost,
+                cost_estimated=estimated or None,
+                **more,
+            )
+        )
+
     def _leave_pending(self, task_id: str, reason: str) -> Outcome:
         with self.ctx.store.edit_task(task_id) as task:
             task.status = "pending"
@@ -169,16 +193,13 @@ class Bookkeeping:
                 caps, as soon as the round ends: before a revision it asks for starts."""
                 for made in [r for r in ctx.store.view().reviews if r.id not in seen]:
                     seen.add(made.id)
-                    ctx.budget.add(
-                        ctx.emit(
-                            "spend",
-                            task=task_id,
-                            tool=made.reviewer,
-                            tokens=made.usage.total,
-                            cost=made.cost,
-                            cost_estimated=made.cost_estimated or None,
-                            review=made.id,
-                        )
+                    self._spent(
+                        task_id,
+                        made.reviewer,
+                        made.usage,
+                        made.cost,
+                        made.cost_estimated,
+                        review=made.id,
                     )
 
             def revise(tid: str, context: str, session: str | None) -> str:

@@ -184,17 +184,14 @@ class Dispatching(Bookkeeping):
                 budget=limits.budget,
                 abort=limits.abort,
             )
-        ctx.budget.add(
-            ctx.emit(
-                "spend",
-                task=task_id,
-                tool=tool,
-                model=result.model,
-                tokens=result.usage.total,
-                cost=result.cost,
-                cost_estimated=result.cost_estimated or None,
-                unpriced=result.unpriced,
-            )
+        self._spent(
+            task_id,
+            tool,
+            result.usage,
+            result.cost,
+            result.cost_estimated,
+            model=result.model,
+            unpriced=result.unpriced,
         )
         self._log_attempt(task_id, attempt, number, retry)
         return attempt
