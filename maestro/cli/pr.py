@@ -11,7 +11,14 @@ from maestro.bus.mailbox import Mailbox
 from maestro.bus.sessions import USER
 from maestro.cli.context import Context, Result
 from maestro.cli.verbs import verb_adder
-from maestro.engine.pullrequest import Delivery, following, latest, load_record, record_path
+from maestro.engine.pullrequest import (
+    Delivery,
+    following,
+    latest,
+    load_record,
+    record_path,
+    round_text,
+)
 from maestro.engine.rundir import RunLock
 from maestro.errors import MaestroError
 from maestro.forge import Comment, Forge
@@ -69,11 +76,10 @@ def run(args: argparse.Namespace, ctx: Context) -> Result:
             )
         ]
         lines += [f"  {c.state:9} {c.name}" for c in checks]
-        for n, rnd in enumerate(record.get("rounds") or [], 1):
-            sent = ", ".join(f"Task {t}" for t in rnd.get("sent", {})) or "no task"
-            lines.append(
-                f"  CI round {n}: {', '.join(rnd.get('failed', []))} failed; sent to {sent}"
-            )
+        lines += [
+            f"  CI round {n}: {round_text(rnd)}"
+            for n, rnd in enumerate(record.get("rounds") or [], 1)
+        ]
         if record.get("decision"):
             lines.append(f"  waits for you: {record['decision']['asked']}")
         data: dict[str, Any] = {

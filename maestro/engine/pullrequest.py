@@ -112,9 +112,9 @@ def _misshapen(data: dict[str, Any]) -> bool:
 
 
 @contextlib.contextmanager
-def following(paths: ProjectPaths, *, hold: bool = True) -> Iterator[None]:
-    """One follower of the request at a time: `maestro pr watch|sync` holds it
-    (``hold``), a run only checks it is free (its own run lock keeps those out)."""
+def following(paths: ProjectPaths) -> Iterator[None]:
+    """One follower of the request at a time: `maestro pr watch|sync` holds it while it
+    works; a run only checks it is free (its own run lock keeps those out after)."""
     path = paths.machine_dir / LOCK
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
@@ -126,8 +126,6 @@ def following(paths: ProjectPaths, *, hold: bool = True) -> Iterator[None]:
                 "a `maestro pr watch` or `maestro pr sync` is following the pull request.",
                 "let it end (or stop it with Ctrl-C), then run this again.",
             ) from None
-        if not hold:
-            fcntl.flock(fd, fcntl.LOCK_UN)
         yield
     finally:
         os.close(fd)
@@ -234,15 +232,17 @@ class Delivery:
         """This run's commits not pushed yet, their messages made final (the reviewer's
         verdict is known only once the task is done): same trees, same order."""
         since = str(self.record.get("pushed") or self.record["start"])
-        listed = self.repo.run("rev-list", "--reverse", "--first-parent", f"{since}..{tip}").stdout
+        listed = self.repo.run(
+            "log", "-z", "--reverse", "--first-parent", "--format=%H %T %P%n%B", f"{since}..{tip}"
+        ).stdout
         parent, changed = since, False
-        for commit in listed.split():
-            shown = self.repo.run("show", "-s", "--format=%T%n%B", commit).stdout
-            tree, _, message = shown.partition("\n")
+        for entry in filter(None, listed.split("\0")):
+            head, _, message = entry.partition("\n")
+            commit, tree, *parents = head.split()
             task_id = _trailer(message, TASK_TRAILER)
             task = plan.find(task_id) if task_id else None
             wanted = commit_message(task, plan, self.record) if task else message.strip()
-            if wanted == message.strip() and parent == self.repo.parent(commit):
+            if wanted == message.strip() and parents[:1] == [parent]:
                 parent = commit
                 continue
             parent = self.repo.commit_tree(tree, [parent], wanted, as_person=True)
@@ -625,10 +625,7 @@ def render_body(plan: Plan, record: dict[str, Any], summary: str = "") -> str:
     rounds = record.get("rounds") or []
     if rounds:
         lines += ["", "**CI rounds:**"]
-        for n, rnd in enumerate(rounds, 1):
-            sent = ", ".join(f"Task {t}" for t in rnd.get("sent", {})) or "no task"
-            failed = ", ".join(_cell(f) for f in rnd.get("failed", []))
-            lines.append(f"{n}. {failed} failed; sent to {sent}.")
+        lines += [f"{n}. {round_text(rnd, _cell)}." for n, rnd in enumerate(rounds, 1)]
     if summary:
         lines += ["", _cell(summary)]
     lines += [
@@ -639,6 +636,14 @@ def render_body(plan: Plan, record: dict[str, Any], summary: str = "") -> str:
         ),
     ]
     return "\n".join(lines) + "\n"
+
+
+def round_text(rnd: dict[str, Any], shown: Callable[[str], str] = str) -> str:
+    """One CI round: which checks failed and where they were sent (``shown``: how a
+    check's name, the forge's text, is written where it goes)."""
+    sent = ", ".join(f"Task {t}" for t in rnd.get("sent", {})) or "no task"
+    failed = ", ".join(shown(str(f)) for f in rnd.get("failed", []))
+    return f"{failed} failed; sent to {sent}"
 
 
 def latest(checks: Sequence[Check]) -> list[Check]:

@@ -202,8 +202,8 @@ class Engine:
             )
         forge = self._forge(self.mode.repo.top, settings.pr_remote)
         if opts.revision is None:  # (a revision's own run is `pr watch|sync`'s)
-            with pullrequest.following(self.paths, hold=False):
-                pass
+            with pullrequest.following(self.paths):
+                pass  # free: no `maestro pr watch|sync` follows it now
         return pullrequest.prepare(self.paths, self.mode.repo, plan, settings, forge)
 
     @contextlib.contextmanager

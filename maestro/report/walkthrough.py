@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from maestro.engine.caps import cap_line
-from maestro.engine.pullrequest import pull_request_line
+from maestro.engine.pullrequest import pull_request_line, round_text
 from maestro.formatting import duration_text, money_text
 from maestro.report.build import Report
 from maestro.report.story import tool_name
@@ -360,11 +360,10 @@ def _pull_request_section(report: Report) -> list[str]:
             ["Check", "State"], [[str(c.get("name")), str(c.get("state"))] for c in checks]
         )
         lines.append("")
-    for n, rnd in enumerate(pr.get("rounds") or [], 1):
-        sent = ", ".join(f"Task {t}" for t in rnd.get("sent", {})) or "no task"
-        lines.append(
-            f"- CI round {n} ({rnd.get('at')}): {', '.join(rnd.get('failed', []))} failed; sent to {sent}."
-        )
+    lines += [
+        f"- CI round {n} ({rnd.get('at')}): {round_text(rnd)}."
+        for n, rnd in enumerate(pr.get("rounds") or [], 1)
+    ]
     return lines + ([""] if pr.get("rounds") else [])
 
 

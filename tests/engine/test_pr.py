@@ -157,10 +157,7 @@ def test_a_run_delivers_its_tasks_as_commits_on_a_branch_of_its_own(cli, project
 
 
 def test_a_second_run_updates_the_same_request(cli, project, runenv, forge):
-    two_tasks(cli, project)
-    forge.rounds = [[("tests", "pass")]]
-    runenv.script("codex", [step("src/a.py"), step("src/b.py")])
-    assert cli("run", "--pr").code == 0
+    delivered_green(cli, project, runenv, forge)
     first = record(project)
     res = cli("run", "--pr")
     assert res.code == 0, res.out + res.err
@@ -435,10 +432,7 @@ def test_an_abort_ends_the_wait_for_checks_and_says_how_to_follow_them(
 
 
 def test_a_revision_refused_before_it_starts_leaves_its_task_done(cli, project, runenv, forge):
-    two_tasks(cli, project)
-    forge.rounds = [[("tests", "pass")]]
-    runenv.script("codex", [step("src/a.py"), step("src/b.py")])
-    assert cli("run", "--pr").code == 0
+    delivered_green(cli, project, runenv, forge)
     branch = record(project)["branch"]
     git(project, "worktree", "add", "-q", str(project.parent / "other"), branch)
     forge.comments_out = [Comment("c1", "src/b.py", 1, "rename it", "alice", "review_comment", "u")]
@@ -449,10 +443,7 @@ def test_a_revision_refused_before_it_starts_leaves_its_task_done(cli, project, 
 
 
 def test_a_record_naming_a_branch_of_the_persons_never_moves_it(cli, project, runenv, forge):
-    two_tasks(cli, project)
-    forge.rounds = [[("tests", "pass")]]
-    runenv.script("codex", [step("src/a.py"), step("src/b.py")])
-    assert cli("run", "--pr").code == 0
+    delivered_green(cli, project, runenv, forge)
     kept = record(project)
     (project / ".ai" / "maestro" / "pr.json").write_text(json.dumps({**kept, "branch": "main"}))
     before = git(project, "rev-parse", "main")
