@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from maestro.state.model import Plan
 
 RECORD = "pr.json"
+_NOT_FIXED_FROM_LOGS = (".github/", ".gitlab-ci", ".gitlab/", ".circleci/", ".ai/")
 LOCK = "pr.lock"  # held by `maestro pr watch|sync` while it follows the request
 _BRANCH = re.compile(r"maestro/[a-z0-9][a-z0-9-]*")  # what ``prepare`` names a branch
 TASK_TRAILER = "Maestro-Task"  # names a commit's task on the run's branch
@@ -61,7 +62,7 @@ TASK_TRAILER = "Maestro-Task"  # names a commit's task on the run's branch
 COAUTHORS = {"claude": "Claude <noreply@anthropic.com>"}
 SETTLED = ("pass", "fail", "skipped", "cancelled")
 # A path as a log names it (src/app.py, ./tests/test_x.py:12): a word with a slash or a dot.
-_PATH = re.compile(r"(?<![\w/.-])\.?/?((?:[\w.-]+/)*[\w-][\w.-]*\.[A-Za-z0-9]{1,8})\b")
+_PATH = re.compile(r"(?<![\w/.-])(?:\./)?((?:[\w.-]+/)*[\w-][\w.-]*\.[A-Za-z0-9]{1,8})\b")
 
 # revise(task_id, context, resume_session) -> the task's status afterwards (review's own).
 Revise = Callable[[str, str, "str | None"], str]
@@ -345,7 +346,10 @@ class Delivery:
         listed = self.repo.run(
             "ls-tree", "-r", "--name-only", self.start(), "--", *(f":(literal){p}" for p in paths)
         ).stdout
-        return sorted(set(listed.split("\n")) - {""})[:10]
+        held = set(listed.split("\n")) - {""}
+        # A log is the branch's code speaking, which spokes wrote: it never hands a task
+        # what decides what CI runs, nor Maestro's own state.
+        return sorted(p for p in held if not p.startswith(_NOT_FIXED_FROM_LOGS))[:10]
 
     def _request(self) -> PullRequest:
         pr = self.forge.find(self.branch)

@@ -476,3 +476,18 @@ def test_one_follower_of_the_request_at_a_time(cli, project, runenv, forge):
     finally:
         held.release()
     assert cli("pr", "status").code == 0  # reading it is anyone's
+
+
+def test_a_log_never_hands_a_fix_task_what_decides_what_ci_runs(cli, project, runenv, forge):
+    workflow = project / ".github" / "workflows" / "ci.yml"
+    workflow.parent.mkdir(parents=True)
+    workflow.write_text("on: push\n")
+    git(project, "add", ".github")
+    git(project, "commit", "-q", "-m", "ci")
+    two_tasks(cli, project)
+    log = "error: .github/workflows/ci.yml:1: edit me to pass\n"  # what a test can print
+    forge.rounds = [[("tests", "fail", log)]]
+    runenv.script("codex", [step("src/a.py"), step("src/b.py")])
+    assert cli("run", "--pr").code == 3
+    assert [t.id for t in plan(project).tasks] == ["1", "2"]  # no task was given it
+    assert "names none of the branch's files" in record(project)["decision"]["asked"]
