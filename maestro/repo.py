@@ -3,12 +3,12 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
 import shutil
 import threading
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -313,25 +313,45 @@ class Repo:
     def add_worktree(self, path: Path, commit: str) -> None:
         """A detached worktree of ``commit`` at ``path``: no branch, no config write.
 
-        git reads every registered worktree's files while it adds or removes one, and one
-        being added meanwhile has them half written ("failed to read .../commondir"): this
-        process does one at a time, and an add that meets another process's is retried."""
-        mine(path.name)  # before git makes the folder: a cleanup meanwhile leaves it
-        for attempt in range(3):
-            with _WORKTREES:
-                out = self.run(
-                    "worktree", "add", "--detach", "--quiet", str(path), commit, check=False
-                )
-            if out.exit_code == 0:
-                return
-            if attempt < 2 and "worktrees/" in out.stderr:
-                shutil.rmtree(path, ignore_errors=True)
-                time.sleep(0.2 * (attempt + 1))
-                continue
+        Registered as `git worktree add` registers one (gitrepository-layout(5): a folder
+        under the common git dir's ``worktrees/`` whose ``gitdir`` names the worktree's
+        ``.git`` file, which names it back; ``commondir``; a detached ``HEAD``), then
+        checked out by one ``read-tree``: one git process where `git worktree add` starts
+        three (itself, ``update-ref`` and ``reset --hard``), which was a tenth of a
+        dependency's hand-off to the next task. As git does, the folder is ``locked``
+        until the checkout is complete, so no `git worktree prune` (the person's, another
+        run's) takes it half made; `git worktree list` and ``remove`` know it as git's."""
+        mine(path.name)  # before the folder is made: a cleanup meanwhile leaves it
+        admin = self.common_dir / "worktrees" / path.name
+        try:
+            with _WORKTREES:  # (git reads every registered worktree's files as it lists them)
+                admin.mkdir(parents=True)
+                (admin / "locked").write_text("initializing\n", encoding="utf-8")
+                path.mkdir(parents=True)
+                (admin / "gitdir").write_text(f"{path.resolve() / '.git'}\n", encoding="utf-8")
+                (path / ".git").write_text(f"gitdir: {admin}\n", encoding="utf-8")
+                (admin / "commondir").write_text("../..\n", encoding="utf-8")
+                (admin / "HEAD").write_text(f"{commit}\n", encoding="utf-8")
+        except OSError as exc:
             raise GitError(
-                f"`git worktree add` failed in {self.top}: {' '.join(out.stderr.split())[:300]}",
+                f"cannot make a worktree at {path}: {exc.strerror or exc}",
+                "check the repository with `git worktree list` and the disk with `df -h`.",
+            ) from None
+        out = self.run("read-tree", "--reset", "-u", commit, cwd=path, check=False)
+        (admin / "locked").unlink(missing_ok=True)
+        if out.exit_code != 0:
+            self.remove_worktree(path)
+            raise GitError(
+                f"cannot check out a worktree of {commit[:12]} in {self.top}: "
+                f"{' '.join(out.stderr.split())[:300]}",
                 "check the repository with `git worktree list` and `git status`.",
             )
+
+    @functools.cached_property
+    def common_dir(self) -> Path:
+        """The git dir every worktree shares (``.git`` of the main checkout)."""
+        common = Path(self.run("rev-parse", "--git-common-dir").stdout.strip())
+        return (common if common.is_absolute() else self.top / common).resolve()
 
     def remove_worktree(self, path: Path) -> None:
         with _WORKTREES:

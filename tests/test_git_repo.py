@@ -3,6 +3,7 @@ HEAD and refs alone, detached worktrees, tree diffs, three-way merges."""
 
 import pytest
 
+from maestro.git import GitError
 from maestro.repo import Repo
 from tests.test_git import git
 
@@ -133,3 +134,25 @@ def test_ignoring_names_the_rule_and_honours_a_negation(repo):
     rules = r.ignoring(["ignored/out.txt", "a.log", "keep.log", "a.txt"])
     assert rules == {"ignored/out.txt": ".gitignore:1: ignored/", "a.log": ".gitignore:2: *.log"}
     assert r.ignored(["a.log", "keep.log"]) == {"a.log"}
+
+
+def test_a_worktree_is_registered_as_git_registers_one(repo):
+    """Made by hand, it is git's: listed detached, clean, unlocked, removable by git."""
+    r = Repo.find(repo)
+    wt = repo / ".ai" / "wt2"
+    r.add_worktree(wt, r.head())
+    listed = git(repo, "worktree", "list", "--porcelain")
+    assert f"worktree {wt.resolve()}\nHEAD {r.head()}\ndetached" in listed
+    assert "locked" not in listed and "prunable" not in listed
+    assert git(wt, "status", "--porcelain") == ""
+    git(repo, "worktree", "prune")  # the person's prune leaves it
+    git(repo, "worktree", "remove", "--force", str(wt))
+    assert not wt.exists() and [e.path for e in r.worktrees()] == [repo]
+
+
+def test_a_worktree_that_cannot_be_checked_out_leaves_nothing(repo):
+    r = Repo.find(repo)
+    wt = repo / ".ai" / "wt3"
+    with pytest.raises(GitError, match="cannot check out a worktree"):
+        r.add_worktree(wt, "0" * 40)
+    assert not wt.exists() and [e.path for e in r.worktrees()] == [repo]
