@@ -19,6 +19,7 @@ rows price only results that lack one.
 from __future__ import annotations
 
 import datetime
+import functools
 import re
 import tomllib
 from dataclasses import dataclass
@@ -102,13 +103,19 @@ def _table_text(settings: Any) -> str:
         ) from None
 
 
-def price_table(settings: Any = None) -> list[tuple[str, Price]]:
+def price_table(settings: Any = None) -> tuple[tuple[str, Price], ...]:
     """The price table's entries (pattern, price), each checked: a bad one raises
-    ConfigError naming the file, the entry and the fix."""
-    name = table_name(settings)
+    ConfigError naming the file, the entry and the fix. Read at each call (an edit
+    counts from the next dispatch), parsed once per content: each answer is priced with
+    it, and parsing it took longer than reading the answer."""
+    return _entries(table_name(settings), _table_text(settings))
+
+
+@functools.lru_cache(maxsize=4)
+def _entries(name: str, text: str) -> tuple[tuple[str, Price], ...]:
     restore = f", or restore the entry from {BUNDLED}" if name != BUNDLED else ""
     try:
-        data = tomllib.loads(_table_text(settings))
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(
             f"{name} is not valid TOML: {exc}.", f"fix the line it names{restore}."
@@ -154,7 +161,7 @@ def price_table(settings: Any = None) -> list[tuple[str, Price]]:
                 Price(values["input"], values["output"], values["cached"], "table", date, url),
             )
         )
-    return rows
+    return tuple(rows)
 
 
 def config_prices(settings: Any) -> dict[str, Price]:
