@@ -76,6 +76,11 @@ class Attempt:
     landing: Landing | None = None  # how an accepted change reached the user's tree
     kept: Path | None = None  # its worktree, kept by --keep-worktrees
 
+    @property
+    def accepted(self) -> bool:
+        """Its spoke answered and every gate passed."""
+        return self.result is not None and self.failure is None and not self.held_back
+
 
 def make_request(
     dispatch: Dispatch,

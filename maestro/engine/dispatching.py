@@ -4,6 +4,7 @@ built on it."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from maestro.bus.workers import office_dirs
@@ -28,6 +29,11 @@ class Dispatching(Bookkeeping):
 
     def _after_subtasks(self, task: Task, plan: Plan, session_id: str) -> ladder.Failure | None:
         """A coordinating task's wait for its subtasks (``TaskRunner``)."""
+        raise NotImplementedError
+
+    def later(self, work: Callable[[], object]) -> None:
+        """What an accepted attempt leaves to do once its task's outcome is out
+        (``TaskRunner``)."""
         raise NotImplementedError
 
     def _dispatch(
@@ -63,11 +69,14 @@ class Dispatching(Bookkeeping):
                 forced_agent=forced_agent,
             )
         finally:
-            attempt.kept = space.close(keep=attempt.failure is not None)
-            if attempt.kept is not None:
-                ctx.emit("worktree_kept", task=task.id, path=str(attempt.kept))
             if attempt.receipt is None:  # the spoke failed or never started
                 attempt.receipt = space.receipt(attempt.validation, attempt.validation_exit)
+            if attempt.accepted:  # its change has landed: its worktree is nothing to wait for
+                self.later(lambda: space.close(keep=False))
+            else:
+                attempt.kept = space.close(keep=attempt.failure is not None)
+                if attempt.kept is not None:
+                    ctx.emit("worktree_kept", task=task.id, path=str(attempt.kept))
 
     def _dispatch_in(
         self,
@@ -193,5 +202,8 @@ class Dispatching(Bookkeeping):
             model=result.model,
             unpriced=result.unpriced,
         )
-        self._log_attempt(task_id, attempt, number, retry)
+        if attempt.accepted:
+            self.later(lambda: self._log_attempt(task_id, attempt, number, retry))
+        else:
+            self._log_attempt(task_id, attempt, number, retry)
         return attempt

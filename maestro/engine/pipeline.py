@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -45,6 +46,8 @@ class TaskRunner(Dispatching):
         # The coordinating tasks (Mode: coordinate) this runner works on now: only their
         # spokes spawn subtasks, so without them nothing reads the plan for subtasks.
         self.coordinating: set[str] = set()
+        # Per thread: what its accepted attempts left to do (``later``, ``tidy``).
+        self._left = threading.local()
 
     # -- the ladder -------------------------------------------------------------------
     def run(
@@ -68,6 +71,18 @@ class TaskRunner(Dispatching):
                 self._settled.notify_all()
         self._tell_coordinator(task_id, outcome)
         return outcome
+
+    def later(self, work: Callable[[], object]) -> None:
+        """Work of an accepted attempt the next task need not wait for (its worktree
+        removed, its log row): done by ``tidy``, which the scheduler calls in the task's
+        thread once it has the task's outcome, so the task's dependents start first."""
+        self._left.__dict__.setdefault("work", []).append(work)
+
+    def tidy(self) -> None:
+        """Do what this thread's attempts left (``later``), in their order."""
+        work, self._left.work = self._left.__dict__.get("work", []), []
+        for one in work:
+            one()
 
     def _tell_coordinator(self, task_id: str, outcome: Outcome) -> None:
         """A subtask's coordinating spoke follows its workers with `mail wait`: the engine
@@ -243,7 +258,9 @@ class TaskRunner(Dispatching):
         reviews it next). Returns the task's status afterwards."""
         with self.ctx.store.edit_task(task_id) as task:
             task.status = "pending"
-        return self.run(task_id, extra=context, resume_session=resume_session, review=False).status
+        outcome = self.run(task_id, extra=context, resume_session=resume_session, review=False)
+        self.tidy()  # (no scheduler's outcome waits: a review or a pull request asks)
+        return outcome.status
 
     # -- one attempt -----------------------------------------------------------------------
     def attempt(

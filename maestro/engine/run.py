@@ -432,6 +432,7 @@ class Engine:
                 on_interrupt=lambda running: emit(
                     "run_stopping", reason="interrupted (Ctrl-C)", running=running
                 ),
+                after_one=runner.tidy,
             )
             self.scheduler = scheduler
             stop = stoptask.holder(self.paths, scheduler, store, emit, log, shared.installed)

@@ -107,6 +107,7 @@ class Scheduler:
         on_idle: Callable[[], None] | None = None,
         order: Callable[[str], Any] | None = None,
         on_interrupt: Callable[[int], object] | None = None,
+        after_one: Callable[[], object] | None = None,
     ) -> None:
         self.jobs = {job.id: job for job in jobs}
         self.run_one = run_one
@@ -115,6 +116,10 @@ class Scheduler:
         self.may_launch = may_launch
         self.on_idle = on_idle
         self.on_interrupt = on_interrupt
+        # What a job's thread does once its outcome is in (the runner's tidying): its
+        # dependents are launched meanwhile; the run waits for it before it ends.
+        self.after_one = after_one
+        self._threads: list[threading.Thread] = []
         self._order = order or (lambda jid: jid)
         self._rank = _ranks(self.jobs)
         self._parents = {job.parent for job in self.jobs.values() if job.parent}
@@ -205,6 +210,8 @@ class Scheduler:
             if not self._running:  # nothing runs, and nothing could start
                 break
             self._collect()
+        for thread in self._threads:
+            thread.join()
         if self._crash is not None:
             raise self._crash
         report.stopped = self._stop_reason
@@ -238,9 +245,11 @@ class Scheduler:
             # One daemon thread per running job (never more than max_concurrent): a second
             # Ctrl-C can then end the process without waiting for spokes; the next run
             # recovers them.
-            threading.Thread(
+            thread = threading.Thread(
                 target=self._work, args=(jid,), name=f"maestro-task-{jid}", daemon=True
-            ).start()
+            )
+            thread.start()
+            self._threads = [t for t in self._threads if t.is_alive()] + [thread]
 
     def _priority(self, jid: str) -> tuple[int, Any]:
         """The longest tail first, then the plan's order."""
@@ -272,6 +281,11 @@ class Scheduler:
         except BaseException as exc:  # noqa: BLE001 - re-raised in the main thread once running jobs finish
             result = exc
         self._finished.put((jid, result))
+        if self.after_one is not None:
+            try:
+                self.after_one()
+            except BaseException as exc:  # noqa: BLE001 - raised by run() at its end
+                self._crash = self._crash or exc
 
     def _collect(self) -> None:
         """Wait for running jobs to finish (all that finished together), or for the idle

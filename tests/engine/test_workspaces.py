@@ -514,6 +514,47 @@ def test_a_chain_leaves_no_worktree_behind(cli, project, runenv, monkeypatch):
     assert out.count("worktree ") == 1  # only the project's own tree is registered
 
 
+def test_a_dependent_starts_before_the_finished_task_is_tidied(cli, project, runenv, monkeypatch):
+    """A chain: Task 2's worktree is made before Task 1's is removed (and its log row
+    written): what a finished task leaves to tidy is done once its dependents are on
+    their way, and the run still ends with nothing left behind."""
+    from maestro.repo import Repo
+
+    order: list[str] = []
+    second = threading.Event()
+    add, remove = Repo.add_worktree, Repo.remove_worktree
+
+    def added(self, path, commit):
+        order.append(f"add {path.name.split('-task-')[1].split('-')[0]}")
+        if "-task-2-" in path.name:
+            second.set()
+        add(self, path, commit)
+
+    def removed(self, path):
+        if "-task-1-" in path.name:
+            second.wait(5)  # the old order never gets there: Task 2 waited for this
+        order.append(f"remove {path.name.split('-task-')[1].split('-')[0]}")
+        remove(self, path)
+
+    monkeypatch.setattr(Repo, "add_worktree", added)
+    monkeypatch.setattr(Repo, "remove_worktree", removed)
+    write_plan(
+        cli,
+        project,
+        [
+            task(1, files=["src/m1.py"], validation="test -f src/m1.py"),
+            task(2, files=["src/m2.py"], validation="test -f src/m2.py", depends=[1]),
+        ],
+    )
+    runenv.default("codex", step("src/m{task}.py"))
+    assert cli("run").code == 0
+    assert {t.status for t in plan(project).tasks} == {"done"}
+    assert order.index("add 2") < order.index("remove 1"), order
+    assert not worktree_dirs(project)
+    log = (project / ".ai" / "MAESTRO-LOG.md").read_text()
+    assert "Task 1" in log and "Task 2" in log
+
+
 def test_a_nested_dependency_folder_under_an_ignored_one_is_linked(cli, project, runenv):
     """`workspace_links = ["build/cache"]` with build/ ignored: the worktree has no build/,
     and the link is made with its parent (it used to fail the attempt)."""
