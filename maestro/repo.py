@@ -323,16 +323,21 @@ class Repo:
         run's) takes it half made; `git worktree list` and ``remove`` know it as git's."""
         mine(path.name)  # before the folder is made: a cleanup meanwhile leaves it
         admin = self.common_dir / "worktrees" / path.name
+        made: list[Path] = []  # what to take away if it cannot be completed
         try:
             with _WORKTREES:  # (git reads every registered worktree's files as it lists them)
                 admin.mkdir(parents=True)
+                made.append(admin)
                 (admin / "locked").write_text("initializing\n", encoding="utf-8")
                 path.mkdir(parents=True)
+                made.append(path)
                 (admin / "gitdir").write_text(f"{path.resolve() / '.git'}\n", encoding="utf-8")
                 (path / ".git").write_text(f"gitdir: {admin}\n", encoding="utf-8")
                 (admin / "commondir").write_text("../..\n", encoding="utf-8")
                 (admin / "HEAD").write_text(f"{commit}\n", encoding="utf-8")
         except OSError as exc:
+            for folder in made:
+                shutil.rmtree(folder, ignore_errors=True)
             raise GitError(
                 f"cannot make a worktree at {path}: {exc.strerror or exc}",
                 "check the repository with `git worktree list` and the disk with `df -h`.",

@@ -156,3 +156,13 @@ def test_a_worktree_that_cannot_be_checked_out_leaves_nothing(repo):
     with pytest.raises(GitError, match="cannot check out a worktree"):
         r.add_worktree(wt, "0" * 40)
     assert not wt.exists() and [e.path for e in r.worktrees()] == [repo]
+
+
+def test_a_worktree_that_cannot_be_made_leaves_no_registration(repo):
+    r = Repo.find(repo)
+    (repo / ".ai").mkdir(exist_ok=True)
+    (repo / ".ai" / "taken").write_text("a file where the folder's parent would be\n")
+    with pytest.raises(GitError, match="cannot make a worktree"):
+        r.add_worktree(repo / ".ai" / "taken" / "wt4", r.head())
+    assert not (r.common_dir / "worktrees" / "wt4").exists()
+    assert [e.path for e in r.worktrees()] == [repo]
