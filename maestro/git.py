@@ -19,7 +19,8 @@ not the one the hub's shell tool put in front of it.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -75,13 +76,16 @@ def clean_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
     return cleaned
 
 
-def git_argv(*args: str, hooks: bool = False) -> list[str]:
+def git_argv(*args: str, hooks: bool = False, config: Sequence[str] = ()) -> list[str]:
     """``git`` with ``args``, plus the switches that keep its output plain and run
     nothing the repository configures to run on its own: no fsmonitor, and no hooks
-    unless ``hooks`` (a commit made as the user: their hooks)."""
+    unless ``hooks`` (a commit made as the user: their hooks); ``config``: more ``-c``
+    settings (``unfiltered``'s)."""
     argv = ["git", "--no-pager", "-c", "color.ui=never", "-c", "core.fsmonitor=false"]
     if not hooks:
         argv += ["-c", f"core.hooksPath={os.devnull}"]
+    for setting in config:
+        argv += ["-c", setting]
     argv += args
     if args and args[0] in _DIFF_COMMANDS:
         argv[argv.index(args[0]) + 1 : argv.index(args[0]) + 1] = list(_DIFF_FLAGS)
@@ -95,17 +99,42 @@ def run_git(
     extra_env: Mapping[str, str] | None = None,
     timeout_s: float = GIT_TIMEOUT_S,
     hooks: bool = False,
+    config: Sequence[str] = (),
 ) -> ProcessOutcome:
     """Run git through the one process runner; returns its ``ProcessOutcome``.
 
     ``env`` is the caller's environment (default: this process's); ``extra_env`` is what
-    Maestro itself sets for this call (a private index, say), applied after cleaning.
+    Maestro itself sets for this call (a private index, say), applied after cleaning;
+    ``config``: ``-c`` settings for this call (``unfiltered``'s).
     """
 
     full = clean_env(env)
     full.setdefault("GIT_OPTIONAL_LOCKS", "0")  # never contend with the user's own git
     full.update(extra_env or {})
-    return run_process(git_argv(*args, hooks=hooks), cwd=cwd, env=full, timeout_s=timeout_s)
+    argv = git_argv(*args, hooks=hooks, config=config)
+    return run_process(argv, cwd=cwd, env=full, timeout_s=timeout_s)
+
+
+_FILTER_KEY = re.compile(r"filter\.(.+)\.(?:clean|smudge|process|required)")
+
+
+def unfiltered(cwd: Path | str, env: Mapping[str, str] | None = None) -> list[str]:
+    """``-c`` settings that switch off every filter driver the configuration seen from
+    ``cwd`` defines (``clean``, ``smudge`` and ``process`` empty, not ``required``): for
+    git reading a tree a spoke wrote, whose ``.gitattributes`` may name any driver the
+    person configured (git-lfs's, a script's) for any file. A spoke's files are then
+    read as their bytes."""
+    out = run_git("config", "--name-only", "--get-regexp", r"^filter\.", cwd=cwd, env=env)
+    names = dict.fromkeys(
+        found.group(1)
+        for line in out.stdout.splitlines()
+        if (found := _FILTER_KEY.fullmatch(line.strip())) is not None
+    )
+    return [
+        f"filter.{name}.{key}"
+        for name in names
+        for key in ("clean=", "smudge=", "process=", "required=false")
+    ]
 
 
 class GitError(MaestroError):

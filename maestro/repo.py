@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from maestro.git import GitError, run_git
+from maestro.git import GitError, run_git, unfiltered
 from maestro.pids import pid_alive
 
 if TYPE_CHECKING:
@@ -152,8 +152,9 @@ class Repo:
         check: bool = True,
         ok: tuple[int, ...] = (0,),
         hooks: bool = False,
+        config: Sequence[str] = (),
     ) -> ProcessOutcome:
-        out = run_git(*args, cwd=cwd or self.top, extra_env=env, hooks=hooks)
+        out = run_git(*args, cwd=cwd or self.top, extra_env=env, hooks=hooks, config=config)
         if check and (out.exit_code not in ok or out.timed_out):
             raise GitError(
                 f"`git {' '.join(args[:3])}` failed in {cwd or self.top}: "
@@ -174,12 +175,14 @@ class Repo:
         *,
         exclude: Sequence[str] = (),
         drop: Sequence[str] = (),
+        bytes_only: bool = False,
     ) -> str:
         """The working tree at ``folder`` (the top, or a worktree) as a tree sha: tracked and
         untracked-but-not-ignored files, read through the private index file ``index``.
         ``exclude``: glob pathspecs (relative to the top) not read; never one that names an
         ignored folder (git 2.39 then refuses the whole command). ``drop``: paths taken out
-        of the snapshot afterwards (tracked or not)."""
+        of the snapshot afterwards (tracked or not). ``bytes_only``: no filter driver runs,
+        whatever the folder's ``.gitattributes`` name (a spoke's worktree: ``unfiltered``)."""
         if not index.exists():
             # Start from the folder's own index: unchanged files are then known by their
             # stat data instead of being hashed again.
@@ -192,13 +195,25 @@ class Repo:
                 shutil.copyfile(real, index)
         env = {"GIT_INDEX_FILE": str(index)}
         spec = [":/", *(f":(top,exclude,glob){e}" for e in exclude)]
-        self.run("add", "-A", "--", *spec, cwd=folder, env=env)
+        config = self.unfiltered if bytes_only else []
+        self.run("add", "-A", "--", *spec, cwd=folder, env=env, config=config)
         if drop:
             gone = [f":(top,literal){d}" for d in drop]
             self.run(
-                "rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", *gone, cwd=folder, env=env
+                "rm",
+                "-r",
+                "-q",
+                "--cached",
+                "--ignore-unmatch",
+                "--",
+                *gone,
+                cwd=folder,
+                env=env,
+                config=config,
             )
-        return self.run("write-tree", cwd=folder, env=env).stdout.strip()
+        # (Writing the index back, git reads again a file written in the same second as
+        # the index: through the filters too.)
+        return self.run("write-tree", cwd=folder, env=env, config=config).stdout.strip()
 
     def ignored(self, paths: Sequence[str]) -> set[str]:
         """Which of ``paths`` (relative to the top) git ignores."""
@@ -351,6 +366,12 @@ class Repo:
                 f"{' '.join(out.stderr.split())[:300]}",
                 "check the repository with `git worktree list` and `git status`.",
             )
+
+    @functools.cached_property
+    def unfiltered(self) -> list[str]:
+        """``git.unfiltered``'s settings for this repository: its filter drivers as the
+        configuration defines them when they are first asked for (a run's start)."""
+        return unfiltered(self.top)
 
     @functools.cached_property
     def common_dir(self) -> Path:

@@ -238,3 +238,27 @@ def test_ignored_matching_leaves_a_skipped_folder_alone_to_its_depth(project):
         project, ["/.env"], per_directory=".worktreeinclude", skip=[".ai/maestro"]
     )
     assert found == [".env"]
+
+
+def test_unfiltered_switches_off_every_filter_driver_the_configuration_defines(repo, tmp_path):
+    """A tree whose .gitattributes name the person's drivers (one named with dots, one
+    long-running): git reading it with ``unfiltered``'s settings runs none of them."""
+    from maestro.git import run_git, unfiltered
+
+    ran = tmp_path / "ran"
+    git(repo, "config", "filter.mark.clean", f"echo clean >> {ran}; cat")
+    git(repo, "config", "filter.a.b.clean", f"echo dotted >> {ran}; cat")
+    git(repo, "config", "filter.long.process", f"sh -c 'echo process >> {ran}; exit 1'")
+    (repo / ".gitattributes").write_text("a.txt filter=mark\n*.md filter=a.b\n*.py filter=long\n")
+    for name in ("a.txt", "b.md", "c.py"):
+        (repo / name).write_text("changed\n")
+    settings = unfiltered(repo)
+    assert "filter.a.b.clean=" in settings and "filter.long.process=" in settings
+    out = run_git(
+        "add", "-A", cwd=repo, config=settings, extra_env={"GIT_INDEX_FILE": str(tmp_path / "i1")}
+    )
+    assert out.exit_code == 0, out.stderr
+    assert not ran.exists()
+    # Without them, the drivers run (so the test can fail).
+    run_git("add", "-A", cwd=repo, extra_env={"GIT_INDEX_FILE": str(tmp_path / "i2")})
+    assert ran.exists()

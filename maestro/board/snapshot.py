@@ -28,7 +28,7 @@ from maestro.engine.needs import waiting
 from maestro.engine.rundir import RunLock, find_run, latest_run, read_events
 from maestro.engine.worktree import worktrees_dir
 from maestro.errors import MaestroError, NotFound, SpokeError
-from maestro.git import run_git
+from maestro.git import run_git, unfiltered
 from maestro.paths import ID_PATTERN, ProjectPaths
 from maestro.spokes.registry import detect_available
 from maestro.state.model import Plan, Task
@@ -264,7 +264,8 @@ def _live_diff(paths: ProjectPaths, task: Task) -> str:
         if newest is None:
             return ""
         where = inside(paths, newest)
-        text = run_git("diff", "HEAD", cwd=where).stdout
+        # (Its .gitattributes are the spoke's: no filter driver they name runs.)
+        text = run_git("diff", "HEAD", cwd=where, config=unfiltered(where)).stdout
         new = run_git("ls-files", "--others", "--exclude-standard", cwd=where).stdout.split()
     except (OSError, SpokeError):
         return ""

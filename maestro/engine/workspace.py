@@ -118,6 +118,7 @@ class Worktrees(Landings):
         self.dir.mkdir(parents=True, exist_ok=True)
         ignore_in_git(self.dir)
         self.links, ignored = self._ignored()
+        self.repo.unfiltered  # noqa: B018 - the filter drivers, read now: not on a hand-off
         self.copies = self._to_copy()
         index = guard_dir(self.paths, self.dir) / f".{self.run_id}-p{os.getpid()}.index"
         index.unlink(missing_ok=True)
@@ -274,7 +275,9 @@ class Worktrees(Landings):
             wt.found = found
             self.guard.undo_git(wt.mark, found)  # before git reads the worktree
         links = [f"{self.prefix}{link}" for link in self.links]
-        tree = self.repo.snapshot(wt.path, wt.index, exclude=self.exclude, drop=links)
+        tree = self.repo.snapshot(
+            wt.path, wt.index, exclude=self.exclude, drop=links, bytes_only=True
+        )
         changes = self.repo.tree_changes(wt.base, tree)
         if first:
             assert wt.mark is not None

@@ -555,6 +555,27 @@ def test_a_dependent_starts_before_the_finished_task_is_tidied(cli, project, run
     assert "Task 1" in log and "Task 2" in log
 
 
+def test_a_filter_a_spokes_gitattributes_names_never_runs(cli, project, runenv, tmp_path):
+    """The person's own filter driver (git-lfs's, a script's), named for every file by
+    the .gitattributes a spoke writes: Maestro's reading of the spoke's worktree runs
+    none of it, and the change is read as its bytes. (Once landed, the attributes are
+    in the person's tree, where their own git runs the driver too.)"""
+    ran = tmp_path / "filter-ran"
+    git(project, "config", "filter.mark.clean", f"pwd >> {ran}; sed s/x/FILTERED/")
+    write_plan(cli, project, [task(1, files=["src/app.py", ".gitattributes"])])
+    written = [
+        {"path": ".gitattributes", "content": "* filter=mark\n"},
+        {"path": "src/app.py", "content": "x = 1\n"},
+    ]
+    runenv.script("codex", [step("", write=written)])
+    res = cli("run")
+    assert res.code == 0, res.out + res.err
+    assert plan(project).task("1").status == "done"
+    where = ran.read_text().split() if ran.exists() else []
+    assert not [w for w in where if "worktrees" in w], where
+    assert (project / "src" / "app.py").read_text() == "x = 1\n"
+
+
 def test_a_nested_dependency_folder_under_an_ignored_one_is_linked(cli, project, runenv):
     """`workspace_links = ["build/cache"]` with build/ ignored: the worktree has no build/,
     and the link is made with its parent (it used to fail the attempt)."""
