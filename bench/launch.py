@@ -213,11 +213,6 @@ class Project:
         project.maestro("plan", "--from", str(source), "--yes", check=True)
         return project
 
-    def copy(self, folder: Path) -> Project:
-        """The same project, not yet run, in another folder."""
-        shutil.copytree(self.folder, folder, symlinks=True)
-        return Project(folder, self.tasks)
-
     def env(self, settings: dict[str, str | None] | None = None) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("MAESTRO_", "FAKE_"))}
         # An installed package has its bytecode compiled (pip does it): without this, a
@@ -388,13 +383,16 @@ def section_chain(base: Path) -> None:
 def section_fanout(base: Path) -> None:
     """Also with --in-place (no worktree made or removed): what the run costs without git."""
     tasks, durations = independent(4, 2.0)
-    template = Project.create(base / "fanout", tasks, durations)
     settings = {"MAESTRO_MAX_CONCURRENT": "4", "MAESTRO_STAGGER_DELAY": "0"}
-    wall, _ = run_maestro(template.copy(base / "fanout-worktrees"), settings)
-    in_place, _ = run_maestro(template.copy(base / "fanout-in-place"), settings, "--in-place")
-    waves_wall, _ = run_waves(template)
+    # A project each: a copy's fakes would load their code from the first one's folder,
+    # which a confined fake does not see (its /tmp is its own).
+    worktrees = Project.create(base / "fanout-worktrees", tasks, durations)
+    wall, _ = run_maestro(worktrees, settings)
+    in_place = Project.create(base / "fanout-in-place", tasks, durations)
+    in_place_wall, _ = run_maestro(in_place, settings, "--in-place")
+    waves_wall, _ = run_waves(Project.create(base / "fanout-waves", tasks, durations))
     print(
-        f"3. 4 independent 2 s tasks, 4 at once, no stagger: maestro {wall:.2f} s (goal <= 2.2 s; --in-place {in_place:.2f} s), batch waves {waves_wall:.2f} s"
+        f"3. 4 independent 2 s tasks, 4 at once, no stagger: maestro {wall:.2f} s (goal <= 2.2 s; --in-place {in_place_wall:.2f} s), batch waves {waves_wall:.2f} s"
     )
 
 
