@@ -10,6 +10,7 @@ retry, retry with more context, fail or block. Every change of the task goes thr
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
@@ -74,7 +75,7 @@ class TaskRunner(Dispatching):
 
     def later(self, work: Callable[[], object]) -> None:
         """Work of an accepted attempt the next task need not wait for (its worktree
-        removed, its log row): done by ``tidy``, which the scheduler calls in the task's
+        removed, its log row, its session ended): done by ``tidy``, which the scheduler calls in the task's
         thread once it has the task's outcome, so the task's dependents start first."""
         self._left.__dict__.setdefault("work", []).append(work)
 
@@ -341,7 +342,8 @@ class TaskRunner(Dispatching):
             stopping=ctx.stopping,
             sandbox=ctx.sandbox,
         )
-        with dispatch:
+        with contextlib.ExitStack() as session:
+            session.enter_context(dispatch)
             self.sessions[task.id] = dispatch.session.id
             self._dispatch(
                 task,
@@ -360,6 +362,8 @@ class TaskRunner(Dispatching):
             failure = attempt.failure.reason if attempt.failure else None
             status = "stopped" if attempt.held_back else "failed" if failure else "completed"
             dispatch.finish(status, attempt.held_back or failure)
+            if attempt.accepted:  # its session ends with the rest of its tidying
+                self.later(session.pop_all().close)
         return attempt
 
     def _coordinator_of(self, task: Task) -> str | None:

@@ -536,8 +536,17 @@ def test_a_dependent_starts_before_the_finished_task_is_tidied(cli, project, run
         order.append(f"remove {path.name.split('-task-')[1].split('-')[0]}")
         remove(self, path)
 
+    from maestro.engine import dispatch
+
+    end = dispatch.end_session
+
+    def ended(paths, session_id, *args, **kwargs):
+        order.append(f"end {session_id.split('-')[0]}")
+        return end(paths, session_id, *args, **kwargs)
+
     monkeypatch.setattr(Repo, "add_worktree", added)
     monkeypatch.setattr(Repo, "remove_worktree", removed)
+    monkeypatch.setattr(dispatch, "end_session", ended)
     write_plan(
         cli,
         project,
@@ -550,6 +559,7 @@ def test_a_dependent_starts_before_the_finished_task_is_tidied(cli, project, run
     assert cli("run").code == 0
     assert {t.status for t in plan(project).tasks} == {"done"}
     assert order.index("add 2") < order.index("remove 1"), order
+    assert order.index("add 2") < order.index("end t1"), order
     assert not worktree_dirs(project)
     log = (project / ".ai" / "MAESTRO-LOG.md").read_text()
     assert "Task 1" in log and "Task 2" in log
