@@ -29,6 +29,10 @@ class Bookkeeping:
         """A review round's findings back to the task's author (``TaskRunner``)."""
         raise NotImplementedError
 
+    def tidy(self) -> None:
+        """Do what this thread's accepted attempts left to do (``TaskRunner``)."""
+        raise NotImplementedError
+
     def _stopped_reason(self, session_id: str) -> str | None:
         """Why the attempt's session was stopped (`maestro session stop`), or None."""
         session = SessionStore(self.ctx.paths).peek(session_id)
@@ -185,6 +189,9 @@ class Bookkeeping:
             commit=landing.committed if landing else None,
         )
         if review and ctx.options.review and ctx.review is not None:
+            # Its dependents wait for the review anyway: the attempt's session, worktree
+            # and log row are not left waiting for it (minutes, maybe).
+            self.tidy()
             # The review is this run's dispatch: its session answers to the run's.
             seen = {r.id for r in ctx.store.view().reviews}
 

@@ -592,3 +592,33 @@ def test_a_reviewers_spend_counts_against_the_runs_cap_and_a_revision_waits_for_
     assert "run token budget reached: 2,000 of 1,500 tokens used" in res.out
     assert len(fake_clis.runs("codex")) == 1 and len(fake_clis.runs("gemini")) == 1
     assert PlanStore(ProjectPaths(project)).load().task("1").status == "pending"
+
+
+def test_a_reviewed_attempt_is_tidied_before_its_review_starts(
+    cli, project, fake_clis, monkeypatch
+):
+    """Its dependents wait for the review anyway: the attempt's session has ended and its
+    worktree is gone when the reviewer starts, not minutes later."""
+    from maestro.bus.sessions import SessionStore
+    from maestro.engine.dispatch import Dispatch
+
+    seen: list[tuple[str, str]] = []
+    run = Dispatch.run
+
+    def watched(self, spoke, request, **kwargs):
+        if self.kind.startswith("review"):
+            seen.extend((s.id, s.status) for s in SessionStore(self.paths).of_task("1"))
+            worktrees = project / ".ai" / "maestro" / "worktrees"
+            seen.extend(("worktree", p.name) for p in worktrees.glob("*-task-1-*"))
+        return run(self, spoke, request, **kwargs)
+
+    monkeypatch.setattr(Dispatch, "run", watched)
+    assert cli("plan", "--from", "-", "--yes", stdin=RUN_PLAN).code == 0
+    done = submission("count_words returns the number of words", "src/wc.py")
+    fake_clis.script("codex", [{"text": done, "write": {"path": "src/wc.py", "content": FIXED}}])
+    fake_clis.script("gemini", [{"text": verdict("approve")}])
+    res = cli("run", "--review")
+    assert res.code == 0, res.out + res.err
+    attempts = [(sid, status) for sid, status in seen if sid.startswith("t1-")]
+    assert attempts and all(status == "completed" for _, status in attempts), seen
+    assert not [name for kind, name in seen if kind == "worktree"], seen
