@@ -380,11 +380,33 @@ class Repo:
         return (common if common.is_absolute() else self.top / common).resolve()
 
     def remove_worktree(self, path: Path) -> None:
-        with _WORKTREES:
-            out = self.run("worktree", "remove", "--force", "--force", str(path), check=False)
-            if out.exit_code != 0:
-                shutil.rmtree(path, ignore_errors=True)
-                self.run("worktree", "prune", check=False)
+        """The worktree at ``path`` unregistered, then its folder deleted: its folder under
+        the git dir's ``worktrees/`` (the one its ``.git`` file names) goes at once, under
+        the lock a registration takes, and its files (as many as the project's) after it,
+        without the lock, so a worktree being made meanwhile does not wait for them. No
+        git process: a folder whose ``.git`` names no folder of ``worktrees/`` is deleted
+        and its entry pruned by git."""
+        admin = self._admin_of(path)
+        if admin is not None:
+            with _WORKTREES:
+                shutil.rmtree(admin, ignore_errors=True)
+        shutil.rmtree(path, ignore_errors=True)
+        if admin is None:
+            self.prune_worktrees()
+
+    def _admin_of(self, path: Path) -> Path | None:
+        """The folder under ``worktrees/`` that the worktree at ``path`` names, or None
+        (no ``.git`` file, or one naming anything else)."""
+        try:
+            text = (path / ".git").read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError):
+            return None
+        named = Path(text.removeprefix("gitdir: "))
+        named = named if named.is_absolute() else path / named
+        admin = Path(os.path.realpath(named))
+        if not text.startswith("gitdir: ") or admin.parent != self.common_dir / "worktrees":
+            return None
+        return admin
 
     def worktrees(self) -> list[WorktreeEntry]:
         with _WORKTREES:  # (a worktree half added meanwhile makes the listing fail)
