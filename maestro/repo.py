@@ -175,14 +175,15 @@ class Repo:
         *,
         exclude: Sequence[str] = (),
         drop: Sequence[str] = (),
-        bytes_only: bool = False,
     ) -> str:
         """The working tree at ``folder`` (the top, or a worktree) as a tree sha: tracked and
         untracked-but-not-ignored files, read through the private index file ``index``.
         ``exclude``: glob pathspecs (relative to the top) not read; never one that names an
         ignored folder (git 2.39 then refuses the whole command). ``drop``: paths taken out
-        of the snapshot afterwards (tracked or not). ``bytes_only``: no filter driver runs,
-        whatever the folder's ``.gitattributes`` name (a spoke's worktree: ``unfiltered``)."""
+        of the snapshot afterwards (tracked or not). No filter driver runs, whatever the
+        folder's ``.gitattributes`` name (``unfiltered``): every tree read here is one a
+        spoke may have written (its worktree; the shared tree, in place or unconfined), and
+        its files are read as their bytes."""
         if not index.exists():
             # Start from the folder's own index: unchanged files are then known by their
             # stat data instead of being hashed again.
@@ -195,7 +196,7 @@ class Repo:
                 shutil.copyfile(real, index)
         env = {"GIT_INDEX_FILE": str(index)}
         spec = [":/", *(f":(top,exclude,glob){e}" for e in exclude)]
-        config = self.unfiltered if bytes_only else []
+        config = self.unfiltered
         self.run("add", "-A", "--", *spec, cwd=folder, env=env, config=config)
         if drop:
             gone = [f":(top,literal){d}" for d in drop]

@@ -275,9 +275,7 @@ class Worktrees(Landings):
             wt.found = found
             self.guard.undo_git(wt.mark, found)  # before git reads the worktree
         links = [f"{self.prefix}{link}" for link in self.links]
-        tree = self.repo.snapshot(
-            wt.path, wt.index, exclude=self.exclude, drop=links, bytes_only=True
-        )
+        tree = self.repo.snapshot(wt.path, wt.index, exclude=self.exclude, drop=links)
         changes = self.repo.tree_changes(wt.base, tree)
         if first:
             assert wt.mark is not None

@@ -586,6 +586,26 @@ def test_a_filter_a_spokes_gitattributes_names_never_runs(cli, project, runenv, 
     assert (project / "src" / "app.py").read_text() == "x = 1\n"
 
 
+def test_in_place_a_spokes_gitattributes_run_no_filter_in_maestros_reading(
+    cli, project, runenv, tmp_path
+):
+    """In place the spoke writes the project itself: Maestro's reading of it (before and
+    after the dispatch) runs no driver its .gitattributes name either."""
+    ran = tmp_path / "filter-ran"
+    parent = 'tr "\\000" " " < /proc/$PPID/cmdline'
+    git(project, "config", "filter.mark.clean", f"({parent}; echo) >> {ran}; cat")
+    write_plan(cli, project, [task(1, files=["src/app.py", ".gitattributes"])])
+    written = [
+        {"path": ".gitattributes", "content": "* filter=mark\n"},
+        {"path": "src/app.py", "content": "x = 1\n"},
+    ]
+    runenv.script("codex", [step("", write=written)])
+    res = cli("run", "--in-place")
+    assert res.code == 0, res.out + res.err
+    calls = ran.read_text().splitlines() if ran.exists() else []
+    assert not [c for c in calls if " add " in c or "write-tree" in c], calls
+
+
 def test_a_nested_dependency_folder_under_an_ignored_one_is_linked(cli, project, runenv):
     """`workspace_links = ["build/cache"]` with build/ ignored: the worktree has no build/,
     and the link is made with its parent (it used to fail the attempt)."""
