@@ -12,6 +12,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.engine.runkit import answer, events, plan, step, task, write_plan
 from tests.test_git import git
 
@@ -565,45 +567,28 @@ def test_a_dependent_starts_before_the_finished_task_is_tidied(cli, project, run
     assert "Task 1" in log and "Task 2" in log
 
 
-def test_a_filter_a_spokes_gitattributes_names_never_runs(cli, project, runenv, tmp_path):
+@pytest.mark.parametrize("where", [(), ("--in-place",)], ids=["worktree", "in-place"])
+def test_a_filter_a_spokes_gitattributes_names_never_runs(cli, project, runenv, tmp_path, where):
     """The person's own filter driver (git-lfs's, a script's), named for every file by
-    the .gitattributes a spoke writes: Maestro's reading of the spoke's worktree runs
-    none of it, and the change is read as its bytes. (Once landed, the attributes are
-    in the person's tree, where their own git runs the driver too.)"""
-    ran = tmp_path / "filter-ran"
-    git(project, "config", "filter.mark.clean", f"pwd >> {ran}; sed s/x/FILTERED/")
-    write_plan(cli, project, [task(1, files=["src/app.py", ".gitattributes"])])
-    written = [
-        {"path": ".gitattributes", "content": "* filter=mark\n"},
-        {"path": "src/app.py", "content": "x = 1\n"},
-    ]
-    runenv.script("codex", [step("", write=written)])
-    res = cli("run")
-    assert res.code == 0, res.out + res.err
-    assert plan(project).task("1").status == "done"
-    where = ran.read_text().split() if ran.exists() else []
-    assert not [w for w in where if "worktrees" in w], where
-    assert (project / "src" / "app.py").read_text() == "x = 1\n"
-
-
-def test_in_place_a_spokes_gitattributes_run_no_filter_in_maestros_reading(
-    cli, project, runenv, tmp_path
-):
-    """In place the spoke writes the project itself: Maestro's reading of it (before and
-    after the dispatch) runs no driver its .gitattributes name either."""
+    the .gitattributes a spoke writes: Maestro's reading of what the spoke wrote (its
+    worktree; in place, the project before and after its dispatch) runs none of it, and
+    the change is read and lands as its bytes. (Once landed, the attributes are in the
+    person's tree, where their own git, and a `git status`, apply them.)"""
     ran = tmp_path / "filter-ran"
     parent = 'tr "\\000" " " < /proc/$PPID/cmdline'
-    git(project, "config", "filter.mark.clean", f"({parent}; echo) >> {ran}; cat")
+    git(project, "config", "filter.mark.clean", f"({parent}; echo) >> {ran}; sed s/x/FILTERED/")
     write_plan(cli, project, [task(1, files=["src/app.py", ".gitattributes"])])
     written = [
         {"path": ".gitattributes", "content": "* filter=mark\n"},
         {"path": "src/app.py", "content": "x = 1\n"},
     ]
     runenv.script("codex", [step("", write=written)])
-    res = cli("run", "--in-place")
+    res = cli("run", *where)
     assert res.code == 0, res.out + res.err
+    assert plan(project).task("1").status == "done"
     calls = ran.read_text().splitlines() if ran.exists() else []
     assert not [c for c in calls if " add " in c or "write-tree" in c], calls
+    assert (project / "src" / "app.py").read_text() == "x = 1\n"
 
 
 def test_a_nested_dependency_folder_under_an_ignored_one_is_linked(cli, project, runenv):
