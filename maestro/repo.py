@@ -385,8 +385,8 @@ class Repo:
         the git dir's ``worktrees/`` (the one its ``.git`` file names) goes at once, under
         the lock a registration takes, and its files (as many as the project's) after it,
         without the lock, so a worktree being made meanwhile does not wait for them. No
-        git process: a folder whose ``.git`` names no folder of ``worktrees/`` is deleted
-        and its entry pruned by git."""
+        git process runs, but for a folder whose ``.git`` names no folder of
+        ``worktrees/``: it is deleted, then `git worktree prune` drops what git knew of it."""
         admin = self._admin_of(path)
         if admin is not None:
             with _WORKTREES:
