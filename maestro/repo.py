@@ -371,7 +371,8 @@ class Repo:
     @functools.cached_property
     def unfiltered(self) -> list[str]:
         """``git.unfiltered``'s settings for this repository: its filter drivers as the
-        configuration defines them when they are first asked for (a run's start)."""
+        configuration defines them at its first snapshot (a run's base, taken as it
+        starts)."""
         return unfiltered(self.top)
 
     @functools.cached_property
@@ -387,7 +388,7 @@ class Repo:
         without the lock, so a worktree being made meanwhile does not wait for them. No
         git process runs, but for a folder whose ``.git`` names no folder of
         ``worktrees/``: it is deleted, then `git worktree prune` drops what git knew of it."""
-        admin = self._admin_of(path)
+        admin = self.admin_of(path)
         if admin is not None:
             with _WORKTREES:
                 shutil.rmtree(admin, ignore_errors=True)
@@ -395,9 +396,9 @@ class Repo:
         if admin is None:
             self.prune_worktrees()
 
-    def _admin_of(self, path: Path) -> Path | None:
-        """The folder under ``worktrees/`` that the worktree at ``path`` names, or None
-        (no ``.git`` file, or one naming anything else)."""
+    def admin_of(self, path: Path) -> Path | None:
+        """The folder under ``worktrees/`` that the worktree at ``path`` names (its
+        ``HEAD``, its ``index``), or None (no ``.git`` file, or one naming anything else)."""
         try:
             text = (path / ".git").read_text(encoding="utf-8").strip()
         except (OSError, UnicodeDecodeError):

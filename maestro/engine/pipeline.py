@@ -75,8 +75,9 @@ class TaskRunner(Dispatching):
 
     def later(self, work: Callable[[], object]) -> None:
         """Work of an accepted attempt the next task need not wait for (its worktree
-        removed, its log row, its session ended): done by ``tidy``, which the scheduler calls in the task's
-        thread once it has the task's outcome, so the task's dependents start first."""
+        removed, its log row, its session ended): done by ``tidy``, which the scheduler
+        calls in the task's thread once it has the task's outcome, so the task's
+        dependents start first."""
         self._left.__dict__.setdefault("work", []).append(work)
 
     def tidy(self) -> None:

@@ -49,7 +49,6 @@ from maestro.engine.worktree import (
     guard_dir,
     noise_globs,
     shortstat,
-    worktree_index,
     worktrees_dir,
 )
 from maestro.errors import MaestroError
@@ -118,7 +117,6 @@ class Worktrees(Landings):
         self.dir.mkdir(parents=True, exist_ok=True)
         ignore_in_git(self.dir)
         self.links, ignored = self._ignored()
-        self.repo.unfiltered  # noqa: B018 - the filter drivers, read now: not on a hand-off
         self.copies = self._to_copy()
         index = guard_dir(self.paths, self.dir) / f".{self.run_id}-p{os.getpid()}.index"
         index.unlink(missing_ok=True)
@@ -236,9 +234,10 @@ class Worktrees(Landings):
                 target.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(source, target)  # the content, not a link
         index = self.dir / f".{name}.index"
-        own = worktree_index(path)
-        if own is not None and own.exists():
-            shutil.copyfile(own, index)  # its stat data: unchanged files are not hashed again
+        admin = self.repo.admin_of(path)
+        if admin is not None and (admin / "index").exists():
+            # Its stat data: unchanged files are not hashed again.
+            shutil.copyfile(admin / "index", index)
         return Worktree(name, path, root, base, index, mark)
 
     def _copy_source(self, rel: str) -> Path | None:

@@ -131,17 +131,6 @@ def claimed_paths(parsed: Any) -> list[str]:
     return found
 
 
-def worktree_index(path: Path) -> Path | None:
-    try:
-        text = (path / ".git").read_text(encoding="utf-8").strip()
-    except OSError:
-        return None
-    if not text.startswith("gitdir: "):
-        return None
-    gitdir = Path(text[8:])
-    return (gitdir if gitdir.is_absolute() else path / gitdir) / "index"
-
-
 def guard_dir(paths: ProjectPaths, fallback: Path) -> Path:
     """Where the guard's private index lives: its stat data decides which files are read
     again, so a spoke must not be able to write it (never under ``.ai/maestro``, which a
