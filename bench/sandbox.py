@@ -5,9 +5,9 @@ writable worktree with its private git dir, a CLI's state folder with its config
 read-only, the secrets hidden, hardened, its own network namespace, /tmp and /dev/shm
 sized, its processes bounded: a cgroup of its own made, entered and removed where Maestro
 can make one), the same without the cgroup (RLIMIT_NPROC as a person, nothing as root),
-then with its way out: a door of Maestro's proxy opened and closed around it, and the
-bridge (maestro/netbridge.py) started inside before ``true``. Each through the one process
-runner; the proxy's thread is started before the timing (its first door's cost is printed
+then with its way out: a door of Maestro's proxy opened and closed around it, its
+listener opened in the sandbox's network namespace while bwrap holds ``true`` back
+(maestro/netns.py). Each through the one process runner; the proxy's thread is started before the timing (its first door's cost is printed
 apart). Where Anthropic's sandbox runtime is installed (``srt`` on PATH, or
 ``npm ci --prefix tests/srt``), the same start confined by srt too, macOS's sandbox, which
 confines with bubblewrap on Linux (fewer starts: each takes some hundred milliseconds).
@@ -121,7 +121,9 @@ def main() -> None:
                 )
                 policy = sandbox.placed(policy, door, bound)
                 argv, run_env = sandbox.wrap(["/bin/true"], policy, confined)
-                out = run_process(argv, cwd=worktree, env=run_env, timeout_s=30)
+                out = run_process(
+                    argv, cwd=worktree, env=run_env, timeout_s=30, **sandbox.starting(door)
+                )
             assert out.exit_code == 0, out.stderr
             return (time.perf_counter() - started) * 1000
 

@@ -2,14 +2,12 @@
 
 A confined process has a network namespace of its own (``maestro.sandbox``,
 ``--unshare-net``): it reaches no host, no port of the machine's loopback and no abstract
-Unix socket of the machine. Its one way out is a Unix socket of this proxy bound into it
-(``maestro.netbridge`` joins it to a port of its own loopback, which the proxy variables
-name). Each dispatch gets a socket of its own, a *door*, in a private folder (mode 0700):
-what comes through a door is that dispatch's, checked against that dispatch's list, and
-what it was refused is told in its result. A door is the only thing on disk, removed
-when its dispatch ends (its folder made and removed, and a killed engine's swept, as the
-office's door's are: ``socketdir``). Under srt (macOS), which has no network namespace to
-bind a socket into, a door is a port of 127.0.0.1 instead, the one its process may reach.
+Unix socket of the machine. Its one way out is a *door* of this proxy: a socket listening
+on a port of its own loopback (``maestro.netns`` opens it there before the process runs),
+which its proxy variables name. What comes through a door is that dispatch's, checked
+against that dispatch's list, and what it was refused is told in its result. Nothing of
+a door is on disk. Under srt (macOS), which has no network namespace to open a socket
+in, a door is a port of the machine's 127.0.0.1 instead, the one its process may reach.
 
 Why this mechanism: one asyncio loop, in one thread of Maestro's process, serves every
 door of the process (a run's parallel dispatches, a reviewer's): a connection is a
@@ -42,11 +40,12 @@ import socket
 import threading
 from collections.abc import Coroutine, Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
 
-from maestro import socketdir
+if TYPE_CHECKING:
+    from maestro.netns import Opening
+
 
 WAIT_S = 60.0  # a keep-alive connection's wait for its next request
 QUIET_S = 600.0  # no byte either way (a model's streamed answer pauses, then goes on)
@@ -175,15 +174,16 @@ def is_address(host: str) -> bool:
 
 @dataclass
 class Door:
-    """One dispatch's way out: the socket it reaches the proxy through (``path``), or
-    the port of 127.0.0.1 (``port``, a door of ``Proxy.open(tcp=True)``), what it may
-    reach, and what it was refused (``host:port (why)``, each once)."""
+    """One dispatch's way out: the port its proxy variables name, what it may reach, and
+    what it was refused (``host:port (why)``, each once). Its listener is served once
+    there is one (``Proxy.serve``): at once under srt, as its sandbox starts under bwrap,
+    whose ``opening`` brings it."""
 
-    path: Path | None
     allowed: Allowed
+    port: int
+    opening: Opening | None = None
     refused: list[str] = field(default_factory=list)
     server: asyncio.AbstractServer | None = None
-    port: int | None = None
 
     def refuse(self, target: str, why: str) -> None:
         line = f"{target} ({why})"
@@ -411,36 +411,25 @@ class Proxy:
     def call(self, work: Coroutine[Any, Any, T]) -> T:
         return asyncio.run_coroutine_threadsafe(work, self.loop).result(timeout=DIAL_S)
 
-    def open(self, allowed: Allowed, *, tcp: bool = False) -> Door:
-        """A door for one dispatch (SpokeError when it cannot be made): a Unix socket in
-        a folder of its own, or with ``tcp`` a port of 127.0.0.1, for a process that has
-        no network namespace to bind a socket into (macOS) and is let reach that port
-        alone (``sandbox``, srt)."""
-        if tcp:
-            listener = socket.create_server(("127.0.0.1", 0))
-            door = Door(None, allowed, port=listener.getsockname()[1])
-        else:
-            listener = socketdir.listen("net", "proxy.sock")
-            door = Door(Path(listener.getsockname()), allowed)
+    def serve(self, door: Door, listener: socket.socket) -> None:
+        """Serve ``door`` on ``listener`` (closed with the door, or at once when it cannot
+        be served)."""
 
         async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
             await Exchange(door, reader, writer).serve()
 
-        start = asyncio.start_server if tcp else asyncio.start_unix_server
         try:
-            door.server = self.call(start(serve, sock=listener, limit=HEAD_LIMIT))
+            door.server = self.call(asyncio.start_server(serve, sock=listener, limit=HEAD_LIMIT))
         except BaseException:
             listener.close()
-            self.close(door)
             raise
-        return door
 
     def close(self, door: Door) -> None:
         server = door.server
         if server is not None:
             self.call(_shut(server))
-        if door.path is not None:
-            socketdir.remove(door.path.parent)
+        if door.opening is not None:
+            door.opening.close()
 
 
 _lock = threading.Lock()

@@ -18,7 +18,7 @@ import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -218,9 +218,12 @@ def _stop_group(
 _IDLE_S = 0.25
 
 
-def _start(argv: list[str], cwd: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
-    """``argv`` started in its own session, stdin at /dev/null, both pipes captured; a
-    missing folder, executable or an over-long command line is a SpokeError that says so."""
+def _start(
+    argv: list[str], cwd: Path, env: dict[str, str], pass_fds: Sequence[int] = ()
+) -> subprocess.Popen[bytes]:
+    """``argv`` started in its own session, stdin at /dev/null, both pipes captured,
+    ``pass_fds`` open in it too; a missing folder, executable or an over-long command
+    line is a SpokeError that says so."""
     if not cwd.is_dir():
         raise SpokeError(
             f"working directory {cwd} does not exist.",
@@ -236,6 +239,7 @@ def _start(argv: list[str], cwd: Path, env: dict[str, str]) -> subprocess.Popen[
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             start_new_session=True,
+            pass_fds=pass_fds,
         )
     except ValueError:  # "embedded null byte": a NUL in an argument or the environment
         raise SpokeError(
@@ -268,24 +272,31 @@ def run_process(
     on_stderr_line: Callable[[str], bool] | None = None,
     on_quiet: Callable[[float], None] | None = None,
     quiet_s: float | None = None,
+    pass_fds: Sequence[int] = (),
 ) -> ProcessOutcome:
     """Run ``argv`` to completion or to its deadline and return what it printed.
 
     ``on_stdout_line`` sees every stdout line as it arrives; returning True stops the
     process (the outcome says ``aborted``). ``on_stderr_line`` does the same for stderr
-    (the outcome says ``stopped_on_stderr``). ``on_start`` gets the pid once it runs.
+    (the outcome says ``stopped_on_stderr``). ``on_start`` gets the pid once it runs;
+    when it raises, what was started is stopped and the error goes on to the caller.
     ``on_quiet`` gets the seconds since the start each time stdout has been silent for
     ``quiet_s`` (default ``QUIET_S``), counting from the start, its last output or the
     last call.
     """
     env = dict(os.environ if env is None else env)
     started = time.monotonic()
-    proc = _start(argv, Path(cwd), env)
+    proc = _start(argv, Path(cwd), env, pass_fds)
     pgid = proc.pid  # start_new_session makes the child its own group leader
     pipes = _Pipes(proc, on_stdout_line, on_stderr_line)
     try:
         if on_start is not None:
-            on_start(proc.pid)
+            try:
+                on_start(proc.pid)
+            except BaseException:
+                _stop_group(proc, pgid, 0.0, pipes)
+                proc.wait()
+                raise
         every = QUIET_S if quiet_s is None else quiet_s
         quiet = _Quiet(on_quiet, every, started) if on_quiet is not None else None
         timed_out = _follow(proc, pipes, started + timeout_s, quiet)

@@ -49,12 +49,12 @@ there), so its translation is tried with the real srt.
 Its network is a namespace of its own (``--unshare-net``): only its own loopback, so no
 host, no server of the machine's loopback, no abstract Unix socket of the machine (a
 read-only mount does not stop those), and two processes may serve the same port at once.
-Its one way out is a door of Maestro's proxy (``maestro.netproxy``: a Unix socket bound
-in, ``Policy.proxy``), which ``maestro.netbridge``, its first process, serves on a port of
-its loopback named by the proxy variables before it becomes the command. The door lets
-through its CLI's API hosts, the model endpoint its environment configures and the
-``sandbox_hosts`` setting's (a validation command: those alone); what it refuses is named
-in the dispatch's result.
+Its one way out is a door of Maestro's proxy (``maestro.netproxy``), listening on a port
+of that loopback (``netns.PORT``), opened there by Maestro while bwrap holds the program
+back (``maestro.netns``: ``--info-fd``, ``--block-fd``), and named by its proxy variables.
+The door lets through its CLI's API hosts, the model endpoint its environment configures
+and the ``sandbox_hosts`` setting's (a validation command: those alone); what it refuses
+is named in the dispatch's result.
 
 The environment is the one Maestro built for the process, passed to bwrap as its own:
 not with ``--clearenv`` and one ``--setenv`` each, which would put API keys on a command
@@ -70,19 +70,20 @@ import os
 import re
 import resource
 import shutil
+import socket
 import stat
 import sys
 import tempfile
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from maestro import roster
+from maestro import netns, roster
 from maestro.errors import ConfigError, MaestroError, SpokeError
-from maestro.netbridge import NO_PROXY_VARS, PROXY_VARS
+from maestro.netns import NO_PROXY_VARS, PROXY_VARS
 from maestro.pids import pid_alive
 from maestro.process import ProcessOutcome, ended, run_process
 
@@ -94,7 +95,6 @@ SRT = "srt"  # Anthropic's sandbox runtime (npm: @anthropic-ai/sandbox-runtime)
 # Which confines here: bubblewrap on Linux, srt on macOS. Tests set it to srt on Linux to
 # try srt's translation with the real srt; not a setting.
 BACKEND = SRT if sys.platform == "darwin" else BWRAP
-BRIDGE = Path(__file__).with_name("netbridge.py")
 TMP = Path("/tmp")
 # Where a confined process finds the office's door (``Policy.door`` bound there), in its
 # private /tmp: no other process's sandbox has it.
@@ -185,14 +185,14 @@ class Policy:
     visible: Sequence[Path] = ()
     extra_env: Mapping[str, str] = field(default_factory=dict)
     door: Path | None = None
-    # Its way out (``netproxy.Door.path``): bound in, reached through ``netbridge``.
+    # Its way out: this port of 127.0.0.1 (``netproxy.Door.port``), its own loopback's
+    # under bwrap (``opening`` brings the proxy's listener there), the machine's under srt.
     # None: it reaches nothing (its network namespace has only its own loopback).
-    proxy: Path | None = None
+    port: int | None = None
+    opening: netns.Opening | None = None
     # Its own cgroup (``Bound.cgroup``), entered before bwrap starts; None: RLIMIT_NPROC.
     cgroup: Path | None = None
-    # srt: its way out is this port of 127.0.0.1 (``netproxy.Door.port``), and its own
-    # folder (``Bound.folder``) holds its settings, temporary files and exit status.
-    port: int | None = None
+    # srt: its own folder (``Bound.folder``) holds its settings, temporary files and exit status.
     folder: Path | None = None
 
 
@@ -240,8 +240,6 @@ def command(argv: Sequence[str], policy: Policy, rules: Rules) -> list[str]:
     seen += [Path(home)] if home else []
     # Maestro's own install: a spoke's shell runs `maestro` (bus.workers.shim).
     seen += [Path(sys.prefix)]
-    # The bridge to its proxy: Python and the module (an editable install's source).
-    seen += [_real(Path(sys.executable)).parent, BRIDGE.parent] if policy.proxy else []
     visible = {_install(_real(p)) for p in (*policy.visible, *seen, policy.cwd) if p.exists()}
     for path in sorted((p for p in visible if _under(p, TMP) and p != TMP), key=_depth):
         args += ["--ro-bind", str(path), str(path)]
@@ -268,9 +266,8 @@ def command(argv: Sequence[str], policy: Policy, rules: Rules) -> list[str]:
             args += ["--remount-ro", str(path)]
         else:
             args += ["--ro-bind", "/dev/null", str(path)]
-    if policy.proxy is not None:
-        args += ["--ro-bind", str(policy.proxy), str(policy.proxy)]
-        argv = [sys.executable, "-I", "-S", str(BRIDGE), str(policy.proxy), "--", *argv]
+    if policy.opening is not None:
+        args += policy.opening.args
     return [*args, *HARDENING, "--chdir", str(policy.cwd), "--", *argv]
 
 
@@ -298,11 +295,13 @@ def environment(policy: Policy, rules: Rules) -> dict[str, str]:
     """The confined process's environment: the policy's, its private ``/tmp`` as TMPDIR
     (srt: its own folder's), without the agent and bus sockets, and, reaching out through
     Maestro's proxy, without the person's (unreachable there, and its URL may hold a
-    password): the bridge names its own (srt: ``srt_command``). Under srt, its door's
+    password): its door's instead (srt: ``srt_command``). Under srt, its door's
     folder is named (``DOOR_VAR``): no /tmp of its own has it at ``OFFICE``."""
-    out = policy.proxy is not None or policy.port is not None
+    out = policy.port is not None
     dropped = (*AGENT_VARS, DOOR_VAR, *((*PROXY_VARS, *NO_PROXY_VARS) if out else ()))
     env = {k: v for k, v in policy.env.items() if k not in dropped}
+    if policy.port is not None and rules.backend == BWRAP:
+        env.update(netns.proxy_env(policy.port))
     tmp = str(policy.folder / "tmp") if rules.backend == SRT and policy.folder else str(TMP)
     env.update({"TMPDIR": tmp, "TMP": tmp, "TEMP": tmp})
     if rules.backend == SRT:
@@ -448,11 +447,30 @@ def probe(env: Mapping[str, str]) -> tuple[Rules | None, str]:
     found = shutil.which(BWRAP, path=env.get("PATH") or os.defpath) or shutil.which(BWRAP)
     if found is None:
         return None, "bubblewrap (bwrap) is not installed"
-    policy = Policy(cwd=Path("/"), env={"PATH": os.defpath})
     for bare in (Rules(found), Rules(found, tmp_mb=None)):
-        out = run_process(
-            command(["true"], policy, bare), cwd="/", env={"PATH": os.defpath}, timeout_s=30
-        )
+        # With a way out opened in its namespace, as every confined process has one.
+        opening = netns.Opening()
+        policy = Policy(cwd=Path("/"), env={"PATH": os.defpath}, port=netns.PORT, opening=opening)
+
+        def started(pid: int, opening: netns.Opening = opening) -> None:
+            listener = opening.listener()
+            if listener is not None:
+                listener.close()
+                opening.release()
+
+        try:
+            out = run_process(
+                command(["true"], policy, bare),
+                cwd="/",
+                env={"PATH": os.defpath},
+                timeout_s=30,
+                pass_fds=opening.fds,
+                on_start=started,
+            )
+        except OSError as exc:
+            return None, f"Maestro cannot open a way out in bwrap's network namespace here ({exc})"
+        finally:
+            opening.close()
         if out.exit_code == 0:
             return bare, ""
         said = (out.stderr.strip().splitlines() or [f"exit {out.exit_code}"])[-1]
@@ -550,27 +568,65 @@ def configured(probed: Rules, settings: Any, env: Mapping[str, str]) -> Rules:
 def network(
     confined: Rules | None, hosts: Iterable[str] = (), endpoints: Iterable[str] = ()
 ) -> Iterator[Door | None]:
-    """A confined process's way out while it runs (``Policy.proxy``): a door of Maestro's
+    """A confined process's way out while it runs (``Policy.port``): a door of Maestro's
     proxy that lets through ``hosts``, the ``sandbox_hosts`` setting's and the configured
-    ``endpoints`` (base URLs); None unconfined. ``SpokeError`` when it cannot be opened."""
+    ``endpoints`` (base URLs); None unconfined. Under bwrap its listener is opened in the
+    process's namespace as it starts (``starting``); under srt it is a port of the
+    machine's loopback, served at once. ``SpokeError`` when it cannot be opened."""
     if confined is None:
         yield None
         return
     from maestro import netproxy
 
     allowed = netproxy.Allowed.of((*hosts, *confined.hosts), endpoints)
+    proxy = netproxy.proxy()
     try:
-        door = netproxy.proxy().open(allowed, tcp=confined.backend == SRT)
+        if confined.backend == SRT:
+            listener = socket.create_server(("127.0.0.1", 0))
+            door = netproxy.Door(allowed, listener.getsockname()[1])
+            proxy.serve(door, listener)
+        else:
+            door = netproxy.Door(allowed, netns.PORT, netns.Opening())
     except (OSError, RuntimeError) as exc:
         raise SpokeError(
             f"Maestro's network proxy could not listen for a confined process ({exc}).",
-            "Maestro makes its socket in /tmp: free space there, or run unconfined on "
-            "purpose: `maestro run --no-sandbox`.",
+            "close some programs (it needs a port of 127.0.0.1 under srt, two pipes under "
+            "bwrap), or run unconfined on purpose: `maestro run --no-sandbox`.",
         ) from None
     try:
         yield door
     finally:
-        netproxy.proxy().close(door)
+        proxy.close(door)
+
+
+def starting(door: Door | None, on_start: Callable[[int], None] | None = None) -> dict[str, Any]:
+    """What the process runner is given to start a process confined with ``door``: the
+    pipes bwrap holds it back with (``pass_fds``) and, once bwrap has started, the door's
+    listener opened in its namespace, served, and the program let go (``on_start``,
+    before the caller's own). ``SpokeError`` when it cannot be opened there (the runner
+    then stops what it started)."""
+    opening = door.opening if door is not None else None
+    if door is None or opening is None:
+        return {"on_start": on_start}
+
+    def started(pid: int) -> None:
+        from maestro import netproxy
+
+        try:
+            listener = opening.listener()
+        except OSError as exc:
+            raise SpokeError(
+                f"Maestro could not open the confined process's way out in its network "
+                f"namespace ({exc}).",
+                f"`maestro doctor` checks it; {UNCONFINED}.",
+            ) from None
+        if listener is not None:  # (else bwrap ended first: it says why)
+            netproxy.proxy().serve(door, listener)
+            opening.release()
+        if on_start is not None:
+            on_start(pid)
+
+    return {"pass_fds": opening.fds, "on_start": started}
 
 
 # -- the bound on its processes ---------------------------------------------------------
@@ -713,8 +769,8 @@ def placed(policy: Policy, door: Door | None, bound: Bound | None) -> Policy:
     (srt) its folder."""
     return replace(
         policy,
-        proxy=door.path if door else None,
         port=door.port if door else None,
+        opening=door.opening if door else None,
         cgroup=bound.cgroup if bound else None,
         folder=bound.folder if bound else None,
     )
@@ -751,7 +807,7 @@ def bounds(confined: Rules) -> str:
 # -- when the sandbox, not the program, is why it gave no answer --------------------------
 
 # bwrap says why it cannot start the program ("bwrap: Can't find source path ...") and
-# exits 1 before it runs; so does the bridge when it cannot become the program.
+# exits 1 before it runs; so does srt's shell (``_OUTER``) when srt could not start it.
 _UNSTARTED = ("bwrap: ", "maestro: cannot start ")
 _READ_ONLY = re.compile(r"read-only file system|\bEROFS\b", re.IGNORECASE)
 _PATH = re.compile(r"(?:^|[\s'\"`(\u2018])(/[^\s'\"`,:;()\u2019]*)")

@@ -1,10 +1,10 @@
 """The private folder of one dispatch's Unix socket, and the sweep of those a killed
 engine left behind.
 
-A confined dispatch reaches two servers of the engine, each through a socket of its own:
-the office's door (``bus.door``) and the network proxy's (``netproxy``). Both are made by
-``listen(kind, name)``: a new folder of mode 0700 (``tempfile.mkdtemp``) with the socket
-bound in it, listening; ``remove(folder)`` takes it away when the dispatch ends.
+A confined dispatch reaches the office through a socket of its own, its door
+(``bus.door``), made by ``listen(kind, name)``: a new folder of mode 0700
+(``tempfile.mkdtemp``) with the socket bound in it, listening; ``remove(folder)`` takes
+it away when the dispatch ends.
 
 Where: the machine's /tmp, whatever TMPDIR says. Every confined process has a /tmp of its
 own (``sandbox.TMP``), where only its own socket is bound, so it sees no other dispatch's;
@@ -38,7 +38,7 @@ from maestro.pids import pid_namespace, proc_stat
 # the same path: not imported, as the sandbox opens the proxy that makes sockets here).
 ROOT = Path("/tmp")
 
-KINDS = {"office": "the office's door", "net": "Maestro's network proxy"}  # bus.door, netproxy
+KINDS = {"office": "the office's door"}  # bus.door
 UNKNOWN = "0-0-0"  # the maker of a folder made where /proc could not say
 
 

@@ -1,5 +1,5 @@
 """Maestro's allow-listing proxy (maestro/netproxy.py), spoken to through a door as a
-confined process's bridge does: every request of a connection checked, bodies and
+confined process does: every request of a connection checked, bodies and
 streamed answers passed on whole, a name is no way to the machine's loopback, an idle
 connection closed."""
 
@@ -27,14 +27,15 @@ def port() -> Iterator[int]:
 
 
 def door(*hosts: str, endpoints: tuple[str, ...] = ()) -> netproxy.Door:
-    return netproxy.proxy().open(netproxy.Allowed.of(hosts, endpoints))
+    """A door served on a port of the machine's loopback (as under srt)."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    opened = netproxy.Door(netproxy.Allowed.of(hosts, endpoints), listener.getsockname()[1])
+    netproxy.proxy().serve(opened, listener)
+    return opened
 
 
 def client(opened: netproxy.Door) -> socket.socket:
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    sock.settimeout(10)
-    sock.connect(str(opened.path))
-    return sock
+    return socket.create_connection(("127.0.0.1", opened.port), timeout=10)
 
 
 def answer(sock: socket.socket) -> bytes:

@@ -1,5 +1,5 @@
 """The network of a confined process (maestro/sandbox.py, maestro/netproxy.py,
-maestro/netbridge.py), with the real bwrap and offline: it reaches nothing of the machine
+maestro/netns.py), with the real bwrap and offline: it reaches nothing of the machine
 but its door to Maestro's proxy, which lets through what its list names and says what it
 refused."""
 
@@ -12,13 +12,15 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from maestro import netproxy, sandbox
+from maestro import netns, netproxy, sandbox
+from maestro.errors import SpokeError
 from maestro.process import run_process
 from tests.netkit import serving
 
@@ -37,14 +39,27 @@ def rules() -> sandbox.Rules:
     return probed
 
 
-def python(code: str, rules: sandbox.Rules, door: Path | None, cwd: Path) -> subprocess.Popen[str]:
+def python(
+    code: str, rules: sandbox.Rules, door: netproxy.Door | None, cwd: Path
+) -> subprocess.Popen[str]:
     """``code`` run by Python, confined, reaching out through ``door`` (None: no way out)."""
-    policy = sandbox.Policy(cwd=cwd, env=dict(os.environ), proxy=door)
+    policy = sandbox.placed(sandbox.Policy(cwd=cwd, env=dict(os.environ)), door, None)
     argv, env = sandbox.wrap([sys.executable, "-c", textwrap.dedent(code)], policy, rules)
-    return subprocess.Popen(argv, env=env, cwd=cwd, stdout=subprocess.PIPE, text=True)
+    start = sandbox.starting(door)
+    proc = subprocess.Popen(
+        argv,
+        env=env,
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        text=True,
+        pass_fds=start.get("pass_fds", ()),
+    )
+    if start["on_start"] is not None:
+        start["on_start"](proc.pid)
+    return proc
 
 
-def said(code: str, rules: sandbox.Rules, door: Path | None, cwd: Path) -> str:
+def said(code: str, rules: sandbox.Rules, door: netproxy.Door | None, cwd: Path) -> str:
     out, _ = python(code, rules, door, cwd).communicate(timeout=60)
     return out
 
@@ -152,7 +167,7 @@ def test_through_its_door_it_reaches_what_is_listed_and_no_more(rules, server, t
     with serving() as other, sandbox.network(listed) as door:
         assert door is not None
         calls = CALLS.replace("{port}", str(server)).replace("{other}", str(other))
-        out = said(calls, listed, door.path, tmp_path)
+        out = said(calls, listed, door, tmp_path)
     assert "plain: served /one" in out, out
     assert "connect: served /two" in out, out
     assert f"other: 403 Maestro's sandbox refused 127.0.0.1:{other}" in out
@@ -160,50 +175,85 @@ def test_through_its_door_it_reaches_what_is_listed_and_no_more(rules, server, t
     assert sandbox.refusals(door) == (
         f"network: refused 127.0.0.1:{other} ({netproxy.ADVICE}), example.com:80 ({netproxy.ADVICE})"
     )
-    assert not door.path.parent.exists()  # the door is gone with its dispatch
+    assert door.server is not None and not door.server.is_serving()  # gone with its dispatch
 
 
 def replace_hosts(rules: sandbox.Rules, hosts: tuple[str, ...]) -> sandbox.Rules:
     return sandbox.Rules(rules.program, rules.hide, rules.write, hosts)
 
 
-def test_its_bridge_costs_it_no_output_and_keeps_its_exit_code(rules, tmp_path):
+def test_its_way_out_is_open_before_it_runs_and_costs_it_no_output_nor_its_exit_code(
+    rules, tmp_path
+):
+    """Its first act, a connection to its proxy port, is answered: bwrap held it back
+    until the door listened in its namespace."""
+    first = (
+        "import os, socket; socket.create_connection(('127.0.0.1', "
+        "int(os.environ['HTTP_PROXY'].rsplit(':', 1)[1])), timeout=5).close(); "
+        "print('out'); os.write(2, b'err\\n'); raise SystemExit(7)"
+    )
     with sandbox.network(rules) as door:
-        assert door is not None
-        policy = sandbox.Policy(cwd=tmp_path, env=dict(os.environ), proxy=door.path)
-        argv, env = sandbox.wrap(["/bin/sh", "-c", "echo out; echo err >&2; exit 7"], policy, rules)
-        out = run_process(argv, cwd=tmp_path, env=env, timeout_s=30)
-        missing = run_process(
-            sandbox.wrap(["/nonexistent/program"], policy, rules)[0],
-            cwd=tmp_path,
-            env=env,
-            timeout_s=30,
-        )
+        policy = sandbox.placed(sandbox.Policy(cwd=tmp_path, env=dict(os.environ)), door, None)
+        argv, env = sandbox.wrap([sys.executable, "-c", first], policy, rules)
+        out = run_process(argv, cwd=tmp_path, env=env, timeout_s=30, **sandbox.starting(door))
     assert (out.exit_code, out.stdout, out.stderr) == (7, "out\n", "err\n")
-    assert missing.exit_code == 127 and "cannot start /nonexistent/program" in missing.stderr
 
 
-def test_it_sees_no_other_dispatchs_door(rules, server, tmp_path, monkeypatch):
-    """Each door lets through its own dispatch's list: another's, which may list more,
-    is not in its sight, wherever the temporary folder is."""
-    monkeypatch.setattr(tempfile, "tempdir", "/var/tmp")
-    wide = replace_hosts(rules, (f"127.0.0.1:{server}",))
-    with sandbox.network(wide) as other, sandbox.network(rules) as own:
-        assert other is not None and own is not None
-        code = (
-            TRY
-            + f"""
-    attempt("other-door", socket.AF_UNIX, {str(other.path)!r})
-    attempt("own-door", socket.AF_UNIX, {str(own.path)!r})
-    """
+def test_a_bwrap_that_ends_before_it_starts_the_program_says_why(rules, tmp_path):
+    """bwrap refuses a folder removed since its command was written: its own words, at
+    once (nothing waits for a sandbox that never came)."""
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    with sandbox.network(rules) as door:
+        policy = sandbox.Policy(cwd=tmp_path, env=dict(os.environ), writable=[gone])
+        argv, env = sandbox.wrap(["/bin/true"], sandbox.placed(policy, door, None), rules)
+        gone.rmdir()
+        out = run_process(argv, cwd=tmp_path, env=env, timeout_s=30, **sandbox.starting(door))
+    assert out.exit_code == 1 and "bwrap: Can't find source path" in out.stderr, out
+
+
+def test_a_way_out_that_cannot_be_opened_stops_the_sandbox_before_its_program_runs(
+    rules, tmp_path, monkeypatch
+):
+    def refused(net: int) -> socket.socket:
+        raise PermissionError(1, "Operation not permitted (setns net)")
+
+    monkeypatch.setattr(netns, "_listen_in", refused)
+    ran = tmp_path / "ran"
+    with sandbox.network(rules) as door:
+        policy = sandbox.Policy(cwd=tmp_path, env=dict(os.environ), writable=[tmp_path])
+        argv, env = sandbox.wrap(
+            ["/bin/touch", str(ran)], sandbox.placed(policy, door, None), rules
         )
-        out = said(code, rules, own.path, tmp_path)
-    assert "other-door refused:" in out and "own-door REACHED" in out, out
+        with pytest.raises(SpokeError) as caught:
+            run_process(argv, cwd=tmp_path, env=env, timeout_s=30, **sandbox.starting(door))
+    assert "could not open the confined process's way out" in caught.value.message
+    assert "Operation not permitted (setns net)" in caught.value.message
+    assert "maestro doctor" in caught.value.fix
+    time.sleep(1)  # (a sandbox left waiting would run it once its door closed)
+    assert not ran.exists()
 
 
-def test_its_bridge_passes_a_large_exchange_whole_both_ways(rules, server, tmp_path):
-    """8 MiB up and the same back (its bridge holds at most 1 MiB for a slow side, so
-    both directions wait on each other): every byte arrives, in order."""
+def test_it_reaches_its_own_door_only(rules, server, tmp_path):
+    """Two dispatches at once, one whose list names the server: each process's port is
+    its own dispatch's door (the same number, in namespaces of their own), and the other
+    door's list is no way there."""
+    wide = replace_hosts(rules, (f"127.0.0.1:{server}",))
+    code = f"""
+    import urllib.request, urllib.error
+    try:
+        print(urllib.request.urlopen("http://127.0.0.1:{server}/x", timeout=10).read().decode())
+    except urllib.error.HTTPError as exc:
+        print(exc.code)
+    """
+    with sandbox.network(wide) as other, sandbox.network(rules) as own:
+        both = [python(code, wide, other, tmp_path), python(code, rules, own, tmp_path)]
+        outs = [p.communicate(timeout=60)[0].strip() for p in both]
+    assert outs == ["served /x", "403"], outs
+
+
+def test_its_door_passes_a_large_exchange_whole_both_ways(rules, server, tmp_path):
+    """8 MiB up and the same back: every byte arrives, in order."""
     listed = replace_hosts(rules, (f"127.0.0.1:{server}",))
     code = f"""
     import hashlib, os, urllib.request
@@ -215,5 +265,47 @@ def test_its_bridge_passes_a_large_exchange_whole_both_ways(rules, server, tmp_p
     """
     with sandbox.network(listed) as door:
         assert door is not None
-        out = said(code, listed, door.path, tmp_path)
+        out = said(code, listed, door, tmp_path)
     assert out.split() == ["True", str((8 << 20) + 8)], out
+
+
+# A process started in a pid namespace of its own, the machine's /proc still mounted (as a
+# command in Codex's sandbox is): it opens a door and runs a confined Python through it.
+IN_PID_NAMESPACE = """
+import os, sys
+from pathlib import Path
+from maestro import sandbox
+from maestro.process import run_process
+rules, why = sandbox.probe(os.environ)
+assert rules is not None, why
+listed = sandbox.Rules(rules.program, hosts=("127.0.0.1:" + sys.argv[1],))
+with sandbox.network(listed) as door:
+    policy = sandbox.placed(sandbox.Policy(cwd=Path.cwd(), env=dict(os.environ)), door, None)
+    code = "import urllib.request as u; print(u.urlopen('http://127.0.0.1:%s/x').read().decode())"
+    argv, env = sandbox.wrap([sys.executable, "-c", code % sys.argv[1]], policy, listed)
+    out = run_process(argv, cwd=Path.cwd(), env=env, timeout_s=30, **sandbox.starting(door))
+print(os.getpid(), os.readlink("/proc/self"), out.exit_code, out.stdout.strip(), out.stderr[-300:])
+"""
+
+
+def test_its_way_out_opens_where_proc_numbers_another_pid_namespace(rules, server, tmp_path):
+    for prefix in (
+        ["unshare", "--pid", "--fork"],
+        ["unshare", "--user", "--map-root-user", "--pid", "--fork"],
+    ):
+        if subprocess.run([*prefix, "true"], capture_output=True, check=False).returncode == 0:
+            break
+    else:
+        pytest.skip("this system does not allow a new PID namespace (unshare --pid --fork failed)")
+    out = subprocess.run(
+        [*prefix, sys.executable, "-c", IN_PID_NAMESPACE, str(server)],
+        check=False,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    pid, proc_self, exit_code, answer = (out.stdout.split() + ["", "", "", ""])[:4]
+    assert pid != proc_self, out.stdout  # /proc numbers this process otherwise
+    assert (exit_code, answer) == ("0", "served"), out.stdout + out.stderr

@@ -1,6 +1,6 @@
-"""The folders of a dispatch's sockets (maestro/socketdir.py): the office's door's and the
-network proxy's, each removed when its dispatch ends; those of an engine killed outright
-are swept when the next of either kind is made, those of a live engine never."""
+"""The folders of a dispatch's sockets (maestro/socketdir.py): the office's door's, each
+removed when its dispatch ends; those of an engine killed outright are swept when the
+next is made, those of a live engine never."""
 
 from __future__ import annotations
 
@@ -9,18 +9,16 @@ import subprocess
 import sys
 from pathlib import Path
 
-from maestro import netproxy, sandbox, socketdir
+from maestro import sandbox, socketdir
 from maestro.bus import door
 
-# An engine with a dispatch of each kind open, which it never closes.
+# An engine with a dispatch's door open, which it never closes.
 ENGINE = """
 from pathlib import Path
-import sys, time
-from maestro import netproxy, sandbox, socketdir
+import time
 from maestro.bus.door import Door
 office = Door(["true"], {}, Path.cwd())
-net = netproxy.proxy().open(netproxy.Allowed.of([]))
-print(office.folder, net.path.parent, flush=True)
+print(office.folder, flush=True)
 time.sleep(120)
 """
 
@@ -29,7 +27,7 @@ def engine() -> tuple[subprocess.Popen[str], list[Path]]:
     started = subprocess.Popen([sys.executable, "-c", ENGINE], stdout=subprocess.PIPE, text=True)
     assert started.stdout is not None
     folders = [Path(f) for f in started.stdout.readline().split()]
-    assert len(folders) == 2 and all(f.is_dir() for f in folders), folders
+    assert len(folders) == 1 and all(f.is_dir() for f in folders), folders
     return started, folders
 
 
@@ -38,7 +36,7 @@ def killed(started: subprocess.Popen[str]) -> None:
     started.wait()
 
 
-def test_a_killed_engines_socket_folders_are_swept_by_the_next_door_of_either_kind(tmp_path):
+def test_a_killed_engines_socket_folders_are_swept_by_the_next_door(tmp_path):
     first, first_folders = engine()
     second, second_folders = engine()
     try:
@@ -48,10 +46,10 @@ def test_a_killed_engines_socket_folders_are_swept_by_the_next_door_of_either_ki
         assert [f for f in first_folders if f.exists()] == []
         assert all(f.is_dir() for f in second_folders)  # its engine lives
         killed(second)
-        opened = netproxy.proxy().open(netproxy.Allowed.of([]))
-        netproxy.proxy().close(opened)
+        with door.Door(["true"], {}, tmp_path) as later:
+            assert later.folder.is_dir()
         assert [f for f in second_folders if f.exists()] == []
-        assert not office.folder.exists() and not opened.path.parent.exists()
+        assert not office.folder.exists() and not later.folder.exists()
     finally:
         for started in (first, second):
             killed(started)
@@ -69,13 +67,13 @@ def test_a_recycled_pid_is_no_maker_and_another_namespaces_is_not_judged(monkeyp
     monkeypatch.setattr(socketdir, "ROOT", tmp_path)
     pid, start, space = socketdir.owner().split("-")
     kept = [
-        f"maestro-net-{pid}-{start}-{space}-live",
+        f"maestro-office-{pid}-{start}-{space}-live",
         f"maestro-office-1-1-{int(space) + 1}-elsewhere",  # a pid there means nothing here
         "maestro-office-0-0-0-unknown",  # made where /proc could not say
         f"maestro-check-1-1-{space}-notours",
         "maestro-office",
     ]
-    recycled = f"maestro-net-{pid}-{int(start) + 1}-{space}-recycled"
+    recycled = f"maestro-office-{pid}-{int(start) + 1}-{space}-recycled"
     for name in (*kept, recycled):
         (tmp_path / name).mkdir()
     socketdir.sweep()

@@ -135,7 +135,7 @@ def test_through_its_door_it_reaches_what_is_listed_and_no_more(srt, server, tmp
     listed = replace(srt, hosts=(f"127.0.0.1:{server}",))
     policy = sandbox.Policy(cwd=tmp_path, env={**os.environ, "NO_PROXY": "127.0.0.1"})
     with serving() as other, sandbox.network(listed) as door:
-        assert door is not None and door.port is not None and door.path is None
+        assert door is not None and door.port is not None and door.opening is None
         calls = CALLS.replace("{port}", str(server)).replace("{other}", str(other))
         direct = TRY + f'    attempt("direct", socket.AF_INET, ("127.0.0.1", {server}))\n'
         out = python(calls, policy, listed, door) + python(direct, policy, listed, door)

@@ -262,7 +262,9 @@ def run_validation(
                 )
                 policy = sandbox.placed(policy, door, bound)
                 wrapped, run_env = sandbox.wrap(argv, policy, confined)
-                out = run_process(wrapped, cwd=root, env=run_env, timeout_s=timeout_s)
+                out = run_process(
+                    wrapped, cwd=root, env=run_env, timeout_s=timeout_s, **sandbox.starting(door)
+                )
         except SpokeError as exc:
             return Validation(command, None, False, exc.message)
         # Its sandbox could not start it, or was killed: said as that, not as its own exit.

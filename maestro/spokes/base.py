@@ -464,8 +464,8 @@ class Spoke:
                     env=run_env,
                     timeout_s=run_req.timeout_s,
                     on_stdout_line=on_stdout,
-                    on_start=on_start,
                     on_stderr_line=on_stderr,
+                    **sandbox.starting(door, on_start),
                     **({"on_quiet": on_quiet} if run_req.progress else {}),
                 )
             except ExecutableNotFound:

@@ -5,13 +5,15 @@ listen fails the attempt in one line."""
 
 from __future__ import annotations
 
+import errno
 import shlex
+import socket
 import sys
 from collections.abc import Iterator
 
 import pytest
 
-from maestro import socketdir
+from maestro import netns, socketdir
 from maestro.logfile import ExecutionLog
 from maestro.paths import ProjectPaths
 from tests.engine.runkit import plan, step, task, write_plan
@@ -70,32 +72,65 @@ def test_a_validation_command_reaches_only_the_listed_hosts(
     assert plan(project).task("1").status == "done"
 
 
-@pytest.mark.parametrize(
-    ("kind", "said"),
-    [("net", "Maestro's network proxy"), ("office", "the office's door")],
-)
-def test_a_door_that_cannot_listen_fails_the_attempt_in_one_line(
-    kind, said, cli, project, runenv, monkeypatch, tmp_path
+def test_an_office_door_that_cannot_listen_fails_the_attempt_in_one_line(
+    cli, project, runenv, monkeypatch, tmp_path
 ):
-    """Either door of a confined dispatch (its way out, its way to the office) that
-    cannot be made fails the attempt with one line saying which, before any spoke runs."""
+    """A confined dispatch's way to the office that cannot be made fails the attempt
+    with one line saying so, before any spoke runs."""
     write_plan(cli, project, [task(1)])
     runenv.default("codex", step())
-    listen = socketdir.listen
-
-    def failing(asked: str, name: str):
-        with monkeypatch.context() as patched:
-            if asked == kind:
-                patched.setattr(socketdir, "ROOT", tmp_path / "gone")
-            return listen(asked, name)
-
-    monkeypatch.setattr(socketdir, "listen", failing)
+    monkeypatch.setattr(socketdir, "ROOT", tmp_path / "gone")
     res = cli("run")
     assert res.code == 2, res.out + res.err
     t = plan(project).task("1")
     assert t.status == "failed" and t.attempts == 1, t.result
-    assert f"{said} could not listen for a confined process" in t.result
+    assert "the office's door could not listen for a confined process" in t.result
     assert "Fix: Maestro makes its sockets in" in t.result
     assert "\n" not in t.result.strip()
-    assert runenv.runs("codex") == []  # no spoke started without its way out
+    assert runenv.runs("codex") == []  # no spoke started without its way to the office
     assert not (project / "src").exists()
+
+
+def refused(net: int) -> socket.socket:
+    raise PermissionError(errno.EPERM, "Operation not permitted (setns user)")
+
+
+def test_a_way_out_that_cannot_be_opened_fails_the_attempt_in_one_line(
+    cli, project, runenv, monkeypatch
+):
+    """Its way out refused in the sandbox's namespace after the run's probe opened one:
+    the attempt fails in one line, its spoke never runs."""
+    write_plan(cli, project, [task(1)])
+    runenv.default("codex", step())
+    opened = netns._listen_in
+    calls = []
+
+    def once(net: int) -> socket.socket:
+        calls.append(net)
+        return opened(net) if len(calls) == 1 else refused(net)
+
+    monkeypatch.setattr(netns, "_listen_in", once)
+    res = cli("run")
+    assert res.code == 2, res.out + res.err
+    t = plan(project).task("1")
+    assert t.status == "failed" and t.attempts == 1, t.result
+    assert "could not open the confined process's way out in its network namespace" in t.result
+    assert "Operation not permitted (setns user)" in t.result and "maestro doctor" in t.result
+    assert "\n" not in t.result.strip()
+    assert runenv.runs("codex") == []
+    assert not (project / "src").exists()
+
+
+def test_where_no_way_out_opens_the_run_is_refused_and_doctor_says_why(
+    cli, project, runenv, monkeypatch
+):
+    write_plan(cli, project, [task(1)])
+    runenv.default("codex", step())
+    monkeypatch.setattr(netns, "_listen_in", refused)
+    res = cli("run")
+    assert res.code == 1, res.out + res.err
+    assert "cannot open a way out in bwrap's network namespace here" in res.err
+    assert "--no-sandbox" in res.err and len(res.err.strip().splitlines()) == 1, res.err
+    assert runenv.runs("codex") == []
+    doctor = cli("doctor")
+    assert "cannot open a way out in bwrap's network namespace" in doctor.out + doctor.err
