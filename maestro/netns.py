@@ -33,7 +33,9 @@ import json
 import os
 import socket
 
-PORT = 3128  # the conventional proxy port, on the sandbox's own loopback
+# On the sandbox's own loopback: above the kernel's range of ports for outgoing connections
+# (32768-60999) and no server's default, so a spoke's own servers and tests do not want it.
+PORT = 61128
 PROXY_VARS = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
 NO_PROXY_VARS = ("NO_PROXY", "no_proxy")
 NS_GET_USERNS = 0xB701  # ioctl_ns(2): the user namespace that owns a namespace
