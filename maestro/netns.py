@@ -31,6 +31,7 @@ import errno
 import fcntl
 import json
 import os
+import select
 import socket
 
 # On the sandbox's own loopback: above the kernel's range of ports for outgoing connections
@@ -38,6 +39,7 @@ import socket
 PORT = 61128
 PROXY_VARS = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
 NO_PROXY_VARS = ("NO_PROXY", "no_proxy")
+SAID_S = 30.0  # bwrap names its sandbox within milliseconds, once it has made it
 NS_GET_USERNS = 0xB701  # ioctl_ns(2): the user namespace that owns a namespace
 CLONE_NEWUSER, CLONE_NEWNET = 0x10000000, 0x40000000
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -74,6 +76,8 @@ class Opening:
         self._info_w = self._block_r = -1
         said = b""
         while not said.rstrip().endswith(b"}"):
+            if not select.select([self.info], [], [], SAID_S)[0]:
+                raise OSError(errno.ETIMEDOUT, f"bwrap said nothing of its sandbox in {SAID_S:g}s")
             more = os.read(self.info, 4096)
             if not more:
                 return None

@@ -5,6 +5,7 @@ refused."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import socket
@@ -232,6 +233,22 @@ def test_a_way_out_that_cannot_be_opened_stops_the_sandbox_before_its_program_ru
     assert "maestro doctor" in caught.value.fix
     time.sleep(1)  # (a sandbox left waiting would run it once its door closed)
     assert not ran.exists()
+
+
+def test_a_sandbox_that_never_says_it_started_is_stopped_in_one_line(rules, tmp_path, monkeypatch):
+    monkeypatch.setattr(netns, "SAID_S", 0.5)
+    silent = tmp_path / "bwrap"
+    silent.write_text("#!/bin/sh\nexec sleep 60\n")
+    silent.chmod(0o755)
+    stuck = dataclasses.replace(rules, program=str(silent))
+    with sandbox.network(stuck) as door:
+        policy = sandbox.placed(sandbox.Policy(cwd=tmp_path, env=dict(os.environ)), door, None)
+        argv, env = sandbox.wrap(["/bin/true"], policy, stuck)
+        began = time.monotonic()
+        with pytest.raises(SpokeError) as caught:
+            run_process(argv, cwd=tmp_path, env=env, timeout_s=30, **sandbox.starting(door))
+    assert "bwrap said nothing of its sandbox in 0.5s" in caught.value.message
+    assert time.monotonic() - began < 10  # stopped, not waited for
 
 
 def test_it_reaches_its_own_door_only(rules, server, tmp_path):
