@@ -14,9 +14,11 @@ Why a child, and a fork: joining a user namespace takes a process of one thread,
 joining the network namespace takes ``CAP_SYS_ADMIN`` in its user namespace, which an
 unprivileged Maestro has only once there; a fork needs no program started. The child
 runs no Maestro code: a few system calls on what the parent prepared, then ``_exit``.
-Measured on a chain of confined starts (bench/sandbox.py), this costs a start about
-2-3 ms against the 14 ms of the first process the sandbox used to start instead (a
-Python forwarder between a port of its loopback and a Unix socket of the proxy's).
+Measured (``python bench/sandbox.py``): its way out adds 2.0 ms to a confined start,
+against 13.7 ms for the first process the sandbox used to start instead (a Python
+forwarder between a port of its loopback and a Unix socket of the proxy's); in a run's
+engine, some 40 MB to fork, opening it takes 5-6 ms, much of it while bwrap is still
+setting the sandbox up.
 
 Its port is bound on every address of the namespace (``0.0.0.0``): bwrap may not have
 brought its loopback up yet, and there is no other interface. Two confined processes
