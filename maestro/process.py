@@ -219,11 +219,15 @@ _IDLE_S = 0.25
 
 
 def _start(
-    argv: list[str], cwd: Path, env: dict[str, str], pass_fds: Sequence[int] = ()
+    argv: list[str],
+    cwd: Path,
+    env: dict[str, str],
+    pass_fds: Sequence[int] = (),
+    stdin: int | None = None,
 ) -> subprocess.Popen[bytes]:
-    """``argv`` started in its own session, stdin at /dev/null, both pipes captured,
-    ``pass_fds`` open in it too; a missing folder, executable or an over-long command
-    line is a SpokeError that says so."""
+    """``argv`` started in its own session, stdin at /dev/null (or ``stdin``), both pipes
+    captured, ``pass_fds`` open in it too; a missing folder, executable or an over-long
+    command line is a SpokeError that says so."""
     if not cwd.is_dir():
         raise SpokeError(
             f"working directory {cwd} does not exist.",
@@ -235,7 +239,7 @@ def _start(
             [executable, *argv[1:]],
             cwd=cwd,
             env=env,
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL if stdin is None else stdin,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             start_new_session=True,
@@ -273,6 +277,7 @@ def run_process(
     on_quiet: Callable[[float], None] | None = None,
     quiet_s: float | None = None,
     pass_fds: Sequence[int] = (),
+    stdin: int | None = None,
 ) -> ProcessOutcome:
     """Run ``argv`` to completion or to its deadline and return what it printed.
 
@@ -280,13 +285,14 @@ def run_process(
     process (the outcome says ``aborted``). ``on_stderr_line`` does the same for stderr
     (the outcome says ``stopped_on_stderr``). ``on_start`` gets the pid once it runs;
     when it raises, what was started is stopped and the error goes on to the caller.
+    ``pass_fds`` stay open in it, ``stdin`` (a descriptor) is its standard input.
     ``on_quiet`` gets the seconds since the start each time stdout has been silent for
     ``quiet_s`` (default ``QUIET_S``), counting from the start, its last output or the
     last call.
     """
     env = dict(os.environ if env is None else env)
     started = time.monotonic()
-    proc = _start(argv, Path(cwd), env, pass_fds)
+    proc = _start(argv, Path(cwd), env, pass_fds, stdin)
     pgid = proc.pid  # start_new_session makes the child its own group leader
     pipes = _Pipes(proc, on_stdout_line, on_stderr_line)
     try:

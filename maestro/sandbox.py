@@ -50,8 +50,8 @@ Its network is a namespace of its own (``--unshare-net``): only its own loopback
 host, no server of the machine's loopback, no abstract Unix socket of the machine (a
 read-only mount does not stop those), and two processes may serve the same port at once.
 Its one way out is a door of Maestro's proxy (``maestro.netproxy``), listening on a port
-of that loopback (``netns.PORT``), opened there by Maestro while bwrap holds the program
-back (``maestro.netns``: ``--info-fd``, ``--block-fd``), and named by its proxy variables.
+of that loopback (``netns.PORT``), opened there by Maestro while the program waits at
+its gate (``maestro.netns``: ``--info-fd``, ``GATE``), and named by its proxy variables.
 The door lets through its CLI's API hosts, the model endpoint its environment configures
 and the ``sandbox_hosts`` setting's (a validation command: those alone); what it refuses
 is named in the dispatch's result.
@@ -268,6 +268,7 @@ def command(argv: Sequence[str], policy: Policy, rules: Rules) -> list[str]:
             args += ["--ro-bind", "/dev/null", str(path)]
     if policy.opening is not None:
         args += policy.opening.args
+        argv = policy.opening.gated(argv)
     return [*args, *HARDENING, "--chdir", str(policy.cwd), "--", *argv]
 
 
@@ -456,7 +457,7 @@ def probe(env: Mapping[str, str]) -> tuple[Rules | None, str]:
             listener = opening.listener()
             if listener is not None:
                 listener.close()
-                opening.release()
+            opening.release()
 
         try:
             out = run_process(
@@ -465,10 +466,15 @@ def probe(env: Mapping[str, str]) -> tuple[Rules | None, str]:
                 env={"PATH": os.defpath},
                 timeout_s=30,
                 pass_fds=opening.fds,
+                stdin=opening.stdin,
                 on_start=started,
             )
         except OSError as exc:
-            return None, f"Maestro cannot open a way out in bwrap's network namespace here ({exc})"
+            setuid = " (bwrap is installed setuid, which makes its sandboxes' namespaces root's: use one that is not, where your kernel allows user namespaces)"
+            return None, (
+                f"Maestro cannot open a way out in bwrap's network namespace here ({exc})"
+                + (setuid if os.stat(found).st_mode & stat.S_ISUID else "")
+            )
         finally:
             opening.close()
         if out.exit_code == 0:
@@ -579,8 +585,8 @@ def network(
     from maestro import netproxy
 
     allowed = netproxy.Allowed.of((*hosts, *confined.hosts), endpoints)
-    proxy = netproxy.proxy()
     try:
+        proxy = netproxy.proxy()
         if confined.backend == SRT:
             listener = socket.create_server(("127.0.0.1", 0))
             door = netproxy.Door(allowed, listener.getsockname()[1])
@@ -600,11 +606,11 @@ def network(
 
 
 def starting(door: Door | None, on_start: Callable[[int], None] | None = None) -> dict[str, Any]:
-    """What the process runner is given to start a process confined with ``door``: the
-    pipes bwrap holds it back with (``pass_fds``) and, once bwrap has started, the door's
-    listener opened in its namespace, served, and the program let go (``on_start``,
-    before the caller's own). ``SpokeError`` when it cannot be opened there (the runner
-    then stops what it started)."""
+    """What the process runner is given to start a process confined with ``door``: bwrap's
+    info pipe (``pass_fds``), the program's gate (``stdin``) and, once bwrap has started,
+    the door's listener opened in its namespace, served, and the program let go
+    (``on_start``, before the caller's own). ``SpokeError`` when it cannot be opened there
+    (the runner then stops what it started, and the program never runs)."""
     opening = door.opening if door is not None else None
     if door is None or opening is None:
         return {"on_start": on_start}
@@ -614,19 +620,19 @@ def starting(door: Door | None, on_start: Callable[[int], None] | None = None) -
 
         try:
             listener = opening.listener()
-        except OSError as exc:
+            if listener is not None:  # (else bwrap ended first: it says why)
+                netproxy.proxy().serve(door, listener)
+        except (OSError, RuntimeError) as exc:
             raise SpokeError(
                 f"Maestro could not open the confined process's way out in its network "
                 f"namespace ({exc}).",
                 f"`maestro doctor` checks it; {UNCONFINED}.",
             ) from None
-        if listener is not None:  # (else bwrap ended first: it says why)
-            netproxy.proxy().serve(door, listener)
-            opening.release()
+        opening.release()
         if on_start is not None:
             on_start(pid)
 
-    return {"pass_fds": opening.fds, "on_start": started}
+    return {"pass_fds": opening.fds, "stdin": opening.stdin, "on_start": started}
 
 
 # -- the bound on its processes ---------------------------------------------------------

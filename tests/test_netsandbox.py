@@ -51,6 +51,7 @@ def python(
         argv,
         env=env,
         cwd=cwd,
+        stdin=start.get("stdin", subprocess.DEVNULL),
         stdout=subprocess.PIPE,
         text=True,
         pass_fds=start.get("pass_fds", ()),
@@ -326,3 +327,63 @@ def test_its_way_out_opens_where_proc_numbers_another_pid_namespace(rules, serve
     pid, proc_self, exit_code, answer = (out.stdout.split() + ["", "", "", ""])[:4]
     assert pid != proc_self, out.stdout  # /proc numbers this process otherwise
     assert (exit_code, answer) == ("0", "served"), out.stdout + out.stderr
+
+
+# An engine that dies while its confined process waits for its way out: its way out
+# never opens (the joining hangs), and the engine is killed outright meanwhile.
+DYING_ENGINE = """
+import os, sys, time
+from pathlib import Path
+from maestro import netns, sandbox
+from maestro.process import run_process
+
+def hangs(net):
+    print("held", flush=True)
+    time.sleep(60)
+
+rules, why = sandbox.probe(os.environ)
+assert rules is not None, why
+netns._listen_in = hangs
+with sandbox.network(rules) as door:
+    policy = sandbox.Policy(cwd=Path.cwd(), env=dict(os.environ), writable=[Path.cwd()])
+    policy = sandbox.placed(policy, door, None)
+    argv, env = sandbox.wrap(["/bin/touch", sys.argv[1]], policy, rules)
+    run_process(argv, cwd=Path.cwd(), env=env, timeout_s=60, **sandbox.starting(door))
+"""
+
+
+def test_an_engine_killed_while_its_sandbox_waits_never_lets_the_program_start(rules, tmp_path):
+    ran = tmp_path / "ran"
+    engine = subprocess.Popen(
+        [sys.executable, "-c", DYING_ENGINE, str(ran)],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert engine.stdout is not None
+    assert engine.stdout.readline() == "held\n"
+    engine.kill()
+    engine.wait()
+    time.sleep(1)  # (a sandbox let go by the engine's end would have run it by now)
+    assert not ran.exists()
+    left = subprocess.run(["pgrep", "-f", str(ran)], capture_output=True, text=True, check=False)
+    assert left.stdout == "", left.stdout  # nothing of that sandbox is left waiting
+
+
+def test_a_setuid_bwrap_is_named_when_no_way_out_opens(tmp_path, monkeypatch):
+    def refused(net: int) -> socket.socket:
+        raise PermissionError(1, "Operation not permitted (setns user)")
+
+    monkeypatch.setattr(netns, "_listen_in", refused)
+    found = shutil.which("bwrap")
+    assert found is not None
+    for setuid in (False, True):
+        copy = tmp_path / ("setuid" if setuid else "plain") / "bwrap"
+        copy.parent.mkdir()
+        shutil.copy(found, copy)
+        copy.chmod(0o4755 if setuid else 0o755)
+        probed, why = sandbox.probe({"PATH": f"{copy.parent}:{os.defpath}"})
+        assert probed is None
+        assert "cannot open a way out in bwrap's network namespace" in why, why
+        assert ("installed setuid" in why) is setuid, why
