@@ -470,11 +470,8 @@ def probe(env: Mapping[str, str]) -> tuple[Rules | None, str]:
                 on_start=started,
             )
         except OSError as exc:
-            setuid = " (bwrap is installed setuid, which makes its sandboxes' namespaces root's: use one that is not, where your kernel allows user namespaces)"
-            return None, (
-                f"Maestro cannot open a way out in bwrap's network namespace here ({exc})"
-                + (setuid if os.stat(found).st_mode & stat.S_ISUID else "")
-            )
+            why = f"Maestro cannot open a way out in bwrap's network namespace here ({exc})"
+            return None, why + (_SETUID if os.stat(found).st_mode & stat.S_ISUID else "")
         finally:
             opening.close()
         if out.exit_code == 0:
@@ -483,6 +480,12 @@ def probe(env: Mapping[str, str]) -> tuple[Rules | None, str]:
         if "--size" not in said:
             break
     return None, f"bwrap cannot start a confined process here ({said})"
+
+
+_SETUID = (
+    " (bwrap is installed setuid, which makes its sandboxes' namespaces root's: use one "
+    "that is not, where your kernel allows user namespaces)"
+)
 
 
 def _probe_srt(env: Mapping[str, str]) -> tuple[Rules | None, str]:
@@ -813,7 +816,8 @@ def bounds(confined: Rules) -> str:
 # -- when the sandbox, not the program, is why it gave no answer --------------------------
 
 # bwrap says why it cannot start the program ("bwrap: Can't find source path ...") and
-# exits 1 before it runs; so does srt's shell (``_OUTER``) when srt could not start it.
+# exits 1 before it runs; so do srt's shell (``_OUTER``) when srt could not start it and
+# the gate (``netns.GATE``) when its way out was not opened.
 _UNSTARTED = ("bwrap: ", "maestro: cannot start ")
 _READ_ONLY = re.compile(r"read-only file system|\bEROFS\b", re.IGNORECASE)
 _PATH = re.compile(r"(?:^|[\s'\"`(\u2018])(/[^\s'\"`,:;()\u2019]*)")
