@@ -35,7 +35,7 @@ from maestro.errors import SpokeError
 from maestro.pids import pid_namespace, proc_stat
 
 # The machine's /tmp, under which every sandbox has a /tmp of its own (``sandbox.TMP``,
-# the same path: not imported, as the sandbox opens the proxy that makes sockets here).
+# the same path, checked by tests/test_socketdir.py).
 ROOT = Path("/tmp")
 
 KINDS = {"office": "the office's door"}  # bus.door
