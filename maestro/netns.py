@@ -45,6 +45,8 @@ import socket
 import warnings
 from collections.abc import Sequence
 
+from maestro.pids import pidfd_number, proc_level
+
 # On the sandbox's own loopback: above the kernel's range of ports for outgoing connections
 # (32768-60999) and no server's default, so a spoke's own servers and tests do not want it.
 PORT = 61128
@@ -154,14 +156,11 @@ def _namespace(pid: int) -> int | None:
         handle = None
     try:
         numbered = pid
-        if handle is not None and os.readlink("/proc/self") != str(os.getpid()):
-            with open(f"/proc/self/fdinfo/{handle}", encoding="ascii") as info:
-                found = [int(line.split()[1]) for line in info if line.startswith("Pid:")]
-            if found and found[0] == -1:
+        if handle is not None and proc_level():
+            found = pidfd_number(handle)
+            if found is None:
                 return None  # (ended)
-            if not found or found[0] <= 0:
-                raise OSError(errno.ESRCH, f"/proc here does not show process {pid}")
-            numbered = found[0]
+            numbered = found
         try:
             net = os.open(f"/proc/{numbered}/ns/net", os.O_RDONLY)
         except (FileNotFoundError, ProcessLookupError):

@@ -1,9 +1,16 @@
 """Processes by pid: what ``/proc`` says of one (Linux), whether a process or a process
 group still lives, signalling a group, and stopping one gracefully (SIGTERM, then
-SIGKILL after a grace period)."""
+SIGKILL after a grace period).
+
+A pid here is always one of this process's pid namespace, the numbers its signals use.
+/proc may number them otherwise: Maestro started in a pid namespace of its own with the
+machine's /proc still mounted, as a command in Codex's sandbox is. There a pid is
+translated before /proc is read (``_entry``), and back before it is signalled
+(``_ours``); never read as it is, which would name another process."""
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
 import time
@@ -18,7 +25,7 @@ class ProcStat:
 
     name: str
     state: str  # R, S, D, ...; Z zombie and X dead count as gone
-    ppid: int
+    ppid: int  # (these two as /proc numbers processes: see ``proc_level``)
     pgid: int
     start: int | None  # clock ticks after boot (field 22): with the pid, one process for life
 
@@ -31,10 +38,70 @@ def has_proc() -> bool:
     return Path("/proc/self").exists()
 
 
-def proc_stat(pid: int | str) -> ProcStat | None:
-    """``/proc/<pid>/stat`` read, or None when it cannot be (no such process, no /proc)."""
+def proc_level() -> int:
+    """How many pid namespaces this process's lies below the one /proc numbers pids in:
+    0 but where /proc is another's (Maestro in a pid namespace of its own with the
+    machine's /proc, as a command of Codex's sandbox is)."""
+    return len(_status_ids("self", "NSpid") or [0]) - 1
+
+
+def pidfd_number(handle: int) -> int | None:
+    """The number /proc gives the process of pidfd ``handle`` (its fdinfo says); None when
+    it has ended. OSError when /proc does not show it."""
+    with open(f"/proc/self/fdinfo/{handle}", encoding="ascii") as info:
+        found = [int(line.split()[1]) for line in info if line.startswith("Pid:")]
+    if found and found[0] == -1:
+        return None
+    if not found or found[0] <= 0:
+        raise OSError(errno.ESRCH, "/proc here does not show that process")
+    return found[0]
+
+
+def _entry(pid: int) -> str | None:
+    """Process ``pid`` of this pid namespace as /proc names it; None when it cannot."""
+    if pid <= 0 or proc_level() == 0:
+        return str(pid)
     try:
-        text = Path(f"/proc/{pid}/stat").read_text()
+        handle = os.pidfd_open(pid)
+    except OSError:
+        return None
+    try:
+        number = pidfd_number(handle)
+    except OSError:
+        return None
+    finally:
+        os.close(handle)
+    return None if number is None else str(number)
+
+
+def _ours(entry: str, level: int) -> int | None:
+    """The pid in this pid namespace of the process /proc names ``entry``; None when it
+    lives in none below it."""
+    ids = _status_ids(entry, "NSpid") if level else [int(entry)]
+    return ids[level] if ids and len(ids) > level else None
+
+
+def _status_ids(entry: str, field: str) -> list[int] | None:
+    """A field of ``/proc/<entry>/status`` holding ids (``NSpid``: the process's pid in
+    each pid namespace from /proc's down to its own), or None when it cannot be read."""
+    try:
+        text = Path(f"/proc/{entry}/status").read_text()
+    except OSError:
+        return None
+    line = next((ln for ln in text.splitlines() if ln.startswith(field + ":")), None)
+    return None if line is None else [int(x) for x in line.split()[1:]]
+
+
+def proc_stat(pid: int) -> ProcStat | None:
+    """``/proc/<pid>/stat`` read, or None when it cannot be (no such process, no /proc)."""
+    entry = _entry(pid)
+    return None if entry is None else _stat(entry)
+
+
+def _stat(entry: str) -> ProcStat | None:
+    """What /proc says of the process it names ``entry``; its numbers are /proc's."""
+    try:
+        text = Path(f"/proc/{entry}/stat").read_text()
     except OSError:
         return None
     # The command name is in parentheses and may hold spaces (and parentheses).
@@ -50,6 +117,22 @@ def proc_stat(pid: int | str) -> ProcStat | None:
     return ProcStat(name, fields[0], int(fields[1]), int(fields[2]), start)
 
 
+def ancestors(limit: int = 64) -> list[str]:
+    """The names of this process's ancestors, its parent's first, as far as its own pid
+    namespace holds them; [] without /proc."""
+    level, entry, names = proc_level(), "self", []
+    for _ in range(limit):
+        stat = _stat(entry)
+        if stat is None or stat.ppid <= 0:
+            break
+        entry = str(stat.ppid)
+        parent = _stat(entry) if _ours(entry, level) is not None else None
+        if parent is None:  # (outside this pid namespace, or gone)
+            break
+        names.append(parent.name)
+    return names
+
+
 def _proc_bytes(path: str) -> bytes | None:
     try:
         return Path(path).read_bytes()
@@ -60,7 +143,8 @@ def _proc_bytes(path: str) -> bytes | None:
 def proc_cmdline(pid: int) -> list[bytes] | None:
     """Process ``pid``'s argv (``/proc/<pid>/cmdline``), or None when it cannot be read
     (no such process, not ours to read, no /proc). A zombie's is empty."""
-    raw = _proc_bytes(f"/proc/{pid}/cmdline")
+    entry = _entry(pid)
+    raw = None if entry is None else _proc_bytes(f"/proc/{entry}/cmdline")
     return None if raw is None else raw.split(b"\0")
 
 
@@ -100,10 +184,14 @@ def _live_member(pgid: int) -> bool:
     or two: they count as gone. Without /proc, any member counts."""
     if not Path("/proc").is_dir():
         return True
+    level = proc_level()
     for entry in os.scandir("/proc"):
         if entry.name.isdigit():
-            stat = proc_stat(entry.name)
-            if stat is not None and stat.pgid == pgid and not stat.gone:
+            stat = _stat(entry.name)
+            if stat is None or stat.gone:
+                continue
+            ids = _status_ids(entry.name, "NSpgid") if level else [stat.pgid]
+            if ids and len(ids) > level and ids[level] == pgid:
                 return True
     return False
 
@@ -118,33 +206,31 @@ def group_alive(pgid: int) -> bool:
     return _live_member(pgid)
 
 
-def _pid_depth(pid: int) -> int | None:
-    """How many pid namespaces deep process ``pid`` lives (``NSpid`` in its status: one
-    pid for each, ours first), or None when it cannot be read."""
-    try:
-        text = Path(f"/proc/{pid}/status").read_text()
-    except OSError:
-        return None
-    line = next((ln for ln in text.splitlines() if ln.startswith("NSpid:")), None)
-    return None if line is None else len(line.split()) - 1
+def _pid_depth(entry: str) -> int | None:
+    """How many pid namespaces below /proc's the process /proc names ``entry`` lives, or
+    None when it cannot be read."""
+    ids = _status_ids(entry, "NSpid")
+    return None if ids is None else len(ids) - 1
 
 
 def sandboxed(leader: int) -> list[int]:
     """The processes of the sandbox ``leader`` keeps: its children that live in a pid
     namespace below its own (bwrap's init), and all they started. [] when it keeps none
     (a CLI whose own sandbox is a grandchild keeps none), or without /proc."""
-    depth = _pid_depth(leader)
-    if depth is None:
+    keeper = _entry(leader)
+    depth = None if keeper is None else _pid_depth(keeper)
+    if keeper is None or depth is None:
         return []
-    children: dict[int, list[int]] = {}
+    children: dict[int, list[int]] = {}  # in /proc's numbers
     for entry in os.scandir("/proc"):
-        stat = proc_stat(entry.name) if entry.name.isdigit() else None
+        stat = _stat(entry.name) if entry.name.isdigit() else None
         if stat is not None and not stat.gone:
             children.setdefault(stat.ppid, []).append(int(entry.name))
-    found = [pid for pid in children.get(leader, ()) if (_pid_depth(pid) or 0) > depth]
-    for pid in found:  # grows as it goes: every descendant, in the namespace or below
-        found += children.get(pid, ())
-    return found
+    found = [n for n in children.get(int(keeper), ()) if (_pid_depth(str(n)) or 0) > depth]
+    for number in found:  # grows as it goes: every descendant, in the namespace or below
+        found += children.get(number, ())
+    level = proc_level()
+    return [pid for pid in (_ours(str(n), level) for n in found) if pid is not None]
 
 
 def signal_group(pgid: int, sig: int) -> None:

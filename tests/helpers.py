@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import io
 import os
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+
+import pytest
 
 from maestro.cli import main
 from maestro.cli.context import Context
@@ -47,3 +50,20 @@ def run_cli(*argv: str, stdin: str = "") -> CliResult:
     )
     code = main(list(argv), ctx)
     return CliResult(code, out.getvalue(), err.getvalue())
+
+
+def new_pid_namespace() -> list[str]:
+    """The command prefix that runs a command in a PID namespace of its own with this
+    machine's /proc still mounted (as a command in Codex's sandbox is): pids there are
+    not the numbers /proc shows. A skip where the system does not allow one."""
+    for prefix in (
+        ["unshare", "--pid", "--fork"],
+        ["unshare", "--user", "--map-root-user", "--pid", "--fork"],
+    ):
+        try:
+            done = subprocess.run([*prefix, "true"], capture_output=True, check=False)
+        except FileNotFoundError:
+            break  # no unshare(1)
+        if done.returncode == 0:
+            return prefix
+    pytest.skip("this system does not allow a new PID namespace (unshare --pid --fork)")

@@ -23,6 +23,7 @@ import pytest
 from maestro import netns, netproxy, sandbox
 from maestro.errors import SpokeError
 from maestro.process import run_process
+from tests.helpers import new_pid_namespace
 from tests.netkit import serving
 
 
@@ -307,14 +308,7 @@ print(os.getpid(), os.readlink("/proc/self"), out.exit_code, out.stdout.strip(),
 
 
 def test_its_way_out_opens_where_proc_numbers_another_pid_namespace(rules, server, tmp_path):
-    for prefix in (
-        ["unshare", "--pid", "--fork"],
-        ["unshare", "--user", "--map-root-user", "--pid", "--fork"],
-    ):
-        if subprocess.run([*prefix, "true"], capture_output=True, check=False).returncode == 0:
-            break
-    else:
-        pytest.skip("this system does not allow a new PID namespace (unshare --pid --fork failed)")
+    prefix = new_pid_namespace()
     out = subprocess.run(
         [*prefix, sys.executable, "-c", IN_PID_NAMESPACE, str(server)],
         check=False,

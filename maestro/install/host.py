@@ -6,7 +6,6 @@ CLI's module, ``maestro.clis``); ``hosts`` lists the registered ones.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +22,7 @@ from maestro.install.sources import (
     load_agent,
     load_commands,
 )
-from maestro.pids import has_proc, proc_stat
+from maestro.pids import ancestors, has_proc
 
 SCOPES = ("project", "user")
 PLUGIN_NAME = "maestro"  # the plugin, the extension, and the marketplace that lists them
@@ -194,17 +193,7 @@ class HubMode:
 def has_ancestor(comm: str) -> bool:
     """Is a process named ``comm`` among this one's ancestors (as this PID namespace
     sees them)? Without /proc: assume so."""
-    pid = os.getppid()
-    for _ in range(64):
-        stat = proc_stat(pid)
-        if stat is None:
-            return pid <= 0 or not has_proc()
-        if stat.name == comm:
-            return True
-        pid = stat.ppid
-        if pid <= 0:
-            return False
-    return False
+    return not has_proc() or comm in ancestors()
 
 
 def hosts() -> dict[str, Host]:

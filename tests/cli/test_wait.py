@@ -4,7 +4,6 @@ inotify, with exit codes saying whether the run is still going."""
 import json
 import os
 import shlex
-import shutil
 import subprocess
 import sys
 import time
@@ -16,6 +15,7 @@ from maestro.engine.rundir import RunLock
 from maestro.paths import ProjectPaths
 from tests.engine.runkit import events, left_running, plan, step, task, write_plan
 from tests.fakes.plugin import stop_leftovers
+from tests.helpers import new_pid_namespace
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -145,24 +145,11 @@ def test_wait_wakes_when_the_engine_dies(cli, project, detachable):
     assert left_running(str(detachable.path("codex")).encode()) == []
 
 
-def _pid_namespace() -> list[str]:
-    """The command prefix that runs a command in a new PID namespace, or a skip."""
-    if shutil.which("unshare") is None:
-        pytest.skip("unshare(1) is not installed")
-    for prefix in (
-        ["unshare", "--pid", "--fork"],
-        ["unshare", "--user", "--map-root-user", "--pid", "--fork"],
-    ):
-        if subprocess.run([*prefix, "true"], capture_output=True, check=False).returncode == 0:
-            return prefix
-    pytest.skip("this system does not allow a new PID namespace (unshare --pid --fork failed)")
-
-
 def test_an_engine_gone_with_its_pid_namespace_is_reported_dead_at_once(cli, project, detachable):
     """As in Codex's command sandbox: `run --detach` runs in a PID namespace of its own,
     the engine it leaves behind dies with the namespace when the command ends, and the
     pid it recorded means nothing here (pid 2 or 3: often a kernel thread, alive)."""
-    prefix = _pid_namespace()
+    prefix = new_pid_namespace()
     write_plan(cli, project, [task(1)])
     detachable.script("codex", [{"hang": True}])
     out = subprocess.run(
