@@ -185,15 +185,30 @@ def _live_member(pgid: int) -> bool:
     if not Path("/proc").is_dir():
         return True
     level = proc_level()
+    leader = _entry(pgid)  # the group's number in /proc, while its leader is there
     for entry in os.scandir("/proc"):
         if entry.name.isdigit():
             stat = _stat(entry.name)
             if stat is None or stat.gone:
                 continue
-            ids = _status_ids(entry.name, "NSpgid") if level else [stat.pgid]
-            if ids and len(ids) > level and ids[level] == pgid:
+            if leader is not None:
+                if str(stat.pgid) == leader:
+                    return True
+            elif _member(entry.name, pgid, level):
                 return True
     return False
+
+
+def _member(entry: str, pgid: int, level: int) -> bool:
+    """Is the process /proc names ``entry`` in group ``pgid`` of this pid namespace,
+    whose leader has gone? Its ``NSpgid`` at this namespace's level says so for a process
+    of this namespace or one below it; one of a sibling namespace has numbers of its own
+    there, so its pid must lead back to ``entry``."""
+    groups = _status_ids(entry, "NSpgid")
+    if not groups or len(groups) <= level or groups[level] != pgid:
+        return False
+    pid = _ours(entry, level)
+    return pid is not None and _entry(pid) == entry
 
 
 def group_alive(pgid: int) -> bool:

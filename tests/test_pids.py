@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from tests.helpers import new_pid_namespace
@@ -15,13 +16,25 @@ from tests.helpers import new_pid_namespace
 # process is asked with this namespace's pid, and SIGTERM at a deadline must still reach
 # the program inside a sandbox, not bwrap (nor a process /proc numbers the same).
 FOREIGN_PROC = """
-import json, os, shutil, signal, subprocess, sys
+import json, os, shutil, signal, subprocess, sys, time
 from pathlib import Path
 from maestro import pids, sandbox
 from maestro.bus.liveness import ProcessMark
 from maestro.process import run_process
 
-seen = {"level": pids.proc_level(), "me": pids.proc_stat(os.getpid()).name}
+# Group 2 (this namespace's first child), whose leader ends and leaves a member behind;
+# a sibling namespace has a group 2 too, alive throughout.
+orphaned = subprocess.Popen(["sh", "-c", "sleep 60 & exit 0"], start_new_session=True)
+orphaned.wait()
+seen = {"leaderless": [orphaned.pid, pids.group_alive(orphaned.pid)]}
+os.killpg(orphaned.pid, signal.SIGKILL)  # (a zombie of this process's now: gone)
+deadline = time.monotonic() + 5
+while pids.group_alive(orphaned.pid) and time.monotonic() < deadline:
+    time.sleep(0.02)
+seen["leaderless"].append(pids.group_alive(orphaned.pid))
+os.waitpid(-1, 0)
+
+seen.update(level=pids.proc_level(), me=pids.proc_stat(os.getpid()).name)
 sleeper = subprocess.Popen(["sleep", "60"], start_new_session=True)
 mark = ProcessMark.of(sleeper.pid)
 seen["stat"] = pids.proc_stat(sleeper.pid).name
@@ -52,18 +65,31 @@ def test_a_process_is_asked_about_by_its_own_pid_where_proc_numbers_another_name
     tmp_path,
 ):
     prefix = new_pid_namespace()
-    done = subprocess.run(
-        [*prefix, sys.executable, "-c", FOREIGN_PROC, str(tmp_path)],
-        cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=60,
-    )
+    ready = tmp_path / "sibling"
+    group_2 = f"setsid sh -c 'touch {ready}; exec sleep 60' & wait"
+    sibling = subprocess.Popen([prefix[0], "--kill-child", *prefix[1:], "sh", "-c", group_2])
+    try:
+        deadline = time.monotonic() + 10
+        while not ready.exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        done = subprocess.run(
+            [*prefix, sys.executable, "-c", FOREIGN_PROC, str(tmp_path)],
+            cwd=tmp_path,
+            env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=60,
+        )
+    finally:
+        sibling.kill()  # (and with it its namespace: --kill-child)
+        sibling.wait()
     assert done.returncode == 0, done.stderr[-2000:]
     seen = json.loads(done.stdout)
     assert seen["level"] == 1  # /proc is the machine's: the case under test
+    # A group whose leader has gone lives while a member does, and only its own members
+    # count: not the sibling namespace's group of the same number.
+    assert seen["leaderless"] == [2, True, False], seen
     me = Path(sys.executable).name[:15]  # (a process's name: what it was started as)
     assert (seen["me"], seen["stat"], seen["cmdline"]) == (me, "sleep", "sleep"), seen
     assert seen["alive"] == [True, True, True] and seen["ended"] == [False, False, False]
