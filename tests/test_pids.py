@@ -16,7 +16,7 @@ from tests.helpers import new_pid_namespace
 # process is asked with this namespace's pid, and SIGTERM at a deadline must still reach
 # the program inside a sandbox, not bwrap (nor a process /proc numbers the same).
 FOREIGN_PROC = """
-import json, os, shutil, signal, subprocess, sys, time
+import errno, json, os, shutil, signal, subprocess, sys, time
 from pathlib import Path
 from maestro import pids, sandbox
 from maestro.bus.liveness import ProcessMark
@@ -57,6 +57,15 @@ rules = sandbox.Rules(shutil.which("bwrap") or "bwrap")
 argv, env = sandbox.wrap([sys.executable, "-c", heard, str(tmp / "inside")], policy, rules)
 out = run_process(argv, cwd=tmp, env=env, timeout_s=1.5, grace_s=5)
 seen["deadline"] = [out.timed_out, out.exit_code, (tmp / "inside").exists()]
+
+def no_pidfd(pid):
+    raise OSError(errno.ENOSYS, "pidfd_open")
+
+os.pidfd_open = no_pidfd  # (Linux before 5.3): /proc cannot be asked, and says nothing
+running = subprocess.Popen(["sleep", "60"], start_new_session=True)
+seen["no_pidfd"] = [pids.group_alive(running.pid), pids.proc_stat(running.pid)]
+running.kill()
+running.wait()
 print(json.dumps(seen))
 """
 
@@ -95,6 +104,8 @@ def test_a_process_is_asked_about_by_its_own_pid_where_proc_numbers_another_name
     assert seen["alive"] == [True, True, True] and seen["ended"] == [False, False, False]
     # Its ancestors are those in its own pid namespace: not unshare, nor what started it.
     assert seen["ancestors"] == [[], [me]], seen
+    # Where /proc cannot be asked, a group counts as alive while it can be signalled.
+    assert seen["no_pidfd"] == [True, None], seen
     # The program inside the sandbox heard SIGTERM itself and cleaned up.
     assert seen["deadline"] == [True, 3, True], seen
 
