@@ -323,21 +323,49 @@ def test_its_way_out_opens_where_proc_numbers_another_pid_namespace(rules, serve
     assert (exit_code, answer) == ("0", "served"), out.stdout + out.stderr
 
 
-# An engine that dies while its confined process waits for its way out: its way out
-# never opens (the joining hangs), and the engine is killed outright meanwhile.
+@pytest.mark.parametrize("said", [b"", b"stop\n", b"go"], ids=["end", "other", "no-newline"])
+def test_the_gate_starts_its_program_on_go_alone(tmp_path, said):
+    """What the program waits at in its sandbox: the pipe's end (an engine gone before
+    its way out opened) or any other word leaves it unstarted."""
+    ran = tmp_path / "ran"
+    gated = netns.Opening.gated(["/bin/sh", "-c", 'touch "$0"', str(ran)])
+    done = subprocess.run(gated, input=said, capture_output=True, check=False)
+    assert done.returncode == 125 and b"its way out was not opened" in done.stderr
+    assert not ran.exists()
+
+
+def test_on_go_the_gate_becomes_its_program_with_nothing_to_read(tmp_path):
+    gated = netns.Opening.gated(["/bin/sh", "-c", 'echo "$$"; cat'])
+    gate = subprocess.Popen(gated, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    out, err = gate.communicate(b"go\nmore\n")
+    # The same process (exec), and what came after `go` never reaches it.
+    assert (gate.returncode, out, err) == (0, f"{gate.pid}\n".encode(), None)
+
+
+# An engine that dies while its confined process waits at its gate for its way out: its
+# way out never opens (the joining hangs), and the engine is killed outright meanwhile.
+# The sandbox ends with it, and the program never starts (the gate's own part is the
+# tests above). It is killed once the gate is there (bwrap's pid 1 has started it): an
+# engine killed in the microseconds between bwrap's two writes, its info and its
+# child's leave to go on, leaves that child waiting forever (docs/sandbox.md, *What is
+# not confined yet*), which a loaded machine widened here to a failure now and then.
 DYING_ENGINE = """
 import os, sys, time
 from pathlib import Path
 from maestro import netns, sandbox
 from maestro.process import run_process
 
-def hangs(net):
+def hangs(pid):
+    children = Path(f"/proc/{pid}/task/{pid}/children")
+    deadline = time.monotonic() + 30
+    while not children.read_text().strip() and time.monotonic() < deadline:
+        time.sleep(0.01)
     print("held", flush=True)
     time.sleep(60)
 
 rules, why = sandbox.probe(os.environ)
 assert rules is not None, why
-netns._listen_in = hangs
+netns._namespace = hangs
 with sandbox.network(rules) as door:
     policy = sandbox.Policy(cwd=Path.cwd(), env=dict(os.environ), writable=[Path.cwd()])
     policy = sandbox.placed(policy, door, None)
