@@ -187,7 +187,7 @@ def _live_member(pgid: int) -> bool:
     level = proc_level()
     leader = _entry(pgid)  # the group's number in /proc, while its leader is there
     if leader is None and _entry(os.getpid()) is None:
-        return True  # /proc cannot be asked here (no pidfd before Linux 5.3): as without
+        return True  # no pidfd to ask /proc by (Linux before 5.3): as without /proc
     for entry in os.scandir("/proc"):
         if entry.name.isdigit():
             stat = _stat(entry.name)
