@@ -43,7 +43,8 @@ import select
 import signal
 import socket
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from maestro.pids import pidfd_number, proc_level
 
@@ -77,8 +78,8 @@ def proxy_env(port: int) -> dict[str, str]:
 
 class Opening:
     """What one confined process is started with and let go by: bwrap's info pipe
-    (``args``, its end in ``fds``) and the program's gate (``gated``, read from
-    ``stdin``); once bwrap has started, ``listener``, then ``release``."""
+    (``args``) and the program's gate (``gated``, read from ``stdin``); once bwrap has
+    started, ``listener``, then ``release`` (``runner`` does both)."""
 
     def __init__(self) -> None:
         self.info, self._info_w = os.pipe()
@@ -88,13 +89,24 @@ class Opening:
     def args(self) -> list[str]:
         return ["--info-fd", str(self._info_w)]
 
-    @property
-    def fds(self) -> tuple[int, ...]:
-        return (self._info_w,)
-
     @staticmethod
     def gated(argv: Sequence[str]) -> list[str]:
         return ["/bin/sh", "-c", GATE, "sh", *argv]
+
+    def runner(self, take: Callable[[socket.socket], object]) -> dict[str, Any]:
+        """The process runner's arguments (``process.run_process``) for bwrap started
+        through this opening: its info pipe kept open in it, the gate as its standard
+        input, and once it has started, the listener given to ``take`` (none when the
+        sandbox ended first) and the program let go. What ``listener`` or ``take``
+        raises stops it there: the program never runs."""
+
+        def started(pid: int) -> None:
+            listener = self.listener()
+            if listener is not None:
+                take(listener)
+            self.release()
+
+        return {"pass_fds": (self._info_w,), "stdin": self.stdin, "on_start": started}
 
     def listener(self) -> socket.socket | None:
         """The listening socket in the started sandbox's namespace; None when the sandbox

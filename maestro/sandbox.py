@@ -452,22 +452,13 @@ def probe(env: Mapping[str, str]) -> tuple[Rules | None, str]:
         # With a way out opened in its namespace, as every confined process has one.
         opening = netns.Opening()
         policy = Policy(cwd=Path("/"), env={"PATH": os.defpath}, port=netns.PORT, opening=opening)
-
-        def started(pid: int, opening: netns.Opening = opening) -> None:
-            listener = opening.listener()
-            if listener is not None:
-                listener.close()
-            opening.release()
-
         try:
             out = run_process(
                 command(["true"], policy, bare),
                 cwd="/",
                 env={"PATH": os.defpath},
                 timeout_s=30,
-                pass_fds=opening.fds,
-                stdin=opening.stdin,
-                on_start=started,
+                **opening.runner(socket.socket.close),
             )
         except OSError as exc:
             why = f"Maestro cannot open a way out in bwrap's network namespace here ({exc})"
@@ -618,24 +609,24 @@ def starting(door: Door | None, on_start: Callable[[int], None] | None = None) -
     if door is None or opening is None:
         return {"on_start": on_start}
 
-    def started(pid: int) -> None:
-        from maestro import netproxy
+    from maestro import netproxy
 
+    runner = opening.runner(lambda listener: netproxy.proxy().serve(door, listener))
+    opened = runner["on_start"]
+
+    def started(pid: int) -> None:
         try:
-            listener = opening.listener()
-            if listener is not None:  # (else bwrap ended first: it says why)
-                netproxy.proxy().serve(door, listener)
+            opened(pid)
         except (OSError, RuntimeError) as exc:
             raise SpokeError(
                 f"Maestro could not open the confined process's way out in its network "
                 f"namespace ({exc}).",
                 f"`maestro doctor` checks it; {UNCONFINED}.",
             ) from None
-        opening.release()
         if on_start is not None:
             on_start(pid)
 
-    return {"pass_fds": opening.fds, "stdin": opening.stdin, "on_start": started}
+    return {**runner, "on_start": started}
 
 
 # -- the bound on its processes ---------------------------------------------------------
