@@ -7,8 +7,8 @@ sized, its processes bounded: a cgroup of its own made, entered and removed wher
 can make one), the same without the cgroup (RLIMIT_NPROC as a person, nothing as root),
 then with its way out: a door of Maestro's proxy opened and closed around it, its
 listener opened in the sandbox's network namespace while ``true`` waits at its gate
-(maestro/netns.py). Each through the one process runner; the proxy's thread is started before the timing (its first door's cost is printed
-apart). Where Anthropic's sandbox runtime is installed (``srt`` on PATH, or
+(maestro/netns.py). Each through the one process runner; the proxy's thread is started
+before the timing (its first door's cost is printed apart). Where Anthropic's sandbox runtime is installed (``srt`` on PATH, or
 ``npm ci --prefix tests/srt``), the same start confined by srt too, macOS's sandbox, which
 confines with bubblewrap on Linux (fewer starts: each takes some hundred milliseconds).
 
